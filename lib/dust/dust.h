@@ -1,0 +1,404 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libdust public API: the Dust v2 protocol over libsodium, with no DPDK.
+ * Used by the gateway (app/dustgw), the tools and the tests. Wire layouts
+ * are in wire.h; the normative description is SPEC.md.
+ *
+ * Conventions: constructors return a pointer or NULL with errno set;
+ * others return 0 or -errno; packet functions return an enum dust_drop.
+ * A human-readable reason for the last failure of a non-packet call is in
+ * dust_last_error() (thread-local).
+ */
+#ifndef DUST_H
+#define DUST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DUST_MUST_CHECK __attribute__((warn_unused_result))
+
+/** Initialise libsodium; call once before anything else. 0 or -1. */
+int dust_init(void);
+
+/** Reason for the last failed non-packet call on this thread. */
+const char *dust_last_error(void);
+
+/* ---- Results ------------------------------------------------------------ */
+
+/** Why a packet was not accepted. One name per reason in dust_drop_name(). */
+enum dust_drop {
+	DUST_OK = 0,
+	DUST_DROP_TRUNCATED,       /**< too short, or a chained length past the end */
+	DUST_DROP_AUTH,            /**< data packet failed its tag */
+	DUST_DROP_REPLAY,          /**< counter already seen or left of the window */
+	DUST_DROP_STALE,           /**< timestamp older than the window */
+	DUST_DROP_FUTURE,          /**< timestamp ahead of the window */
+	DUST_DROP_MALFORMED,       /**< authenticated, but inner lengths inconsistent */
+	DUST_DROP_KEY_EXHAUSTED,   /**< sender reached DUST_REJECT_AFTER_PACKETS */
+	DUST_DROP_INTRO_UNKNOWN,   /**< intro tag matches no live invitation */
+	DUST_DROP_INTRO_AUTH,      /**< intro ciphertext or confirmation failed */
+	DUST_DROP_INTRO_EXPIRED,   /**< unused invitation past its expiry */
+	DUST_DROP_INTRO_WRONG_KEY, /**< invitation bound to another client key */
+	DUST_DROP_INTRO_STALE,     /**< intro timestamp outside the window */
+	DUST_DROP_INTRO_REPLAY,    /**< intro not newer than the last accepted one */
+	DUST_DROP_INTRO_DUP,       /**< the very intro already accepted: no-op */
+	DUST_DROP_INTRO_PERSIST,   /**< first binding could not be written to disk */
+	DUST_DROP_MAX
+};
+
+/** Static name of a drop reason ("auth", "replay", ...). */
+const char *dust_drop_name(enum dust_drop d);
+
+/* ---- Addresses ------------------------------------------------------------ */
+
+/** An IPv4 or IPv6 address; IPv4 lives in a[0..3], the rest zero. */
+struct dust_ipaddr {
+	uint8_t family; /**< 4 or 6; 0 = unset */
+	uint8_t a[16];
+};
+
+/** An outer UDP endpoint, the session table's key. */
+struct dust_endpoint {
+	struct dust_ipaddr ip;
+	uint16_t port; /**< host order */
+};
+
+/** Parse "1.2.3.4" or "fe80::1" (no port). 0 or -EINVAL. */
+int dust_ipaddr_parse(struct dust_ipaddr *out, const char *text);
+/** Format into buf (at least 46 bytes). Returns buf. */
+const char *dust_ipaddr_format(const struct dust_ipaddr *ip, char *buf, size_t len);
+bool dust_ipaddr_equal(const struct dust_ipaddr *a, const struct dust_ipaddr *b);
+
+/* ---- Fast CSPRNG (rng.c) --------------------------------------------------- */
+
+enum { DUST_RNG_BUF_BYTES = 1024 };
+
+/**
+ * Per-thread ChaCha20 generator with fast key erasure, seeded from the OS.
+ * Not thread-safe: one per lcore or thread. Costs one getrandom at init.
+ */
+struct dust_rng {
+	uint8_t key[DUST_KEY_BYTES];
+	uint32_t pos;
+	uint8_t buf[DUST_RNG_BUF_BYTES];
+};
+
+void dust_rng_init(struct dust_rng *rng);
+void dust_rng_bytes(struct dust_rng *rng, void *out, size_t len);
+/** Uniform in [0, upper) without modulo bias; upper 0 returns 0. */
+uint32_t dust_rng_uniform(struct dust_rng *rng, uint32_t upper);
+void dust_rng_wipe(struct dust_rng *rng);
+
+/* ---- Padding --------------------------------------------------------------- */
+
+enum dust_pad_kind {
+	DUST_PAD_UNIFORM = 0, /**< pad length uniform in [min, max] */
+	DUST_PAD_FILL = 1,    /**< total packet length uniform in [needed, mtu] */
+};
+
+struct dust_pad {
+	uint8_t kind;   /**< enum dust_pad_kind */
+	uint16_t min;   /**< UNIFORM: smallest pad */
+	uint16_t max;   /**< UNIFORM: largest pad */
+	uint16_t mtu;   /**< cap on the whole datagram's Dust bytes; 0 = none */
+};
+
+/** Defaults: uniform 0..63 bytes, no MTU cap. */
+void dust_pad_default(struct dust_pad *pad);
+
+/* ---- Server identity (identity.c) ----------------------------------------- */
+
+struct dust_identity {
+	uint8_t pk[DUST_PK_BYTES];
+	uint8_t sk[DUST_KEY_BYTES];
+};
+
+int dust_identity_generate(struct dust_identity *id);
+/** Write sk to path (mode 0600, write-then-rename, fsync); pk is derived. */
+DUST_MUST_CHECK int dust_identity_save(const struct dust_identity *id, const char *path);
+/** Load; refuses a file readable or writable by group/others (-EPERM). */
+DUST_MUST_CHECK int dust_identity_load(struct dust_identity *id, const char *path);
+void dust_identity_wipe(struct dust_identity *id);
+
+/* ---- Invitations (invite.c) ----------------------------------------------- */
+
+struct dust_invite {
+	uint8_t suite;
+	struct dust_ipaddr server;
+	uint16_t port; /**< host order */
+	struct dust_ipaddr tunnel;
+	uint8_t tunnel_prefix;
+	uint8_t server_pk[DUST_PK_BYTES];
+	uint8_t id[DUST_ID_BYTES];
+	uint8_t secret[DUST_KEY_BYTES];
+	uint64_t expiry; /**< unix seconds */
+};
+
+/** Fill a fresh invitation (random id and secret) for this server. */
+DUST_MUST_CHECK int dust_invite_new(struct dust_invite *inv, const struct dust_identity *server,
+				    const struct dust_ipaddr *addr, uint16_t port,
+				    const struct dust_ipaddr *tunnel, uint8_t tunnel_prefix,
+				    uint64_t expiry);
+
+/** 128-byte plaintext form (wire.h struct dust_wire_invite). */
+void dust_invite_pack(const struct dust_invite *inv, uint8_t out[DUST_INVITE_PT_BYTES]);
+/** -EINVAL for a bad version, family, prefix or nonzero reserved byte. */
+DUST_MUST_CHECK int dust_invite_unpack(struct dust_invite *inv, const uint8_t in[DUST_INVITE_PT_BYTES]);
+
+/** Argon2id-seal under password and base64url-encode into text (DUST_INVITE_TEXT_MAX). */
+DUST_MUST_CHECK int dust_invite_seal(const struct dust_invite *inv, const char *password,
+				     size_t password_len, char *text, size_t text_cap);
+/**
+ * Decode and open invitation text. Whitespace in text is ignored.
+ * -EINVAL: not an invitation (bad characters or length);
+ * -EBADMSG: wrong password or corrupted; -ENOMEM: Argon2id could not allocate.
+ */
+DUST_MUST_CHECK int dust_invite_open(struct dust_invite *inv, const char *text,
+				     const char *password, size_t password_len);
+void dust_invite_wipe(struct dust_invite *inv);
+
+/** Keys precomputed from an invitation when it loads (never per packet). */
+struct dust_invite_keys {
+	uint8_t tag_key[DUST_KEY_BYTES];   /**< K_tag: intro tag PRF */
+	uint8_t intro_key[DUST_KEY_BYTES]; /**< K_intro: intro AEAD */
+};
+
+void dust_invite_derive(const struct dust_invite *inv, struct dust_invite_keys *keys);
+/** Intro tag for an epoch (floor(unix_s / DUST_EPOCH_S)). */
+void dust_intro_tag(const struct dust_invite_keys *keys, uint64_t epoch,
+		    uint8_t tag[DUST_TAG_BYTES]);
+
+/* ---- Sessions ---------------------------------------------------------------- */
+
+enum { DUST_REPLAY_WORDS = 4 }; /* 256-bit bitmap: window of 192 packets */
+
+/** RFC 6479 sliding window (replay.c). */
+struct dust_replay {
+	uint64_t top; /**< highest counter accepted + 1; 0 = none yet */
+	uint64_t bitmap[DUST_REPLAY_WORDS];
+};
+
+void dust_replay_init(struct dust_replay *r);
+/** Cheap pre-decryption check: true if counter may be fresh. */
+bool dust_replay_check(const struct dust_replay *r, uint64_t counter);
+/** After authentication: record counter; false if it was a replay. */
+bool dust_replay_update(struct dust_replay *r, uint64_t counter);
+
+enum dust_role { DUST_ROLE_CLIENT = 1, DUST_ROLE_SERVER = 2 };
+
+enum dust_session_state {
+	DUST_SESSION_FREE = 0,
+	DUST_SESSION_LIVE = 1,
+	DUST_SESSION_RETIRING = 2, /**< out of the index, slot not yet reusable */
+};
+
+/**
+ * One end of a Dust session. The rx half (rx keys, replay, last_rx) is
+ * written only by its owner thread; the tx half (tx keys, tx_counter) may be
+ * sealed from several threads: tx_counter advances with an atomic add.
+ */
+struct dust_session {
+	uint8_t rx_key[DUST_KEY_BYTES];
+	uint8_t rx_hp[DUST_KEY_BYTES];
+	uint8_t tx_key[DUST_KEY_BYTES];
+	uint8_t tx_hp[DUST_KEY_BYTES];
+	struct dust_replay replay;
+	uint64_t tx_counter;           /**< next counter to send; atomic */
+	struct dust_endpoint peer;     /**< outer address of the peer */
+	struct dust_ipaddr tunnel;     /**< client's inner address */
+	uint32_t last_rx_s;            /**< unix seconds of the last authenticated packet */
+	uint32_t invite_idx;           /**< server: index in the store */
+	uint8_t role;                  /**< enum dust_role */
+	uint8_t state;                 /**< enum dust_session_state */
+};
+
+void dust_session_wipe(struct dust_session *s);
+
+/** Limits the decoder applies. */
+struct dust_limits {
+	uint32_t ts_window_s; /**< accept |ts - now| <= window; default 60 */
+};
+void dust_limits_default(struct dust_limits *lim);
+
+/* ---- Data packets (packet.c) ---------------------------------------------- */
+
+/** One decoded piece of cleartext inside a datagram buffer (decrypted in place). */
+struct dust_seg {
+	uint16_t off; /**< data offset in the datagram */
+	uint16_t len; /**< 0 = keepalive */
+};
+
+/**
+ * Seal one data packet in place. The caller puts data_len bytes at
+ * pkt + DUST_DATA_PREFIX; cap is the room from pkt on. Writes header,
+ * padding and MAC. Returns the packet length (> 0), -EMSGSIZE if cap cannot
+ * hold data + overhead, or -EKEYEXPIRED past DUST_REJECT_AFTER_PACKETS.
+ */
+DUST_MUST_CHECK int dust_data_seal(struct dust_session *s, struct dust_rng *rng,
+				   const struct dust_pad *pad, uint32_t now_s, uint8_t *pkt,
+				   size_t data_len, size_t cap);
+
+/**
+ * Open one data packet at pkt[0..len) in place. On DUST_OK, seg gives the
+ * cleartext and *consumed the packet's length (for chaining). On any drop
+ * nothing in s changes and the bytes of pkt that were decrypted are zeroed.
+ */
+DUST_MUST_CHECK enum dust_drop dust_data_open(struct dust_session *s, const struct dust_limits *lim,
+					      uint32_t now_s, uint8_t *pkt, size_t len,
+					      struct dust_seg *seg, size_t *consumed);
+
+/**
+ * Open every chained data packet of a datagram starting at off. Stops at the
+ * first failure (returned in *drop; DUST_OK when all bytes were consumed).
+ * Returns the number of segs filled.
+ */
+unsigned dust_datagram_open(struct dust_session *s, const struct dust_limits *lim, uint32_t now_s,
+			    uint8_t *dg, size_t len, size_t off, struct dust_seg *segs,
+			    unsigned max_segs, enum dust_drop *drop);
+
+/** Per-datagram result of a burst. */
+struct dust_rx_result {
+	enum dust_drop drop; /**< first failure, or DUST_OK */
+	uint8_t nseg;
+	struct dust_seg seg[DUST_CHAIN_MAX];
+};
+
+/**
+ * Open a burst of datagrams, each against its own session (NULL session:
+ * result is DUST_DROP_AUTH without touching the bytes). Prefetches ahead.
+ * Returns the number of datagrams with at least one segment.
+ */
+uint16_t dust_datagram_open_burst(struct dust_session *const *s, uint8_t *const *dg,
+				  const uint16_t *len, uint16_t n, const struct dust_limits *lim,
+				  uint32_t now_s, struct dust_rx_result *res);
+
+/* ---- Invitation store (store.c) ---------------------------------------------- */
+
+/** One invitation as the server holds it. */
+struct dust_store_entry {
+	struct dust_invite inv;
+	struct dust_invite_keys keys;
+	uint8_t bound;                        /**< a client key is bound */
+	uint8_t client_pk[DUST_PK_BYTES];     /**< bound long-term key */
+	uint8_t static_ss[DUST_KEY_BYTES];    /**< cached DH(s, C) once bound */
+	uint64_t last_ts_ms;                  /**< newest accepted intro */
+	uint8_t last_nonce[DUST_XNONCE_BYTES];/**< its nonce: spots a duplicate */
+	uint64_t bound_at;                    /**< unix seconds of first use */
+};
+
+struct dust_store;
+
+enum dust_store_flags {
+	DUST_STORE_CREATE = 1, /**< create an empty store if the file is missing */
+};
+
+/**
+ * Open the store at path (invitations) and path + ".bind" (journal of
+ * bindings). Refuses files readable by group/others. NULL with errno and
+ * dust_last_error() on failure.
+ */
+struct dust_store *dust_store_open(const char *path, int flags);
+void dust_store_close(struct dust_store *st);
+size_t dust_store_count(const struct dust_store *st);
+struct dust_store_entry *dust_store_at(struct dust_store *st, size_t idx);
+/** Add in memory (no duplicate id: -EEXIST). */
+DUST_MUST_CHECK int dust_store_add(struct dust_store *st, const struct dust_invite *inv);
+/** Rewrite the invitations file: write-then-rename, fsync file and dir. */
+DUST_MUST_CHECK int dust_store_save(struct dust_store *st);
+/**
+ * Rebuild the tag index for now_s's epoch (and its neighbours) if the epoch
+ * changed. Call from one thread; lookups from others stay valid for one
+ * epoch after the swap (the old index is freed at the next rebuild).
+ */
+int dust_store_tick(struct dust_store *st, uint64_t now_s);
+/** Entry whose tag for epoch-1..epoch+1 equals tag; NULL if none. Thread-safe. */
+struct dust_store_entry *dust_store_lookup_tag(struct dust_store *st, const uint8_t tag[DUST_TAG_BYTES]);
+/** Index of an entry. */
+uint32_t dust_store_index(const struct dust_store *st, const struct dust_store_entry *e);
+
+/* ---- Intro (intro.c) -------------------------------------------------------- */
+
+/** Server side context for accepting intros. */
+struct dust_server {
+	struct dust_identity id;
+	struct dust_store *store;
+	struct dust_limits lim;
+};
+
+/**
+ * Client: build an intro for inv at out (cap bytes of room), with a fresh
+ * ephemeral key, and fill s (client role) with the session keys. Data may be
+ * chained after it with dust_data_seal(s, ..., out + return value, ...).
+ * Returns the intro's length or -errno.
+ */
+DUST_MUST_CHECK int dust_intro_build(const struct dust_invite *inv, const struct dust_identity *client,
+				     struct dust_rng *rng, const struct dust_pad *pad, uint64_t now_ms,
+				     uint8_t *out, size_t cap, struct dust_session *s);
+
+/** Extra facts about an accepted intro. */
+struct dust_intro_info {
+	uint32_t invite_idx; /**< store index */
+	bool first_use;      /**< this intro bound the invitation */
+};
+
+/**
+ * Server: accept the intro at pkt[0..len). Thread-safe (commit is serialised
+ * inside the store). Nothing changes unless the intro authenticates and is
+ * newer than the last one for its invitation; then the binding is persisted
+ * (first use), the replay state advances and s is filled (server role, peer
+ * set from from). *consumed is the intro's length: chained data follows.
+ */
+DUST_MUST_CHECK enum dust_drop dust_intro_accept(struct dust_server *srv, const uint8_t *pkt,
+						 size_t len, uint64_t now_ms,
+						 const struct dust_endpoint *from, struct dust_session *s,
+						 size_t *consumed, struct dust_intro_info *info);
+
+/* ---- Session table (session.c) ---------------------------------------------- */
+
+/**
+ * Sessions keyed by outer endpoint, one owner thread, no locks. Capacity is
+ * fixed at creation; slots live in one array (mlocked where allowed).
+ */
+struct dust_session_table;
+
+struct dust_session_table *dust_session_table_create(uint32_t capacity);
+void dust_session_table_free(struct dust_session_table *t);
+uint32_t dust_session_table_capacity(const struct dust_session_table *t);
+uint32_t dust_session_table_live(const struct dust_session_table *t);
+/** Bytes allocated (slots + index), for memory-per-session reports. */
+size_t dust_session_table_bytes(const struct dust_session_table *t);
+/** Live session for ep, or NULL. */
+struct dust_session *dust_session_table_lookup(struct dust_session_table *t,
+					       const struct dust_endpoint *ep);
+/** Bulk lookup: out[i] for eps[i]; returns hits. */
+unsigned dust_session_table_lookup_bulk(struct dust_session_table *t,
+					const struct dust_endpoint *const *eps, unsigned n,
+					struct dust_session **out);
+/** A free slot to fill before insert, or NULL when the table is full. */
+struct dust_session *dust_session_table_reserve(struct dust_session_table *t);
+/** Insert a filled reserved slot under s->peer (replacing nothing: -EEXIST). */
+DUST_MUST_CHECK int dust_session_table_insert(struct dust_session_table *t, struct dust_session *s);
+/** Take s out of the index; it becomes RETIRING until released. */
+void dust_session_table_remove(struct dust_session_table *t, struct dust_session *s);
+/** Wipe a RETIRING (or reserved) slot and make it reusable. */
+void dust_session_table_release(struct dust_session_table *t, struct dust_session *s);
+/**
+ * Remove sessions idle for more than idle_s; cb(s, arg) is called for each
+ * (now RETIRING): it must release it, now or after a grace period.
+ * Returns how many expired.
+ */
+unsigned dust_session_table_expire(struct dust_session_table *t, uint32_t now_s, uint32_t idle_s,
+				   void (*cb)(struct dust_session *s, void *arg), void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DUST_H */

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The Dust v2 wire format: every byte layout a peer or a censor sees.
+ * SPEC.md is normative; this header and SPEC.md must agree, and the
+ * static_asserts pin each layout. Multi-byte integers are little-endian
+ * except the invitation's server port, which is network order.
+ */
+#ifndef DUST_WIRE_H
+#define DUST_WIRE_H
+
+#include <assert.h>
+#include <stdint.h>
+
+/* Sizes of primitives (libsodium names in comments). */
+enum dust_crypto_sizes {
+	DUST_KEY_BYTES = 32,     /* crypto_aead_chacha20poly1305_ietf_KEYBYTES */
+	DUST_PK_BYTES = 32,      /* crypto_scalarmult_BYTES */
+	DUST_MAC_BYTES = 16,     /* crypto_aead_*_ABYTES */
+	DUST_XNONCE_BYTES = 24,  /* crypto_aead_xchacha20poly1305_ietf_NPUBBYTES */
+	DUST_NONCE_BYTES = 12,   /* crypto_aead_chacha20poly1305_ietf_NPUBBYTES */
+	DUST_ID_BYTES = 16,      /* invitation ID: store key, never on the wire */
+	DUST_TAG_BYTES = 16,     /* intro tag: rotating, derived from the invitation */
+	DUST_SALT_BYTES = 16,    /* crypto_pwhash_SALTBYTES */
+	DUST_CONFIRM_BYTES = 16, /* intro confirmation MAC */
+};
+
+/* ---- Invitation (SPEC.md §3) ------------------------------------------ */
+
+enum dust_invite_layout {
+	DUST_INVITE_VERSION = 2,
+	DUST_SUITE_CHACHA20POLY1305 = 0,
+	DUST_INVITE_PT_BYTES = 128,
+	/* sealed = salt | xnonce | E(pt) | mac, then base64url without padding */
+	DUST_INVITE_SEALED_BYTES = DUST_SALT_BYTES + DUST_XNONCE_BYTES +
+				   DUST_INVITE_PT_BYTES + DUST_MAC_BYTES,
+	DUST_INVITE_TEXT_MAX = 4 * ((DUST_INVITE_SEALED_BYTES + 2) / 3) + 1,
+};
+
+struct dust_wire_invite {
+	uint8_t version;       /* DUST_INVITE_VERSION */
+	uint8_t suite;         /* DUST_SUITE_* */
+	uint8_t server_family; /* 4 or 6 */
+	uint8_t tunnel_family; /* 4 or 6 */
+	uint8_t server_port[2]; /* network order */
+	uint8_t tunnel_prefix; /* prefix length of the tunnel network */
+	uint8_t reserved;      /* zero */
+	uint8_t server_addr[16]; /* IPv4 in the first 4 bytes, rest zero */
+	uint8_t tunnel_addr[16]; /* the client's inner source address */
+	uint8_t server_pk[DUST_PK_BYTES];
+	uint8_t id[DUST_ID_BYTES];
+	uint8_t secret[DUST_KEY_BYTES];
+	uint8_t expiry[8]; /* unix seconds: last moment of first use */
+};
+static_assert(sizeof(struct dust_wire_invite) == DUST_INVITE_PT_BYTES,
+	      "invitation plaintext layout");
+
+/* ---- Intro (SPEC.md §5) ------------------------------------------------ */
+
+enum dust_intro_layout {
+	DUST_INTRO_TAG_OFF = 0,
+	DUST_INTRO_NONCE_OFF = DUST_INTRO_TAG_OFF + DUST_TAG_BYTES,       /* 16 */
+	DUST_INTRO_CT_OFF = DUST_INTRO_NONCE_OFF + DUST_XNONCE_BYTES,     /* 40 */
+	DUST_INTRO_PT_BYTES = 76,
+	DUST_INTRO_CT_BYTES = DUST_INTRO_PT_BYTES + DUST_MAC_BYTES,       /* 92 */
+	DUST_INTRO_PAD_OFF = DUST_INTRO_CT_OFF + DUST_INTRO_CT_BYTES,     /* 132 */
+	DUST_INTRO_MIN_BYTES = DUST_INTRO_PAD_OFF + DUST_CONFIRM_BYTES,   /* 148 */
+	DUST_INTRO_PAD_MAX = 1024,
+	DUST_EPOCH_S = 120, /* intro tag rotation period */
+};
+
+/* Encrypted under K_intro (XChaCha20-Poly1305, AD = tag). */
+struct dust_wire_intro_pt {
+	uint8_t client_pk[DUST_PK_BYTES]; /* long-term client key C */
+	uint8_t eph_pk[DUST_PK_BYTES];    /* fresh ephemeral E */
+	uint8_t ts_ms[8];                 /* unix milliseconds */
+	uint8_t pad_len[2];               /* random bytes after the ciphertext */
+	uint8_t flags[2];                 /* zero in v2 */
+};
+static_assert(sizeof(struct dust_wire_intro_pt) == DUST_INTRO_PT_BYTES,
+	      "intro plaintext layout");
+
+/* ---- Data packet (SPEC.md §6) ------------------------------------------ */
+
+enum dust_data_layout {
+	DUST_HDR_BYTES = 10,       /* masked: counter, length */
+	DUST_SAMPLE_BYTES = 16,    /* header-protection sample, after header */
+	DUST_INNER_HDR_BYTES = 6,  /* encrypted: ts_s, data_len */
+	/* data starts this far into a packet */
+	DUST_DATA_PREFIX = DUST_HDR_BYTES + DUST_INNER_HDR_BYTES,   /* 16 */
+	DUST_DATA_OVERHEAD = DUST_DATA_PREFIX + DUST_MAC_BYTES,     /* 32 */
+	DUST_DATA_MIN_BYTES = DUST_DATA_OVERHEAD,                   /* 32 */
+	DUST_PT_MAX = 65535, /* largest encrypted length (inner hdr + data + pad) */
+	DUST_CHAIN_MAX = 16, /* most Dust packets decoded from one datagram */
+};
+static_assert(DUST_INNER_HDR_BYTES + DUST_MAC_BYTES >= DUST_SAMPLE_BYTES,
+	      "every data packet has a full sample after its header");
+
+/* Plaintext of the masked header; also the AEAD associated data. */
+struct dust_wire_hdr {
+	uint8_t counter[8]; /* per-direction packet number; nonce = 0^4 | counter */
+	uint8_t len[2];     /* encrypted length, excluding the MAC */
+};
+static_assert(sizeof(struct dust_wire_hdr) == DUST_HDR_BYTES, "data header");
+
+/* First bytes of the encrypted part; padding fills the rest. */
+struct dust_wire_inner {
+	uint8_t ts_s[4];     /* unix seconds, low 32 bits */
+	uint8_t data_len[2]; /* 0 = keepalive */
+};
+static_assert(sizeof(struct dust_wire_inner) == DUST_INNER_HDR_BYTES,
+	      "inner header");
+
+/* ---- Limits (SPEC.md §8) ----------------------------------------------- */
+
+#define DUST_REKEY_AFTER_PACKETS (UINT64_C(1) << 56) /* client re-intros */
+#define DUST_REJECT_AFTER_PACKETS (UINT64_C(1) << 60) /* sender refuses */
+
+/* KDF contexts (crypto_kdf_CONTEXTBYTES == 8) and subkey ids. */
+#define DUST_KDF_CTX_INVITE "dustINVT"
+#define DUST_KDF_CTX_SESSION "dustSESS"
+enum dust_kdf_id {
+	DUST_KDF_TAG = 1,      /* invitation -> K_tag */
+	DUST_KDF_INTRO = 2,    /* invitation -> K_intro */
+	DUST_KDF_C2S_DATA = 1, /* session -> client-to-server AEAD key */
+	DUST_KDF_S2C_DATA = 2,
+	DUST_KDF_C2S_HP = 3, /* header protection */
+	DUST_KDF_S2C_HP = 4,
+	DUST_KDF_CONFIRM = 5,
+};
+
+#endif /* DUST_WIRE_H */
