@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Private helpers shared by libdust's sources: byte order, error text,
+ * key derivation. Not installed, not for callers.
+ */
+#ifndef DUST_PVT_H
+#define DUST_PVT_H
+
+#include <errno.h>
+#include <string.h>
+
+#include "dust.h"
+
+#define DUST_EXPORT __attribute__((visibility("default")))
+
+/* Record a reason for dust_last_error() and return -err. */
+int dust_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static inline void le16_put(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static inline uint16_t le16_get(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static inline void le32_put(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint32_t le32_get(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline void le64_put(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint64_t le64_get(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* kdf.c: the session key schedule (SPEC.md §4). */
+struct dust_session_keys {
+	uint8_t c2s_data[DUST_KEY_BYTES];
+	uint8_t s2c_data[DUST_KEY_BYTES];
+	uint8_t c2s_hp[DUST_KEY_BYTES];
+	uint8_t s2c_hp[DUST_KEY_BYTES];
+	uint8_t confirm[DUST_KEY_BYTES];
+};
+
+/* dh_es = DH(e, S), dh_cs = DH(c, S); transcript = intro bytes [0, PAD_OFF). */
+void dust_session_keys_derive(struct dust_session_keys *k, const uint8_t secret[DUST_KEY_BYTES],
+			      const uint8_t dh_es[DUST_KEY_BYTES],
+			      const uint8_t dh_cs[DUST_KEY_BYTES],
+			      const uint8_t server_pk[DUST_PK_BYTES],
+			      const uint8_t *transcript, size_t transcript_len);
+/* Confirmation MAC over the intro's bytes before the confirm field. */
+void dust_intro_confirm(const struct dust_session_keys *k, const uint8_t *intro, size_t len,
+			uint8_t out[DUST_CONFIRM_BYTES]);
+/* Fill a session's keys for its role from k. */
+void dust_session_keys_install(struct dust_session *s, const struct dust_session_keys *k,
+			       enum dust_role role);
+
+/* Seconds/milliseconds since the epoch, for callers without a clock of their own. */
+uint64_t dust_now_ms(void);
+
+/* store.c: the intro path's view of an entry, read and committed under the store lock. */
+struct dust_store_view {
+	bool bound;
+	uint8_t client_pk[DUST_PK_BYTES];
+	uint8_t static_ss[DUST_KEY_BYTES];
+};
+void dust_store_view_get(struct dust_store *st, const struct dust_store_entry *e,
+			 struct dust_store_view *v);
+/* Check freshness against the entry and commit (binding persisted first). */
+enum dust_drop dust_store_commit(struct dust_store *st, struct dust_store_entry *e,
+				 const uint8_t client_pk[DUST_PK_BYTES],
+				 const uint8_t static_ss[DUST_KEY_BYTES], uint64_t ts_ms,
+				 const uint8_t nonce[DUST_XNONCE_BYTES], uint64_t now_s,
+				 bool *first_use);
+
+#endif /* DUST_PVT_H */

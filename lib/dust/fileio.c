@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Durable and private file I/O: write-then-rename with fsync of file and
+ * directory, so a crash or a full disk leaves either the old file or the
+ * new one, never half of either; and a permission check for secrets.
+ */
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dust_pvt.h"
+#include "fileio.h"
+
+int dust_file_open_private(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return dust_fail(errno, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
+
+		close(fd);
+		return dust_fail(e, "%s: %s", path, strerror(e));
+	}
+	if (st.st_mode & 077) {
+		close(fd);
+		return dust_fail(EPERM,
+				 "%s: holds secrets but is accessible by group or others "
+				 "(mode %03o); run: chmod 600 %s",
+				 path, (unsigned)(st.st_mode & 0777), path);
+	}
+	return fd;
+}
+
+int dust_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ENOSPC;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int dir_sync(const char *path)
+{
+	char copy[PATH_MAX];
+	int fd, rc = 0;
+
+	snprintf(copy, sizeof(copy), "%s", path);
+	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) != 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+int dust_file_replace(const char *path, const void *data, size_t len, mode_t mode)
+{
+	char tmp[PATH_MAX];
+	int fd, rc;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return dust_fail(ENAMETOOLONG, "%s: path too long", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (fd < 0)
+		return dust_fail(errno, "%s: %s", tmp, strerror(errno));
+	rc = fchmod(fd, mode) != 0 ? -errno : 0;
+	if (!rc)
+		rc = dust_write_all(fd, data, len);
+	if (!rc && fsync(fd) != 0)
+		rc = -errno;
+	if (close(fd) != 0 && !rc)
+		rc = -errno;
+	if (!rc && rename(tmp, path) != 0)
+		rc = -errno;
+	if (rc) {
+		unlink(tmp);
+		return dust_fail(-rc, "%s: not written (%s); the previous file is unchanged", path,
+				 strerror(-rc));
+	}
+	rc = dir_sync(path);
+	if (rc)
+		return dust_fail(-rc, "%s: directory fsync failed: %s", path, strerror(-rc));
+	return 0;
+}

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Durable, private file helpers for key files and the invitation store. */
+#ifndef DUST_FILEIO_H
+#define DUST_FILEIO_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Open for reading; -EPERM if group/others have any access. fd or -errno. */
+int dust_file_open_private(const char *path);
+/* Write data to path.tmp, fsync, rename over path, fsync the directory. */
+int dust_file_replace(const char *path, const void *data, size_t len, mode_t mode);
+/* write() all of buf, retrying short writes. 0 or -errno. */
+int dust_write_all(int fd, const void *buf, size_t len);
+
+#endif

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A minimal test harness: CHECK records a failure and carries on, each test
+ * is a function, and the runner prints one line per test and a closing
+ * "N passed, N failed" line.
+ */
+#ifndef DUST_CHECK_H
+#define DUST_CHECK_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int check_failures;
+
+#define CHECK(cond)                                                                 \
+	do {                                                                        \
+		if (!(cond)) {                                                      \
+			fprintf(stderr, "  %s:%d: CHECK(%s) failed\n", __FILE__,      \
+				__LINE__, #cond);                                   \
+			check_failures++;                                           \
+		}                                                                   \
+	} while (0)
+
+#define CHECK_EQ(a, b)                                                              \
+	do {                                                                        \
+		long long a_ = (long long)(a), b_ = (long long)(b);                 \
+		if (a_ != b_) {                                                     \
+			fprintf(stderr, "  %s:%d: %s == %lld, expected %s == %lld\n", \
+				__FILE__, __LINE__, #a, a_, #b, b_);                \
+			check_failures++;                                           \
+		}                                                                   \
+	} while (0)
+
+struct check_test {
+	const char *name;
+	void (*fn)(void);
+};
+
+static int check_run(const struct check_test *tests, size_t n, const char *only)
+{
+	int passed = 0, failed = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int before = check_failures;
+
+		if (only && strcmp(only, tests[i].name) != 0)
+			continue;
+		tests[i].fn();
+		if (check_failures == before) {
+			printf("ok   %s\n", tests[i].name);
+			passed++;
+		} else {
+			printf("FAIL %s\n", tests[i].name);
+			failed++;
+		}
+	}
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
+
+#endif
