@@ -1,0 +1,1176 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dust-client: the Linux end of a Dust tunnel. Opens an invitation, creates
+ * a TUN interface with the invitation's tunnel address and carries IP
+ * packets to and from the gateway over one ordinary UDP socket.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <linux/if.h>
+#include <linux/if_tun.h>
+#include <net/route.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "dust.h"
+
+enum {
+	EXIT_USAGE = 1,	      /* bad options, or local setup failed */
+	EXIT_NO_ANSWER = 2,   /* the server never answered an intro */
+	EXIT_BAD_INVITE = 3,  /* wrong password, or not an invitation */
+	EXIT_EXPIRED = 4,     /* invitation past its expiry before first use */
+	MAX_ROUTES = 16,
+	DG_MAX = 65535,
+	TUN_BURST = 64,	      /* packets read per wake-up, so the socket gets its turn */
+	INTRO_BACKOFF_MAX_MS = 16000,
+};
+
+/* Drops the client itself decides, beside the library's enum dust_drop. */
+enum local_drop {
+	LD_NOT_IP,	  /* TUN packet that is neither IPv4 nor IPv6 */
+	LD_FOREIGN_SRC,	  /* source is not our tunnel address: the server would drop it */
+	LD_TOO_BIG,	  /* cannot fit in one datagram */
+	LD_NO_SESSION,	  /* held while connecting and replaced by a newer one */
+	LD_TUN_WRITE,	  /* the kernel refused a decoded packet */
+	LD_SEND,	  /* sendto failed */
+	LD_BAD_INNER,	  /* decoded cleartext that is not an IP packet */
+	LD_MAX
+};
+
+static const char *const local_drop_names[LD_MAX] = {
+	[LD_NOT_IP] = "not_ip",		[LD_FOREIGN_SRC] = "foreign_src",
+	[LD_TOO_BIG] = "too_big",	[LD_NO_SESSION] = "no_session",
+	[LD_TUN_WRITE] = "tun_write",	[LD_SEND] = "send",
+	[LD_BAD_INNER] = "bad_inner",
+};
+
+struct opts {
+	const char *invite_file;
+	const char *invite_text;
+	const char *password_file;
+	const char *key_path;
+	const char *ifname;
+	const char *routes[MAX_ROUTES];
+	unsigned nroutes;
+	unsigned mtu;
+	unsigned outer_mtu;
+	unsigned tries;
+	unsigned keepalive_s;
+	unsigned dead_s;
+	bool stats;
+	bool verbose;
+};
+
+struct stats {
+	uint64_t tx_packets, tx_bytes, rx_packets, rx_bytes;
+	uint64_t intros, keepalive_tx, keepalive_rx, reconnects;
+	uint64_t drop[DUST_DROP_MAX];
+	uint64_t local[LD_MAX];
+};
+
+struct client {
+	const struct opts *o;
+	struct dust_invite inv;
+	struct dust_identity id;
+	struct dust_rng rng; /* single-threaded: this is the thread's generator */
+	struct dust_pad pad;
+	struct dust_limits lim;
+	struct dust_session cur;  /* session of the newest intro */
+	struct dust_session prev; /* the one before, until the server picks one */
+	bool have_prev;
+	bool up;	    /* an authenticated packet has arrived for cur */
+	bool ever_up;	    /* we were connected once: losing the server is not fatal */
+	int tun;
+	int sock;
+	size_t dg_max; /* largest UDP payload that avoids outer fragmentation */
+	unsigned attempts;
+	uint64_t next_intro_ms, intro_gap_ms;
+	uint64_t last_rx_ms, last_tx_ms, last_ka_ms;
+	uint8_t held[DG_MAX]; /* last TUN packet read while connecting */
+	size_t held_len;
+	char server[80];
+	char ifname[IFNAMSIZ];
+	struct stats st;
+	uint8_t txbuf[DG_MAX + DUST_INTRO_MIN_BYTES + DUST_INTRO_PAD_MAX];
+	uint8_t rxbuf[DG_MAX];
+	uint8_t rxcopy[DG_MAX];
+};
+
+static volatile sig_atomic_t quit;
+static bool verbose;
+
+static void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void logmsg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("dust-client: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+#define debug(...)                          \
+	do {                                \
+		if (verbose)                \
+			logmsg(__VA_ARGS__); \
+	} while (0)
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint64_t unix_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	quit = 1;
+}
+
+/* ---- Options ---------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: dust-client (--invite FILE | --invite-text TEXT) --key FILE [options]\n"
+		"\n"
+		"Connect to a Dust gateway with an invitation and carry IP packets through\n"
+		"a TUN interface. Needs CAP_NET_ADMIN (root) for the interface.\n"
+		"\n"
+		"  --invite FILE         invitation text from FILE ('-' = standard input)\n"
+		"  --invite-text TEXT    invitation text given directly\n"
+		"  --password-file FILE  invitation password: first line of FILE; otherwise\n"
+		"                        $DUST_PASSWORD, otherwise a prompt on the terminal\n"
+		"  --key FILE            client long-term key; created (mode 0600) if missing.\n"
+		"                        The first connection binds the invitation to this key:\n"
+		"                        keep it, the invitation works with no other.\n"
+		"  --ifname NAME         TUN interface name (default dust0)\n"
+		"  --route CIDR          route CIDR through the tunnel (repeatable, max %d)\n"
+		"  --mtu N               TUN MTU (default 1400)\n"
+		"  --outer-mtu N         path MTU toward the server (default 1500); datagrams\n"
+		"                        never exceed it, so the gateway sees no fragments\n"
+		"  --tries N             intros sent (one a second) before giving up on the\n"
+		"                        first connection (default 10)\n"
+		"  --keepalive S         keepalive after S idle seconds (default 10)\n"
+		"  --dead-after S        server silent for S seconds: introduce again\n"
+		"                        (default 30); retried with backoff until it answers\n"
+		"  --stats               print a statistics line on exit\n"
+		"  -v, --verbose         log each intro and keepalive\n"
+		"  -h, --help            this text\n"
+		"\n"
+		"Exit status: 0 stopped by SIGINT/SIGTERM; 1 usage or setup error; 2 no answer\n"
+		"from the server; 3 wrong password or not an invitation; 4 invitation expired.\n",
+		MAX_ROUTES);
+}
+
+static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+enum {
+	OPT_INVITE = 256, OPT_INVITE_TEXT, OPT_PASSWORD_FILE, OPT_KEY, OPT_IFNAME,
+	OPT_ROUTE, OPT_MTU, OPT_OUTER_MTU, OPT_TRIES, OPT_KEEPALIVE, OPT_DEAD, OPT_STATS,
+};
+
+static const struct option long_opts[] = {
+	{ "invite", required_argument, NULL, OPT_INVITE },
+	{ "invite-text", required_argument, NULL, OPT_INVITE_TEXT },
+	{ "password-file", required_argument, NULL, OPT_PASSWORD_FILE },
+	{ "key", required_argument, NULL, OPT_KEY },
+	{ "ifname", required_argument, NULL, OPT_IFNAME },
+	{ "route", required_argument, NULL, OPT_ROUTE },
+	{ "mtu", required_argument, NULL, OPT_MTU },
+	{ "outer-mtu", required_argument, NULL, OPT_OUTER_MTU },
+	{ "tries", required_argument, NULL, OPT_TRIES },
+	{ "keepalive", required_argument, NULL, OPT_KEEPALIVE },
+	{ "dead-after", required_argument, NULL, OPT_DEAD },
+	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_number_opt(int c, const char *arg, struct opts *o)
+{
+	switch (c) {
+	case OPT_MTU:
+		return parse_uint(arg, 576, 65000, &o->mtu);
+	case OPT_OUTER_MTU:
+		return parse_uint(arg, 576, 65535, &o->outer_mtu);
+	case OPT_TRIES:
+		return parse_uint(arg, 1, 1000000, &o->tries);
+	case OPT_KEEPALIVE:
+		return parse_uint(arg, 1, 3600, &o->keepalive_s);
+	default:
+		return parse_uint(arg, 2, 86400, &o->dead_s);
+	}
+}
+
+static int parse_one(int c, const char *arg, struct opts *o)
+{
+	switch (c) {
+	case OPT_INVITE:
+		o->invite_file = arg;
+		return 0;
+	case OPT_INVITE_TEXT:
+		o->invite_text = arg;
+		return 0;
+	case OPT_PASSWORD_FILE:
+		o->password_file = arg;
+		return 0;
+	case OPT_KEY:
+		o->key_path = arg;
+		return 0;
+	case OPT_IFNAME:
+		o->ifname = arg;
+		return strlen(arg) < IFNAMSIZ ? 0 : -1;
+	case OPT_ROUTE:
+		if (o->nroutes == MAX_ROUTES)
+			return -1;
+		o->routes[o->nroutes++] = arg;
+		return 0;
+	case OPT_STATS:
+		o->stats = true;
+		return 0;
+	case 'v':
+		o->verbose = true;
+		return 0;
+	default:
+		return parse_number_opt(c, arg, o);
+	}
+}
+
+/* 0 to run, 1 to exit 0 (help), -1 on a usage error. */
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	int c;
+
+	*o = (struct opts){ .ifname = "dust0", .mtu = 1400, .outer_mtu = 1500, .tries = 10,
+			    .keepalive_s = 10, .dead_s = 30 };
+	while ((c = getopt_long(argc, argv, "vh", long_opts, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			return 1;
+		}
+		if (c == '?' || parse_one(c, optarg, o) < 0) {
+			if (c != '?')
+				logmsg("bad value for option '%s'", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind < argc || !o->key_path || !!o->invite_file == !!o->invite_text) {
+		logmsg("need exactly one of --invite/--invite-text, and --key (see --help)");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- Secrets in files -------------------------------------------------------------- */
+
+static ssize_t read_all(int fd, char *buf, size_t cap)
+{
+	size_t n = 0;
+
+	while (n < cap) {
+		ssize_t r = read(fd, buf + n, cap - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	return (ssize_t)n;
+}
+
+/* Read at most cap-1 bytes of path ("-" = stdin) into buf, NUL-terminated. */
+static int read_text_file(const char *path, char *buf, size_t cap)
+{
+	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read_all(fd, buf, cap - 1);
+	if (fd != 0)
+		close(fd);
+	if (n < 0)
+		return -EIO;
+	buf[n] = '\0';
+	return 0;
+}
+
+static void chomp(char *s)
+{
+	s[strcspn(s, "\r\n")] = '\0';
+}
+
+static int prompt_password(char *buf, size_t cap)
+{
+	struct termios old, quiet;
+	FILE *tty = fopen("/dev/tty", "r+");
+	int rc = -1;
+
+	if (!tty)
+		return -1;
+	fputs("invitation password: ", tty);
+	fflush(tty);
+	if (tcgetattr(fileno(tty), &old) == 0) {
+		quiet = old;
+		quiet.c_lflag &= ~(tcflag_t)ECHO;
+		tcsetattr(fileno(tty), TCSAFLUSH, &quiet);
+	}
+	if (fgets(buf, (int)cap, tty))
+		rc = 0;
+	tcsetattr(fileno(tty), TCSAFLUSH, &old);
+	fputc('\n', tty);
+	fclose(tty);
+	chomp(buf);
+	return rc;
+}
+
+/* Never from argv: a password there is visible to every user in ps. */
+static int get_password(const struct opts *o, char *buf, size_t cap)
+{
+	const char *env = getenv("DUST_PASSWORD");
+
+	if (o->password_file) {
+		int rc = read_text_file(o->password_file, buf, cap);
+
+		if (rc < 0) {
+			logmsg("cannot read password file %s: %s", o->password_file,
+			       strerror(-rc));
+			return -1;
+		}
+		chomp(buf);
+		return 0;
+	}
+	if (env) {
+		snprintf(buf, cap, "%s", env);
+		return 0;
+	}
+	if (prompt_password(buf, cap) < 0) {
+		logmsg("no password: give --password-file, set DUST_PASSWORD, or run on a terminal");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- Invitation and key ------------------------------------------------------------- */
+
+static const char *fmt_time(uint64_t unix_s, char *buf, size_t len)
+{
+	time_t t = (time_t)unix_s;
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm);
+	return buf;
+}
+
+/* The key file's companion that lists (hashed) invitations this key has used. */
+static void used_path(const struct opts *o, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s.used", o->key_path);
+}
+
+static void used_line(const struct dust_invite *inv, char hex[2 * 16 + 1])
+{
+	uint8_t h[16];
+
+	crypto_generichash(h, sizeof(h), inv->id, sizeof(inv->id), NULL, 0);
+	sodium_bin2hex(hex, 2 * sizeof(h) + 1, h, sizeof(h));
+}
+
+/*
+ * Expiry only limits first use: an invitation this key already bound keeps
+ * working, so remember the ones we used (a hash of the id, not the id).
+ */
+static bool invite_was_used(const struct opts *o, const struct dust_invite *inv)
+{
+	char path[4096], hex[33], line[128];
+	bool found = false;
+	FILE *f;
+
+	used_path(o, path, sizeof(path));
+	used_line(inv, hex);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		chomp(line);
+		found = strcmp(line, hex) == 0;
+	}
+	fclose(f);
+	return found;
+}
+
+static void invite_mark_used(const struct opts *o, const struct dust_invite *inv)
+{
+	char path[4096], hex[33];
+	int fd;
+
+	if (invite_was_used(o, inv))
+		return;
+	used_path(o, path, sizeof(path));
+	used_line(inv, hex);
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		logmsg("warning: cannot record use of the invitation in %s: %s", path,
+		       strerror(errno));
+		return;
+	}
+	hex[32] = '\n';
+	if (write(fd, hex, 33) != 33)
+		logmsg("warning: short write to %s", path);
+	close(fd);
+}
+
+static int open_invite(struct client *c)
+{
+	const struct opts *o = c->o;
+	char text[4096], pw[1024];
+	int rc;
+
+	if (o->invite_file) {
+		rc = read_text_file(o->invite_file, text, sizeof(text));
+		if (rc < 0) {
+			logmsg("cannot read invitation %s: %s", o->invite_file, strerror(-rc));
+			return EXIT_USAGE;
+		}
+	} else {
+		snprintf(text, sizeof(text), "%s", o->invite_text);
+	}
+	if (get_password(o, pw, sizeof(pw)) < 0)
+		return EXIT_USAGE;
+	rc = dust_invite_open(&c->inv, text, pw, strlen(pw));
+	sodium_memzero(pw, sizeof(pw));
+	if (rc == -EBADMSG) {
+		logmsg("wrong password for this invitation (or the invitation text is damaged)");
+		return EXIT_BAD_INVITE;
+	}
+	if (rc == -EINVAL) {
+		logmsg("this is not a Dust invitation: %s", dust_last_error());
+		return EXIT_BAD_INVITE;
+	}
+	if (rc < 0) {
+		logmsg("cannot open the invitation: %s", dust_last_error());
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static int check_expiry(struct client *c)
+{
+	uint64_t now = (uint64_t)time(NULL);
+	char when[64];
+
+	if (c->inv.expiry >= now || invite_was_used(c->o, &c->inv))
+		return 0;
+	logmsg("the invitation expired at %s before it was used; ask for a new one",
+	       fmt_time(c->inv.expiry, when, sizeof(when)));
+	return EXIT_EXPIRED;
+}
+
+static int load_key(struct client *c)
+{
+	const char *path = c->o->key_path;
+	int rc = dust_identity_load(&c->id, path);
+
+	if (rc == 0)
+		return 0;
+	if (rc != -ENOENT) {
+		logmsg("cannot load client key %s: %s", path, dust_last_error());
+		return EXIT_USAGE;
+	}
+	if (dust_identity_generate(&c->id) < 0 || dust_identity_save(&c->id, path) < 0) {
+		logmsg("cannot create client key %s: %s", path, dust_last_error());
+		return EXIT_USAGE;
+	}
+	logmsg("created a new client key in %s (keep it: the invitation binds to it)", path);
+	return 0;
+}
+
+/* ---- TUN interface -------------------------------------------------------------------- */
+
+/* struct in6_ifreq from <linux/ipv6.h>, which clashes with <netinet/in.h>. */
+struct in6_ifreq_compat {
+	struct in6_addr addr;
+	uint32_t prefixlen;
+	int ifindex;
+};
+
+static int ifreq_ioctl(int fd, unsigned long req, struct ifreq *ifr, const char *what)
+{
+	if (ioctl(fd, req, ifr) == 0)
+		return 0;
+	logmsg("cannot %s on %s: %s", what, ifr->ifr_name, strerror(errno));
+	return -1;
+}
+
+static int tun_open(struct client *c)
+{
+	struct ifreq ifr = { .ifr_flags = IFF_TUN | IFF_NO_PI };
+	int fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0) {
+		logmsg("cannot open /dev/net/tun: %s", strerror(errno));
+		return -1;
+	}
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", c->o->ifname);
+	if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
+		logmsg("cannot create TUN interface %s: %s (root or CAP_NET_ADMIN needed)",
+		       c->o->ifname, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	snprintf(c->ifname, sizeof(c->ifname), "%s", ifr.ifr_name);
+	c->tun = fd;
+	return 0;
+}
+
+static int tun_addr4(const struct client *c, int s)
+{
+	struct ifreq ifr = { 0 };
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ifr.ifr_addr;
+	uint32_t mask = c->inv.tunnel_prefix ? ~0u << (32 - c->inv.tunnel_prefix) : 0;
+
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", c->ifname);
+	sin->sin_family = AF_INET;
+	memcpy(&sin->sin_addr, c->inv.tunnel.a, 4);
+	if (ifreq_ioctl(s, SIOCSIFADDR, &ifr, "set the tunnel address") < 0)
+		return -1;
+	sin->sin_addr.s_addr = htonl(mask);
+	return ifreq_ioctl(s, SIOCSIFNETMASK, &ifr, "set the tunnel netmask");
+}
+
+static int tun_addr6(const struct client *c, int s4)
+{
+	struct ifreq ifr = { 0 };
+	struct in6_ifreq_compat r6 = { .prefixlen = c->inv.tunnel_prefix };
+	int s6, rc;
+
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", c->ifname);
+	if (ifreq_ioctl(s4, SIOCGIFINDEX, &ifr, "find the interface index") < 0)
+		return -1;
+	r6.ifindex = ifr.ifr_ifindex;
+	memcpy(&r6.addr, c->inv.tunnel.a, 16);
+	s6 = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s6 < 0)
+		return -1;
+	rc = ioctl(s6, SIOCSIFADDR, &r6);
+	if (rc < 0)
+		logmsg("cannot set the IPv6 tunnel address on %s: %s", c->ifname, strerror(errno));
+	close(s6);
+	return rc;
+}
+
+/* The tunnel carries only our address: keep the kernel's own IPv6 chatter off it. */
+static void tun_no_ipv6(const struct client *c)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/disable_ipv6", c->ifname);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (write(fd, "1", 1) != 1)
+		debug("could not disable IPv6 on %s", c->ifname);
+	close(fd);
+}
+
+static int tun_configure(struct client *c)
+{
+	struct ifreq ifr = { 0 };
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int rc = -1;
+
+	if (s < 0)
+		return -1;
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", c->ifname);
+	ifr.ifr_mtu = (int)c->o->mtu;
+	if (ifreq_ioctl(s, SIOCSIFMTU, &ifr, "set the MTU") < 0)
+		goto out;
+	if (c->inv.tunnel.family == 4)
+		tun_no_ipv6(c);
+	if ((c->inv.tunnel.family == 4 ? tun_addr4(c, s) : tun_addr6(c, s)) < 0)
+		goto out;
+	if (ifreq_ioctl(s, SIOCGIFFLAGS, &ifr, "read the flags") < 0)
+		goto out;
+	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+	rc = ifreq_ioctl(s, SIOCSIFFLAGS, &ifr, "bring the interface up");
+out:
+	close(s);
+	return rc;
+}
+
+static int parse_cidr(const char *text, struct dust_ipaddr *ip, unsigned *plen)
+{
+	char buf[64];
+	char *slash;
+
+	snprintf(buf, sizeof(buf), "%s", text);
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash++ = '\0';
+	if (dust_ipaddr_parse(ip, buf) < 0)
+		return -1;
+	*plen = ip->family == 4 ? 32 : 128;
+	return slash ? parse_uint(slash, 0, *plen, plen) : 0;
+}
+
+static int route_add4(const struct client *c, const struct dust_ipaddr *ip, unsigned plen)
+{
+	struct rtentry rt = { .rt_flags = RTF_UP, .rt_dev = (char *)c->ifname };
+	struct sockaddr_in *dst = (struct sockaddr_in *)&rt.rt_dst;
+	struct sockaddr_in *mask = (struct sockaddr_in *)&rt.rt_genmask;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc;
+
+	dst->sin_family = mask->sin_family = AF_INET;
+	memcpy(&dst->sin_addr, ip->a, 4);
+	mask->sin_addr.s_addr = htonl(plen ? ~0u << (32 - plen) : 0);
+	dst->sin_addr.s_addr &= mask->sin_addr.s_addr;
+	rc = s < 0 ? -1 : ioctl(s, SIOCADDRT, &rt);
+	if (s >= 0)
+		close(s);
+	return rc;
+}
+
+static int route_add6(const struct client *c, const struct dust_ipaddr *ip, unsigned plen)
+{
+	struct in6_rtmsg rt = { .rtmsg_dst_len = (uint16_t)plen, .rtmsg_metric = 1,
+				.rtmsg_flags = RTF_UP };
+	struct ifreq ifr = { 0 };
+	int s = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc;
+
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", c->ifname);
+	rc = s < 0 ? -1 : ioctl(s, SIOCGIFINDEX, &ifr);
+	rt.rtmsg_ifindex = ifr.ifr_ifindex;
+	memcpy(&rt.rtmsg_dst, ip->a, 16);
+	if (rc == 0)
+		rc = ioctl(s, SIOCADDRT, &rt);
+	if (s >= 0)
+		close(s);
+	return rc;
+}
+
+static int add_routes(const struct client *c)
+{
+	for (unsigned i = 0; i < c->o->nroutes; i++) {
+		struct dust_ipaddr ip;
+		unsigned plen;
+		int rc;
+
+		if (parse_cidr(c->o->routes[i], &ip, &plen) < 0) {
+			logmsg("bad --route '%s' (want ADDR/PREFIX)", c->o->routes[i]);
+			return -1;
+		}
+		rc = ip.family == 4 ? route_add4(c, &ip, plen) : route_add6(c, &ip, plen);
+		if (rc < 0 && errno != EEXIST) {
+			logmsg("cannot add route %s via %s: %s", c->o->routes[i], c->ifname,
+			       strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* ---- Outer socket ------------------------------------------------------------------------ */
+
+static int sock_open(struct client *c)
+{
+	struct sockaddr_storage ss = { 0 };
+	socklen_t sl;
+	int buf = 4 << 20;
+	char a[64];
+
+	dust_ipaddr_format(&c->inv.server, a, sizeof(a));
+	if (c->inv.server.family == 4) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(c->inv.port);
+		memcpy(&sin->sin_addr, c->inv.server.a, 4);
+		sl = sizeof(*sin);
+		snprintf(c->server, sizeof(c->server), "%s:%u", a, c->inv.port);
+		c->dg_max = c->o->outer_mtu - 20 - 8;
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(c->inv.port);
+		memcpy(&sin6->sin6_addr, c->inv.server.a, 16);
+		sl = sizeof(*sin6);
+		snprintf(c->server, sizeof(c->server), "[%s]:%u", a, c->inv.port);
+		c->dg_max = c->o->outer_mtu - 40 - 8;
+	}
+	c->sock = socket(ss.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->sock < 0) {
+		logmsg("cannot open a UDP socket: %s", strerror(errno));
+		return -1;
+	}
+	setsockopt(c->sock, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+	setsockopt(c->sock, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+	/* connect: the kernel then hands us only the server's datagrams */
+	if (connect(c->sock, (struct sockaddr *)&ss, sl) < 0) {
+		logmsg("cannot reach %s: %s", c->server, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void sock_send(struct client *c, const uint8_t *dg, size_t len)
+{
+	if (send(c->sock, dg, len, 0) == (ssize_t)len) {
+		c->last_tx_ms = mono_ms();
+		return;
+	}
+	c->st.local[LD_SEND]++;
+	/* ECONNREFUSED is an ICMP error for an earlier datagram: not worth a line each */
+	if (errno != EAGAIN && errno != ECONNREFUSED)
+		debug("send to %s: %s", c->server, strerror(errno));
+}
+
+/* ---- Sending ------------------------------------------------------------------------------ */
+
+/* Seal len bytes already at pkt + DUST_DATA_PREFIX; returns the packet length or < 0. */
+static int seal(struct client *c, uint8_t *pkt, size_t len, size_t cap)
+{
+	int n = dust_data_seal(&c->cur, &c->rng, &c->pad, (uint32_t)time(NULL), pkt, len, cap);
+
+	if (n == -EKEYEXPIRED)
+		c->up = false; /* a fresh intro gives fresh keys */
+	return n;
+}
+
+static void send_data(struct client *c, const uint8_t *ip, size_t len)
+{
+	uint8_t *pkt = c->txbuf;
+	int n;
+
+	memcpy(pkt + DUST_DATA_PREFIX, ip, len);
+	n = seal(c, pkt, len, c->dg_max);
+	if (n < 0) {
+		c->st.local[LD_TOO_BIG]++;
+		return;
+	}
+	c->st.tx_packets++;
+	c->st.tx_bytes += len;
+	sock_send(c, pkt, (size_t)n);
+}
+
+static void send_keepalive(struct client *c)
+{
+	int n = seal(c, c->txbuf, 0, c->dg_max);
+
+	if (n < 0)
+		return;
+	c->st.keepalive_tx++;
+	c->last_ka_ms = mono_ms();
+	sock_send(c, c->txbuf, (size_t)n);
+	debug("keepalive sent");
+}
+
+/* Chain the held packet after the intro when both fit in one datagram. */
+static size_t chain_held(struct client *c, size_t ilen)
+{
+	int n;
+
+	if (!c->held_len)
+		return 0;
+	memcpy(c->txbuf + ilen + DUST_DATA_PREFIX, c->held, c->held_len);
+	n = seal(c, c->txbuf + ilen, c->held_len, c->dg_max - ilen);
+	if (n < 0)
+		return 0;
+	c->st.tx_packets++;
+	c->st.tx_bytes += c->held_len;
+	c->held_len = 0;
+	return (size_t)n;
+}
+
+/* A fresh intro each time: the server takes only intros newer than the last. */
+static void send_intro(struct client *c)
+{
+	struct dust_session next;
+	size_t len;
+	int n;
+
+	n = dust_intro_build(&c->inv, &c->id, &c->rng, &c->pad, unix_ms(), c->txbuf, c->dg_max,
+			     &next);
+	if (n < 0) {
+		logmsg("cannot build an intro: %s", dust_last_error());
+		quit = 1;
+		return;
+	}
+	/* keep the previous keys: the server's answer to it may still be in flight */
+	if (c->cur.role) {
+		c->prev = c->cur;
+		c->have_prev = true;
+	}
+	c->cur = next;
+	sodium_memzero(&next, sizeof(next));
+	len = (size_t)n;
+	len += chain_held(c, len);
+	c->st.intros++;
+	c->attempts++;
+	sock_send(c, c->txbuf, len);
+	if (c->held_len) { /* did not fit: send it on its own right behind */
+		send_data(c, c->held, c->held_len);
+		c->held_len = 0;
+	}
+	debug("intro %u sent to %s (%zu bytes)", c->attempts, c->server, len);
+}
+
+static bool src_is_ours(const struct client *c, const uint8_t *p, size_t len)
+{
+	if (c->inv.tunnel.family == 4)
+		return len >= 20 && memcmp(p + 12, c->inv.tunnel.a, 4) == 0;
+	return len >= 40 && memcmp(p + 8, c->inv.tunnel.a, 16) == 0;
+}
+
+static void on_tun_packet(struct client *c, const uint8_t *p, size_t len)
+{
+	unsigned ver = len ? p[0] >> 4 : 0;
+
+	if (ver != 4 && ver != 6) {
+		c->st.local[LD_NOT_IP]++;
+		return;
+	}
+	if ((ver == 4) != (c->inv.tunnel.family == 4) || !src_is_ours(c, p, len)) {
+		c->st.local[LD_FOREIGN_SRC]++;
+		return;
+	}
+	if (len + DUST_DATA_OVERHEAD > c->dg_max) {
+		c->st.local[LD_TOO_BIG]++;
+		return;
+	}
+	if (!c->up) {
+		/* sealed under the newest intro's keys, and kept to chain with the next */
+		if (c->held_len)
+			c->st.local[LD_NO_SESSION]++;
+		memcpy(c->held, p, len);
+		c->held_len = len;
+		if (!c->cur.role)
+			return;
+	}
+	send_data(c, p, len);
+}
+
+static void tun_drain(struct client *c)
+{
+	for (int i = 0; i < TUN_BURST; i++) {
+		ssize_t n = read(c->tun, c->rxbuf, sizeof(c->rxbuf));
+
+		if (n < 0)
+			return;
+		on_tun_packet(c, c->rxbuf, (size_t)n);
+	}
+}
+
+/* ---- Receiving ----------------------------------------------------------------------------- */
+
+static void deliver(struct client *c, const uint8_t *p, size_t len)
+{
+	unsigned ver = p[0] >> 4;
+
+	if (len < 20 || (ver != 4 && ver != 6)) {
+		c->st.local[LD_BAD_INNER]++;
+		return;
+	}
+	if (write(c->tun, p, len) != (ssize_t)len) {
+		c->st.local[LD_TUN_WRITE]++;
+		return;
+	}
+	c->st.rx_packets++;
+	c->st.rx_bytes += len;
+}
+
+static void became_up(struct client *c)
+{
+	char a[64];
+
+	c->up = true;
+	c->intro_gap_ms = 1000;
+	if (c->ever_up) {
+		c->st.reconnects++;
+		logmsg("connected again to %s after %u intro(s)", c->server, c->attempts);
+	} else {
+		logmsg("connected to %s: tunnel %s/%u on %s", c->server,
+		       dust_ipaddr_format(&c->inv.tunnel, a, sizeof(a)), c->inv.tunnel_prefix,
+		       c->ifname);
+		invite_mark_used(c->o, &c->inv);
+	}
+	c->ever_up = true;
+	c->attempts = 0;
+	c->held_len = 0;
+	c->have_prev = false;
+	dust_session_wipe(&c->prev);
+}
+
+/* The server may have answered the previous intro: then that one is the session. */
+static unsigned open_with_prev(struct client *c, size_t len, struct dust_seg *segs,
+			       enum dust_drop *drop)
+{
+	struct dust_session tmp;
+	unsigned n;
+
+	n = dust_datagram_open(&c->prev, &c->lim, (uint32_t)time(NULL), c->rxcopy, len, 0, segs,
+			       DUST_CHAIN_MAX, drop);
+	if (n == 0)
+		return 0;
+	tmp = c->cur;
+	c->cur = c->prev;
+	c->prev = tmp;
+	sodium_memzero(&tmp, sizeof(tmp));
+	memcpy(c->rxbuf, c->rxcopy, len);
+	return n;
+}
+
+static void on_datagram(struct client *c, size_t len)
+{
+	struct dust_seg segs[DUST_CHAIN_MAX];
+	enum dust_drop drop = DUST_OK;
+	bool try_prev = c->have_prev && !c->up;
+	unsigned n;
+
+	if (!c->cur.role) {
+		c->st.drop[DUST_DROP_AUTH]++;
+		return;
+	}
+	if (try_prev)
+		memcpy(c->rxcopy, c->rxbuf, len); /* a failed open may zero bytes */
+	n = dust_datagram_open(&c->cur, &c->lim, (uint32_t)time(NULL), c->rxbuf, len, 0, segs,
+			       DUST_CHAIN_MAX, &drop);
+	if (n == 0 && try_prev)
+		n = open_with_prev(c, len, segs, &drop);
+	if (drop != DUST_OK)
+		c->st.drop[drop]++;
+	if (n == 0)
+		return;
+	c->last_rx_ms = mono_ms();
+	if (!c->up)
+		became_up(c);
+	for (unsigned i = 0; i < n; i++) {
+		if (segs[i].len == 0)
+			c->st.keepalive_rx++;
+		else
+			deliver(c, c->rxbuf + segs[i].off, segs[i].len);
+	}
+}
+
+static void sock_drain(struct client *c)
+{
+	for (int i = 0; i < TUN_BURST; i++) {
+		ssize_t n = recv(c->sock, c->rxbuf, sizeof(c->rxbuf), 0);
+
+		if (n < 0)
+			return;
+		on_datagram(c, (size_t)n);
+	}
+}
+
+/* ---- Timers ---------------------------------------------------------------------------------- */
+
+static int connecting_tick(struct client *c, uint64_t now)
+{
+	if (now < c->next_intro_ms)
+		return 0;
+	if (!c->ever_up && c->attempts >= c->o->tries) {
+		logmsg("no answer from %s after %u intros (unreachable, or the invitation is "
+		       "expired or bound to another key)",
+		       c->server, c->attempts);
+		return EXIT_NO_ANSWER;
+	}
+	send_intro(c);
+	c->next_intro_ms = now + c->intro_gap_ms;
+	/* after a loss, back off: a gateway down for an hour should not get 3600 intros */
+	if (c->ever_up && c->intro_gap_ms < INTRO_BACKOFF_MAX_MS)
+		c->intro_gap_ms *= 2;
+	return 0;
+}
+
+static void up_tick(struct client *c, uint64_t now)
+{
+	uint64_t ka = c->o->keepalive_s * 1000ull;
+
+	if (now - c->last_rx_ms >= c->o->dead_s * 1000ull) {
+		logmsg("%s silent for %llu s: introducing again", c->server,
+		       (unsigned long long)(now - c->last_rx_ms) / 1000);
+		c->up = false;
+		c->have_prev = false;
+		c->attempts = 0;
+		c->intro_gap_ms = 1000;
+		c->next_intro_ms = now;
+		return;
+	}
+	/* the server answers keepalives, so they also probe a one-way flow */
+	if (now - c->last_ka_ms >= ka && (now - c->last_tx_ms >= ka || now - c->last_rx_ms >= ka))
+		send_keepalive(c);
+}
+
+static int tick(struct client *c)
+{
+	uint64_t now = mono_ms();
+
+	if (!c->up)
+		return connecting_tick(c, now);
+	up_tick(c, now);
+	return c->up ? 0 : connecting_tick(c, now);
+}
+
+/* ---- Main loop -------------------------------------------------------------------------------- */
+
+static int run(struct client *c)
+{
+	struct pollfd pfd[2] = { { .fd = c->tun, .events = POLLIN },
+				 { .fd = c->sock, .events = POLLIN } };
+	int rc = 0;
+
+	c->intro_gap_ms = 1000;
+	c->next_intro_ms = mono_ms();
+	c->last_rx_ms = c->last_tx_ms = c->last_ka_ms = mono_ms();
+	/* a packet already queued on the TUN goes chained with the first intro */
+	tun_drain(c);
+	while (!quit && rc == 0) {
+		rc = tick(c);
+		if (rc || quit)
+			break;
+		if (poll(pfd, 2, 200) < 0) {
+			if (errno == EINTR)
+				continue;
+			logmsg("poll: %s", strerror(errno));
+			return EXIT_USAGE;
+		}
+		if (pfd[1].revents & POLLIN)
+			sock_drain(c);
+		if (pfd[0].revents & POLLIN)
+			tun_drain(c);
+	}
+	return rc;
+}
+
+static void print_stats(const struct client *c)
+{
+	const struct stats *s = &c->st;
+
+	printf("dust-client stats: tx_packets=%llu tx_bytes=%llu rx_packets=%llu rx_bytes=%llu "
+	       "intros=%llu keepalive_tx=%llu keepalive_rx=%llu reconnects=%llu",
+	       (unsigned long long)s->tx_packets, (unsigned long long)s->tx_bytes,
+	       (unsigned long long)s->rx_packets, (unsigned long long)s->rx_bytes,
+	       (unsigned long long)s->intros, (unsigned long long)s->keepalive_tx,
+	       (unsigned long long)s->keepalive_rx, (unsigned long long)s->reconnects);
+	for (int d = DUST_DROP_TRUNCATED; d < DUST_DROP_MAX; d++)
+		printf(" rx_drop_%s=%llu", dust_drop_name(d), (unsigned long long)s->drop[d]);
+	for (int d = 0; d < LD_MAX; d++)
+		printf(" drop_%s=%llu", local_drop_names[d], (unsigned long long)s->local[d]);
+	putchar('\n');
+	fflush(stdout);
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static int setup(struct client *c)
+{
+	int rc;
+
+	rc = open_invite(c);
+	if (rc == 0)
+		rc = check_expiry(c);
+	if (rc == 0)
+		rc = load_key(c);
+	if (rc)
+		return rc;
+	if (sock_open(c) < 0 || tun_open(c) < 0 || tun_configure(c) < 0 || add_routes(c) < 0)
+		return EXIT_USAGE;
+	dust_rng_init(&c->rng);
+	dust_pad_default(&c->pad);
+	c->pad.mtu = (uint16_t)c->dg_max;
+	dust_limits_default(&c->lim);
+	return 0;
+}
+
+static void teardown(struct client *c)
+{
+	if (c->tun >= 0)
+		close(c->tun);
+	if (c->sock >= 0)
+		close(c->sock);
+	dust_session_wipe(&c->cur);
+	dust_session_wipe(&c->prev);
+	dust_identity_wipe(&c->id);
+	dust_invite_wipe(&c->inv);
+	dust_rng_wipe(&c->rng);
+}
+
+int main(int argc, char **argv)
+{
+	static struct client c; /* large buffers: keep them off the stack */
+	struct opts o;
+	int rc;
+
+	rc = parse_opts(argc, argv, &o);
+	if (rc)
+		return rc > 0 ? 0 : EXIT_USAGE;
+	verbose = o.verbose;
+	if (dust_init() < 0) {
+		logmsg("libsodium failed to initialise");
+		return EXIT_USAGE;
+	}
+	c.o = &o;
+	c.tun = c.sock = -1;
+	install_signals();
+	rc = setup(&c);
+	if (rc == 0)
+		rc = run(&c);
+	if (o.stats)
+		print_stats(&c);
+	teardown(&c);
+	return rc;
+}
