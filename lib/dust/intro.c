@@ -30,6 +30,21 @@ static size_t intro_pad_len(const struct dust_pad *pad, struct dust_rng *rng, si
 	return lo + dust_rng_uniform(rng, (uint32_t)(hi - lo + 1));
 }
 
+/*
+ * The tag is the same for every intro of an invitation within an epoch; masking
+ * it with a PRF of the intro's random nonce under the server's public key (known
+ * only to invitees) makes each intro's first bytes fresh on the wire.
+ */
+static void tag_mask(uint8_t tag[DUST_TAG_BYTES], const uint8_t nonce[DUST_XNONCE_BYTES],
+		     const uint8_t server_pk[DUST_PK_BYTES])
+{
+	uint8_t m[DUST_TAG_BYTES];
+
+	crypto_generichash(m, sizeof(m), nonce, DUST_XNONCE_BYTES, server_pk, DUST_PK_BYTES);
+	for (int i = 0; i < DUST_TAG_BYTES; i++)
+		tag[i] ^= m[i];
+}
+
 static void session_fill(struct dust_session *s, const struct dust_session_keys *k,
 			 enum dust_role role, const struct dust_ipaddr *tunnel, uint32_t now_s)
 {
@@ -66,8 +81,9 @@ DUST_EXPORT int dust_intro_build(const struct dust_invite *inv, const struct dus
 	le16_put(pt.pad_len, (uint16_t)padlen);
 	memset(pt.flags, 0, sizeof(pt.flags));
 
-	dust_intro_tag(&ik, now_ms / 1000 / DUST_EPOCH_S, tag);
 	dust_rng_bytes(rng, nonce, DUST_XNONCE_BYTES);
+	dust_intro_tag(&ik, now_ms / 1000 / DUST_EPOCH_S, tag);
+	tag_mask(tag, nonce, inv->server_pk);
 	crypto_aead_xchacha20poly1305_ietf_encrypt(out + DUST_INTRO_CT_OFF, NULL,
 						   (const uint8_t *)&pt, sizeof(pt), tag,
 						   DUST_TAG_BYTES, NULL, nonce, ik.intro_key);
@@ -110,7 +126,8 @@ DUST_EXPORT enum dust_drop dust_intro_accept(struct dust_server *srv, const uint
 	struct dust_session_keys k;
 	struct dust_wire_intro_pt pt;
 	uint8_t dh_es[DUST_KEY_BYTES], dh_cs[DUST_KEY_BYTES], mac[DUST_CONFIRM_BYTES];
-	const uint8_t *tag = pkt + DUST_INTRO_TAG_OFF, *nonce = pkt + DUST_INTRO_NONCE_OFF;
+	uint8_t tag[DUST_TAG_BYTES];
+	const uint8_t *nonce = pkt + DUST_INTRO_NONCE_OFF;
 	uint64_t ts_ms, now_s = now_ms / 1000;
 	size_t padlen, total;
 	bool first_use = false;
@@ -118,12 +135,14 @@ DUST_EXPORT enum dust_drop dust_intro_accept(struct dust_server *srv, const uint
 
 	if (len < DUST_INTRO_MIN_BYTES)
 		return DUST_DROP_TRUNCATED;
+	memcpy(tag, pkt + DUST_INTRO_TAG_OFF, sizeof(tag));
+	tag_mask(tag, nonce, srv->id.pk);
 	e = dust_store_lookup_tag(srv->store, tag);
 	if (!e)
 		return DUST_DROP_INTRO_UNKNOWN;
 	if (crypto_aead_xchacha20poly1305_ietf_decrypt((uint8_t *)&pt, NULL, NULL,
 						       pkt + DUST_INTRO_CT_OFF,
-						       DUST_INTRO_CT_BYTES, tag, DUST_TAG_BYTES,
+						       DUST_INTRO_CT_BYTES, pkt, DUST_TAG_BYTES,
 						       nonce, e->keys.intro_key) != 0)
 		return DUST_DROP_INTRO_AUTH;
 

@@ -7,6 +7,7 @@
 #ifndef DUST_CHECK_H
 #define DUST_CHECK_H
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Intro and data packets: round trips both ways, chaining, timestamps,
+ * every truncation and every single-bit flip rejected with no state change,
+ * and statistical checks that the wire shows no biased bit and no fixed
+ * length relation to the data.
+ */
+#include <math.h>
+
+#include "fixture.h"
+
+static int seal(struct fixture *f, struct dust_session *s, uint8_t *pkt, const void *data,
+		size_t len, size_t cap, uint32_t now_s)
+{
+	memcpy(pkt + DUST_DATA_PREFIX, data, len);
+	return dust_data_seal(s, &f->rng, &f->pad, now_s, pkt, len, cap);
+}
+
+static void test_roundtrip_both_ways(void)
+{
+	struct fixture f;
+	uint8_t pkt[2048], msg[1400];
+	struct dust_seg seg;
+	size_t used;
+
+	fix_init(&f);
+	CHECK_EQ(fix_connect(&f, FIX_NOW_MS), DUST_OK);
+	for (size_t len = 0; len <= sizeof(msg); len += 97) {
+		int n;
+
+		for (size_t i = 0; i < len; i++)
+			msg[i] = (uint8_t)(i * 7 + len);
+		n = seal(&f, &f.cs, pkt, msg, len, sizeof(pkt), FIX_NOW_S);
+		CHECK(n >= (int)(len + DUST_DATA_OVERHEAD));
+		CHECK_EQ(dust_data_open(&f.ss, &f.lim, FIX_NOW_S, pkt, (size_t)n, &seg, &used),
+			 DUST_OK);
+		CHECK_EQ(used, n);
+		CHECK_EQ(seg.len, len);
+		CHECK(memcmp(pkt + seg.off, msg, len) == 0);
+		/* and back, server to client */
+		n = seal(&f, &f.ss, pkt, msg, len, sizeof(pkt), FIX_NOW_S);
+		CHECK(n > 0);
+		CHECK_EQ(dust_data_open(&f.cs, &f.lim, FIX_NOW_S, pkt, (size_t)n, &seg, &used),
+			 DUST_OK);
+		CHECK(memcmp(pkt + seg.off, msg, len) == 0);
+	}
+	/* a client packet does not open under the client's own rx key */
+	{
+		int n = seal(&f, &f.cs, pkt, "x", 1, sizeof(pkt), FIX_NOW_S);
+
+		CHECK(n > 0);
+		CHECK(dust_data_open(&f.cs, &f.lim, FIX_NOW_S, pkt, (size_t)n, &seg, &used) !=
+		      DUST_OK);
+	}
+	fix_fini(&f);
+}
+
+/* Intro chained with two data packets in one datagram, as a client sends it. */
+static void test_chained_intro_and_data(void)
+{
+	struct fixture f;
+	uint8_t dg[3000];
+	struct dust_endpoint from = fix_endpoint("2001:db8::5", 5555);
+	struct dust_seg segs[DUST_CHAIN_MAX];
+	enum dust_drop drop;
+	size_t used, off;
+	int n;
+
+	fix_init(&f);
+	n = dust_intro_build(&f.inv, &f.client, &f.rng, &f.pad, FIX_NOW_MS, dg, sizeof(dg), &f.cs);
+	CHECK(n >= DUST_INTRO_MIN_BYTES);
+	off = (size_t)n;
+	n = seal(&f, &f.cs, dg + off, "hello", 5, sizeof(dg) - off, FIX_NOW_S);
+	CHECK(n > 0);
+	off += (size_t)n;
+	n = seal(&f, &f.cs, dg + off, "world!", 6, sizeof(dg) - off, FIX_NOW_S);
+	CHECK(n > 0);
+	off += (size_t)n;
+
+	CHECK_EQ(dust_intro_accept(&f.srv, dg, off, FIX_NOW_MS, &from, &f.ss, &used, NULL), DUST_OK);
+	CHECK(dust_ipaddr_equal(&f.ss.peer.ip, &from.ip) && f.ss.peer.port == 5555);
+	CHECK_EQ(dust_datagram_open(&f.ss, &f.lim, FIX_NOW_S, dg, off, used, segs, DUST_CHAIN_MAX,
+				    &drop),
+		 2);
+	CHECK_EQ(drop, DUST_OK);
+	CHECK(segs[0].len == 5 && memcmp(dg + segs[0].off, "hello", 5) == 0);
+	CHECK(segs[1].len == 6 && memcmp(dg + segs[1].off, "world!", 6) == 0);
+	fix_fini(&f);
+}
+
+static void test_timestamps_and_replay(void)
+{
+	struct fixture f;
+	uint8_t pkt[256], copy[256];
+	struct dust_seg seg;
+	size_t used;
+	int n;
+
+	fix_init(&f);
+	CHECK_EQ(fix_connect(&f, FIX_NOW_MS), DUST_OK);
+	n = seal(&f, &f.cs, pkt, "abc", 3, sizeof(pkt), FIX_NOW_S - 61);
+	CHECK_EQ(dust_data_open(&f.ss, &f.lim, FIX_NOW_S, pkt, (size_t)n, &seg, &used),
+		 DUST_DROP_STALE);
+	n = seal(&f, &f.cs, pkt, "abc", 3, sizeof(pkt), FIX_NOW_S + 61);
+	CHECK_EQ(dust_data_open(&f.ss, &f.lim, FIX_NOW_S, pkt, (size_t)n, &seg, &used),
+		 DUST_DROP_FUTURE);
+	/* a stale packet's plaintext is not left behind */
+	CHECK(memchr(pkt + DUST_DATA_PREFIX, 'a', 3) == NULL);
+	n = seal(&f, &f.cs, pkt, "abc", 3, sizeof(pkt), FIX_NOW_S + 60);
+	memcpy(copy, pkt, (size_t)n);
+	CHECK_EQ(dust_data_open(&f.ss, &f.lim, FIX_NOW_S, pkt, (size_t)n, &seg, &used), DUST_OK);
+	CHECK_EQ(dust_data_open(&f.ss, &f.lim, FIX_NOW_S, copy, (size_t)n, &seg, &used),
+		 DUST_DROP_REPLAY);
+	fix_fini(&f);
+}
+
+/* Every truncation and every single-bit flip of a valid packet is refused,
+ * the session is unchanged, and a failed tag leaves the bytes untouched. */
+static void test_data_truncation_and_bitflips(void)
+{
+	struct fixture f;
+	uint8_t pkt[512], work[512];
+	struct dust_session before;
+	struct dust_seg seg;
+	size_t used;
+	int n, bad_reason = 0;
+
+	fix_init(&f);
+	CHECK_EQ(fix_connect(&f, FIX_NOW_MS), DUST_OK);
+	n = seal(&f, &f.cs, pkt, "0123456789abcdef0123456789", 26, sizeof(pkt), FIX_NOW_S);
+	CHECK(n > 0);
+	before = f.ss;
+	for (int len = 0; len < n; len++) {
+		memcpy(work, pkt, (size_t)n);
+		enum dust_drop d = dust_data_open(&f.ss, &f.lim, FIX_NOW_S, work, (size_t)len, &seg,
+						  &used);
+		CHECK(d != DUST_OK);
+		if (d != DUST_DROP_TRUNCATED && d != DUST_DROP_AUTH)
+			bad_reason++;
+	}
+	for (int bit = 0; bit < n * 8; bit++) {
+		enum dust_drop d;
+
+		memcpy(work, pkt, (size_t)n);
+		work[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		d = dust_data_open(&f.ss, &f.lim, FIX_NOW_S, work, (size_t)n, &seg, &used);
+		CHECK(d != DUST_OK);
+		/* Bits past header and sample only reach the tag check. */
+		if (bit / 8 >= DUST_HDR_BYTES + DUST_SAMPLE_BYTES && d != DUST_DROP_AUTH)
+			bad_reason++;
+		if (d != DUST_DROP_TRUNCATED && d != DUST_DROP_AUTH && d != DUST_DROP_REPLAY)
+			bad_reason++;
+		work[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		CHECK(memcmp(work, pkt, (size_t)n) == 0);
+	}
+	CHECK_EQ(bad_reason, 0);
+	CHECK(memcmp(&before, &f.ss, sizeof(before)) == 0);
+	/* the untouched original still opens: nothing was consumed */
+	CHECK_EQ(dust_data_open(&f.ss, &f.lim, FIX_NOW_S, pkt, (size_t)n, &seg, &used), DUST_OK);
+	fix_fini(&f);
+}
+
+/* Same for intros: no flip or cut is accepted, and the store does not move. */
+static void test_intro_truncation_and_bitflips(void)
+{
+	struct fixture f;
+	uint8_t intro[512], work[512];
+	struct dust_endpoint from = fix_endpoint("198.51.100.9", 1234);
+	struct dust_store_entry before;
+	struct dust_session s;
+	size_t used;
+	int n, accepted = 0;
+
+	fix_init(&f);
+	f.pad.min = f.pad.max = 20;
+	n = dust_intro_build(&f.inv, &f.client, &f.rng, &f.pad, FIX_NOW_MS, intro, sizeof(intro),
+			     &f.cs);
+	CHECK_EQ(n, DUST_INTRO_MIN_BYTES + 20);
+	before = *dust_store_at(f.srv.store, 0);
+	for (int len = 0; len < n; len++)
+		accepted += dust_intro_accept(&f.srv, intro, (size_t)len, FIX_NOW_MS, &from, &s,
+					      &used, NULL) == DUST_OK;
+	for (int bit = 0; bit < n * 8; bit++) {
+		memcpy(work, intro, (size_t)n);
+		work[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		accepted += dust_intro_accept(&f.srv, work, (size_t)n, FIX_NOW_MS, &from, &s, &used,
+					      NULL) == DUST_OK;
+	}
+	CHECK_EQ(accepted, 0);
+	CHECK(memcmp(&before, dust_store_at(f.srv.store, 0), sizeof(before)) == 0);
+	CHECK_EQ(dust_intro_accept(&f.srv, intro, (size_t)n, FIX_NOW_MS, &from, &s, &used, NULL),
+		 DUST_OK);
+	fix_fini(&f);
+}
+
+/* No bit of the first 64 wire bytes is biased, over intros and data. */
+static void test_no_biased_bits(void)
+{
+	enum { N = 4000 };
+	struct fixture f;
+	static unsigned ones_data[512], ones_intro[512];
+	uint8_t pkt[256];
+	double limit;
+	int biased = 0;
+
+	fix_init(&f);
+	CHECK_EQ(fix_connect(&f, FIX_NOW_MS), DUST_OK);
+	for (int i = 0; i < N; i++) {
+		static const uint8_t zeros[64];
+		struct dust_session tmp;
+		int n = seal(&f, &f.cs, pkt, zeros, sizeof(zeros), sizeof(pkt), FIX_NOW_S);
+
+		CHECK(n >= 64);
+		for (int b = 0; b < 512; b++)
+			ones_data[b] += (pkt[b / 8] >> (b % 8)) & 1;
+		n = dust_intro_build(&f.inv, &f.client, &f.rng, &f.pad, FIX_NOW_MS + (uint64_t)i,
+				     pkt, sizeof(pkt), &tmp);
+		CHECK(n >= 64);
+		for (int b = 0; b < 512; b++)
+			ones_intro[b] += (pkt[b / 8] >> (b % 8)) & 1;
+	}
+	/* |z| > 4.5: two-sided p ~ 7e-6 per bit, ~0.007 over 1024 bits */
+	limit = 4.5 * sqrt(N * 0.25);
+	for (int b = 0; b < 512; b++) {
+		if (fabs(ones_data[b] - N / 2.0) > limit || fabs(ones_intro[b] - N / 2.0) > limit) {
+			fprintf(stderr, "  bit %d biased: data %u intro %u of %d\n", b,
+				ones_data[b], ones_intro[b], N);
+			biased++;
+		}
+	}
+	CHECK_EQ(biased, 0);
+	fix_fini(&f);
+}
+
+/* A fixed data size gives many wire lengths: no fixed offset to recover. */
+static void test_length_not_fixed(void)
+{
+	struct fixture f;
+	uint8_t pkt[2048], data[100] = { 0 };
+	unsigned seen[2048] = { 0 };
+	int distinct = 0, most = 0;
+
+	fix_init(&f);
+	CHECK_EQ(fix_connect(&f, FIX_NOW_MS), DUST_OK);
+	for (int i = 0; i < 6400; i++) {
+		int n = seal(&f, &f.cs, pkt, data, sizeof(data), sizeof(pkt), FIX_NOW_S);
+
+		CHECK(n > 0 && n < 2048);
+		seen[n]++;
+	}
+	for (int i = 0; i < 2048; i++) {
+		distinct += seen[i] > 0;
+		if ((int)seen[i] > most)
+			most = (int)seen[i];
+	}
+	CHECK_EQ(distinct, 64);     /* uniform pad 0..63 */
+	CHECK(most < 6400 / 64 * 2); /* no length dominates */
+	/* FILL: total uniform up to the MTU */
+	f.pad.kind = DUST_PAD_FILL;
+	f.pad.mtu = 1400;
+	memset(seen, 0, sizeof(seen));
+	distinct = 0;
+	for (int i = 0; i < 20000; i++) {
+		int n = seal(&f, &f.cs, pkt, data, sizeof(data), sizeof(pkt), FIX_NOW_S);
+
+		CHECK(n >= 100 + DUST_DATA_OVERHEAD && n <= 1400);
+		seen[n]++;
+	}
+	for (int i = 0; i < 2048; i++)
+		distinct += seen[i] > 0;
+	CHECK(distinct > 1200);
+	fix_fini(&f);
+}
+
+static void test_seal_limits(void)
+{
+	struct fixture f;
+	uint8_t pkt[64];
+
+	fix_init(&f);
+	CHECK_EQ(fix_connect(&f, FIX_NOW_MS), DUST_OK);
+	CHECK_EQ(dust_data_seal(&f.cs, &f.rng, &f.pad, FIX_NOW_S, pkt, 40, sizeof(pkt)), -EMSGSIZE);
+	CHECK_EQ(dust_data_seal(&f.cs, &f.rng, &f.pad, FIX_NOW_S, pkt, 32, sizeof(pkt)), 64);
+	f.cs.tx_counter = DUST_REJECT_AFTER_PACKETS;
+	CHECK_EQ(dust_data_seal(&f.cs, &f.rng, &f.pad, FIX_NOW_S, pkt, 0, sizeof(pkt)),
+		 -EKEYEXPIRED);
+	fix_fini(&f);
+}
+
+static void test_burst(void)
+{
+	enum { N = 32 };
+	struct fixture f;
+	static uint8_t bufs[N][256];
+	uint8_t *dg[N];
+	uint16_t len[N];
+	struct dust_session *ss[N];
+	struct dust_rx_result res[N];
+
+	fix_init(&f);
+	CHECK_EQ(fix_connect(&f, FIX_NOW_MS), DUST_OK);
+	for (int i = 0; i < N; i++) {
+		uint8_t d = (uint8_t)i;
+		int n = seal(&f, &f.cs, bufs[i], &d, 1, sizeof(bufs[i]), FIX_NOW_S);
+
+		dg[i] = bufs[i];
+		len[i] = (uint16_t)n;
+		ss[i] = (i == 7) ? NULL : &f.ss;
+	}
+	bufs[9][40] ^= 1; /* one forged */
+	CHECK_EQ(dust_datagram_open_burst(ss, dg, len, N, &f.lim, FIX_NOW_S, res), N - 2);
+	for (int i = 0; i < N; i++) {
+		if (i == 7 || i == 9) {
+			CHECK(res[i].drop != DUST_OK && res[i].nseg == 0);
+			continue;
+		}
+		CHECK(res[i].drop == DUST_OK && res[i].nseg == 1);
+		CHECK(bufs[i][res[i].seg[0].off] == i);
+	}
+	fix_fini(&f);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct check_test tests[] = {
+		{ "roundtrip_both_ways", test_roundtrip_both_ways },
+		{ "chained_intro_and_data", test_chained_intro_and_data },
+		{ "timestamps_and_replay", test_timestamps_and_replay },
+		{ "data_truncation_and_bitflips", test_data_truncation_and_bitflips },
+		{ "intro_truncation_and_bitflips", test_intro_truncation_and_bitflips },
+		{ "no_biased_bits", test_no_biased_bits },
+		{ "length_not_fixed", test_length_not_fixed },
+		{ "seal_limits", test_seal_limits },
+		{ "burst", test_burst },
+	};
+
+	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
+}
