@@ -150,7 +150,7 @@ DUST_EXPORT int dust_invite_open(struct dust_invite *inv, const char *text, cons
 			      sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0 ||
 	    binlen != sizeof(sealed) || (end && *end != '\0'))
 		return dust_fail(EINVAL, "not a Dust invitation (expected %d base64url characters)",
-				 DUST_INVITE_TEXT_MAX - 1);
+				 DUST_INVITE_TEXT_LEN);
 	rc = password_key(key, password, password_len, salt);
 	if (rc)
 		goto out_wipe;

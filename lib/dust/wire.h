@@ -33,7 +33,8 @@ enum dust_invite_layout {
 	/* sealed = salt | xnonce | E(pt) | mac, then base64url without padding */
 	DUST_INVITE_SEALED_BYTES = DUST_SALT_BYTES + DUST_XNONCE_BYTES +
 				   DUST_INVITE_PT_BYTES + DUST_MAC_BYTES,
-	DUST_INVITE_TEXT_MAX = 4 * ((DUST_INVITE_SEALED_BYTES + 2) / 3) + 1,
+	DUST_INVITE_TEXT_LEN = (DUST_INVITE_SEALED_BYTES * 4 + 2) / 3, /* 246 chars */
+	DUST_INVITE_TEXT_MAX = DUST_INVITE_TEXT_LEN + 1,               /* with NUL */
 };
 
 struct dust_wire_invite {

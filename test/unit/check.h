@@ -42,6 +42,8 @@ static int check_run(const struct check_test *tests, size_t n, const char *only)
 {
 	int passed = 0, failed = 0;
 
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
 	for (size_t i = 0; i < n; i++) {
 		int before = check_failures;
 

@@ -67,6 +67,8 @@ static inline void fix_reopen_store(struct fixture *f)
 {
 	dust_store_close(f->srv.store);
 	f->srv.store = dust_store_open(f->store_path, 0);
+	if (!f->srv.store)
+		fprintf(stderr, "  reopen: %s\n", dust_last_error());
 	CHECK(f->srv.store != NULL);
 	if (f->srv.store)
 		CHECK(dust_store_tick(f->srv.store, FIX_NOW_S) >= 0);
