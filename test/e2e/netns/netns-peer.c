@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Test-only helper for the netns tests: writes invitations (including
+ * already-expired ones, which the real dust-invite refuses to make) and runs
+ * a minimal socket-and-TUN Dust server, so dust-client's own behaviour
+ * (retransmit, wrong key, server restart) is tested without DPDK.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <linux/if.h>
+#include <linux/if_tun.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "dust.h"
+
+enum { MAX_SESSIONS = 64, DG_MAX = 65535 };
+
+struct args {
+	const char *key, *store, *server, *net, *pwfile, *outdir, *tun;
+	unsigned port, first, count;
+	long expiry_s;
+};
+
+struct peer {
+	struct dust_session s;
+	bool live;
+};
+
+struct server {
+	struct dust_server srv;
+	struct dust_rng rng;
+	struct dust_pad pad;
+	struct peer peers[MAX_SESSIONS];
+	int sock, tun;
+	uint64_t drops[DUST_DROP_MAX];
+	uint64_t intros, decoded, encoded, replies;
+	uint8_t buf[DG_MAX];
+};
+
+static volatile sig_atomic_t quit;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	quit = 1;
+}
+
+static int die(const char *what)
+{
+	fprintf(stderr, "netns-peer: %s: %s\n", what, dust_last_error());
+	return 1;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---- invites ---------------------------------------------------------------- */
+
+static int read_password(const char *path, char *pw, size_t cap)
+{
+	FILE *f = fopen(path, "r");
+
+	if (!f || !fgets(pw, (int)cap, f)) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	fclose(f);
+	pw[strcspn(pw, "\r\n")] = '\0';
+	return 0;
+}
+
+static int write_invite(const struct args *a, const struct dust_invite *inv, unsigned n,
+			const char *pw)
+{
+	char text[DUST_INVITE_TEXT_MAX], path[4096];
+	FILE *f;
+
+	if (dust_invite_seal(inv, pw, strlen(pw), text, sizeof(text)) < 0)
+		return die("seal");
+	snprintf(path, sizeof(path), "%s/invite-%u.txt", a->outdir, n);
+	f = fopen(path, "w");
+	if (!f)
+		return die(path);
+	fprintf(f, "%s\n", text);
+	fclose(f);
+	return 0;
+}
+
+static int cmd_invites(const struct args *a)
+{
+	struct dust_identity id;
+	struct dust_ipaddr srv, tun;
+	struct dust_store *st;
+	char pw[512], netbuf[64];
+	unsigned plen = 24;
+	char *slash;
+
+	snprintf(netbuf, sizeof(netbuf), "%s", a->net);
+	slash = strchr(netbuf, '/');
+	if (slash)
+		*slash++ = '\0', plen = (unsigned)atoi(slash);
+	if (dust_identity_load(&id, a->key) < 0 && (dust_identity_generate(&id) < 0 ||
+						      dust_identity_save(&id, a->key) < 0))
+		return die("server key");
+	if (dust_ipaddr_parse(&srv, a->server) < 0 || dust_ipaddr_parse(&tun, netbuf) < 0 ||
+	    read_password(a->pwfile, pw, sizeof(pw)) < 0)
+		return die("arguments");
+	st = dust_store_open(a->store, DUST_STORE_CREATE);
+	if (!st)
+		return die("store");
+	for (unsigned i = 0; i < a->count; i++) {
+		struct dust_invite inv;
+		unsigned host = a->first + i;
+
+		tun.a[2] = (uint8_t)(host >> 8);
+		tun.a[3] = (uint8_t)host;
+		if (dust_invite_new(&inv, &id, &srv, (uint16_t)a->port, &tun, (uint8_t)plen,
+				    (uint64_t)(time(NULL) + a->expiry_s)) < 0 ||
+		    dust_store_add(st, &inv) < 0 || write_invite(a, &inv, host, pw))
+			return die("invitation");
+	}
+	if (dust_store_save(st) < 0)
+		return die("store save");
+	dust_store_close(st);
+	return 0;
+}
+
+/* ---- serve ------------------------------------------------------------------- */
+
+static int tun_open(const char *name)
+{
+	struct ifreq ifr = { .ifr_flags = IFF_TUN | IFF_NO_PI };
+	int fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK);
+
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", name);
+	if (fd < 0 || ioctl(fd, TUNSETIFF, &ifr) < 0) {
+		perror("netns-peer: tun");
+		return -1;
+	}
+	return fd;
+}
+
+static int sock_open(const char *addr, unsigned port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+
+	if (fd < 0 || inet_pton(AF_INET, addr, &sin.sin_addr) != 1 ||
+	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
+		perror("netns-peer: bind");
+		return -1;
+	}
+	return fd;
+}
+
+static struct peer *peer_by_ep(struct server *sv, const struct dust_endpoint *ep)
+{
+	for (int i = 0; i < MAX_SESSIONS; i++) {
+		struct peer *p = &sv->peers[i];
+
+		if (p->live && p->s.peer.port == ep->port &&
+		    dust_ipaddr_equal(&p->s.peer.ip, &ep->ip))
+			return p;
+	}
+	return NULL;
+}
+
+static struct peer *peer_by_tunnel(struct server *sv, const uint8_t *dst4)
+{
+	for (int i = 0; i < MAX_SESSIONS; i++)
+		if (sv->peers[i].live && !memcmp(sv->peers[i].s.tunnel.a, dst4, 4))
+			return &sv->peers[i];
+	return NULL;
+}
+
+static void send_to(struct server *sv, struct peer *p, const uint8_t *pkt, size_t len)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(p->s.peer.port) };
+
+	memcpy(&sin.sin_addr, p->s.peer.ip.a, 4);
+	sendto(sv->sock, pkt, len, 0, (struct sockaddr *)&sin, sizeof(sin));
+}
+
+static void seal_send(struct server *sv, struct peer *p, uint8_t *pkt, size_t len)
+{
+	int n = dust_data_seal(&p->s, &sv->rng, &sv->pad, (uint32_t)time(NULL), pkt, len, 1472);
+
+	if (n > 0)
+		send_to(sv, p, pkt, (size_t)n);
+}
+
+static void deliver_segs(struct server *sv, struct peer *p, uint8_t *dg, struct dust_seg *segs,
+			 unsigned n)
+{
+	uint8_t ka[DUST_DATA_OVERHEAD + 64];
+
+	for (unsigned i = 0; i < n; i++) {
+		uint8_t *ip = dg + segs[i].off;
+
+		if (segs[i].len == 0) {
+			seal_send(sv, p, ka, 0); /* a keepalive is answered by a keepalive */
+			sv->replies++;
+		} else if (segs[i].len >= 20 && !memcmp(ip + 12, p->s.tunnel.a, 4)) {
+			sv->decoded++;
+			if (write(sv->tun, ip, segs[i].len) < 0)
+				sv->drops[DUST_DROP_MALFORMED]++;
+		} else {
+			sv->drops[DUST_DROP_MALFORMED]++; /* cryptokey routing */
+		}
+	}
+}
+
+/* Returns the slot the intro lands in, or NULL (counted drop, no reply). */
+static struct peer *accept_intro(struct server *sv, const struct dust_endpoint *ep, size_t len,
+				 size_t *consumed)
+{
+	struct dust_intro_info info;
+	struct dust_session s;
+	enum dust_drop d;
+	struct peer *slot = NULL;
+
+	d = dust_intro_accept(&sv->srv, sv->buf, len, now_ms(), ep, &s, consumed, &info);
+	if (d != DUST_OK) {
+		sv->drops[d]++;
+		return NULL;
+	}
+	for (int i = 0; i < MAX_SESSIONS; i++) {
+		struct peer *p = &sv->peers[i];
+
+		/* a newer intro for the same invitation retires the old session */
+		if (p->live && (p->s.invite_idx == info.invite_idx ||
+				(dust_ipaddr_equal(&p->s.peer.ip, &ep->ip) &&
+				 p->s.peer.port == ep->port)))
+			p->live = false;
+		if (!p->live && !slot)
+			slot = p;
+	}
+	if (!slot)
+		return NULL;
+	slot->s = s;
+	slot->live = true;
+	sv->intros++;
+	return slot;
+}
+
+static void on_datagram(struct server *sv, const struct sockaddr_in *from, size_t len)
+{
+	struct dust_endpoint ep = { .ip.family = 4, .port = ntohs(from->sin_port) };
+	struct dust_seg segs[DUST_CHAIN_MAX];
+	enum dust_drop drop = DUST_OK;
+	uint8_t ka[DUST_DATA_OVERHEAD + 64];
+	struct peer *p;
+	size_t off = 0;
+	unsigned n = 0;
+
+	memcpy(ep.ip.a, &from->sin_addr, 4);
+	p = peer_by_ep(sv, &ep);
+	if (p)
+		n = dust_datagram_open(&p->s, &sv->srv.lim, (uint32_t)time(NULL), sv->buf, len, 0,
+				       segs, DUST_CHAIN_MAX, &drop);
+	if (!p || (n == 0 && (drop == DUST_DROP_AUTH || drop == DUST_DROP_TRUNCATED) &&
+		   len >= DUST_INTRO_MIN_BYTES)) {
+		p = accept_intro(sv, &ep, len, &off);
+		if (!p)
+			return;
+		seal_send(sv, p, ka, 0);
+		n = off < len ? dust_datagram_open(&p->s, &sv->srv.lim, (uint32_t)time(NULL),
+						   sv->buf, len, off, segs, DUST_CHAIN_MAX, &drop)
+			      : 0;
+	}
+	if (drop != DUST_OK)
+		sv->drops[drop]++;
+	deliver_segs(sv, p, sv->buf, segs, n);
+}
+
+static void on_tun(struct server *sv, size_t len)
+{
+	static uint8_t pkt[DG_MAX];
+	struct peer *p;
+
+	if (len < 20 || sv->buf[0] >> 4 != 4)
+		return;
+	p = peer_by_tunnel(sv, sv->buf + 16);
+	if (!p)
+		return;
+	memcpy(pkt + DUST_DATA_PREFIX, sv->buf, len);
+	seal_send(sv, p, pkt, len);
+	sv->encoded++;
+}
+
+static void serve_loop(struct server *sv)
+{
+	struct pollfd pfd[2] = { { .fd = sv->sock, .events = POLLIN },
+				 { .fd = sv->tun, .events = POLLIN } };
+
+	while (!quit) {
+		struct sockaddr_in from;
+		socklen_t fl = sizeof(from);
+		ssize_t n;
+
+		dust_store_tick(sv->srv.store, (uint64_t)time(NULL));
+		if (poll(pfd, 2, 500) <= 0)
+			continue;
+		while ((n = recvfrom(sv->sock, sv->buf, sizeof(sv->buf), 0,
+				     (struct sockaddr *)&from, &fl)) > 0)
+			on_datagram(sv, &from, (size_t)n);
+		while ((n = read(sv->tun, sv->buf, sizeof(sv->buf))) > 0)
+			on_tun(sv, (size_t)n);
+	}
+}
+
+static int cmd_serve(const struct args *a)
+{
+	static struct server sv;
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	if (dust_identity_load(&sv.srv.id, a->key) < 0)
+		return die("server key");
+	sv.srv.store = dust_store_open(a->store, 0);
+	if (!sv.srv.store)
+		return die("store");
+	dust_limits_default(&sv.srv.lim);
+	dust_rng_init(&sv.rng);
+	dust_pad_default(&sv.pad);
+	sv.sock = sock_open(a->server, a->port);
+	sv.tun = tun_open(a->tun);
+	if (sv.sock < 0 || sv.tun < 0)
+		return 1;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	fprintf(stderr, "netns-peer: serving %s:%u\n", a->server, a->port);
+	serve_loop(&sv);
+	printf("netns-peer summary: intros=%llu decoded=%llu encoded=%llu keepalive_replies=%llu",
+	       (unsigned long long)sv.intros, (unsigned long long)sv.decoded,
+	       (unsigned long long)sv.encoded, (unsigned long long)sv.replies);
+	for (int d = 1; d < DUST_DROP_MAX; d++)
+		printf(" %s=%llu", dust_drop_name(d), (unsigned long long)sv.drops[d]);
+	putchar('\n');
+	dust_store_close(sv.srv.store);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "key", 1, NULL, 'k' },	  { "store", 1, NULL, 's' },
+		{ "server", 1, NULL, 'a' },	  { "port", 1, NULL, 'p' },
+		{ "tunnel-net", 1, NULL, 'n' },	  { "first", 1, NULL, 'f' },
+		{ "count", 1, NULL, 'c' },	  { "password-file", 1, NULL, 'w' },
+		{ "out-dir", 1, NULL, 'o' },	  { "expiry-s", 1, NULL, 'e' },
+		{ "tun", 1, NULL, 't' },	  { NULL, 0, NULL, 0 },
+	};
+	struct args a = { .port = 4500, .first = 2, .count = 1, .expiry_s = 86400, .tun = "srv0" };
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'k': a.key = optarg; break;
+		case 's': a.store = optarg; break;
+		case 'a': a.server = optarg; break;
+		case 'p': a.port = (unsigned)atoi(optarg); break;
+		case 'n': a.net = optarg; break;
+		case 'f': a.first = (unsigned)atoi(optarg); break;
+		case 'c': a.count = (unsigned)atoi(optarg); break;
+		case 'w': a.pwfile = optarg; break;
+		case 'o': a.outdir = optarg; break;
+		case 'e': a.expiry_s = atol(optarg); break;
+		case 't': a.tun = optarg; break;
+		default: return 2;
+		}
+	}
+	if (optind >= argc || dust_init() < 0 || !a.key || !a.store || !a.server) {
+		fprintf(stderr, "usage: netns-peer invites|serve --key K --store S --server A ...\n");
+		return 2;
+	}
+	if (!strcmp(argv[optind], "invites") && a.net && a.pwfile && a.outdir)
+		return cmd_invites(&a);
+	if (!strcmp(argv[optind], "serve"))
+		return cmd_serve(&a);
+	fprintf(stderr, "netns-peer: unknown command or missing options\n");
+	return 2;
+}
