@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "dust.h"
+#include <sodium.h>
 
 #define FIX_NOW_MS UINT64_C(1800000000000) /* 2027-01-15, fixed for determinism */
 #define FIX_NOW_S ((uint32_t)(FIX_NOW_MS / 1000))

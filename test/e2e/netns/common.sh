@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Shared helpers for the netns tests: namespaces and processes this test
+# created (and only those), waiting, and checks that fail loudly.
+
+NS_LIST=()
+PIDS=()
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+skip() {
+	echo "SKIP: $*" >&2
+	exit 77
+}
+
+step() {
+	echo "== $*"
+}
+
+need_root_tools() {
+	[[ $(id -u) -eq 0 ]] || skip "needs root (network namespaces, TUN)"
+	[[ -c /dev/net/tun ]] || skip "no /dev/net/tun"
+	local t
+	for t in ip "$@"; do
+		command -v "$t" >/dev/null || fail "missing tool '$t' (see tools/bootstrap)"
+	done
+	ip netns add "${PFX}-probe" 2>/dev/null || skip "cannot create network namespaces here"
+	ip netns del "${PFX}-probe"
+}
+
+ns_add() {
+	ip netns add "$1"
+	NS_LIST+=("$1")
+	ip -n "$1" link set lo up
+}
+
+# n NS CMD...: run in a namespace
+n() {
+	local ns=$1
+	shift
+	ip netns exec "$ns" "$@"
+}
+
+# bg VAR NS LOG CMD...: start CMD in NS in the background, its pid in $VAR
+bg() {
+	local var=$1 ns=$2 log=$3
+	shift 3
+	ip netns exec "$ns" "$@" >"$log" 2>&1 &
+	printf -v "$var" %s $!
+	PIDS+=($!)
+}
+
+stop_pid() {
+	local pid=$1
+	[[ -n $pid ]] || return 0
+	kill -TERM "$pid" 2>/dev/null || return 0
+	for _ in $(seq 50); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+}
+
+common_cleanup() {
+	local pid ns
+	set +e
+	for pid in "${PIDS[@]}"; do
+		stop_pid "$pid"
+	done
+	wait 2>/dev/null
+	for ns in "${NS_LIST[@]}"; do
+		ip netns del "$ns" 2>/dev/null
+	done
+}
+
+# wait_for SECONDS CMD...: poll CMD every 0.2 s until it succeeds
+wait_for() {
+	local t=$1
+	shift
+	for _ in $(seq $((t * 5))); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# wait_exit PID SECONDS: wait for a process to end by itself; its status in $RC
+wait_exit() {
+	local pid=$1 t=$2
+	for _ in $(seq $((t * 10))); do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			RC=0
+			wait "$pid" || RC=$?
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+# stats_field LOG NAME: value of NAME=... in the client's stats line
+stats_field() {
+	grep -o "[ ]$2=[0-9]*" "$1" | tail -1 | cut -d= -f2
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Deterministic fixture shared by the libFuzzer harnesses and the program
+ * that writes their seed corpus: fixed keys, a fixed clock, a session pair
+ * and a store holding one invitation. Same bytes in both, so seeds built by
+ * mkcorpus authenticate inside the harnesses.
+ */
+#ifndef DUST_FUZZ_FIXTURE_H
+#define DUST_FUZZ_FIXTURE_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "dust.h"
+
+#define FZ_NOW_MS UINT64_C(1800000000000)
+#define FZ_NOW_S ((uint32_t)(FZ_NOW_MS / 1000))
+
+static inline void fz_die(const char *what)
+{
+	fprintf(stderr, "fuzz fixture: %s: %s\n", what, dust_last_error());
+	abort();
+}
+
+static inline void fz_identity(struct dust_identity *id, uint8_t fill)
+{
+	memset(id->sk, fill, sizeof(id->sk));
+	crypto_scalarmult_base(id->pk, id->sk);
+}
+
+static inline void fz_rng(struct dust_rng *rng, uint8_t seed)
+{
+	memset(rng, 0, sizeof(*rng));
+	memset(rng->key, seed, sizeof(rng->key));
+	rng->pos = DUST_RNG_BUF_BYTES; /* refill on first use: a fixed stream */
+}
+
+static inline void fz_invite(struct dust_invite *inv, const struct dust_identity *server)
+{
+	memset(inv, 0, sizeof(*inv));
+	inv->suite = DUST_SUITE_CHACHA20POLY1305;
+	if (dust_ipaddr_parse(&inv->server, "192.0.2.1") || dust_ipaddr_parse(&inv->tunnel, "10.9.0.2"))
+		fz_die("address");
+	inv->port = 4433;
+	inv->tunnel_prefix = 24;
+	memcpy(inv->server_pk, server->pk, DUST_PK_BYTES);
+	memset(inv->id, 0x33, sizeof(inv->id));
+	memset(inv->secret, 0x44, sizeof(inv->secret));
+	inv->expiry = FZ_NOW_S + 3600;
+}
+
+/* Client and server ends of one session, keyed with fixed bytes. */
+static inline void fz_session_pair(struct dust_session *c, struct dust_session *s)
+{
+	memset(c, 0, sizeof(*c));
+	memset(s, 0, sizeof(*s));
+	memset(c->tx_key, 0x51, DUST_KEY_BYTES);
+	memset(c->tx_hp, 0x52, DUST_KEY_BYTES);
+	memset(c->rx_key, 0x53, DUST_KEY_BYTES);
+	memset(c->rx_hp, 0x54, DUST_KEY_BYTES);
+	memcpy(s->rx_key, c->tx_key, DUST_KEY_BYTES);
+	memcpy(s->rx_hp, c->tx_hp, DUST_KEY_BYTES);
+	memcpy(s->tx_key, c->rx_key, DUST_KEY_BYTES);
+	memcpy(s->tx_hp, c->rx_hp, DUST_KEY_BYTES);
+	dust_replay_init(&c->replay);
+	dust_replay_init(&s->replay);
+	c->role = DUST_ROLE_CLIENT;
+	s->role = DUST_ROLE_SERVER;
+	c->state = s->state = DUST_SESSION_LIVE;
+	if (dust_ipaddr_parse(&s->tunnel, "10.9.0.2"))
+		fz_die("address");
+	c->tunnel = s->tunnel;
+	c->last_rx_s = s->last_rx_s = FZ_NOW_S;
+}
+
+/* A temp dir on tmpfs where possible: the intro path fsyncs its journal. */
+static inline void fz_tmpdir(char *dir, size_t cap)
+{
+	snprintf(dir, cap, "/dev/shm/dust-fuzz-XXXXXX");
+	if (mkdtemp(dir))
+		return;
+	snprintf(dir, cap, "/tmp/dust-fuzz-XXXXXX");
+	if (!mkdtemp(dir))
+		fz_die("mkdtemp");
+}
+
+/* A store with the fixture's one invitation, its tag index at FZ_NOW_S. */
+static inline struct dust_store *fz_store(const char *path, const struct dust_invite *inv)
+{
+	struct dust_store *st = dust_store_open(path, DUST_STORE_CREATE);
+
+	if (!st)
+		fz_die("store open");
+	if (dust_store_count(st) == 0 && (dust_store_add(st, inv) || dust_store_save(st)))
+		fz_die("store add");
+	if (dust_store_tick(st, FZ_NOW_S) < 0)
+		fz_die("store tick");
+	return st;
+}
+
+#endif /* DUST_FUZZ_FIXTURE_H */

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libFuzzer harness: intro acceptance. A store in a temp dir holds one
+ * invitation; each input is a datagram from an unknown endpoint, tried as an
+ * intro at a fixed clock, and on success its chained data is opened with the
+ * new session. The entry's freshness state is reset before each input so a
+ * crash reproduces from its input alone. Properties: consumed stays inside
+ * the datagram, and the same bytes again are a no-op duplicate.
+ */
+#include "fuzz_fixture.h"
+
+enum { REOPEN_EVERY = 4096 }; /* bound the journal's growth */
+
+static struct dust_server srv;
+static struct dust_invite inv;
+static char dir[64], path[128], jpath[140];
+static unsigned runs;
+
+static void store_fresh(void)
+{
+	if (srv.store)
+		dust_store_close(srv.store);
+	unlink(jpath);
+	srv.store = fz_store(path, &inv);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc, (void)argv;
+	if (dust_init() < 0)
+		abort();
+	fz_identity(&srv.id, 0x11);
+	fz_invite(&inv, &srv.id);
+	dust_limits_default(&srv.lim);
+	fz_tmpdir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/store", dir);
+	snprintf(jpath, sizeof(jpath), "%s.bind", path);
+	store_fresh();
+	return 0;
+}
+
+static void entry_reset(void)
+{
+	struct dust_store_entry *e = dust_store_at(srv.store, 0);
+
+	e->bound = 0;
+	e->bound_at = 0;
+	e->last_ts_ms = 0;
+	memset(e->client_pk, 0, sizeof(e->client_pk));
+	memset(e->static_ss, 0, sizeof(e->static_ss));
+	memset(e->last_nonce, 0, sizeof(e->last_nonce));
+}
+
+static void chained(struct dust_session *s, const uint8_t *data, size_t size, size_t off)
+{
+	static uint8_t buf[65536];
+	struct dust_seg segs[DUST_CHAIN_MAX];
+	enum dust_drop drop;
+	unsigned n;
+
+	memcpy(buf, data, size);
+	n = dust_datagram_open(s, &srv.lim, FZ_NOW_S, buf, size, off, segs, DUST_CHAIN_MAX, &drop);
+	for (unsigned i = 0; i < n; i++)
+		if ((size_t)segs[i].off + segs[i].len > size)
+			abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct dust_endpoint from = {.ip = {.family = 4, .a = {198, 51, 100, 7}}, .port = 5555};
+	struct dust_intro_info info;
+	struct dust_session s, s2;
+	size_t consumed = 0, c2 = 0;
+	enum dust_drop d;
+
+	if (size > 65535)
+		return -1;
+	if (++runs % REOPEN_EVERY == 0)
+		store_fresh();
+	entry_reset();
+	memset(&s, 0, sizeof(s));
+	d = dust_intro_accept(&srv, data, size, FZ_NOW_MS, &from, &s, &consumed, &info);
+	if (d >= DUST_DROP_MAX)
+		abort();
+	if (d == DUST_OK) {
+		if (consumed < DUST_INTRO_MIN_BYTES || consumed > size || !info.first_use)
+			abort();
+		chained(&s, data, size, consumed);
+		memset(&s2, 0, sizeof(s2));
+		if (dust_intro_accept(&srv, data, size, FZ_NOW_MS, &from, &s2, &c2, &info) !=
+		    DUST_DROP_INTRO_DUP)
+			abort();
+	}
+	dust_session_wipe(&s);
+	return 0;
+}

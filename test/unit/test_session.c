@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The session table: insert, lookup (single and bulk), v4 and v6 keys,
+ * full-table refusal, removal with probe chains kept intact, idle expiry
+ * and slot reuse, with a randomised cross-check against a plain array.
+ */
+#include "fixture.h"
+
+static struct dust_session *add(struct dust_session_table *t, const struct dust_endpoint *ep,
+				uint32_t now)
+{
+	struct dust_session *s = dust_session_table_reserve(t);
+
+	if (!s)
+		return NULL;
+	s->peer = *ep;
+	s->last_rx_s = now;
+	if (dust_session_table_insert(t, s) != 0)
+		return NULL;
+	return s;
+}
+
+static struct dust_endpoint ep_n(uint32_t n, bool v6)
+{
+	struct dust_endpoint ep = { .port = (uint16_t)(1000 + n % 50000) };
+
+	ep.ip.family = v6 ? 6 : 4;
+	ep.ip.a[0] = v6 ? 0x20 : 10;
+	memcpy(ep.ip.a + (v6 ? 12 : 1), &n, v6 ? 4 : 3);
+	return ep;
+}
+
+static void test_basic(void)
+{
+	struct dust_session_table *t = dust_session_table_create(4);
+	struct dust_endpoint a = ep_n(1, false), b = ep_n(1, true), c = ep_n(2, false);
+	struct dust_endpoint d = ep_n(3, false), e = ep_n(4, false);
+	struct dust_session *sa;
+
+	CHECK(t != NULL);
+	sa = add(t, &a, 100);
+	CHECK(sa != NULL);
+	CHECK(add(t, &b, 100) != NULL);
+	CHECK(dust_session_table_lookup(t, &a) == sa);
+	CHECK(dust_session_table_lookup(t, &c) == NULL);
+	/* v4 and v6 endpoints with equal bytes are different keys */
+	CHECK(dust_session_table_lookup(t, &b) != sa);
+	/* a duplicate endpoint is refused */
+	{
+		struct dust_session *s = dust_session_table_reserve(t);
+
+		s->peer = a;
+		CHECK_EQ(dust_session_table_insert(t, s), -EEXIST);
+	}
+	CHECK(add(t, &c, 100) != NULL);
+	CHECK(add(t, &d, 100) != NULL);
+	CHECK(dust_session_table_reserve(t) == NULL); /* full */
+	CHECK(add(t, &e, 100) == NULL);
+	CHECK_EQ(dust_session_table_live(t), 4);
+	dust_session_table_release(t, sa);
+	CHECK(dust_session_table_lookup(t, &a) == NULL);
+	CHECK(add(t, &e, 100) != NULL);
+	CHECK(dust_session_table_lookup(t, &c) != NULL);
+	dust_session_table_free(t);
+}
+
+static unsigned expired_cb_count;
+static void expired_cb(struct dust_session *s, void *arg)
+{
+	CHECK_EQ(s->state, DUST_SESSION_RETIRING);
+	expired_cb_count++;
+	dust_session_table_release(arg, s);
+}
+
+static void test_expire(void)
+{
+	struct dust_session_table *t = dust_session_table_create(100);
+
+	for (uint32_t i = 0; i < 100; i++) {
+		struct dust_endpoint ep = ep_n(i, i & 1);
+
+		CHECK(add(t, &ep, i < 30 ? 1000 : 1100) != NULL);
+	}
+	CHECK_EQ(dust_session_table_expire(t, 1200, 150, expired_cb, t), 30);
+	CHECK_EQ(expired_cb_count, 30);
+	CHECK_EQ(dust_session_table_live(t), 70);
+	for (uint32_t i = 0; i < 100; i++) {
+		struct dust_endpoint ep = ep_n(i, i & 1);
+
+		CHECK((dust_session_table_lookup(t, &ep) != NULL) == (i >= 30));
+	}
+	for (uint32_t i = 100; i < 130; i++) {
+		struct dust_endpoint ep = ep_n(i, false);
+
+		CHECK(add(t, &ep, 1200) != NULL);
+	}
+	CHECK(dust_session_table_reserve(t) == NULL);
+	dust_session_table_free(t);
+}
+
+/* Random inserts and removals checked against a plain array of truths. */
+static void test_random_against_model(void)
+{
+	enum { CAP = 2000, OPS = 40000 };
+	struct dust_session_table *t = dust_session_table_create(CAP);
+	static struct dust_session *model[CAP * 4];
+	struct dust_rng rng;
+
+	fix_rng_seed(&rng, 3);
+	for (int op = 0; op < OPS; op++) {
+		uint32_t k = dust_rng_uniform(&rng, CAP * 4);
+		struct dust_endpoint ep = ep_n(k, k & 1);
+		struct dust_session *got = dust_session_table_lookup(t, &ep);
+
+		CHECK(got == model[k]);
+		if (model[k] && dust_rng_uniform(&rng, 2)) {
+			dust_session_table_release(t, model[k]);
+			model[k] = NULL;
+		} else if (!model[k]) {
+			model[k] = add(t, &ep, 1);
+			CHECK(model[k] != NULL || dust_session_table_live(t) == CAP);
+		}
+	}
+	/* bulk lookup agrees with the model */
+	{
+		struct dust_endpoint eps[100];
+		const struct dust_endpoint *p[100];
+		struct dust_session *out[100];
+		unsigned hits = 0;
+
+		for (uint32_t i = 0; i < 100; i++) {
+			eps[i] = ep_n(i, i & 1);
+			p[i] = &eps[i];
+			hits += model[i] != NULL;
+		}
+		CHECK_EQ(dust_session_table_lookup_bulk(t, p, 100, out), hits);
+		for (uint32_t i = 0; i < 100; i++)
+			CHECK(out[i] == model[i]);
+	}
+	dust_session_table_free(t);
+}
+
+static void test_bytes_per_session(void)
+{
+	struct dust_session_table *t = dust_session_table_create(1000000);
+	double per;
+
+	CHECK(t != NULL);
+	per = (double)dust_session_table_bytes(t) / 1e6;
+	printf("     %.1f bytes per session at 1M (sizeof session %zu)\n", per,
+	       sizeof(struct dust_session));
+	CHECK(per < 300);
+	dust_session_table_free(t);
+	CHECK(dust_session_table_create(0) == NULL);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct check_test tests[] = {
+		{ "basic", test_basic },
+		{ "expire", test_expire },
+		{ "random_against_model", test_random_against_model },
+		{ "bytes_per_session", test_bytes_per_session },
+	};
+
+	CHECK(dust_init() == 0);
+	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
+}
