@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dust-invite: the operator's tool for server identities and invitations.
+ * keygen makes the gateway's key file; create writes invitation texts for
+ * clients and adds them to the server's store; show opens a text with its
+ * password; list prints the store with each invitation's state.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <sodium.h>
+
+#include "dust.h"
+#include "password.h"
+
+static const char usage[] =
+	"usage: dust-invite COMMAND [options]\n"
+	"\n"
+	"  keygen --out KEY [--force]\n"
+	"      Make a server identity (X25519) in KEY (mode 0600); print its public key.\n"
+	"  create --store STORE --key KEY --server ADDR --port PORT\n"
+	"         (--tunnel ADDR/PREFIX | --tunnel-net NET/PREFIX) [--count N]\n"
+	"         [--expiry-days D] [--out-dir DIR] [--password-file F] [--store-only]\n"
+	"      Create N invitations (default 1) for this server, add them to STORE (created\n"
+	"      if missing) and write each sealed text to DIR/invite-<n>.txt, or to stdout.\n"
+	"      --tunnel-net hands out the next free addresses of NET (not the network, the\n"
+	"      first host, which is the gateway's side, or the broadcast address).\n"
+	"      --store-only skips sealing (no password, no texts): for captures and tests.\n"
+	"      Unused invitations expire after D days (default 30).\n"
+	"  show [--file F | TEXT] [--password-file F]\n"
+	"      Open an invitation with its password and print its fields.\n"
+	"  list --store STORE\n"
+	"      Print every invitation in STORE: tunnel address, expiry, used/unused/expired.\n"
+	"\n"
+	"The password comes from --password-file, else $DUST_PASSWORD, else a prompt;\n"
+	"never from the command line.\n";
+
+struct opts {
+	const char *out, *store, *key, *server, *tunnel, *tunnel_net, *out_dir, *pwfile, *file;
+	unsigned port, count, expiry_days;
+	int force, store_only;
+	const char *arg;
+};
+
+static int die(const char *what)
+{
+	fprintf(stderr, "dust-invite: %s\n", what);
+	return 1;
+}
+
+static int fail(const char *what)
+{
+	fprintf(stderr, "dust-invite: %s: %s\n", what, dust_last_error());
+	return 1;
+}
+
+static int cmd_keygen(const struct opts *o)
+{
+	struct dust_identity id;
+	struct stat st;
+	char hex[2 * DUST_PK_BYTES + 1];
+
+	if (!o->out)
+		return die("keygen needs --out KEY");
+	if (!o->force && stat(o->out, &st) == 0)
+		return die("key file exists; refusing to overwrite it without --force");
+	if (dust_identity_generate(&id) != 0 || dust_identity_save(&id, o->out) != 0)
+		return fail(o->out);
+	sodium_bin2hex(hex, sizeof(hex), id.pk, sizeof(id.pk));
+	printf("%s\n", hex);
+	dust_identity_wipe(&id);
+	return 0;
+}
+
+/* Parse "ADDR/PREFIX" (prefix optional: host prefix). */
+static int parse_net(const char *text, struct dust_ipaddr *ip, unsigned *prefix)
+{
+	char buf[64], *slash;
+
+	snprintf(buf, sizeof(buf), "%s", text);
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash++ = '\0';
+	if (dust_ipaddr_parse(ip, buf) != 0)
+		return -1;
+	*prefix = ip->family == 4 ? 32 : 128;
+	if (slash) {
+		char *end;
+		unsigned long p = strtoul(slash, &end, 10);
+
+		if (*end || p > *prefix)
+			return -1;
+		*prefix = (unsigned)p;
+	}
+	return 0;
+}
+
+static void addr_add(struct dust_ipaddr *ip, uint64_t n)
+{
+	int last = ip->family == 4 ? 3 : 15;
+
+	for (int i = last; i >= 0 && n; i--) {
+		uint64_t v = ip->a[i] + (n & 0xff);
+
+		ip->a[i] = (uint8_t)v;
+		n = (n >> 8) + (v >> 8);
+	}
+}
+
+static bool tunnel_taken(struct dust_store *st, const struct dust_ipaddr *ip)
+{
+	for (size_t i = 0; i < dust_store_count(st); i++)
+		if (dust_ipaddr_equal(&dust_store_at(st, i)->inv.tunnel, ip))
+			return true;
+	return false;
+}
+
+/* Next free host address of net/prefix, or -1 when the net is used up. */
+static int tunnel_next(struct dust_store *st, const struct dust_ipaddr *net, unsigned prefix,
+		       uint64_t *cursor, struct dust_ipaddr *out)
+{
+	unsigned hostbits = (net->family == 4 ? 32 : 128) - prefix;
+	uint64_t size = hostbits >= 63 ? UINT64_MAX : UINT64_C(1) << hostbits;
+
+	for (; *cursor < size; (*cursor)++) {
+		/* skip the network address, the gateway's first host and broadcast */
+		if (*cursor < 2 || (net->family == 4 && *cursor == size - 1))
+			continue;
+		*out = *net;
+		addr_add(out, *cursor);
+		if (!tunnel_taken(st, out)) {
+			(*cursor)++;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int write_text(const char *dir, unsigned n, const char *text)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/invite-%u.txt", dir, n);
+	f = fopen(path, "w");
+	if (!f || fprintf(f, "%s\n", text) < 0 || fclose(f) != 0) {
+		fprintf(stderr, "dust-invite: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int create_one(struct dust_store *st, const struct opts *o,
+		      const struct dust_identity *id, const struct dust_ipaddr *server,
+		      const struct dust_ipaddr *tun, unsigned prefix, const char *pw, unsigned n)
+{
+	struct dust_invite inv;
+	char text[DUST_INVITE_TEXT_MAX], buf[64];
+	uint64_t expiry = (uint64_t)time(NULL) + (uint64_t)o->expiry_days * 86400;
+	int rc = -1;
+
+	if (dust_invite_new(&inv, id, server, (uint16_t)o->port, tun, (uint8_t)prefix, expiry) !=
+	    0)
+		return fail("invitation"), -1;
+	if (!o->store_only &&
+	    dust_invite_seal(&inv, pw, strlen(pw), text, sizeof(text)) != 0) {
+		fail("seal");
+		goto out;
+	}
+	if (dust_store_add(st, &inv) != 0) {
+		fail("store");
+		goto out;
+	}
+	if (o->store_only)
+		rc = 0;
+	else if (o->out_dir)
+		rc = write_text(o->out_dir, n, text);
+	else
+		rc = printf("# invitation %u, tunnel %s\n%s\n", n,
+			    dust_ipaddr_format(tun, buf, sizeof(buf)), text) < 0;
+out:
+	dust_invite_wipe(&inv);
+	sodium_memzero(text, sizeof(text));
+	return rc;
+}
+
+static int cmd_create(const struct opts *o)
+{
+	struct dust_identity id;
+	struct dust_ipaddr server, net;
+	struct dust_store *st;
+	char pw[256] = "";
+	unsigned prefix;
+	uint64_t cursor = 0;
+	int rc = 1;
+
+	if (!o->store || !o->key || !o->server || !o->port || (!o->tunnel == !o->tunnel_net))
+		return die("create needs --store, --key, --server, --port and one of "
+			   "--tunnel or --tunnel-net (see --help)");
+	if (o->port > 65535 || o->count == 0)
+		return die("bad --port or --count");
+	if (dust_ipaddr_parse(&server, o->server) != 0)
+		return fail("--server");
+	if (parse_net(o->tunnel ? o->tunnel : o->tunnel_net, &net, &prefix) != 0)
+		return die("bad tunnel address: expected ADDR/PREFIX");
+	if (o->tunnel && o->count != 1)
+		return die("--tunnel names one address: use --tunnel-net for --count > 1");
+	if (dust_identity_load(&id, o->key) != 0)
+		return fail("--key");
+	if (!o->store_only && dust_password_read(pw, sizeof(pw), o->pwfile, 1) != 0)
+		goto out_wipe;
+	st = dust_store_open(o->store, DUST_STORE_CREATE);
+	if (!st) {
+		fail("--store");
+		goto out_wipe;
+	}
+	for (unsigned i = 0; i < o->count; i++) {
+		struct dust_ipaddr tun = net;
+
+		if (o->tunnel_net && tunnel_next(st, &net, prefix, &cursor, &tun) != 0) {
+			fprintf(stderr, "dust-invite: %s has no free address left after %u\n",
+				o->tunnel_net, i);
+			goto out_close;
+		}
+		if (o->tunnel && tunnel_taken(st, &tun)) {
+			die("that tunnel address already belongs to an invitation in the store");
+			goto out_close;
+		}
+		if (create_one(st, o, &id, &server, &tun, prefix, pw, i + 1) != 0)
+			goto out_close;
+	}
+	if (dust_store_save(st) != 0) {
+		fail("saving the store");
+		goto out_close;
+	}
+	fprintf(stderr, "dust-invite: %u invitation(s) added to %s (%zu in all)%s%s\n", o->count,
+		o->store, dust_store_count(st), o->out_dir ? "; texts in " : "",
+		o->out_dir ? o->out_dir : "");
+	rc = 0;
+out_close:
+	dust_store_close(st);
+out_wipe:
+	sodium_memzero(pw, sizeof(pw));
+	dust_identity_wipe(&id);
+	return rc;
+}
+
+static void print_invite(const struct dust_invite *inv)
+{
+	char a[64], t[64], pk[2 * DUST_PK_BYTES + 1], id[2 * DUST_ID_BYTES + 1];
+	time_t exp = (time_t)inv->expiry;
+	char when[64];
+
+	sodium_bin2hex(pk, sizeof(pk), inv->server_pk, DUST_PK_BYTES);
+	sodium_bin2hex(id, sizeof(id), inv->id, DUST_ID_BYTES);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", gmtime(&exp));
+	printf("server:     %s port %u\n", dust_ipaddr_format(&inv->server, a, sizeof(a)),
+	       inv->port);
+	printf("server key: %s\n", pk);
+	printf("tunnel:     %s/%u\n", dust_ipaddr_format(&inv->tunnel, t, sizeof(t)),
+	       inv->tunnel_prefix);
+	printf("id:         %s\n", id);
+	printf("expires:    %s%s\n", when, (uint64_t)time(NULL) > inv->expiry ? " (expired)" : "");
+}
+
+static int cmd_show(const struct opts *o)
+{
+	static char text[8192];
+	struct dust_invite inv;
+	char pw[256];
+	int rc;
+
+	if (o->file) {
+		FILE *f = fopen(o->file, "r");
+		size_t n;
+
+		if (!f)
+			return fprintf(stderr, "dust-invite: %s: %s\n", o->file, strerror(errno)), 1;
+		n = fread(text, 1, sizeof(text) - 1, f);
+		text[n] = '\0';
+		fclose(f);
+	} else if (o->arg) {
+		snprintf(text, sizeof(text), "%s", o->arg);
+	} else {
+		return die("show needs --file F or the invitation text");
+	}
+	if (dust_password_read(pw, sizeof(pw), o->pwfile, 0) != 0)
+		return 1;
+	rc = dust_invite_open(&inv, text, pw, strlen(pw));
+	sodium_memzero(pw, sizeof(pw));
+	if (rc != 0)
+		return fail("cannot open the invitation");
+	print_invite(&inv);
+	dust_invite_wipe(&inv);
+	return 0;
+}
+
+static int cmd_list(const struct opts *o)
+{
+	struct dust_store *st;
+	uint64_t now = (uint64_t)time(NULL);
+	size_t used = 0, expired = 0;
+
+	if (!o->store)
+		return die("list needs --store STORE");
+	st = dust_store_open(o->store, 0);
+	if (!st)
+		return fail(o->store);
+	printf("%-16s  %-24s  %-20s  %s\n", "id", "tunnel", "expires", "state");
+	for (size_t i = 0; i < dust_store_count(st); i++) {
+		const struct dust_store_entry *e = dust_store_at(st, i);
+		char id[2 * DUST_ID_BYTES + 1], addr[48], tun[64], when[32], key[17];
+		time_t exp = (time_t)e->inv.expiry;
+		const char *state = "unused";
+
+		sodium_bin2hex(id, sizeof(id), e->inv.id, DUST_ID_BYTES);
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M", gmtime(&exp));
+		snprintf(tun, sizeof(tun), "%s/%u",
+			 dust_ipaddr_format(&e->inv.tunnel, addr, sizeof(addr)),
+			 e->inv.tunnel_prefix);
+		if (e->bound) {
+			sodium_bin2hex(key, sizeof(key), e->client_pk, 8);
+			state = "used";
+			used++;
+		} else if (now > e->inv.expiry) {
+			state = "expired";
+			expired++;
+		}
+		printf("%.16s  %-24s  %-20s  %s%s%s\n", id, tun, when, state,
+		       e->bound ? " by client " : "", e->bound ? key : "");
+	}
+	printf("%zu invitations: %zu used, %zu expired, %zu unused\n", dust_store_count(st), used,
+	       expired, dust_store_count(st) - used - expired);
+	dust_store_close(st);
+	return 0;
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "out", 1, 0, 'o' },         { "store", 1, 0, 's' },
+		{ "key", 1, 0, 'k' },         { "server", 1, 0, 'S' },
+		{ "port", 1, 0, 'p' },        { "tunnel", 1, 0, 't' },
+		{ "tunnel-net", 1, 0, 'T' },  { "count", 1, 0, 'n' },
+		{ "expiry-days", 1, 0, 'e' }, { "out-dir", 1, 0, 'd' },
+		{ "password-file", 1, 0, 'P' }, { "file", 1, 0, 'f' },
+		{ "force", 0, 0, 'F' },       { "store-only", 0, 0, 'O' },
+		{ "help", 0, 0, 'h' },        { 0, 0, 0, 0 },
+	};
+	int c;
+
+	o->count = 1;
+	o->expiry_days = 30;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'o': o->out = optarg; break;
+		case 's': o->store = optarg; break;
+		case 'k': o->key = optarg; break;
+		case 'S': o->server = optarg; break;
+		case 'p': o->port = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 't': o->tunnel = optarg; break;
+		case 'T': o->tunnel_net = optarg; break;
+		case 'n': o->count = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'e': o->expiry_days = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'd': o->out_dir = optarg; break;
+		case 'P': o->pwfile = optarg; break;
+		case 'f': o->file = optarg; break;
+		case 'F': o->force = 1; break;
+		case 'O': o->store_only = 1; break;
+		case 'h': fputs(usage, stdout); exit(0);
+		default: fputs(usage, stderr); return -1;
+		}
+	}
+	o->arg = optind < argc ? argv[optind] : NULL;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { 0 };
+	const char *cmd;
+
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		fputs(usage, argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (dust_init() != 0)
+		return die("libsodium failed to initialise");
+	cmd = argv[1];
+	if (parse(argc - 1, argv + 1, &o) != 0)
+		return 2;
+	if (strcmp(cmd, "keygen") == 0)
+		return cmd_keygen(&o);
+	if (strcmp(cmd, "create") == 0)
+		return cmd_create(&o);
+	if (strcmp(cmd, "show") == 0)
+		return cmd_show(&o);
+	if (strcmp(cmd, "list") == 0)
+		return cmd_list(&o);
+	fprintf(stderr, "dust-invite: unknown command '%s'\n%s", cmd, usage);
+	return 2;
+}
