@@ -1,0 +1,790 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Google Benchmark harness over libdust: data seal/open, one packet and
+ * bursts of 32, beside the bare libsodium AEAD on the same sizes (the limit
+ * our codec can reach with this primitive); intro acceptance beside bare
+ * X25519; session lookup at 1k..1M sessions; the replay window.
+ */
+#include <benchmark/benchmark.h>
+
+#include <sodium.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "dust.h"
+
+namespace
+{
+
+/* Size argument 0 stands for the IMIX mix below. */
+constexpr int kImix = 0;
+/* Simple IMIX 7:4:1 (payload bytes; 1400 stands in for 1500-byte frames). */
+constexpr uint16_t kImixSizes[12] = {64, 64, 64, 64, 64, 64, 64, 576, 576, 576, 576, 1400};
+constexpr unsigned kBurst = 32;
+constexpr unsigned kPool = 384; /* multiple of 12 (IMIX) and 32 (bursts) */
+constexpr size_t kBufCap = 1400 + DUST_DATA_OVERHEAD + 256;
+
+size_t payload_at(int arg, unsigned i)
+{
+	return arg == kImix ? kImixSizes[i % 12] : (size_t)arg;
+}
+
+uint32_t now_s()
+{
+	return (uint32_t)time(nullptr);
+}
+
+uint64_t now_ms()
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void set_rates(benchmark::State &state, uint64_t packets, uint64_t bytes)
+{
+	state.counters["pps"] = benchmark::Counter((double)packets, benchmark::Counter::kIsRate);
+	state.SetBytesProcessed((int64_t)bytes);
+}
+
+/* No padding: the codec does exactly the AEAD's work plus its own. */
+struct dust_pad pad_none()
+{
+	struct dust_pad p;
+	dust_pad_default(&p);
+	p.kind = DUST_PAD_UNIFORM;
+	p.min = 0;
+	p.max = 0;
+	p.mtu = 0;
+	return p;
+}
+
+/* A client/server pair sharing random keys, as an intro would leave them. */
+struct pair {
+	struct dust_session cli, srv;
+	pair()
+	{
+		memset(&cli, 0, sizeof(cli));
+		memset(&srv, 0, sizeof(srv));
+		randombytes_buf(cli.tx_key, sizeof(cli.tx_key));
+		randombytes_buf(cli.tx_hp, sizeof(cli.tx_hp));
+		randombytes_buf(cli.rx_key, sizeof(cli.rx_key));
+		randombytes_buf(cli.rx_hp, sizeof(cli.rx_hp));
+		memcpy(srv.rx_key, cli.tx_key, sizeof(srv.rx_key));
+		memcpy(srv.rx_hp, cli.tx_hp, sizeof(srv.rx_hp));
+		memcpy(srv.tx_key, cli.rx_key, sizeof(srv.tx_key));
+		memcpy(srv.tx_hp, cli.rx_hp, sizeof(srv.tx_hp));
+		cli.role = DUST_ROLE_CLIENT;
+		srv.role = DUST_ROLE_SERVER;
+		cli.state = srv.state = DUST_SESSION_LIVE;
+		dust_replay_init(&cli.replay);
+		dust_replay_init(&srv.replay);
+	}
+};
+
+/* kPool sealed datagrams kept pristine; each open works on a copy. */
+struct sealed_pool {
+	std::vector<uint8_t> pristine;
+	std::vector<uint16_t> len;
+	std::vector<uint16_t> payload;
+	bool ok = true;
+
+	uint8_t *at(unsigned i)
+	{
+		return &pristine[(size_t)i * kBufCap];
+	}
+};
+
+void pool_seal(sealed_pool &p, struct dust_session *cli, int arg)
+{
+	struct dust_rng rng;
+	struct dust_pad pad = pad_none();
+	uint32_t now = now_s();
+
+	dust_rng_init(&rng);
+	p.pristine.assign((size_t)kPool * kBufCap, 0);
+	p.len.resize(kPool);
+	p.payload.resize(kPool);
+	for (unsigned i = 0; i < kPool; i++) {
+		size_t n = payload_at(arg, i);
+		uint8_t *b = p.at(i);
+		randombytes_buf(b + DUST_DATA_PREFIX, n);
+		int r = dust_data_seal(cli, &rng, &pad, now, b, n, kBufCap);
+		if (r <= 0) {
+			p.ok = false;
+			return;
+		}
+		p.len[i] = (uint16_t)r;
+		p.payload[i] = (uint16_t)n;
+	}
+	dust_rng_wipe(&rng);
+}
+
+/* Bare AEAD: the same pool shape, nonce = 0^4 | counter, no AD. */
+struct aead_pool {
+	std::vector<uint8_t> pristine;
+	std::vector<uint16_t> len;
+	uint8_t key[crypto_aead_chacha20poly1305_ietf_KEYBYTES];
+
+	uint8_t *at(unsigned i)
+	{
+		return &pristine[(size_t)i * kBufCap];
+	}
+};
+
+void nonce_of(uint8_t nonce[DUST_NONCE_BYTES], uint64_t ctr)
+{
+	memset(nonce, 0, 4);
+	memcpy(nonce + 4, &ctr, 8);
+}
+
+void aead_seal_pool(aead_pool &p, int arg)
+{
+	uint8_t nonce[DUST_NONCE_BYTES];
+
+	crypto_aead_chacha20poly1305_ietf_keygen(p.key);
+	p.pristine.assign((size_t)kPool * kBufCap, 0);
+	p.len.resize(kPool);
+	for (unsigned i = 0; i < kPool; i++) {
+		size_t n = payload_at(arg, i);
+		uint8_t *b = p.at(i);
+		randombytes_buf(b, n);
+		nonce_of(nonce, i);
+		crypto_aead_chacha20poly1305_ietf_encrypt_detached(b, b + n, nullptr, b, n, nullptr,
+								   0, nullptr, nonce, p.key);
+		p.len[i] = (uint16_t)n;
+	}
+}
+
+/* ---- Encode ------------------------------------------------------------ */
+
+void BM_dust_seal(benchmark::State &state)
+{
+	int arg = (int)state.range(0);
+	unsigned batch = (unsigned)state.range(1);
+	pair pr;
+	struct dust_rng rng;
+	struct dust_pad pad = pad_none();
+	std::vector<uint8_t> buf((size_t)kBurst * kBufCap);
+	uint32_t now = now_s();
+	uint64_t pkts = 0, bytes = 0;
+	unsigned k = 0;
+
+	dust_rng_init(&rng);
+	randombytes_buf(buf.data(), buf.size());
+	for (auto _ : state) {
+		for (unsigned j = 0; j < batch; j++, k++) {
+			size_t n = payload_at(arg, k);
+			int r = dust_data_seal(&pr.cli, &rng, &pad, now, &buf[j * kBufCap], n,
+					       kBufCap);
+			if (r <= 0) {
+				state.SkipWithError("dust_data_seal failed");
+				return;
+			}
+			bytes += n;
+		}
+		pkts += batch;
+	}
+	set_rates(state, pkts, bytes);
+	dust_rng_wipe(&rng);
+}
+
+void BM_aead_encrypt(benchmark::State &state)
+{
+	int arg = (int)state.range(0);
+	unsigned batch = (unsigned)state.range(1);
+	uint8_t key[crypto_aead_chacha20poly1305_ietf_KEYBYTES];
+	uint8_t nonce[DUST_NONCE_BYTES];
+	std::vector<uint8_t> buf((size_t)kBurst * kBufCap);
+	uint64_t pkts = 0, bytes = 0, ctr = 0;
+	unsigned k = 0;
+
+	crypto_aead_chacha20poly1305_ietf_keygen(key);
+	randombytes_buf(buf.data(), buf.size());
+	for (auto _ : state) {
+		for (unsigned j = 0; j < batch; j++, k++) {
+			size_t n = payload_at(arg, k);
+			uint8_t *b = &buf[j * kBufCap];
+			nonce_of(nonce, ctr++);
+			crypto_aead_chacha20poly1305_ietf_encrypt_detached(
+				b, b + n, nullptr, b, n, nullptr, 0, nullptr, nonce, key);
+			bytes += n;
+		}
+		pkts += batch;
+	}
+	set_rates(state, pkts, bytes);
+}
+
+/* ---- Decode ------------------------------------------------------------ */
+
+/*
+ * The replay window would reject a pool's counters the second time round,
+ * so it is reset at each wrap: a few ns per kPool packets.
+ */
+void BM_dust_open(benchmark::State &state)
+{
+	int arg = (int)state.range(0);
+	pair pr;
+	sealed_pool pool;
+	struct dust_limits lim;
+	std::vector<uint8_t> work(kBufCap);
+	uint32_t now = now_s();
+	uint64_t pkts = 0, bytes = 0;
+	unsigned k = 0;
+
+	dust_limits_default(&lim);
+	pool_seal(pool, &pr.cli, arg);
+	if (!pool.ok) {
+		state.SkipWithError("sealing the pool failed");
+		return;
+	}
+	for (auto _ : state) {
+		if (k == kPool) {
+			k = 0;
+			dust_replay_init(&pr.srv.replay);
+		}
+		struct dust_seg seg;
+		size_t consumed;
+		memcpy(work.data(), pool.at(k), pool.len[k]);
+		enum dust_drop d =
+			dust_data_open(&pr.srv, &lim, now, work.data(), pool.len[k], &seg, &consumed);
+		if (d != DUST_OK) {
+			state.SkipWithError(dust_drop_name(d));
+			return;
+		}
+		bytes += seg.len;
+		pkts++;
+		k++;
+	}
+	set_rates(state, pkts, bytes);
+}
+
+void BM_dust_open_burst(benchmark::State &state)
+{
+	int arg = (int)state.range(0);
+	pair pr;
+	sealed_pool pool;
+	struct dust_limits lim;
+	std::vector<uint8_t> work((size_t)kBurst * kBufCap);
+	struct dust_session *sess[kBurst];
+	uint8_t *dg[kBurst];
+	uint16_t len[kBurst];
+	struct dust_rx_result res[kBurst];
+	uint32_t now = now_s();
+	uint64_t pkts = 0, bytes = 0;
+	unsigned k = 0;
+
+	dust_limits_default(&lim);
+	pool_seal(pool, &pr.cli, arg);
+	if (!pool.ok) {
+		state.SkipWithError("sealing the pool failed");
+		return;
+	}
+	for (unsigned j = 0; j < kBurst; j++) {
+		sess[j] = &pr.srv;
+		dg[j] = &work[j * kBufCap];
+	}
+	for (auto _ : state) {
+		if (k == kPool) {
+			k = 0;
+			dust_replay_init(&pr.srv.replay);
+		}
+		for (unsigned j = 0; j < kBurst; j++) {
+			memcpy(dg[j], pool.at(k + j), pool.len[k + j]);
+			len[j] = pool.len[k + j];
+		}
+		uint16_t got = dust_datagram_open_burst(sess, dg, len, kBurst, &lim, now, res);
+		if (got != kBurst) {
+			state.SkipWithError("burst: not every datagram opened");
+			return;
+		}
+		for (unsigned j = 0; j < kBurst; j++)
+			bytes += res[j].seg[0].len;
+		pkts += kBurst;
+		k += kBurst;
+	}
+	set_rates(state, pkts, bytes);
+}
+
+/* The same copy-then-open-in-place as BM_dust_open, so only the codec differs. */
+void BM_aead_decrypt(benchmark::State &state)
+{
+	int arg = (int)state.range(0);
+	unsigned batch = (unsigned)state.range(1);
+	aead_pool pool;
+	uint8_t nonce[DUST_NONCE_BYTES];
+	std::vector<uint8_t> work((size_t)kBurst * kBufCap);
+	uint64_t pkts = 0, bytes = 0;
+	unsigned k = 0;
+
+	aead_seal_pool(pool, arg);
+	for (auto _ : state) {
+		if (k >= kPool)
+			k = 0;
+		for (unsigned j = 0; j < batch; j++) {
+			uint8_t *w = &work[j * kBufCap];
+			size_t n = pool.len[k + j];
+			memcpy(w, pool.at(k + j), n + DUST_MAC_BYTES);
+			nonce_of(nonce, k + j);
+			if (crypto_aead_chacha20poly1305_ietf_decrypt_detached(
+				    w, nullptr, w, n, w + n, nullptr, 0, nonce, pool.key) != 0) {
+				state.SkipWithError("bare AEAD decrypt failed");
+				return;
+			}
+			bytes += n;
+		}
+		pkts += batch;
+		k += batch;
+	}
+	set_rates(state, pkts, bytes);
+}
+
+void codec_args(benchmark::internal::Benchmark *b, bool with_batch)
+{
+	b->ArgNames({"size", "burst"});
+	for (int64_t batch : {1, (int)kBurst}) {
+		if (!with_batch && batch != 1)
+			continue;
+		for (int64_t size : {64, 256, 512, 1400, kImix})
+			b->Args({size, batch});
+	}
+}
+
+void codec_args_batch(benchmark::internal::Benchmark *b)
+{
+	codec_args(b, true);
+}
+
+void codec_args_single(benchmark::internal::Benchmark *b)
+{
+	codec_args(b, false);
+}
+
+void codec_args_burst(benchmark::internal::Benchmark *b)
+{
+	b->ArgNames({"size", "burst"});
+	for (int64_t size : {64, 256, 512, 1400, kImix})
+		b->Args({size, kBurst});
+}
+
+BENCHMARK(BM_aead_encrypt)->Apply(codec_args_batch);
+BENCHMARK(BM_dust_seal)->Apply(codec_args_batch);
+BENCHMARK(BM_aead_decrypt)->Apply(codec_args_batch);
+BENCHMARK(BM_dust_open)->Apply(codec_args_single);
+BENCHMARK(BM_dust_open_burst)->Apply(codec_args_burst);
+
+/* ---- Intro acceptance ------------------------------------------------------ */
+
+/* A server with a store in a temporary directory, and a client identity. */
+struct intro_fixture {
+	char dir[64];
+	std::string path;
+	struct dust_server srv;
+	struct dust_identity client;
+	struct dust_rng rng;
+	struct dust_pad pad;
+	bool ok = false;
+
+	intro_fixture()
+	{
+		memset(&srv, 0, sizeof(srv));
+		snprintf(dir, sizeof(dir), "/tmp/dust_bench.XXXXXX");
+		if (!mkdtemp(dir))
+			return;
+		path = std::string(dir) + "/store";
+		srv.store = dust_store_open(path.c_str(), DUST_STORE_CREATE);
+		if (!srv.store)
+			return;
+		if (dust_identity_generate(&srv.id) != 0 || dust_identity_generate(&client) != 0)
+			return;
+		dust_limits_default(&srv.lim);
+		dust_rng_init(&rng);
+		pad = pad_none();
+		ok = true;
+	}
+
+	~intro_fixture()
+	{
+		if (srv.store)
+			dust_store_close(srv.store);
+		std::string cmd = std::string("rm -rf '") + dir + "'";
+		if (system(cmd.c_str()) != 0)
+			fprintf(stderr, "dust_bench: could not remove %s\n", dir);
+		dust_rng_wipe(&rng);
+	}
+
+	bool add_invite(struct dust_invite *inv)
+	{
+		struct dust_ipaddr addr, tun;
+		if (dust_ipaddr_parse(&addr, "127.0.0.1") || dust_ipaddr_parse(&tun, "10.9.0.2"))
+			return false;
+		if (dust_invite_new(inv, &srv.id, &addr, 4433, &tun, 32, now_ms() / 1000 + 86400))
+			return false;
+		return dust_store_add(srv.store, inv) == 0;
+	}
+};
+
+struct intro_pkt {
+	uint8_t b[DUST_INTRO_MIN_BYTES + DUST_INTRO_PAD_MAX];
+	int len;
+	uint64_t ts_ms;
+};
+
+/*
+ * Steady state: the invitation is already bound to this client, who comes
+ * back with a fresh intro (new ephemeral key, newer timestamp) each time.
+ * Intros are built in batches with the timer paused; each is 1 ms newer than
+ * the last and accepted with its own time as "now".
+ */
+void BM_intro_accept(benchmark::State &state)
+{
+	intro_fixture fx;
+	struct dust_invite inv;
+	struct dust_endpoint from;
+	std::vector<intro_pkt> batch(256);
+	struct dust_session cs, ss;
+	struct dust_intro_info info;
+	uint64_t ts = now_ms(), pkts = 0;
+	size_t consumed;
+	unsigned k = (unsigned)batch.size();
+
+	if (!fx.ok || !fx.add_invite(&inv)) {
+		state.SkipWithError("intro fixture failed");
+		return;
+	}
+	memset(&from, 0, sizeof(from));
+	dust_ipaddr_parse(&from.ip, "127.0.0.2");
+	from.port = 40000;
+	dust_store_tick(fx.srv.store, ts / 1000);
+	for (auto _ : state) {
+		if (k == batch.size()) {
+			state.PauseTiming();
+			dust_store_tick(fx.srv.store, ts / 1000);
+			for (auto &p : batch) {
+				p.ts_ms = ++ts;
+				p.len = dust_intro_build(&inv, &fx.client, &fx.rng, &fx.pad, p.ts_ms,
+							 p.b, sizeof(p.b), &cs);
+			}
+			k = 0;
+			state.ResumeTiming();
+		}
+		intro_pkt &p = batch[k++];
+		if (p.len <= 0) {
+			state.SkipWithError("dust_intro_build failed");
+			return;
+		}
+		enum dust_drop d = dust_intro_accept(&fx.srv, p.b, (size_t)p.len, p.ts_ms, &from,
+						     &ss, &consumed, &info);
+		if (d != DUST_OK) {
+			state.SkipWithError(dust_drop_name(d));
+			return;
+		}
+		pkts++;
+	}
+	state.counters["pps"] = benchmark::Counter((double)pkts, benchmark::Counter::kIsRate);
+	dust_session_wipe(&cs);
+	dust_session_wipe(&ss);
+}
+
+/* First use: each intro binds a fresh invitation (persisted to the journal). */
+void BM_intro_accept_first(benchmark::State &state)
+{
+	intro_fixture fx;
+	struct dust_endpoint from;
+	struct dust_session cs, ss;
+	struct dust_intro_info info;
+	intro_pkt p;
+	uint64_t pkts = 0;
+	size_t consumed;
+
+	if (!fx.ok) {
+		state.SkipWithError("intro fixture failed");
+		return;
+	}
+	memset(&from, 0, sizeof(from));
+	dust_ipaddr_parse(&from.ip, "127.0.0.2");
+	from.port = 40000;
+	for (auto _ : state) {
+		struct dust_invite inv;
+		state.PauseTiming();
+		if (!fx.add_invite(&inv)) {
+			state.SkipWithError("dust_store_add failed");
+			return;
+		}
+		p.ts_ms = now_ms();
+		dust_store_tick(fx.srv.store, p.ts_ms / 1000);
+		p.len = dust_intro_build(&inv, &fx.client, &fx.rng, &fx.pad, p.ts_ms, p.b,
+					 sizeof(p.b), &cs);
+		from.port++;
+		state.ResumeTiming();
+		if (p.len <= 0) {
+			state.SkipWithError("dust_intro_build failed");
+			return;
+		}
+		enum dust_drop d = dust_intro_accept(&fx.srv, p.b, (size_t)p.len, p.ts_ms, &from,
+						     &ss, &consumed, &info);
+		if (d != DUST_OK || !info.first_use) {
+			state.SkipWithError(d != DUST_OK ? dust_drop_name(d) : "not a first use");
+			return;
+		}
+		pkts++;
+	}
+	state.counters["pps"] = benchmark::Counter((double)pkts, benchmark::Counter::kIsRate);
+}
+
+void BM_x25519(benchmark::State &state)
+{
+	uint8_t sk[crypto_scalarmult_SCALARBYTES], pk[crypto_scalarmult_BYTES];
+	uint8_t out[crypto_scalarmult_BYTES];
+	uint64_t ops = 0;
+
+	randombytes_buf(sk, sizeof(sk));
+	crypto_scalarmult_base(pk, sk);
+	for (auto _ : state) {
+		if (crypto_scalarmult(out, sk, pk) != 0) {
+			state.SkipWithError("crypto_scalarmult failed");
+			return;
+		}
+		benchmark::DoNotOptimize(out);
+		ops++;
+	}
+	state.counters["pps"] = benchmark::Counter((double)ops, benchmark::Counter::kIsRate);
+}
+
+BENCHMARK(BM_x25519);
+BENCHMARK(BM_intro_accept);
+/* Each first use fsyncs the binding journal: a fixed, small count. */
+BENCHMARK(BM_intro_accept_first)->Iterations(200);
+
+/* ---- Session lookup ------------------------------------------------------------ */
+
+long vm_rss_kb()
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+uint64_t xorshift(uint64_t *s)
+{
+	uint64_t x = *s;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+/* A table filled to n sessions with distinct IPv4 endpoints. */
+struct table_fixture {
+	struct dust_session_table *t = nullptr;
+	std::vector<struct dust_endpoint> eps;
+	long rss_delta_kb = 0;
+	bool ok = false;
+
+	explicit table_fixture(uint32_t n)
+	{
+		long before = vm_rss_kb();
+		t = dust_session_table_create(n);
+		if (!t)
+			return;
+		eps.resize(n);
+		for (uint32_t i = 0; i < n; i++) {
+			struct dust_endpoint &ep = eps[i];
+			memset(&ep, 0, sizeof(ep));
+			ep.ip.family = 4;
+			uint32_t a = 0x0a000000u + (i >> 4); /* 16 ports per address */
+			ep.ip.a[0] = (uint8_t)(a >> 24);
+			ep.ip.a[1] = (uint8_t)(a >> 16);
+			ep.ip.a[2] = (uint8_t)(a >> 8);
+			ep.ip.a[3] = (uint8_t)a;
+			ep.port = (uint16_t)(20000 + (i & 15));
+			struct dust_session *s = dust_session_table_reserve(t);
+			if (!s)
+				return;
+			randombytes_buf(s->rx_key, sizeof(s->rx_key));
+			s->peer = ep;
+			s->role = DUST_ROLE_SERVER;
+			s->state = DUST_SESSION_LIVE;
+			if (dust_session_table_insert(t, s) != 0)
+				return;
+		}
+		rss_delta_kb = vm_rss_kb() - before;
+		ok = true;
+	}
+
+	~table_fixture()
+	{
+		if (t)
+			dust_session_table_free(t);
+	}
+};
+
+/* Lookups in a random order, so a big table is out of cache as in real traffic. */
+void BM_session_lookup(benchmark::State &state)
+{
+	uint32_t n = (uint32_t)state.range(0);
+	table_fixture fx(n);
+	std::vector<uint32_t> order(1u << 16);
+	uint64_t seed = 0x9e3779b97f4a7c15ull, hits = 0;
+	unsigned k = 0;
+
+	if (!fx.ok) {
+		state.SkipWithError("filling the session table failed");
+		return;
+	}
+	for (auto &o : order)
+		o = (uint32_t)(xorshift(&seed) % n);
+	for (auto _ : state) {
+		struct dust_session *s = dust_session_table_lookup(fx.t, &fx.eps[order[k]]);
+		k = (k + 1) & (order.size() - 1);
+		if (!s) {
+			state.SkipWithError("lookup missed a live session");
+			return;
+		}
+		benchmark::DoNotOptimize(s);
+		hits++;
+	}
+	state.counters["pps"] = benchmark::Counter((double)hits, benchmark::Counter::kIsRate);
+	size_t cap = dust_session_table_capacity(fx.t);
+	state.counters["table_B_per_session"] =
+		(double)dust_session_table_bytes(fx.t) / (double)(cap ? cap : 1);
+	state.counters["rss_B_per_session"] = (double)fx.rss_delta_kb * 1024.0 / (double)n;
+}
+
+void BM_session_lookup_bulk(benchmark::State &state)
+{
+	uint32_t n = (uint32_t)state.range(0);
+	table_fixture fx(n);
+	std::vector<const struct dust_endpoint *> keys(1u << 16);
+	struct dust_session *out[kBurst];
+	uint64_t seed = 0x2545f4914f6cdd1dull, hits = 0;
+	unsigned k = 0;
+
+	if (!fx.ok) {
+		state.SkipWithError("filling the session table failed");
+		return;
+	}
+	for (auto &p : keys)
+		p = &fx.eps[xorshift(&seed) % n];
+	for (auto _ : state) {
+		unsigned h = dust_session_table_lookup_bulk(fx.t, &keys[k], kBurst, out);
+		k = (k + kBurst) & (keys.size() - 1);
+		if (h != kBurst) {
+			state.SkipWithError("bulk lookup missed a live session");
+			return;
+		}
+		benchmark::DoNotOptimize(out);
+		hits += h;
+	}
+	state.counters["pps"] = benchmark::Counter((double)hits, benchmark::Counter::kIsRate);
+}
+
+BENCHMARK(BM_session_lookup)->ArgName("sessions")->Arg(1000)->Arg(100000)->Arg(1000000);
+BENCHMARK(BM_session_lookup_bulk)->ArgName("sessions")->Arg(1000)->Arg(100000)->Arg(1000000);
+
+/* ---- Replay window ---------------------------------------------------------------- */
+
+/* In order: the common case, one check and one update per packet. */
+void BM_replay_inorder(benchmark::State &state)
+{
+	struct dust_replay r;
+	uint64_t ctr = 0;
+
+	dust_replay_init(&r);
+	for (auto _ : state) {
+		bool ok = dust_replay_check(&r, ctr) && dust_replay_update(&r, ctr);
+		if (!ok) {
+			state.SkipWithError("fresh counter rejected");
+			return;
+		}
+		ctr++;
+	}
+	state.counters["pps"] = benchmark::Counter((double)ctr, benchmark::Counter::kIsRate);
+}
+
+/* Reordered within the window: blocks of 64 counters sent in a shuffled order. */
+void BM_replay_reorder(benchmark::State &state)
+{
+	struct dust_replay r;
+	uint8_t perm[64];
+	uint64_t base = 0, seed = 88172645463325252ull, n = 0;
+	unsigned k = 0;
+
+	dust_replay_init(&r);
+	for (unsigned i = 0; i < 64; i++)
+		perm[i] = (uint8_t)i;
+	for (unsigned i = 63; i > 0; i--) {
+		unsigned j = (unsigned)(xorshift(&seed) % (i + 1));
+		uint8_t t = perm[i];
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	for (auto _ : state) {
+		uint64_t ctr = base + perm[k];
+		bool ok = dust_replay_check(&r, ctr) && dust_replay_update(&r, ctr);
+		if (!ok) {
+			state.SkipWithError("fresh counter rejected");
+			return;
+		}
+		if (++k == 64) {
+			k = 0;
+			base += 64;
+		}
+		n++;
+	}
+	state.counters["pps"] = benchmark::Counter((double)n, benchmark::Counter::kIsRate);
+}
+
+/* A replayed counter must be turned away by the cheap check alone. */
+void BM_replay_reject(benchmark::State &state)
+{
+	struct dust_replay r;
+	uint64_t n = 0;
+
+	dust_replay_init(&r);
+	for (uint64_t c = 0; c < 100; c++)
+		if (!dust_replay_update(&r, c))
+			break;
+	for (auto _ : state) {
+		if (dust_replay_check(&r, 50)) {
+			state.SkipWithError("replayed counter passed the check");
+			return;
+		}
+		n++;
+	}
+	state.counters["pps"] = benchmark::Counter((double)n, benchmark::Counter::kIsRate);
+}
+
+BENCHMARK(BM_replay_inorder);
+BENCHMARK(BM_replay_reorder);
+BENCHMARK(BM_replay_reject);
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	if (dust_init() != 0) {
+		fprintf(stderr, "dust_bench: dust_init failed\n");
+		return 1;
+	}
+	benchmark::Initialize(&argc, argv);
+	if (benchmark::ReportUnrecognizedArguments(argc, argv))
+		return 1;
+	benchmark::RunSpecifiedBenchmarks();
+	benchmark::Shutdown();
+	return 0;
+}
