@@ -1015,8 +1015,8 @@ static int connecting_tick(struct client *c, uint64_t now)
 	if (now < c->next_intro_ms)
 		return 0;
 	if (!c->ever_up && c->attempts >= c->o->tries) {
-		logmsg("no answer from %s after %u intros (unreachable, or the invitation is "
-		       "expired or bound to another key)",
+		logmsg("no answer from %s (unreachable, or the invitation is expired or bound "
+		       "to another key); %u intros sent",
 		       c->server, c->attempts);
 		return EXIT_NO_ANSWER;
 	}

@@ -1,0 +1,156 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# dust-client's own behaviour, against netns-peer (a minimal socket+TUN
+# Dust server, test-only), so it runs without DPDK:
+#
+#   ns $P-cli                                  ns $P-srv
+#   +-------------------------------+          +--------------------------------+
+#   | dust-client                   |          | netns-peer serve               |
+#   |   dust0 (TUN) 10.91.0.N/24    |          |   srv0 (TUN) 10.91.0.1/24      |
+#   |   veth $P-c 192.168.91.2/24 ===========  veth $P-s 192.168.91.1/24      |
+#   +-------------------------------+          |   UDP 192.168.91.1:4500        |
+#                                              +--------------------------------+
+#
+# Checks: unreachable server, wrong password, not an invitation, expired
+# invitation (clear message and exit status each); a lost intro is
+# retransmitted; ping both ways; an invitation bound to one key refuses
+# another; a server restart makes the client introduce again; a used
+# invitation keeps working past its expiry; SIGTERM exits 0 with stats.
+#
+# usage: netns-client.sh DUST_CLIENT NETNS_PEER WORKDIR
+set -e
+set -o pipefail
+
+CLIENT=$(realpath "$1")
+PEER=$(realpath "$2")
+W=$3
+PFX=dc$$
+CLI=$PFX-cli
+SRV=$PFX-srv
+SRVADDR=192.168.91.1
+PORT=4500
+. "$(dirname "$0")/common.sh"
+
+cleanup() {
+	common_cleanup
+}
+trap cleanup EXIT
+
+need_root_tools ping
+rm -rf "$W"
+mkdir -p "$W/inv" "$W/old"
+echo "correct horse battery" >"$W/pw"
+
+step "invitations"
+"$PEER" invites --key "$W/srv.key" --store "$W/store" --server $SRVADDR --port $PORT \
+	--tunnel-net 10.91.0.0/24 --first 2 --count 3 --password-file "$W/pw" --out-dir "$W/inv"
+# and one that expired a minute ago
+"$PEER" invites --key "$W/srv.key" --store "$W/store" --server $SRVADDR --port $PORT \
+	--tunnel-net 10.91.0.0/24 --first 20 --count 1 --expiry-s -60 --password-file "$W/pw" \
+	--out-dir "$W/inv"
+
+step "namespaces"
+ns_add $CLI
+ns_add $SRV
+ip link add $PFX-c netns $CLI type veth peer name $PFX-s netns $SRV
+n $CLI ip addr add 192.168.91.2/24 dev $PFX-c
+n $CLI ip link set $PFX-c up
+n $SRV ip addr add $SRVADDR/24 dev $PFX-s
+n $SRV ip link set $PFX-s up
+
+start_server() {
+	bg SP $SRV "$W/server.log" "$PEER" serve --key "$W/srv.key" --store "$W/store" \
+		--server $SRVADDR --port $PORT --tun srv0
+	wait_for 5 n $SRV ip link show srv0 || fail "server TUN did not appear"
+	n $SRV ip addr add 10.91.0.1/24 dev srv0
+	n $SRV ip link set srv0 up
+}
+
+# client LOG ARGS...: run dust-client in the client namespace in the background (pid in CP)
+client() {
+	local log=$1
+	shift
+	bg CP $CLI "$log" "$CLIENT" --password-file "$W/pw" "$@"
+}
+
+expect_exit() { # expect_exit PID SECONDS STATUS LOG MESSAGE
+	wait_exit "$1" "$2" || fail "client still running after $2 s ($4)"
+	[[ $RC -eq $3 ]] || { cat "$4"; fail "exit status $RC, want $3 ($4)"; }
+	grep -q "$5" "$4" || { cat "$4"; fail "no message '$5' in $4"; }
+}
+
+step "unreachable server: bounded tries, clear message"
+client "$W/unreach.log" --invite "$W/inv/invite-2.txt" --key "$W/other.key" --tries 2
+expect_exit "$CP" 10 2 "$W/unreach.log" "no answer from $SRVADDR:$PORT (unreachable, or"
+
+step "wrong password"
+bg CP $CLI "$W/badpw.log" env DUST_PASSWORD=wrong "$CLIENT" --invite "$W/inv/invite-2.txt" \
+	--key "$W/c1.key"
+expect_exit "$CP" 20 3 "$W/badpw.log" "wrong password"
+
+step "not an invitation"
+client "$W/notinv.log" --invite-text "hello there" --key "$W/c1.key"
+expect_exit "$CP" 10 3 "$W/notinv.log" "not a Dust invitation"
+
+step "expired invitation"
+client "$W/expired.log" --invite "$W/inv/invite-20.txt" --key "$W/c1.key"
+expect_exit "$CP" 20 4 "$W/expired.log" "expired at"
+
+step "lost intros: the client retransmits until the server comes up"
+client "$W/c1.log" --invite "$W/inv/invite-2.txt" --key "$W/c1.key" --tries 20 \
+	--keepalive 1 --dead-after 3 --route 10.91.0.0/24 --stats
+C1=$CP
+sleep 2.5
+start_server
+wait_for 10 grep -q "connected to" "$W/c1.log" || { cat "$W/c1.log"; fail "client 1 not up"; }
+[[ $(stat -c %a "$W/c1.key") == 600 ]] || fail "client key is not mode 0600"
+
+step "ping both ways"
+n $CLI ping -c 5 -i 0.2 -W 2 10.91.0.1 | tee "$W/ping-c2s.txt"
+n $SRV ping -c 5 -i 0.2 -W 2 10.91.0.2 | tee "$W/ping-s2c.txt"
+
+step "the invitation is bound: another key gets no answer"
+client "$W/thief.log" --invite "$W/inv/invite-2.txt" --key "$W/thief.key" --tries 3 \
+	--ifname dust9
+expect_exit "$CP" 15 2 "$W/thief.log" "no answer from"
+
+step "server restart: the client introduces again"
+stop_pid "$SP"
+wait "$SP" || fail "server did not exit cleanly"
+grep -q "intro_wrong_key=[1-9]" "$W/server.log" || { cat "$W/server.log"; fail "no wrong-key drop"; }
+cp "$W/server.log" "$W/server-1.log"
+start_server
+wait_for 30 grep -q "connected again" "$W/c1.log" || { cat "$W/c1.log"; fail "no re-intro"; }
+n $CLI ping -c 3 -i 0.2 -W 2 10.91.0.1 >/dev/null || fail "no traffic after the restart"
+
+step "a used invitation works past its expiry"
+stop_pid "$SP"
+wait "$SP" || fail "server did not exit cleanly"
+"$PEER" invites --key "$W/srv.key" --store "$W/store" --server $SRVADDR --port $PORT \
+	--tunnel-net 10.91.0.0/24 --first 21 --count 1 --expiry-s 3 --password-file "$W/pw" \
+	--out-dir "$W/inv"
+start_server
+client "$W/c21.log" --invite "$W/inv/invite-21.txt" --key "$W/c21.key" --ifname dust21
+wait_for 10 grep -q "connected to" "$W/c21.log" || { cat "$W/c21.log"; fail "client 21 not up"; }
+stop_pid "$CP"
+sleep 4.5
+client "$W/c21b.log" --invite "$W/inv/invite-21.txt" --key "$W/c21.key" --ifname dust21
+wait_for 10 grep -q "connected to" "$W/c21b.log" || { cat "$W/c21b.log"; fail "used invitation refused after expiry"; }
+n $CLI ping -c 2 -i 0.2 -W 2 -I dust21 10.91.0.1 >/dev/null || fail "client 21 carries no traffic"
+stop_pid "$CP"
+# and an unused key cannot take it after expiry: the client itself refuses
+client "$W/c21c.log" --invite "$W/inv/invite-21.txt" --key "$W/c21-new.key" --ifname dust22
+expect_exit "$CP" 20 4 "$W/c21c.log" "expired at"
+
+step "SIGTERM: clean exit, stats line, interface gone"
+kill -TERM "$C1"
+wait_exit "$C1" 5 || fail "client did not stop on SIGTERM"
+[[ $RC -eq 0 ]] || fail "client exit status $RC on SIGTERM"
+cat "$W/c1.log"
+[[ $(stats_field "$W/c1.log" reconnects) -ge 1 ]] || fail "stats show no reconnect"
+[[ $(stats_field "$W/c1.log" intros) -ge 3 ]] || fail "stats show too few intros"
+[[ $(stats_field "$W/c1.log" rx_packets) -ge 8 ]] || fail "stats show too few packets"
+! n $CLI ip link show dust0 2>/dev/null || fail "dust0 still exists"
+
+echo "PASS: netns-client"
