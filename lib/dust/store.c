@@ -235,16 +235,20 @@ static int load_journal(struct dust_store *st)
 	return 0;
 }
 
-static int journal_append(struct dust_store *st, const char *body, bool durable)
+static size_t record_format(char *out, size_t cap, const char *body)
 {
-	char line[LINE_MAX_LEN], sum[17];
-	int len, rc;
-	off_t end;
+	char sum[17];
 
 	line_sum(body, strlen(body), sum);
-	len = snprintf(line, sizeof(line), "%s#%s\n", body, sum);
-	end = lseek(st->journal_fd, 0, SEEK_END);
-	rc = dust_write_all(st->journal_fd, line, (size_t)len);
+	return (size_t)snprintf(out, cap, "%s#%s\n", body, sum);
+}
+
+static int journal_append(struct dust_store *st, const char *body, bool durable)
+{
+	char line[LINE_MAX_LEN];
+	size_t len = record_format(line, sizeof(line), body);
+	off_t end = lseek(st->journal_fd, 0, SEEK_END);
+	int rc = dust_write_all(st->journal_fd, line, len);
 	if (!rc && durable && fdatasync(st->journal_fd) != 0)
 		rc = -errno;
 	if (rc) {
@@ -257,8 +261,45 @@ static int journal_append(struct dust_store *st, const char *body, bool durable)
 	return 0;
 }
 
+/*
+ * Rewrite the journal as one binding and one freshness line per used
+ * invitation once it has grown well past that (each intro appends a line).
+ */
+static int journal_compact(struct dust_store *st)
+{
+	size_t cap = 256 * 2 * (st->n + 1), len = 0;
+	char *buf, body[256], idhex[2 * DUST_ID_BYTES + 1], hex[2 * DUST_PK_BYTES + 1];
+	int rc;
+
+	if (st->journal_lines <= 2 * st->n + 1024)
+		return 0;
+	buf = malloc(cap);
+	if (!buf)
+		return dust_fail(ENOMEM, "out of memory");
+	for (size_t i = 0; i < st->n; i++) {
+		const struct dust_store_entry *e = &st->e[i];
+
+		if (!e->bound)
+			continue;
+		sodium_bin2hex(idhex, sizeof(idhex), e->inv.id, DUST_ID_BYTES);
+		sodium_bin2hex(hex, sizeof(hex), e->client_pk, DUST_PK_BYTES);
+		snprintf(body, sizeof(body), "B %s %s %" PRIu64 " ", idhex, hex, e->bound_at);
+		len += record_format(buf + len, cap - len, body);
+		sodium_bin2hex(hex, sizeof(hex), e->last_nonce, DUST_XNONCE_BYTES);
+		snprintf(body, sizeof(body), "T %s %" PRIu64 " %s ", idhex, e->last_ts_ms, hex);
+		len += record_format(buf + len, cap - len, body);
+	}
+	rc = dust_file_replace(st->journal_path, buf, len, 0600);
+	free(buf);
+	return rc;
+}
+
 static int journal_open(struct dust_store *st)
 {
+	int rc = journal_compact(st);
+
+	if (rc)
+		return rc;
 	st->journal_fd = open(st->journal_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	if (st->journal_fd < 0)
 		return dust_fail(errno, "%s: %s", st->journal_path, strerror(errno));

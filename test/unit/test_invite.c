@@ -253,6 +253,28 @@ static void test_epoch_rollover(void)
 	fix_fini(&f);
 }
 
+/* Many intros grow the journal; reopening compacts it and keeps the state. */
+static void test_journal_compaction(void)
+{
+	struct fixture f;
+	char jpath[200];
+	struct stat st1, st2;
+
+	fix_init(&f);
+	for (int i = 0; i < 1100; i++)
+		CHECK_EQ(fix_connect(&f, FIX_NOW_MS + (uint64_t)i), DUST_OK);
+	snprintf(jpath, sizeof(jpath), "%s.bind", f.store_path);
+	CHECK(stat(jpath, &st1) == 0);
+	fix_reopen_store(&f);
+	CHECK(stat(jpath, &st2) == 0);
+	CHECK(st2.st_size < st1.st_size / 100);
+	CHECK(dust_store_at(f.srv.store, 0)->bound);
+	CHECK_EQ(dust_store_at(f.srv.store, 0)->last_ts_ms, FIX_NOW_MS + 1099);
+	CHECK_EQ(fix_connect(&f, FIX_NOW_MS + 1099 - 1), DUST_DROP_INTRO_REPLAY);
+	CHECK_EQ(fix_connect(&f, FIX_NOW_MS + 2000), DUST_OK);
+	fix_fini(&f);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
@@ -265,6 +287,7 @@ int main(int argc, char **argv)
 		{ "journal_torn_line", test_journal_torn_line },
 		{ "store_errors", test_store_errors },
 		{ "epoch_rollover", test_epoch_rollover },
+		{ "journal_compaction", test_journal_compaction },
 	};
 
 	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
