@@ -12,6 +12,7 @@
 static struct dust_session tmpl;
 static struct dust_limits lim;
 static uint8_t buf[65536];
+static bool verbose; /* FUZZ_VERBOSE=1: print each input's outcome (seed checks) */
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -22,6 +23,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	fz_session_pair(&c, &tmpl);
 	dust_limits_default(&lim);
+	verbose = getenv("FUZZ_VERBOSE") != NULL;
 	return 0;
 }
 
@@ -42,6 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size > 65535)
 		return -1;
 	n = open_all(&s, data, size, segs, &drop);
+	if (verbose)
+		fprintf(stderr, "data: %zu bytes: %u segs, %s\n", size, n, dust_drop_name(drop));
 	if (drop >= DUST_DROP_MAX || (n == 0 && drop == DUST_OK && size != 0))
 		abort();
 	for (unsigned i = 0; i < n; i++) {

@@ -8,6 +8,7 @@
 #ifndef DUST_FUZZ_FIXTURE_H
 #define DUST_FUZZ_FIXTURE_H
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

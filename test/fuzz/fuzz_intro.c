@@ -15,6 +15,7 @@ static struct dust_server srv;
 static struct dust_invite inv;
 static char dir[64], path[128], jpath[140];
 static unsigned runs;
+static bool verbose; /* FUZZ_VERBOSE=1: print each input's outcome (seed checks) */
 
 static void store_fresh(void)
 {
@@ -36,6 +37,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	snprintf(path, sizeof(path), "%s/store", dir);
 	snprintf(jpath, sizeof(jpath), "%s.bind", path);
 	store_fresh();
+	verbose = getenv("FUZZ_VERBOSE") != NULL;
 	return 0;
 }
 
@@ -80,6 +82,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	entry_reset();
 	memset(&s, 0, sizeof(s));
 	d = dust_intro_accept(&srv, data, size, FZ_NOW_MS, &from, &s, &consumed, &info);
+	if (verbose)
+		fprintf(stderr, "intro: %zu bytes: %s\n", size, dust_drop_name(d));
 	if (d >= DUST_DROP_MAX)
 		abort();
 	if (d == DUST_OK) {

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Writes the seed corpus of the fuzz harnesses into OUTDIR/{data,intro,
+ * invite,config}: valid packets made with the fixture's fixed keys and
+ * clock (so they pass the harnesses' tag checks), plus near misses.
+ */
+#include <errno.h>
+#include <sys/stat.h>
+
+#include "fuzz_fixture.h"
+
+static const char *outdir;
+static struct dust_rng rng;
+static struct dust_pad pad;
+
+static void put(const char *sub, const char *name, const void *p, size_t len)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", outdir, sub);
+	if (mkdir(path, 0755) != 0 && errno != EEXIST)
+		fz_die(path);
+	snprintf(path, sizeof(path), "%s/%s/%s", outdir, sub, name);
+	f = fopen(path, "wb");
+	if (!f || fwrite(p, 1, len, f) != len || fclose(f) != 0)
+		fz_die(path);
+}
+
+/* Seal one packet of data_len bytes (a plausible IPv4 header first) at p. */
+static size_t seal(struct dust_session *c, uint8_t *p, size_t cap, size_t data_len, uint32_t now)
+{
+	uint8_t *d = p + DUST_DATA_PREFIX;
+	int n;
+
+	memset(d, 0, data_len);
+	if (data_len >= 20) {
+		d[0] = 0x45;
+		d[2] = (uint8_t)(data_len >> 8), d[3] = (uint8_t)data_len;
+		d[12] = 10, d[13] = 9, d[14] = 0, d[15] = 2;
+	}
+	n = dust_data_seal(c, &rng, &pad, now, p, data_len, cap);
+	if (n < 0)
+		fz_die("seal");
+	return (size_t)n;
+}
+
+static void data_seeds(void)
+{
+	static const size_t lens[] = {0, 1, 20, 100, 1400};
+	static const uint64_t counters[] = {0, 1, 191, 192, 4096, UINT64_C(1) << 40};
+	struct dust_session c, s;
+	uint8_t dg[8192];
+	char name[64];
+	size_t n, off;
+
+	fz_session_pair(&c, &s);
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		n = seal(&c, dg, sizeof(dg), lens[i], FZ_NOW_S);
+		snprintf(name, sizeof(name), "len%zu", lens[i]);
+		put("data", name, dg, n);
+	}
+	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
+		c.tx_counter = counters[i];
+		n = seal(&c, dg, sizeof(dg), 60, FZ_NOW_S);
+		snprintf(name, sizeof(name), "ctr%zu", i);
+		put("data", name, dg, n);
+	}
+	for (unsigned k = 2; k <= DUST_CHAIN_MAX + 1; k += k < 4 ? 1 : DUST_CHAIN_MAX - 3) {
+		for (off = 0, n = 0; n < k; n++)
+			off += seal(&c, dg + off, sizeof(dg) - off, 40, FZ_NOW_S);
+		snprintf(name, sizeof(name), "chain%u", k);
+		put("data", name, dg, off);
+	}
+	n = seal(&c, dg, sizeof(dg), 40, FZ_NOW_S - 61);
+	put("data", "stale", dg, n);
+	n = seal(&c, dg, sizeof(dg), 40, FZ_NOW_S + 61);
+	put("data", "future", dg, n);
+	n = seal(&c, dg, sizeof(dg), 40, FZ_NOW_S);
+	put("data", "truncated", dg, n - 1);
+	dg[20] ^= 1;
+	put("data", "bitflip", dg, n);
+	dg[20] ^= 1;
+	dg[n - 1] ^= 0x80;
+	put("data", "tagflip", dg, n);
+	dust_session_wipe(&c);
+}
+
+static size_t intro(const struct dust_invite *inv, const struct dust_identity *cl, uint64_t now_ms,
+		    uint8_t *dg, size_t cap, size_t chain)
+{
+	struct dust_session s;
+	int n = dust_intro_build(inv, cl, &rng, &pad, now_ms, dg, cap, &s);
+	size_t off;
+
+	if (n < 0)
+		fz_die("intro");
+	off = (size_t)n;
+	for (size_t i = 0; i < chain; i++)
+		off += seal(&s, dg + off, cap - off, 60, (uint32_t)(now_ms / 1000));
+	dust_session_wipe(&s);
+	return off;
+}
+
+static void intro_seeds(void)
+{
+	struct dust_identity server, client, other;
+	struct dust_invite inv;
+	uint8_t dg[4096];
+	size_t n;
+
+	fz_identity(&server, 0x11);
+	fz_identity(&client, 0x22);
+	fz_identity(&other, 0x23);
+	fz_invite(&inv, &server);
+	put("intro", "bare", dg, intro(&inv, &client, FZ_NOW_MS, dg, sizeof(dg), 0));
+	put("intro", "chained1", dg, intro(&inv, &client, FZ_NOW_MS, dg, sizeof(dg), 1));
+	put("intro", "chained3", dg, intro(&inv, &client, FZ_NOW_MS, dg, sizeof(dg), 3));
+	put("intro", "otherkey", dg, intro(&inv, &other, FZ_NOW_MS, dg, sizeof(dg), 1));
+	put("intro", "stale", dg, intro(&inv, &client, FZ_NOW_MS - 61000, dg, sizeof(dg), 0));
+	put("intro", "nextepoch", dg,
+	    intro(&inv, &client, FZ_NOW_MS + 1000 * DUST_EPOCH_S, dg, sizeof(dg), 0));
+	/* FZ_NOW_S starts an epoch: one second earlier is the previous epoch's tag */
+	put("intro", "prevepoch", dg, intro(&inv, &client, FZ_NOW_MS - 1000, dg, sizeof(dg), 1));
+	pad.min = pad.max = DUST_INTRO_PAD_MAX;
+	put("intro", "maxpad", dg, intro(&inv, &client, FZ_NOW_MS, dg, sizeof(dg), 0));
+	pad.min = pad.max = 0;
+	n = intro(&inv, &client, FZ_NOW_MS, dg, sizeof(dg), 0);
+	put("intro", "nopad", dg, n);
+	put("intro", "short", dg, n - 1);
+	dust_rng_bytes(&rng, dg, DUST_INTRO_MIN_BYTES);
+	put("intro", "random", dg, DUST_INTRO_MIN_BYTES);
+	dust_pad_default(&pad);
+}
+
+static void invite_seeds(void)
+{
+	uint8_t pt[1 + DUST_INVITE_PT_BYTES];
+	char text[1 + DUST_INVITE_TEXT_MAX + 8];
+	struct dust_identity server;
+	struct dust_invite inv;
+	size_t len;
+
+	fz_identity(&server, 0x11);
+	fz_invite(&inv, &server);
+	pt[0] = 0;
+	dust_invite_pack(&inv, pt + 1);
+	put("invite", "pt4", pt, sizeof(pt));
+	if (dust_ipaddr_parse(&inv.server, "2001:db8::1") || dust_ipaddr_parse(&inv.tunnel, "fd00::2"))
+		fz_die("address");
+	inv.tunnel_prefix = 64;
+	dust_invite_pack(&inv, pt + 1);
+	put("invite", "pt6", pt, sizeof(pt));
+	text[0] = 1;
+	if (dust_invite_seal(&inv, "fuzz password", 13, text + 1, sizeof(text) - 1))
+		fz_die("seal invite");
+	len = strlen(text);
+	put("invite", "text", text, len);
+	put("invite", "text-short", text, len - 3);
+	memmove(text + 41, text + 40, len - 40);
+	text[40] = '\n';
+	put("invite", "text-newline", text, len + 1);
+	put("invite", "text-bad", "\x01not an invitation!", 19);
+}
+
+static void config_seeds(void)
+{
+	static const char conf[] =
+		"; dustgw config seed\n"
+		"[gateway]\nipv4 = 192.0.2.1\nipv6 = 2001:db8::1\nudp_port = 4433\n"
+		"key_file = /tmp/k\nstore = /tmp/s\n"
+		"[ports]\nnet = net_pcap0\ndelivery = 1\nqueues = 2\nmbufs = 8191\n"
+		"rx_desc = 1024\ntx_desc = 1024\ndelivery_framing = raw\n"
+		"delivery_mac = 02:00:00:00:00:01\nproxy_arp = yes\n"
+		"[sessions]\nmax_per_lcore = 4096\nidle_timeout_s = 180\nts_window_s = 60\n"
+		"[padding]\nmode = uniform\nmin = 0\nmax = 63\nmtu = 1400\n"
+		"[runtime]\ndrain_us = 100\nexit_on_idle_ms = 0\ndelivery_hold_ms = 0\n";
+
+	put("config", "full", conf, sizeof(conf) - 1);
+	put("config", "minimal", "[gateway]\nipv4=10.0.0.1\nkey_file=k\nstore=s\n", 41);
+	put("config", "unknown", "[gateway]\nbogus = 1\n[nope]\nx=y\n", 31);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: mkcorpus OUTDIR\n");
+		return 2;
+	}
+	if (dust_init() < 0)
+		return 1;
+	outdir = argv[1];
+	if (mkdir(outdir, 0755) != 0 && errno != EEXIST)
+		fz_die(outdir);
+	fz_rng(&rng, 0x61);
+	dust_pad_default(&pad);
+	data_seeds();
+	intro_seeds();
+	invite_seeds();
+	config_seeds();
+	return 0;
+}
