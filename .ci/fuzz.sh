@@ -1,0 +1,37 @@
+#!/bin/sh
+# CI: build the libFuzzer harnesses (clang, ASan+UBSan, -Dfuzz=true) and run
+# each for a bounded time over a fresh seed corpus; any crash, sanitizer
+# report, leak or timeout fails. Prints executions per harness.
+# usage: .ci/fuzz.sh [BUILD_DIR]   (env FUZZ_SECS=60 per harness, JOBS=2)
+set -eu
+cd "$(dirname "$0")/.."
+b=${1:-build-fuzz}
+secs=${FUZZ_SECS:-60}
+jobs=${JOBS:-2}
+
+command -v clang >/dev/null || { echo "fuzz: clang not installed"; exit 1; }
+if [ -d "$b/meson-private" ]; then
+  meson configure "$b" -Dfuzz=true
+else
+  CC=clang CXX=clang++ meson setup "$b" -Dfuzz=true -Dbench=disabled -Dbuildtype=debugoptimized
+fi
+ninja -C "$b" -j"$jobs"
+
+work=$(mktemp -d /tmp/dust-fuzz-ci.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+rc=0
+for h in data intro invite config; do
+  exe="$b/test/fuzz/fuzz_$h"
+  if [ ! -x "$exe" ]; then
+    echo "== fuzz $h: not built (see the meson message)"
+    continue
+  fi
+  echo "== fuzz $h: ${secs}s"
+  test/fuzz/run-fuzz.sh "$exe" "$b/test/fuzz/mkcorpus" "$h" "$secs" "$work" || rc=1
+done
+if [ "$rc" -ne 0 ]; then
+  mkdir -p "$b/fuzz-artifacts"
+  cp -r "$work"/artifacts-* "$b/fuzz-artifacts/" 2>/dev/null || true
+  echo "fuzz: findings; crashing inputs copied to $b/fuzz-artifacts/"
+fi
+exit "$rc"
