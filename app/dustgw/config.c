@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The gateway's INI configuration, read with DPDK's rte_cfgfile. Every key
+ * is checked: an unknown key or a bad value is an error naming the section,
+ * the key and the value, so a typo never silently falls back to a default.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <rte_cfgfile.h>
+#include <rte_ether.h>
+
+#include <rte_common.h>
+
+#include "dustgw.h"
+
+struct cfg_ctx {
+	struct rte_cfgfile *f;
+	char *err;
+	size_t errlen;
+};
+
+static const char *const known_keys[][12] = {
+	{"gateway", "ipv4", "ipv6", "udp_port", "key_file", "store", NULL},
+	{"ports", "net", "delivery", "queues", "mbufs", "rx_desc", "tx_desc", "delivery_framing",
+	 "delivery_mac", "proxy_arp", NULL},
+	{"sessions", "max_per_lcore", "idle_timeout_s", "ts_window_s", NULL},
+	{"padding", "mode", "min", "max", "mtu", NULL},
+	{"runtime", "drain_us", "exit_on_idle_ms", "delivery_hold_ms", NULL},
+};
+
+void dgw_config_defaults(struct dgw_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->udp_port = 4433;
+	strcpy(cfg->net_port, "0");
+	strcpy(cfg->dlv_port, "1");
+	cfg->queues = 1;
+	cfg->mbufs = 8191;
+	cfg->rxd = 1024;
+	cfg->txd = 1024;
+	cfg->sessions_per_lcore = 4096;
+	cfg->idle_timeout_s = 180;
+	dust_limits_default(&cfg->lim);
+	dust_pad_default(&cfg->pad);
+	cfg->drain_us = 100;
+	cfg->proxy_arp = true;
+}
+
+static int fail(struct cfg_ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->err, c->errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static const char *get(struct cfg_ctx *c, const char *sec, const char *key)
+{
+	return rte_cfgfile_get_entry(c->f, sec, key);
+}
+
+static int get_uint(struct cfg_ctx *c, const char *sec, const char *key, uint64_t lo, uint64_t hi,
+		    uint64_t *out)
+{
+	const char *v = get(c, sec, key);
+	char *end;
+	unsigned long long x;
+
+	if (!v)
+		return 0;
+	errno = 0;
+	x = strtoull(v, &end, 0);
+	if (errno || end == v || *end || v[0] == '-' || x < lo || x > hi)
+		return fail(c, "[%s] %s = '%s': want an integer in %llu..%llu", sec, key, v,
+			    (unsigned long long)lo, (unsigned long long)hi);
+	*out = x;
+	return 1;
+}
+
+#define GET_UINT(c, sec, key, lo, hi, dst)                                                      \
+	do {                                                                                    \
+		uint64_t v_;                                                                    \
+		int r_ = get_uint(c, sec, key, lo, hi, &v_);                                    \
+		if (r_ < 0)                                                                     \
+			return r_;                                                              \
+		if (r_)                                                                         \
+			(dst) = v_;                                                             \
+	} while (0)
+
+static int get_bool(struct cfg_ctx *c, const char *sec, const char *key, bool *out)
+{
+	const char *v = get(c, sec, key);
+
+	if (!v)
+		return 0;
+	if (!strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcmp(v, "1"))
+		*out = true;
+	else if (!strcasecmp(v, "no") || !strcasecmp(v, "false") || !strcmp(v, "0"))
+		*out = false;
+	else
+		return fail(c, "[%s] %s = '%s': want yes or no", sec, key, v);
+	return 0;
+}
+
+static int get_str(struct cfg_ctx *c, const char *sec, const char *key, char *dst, size_t cap)
+{
+	const char *v = get(c, sec, key);
+
+	if (!v)
+		return 0;
+	if (strlen(v) >= cap || !v[0])
+		return fail(c, "[%s] %s: empty or longer than %zu bytes", sec, key, cap - 1);
+	strcpy(dst, v);
+	return 0;
+}
+
+static int get_addr(struct cfg_ctx *c, const char *sec, const char *key, int family,
+		    struct dust_ipaddr *out)
+{
+	const char *v = get(c, sec, key);
+
+	if (!v)
+		return 0;
+	if (dust_ipaddr_parse(out, v) != 0 || out->family != family)
+		return fail(c, "[%s] %s = '%s': not an IPv%d address", sec, key, v, family);
+	return 0;
+}
+
+static int check_keys(struct cfg_ctx *c)
+{
+	int nsec = rte_cfgfile_num_sections(c->f, NULL, 0);
+	char names[16][CFG_NAME_LEN];
+	char *pnames[16];
+
+	if (nsec > 16)
+		return fail(c, "too many sections (%d)", nsec);
+	for (int i = 0; i < 16; i++)
+		pnames[i] = names[i];
+	rte_cfgfile_sections(c->f, pnames, nsec);
+	for (int i = 0; i < nsec; i++) {
+		const char *const *k = NULL;
+		struct rte_cfgfile_entry ent[32];
+		int n;
+
+		for (size_t s = 0; s < RTE_DIM(known_keys); s++)
+			if (!strcmp(known_keys[s][0], names[i]))
+				k = known_keys[s];
+		if (!k)
+			return fail(c, "unknown section [%s]", names[i]);
+		n = rte_cfgfile_section_entries(c->f, names[i], ent, RTE_DIM(ent));
+		for (int e = 0; e < n; e++) {
+			bool ok = false;
+
+			for (int j = 1; k[j]; j++)
+				ok |= !strcmp(k[j], ent[e].name);
+			if (!ok)
+				return fail(c, "[%s]: unknown key '%s'", names[i], ent[e].name);
+		}
+	}
+	return 0;
+}
+
+static int load_gateway(struct cfg_ctx *c, struct dgw_config *cfg)
+{
+	int rc;
+
+	if ((rc = get_addr(c, "gateway", "ipv4", 4, &cfg->ip4)) ||
+	    (rc = get_addr(c, "gateway", "ipv6", 6, &cfg->ip6)))
+		return rc;
+	GET_UINT(c, "gateway", "udp_port", 1, 65535, cfg->udp_port);
+	if ((rc = get_str(c, "gateway", "key_file", cfg->key_file, sizeof(cfg->key_file))) ||
+	    (rc = get_str(c, "gateway", "store", cfg->store_path, sizeof(cfg->store_path))))
+		return rc;
+	return 0;
+}
+
+static int load_ports(struct cfg_ctx *c, struct dgw_config *cfg)
+{
+	const char *v;
+	int rc;
+
+	if ((rc = get_str(c, "ports", "net", cfg->net_port, sizeof(cfg->net_port))) ||
+	    (rc = get_str(c, "ports", "delivery", cfg->dlv_port, sizeof(cfg->dlv_port))))
+		return rc;
+	GET_UINT(c, "ports", "queues", 1, DGW_MAX_WORKERS, cfg->queues);
+	GET_UINT(c, "ports", "mbufs", 1023, 1u << 26, cfg->mbufs);
+	GET_UINT(c, "ports", "rx_desc", 32, 32768, cfg->rxd);
+	GET_UINT(c, "ports", "tx_desc", 32, 32768, cfg->txd);
+	v = get(c, "ports", "delivery_framing");
+	if (v && !strcmp(v, "eth"))
+		cfg->framing = DGW_FRAME_ETH;
+	else if (v && !strcmp(v, "raw"))
+		cfg->framing = DGW_FRAME_RAW;
+	else if (v)
+		return fail(c, "[ports] delivery_framing = '%s': want eth or raw", v);
+	v = get(c, "ports", "delivery_mac");
+	if (v) {
+		struct rte_ether_addr a;
+
+		if (rte_ether_unformat_addr(v, &a) != 0)
+			return fail(c, "[ports] delivery_mac = '%s': not a MAC address", v);
+		memcpy(cfg->dlv_mac, a.addr_bytes, 6);
+		cfg->dlv_mac_set = true;
+	}
+	return get_bool(c, "ports", "proxy_arp", &cfg->proxy_arp);
+}
+
+static int load_sessions(struct cfg_ctx *c, struct dgw_config *cfg)
+{
+	GET_UINT(c, "sessions", "max_per_lcore", 1, 1u << 24, cfg->sessions_per_lcore);
+	GET_UINT(c, "sessions", "idle_timeout_s", 1, 86400 * 7, cfg->idle_timeout_s);
+	GET_UINT(c, "sessions", "ts_window_s", 1, 3600, cfg->lim.ts_window_s);
+	return 0;
+}
+
+static int load_padding(struct cfg_ctx *c, struct dgw_config *cfg)
+{
+	const char *v = get(c, "padding", "mode");
+
+	if (v && !strcmp(v, "uniform"))
+		cfg->pad.kind = DUST_PAD_UNIFORM;
+	else if (v && !strcmp(v, "fill"))
+		cfg->pad.kind = DUST_PAD_FILL;
+	else if (v)
+		return fail(c, "[padding] mode = '%s': want uniform or fill", v);
+	GET_UINT(c, "padding", "min", 0, 65535, cfg->pad.min);
+	GET_UINT(c, "padding", "max", 0, 65535, cfg->pad.max);
+	GET_UINT(c, "padding", "mtu", 0, 65535, cfg->pad.mtu);
+	if (cfg->pad.min > cfg->pad.max)
+		return fail(c, "[padding] min %u > max %u", cfg->pad.min, cfg->pad.max);
+	if (cfg->pad.kind == DUST_PAD_FILL && cfg->pad.mtu < DUST_DATA_OVERHEAD + 64)
+		return fail(c, "[padding] mode = fill needs mtu >= %d", DUST_DATA_OVERHEAD + 64);
+	return 0;
+}
+
+static int load_runtime(struct cfg_ctx *c, struct dgw_config *cfg)
+{
+	GET_UINT(c, "runtime", "drain_us", 1, 1000000, cfg->drain_us);
+	GET_UINT(c, "runtime", "exit_on_idle_ms", 0, UINT32_MAX, cfg->exit_on_idle_ms);
+	GET_UINT(c, "runtime", "delivery_hold_ms", 0, UINT32_MAX, cfg->dlv_hold_ms);
+	return 0;
+}
+
+int dgw_config_load(struct dgw_config *cfg, const char *path, char *err, size_t errlen)
+{
+	struct cfg_ctx c = {.err = err, .errlen = errlen};
+	int rc;
+
+	if (access(path, R_OK) != 0) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot read config %s: %s", path, strerror(errno));
+		return rc;
+	}
+	c.f = rte_cfgfile_load(path, 0);
+	if (!c.f) {
+		snprintf(err, errlen, "%s: not a valid INI file", path);
+		return -EINVAL;
+	}
+	if ((rc = check_keys(&c)) || (rc = load_gateway(&c, cfg)) || (rc = load_ports(&c, cfg)) ||
+	    (rc = load_sessions(&c, cfg)) || (rc = load_padding(&c, cfg)) ||
+	    (rc = load_runtime(&c, cfg)))
+		goto out;
+	if (!cfg->ip4.family && !cfg->ip6.family)
+		rc = fail(&c, "[gateway]: set ipv4 and/or ipv6");
+	else if (!cfg->key_file[0] || !cfg->store_path[0])
+		rc = fail(&c, "[gateway]: key_file and store are required");
+out:
+	if (rc) {
+		char tmp[512];
+
+		snprintf(tmp, sizeof(tmp), "%s: %s", path, err);
+		snprintf(err, errlen, "%s", tmp);
+	}
+	rte_cfgfile_close(c.f);
+	return rc;
+}

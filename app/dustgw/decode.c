@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The decode path: a burst from the net port is parsed, looked up in bulk
+ * in this lcore's session table and opened in one batch; unknown
+ * endpoints go through the intro path. Cleartext IP packets whose source
+ * is the session's tunnel address are framed for the delivery port.
+ * Nothing is ever sent for a datagram that did not authenticate.
+ */
+#include <netinet/in.h>
+
+#include <rte_ip.h>
+
+#include "dgw_pvt.h"
+
+static void free_m(struct rte_mbuf *m)
+{
+	if (m)
+		rte_pktmbuf_free(m);
+}
+
+static unsigned inner_check(const struct dust_session *s, const uint8_t *ip, uint16_t len)
+{
+	const struct dust_ipaddr *t = &s->tunnel;
+
+	if (len >= sizeof(struct rte_ipv4_hdr) && (ip[0] >> 4) == 4) {
+		const struct rte_ipv4_hdr *h = (const void *)ip;
+
+		if ((h->version_ihl & 0xf) < 5 || rte_be_to_cpu_16(h->total_length) != len)
+			return DGW_DROP_INNER_BAD;
+		return t->family == 4 && !memcmp(&h->src_addr, t->a, 4) ? DUST_OK : DGW_DROP_INNER_SRC;
+	}
+	if (len >= sizeof(struct rte_ipv6_hdr) && (ip[0] >> 4) == 6) {
+		const struct rte_ipv6_hdr *h = (const void *)ip;
+
+		if (sizeof(*h) + rte_be_to_cpu_16(h->payload_len) != len)
+			return DGW_DROP_INNER_BAD;
+		return t->family == 6 && !memcmp(h->src_addr, t->a, 16) ? DUST_OK : DGW_DROP_INNER_SRC;
+	}
+	return DGW_DROP_INNER_BAD;
+}
+
+static void frame_eth(struct dgw *gw, uint8_t *start, uint8_t version)
+{
+	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)start;
+
+	rte_ether_addr_copy(&gw->dlv_dst, &eth->dst_addr);
+	rte_ether_addr_copy(&gw->dlv_mac, &eth->src_addr);
+	eth->ether_type =
+		rte_cpu_to_be_16(version == 4 ? RTE_ETHER_TYPE_IPV4 : RTE_ETHER_TYPE_IPV6);
+}
+
+/*
+ * Hand one inner packet to the delivery port. With reuse, the datagram's
+ * own mbuf carries it (the bytes before the cleartext are spent headers);
+ * otherwise it is copied into a fresh mbuf.
+ */
+static void deliver(struct dgw_worker *w, const struct dust_session *s, struct rte_mbuf *m,
+		    bool reuse, uint8_t *ip, uint16_t len)
+{
+	struct dgw *gw = w->gw;
+	uint16_t hdr = gw->cfg.framing == DGW_FRAME_ETH ? DGW_ETH_LEN : 0;
+	unsigned why = inner_check(s, ip, len);
+	uint8_t *start;
+
+	if (why != DUST_OK) {
+		dgw_count_drop(w, why);
+		if (reuse)
+			rte_pktmbuf_free(m);
+		return;
+	}
+	if (reuse) {
+		start = ip - hdr;
+		m->data_off = (uint16_t)(start - (uint8_t *)m->buf_addr);
+	} else {
+		m = rte_pktmbuf_alloc(gw->pool);
+		if (!m) {
+			dgw_count_drop(w, DGW_DROP_NO_MBUF);
+			return;
+		}
+		if (rte_pktmbuf_tailroom(m) < hdr + len) {
+			dgw_count_drop(w, DGW_DROP_TOO_BIG);
+			rte_pktmbuf_free(m);
+			return;
+		}
+		start = rte_pktmbuf_mtod(m, uint8_t *);
+		memcpy(start + hdr, ip, len);
+	}
+	m->data_len = hdr + len;
+	m->pkt_len = m->data_len;
+	m->ol_flags = 0;
+	m->packet_type = 0;
+	if (hdr)
+		frame_eth(gw, start, ip[0] >> 4);
+	w->st.ctr[DGW_CTR_DELIVERED]++;
+	dgw_dlv_tx(w, m);
+}
+
+static void send_keepalive(struct dgw_worker *w, struct dust_session *s, uint64_t mac)
+{
+	struct rte_mbuf *c = rte_pktmbuf_alloc(w->gw->pool);
+	uint16_t outer = dgw_net_outer_len(&s->peer);
+	int r;
+
+	if (!c) {
+		dgw_count_drop(w, DGW_DROP_NO_MBUF);
+		return;
+	}
+	r = dust_data_seal(s, &w->rng, &w->gw->cfg.pad, w->now_s,
+			   rte_pktmbuf_mtod(c, uint8_t *) + outer, 0,
+			   rte_pktmbuf_tailroom(c) - outer);
+	if (r < 0 || dgw_net_outer(w, c, &s->peer, mac, (uint16_t)r) != 0) {
+		if (r < 0)
+			dgw_count_drop(w, r == -EMSGSIZE ? DGW_DROP_TOO_BIG : DGW_DROP_SEAL);
+		rte_pktmbuf_free(c);
+		return;
+	}
+	w->st.ctr[DGW_CTR_KA_TX]++;
+	dgw_net_tx(w, c);
+}
+
+/* Deliver the segments of an opened datagram; m is consumed. */
+static void datagram_done(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
+			  struct dust_session *s, const struct dust_rx_result *res, bool ka)
+{
+	int last = -1;
+
+	if (res->drop != DUST_OK)
+		dgw_count_drop(w, res->drop);
+	if (res->nseg)
+		dgw_sess_note_mac(w, s, rx->mac);
+	w->st.ctr[DGW_CTR_DECODED] += res->nseg;
+	for (int i = 0; i < res->nseg; i++)
+		if (res->seg[i].len)
+			last = i;
+	for (int i = 0; i < res->nseg; i++) {
+		const struct dust_seg *g = &res->seg[i];
+
+		if (!g->len) {
+			w->st.ctr[DGW_CTR_KA_RX]++;
+			ka = true;
+			continue;
+		}
+		deliver(w, s, m, i == last, rx->dg + g->off, g->len);
+	}
+	if (last < 0)
+		free_m(m);
+	if (ka)
+		send_keepalive(w, s, rx->mac);
+}
+
+/*
+ * An intro from rx->ep. old is the live session of that endpoint when the
+ * datagram failed as data (a client re-introducing from the same address);
+ * then, if it is no intro either, the data failure old_drop is what counts.
+ */
+static void intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
+		       struct dust_session *old, enum dust_drop old_drop)
+{
+	struct dust_session *s = dust_session_table_reserve(w->tab);
+	struct dust_intro_info info;
+	struct dust_rx_result res;
+	size_t consumed = 0;
+	enum dust_drop d;
+
+	if (!s) {
+		dgw_count_drop(w, old ? old_drop : DGW_DROP_TABLE_FULL);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	d = dust_intro_accept(&w->gw->srv, rx->dg, rx->len, w->now_ms, &rx->ep, s, &consumed,
+			      &info);
+	if (d == DUST_OK && old)
+		dgw_sess_retire(w, old);
+	if (d == DUST_OK && dust_session_table_insert(w->tab, s) != 0)
+		d = DUST_DROP_MAX; /* cannot happen: the endpoint's old session is gone */
+	if (d != DUST_OK) {
+		dust_session_table_release(w->tab, s);
+		if (d == DUST_DROP_MAX)
+			d = DUST_DROP_MALFORMED;
+		else if (old && (d == DUST_DROP_INTRO_UNKNOWN || d == DUST_DROP_TRUNCATED))
+			d = old_drop;
+		dgw_count_drop(w, d);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	w->st.ctr[DGW_CTR_INTRO_OK]++;
+	w->st.ctr[DGW_CTR_INTRO_FIRST] += info.first_use;
+	dgw_sess_publish(w, s, rx->mac);
+	res.nseg = (uint8_t)dust_datagram_open(s, &w->gw->cfg.lim, w->now_s, rx->dg, rx->len,
+					       consumed, res.seg, DUST_CHAIN_MAX, &res.drop);
+	/* The keepalive tells the client its session is up. */
+	datagram_done(w, m, rx, s, &res, true);
+}
+
+/* A datagram whose burst lookup missed, or whose session changed in this burst. */
+static void miss_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx)
+{
+	struct dust_session *s = dust_session_table_lookup(w->tab, &rx->ep);
+	struct dust_rx_result res;
+
+	if (!s) {
+		intro_path(w, m, rx, NULL, DUST_OK);
+		return;
+	}
+	res.nseg = (uint8_t)dust_datagram_open(s, &w->gw->cfg.lim, w->now_s, rx->dg, rx->len, 0,
+					       res.seg, DUST_CHAIN_MAX, &res.drop);
+	if (res.nseg == 0 && (res.drop == DUST_DROP_AUTH || res.drop == DUST_DROP_TRUNCATED) &&
+	    rx->len >= DUST_INTRO_MIN_BYTES)
+		intro_path(w, m, rx, s, res.drop);
+	else
+		datagram_done(w, m, rx, s, &res, false);
+}
+
+static uint16_t parse_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n,
+			    struct dgw_rx *rx, struct rte_mbuf **m)
+{
+	uint16_t k = 0;
+
+	for (uint16_t i = 0; i < n && i < DGW_PREFETCH_AHEAD; i++)
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
+	for (uint16_t i = 0; i < n; i++) {
+		if (i + DGW_PREFETCH_AHEAD < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + DGW_PREFETCH_AHEAD], void *));
+		if (dgw_net_classify(w, pkts[i], &rx[k]) == DGW_RX_DUST)
+			m[k++] = pkts[i];
+	}
+	return k;
+}
+
+void dgw_decode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct dgw_rx rx[DGW_BURST];
+	struct rte_mbuf *m[DGW_BURST];
+	const struct dust_endpoint *eps[DGW_BURST];
+	struct dust_session *s[DGW_BURST];
+	uint8_t *dg[DGW_BURST];
+	uint16_t len[DGW_BURST];
+	struct dust_rx_result res[DGW_BURST];
+	uint16_t k = parse_burst(w, pkts, n, rx, m);
+
+	if (!k)
+		return;
+	for (uint16_t i = 0; i < k; i++) {
+		eps[i] = &rx[i].ep;
+		dg[i] = rx[i].dg;
+		len[i] = rx[i].len;
+	}
+	dust_session_table_lookup_bulk(w->tab, eps, k, s);
+	dust_datagram_open_burst(s, dg, len, k, &w->gw->cfg.lim, w->now_s, res);
+	for (uint16_t i = 0; i < k; i++) {
+		bool retry = res[i].nseg == 0 &&
+			     (res[i].drop == DUST_DROP_AUTH || res[i].drop == DUST_DROP_TRUNCATED);
+
+		/*
+		 * An intro earlier in this burst may have created or replaced the
+		 * session of this endpoint after the bulk lookup: look again.
+		 * Opening failed without touching any byte, so the retry is safe.
+		 */
+		if (!s[i] || (retry && s[i]->state != DUST_SESSION_LIVE))
+			miss_path(w, m[i], &rx[i]);
+		else if (retry && rx[i].len >= DUST_INTRO_MIN_BYTES)
+			intro_path(w, m[i], &rx[i], s[i], res[i].drop);
+		else
+			datagram_done(w, m[i], &rx[i], s[i], &res[i], false);
+	}
+}

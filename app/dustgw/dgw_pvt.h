@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Internals shared by the files of dustgw_core: the gateway context, the
+ * per-worker state, the messages between lcores and the helpers each file
+ * exports to the others. Not for bench/ or other embedders (see dustgw.h).
+ */
+#ifndef DGW_PVT_H
+#define DGW_PVT_H
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+#include <rte_hash.h>
+#include <rte_log.h>
+#include <rte_mbuf.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
+#include <rte_spinlock.h>
+
+#include "dustgw.h"
+
+extern int dgw_logtype;
+#define DGW_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_##level, dgw_logtype, "dustgw: " fmt "\n", ##__VA_ARGS__)
+
+enum {
+	DGW_BURST = 32,
+	DGW_PREFETCH_AHEAD = 3,
+	DGW_ETH_LEN = 14,
+	DGW_OUTER4_LEN = 14 + 20 + 8,
+	DGW_OUTER6_LEN = 14 + 40 + 8,
+};
+
+/* Messages between lcores (see sessmap.c for the protocol). */
+enum dgw_msg_type {
+	DGW_MSG_PUBLISH = 1, /* worker -> main: s is the live session of idx */
+	DGW_MSG_RETIRED,     /* worker -> main: s left the worker's table */
+	DGW_MSG_EVICT,       /* main -> worker: idx moved elsewhere, retire s */
+	DGW_MSG_RELEASE,     /* main -> worker: grace period over, free s's slot */
+};
+
+struct dgw_msg {
+	uint8_t type;
+	uint8_t wid;
+	uint16_t unused;
+	uint32_t idx;
+	struct dust_session *s;
+	uint64_t mac; /* PUBLISH: the client's source MAC */
+};
+
+/* Per invitation: the published session, read by any encoder without locks. */
+struct dgw_pub {
+	struct dust_session *_Atomic s; /* written by the main lcore only */
+	_Atomic uint64_t mac;           /* client's last source MAC, written by the owner */
+	uint16_t wid;                   /* owner worker (main-lcore / telemetry view) */
+	struct dust_endpoint peer;      /* copy for telemetry, under gw->pub_lock */
+};
+
+/* Where a parsed net-side datagram came from. */
+struct dgw_rx {
+	struct dust_endpoint ep;
+	uint64_t mac;    /* source MAC, 6 bytes in the low bits (memcpy order) */
+	uint8_t *dg;     /* UDP payload */
+	uint16_t len;
+};
+
+struct dgw_worker {
+	struct dgw *gw;
+	unsigned lcore;
+	uint16_t wid;
+	struct dust_session_table *tab;
+	struct rte_ring *inbox; /* main -> this worker, SP/SC */
+	struct rte_eth_dev_tx_buffer *net_txb;
+	struct rte_eth_dev_tx_buffer *dlv_txb;
+	struct dust_rng rng;
+	uint32_t now_s;
+	uint64_t now_ms;
+	_Atomic uint64_t last_net_rx_tsc;
+	_Atomic uint64_t last_dlv_rx_tsc;
+	struct dgw_stats st;
+} __rte_cache_aligned;
+
+struct dgw {
+	struct dgw_config cfg;
+	struct dust_server srv;
+	uint16_t net_port, dlv_port;
+	bool ports_owned;
+	struct rte_ether_addr net_mac, dlv_mac;
+	struct rte_ether_addr dlv_dst;
+	struct rte_mempool *pool;
+	unsigned nworkers;
+	struct dgw_worker *w[DGW_MAX_WORKERS];
+	/* session publication (sessmap.c) */
+	uint32_t ninv;
+	struct dgw_pub *pub;
+	struct rte_hash *tunnel_map; /* struct dust_ipaddr -> invitation index */
+	struct rte_ring *to_main;    /* workers -> main, MP/SC */
+	struct rte_rcu_qsbr *rcu;
+	struct rte_rcu_qsbr_dq *dq;
+	rte_spinlock_t pub_lock; /* main vs telemetry on pub[].wid/peer */
+	uint32_t published;
+	volatile bool stop;
+	_Atomic bool dlv_open; /* replay: delivery RX allowed */
+	uint64_t start_tsc;
+};
+
+extern struct dgw *dgw_global; /* for telemetry callbacks and signals */
+
+/* net.c: parse the client side, build outer headers */
+enum dgw_rx_kind { DGW_RX_DUST = 0, DGW_RX_DONE = 1 };
+int dgw_net_classify(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx);
+int dgw_net_outer(struct dgw_worker *w, struct rte_mbuf *m, const struct dust_endpoint *to,
+		  uint64_t mac, uint16_t dust_len);
+uint16_t dgw_net_outer_len(const struct dust_endpoint *to);
+int dgw_ensure_linear(struct dgw_worker *w, struct rte_mbuf *m);
+void dgw_net_tx(struct dgw_worker *w, struct rte_mbuf *m);
+void dgw_dlv_tx(struct dgw_worker *w, struct rte_mbuf *m);
+
+/* neigh.c: ARP and ND */
+bool dgw_neigh_arp(struct dgw_worker *w, struct rte_mbuf *m, const struct rte_ether_addr *mine,
+		   bool any_target);
+bool dgw_neigh_ns(struct dgw_worker *w, struct rte_mbuf *m, const struct rte_ether_addr *mine,
+		  bool any_target);
+
+/* decode.c / encode.c */
+void dgw_decode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n);
+void dgw_encode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n);
+
+/* sessmap.c */
+int dgw_sessmap_create(struct dgw *gw);
+void dgw_sessmap_free(struct dgw *gw);
+void dgw_sess_publish(struct dgw_worker *w, struct dust_session *s, uint64_t mac);
+void dgw_sess_retire(struct dgw_worker *w, struct dust_session *s);
+void dgw_sess_note_mac(struct dgw_worker *w, const struct dust_session *s, uint64_t mac);
+void dgw_worker_inbox(struct dgw_worker *w);
+void dgw_main_messages(struct dgw *gw);
+void dgw_worker_expire(struct dgw_worker *w);
+
+/* stats.c / telemetry.c */
+static inline void dgw_count_drop(struct dgw_worker *w, unsigned reason)
+{
+	w->st.drop[reason]++;
+}
+int dgw_telemetry_register(void);
+
+static inline uint64_t dgw_mac_load(const struct rte_ether_addr *a)
+{
+	uint64_t v = 0;
+
+	memcpy(&v, a->addr_bytes, 6);
+	return v;
+}
+
+static inline void dgw_mac_store(struct rte_ether_addr *a, uint64_t v)
+{
+	memcpy(a->addr_bytes, &v, 6);
+}
+
+#endif /* DGW_PVT_H */

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dustgw_core: the gateway's data plane as a static library, so that the
+ * dustgw executable (main.c) and bench/ drive the same loop.
+ *
+ * An embedder (after dust_init() and rte_eal_init()):
+ *
+ *	struct dgw_config cfg;
+ *	dgw_config_defaults(&cfg);
+ *	dgw_config_load(&cfg, "dustgw.conf");    // or fill cfg by hand
+ *	struct dgw *gw = dgw_create(&cfg);        // key, store, tables, maps, RCU
+ *	dgw_ports_setup(gw);                      // or dgw_ports_use(gw, net, dlv)
+ *	dgw_run(gw);       // workers on every worker lcore, main loop until
+ *	                   // dgw_stop() or exit-on-idle; returns when all stopped
+ *	dgw_stats_print(gw, stdout);
+ *	dgw_destroy(gw);
+ *
+ * Worker w (0..queues-1) runs dgw_worker_main() on the w-th worker lcore
+ * and owns RX/TX queue w of both ports. Functions return 0 or -errno;
+ * dgw_create returns NULL with errno and a message on stderr.
+ */
+#ifndef DUSTGW_H
+#define DUSTGW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <dust.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { DGW_NAME_MAX = 128, DGW_PATH_MAX = 512, DGW_MAX_WORKERS = 64 };
+
+/** How cleartext is framed on the delivery port. */
+enum dgw_framing {
+	DGW_FRAME_ETH = 0, /**< Ethernet II: dst delivery_mac, src port MAC, type 0x0800/0x86dd */
+	DGW_FRAME_RAW = 1, /**< bare IP packet (net_tun, rings of IP packets) */
+};
+
+struct dgw_config {
+	struct dust_ipaddr ip4;       /**< gateway IPv4 (family 0: none) */
+	struct dust_ipaddr ip6;       /**< gateway IPv6 (family 0: none) */
+	uint16_t udp_port;            /**< Dust UDP port */
+	char net_port[DGW_NAME_MAX];  /**< DPDK port name or index, client side */
+	char dlv_port[DGW_NAME_MAX];  /**< delivery side */
+	uint16_t queues;              /**< RX/TX queues per port = worker lcores */
+	uint32_t mbufs;               /**< mbuf pool size */
+	uint16_t rxd, txd;            /**< descriptors per queue */
+	char key_file[DGW_PATH_MAX];  /**< server identity (0600) */
+	char store_path[DGW_PATH_MAX];/**< invitation store */
+	uint32_t sessions_per_lcore;
+	uint32_t idle_timeout_s;      /**< session idle expiry */
+	struct dust_limits lim;       /**< ts window */
+	struct dust_pad pad;          /**< padding of packets we send */
+	uint32_t drain_us;            /**< TX buffer drain interval */
+	uint32_t exit_on_idle_ms;     /**< 0: run until a signal */
+	uint32_t dlv_hold_ms;         /**< replay: delivery RX waits until net RX idle this long */
+	uint8_t framing;              /**< enum dgw_framing */
+	bool dlv_mac_set;
+	uint8_t dlv_mac[6];           /**< dst MAC of delivered frames (default: port's own) */
+	bool proxy_arp;               /**< answer ARP/ND on the delivery port (tunnel side) */
+};
+
+struct dgw;
+
+/** Sensible defaults (port 4433, 1 queue, 8191 mbufs, 4096 sessions...). */
+void dgw_config_defaults(struct dgw_config *cfg);
+/** Read an INI file over cfg; -errno and a message in err on failure. */
+int dgw_config_load(struct dgw_config *cfg, const char *path, char *err, size_t errlen);
+
+struct dgw *dgw_create(const struct dgw_config *cfg);
+/** Resolve, configure and start both ports from cfg (pool sized by cfg). */
+int dgw_ports_setup(struct dgw *gw);
+/** Use ports the caller configured and started itself (queues as cfg). */
+int dgw_ports_use(struct dgw *gw, uint16_t net_port, uint16_t dlv_port);
+/** Launch workers, run the main lcore loop; returns after every worker stopped. */
+int dgw_run(struct dgw *gw);
+/** Ask everything to stop (signal-safe). */
+void dgw_stop(struct dgw *gw);
+/** One worker's loop; arg is from dgw_worker_arg(). For rte_eal_remote_launch. */
+int dgw_worker_main(void *arg);
+void *dgw_worker_arg(struct dgw *gw, unsigned w);
+void dgw_destroy(struct dgw *gw);
+struct rte_mempool;
+/** The gateway's mbuf pool (for an embedder that feeds its ports). */
+struct rte_mempool *dgw_pool(struct dgw *gw);
+
+/* ---- Stats --------------------------------------------------------------- */
+
+/** Event counters (not drops). */
+enum dgw_ctr {
+	DGW_CTR_NET_RX = 0,   /**< frames read on the net port */
+	DGW_CTR_NET_TX,       /**< frames sent on the net port */
+	DGW_CTR_DLV_RX,       /**< frames read on the delivery port */
+	DGW_CTR_DLV_TX,       /**< frames sent on the delivery port */
+	DGW_CTR_DECODED,      /**< Dust data packets authenticated */
+	DGW_CTR_DELIVERED,    /**< inner packets delivered */
+	DGW_CTR_ENCODED,      /**< inner packets sealed toward a client */
+	DGW_CTR_INTRO_OK,     /**< intros accepted */
+	DGW_CTR_INTRO_FIRST,  /**< of which bound an invitation */
+	DGW_CTR_KA_RX,        /**< keepalives received */
+	DGW_CTR_KA_TX,        /**< keepalives sent */
+	DGW_CTR_ARP_REPLY,
+	DGW_CTR_ND_REPLY,
+	DGW_CTR_SESS_EXPIRED,
+	DGW_CTR_SESS_EVICTED, /**< replaced by an intro elsewhere */
+	DGW_CTR_MAX
+};
+
+/**
+ * Drop reasons: 1..DUST_DROP_MAX-1 are the library's enum dust_drop, the
+ * rest are the gateway's own. Index 0 is unused (DUST_OK).
+ */
+enum dgw_drop {
+	DGW_DROP_RUNT = DUST_DROP_MAX, /**< frame shorter than its headers */
+	DGW_DROP_NOT_IP,       /**< ethertype we do not handle */
+	DGW_DROP_ARP_OTHER,    /**< ARP not asking for our address */
+	DGW_DROP_BAD_IP,       /**< bad IP version, header or length */
+	DGW_DROP_IP_CSUM,      /**< bad IPv4 header checksum */
+	DGW_DROP_IP_FRAG,      /**< IPv4 fragment */
+	DGW_DROP_IP6_EXT,      /**< IPv6 extension headers */
+	DGW_DROP_NOT_OURS,     /**< destination is not our address */
+	DGW_DROP_NOT_UDP,      /**< other L4 protocol (or ICMPv6 we do not answer) */
+	DGW_DROP_OTHER_PORT,   /**< UDP to another port */
+	DGW_DROP_BAD_UDP,      /**< UDP length inconsistent */
+	DGW_DROP_UDP_CSUM,     /**< bad UDP checksum */
+	DGW_DROP_MULTISEG,     /**< could not linearise a chained mbuf */
+	DGW_DROP_TABLE_FULL,   /**< session table full: intro refused */
+	DGW_DROP_INNER_BAD,    /**< decoded data is not one IP packet */
+	DGW_DROP_INNER_SRC,    /**< inner source is not the session's tunnel address */
+	DGW_DROP_DLV_NOT_IP,   /**< delivery side frame not IP */
+	DGW_DROP_NO_TUNNEL,    /**< inner destination is no invitation's address */
+	DGW_DROP_NO_SESSION,   /**< invitation has no live session */
+	DGW_DROP_NO_SRC_ADDR,  /**< client's family has no gateway address */
+	DGW_DROP_TOO_BIG,      /**< sealed packet does not fit the mbuf */
+	DGW_DROP_SEAL,         /**< seal refused (key exhausted) */
+	DGW_DROP_NO_MBUF,      /**< mbuf pool empty */
+	DGW_DROP_TX_FULL,      /**< TX queue did not take the packet */
+	DGW_DROP_MAX
+};
+
+struct dgw_stats {
+	uint64_t ctr[DGW_CTR_MAX];
+	uint64_t drop[DGW_DROP_MAX];
+	uint64_t sessions; /**< live sessions in this lcore's table */
+} __attribute__((aligned(64)));
+
+const char *dgw_ctr_name(unsigned c);
+const char *dgw_drop_name(unsigned d);
+unsigned dgw_stats_workers(const struct dgw *gw);
+/** Snapshot of worker w (w == UINT32_MAX: sum of all). */
+void dgw_stats_get(const struct dgw *gw, unsigned w, struct dgw_stats *out);
+/** lcore id of worker w. */
+unsigned dgw_stats_lcore(const struct dgw *gw, unsigned w);
+/** Human summary: per lcore counters and every nonzero drop reason. */
+void dgw_stats_print(const struct dgw *gw, FILE *f);
+/** Machine-readable totals, one "name value" per line (ctr.X, drop.X, lcoreN.X). */
+int dgw_stats_write(const struct dgw *gw, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DUSTGW_H */

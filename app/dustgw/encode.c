@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The encode (reverse) path: inner IP packets read from the delivery port
+ * are matched by destination address to an invitation (tunnel_map) and to
+ * its published session (pub[], see sessmap.c for why that is safe from
+ * any lcore), sealed in place and sent to the client's last address.
+ */
+#include <rte_ip.h>
+
+#include "dgw_pvt.h"
+
+struct enc {
+	struct rte_mbuf *m;
+	uint8_t *ip;
+	uint16_t len;
+	struct dust_ipaddr dst;
+};
+
+static int drop(struct dgw_worker *w, struct rte_mbuf *m, unsigned reason)
+{
+	dgw_count_drop(w, reason);
+	rte_pktmbuf_free(m);
+	return -1;
+}
+
+/* Find the inner packet and its destination; 0, or -1 when m was consumed. */
+static int inner_parse(struct dgw_worker *w, struct rte_mbuf *m, struct enc *e)
+{
+	struct dgw *gw = w->gw;
+	uint16_t hdr = gw->cfg.framing == DGW_FRAME_ETH ? DGW_ETH_LEN : 0;
+	uint8_t *p;
+	uint16_t room;
+
+	if (dgw_ensure_linear(w, m) != 0) {
+		rte_pktmbuf_free(m);
+		return -1;
+	}
+	if (m->data_len < hdr + 1)
+		return drop(w, m, DGW_DROP_RUNT);
+	p = rte_pktmbuf_mtod(m, uint8_t *);
+	if (hdr) {
+		uint16_t type = rte_be_to_cpu_16(((struct rte_ether_hdr *)p)->ether_type);
+
+		if (type == RTE_ETHER_TYPE_ARP && gw->cfg.proxy_arp &&
+		    dgw_neigh_arp(w, m, &gw->dlv_mac, true))
+			return -1;
+		if (type != RTE_ETHER_TYPE_IPV4 && type != RTE_ETHER_TYPE_IPV6)
+			return drop(w, m, DGW_DROP_DLV_NOT_IP);
+	}
+	e->m = m;
+	e->ip = p + hdr;
+	room = m->data_len - hdr;
+	memset(&e->dst, 0, sizeof(e->dst));
+	if ((e->ip[0] >> 4) == 4 && room >= sizeof(struct rte_ipv4_hdr)) {
+		struct rte_ipv4_hdr *h = (struct rte_ipv4_hdr *)e->ip;
+
+		e->len = rte_be_to_cpu_16(h->total_length);
+		e->dst.family = 4;
+		memcpy(e->dst.a, &h->dst_addr, 4);
+	} else if ((e->ip[0] >> 4) == 6 && room >= sizeof(struct rte_ipv6_hdr)) {
+		struct rte_ipv6_hdr *h = (struct rte_ipv6_hdr *)e->ip;
+
+		if (h->proto == IPPROTO_ICMPV6 && gw->cfg.proxy_arp && hdr &&
+		    dgw_neigh_ns(w, m, &gw->dlv_mac, true))
+			return -1;
+		e->len = sizeof(*h) + rte_be_to_cpu_16(h->payload_len);
+		e->dst.family = 6;
+		memcpy(e->dst.a, h->dst_addr, 16);
+	} else {
+		return drop(w, m, DGW_DROP_DLV_NOT_IP);
+	}
+	if (e->len > room || e->len < 20)
+		return drop(w, m, DGW_DROP_BAD_IP);
+	return 0;
+}
+
+/* Seal e in place behind fresh outer headers and queue it for the net port. */
+static void seal_one(struct dgw_worker *w, struct enc *e, struct dust_session *s, uint64_t mac)
+{
+	struct rte_mbuf *m = e->m;
+	uint16_t outer = dgw_net_outer_len(&s->peer);
+	uint8_t *pkt = e->ip - DUST_DATA_PREFIX;
+	uint8_t *first = pkt - outer;
+	size_t cap;
+	int r;
+
+	if (first < (uint8_t *)m->buf_addr)
+		return (void)drop(w, m, DGW_DROP_TOO_BIG);
+	cap = (size_t)((uint8_t *)m->buf_addr + m->buf_len - pkt);
+	r = dust_data_seal(s, &w->rng, &w->gw->cfg.pad, w->now_s, pkt, e->len, cap);
+	if (r < 0)
+		return (void)drop(w, m, r == -EMSGSIZE ? DGW_DROP_TOO_BIG : DGW_DROP_SEAL);
+	m->data_off = (uint16_t)(first - (uint8_t *)m->buf_addr);
+	m->ol_flags = 0;
+	m->packet_type = 0;
+	if (dgw_net_outer(w, m, &s->peer, mac, (uint16_t)r) != 0) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	w->st.ctr[DGW_CTR_ENCODED]++;
+	dgw_net_tx(w, m);
+}
+
+void dgw_encode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct dgw *gw = w->gw;
+	struct enc e[DGW_BURST];
+	const void *keys[DGW_BURST];
+	void *data[DGW_BURST];
+	uint64_t hits = 0;
+	uint16_t k = 0;
+
+	for (uint16_t i = 0; i < n; i++) {
+		if (i + DGW_PREFETCH_AHEAD < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + DGW_PREFETCH_AHEAD], void *));
+		if (inner_parse(w, pkts[i], &e[k]) == 0) {
+			keys[k] = &e[k].dst;
+			k++;
+		}
+	}
+	if (!k)
+		return;
+	rte_hash_lookup_bulk_data(gw->tunnel_map, keys, k, &hits, data);
+	for (uint16_t i = 0; i < k; i++) {
+		struct dgw_pub *p;
+		struct dust_session *s;
+
+		if (!(hits & (1ull << i))) {
+			drop(w, e[i].m, DGW_DROP_NO_TUNNEL);
+			continue;
+		}
+		p = &gw->pub[(uintptr_t)data[i]];
+		s = atomic_load_explicit(&p->s, memory_order_acquire);
+		if (!s) {
+			drop(w, e[i].m, DGW_DROP_NO_SESSION);
+			continue;
+		}
+		seal_one(w, &e[i], s, atomic_load_explicit(&p->mac, memory_order_relaxed));
+	}
+}

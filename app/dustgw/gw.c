@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Building and tearing down the gateway context: the server identity and
+ * invitation store (shared by all workers through dust_server), one
+ * session table per worker, the mbuf pool and the publication maps.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <time.h>
+
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+
+#include "dgw_pvt.h"
+
+int dgw_logtype;
+struct dgw *dgw_global;
+
+RTE_INIT(dgw_log_init)
+{
+	dgw_logtype = rte_log_register_type_and_pick_level("dustgw", RTE_LOG_INFO);
+}
+
+static int load_server(struct dgw *gw)
+{
+	int rc = dust_identity_load(&gw->srv.id, gw->cfg.key_file);
+
+	if (rc != 0) {
+		fprintf(stderr, "dustgw: server key %s: %s%s\n", gw->cfg.key_file,
+			rc == -EPERM ? "readable by group or others (chmod 600 it)" : strerror(-rc),
+			rc == -ENOENT ? " (create one with dust-invite keygen)" : "");
+		return rc;
+	}
+	gw->srv.store = dust_store_open(gw->cfg.store_path, 0);
+	if (!gw->srv.store) {
+		rc = -errno;
+		fprintf(stderr, "dustgw: invitation store %s: %s\n", gw->cfg.store_path,
+			dust_last_error());
+		return rc ? rc : -EINVAL;
+	}
+	gw->srv.lim = gw->cfg.lim;
+	dust_store_tick(gw->srv.store, (uint64_t)time(NULL));
+	return 0;
+}
+
+static int workers_create(struct dgw *gw)
+{
+	for (unsigned i = 0; i < gw->nworkers; i++) {
+		struct dgw_worker *w = rte_zmalloc("dgw_worker", sizeof(*w), RTE_CACHE_LINE_SIZE);
+
+		if (!w)
+			return -ENOMEM;
+		gw->w[i] = w;
+		w->gw = gw;
+		w->wid = (uint16_t)i;
+		w->lcore = LCORE_ID_ANY;
+		w->tab = dust_session_table_create(gw->cfg.sessions_per_lcore);
+		if (!w->tab)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+struct dgw *dgw_create(const struct dgw_config *cfg)
+{
+	struct dgw *gw = rte_zmalloc("dgw", sizeof(*gw), RTE_CACHE_LINE_SIZE);
+	int rc;
+
+	if (!gw) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	gw->cfg = *cfg;
+	gw->nworkers = cfg->queues;
+	gw->pool = rte_pktmbuf_pool_create("dgw_mbufs", cfg->mbufs,
+					   RTE_MIN(256u, cfg->mbufs / 4), 0,
+					   RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
+	if (!gw->pool) {
+		fprintf(stderr, "dustgw: cannot allocate %u mbufs: %s (raise EAL -m?)\n", cfg->mbufs,
+			rte_strerror(rte_errno));
+		rc = -ENOMEM;
+		goto err;
+	}
+	if ((rc = load_server(gw)) != 0)
+		goto err;
+	if ((rc = workers_create(gw)) != 0 || (rc = dgw_sessmap_create(gw)) != 0) {
+		fprintf(stderr, "dustgw: cannot allocate session state: %s\n", strerror(-rc));
+		goto err;
+	}
+	dgw_global = gw;
+	return gw;
+err:
+	dgw_destroy(gw);
+	errno = -rc;
+	return NULL;
+}
+
+struct rte_mempool *dgw_pool(struct dgw *gw)
+{
+	return gw->pool;
+}
+
+void dgw_destroy(struct dgw *gw)
+{
+	if (!gw)
+		return;
+	if (dgw_global == gw)
+		dgw_global = NULL;
+	if (gw->ports_owned) {
+		rte_eth_dev_stop(gw->net_port);
+		rte_eth_dev_stop(gw->dlv_port);
+	}
+	dgw_sessmap_free(gw);
+	for (unsigned i = 0; i < gw->nworkers; i++) {
+		struct dgw_worker *w = gw->w[i];
+
+		if (!w)
+			continue;
+		dust_session_table_free(w->tab);
+		rte_free(w->net_txb);
+		rte_free(w->dlv_txb);
+		dust_rng_wipe(&w->rng);
+		rte_free(w);
+	}
+	if (gw->srv.store)
+		dust_store_close(gw->srv.store);
+	dust_identity_wipe(&gw->srv.id);
+	rte_mempool_free(gw->pool);
+	rte_free(gw);
+}

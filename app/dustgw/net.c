@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The client-facing side of a frame: Ethernet/IPv4/IPv6/UDP parsing that
+ * sorts each frame into "a Dust datagram for us" or a counted drop (or an
+ * ARP/ND answer), and the outer headers of what we send back to a client.
+ * Checksums are verified and written in software unless the NIC says GOOD.
+ */
+#include <netinet/in.h>
+#include <string.h>
+
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "dgw_pvt.h"
+
+static int drop(struct dgw_worker *w, struct rte_mbuf *m, unsigned reason)
+{
+	dgw_count_drop(w, reason);
+	rte_pktmbuf_free(m);
+	return DGW_RX_DONE;
+}
+
+int dgw_ensure_linear(struct dgw_worker *w, struct rte_mbuf *m)
+{
+	if (m->nb_segs == 1 || rte_pktmbuf_linearize(m) == 0)
+		return 0;
+	dgw_count_drop(w, DGW_DROP_MULTISEG);
+	return -ENOBUFS;
+}
+
+static bool ip6_is_ext(uint8_t proto)
+{
+	switch (proto) {
+	case IPPROTO_HOPOPTS:
+	case IPPROTO_ROUTING:
+	case IPPROTO_FRAGMENT:
+	case IPPROTO_DSTOPTS:
+	case IPPROTO_AH:
+	case IPPROTO_ESP:
+		return true;
+	}
+	return false;
+}
+
+static int udp_check(struct dgw_worker *w, struct rte_mbuf *m, struct rte_udp_hdr *udp,
+		     uint32_t room, struct dgw_rx *rx)
+{
+	uint16_t ulen = rte_be_to_cpu_16(udp->dgram_len);
+
+	if (ulen < sizeof(*udp) || ulen > room)
+		return drop(w, m, DGW_DROP_BAD_UDP);
+	if (rte_be_to_cpu_16(udp->dst_port) != w->gw->cfg.udp_port)
+		return drop(w, m, DGW_DROP_OTHER_PORT);
+	rx->ep.port = rte_be_to_cpu_16(udp->src_port);
+	rx->dg = (uint8_t *)(udp + 1);
+	rx->len = ulen - sizeof(*udp);
+	return DGW_RX_DUST;
+}
+
+static int parse_ip4(struct dgw_worker *w, struct rte_mbuf *m, struct rte_ipv4_hdr *ip,
+		     struct dgw_rx *rx)
+{
+	uint32_t room = m->data_len - DGW_ETH_LEN;
+	uint16_t ihl, tot;
+	struct rte_udp_hdr *udp;
+
+	if (room < sizeof(*ip))
+		return drop(w, m, DGW_DROP_RUNT);
+	ihl = (ip->version_ihl & 0xf) * 4;
+	tot = rte_be_to_cpu_16(ip->total_length);
+	if ((ip->version_ihl >> 4) != 4 || ihl < sizeof(*ip) || tot < ihl || tot > room)
+		return drop(w, m, DGW_DROP_BAD_IP);
+	if ((m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_BAD ||
+	    ((m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) != RTE_MBUF_F_RX_IP_CKSUM_GOOD &&
+	     rte_raw_cksum(ip, ihl) != 0xffff))
+		return drop(w, m, DGW_DROP_IP_CSUM);
+	if (ip->fragment_offset & rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK))
+		return drop(w, m, DGW_DROP_IP_FRAG);
+	if (w->gw->cfg.ip4.family != 4 || memcmp(&ip->dst_addr, w->gw->cfg.ip4.a, 4) != 0)
+		return drop(w, m, DGW_DROP_NOT_OURS);
+	if (ip->next_proto_id != IPPROTO_UDP || tot < ihl + sizeof(*udp))
+		return drop(w, m, DGW_DROP_NOT_UDP);
+	udp = (struct rte_udp_hdr *)((uint8_t *)ip + ihl);
+	/* A zero UDP checksum means "none" in IPv4. */
+	if (udp->dgram_cksum != 0 &&
+	    (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) != RTE_MBUF_F_RX_L4_CKSUM_GOOD &&
+	    rte_ipv4_udptcp_cksum_verify(ip, udp) != 0)
+		return drop(w, m, DGW_DROP_UDP_CSUM);
+	memset(&rx->ep, 0, sizeof(rx->ep));
+	rx->ep.ip.family = 4;
+	memcpy(rx->ep.ip.a, &ip->src_addr, 4);
+	return udp_check(w, m, udp, tot - ihl, rx);
+}
+
+static int parse_ip6(struct dgw_worker *w, struct rte_mbuf *m, struct rte_ipv6_hdr *ip,
+		     struct dgw_rx *rx)
+{
+	uint32_t room = m->data_len - DGW_ETH_LEN;
+	uint16_t plen;
+	struct rte_udp_hdr *udp;
+
+	if (room < sizeof(*ip))
+		return drop(w, m, DGW_DROP_RUNT);
+	plen = rte_be_to_cpu_16(ip->payload_len);
+	if ((rte_be_to_cpu_32(ip->vtc_flow) >> 28) != 6 || sizeof(*ip) + plen > room)
+		return drop(w, m, DGW_DROP_BAD_IP);
+	if (ip->proto == IPPROTO_ICMPV6)
+		return dgw_neigh_ns(w, m, &w->gw->net_mac, false) ? DGW_RX_DONE
+								    : drop(w, m, DGW_DROP_NOT_UDP);
+	if (w->gw->cfg.ip6.family != 6 || memcmp(ip->dst_addr, w->gw->cfg.ip6.a, 16) != 0)
+		return drop(w, m, DGW_DROP_NOT_OURS);
+	if (ip->proto != IPPROTO_UDP)
+		return drop(w, m, ip6_is_ext(ip->proto) ? DGW_DROP_IP6_EXT : DGW_DROP_NOT_UDP);
+	if (plen < sizeof(*udp))
+		return drop(w, m, DGW_DROP_BAD_UDP);
+	udp = (struct rte_udp_hdr *)(ip + 1);
+	/* IPv6 forbids a zero UDP checksum. */
+	if ((m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) != RTE_MBUF_F_RX_L4_CKSUM_GOOD &&
+	    (udp->dgram_cksum == 0 || rte_ipv6_udptcp_cksum_verify(ip, udp) != 0))
+		return drop(w, m, DGW_DROP_UDP_CSUM);
+	memset(&rx->ep, 0, sizeof(rx->ep));
+	rx->ep.ip.family = 6;
+	memcpy(rx->ep.ip.a, ip->src_addr, 16);
+	return udp_check(w, m, udp, plen, rx);
+}
+
+int dgw_net_classify(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)
+{
+	struct rte_ether_hdr *eth;
+
+	if (dgw_ensure_linear(w, m) != 0) {
+		rte_pktmbuf_free(m);
+		return DGW_RX_DONE;
+	}
+	if (m->data_len < DGW_ETH_LEN)
+		return drop(w, m, DGW_DROP_RUNT);
+	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	rx->mac = dgw_mac_load(&eth->src_addr);
+	switch (rte_be_to_cpu_16(eth->ether_type)) {
+	case RTE_ETHER_TYPE_IPV4:
+		return parse_ip4(w, m, (struct rte_ipv4_hdr *)(eth + 1), rx);
+	case RTE_ETHER_TYPE_IPV6:
+		return parse_ip6(w, m, (struct rte_ipv6_hdr *)(eth + 1), rx);
+	case RTE_ETHER_TYPE_ARP:
+		return dgw_neigh_arp(w, m, &w->gw->net_mac, false) ? DGW_RX_DONE
+								   : drop(w, m, DGW_DROP_ARP_OTHER);
+	}
+	return drop(w, m, DGW_DROP_NOT_IP);
+}
+
+uint16_t dgw_net_outer_len(const struct dust_endpoint *to)
+{
+	return to->ip.family == 6 ? DGW_OUTER6_LEN : DGW_OUTER4_LEN;
+}
+
+static void outer4(struct dgw *gw, struct rte_ipv4_hdr *ip, const struct dust_endpoint *to,
+		   uint16_t l4len)
+{
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+
+	ip->version_ihl = RTE_IPV4_VHL_DEF;
+	ip->type_of_service = 0;
+	ip->total_length = rte_cpu_to_be_16(sizeof(*ip) + l4len);
+	ip->packet_id = 0;
+	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+	ip->time_to_live = 64;
+	ip->next_proto_id = IPPROTO_UDP;
+	ip->hdr_checksum = 0;
+	memcpy(&ip->src_addr, gw->cfg.ip4.a, 4);
+	memcpy(&ip->dst_addr, to->ip.a, 4);
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	udp->src_port = rte_cpu_to_be_16(gw->cfg.udp_port);
+	udp->dst_port = rte_cpu_to_be_16(to->port);
+	udp->dgram_len = rte_cpu_to_be_16(l4len);
+	udp->dgram_cksum = 0;
+	udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
+}
+
+static void outer6(struct dgw *gw, struct rte_ipv6_hdr *ip, const struct dust_endpoint *to,
+		   uint16_t l4len)
+{
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+
+	ip->vtc_flow = rte_cpu_to_be_32(6u << 28);
+	ip->payload_len = rte_cpu_to_be_16(l4len);
+	ip->proto = IPPROTO_UDP;
+	ip->hop_limits = 64;
+	memcpy(ip->src_addr, gw->cfg.ip6.a, 16);
+	memcpy(ip->dst_addr, to->ip.a, 16);
+	udp->src_port = rte_cpu_to_be_16(gw->cfg.udp_port);
+	udp->dst_port = rte_cpu_to_be_16(to->port);
+	udp->dgram_len = rte_cpu_to_be_16(l4len);
+	udp->dgram_cksum = 0;
+	udp->dgram_cksum = rte_ipv6_udptcp_cksum(ip, udp);
+}
+
+/*
+ * m's data starts with dgw_net_outer_len(to) bytes of room followed by
+ * dust_len bytes of Dust: fill the room with Ethernet/IP/UDP toward to.
+ */
+int dgw_net_outer(struct dgw_worker *w, struct rte_mbuf *m, const struct dust_endpoint *to,
+		  uint64_t mac, uint16_t dust_len)
+{
+	struct dgw *gw = w->gw;
+	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	uint16_t l4len = sizeof(struct rte_udp_hdr) + dust_len;
+
+	if ((to->ip.family == 4 && gw->cfg.ip4.family != 4) ||
+	    (to->ip.family == 6 && gw->cfg.ip6.family != 6) || (to->ip.family != 4 && to->ip.family != 6)) {
+		dgw_count_drop(w, DGW_DROP_NO_SRC_ADDR);
+		return -EAFNOSUPPORT;
+	}
+	dgw_mac_store(&eth->dst_addr, mac);
+	rte_ether_addr_copy(&gw->net_mac, &eth->src_addr);
+	if (to->ip.family == 4) {
+		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+		outer4(gw, (struct rte_ipv4_hdr *)(eth + 1), to, l4len);
+	} else {
+		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6);
+		outer6(gw, (struct rte_ipv6_hdr *)(eth + 1), to, l4len);
+	}
+	m->data_len = dgw_net_outer_len(to) + dust_len;
+	m->pkt_len = m->data_len;
+	return 0;
+}
+
+void dgw_net_tx(struct dgw_worker *w, struct rte_mbuf *m)
+{
+	w->st.ctr[DGW_CTR_NET_TX]++;
+	rte_eth_tx_buffer(w->gw->net_port, w->wid, w->net_txb, m);
+}
+
+void dgw_dlv_tx(struct dgw_worker *w, struct rte_mbuf *m)
+{
+	w->st.ctr[DGW_CTR_DLV_TX]++;
+	rte_eth_tx_buffer(w->gw->dlv_port, w->wid, w->dlv_txb, m);
+}

@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Who owns a session across lcores, and how sessions are published and
+ * retired. No lock is taken on the fast path.
+ *
+ * - The rx half (rx keys, replay window, last_rx_s, the table slot) belongs
+ *   to the worker whose net RX queue the client's outer 4-tuple lands on
+ *   (RSS). Only that worker inserts, looks up, expires, removes and
+ *   releases it, in its own dust_session_table.
+ * - The tx half (tx keys, peer, tx_counter) is used by every worker's
+ *   encode path, since cleartext for any client may arrive on any delivery
+ *   queue. Keys and peer never change after the intro; tx_counter advances
+ *   with an atomic add inside dust_data_seal, so several lcores (the owner
+ *   sending keepalives, others sealing replies) may seal for one session.
+ * - Publication: pub[invite_idx].s is the session encoders use for that
+ *   invitation. Only the main lcore writes it (release store); encoders
+ *   read it (acquire load). tunnel_map, an rte_hash created with
+ *   RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF, maps the inner (tunnel) address
+ *   to invite_idx; it is filled from the store at start by the main lcore,
+ *   its only writer, so readers never block.
+ * - Messages, worker -> main (one MP/SC ring): PUBLISH(idx, s, mac) after
+ *   an accepted intro; RETIRED(idx, s) whenever s leaves its owner's table
+ *   (idle expiry, replacement from the same address, eviction).
+ *   Main -> worker (one SP/SC inbox per worker): EVICT(idx, s) when idx was
+ *   published anew by an intro elsewhere; RELEASE(s) when s's grace period
+ *   is over.
+ * - Retirement: on RETIRED the main lcore clears pub[idx] if it still holds
+ *   s, then defers s on an rte_rcu_qsbr defer queue. Every worker reports
+ *   a quiescent state once per loop iteration and holds no session pointer
+ *   across iterations, so once the token is seen no encoder can still hold
+ *   s; the defer queue's callback sends RELEASE to the owner, which wipes
+ *   the slot and makes it reusable. A slot is never reused under a reader.
+ * - Ordering: main is the only producer of a worker's inbox, and it sends
+ *   EVICT(s) (if at all) before it can have deferred s, so an EVICT always
+ *   arrives before the RELEASE of the same slot: a stale EVICT finds the
+ *   slot RETIRING (or the idx changed) and is ignored.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include <rte_jhash.h>
+#include <rte_malloc.h>
+
+#include "dgw_pvt.h"
+
+static int send_inbox(struct dgw *gw, uint16_t wid, struct dgw_msg *m)
+{
+	if (wid >= gw->nworkers || rte_ring_enqueue_elem(gw->w[wid]->inbox, m, sizeof(*m)) != 0) {
+		/* Rings are sized for two messages per slot: this is a bug. */
+		DGW_LOG(ERR, "inbox of worker %u full, message %u lost", wid, m->type);
+		return -ENOBUFS;
+	}
+	return 0;
+}
+
+static void dq_free(void *p, void *e, unsigned int n)
+{
+	struct dgw *gw = p;
+	struct dgw_msg *m = e;
+
+	for (unsigned i = 0; i < n; i++) {
+		m[i].type = DGW_MSG_RELEASE;
+		send_inbox(gw, m[i].wid, &m[i]);
+	}
+}
+
+static int tunnel_map_fill(struct dgw *gw)
+{
+	for (uint32_t i = 0; i < gw->ninv; i++) {
+		struct dust_store_entry *e = dust_store_at(gw->srv.store, i);
+		struct dust_ipaddr key;
+		void *old;
+
+		memset(&key, 0, sizeof(key));
+		key.family = e->inv.tunnel.family;
+		memcpy(key.a, e->inv.tunnel.a, key.family == 4 ? 4 : 16);
+		if (rte_hash_lookup_data(gw->tunnel_map, &key, &old) >= 0) {
+			char buf[64];
+
+			DGW_LOG(WARNING, "invitations %u and %u share tunnel address %s: keeping %u",
+				(unsigned)(uintptr_t)old, i, dust_ipaddr_format(&key, buf, sizeof(buf)),
+				(unsigned)(uintptr_t)old);
+			continue;
+		}
+		if (rte_hash_add_key_data(gw->tunnel_map, &key, (void *)(uintptr_t)i) != 0)
+			return -ENOSPC;
+	}
+	return 0;
+}
+
+static int maps_create(struct dgw *gw)
+{
+	struct rte_hash_parameters hp = {
+		.name = "dgw_tunnel",
+		.entries = RTE_MAX(gw->ninv, 64u) * 2,
+		.key_len = sizeof(struct dust_ipaddr),
+		.hash_func = rte_jhash,
+		.socket_id = (int)rte_socket_id(),
+		.extra_flag = RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF,
+	};
+
+	gw->pub = rte_zmalloc("dgw_pub", sizeof(*gw->pub) * RTE_MAX(gw->ninv, 1u), 0);
+	gw->tunnel_map = rte_hash_create(&hp);
+	if (!gw->pub || !gw->tunnel_map)
+		return -ENOMEM;
+	return tunnel_map_fill(gw);
+}
+
+static int rcu_create(struct dgw *gw, uint32_t slots)
+{
+	size_t sz = rte_rcu_qsbr_get_memsize(gw->nworkers);
+	struct rte_rcu_qsbr_dq_parameters dp = {
+		.name = "dgw_dq",
+		.flags = RTE_RCU_QSBR_DQ_MT_UNSAFE, /* only the main lcore uses it */
+		.size = slots + 1,
+		.esize = sizeof(struct dgw_msg),
+		.trigger_reclaim_limit = slots + 2, /* no auto reclaim: main loop does it */
+		.max_reclaim_size = 64,
+		.free_fn = dq_free,
+		.p = gw,
+	};
+
+	gw->rcu = rte_zmalloc("dgw_rcu", sz, RTE_CACHE_LINE_SIZE);
+	if (!gw->rcu || rte_rcu_qsbr_init(gw->rcu, gw->nworkers) != 0)
+		return -ENOMEM;
+	dp.v = gw->rcu;
+	gw->dq = rte_rcu_qsbr_dq_create(&dp);
+	return gw->dq ? 0 : -ENOMEM;
+}
+
+int dgw_sessmap_create(struct dgw *gw)
+{
+	uint32_t slots = gw->cfg.sessions_per_lcore * gw->nworkers;
+	int rc;
+
+	gw->ninv = (uint32_t)dust_store_count(gw->srv.store);
+	rte_spinlock_init(&gw->pub_lock);
+	if ((rc = maps_create(gw)) || (rc = rcu_create(gw, slots)))
+		return rc;
+	gw->to_main = rte_ring_create_elem("dgw_to_main", sizeof(struct dgw_msg),
+					   rte_align32pow2(2 * slots + 64), (int)rte_socket_id(),
+					   RING_F_SC_DEQ);
+	if (!gw->to_main)
+		return -ENOMEM;
+	for (unsigned i = 0; i < gw->nworkers; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "dgw_inbox%u", i);
+		gw->w[i]->inbox = rte_ring_create_elem(
+			name, sizeof(struct dgw_msg), rte_align32pow2(2 * gw->cfg.sessions_per_lcore + 64),
+			(int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (!gw->w[i]->inbox)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+void dgw_sessmap_free(struct dgw *gw)
+{
+	if (gw->dq)
+		rte_rcu_qsbr_dq_delete(gw->dq);
+	for (unsigned i = 0; i < gw->nworkers; i++)
+		if (gw->w[i])
+			rte_ring_free(gw->w[i]->inbox);
+	rte_ring_free(gw->to_main);
+	rte_hash_free(gw->tunnel_map);
+	rte_free(gw->rcu);
+	rte_free(gw->pub);
+}
+
+static void to_main(struct dgw_worker *w, uint8_t type, struct dust_session *s, uint64_t mac)
+{
+	struct dgw_msg m = {.type = type, .wid = (uint8_t)w->wid, .idx = s->invite_idx, .s = s,
+			    .mac = mac};
+
+	if (rte_ring_enqueue_elem(w->gw->to_main, &m, sizeof(m)) != 0)
+		DGW_LOG(ERR, "main ring full, message %u from worker %u lost", type, w->wid);
+}
+
+void dgw_sess_publish(struct dgw_worker *w, struct dust_session *s, uint64_t mac)
+{
+	to_main(w, DGW_MSG_PUBLISH, s, mac);
+}
+
+/* s was already taken out of the table (RETIRING). */
+static void retired(struct dust_session *s, void *arg)
+{
+	to_main(arg, DGW_MSG_RETIRED, s, 0);
+}
+
+void dgw_sess_retire(struct dgw_worker *w, struct dust_session *s)
+{
+	dust_session_table_remove(w->tab, s);
+	retired(s, w);
+}
+
+void dgw_sess_note_mac(struct dgw_worker *w, const struct dust_session *s, uint64_t mac)
+{
+	struct dgw_pub *p = &w->gw->pub[s->invite_idx];
+
+	/* Only the published session steers replies; compare first to keep the line shared. */
+	if (atomic_load_explicit(&p->mac, memory_order_relaxed) != mac &&
+	    atomic_load_explicit(&p->s, memory_order_relaxed) == s)
+		atomic_store_explicit(&p->mac, mac, memory_order_relaxed);
+}
+
+void dgw_worker_expire(struct dgw_worker *w)
+{
+	w->st.ctr[DGW_CTR_SESS_EXPIRED] +=
+		dust_session_table_expire(w->tab, w->now_s, w->gw->cfg.idle_timeout_s, retired, w);
+}
+
+void dgw_worker_inbox(struct dgw_worker *w)
+{
+	struct dgw_msg m[32];
+	unsigned n = rte_ring_dequeue_burst_elem(w->inbox, m, sizeof(m[0]), RTE_DIM(m), NULL);
+
+	for (unsigned i = 0; i < n; i++) {
+		struct dust_session *s = m[i].s;
+
+		if (m[i].type == DGW_MSG_RELEASE) {
+			dust_session_table_release(w->tab, s);
+		} else if (m[i].type == DGW_MSG_EVICT && s->state == DUST_SESSION_LIVE &&
+			   s->invite_idx == m[i].idx) {
+			dgw_sess_retire(w, s);
+			w->st.ctr[DGW_CTR_SESS_EVICTED]++;
+		}
+	}
+}
+
+static void main_publish(struct dgw *gw, const struct dgw_msg *m)
+{
+	struct dgw_pub *p = &gw->pub[m->idx];
+	struct dust_session *old = atomic_load_explicit(&p->s, memory_order_relaxed);
+	uint16_t old_wid = p->wid;
+
+	/* The MAC first: an encoder that sees s must also see where to send. */
+	atomic_store_explicit(&p->mac, m->mac, memory_order_relaxed);
+	atomic_store_explicit(&p->s, m->s, memory_order_release);
+	rte_spinlock_lock(&gw->pub_lock);
+	p->wid = m->wid;
+	p->peer = m->s->peer;
+	gw->published += !old;
+	rte_spinlock_unlock(&gw->pub_lock);
+	if (old && old != m->s) {
+		struct dgw_msg ev = {.type = DGW_MSG_EVICT, .wid = (uint8_t)old_wid, .idx = m->idx,
+				     .s = old};
+
+		send_inbox(gw, old_wid, &ev);
+	}
+}
+
+static void main_retired(struct dgw *gw, struct dgw_msg *m)
+{
+	struct dgw_pub *p = &gw->pub[m->idx];
+
+	if (atomic_load_explicit(&p->s, memory_order_relaxed) == m->s) {
+		atomic_store_explicit(&p->s, NULL, memory_order_release);
+		rte_spinlock_lock(&gw->pub_lock);
+		gw->published--;
+		rte_spinlock_unlock(&gw->pub_lock);
+	}
+	if (rte_rcu_qsbr_dq_enqueue(gw->dq, m) != 0) {
+		/* Cannot happen with the queue sized to every slot; wait instead. */
+		rte_rcu_qsbr_synchronize(gw->rcu, RTE_QSBR_THRID_INVALID);
+		dq_free(gw, m, 1);
+	}
+}
+
+void dgw_main_messages(struct dgw *gw)
+{
+	struct dgw_msg m[64];
+	unsigned n;
+
+	do {
+		n = rte_ring_dequeue_burst_elem(gw->to_main, m, sizeof(m[0]), RTE_DIM(m), NULL);
+		for (unsigned i = 0; i < n; i++) {
+			if (m[i].idx >= gw->ninv)
+				continue;
+			if (m[i].type == DGW_MSG_PUBLISH)
+				main_publish(gw, &m[i]);
+			else if (m[i].type == DGW_MSG_RETIRED)
+				main_retired(gw, &m[i]);
+		}
+	} while (n == RTE_DIM(m));
+	rte_rcu_qsbr_dq_reclaim(gw->dq, 256, NULL, NULL, NULL);
+}

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Counter names and the summaries built from the per-lcore counters: the
+ * human table printed on exit and a "name value" file that tests and
+ * scripts read. Workers write their own counters; readers only load them.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "dgw_pvt.h"
+
+static const char *const ctr_names[DGW_CTR_MAX] = {
+	[DGW_CTR_NET_RX] = "net_rx",         [DGW_CTR_NET_TX] = "net_tx",
+	[DGW_CTR_DLV_RX] = "dlv_rx",         [DGW_CTR_DLV_TX] = "dlv_tx",
+	[DGW_CTR_DECODED] = "decoded",       [DGW_CTR_DELIVERED] = "delivered",
+	[DGW_CTR_ENCODED] = "encoded",       [DGW_CTR_INTRO_OK] = "intro_ok",
+	[DGW_CTR_INTRO_FIRST] = "intro_first_use", [DGW_CTR_KA_RX] = "keepalive_rx",
+	[DGW_CTR_KA_TX] = "keepalive_tx",    [DGW_CTR_ARP_REPLY] = "arp_reply",
+	[DGW_CTR_ND_REPLY] = "nd_reply",     [DGW_CTR_SESS_EXPIRED] = "sessions_expired",
+	[DGW_CTR_SESS_EVICTED] = "sessions_evicted",
+};
+
+static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {
+	[DGW_DROP_RUNT - DUST_DROP_MAX] = "runt",
+	[DGW_DROP_NOT_IP - DUST_DROP_MAX] = "not_ip",
+	[DGW_DROP_ARP_OTHER - DUST_DROP_MAX] = "arp_other",
+	[DGW_DROP_BAD_IP - DUST_DROP_MAX] = "bad_ip",
+	[DGW_DROP_IP_CSUM - DUST_DROP_MAX] = "ip_csum",
+	[DGW_DROP_IP_FRAG - DUST_DROP_MAX] = "ip_frag",
+	[DGW_DROP_IP6_EXT - DUST_DROP_MAX] = "ip6_ext",
+	[DGW_DROP_NOT_OURS - DUST_DROP_MAX] = "not_ours",
+	[DGW_DROP_NOT_UDP - DUST_DROP_MAX] = "not_udp",
+	[DGW_DROP_OTHER_PORT - DUST_DROP_MAX] = "other_port",
+	[DGW_DROP_BAD_UDP - DUST_DROP_MAX] = "bad_udp",
+	[DGW_DROP_UDP_CSUM - DUST_DROP_MAX] = "udp_csum",
+	[DGW_DROP_MULTISEG - DUST_DROP_MAX] = "multiseg",
+	[DGW_DROP_TABLE_FULL - DUST_DROP_MAX] = "table_full",
+	[DGW_DROP_INNER_BAD - DUST_DROP_MAX] = "inner_bad",
+	[DGW_DROP_INNER_SRC - DUST_DROP_MAX] = "inner_src",
+	[DGW_DROP_DLV_NOT_IP - DUST_DROP_MAX] = "dlv_not_ip",
+	[DGW_DROP_NO_TUNNEL - DUST_DROP_MAX] = "no_tunnel",
+	[DGW_DROP_NO_SESSION - DUST_DROP_MAX] = "no_session",
+	[DGW_DROP_NO_SRC_ADDR - DUST_DROP_MAX] = "no_src_addr",
+	[DGW_DROP_TOO_BIG - DUST_DROP_MAX] = "too_big",
+	[DGW_DROP_SEAL - DUST_DROP_MAX] = "seal",
+	[DGW_DROP_NO_MBUF - DUST_DROP_MAX] = "no_mbuf",
+	[DGW_DROP_TX_FULL - DUST_DROP_MAX] = "tx_full",
+};
+
+const char *dgw_ctr_name(unsigned c)
+{
+	return c < DGW_CTR_MAX ? ctr_names[c] : "?";
+}
+
+const char *dgw_drop_name(unsigned d)
+{
+	if (d < DUST_DROP_MAX)
+		return dust_drop_name((enum dust_drop)d);
+	return d < DGW_DROP_MAX ? drop_names[d - DUST_DROP_MAX] : "?";
+}
+
+unsigned dgw_stats_workers(const struct dgw *gw)
+{
+	return gw->nworkers;
+}
+
+unsigned dgw_stats_lcore(const struct dgw *gw, unsigned w)
+{
+	return w < gw->nworkers ? gw->w[w]->lcore : 0;
+}
+
+static void add(struct dgw_stats *out, const struct dgw_stats *in)
+{
+	for (unsigned c = 0; c < DGW_CTR_MAX; c++)
+		out->ctr[c] += __atomic_load_n(&in->ctr[c], __ATOMIC_RELAXED);
+	for (unsigned d = 0; d < DGW_DROP_MAX; d++)
+		out->drop[d] += __atomic_load_n(&in->drop[d], __ATOMIC_RELAXED);
+	out->sessions += __atomic_load_n(&in->sessions, __ATOMIC_RELAXED);
+}
+
+void dgw_stats_get(const struct dgw *gw, unsigned w, struct dgw_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (unsigned i = 0; i < gw->nworkers; i++)
+		if (w == UINT32_MAX || w == i)
+			add(out, &gw->w[i]->st);
+}
+
+static uint64_t drops_total(const struct dgw_stats *s)
+{
+	uint64_t t = 0;
+
+	for (unsigned d = 1; d < DGW_DROP_MAX; d++)
+		t += s->drop[d];
+	return t;
+}
+
+static void print_one(FILE *f, const char *who, const struct dgw_stats *s)
+{
+	fprintf(f, "%-8s %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64
+		   " %9" PRIu64 " %9" PRIu64 " %8" PRIu64 " %9" PRIu64 "\n",
+		who, s->ctr[DGW_CTR_NET_RX], s->ctr[DGW_CTR_NET_TX], s->ctr[DGW_CTR_DLV_RX],
+		s->ctr[DGW_CTR_DLV_TX], s->ctr[DGW_CTR_DECODED], s->ctr[DGW_CTR_DELIVERED],
+		s->ctr[DGW_CTR_ENCODED], s->sessions, drops_total(s));
+}
+
+void dgw_stats_print(const struct dgw *gw, FILE *f)
+{
+	struct dgw_stats t, per[DGW_MAX_WORKERS];
+
+	dgw_stats_get(gw, UINT32_MAX, &t);
+	fprintf(f, "dustgw summary (%u worker lcore%s)\n", gw->nworkers, gw->nworkers > 1 ? "s" : "");
+	fprintf(f, "%-8s %9s %9s %9s %9s %9s %9s %9s %8s %9s\n", "lcore", "net_rx", "net_tx",
+		"dlv_rx", "dlv_tx", "decoded", "delivered", "encoded", "sessions", "dropped");
+	for (unsigned i = 0; i < gw->nworkers; i++) {
+		char who[16];
+
+		dgw_stats_get(gw, i, &per[i]);
+		snprintf(who, sizeof(who), "%u", gw->w[i]->lcore);
+		print_one(f, who, &per[i]);
+	}
+	print_one(f, "total", &t);
+	fprintf(f, "events:");
+	for (unsigned c = DGW_CTR_INTRO_OK; c < DGW_CTR_MAX; c++)
+		fprintf(f, " %s=%" PRIu64, ctr_names[c], t.ctr[c]);
+	fprintf(f, "\ndrops by reason (per lcore):\n");
+	for (unsigned d = 1; d < DGW_DROP_MAX; d++) {
+		if (!t.drop[d])
+			continue;
+		fprintf(f, "  %-18s %9" PRIu64 "  (", dgw_drop_name(d), t.drop[d]);
+		for (unsigned i = 0; i < gw->nworkers; i++)
+			fprintf(f, "%slcore%u=%" PRIu64, i ? " " : "", gw->w[i]->lcore, per[i].drop[d]);
+		fprintf(f, ")\n");
+	}
+	if (!drops_total(&t))
+		fprintf(f, "  (none)\n");
+}
+
+static void write_one(FILE *f, const char *prefix, const struct dgw_stats *s)
+{
+	for (unsigned c = 0; c < DGW_CTR_MAX; c++)
+		fprintf(f, "%sctr.%s %" PRIu64 "\n", prefix, ctr_names[c], s->ctr[c]);
+	for (unsigned d = 1; d < DGW_DROP_MAX; d++)
+		fprintf(f, "%sdrop.%s %" PRIu64 "\n", prefix, dgw_drop_name(d), s->drop[d]);
+	fprintf(f, "%ssessions %" PRIu64 "\n", prefix, s->sessions);
+}
+
+int dgw_stats_write(const struct dgw *gw, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	struct dgw_stats s;
+
+	if (!f)
+		return -errno;
+	fprintf(f, "workers %u\n", gw->nworkers);
+	dgw_stats_get(gw, UINT32_MAX, &s);
+	write_one(f, "", &s);
+	for (unsigned i = 0; i < gw->nworkers; i++) {
+		char prefix[32];
+
+		snprintf(prefix, sizeof(prefix), "w%u.", i);
+		dgw_stats_get(gw, i, &s);
+		write_one(f, prefix, &s);
+	}
+	return fclose(f) == 0 ? 0 : -EIO;
+}

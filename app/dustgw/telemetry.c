@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * DPDK telemetry commands, readable with dpdk-telemetry.py while dustgw
+ * runs: /dustgw/stats[,worker] (every counter and drop reason) and
+ * /dustgw/sessions[,tunnel-address] (live and published sessions).
+ */
+#include <stdlib.h>
+
+#include <rte_telemetry.h>
+
+#include "dgw_pvt.h"
+
+static int stats_cb(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct dgw *gw = dgw_global;
+	unsigned w = UINT32_MAX;
+	struct dgw_stats s;
+
+	(void)cmd;
+	if (!gw)
+		return -ENODEV;
+	if (params && *params) {
+		w = (unsigned)atoi(params);
+		if (w >= gw->nworkers)
+			return -EINVAL;
+	}
+	dgw_stats_get(gw, w, &s);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "workers", gw->nworkers);
+	if (w != UINT32_MAX)
+		rte_tel_data_add_dict_u64(d, "lcore", gw->w[w]->lcore);
+	for (unsigned c = 0; c < DGW_CTR_MAX; c++)
+		rte_tel_data_add_dict_u64(d, dgw_ctr_name(c), s.ctr[c]);
+	for (unsigned r = 1; r < DGW_DROP_MAX; r++) {
+		char name[48];
+
+		snprintf(name, sizeof(name), "drop_%s", dgw_drop_name(r));
+		rte_tel_data_add_dict_u64(d, name, s.drop[r]);
+	}
+	rte_tel_data_add_dict_u64(d, "sessions", s.sessions);
+	return 0;
+}
+
+static int session_one(struct dgw *gw, const char *addr, struct rte_tel_data *d)
+{
+	struct dust_ipaddr key;
+	struct dgw_pub p;
+	void *idx;
+	char buf[64];
+
+	memset(&key, 0, sizeof(key));
+	if (dust_ipaddr_parse(&key, addr) != 0)
+		return -EINVAL;
+	if (rte_hash_lookup_data(gw->tunnel_map, &key, &idx) < 0)
+		return -ENOENT;
+	rte_spinlock_lock(&gw->pub_lock);
+	p.wid = gw->pub[(uintptr_t)idx].wid;
+	p.peer = gw->pub[(uintptr_t)idx].peer;
+	p.s = atomic_load(&gw->pub[(uintptr_t)idx].s);
+	rte_spinlock_unlock(&gw->pub_lock);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "tunnel", addr);
+	rte_tel_data_add_dict_u64(d, "invitation", (uintptr_t)idx);
+	rte_tel_data_add_dict_int(d, "live", p.s != NULL);
+	if (p.s) {
+		rte_tel_data_add_dict_u64(d, "lcore", gw->w[p.wid]->lcore);
+		rte_tel_data_add_dict_string(d, "peer",
+					     dust_ipaddr_format(&p.peer.ip, buf, sizeof(buf)));
+		rte_tel_data_add_dict_u64(d, "peer_port", p.peer.port);
+	}
+	return 0;
+}
+
+static int sessions_cb(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct dgw *gw = dgw_global;
+	struct rte_tel_data *live, *lcores;
+	uint64_t total = 0;
+
+	(void)cmd;
+	if (!gw)
+		return -ENODEV;
+	if (params && *params)
+		return session_one(gw, params, d);
+	live = rte_tel_data_alloc();
+	lcores = rte_tel_data_alloc();
+	if (!live || !lcores) {
+		rte_tel_data_free(live);
+		rte_tel_data_free(lcores);
+		return -ENOMEM;
+	}
+	rte_tel_data_start_array(live, RTE_TEL_U64_VAL);
+	rte_tel_data_start_array(lcores, RTE_TEL_U64_VAL);
+	for (unsigned i = 0; i < gw->nworkers; i++) {
+		uint64_t n = __atomic_load_n(&gw->w[i]->st.sessions, __ATOMIC_RELAXED);
+
+		rte_tel_data_add_array_u64(live, n);
+		rte_tel_data_add_array_u64(lcores, gw->w[i]->lcore);
+		total += n;
+	}
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "live", total);
+	rte_spinlock_lock(&gw->pub_lock);
+	rte_tel_data_add_dict_u64(d, "published", gw->published);
+	rte_spinlock_unlock(&gw->pub_lock);
+	rte_tel_data_add_dict_u64(d, "invitations", gw->ninv);
+	rte_tel_data_add_dict_u64(d, "max_per_lcore", gw->cfg.sessions_per_lcore);
+	rte_tel_data_add_dict_container(d, "live_per_worker", live, 0);
+	rte_tel_data_add_dict_container(d, "worker_lcores", lcores, 0);
+	return 0;
+}
+
+int dgw_telemetry_register(void)
+{
+	int rc = rte_telemetry_register_cmd("/dustgw/stats", stats_cb,
+					    "Gateway counters and drops. Parameters: worker index (optional)");
+
+	if (rc == 0)
+		rc = rte_telemetry_register_cmd("/dustgw/sessions", sessions_cb,
+						"Sessions per worker. Parameters: tunnel address (optional)");
+	return rc;
+}

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The worker loop (one per lcore, one RX/TX queue pair per port) and the
+ * main lcore's loop: RX burst, decode or encode, buffered TX drained on a
+ * TSC deadline; housekeeping (clock, inbox, expiry, stats) on the same
+ * deadline; an RCU quiescent state every iteration.
+ */
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+
+#include "dgw_pvt.h"
+
+static void clock_update(struct dgw_worker *w)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	w->now_s = (uint32_t)ts.tv_sec;
+	w->now_ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void housekeeping(struct dgw_worker *w, uint64_t now_tsc, uint64_t *next_expire)
+{
+	struct dgw *gw = w->gw;
+
+	rte_eth_tx_buffer_flush(gw->net_port, w->wid, w->net_txb);
+	rte_eth_tx_buffer_flush(gw->dlv_port, w->wid, w->dlv_txb);
+	clock_update(w);
+	dgw_worker_inbox(w);
+	if (now_tsc >= *next_expire) {
+		dgw_worker_expire(w);
+		*next_expire = now_tsc + rte_get_tsc_hz();
+	}
+	w->st.sessions = dust_session_table_live(w->tab);
+}
+
+static void poll_once(struct dgw_worker *w, uint64_t now_tsc)
+{
+	struct dgw *gw = w->gw;
+	struct rte_mbuf *pkts[DGW_BURST];
+	uint16_t n;
+
+	n = rte_eth_rx_burst(gw->net_port, w->wid, pkts, DGW_BURST);
+	if (n) {
+		w->st.ctr[DGW_CTR_NET_RX] += n;
+		atomic_store_explicit(&w->last_net_rx_tsc, now_tsc, memory_order_relaxed);
+		dgw_decode_burst(w, pkts, n);
+	}
+	if (!atomic_load_explicit(&gw->dlv_open, memory_order_relaxed))
+		return;
+	n = rte_eth_rx_burst(gw->dlv_port, w->wid, pkts, DGW_BURST);
+	if (n) {
+		w->st.ctr[DGW_CTR_DLV_RX] += n;
+		atomic_store_explicit(&w->last_dlv_rx_tsc, now_tsc, memory_order_relaxed);
+		dgw_encode_burst(w, pkts, n);
+	}
+}
+
+int dgw_worker_main(void *arg)
+{
+	struct dgw_worker *w = arg;
+	struct dgw *gw = w->gw;
+	uint64_t drain = (rte_get_tsc_hz() + 999999) / 1000000 * gw->cfg.drain_us;
+	uint64_t prev = 0, next_expire = 0;
+
+	dust_rng_init(&w->rng);
+	clock_update(w);
+	rte_rcu_qsbr_thread_register(gw->rcu, w->wid);
+	rte_rcu_qsbr_thread_online(gw->rcu, w->wid);
+	DGW_LOG(INFO, "worker %u on lcore %u: net queue %u, delivery queue %u", w->wid, w->lcore,
+		w->wid, w->wid);
+	while (!gw->stop) {
+		uint64_t now = rte_rdtsc();
+
+		if (now - prev >= drain) {
+			housekeeping(w, now, &next_expire);
+			prev = now;
+		}
+		poll_once(w, now);
+		rte_rcu_qsbr_quiescent(gw->rcu, w->wid);
+	}
+	rte_eth_tx_buffer_flush(gw->net_port, w->wid, w->net_txb);
+	rte_eth_tx_buffer_flush(gw->dlv_port, w->wid, w->dlv_txb);
+	rte_rcu_qsbr_thread_offline(gw->rcu, w->wid);
+	rte_rcu_qsbr_thread_unregister(gw->rcu, w->wid);
+	w->st.sessions = dust_session_table_live(w->tab);
+	return 0;
+}
+
+void *dgw_worker_arg(struct dgw *gw, unsigned w)
+{
+	return w < gw->nworkers ? gw->w[w] : NULL;
+}
+
+void dgw_stop(struct dgw *gw)
+{
+	gw->stop = true;
+}
+
+/* Milliseconds since the most recent RX on any worker (or since start). */
+static uint64_t idle_ms(struct dgw *gw, bool net_only, uint64_t now)
+{
+	uint64_t last = gw->start_tsc;
+
+	for (unsigned i = 0; i < gw->nworkers; i++) {
+		uint64_t t = atomic_load_explicit(&gw->w[i]->last_net_rx_tsc, memory_order_relaxed);
+
+		last = RTE_MAX(last, t);
+		if (!net_only)
+			last = RTE_MAX(last, atomic_load_explicit(&gw->w[i]->last_dlv_rx_tsc,
+								  memory_order_relaxed));
+	}
+	return (now - last) * 1000 / rte_get_tsc_hz();
+}
+
+static void main_tick(struct dgw *gw, uint64_t now, uint64_t *next_store)
+{
+	dgw_main_messages(gw);
+	if (now >= *next_store) {
+		dust_store_tick(gw->srv.store, (uint64_t)time(NULL));
+		*next_store = now + rte_get_tsc_hz();
+	}
+	if (!atomic_load_explicit(&gw->dlv_open, memory_order_relaxed) &&
+	    idle_ms(gw, true, now) >= gw->cfg.dlv_hold_ms && rte_ring_count(gw->to_main) == 0) {
+		DGW_LOG(INFO, "delivery RX open");
+		atomic_store_explicit(&gw->dlv_open, true, memory_order_release);
+	}
+	if (gw->cfg.exit_on_idle_ms && idle_ms(gw, false, now) >= gw->cfg.exit_on_idle_ms &&
+	    atomic_load_explicit(&gw->dlv_open, memory_order_relaxed)) {
+		DGW_LOG(INFO, "idle for %u ms: stopping", gw->cfg.exit_on_idle_ms);
+		gw->stop = true;
+	}
+}
+
+int dgw_run(struct dgw *gw)
+{
+	unsigned lcore, i = 0;
+	uint64_t next_store = 0;
+
+	if (rte_lcore_count() < gw->nworkers + 1) {
+		DGW_LOG(ERR, "%u queues need %u worker lcores plus the main lcore (have %u lcores)",
+			gw->nworkers, gw->nworkers, rte_lcore_count());
+		return -EINVAL;
+	}
+	gw->start_tsc = rte_rdtsc();
+	atomic_store(&gw->dlv_open, gw->cfg.dlv_hold_ms == 0);
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		if (i == gw->nworkers)
+			break;
+		gw->w[i]->lcore = lcore;
+		rte_eal_remote_launch(dgw_worker_main, gw->w[i++], lcore);
+	}
+	while (!gw->stop) {
+		main_tick(gw, rte_rdtsc(), &next_store);
+		rte_delay_us_sleep(200);
+	}
+	rte_eal_mp_wait_lcore();
+	dgw_main_messages(gw);
+	return 0;
+}
