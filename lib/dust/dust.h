@@ -206,9 +206,9 @@ enum dust_session_state {
  */
 struct dust_session {
 	uint8_t rx_key[DUST_KEY_BYTES];
-	uint8_t rx_hp[DUST_KEY_BYTES];
+	uint8_t rx_hp[DUST_HP_KEY_BYTES];
 	uint8_t tx_key[DUST_KEY_BYTES];
-	uint8_t tx_hp[DUST_KEY_BYTES];
+	uint8_t tx_hp[DUST_HP_KEY_BYTES];
 	struct dust_replay replay;
 	uint64_t tx_counter;           /**< next counter to send; atomic */
 	struct dust_endpoint peer;     /**< outer address of the peer */

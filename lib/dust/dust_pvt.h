@@ -57,8 +57,8 @@ static inline uint64_t le64_get(const uint8_t *p)
 struct dust_session_keys {
 	uint8_t c2s_data[DUST_KEY_BYTES];
 	uint8_t s2c_data[DUST_KEY_BYTES];
-	uint8_t c2s_hp[DUST_KEY_BYTES];
-	uint8_t s2c_hp[DUST_KEY_BYTES];
+	uint8_t c2s_hp[DUST_HP_KEY_BYTES];
+	uint8_t s2c_hp[DUST_HP_KEY_BYTES];
 	uint8_t confirm[DUST_KEY_BYTES];
 };
 

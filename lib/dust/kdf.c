@@ -50,9 +50,9 @@ void dust_session_keys_derive(struct dust_session_keys *k, const uint8_t secret[
 				   DUST_KDF_CTX_SESSION, prk);
 	crypto_kdf_derive_from_key(k->s2c_data, DUST_KEY_BYTES, DUST_KDF_S2C_DATA,
 				   DUST_KDF_CTX_SESSION, prk);
-	crypto_kdf_derive_from_key(k->c2s_hp, DUST_KEY_BYTES, DUST_KDF_C2S_HP,
+	crypto_kdf_derive_from_key(k->c2s_hp, DUST_HP_KEY_BYTES, DUST_KDF_C2S_HP,
 				   DUST_KDF_CTX_SESSION, prk);
-	crypto_kdf_derive_from_key(k->s2c_hp, DUST_KEY_BYTES, DUST_KDF_S2C_HP,
+	crypto_kdf_derive_from_key(k->s2c_hp, DUST_HP_KEY_BYTES, DUST_KDF_S2C_HP,
 				   DUST_KDF_CTX_SESSION, prk);
 	crypto_kdf_derive_from_key(k->confirm, DUST_KEY_BYTES, DUST_KDF_CONFIRM,
 				   DUST_KDF_CTX_SESSION, prk);
@@ -72,9 +72,9 @@ void dust_session_keys_install(struct dust_session *s, const struct dust_session
 	bool client = role == DUST_ROLE_CLIENT;
 
 	memcpy(s->tx_key, client ? k->c2s_data : k->s2c_data, DUST_KEY_BYTES);
-	memcpy(s->tx_hp, client ? k->c2s_hp : k->s2c_hp, DUST_KEY_BYTES);
+	memcpy(s->tx_hp, client ? k->c2s_hp : k->s2c_hp, DUST_HP_KEY_BYTES);
 	memcpy(s->rx_key, client ? k->s2c_data : k->c2s_data, DUST_KEY_BYTES);
-	memcpy(s->rx_hp, client ? k->s2c_hp : k->c2s_hp, DUST_KEY_BYTES);
+	memcpy(s->rx_hp, client ? k->s2c_hp : k->c2s_hp, DUST_HP_KEY_BYTES);
 	dust_replay_init(&s->replay);
 	__atomic_store_n(&s->tx_counter, 0, __ATOMIC_RELAXED);
 	s->role = (uint8_t)role;

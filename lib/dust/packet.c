@@ -15,12 +15,19 @@ static void nonce_make(uint8_t n[DUST_NONCE_BYTES], uint64_t counter)
 	le64_put(n + 4, counter);
 }
 
-/* XOR the 10 header bytes with ChaCha20(hp, nonce = sample[4..16], ctr = sample[0..4]). */
+/*
+ * XOR the 10 header bytes with SipHash-2-4-128(hp, sample). A PRF of the
+ * ciphertext under a key of its own, as obfs4 masks lengths; a ChaCha20 block
+ * here cost a third of a 64-byte packet's AEAD, SipHash costs under a tenth.
+ */
 static void hdr_mask(uint8_t hdr[DUST_HDR_BYTES], const uint8_t sample[DUST_SAMPLE_BYTES],
-		     const uint8_t hp[DUST_KEY_BYTES])
+		     const uint8_t hp[DUST_HP_KEY_BYTES])
 {
-	crypto_stream_chacha20_ietf_xor_ic(hdr, hdr, DUST_HDR_BYTES, sample + 4,
-					   le32_get(sample), hp);
+	uint8_t m[crypto_shorthash_siphashx24_BYTES];
+
+	crypto_shorthash_siphashx24(m, sample, DUST_SAMPLE_BYTES, hp);
+	for (int i = 0; i < DUST_HDR_BYTES; i++)
+		hdr[i] ^= m[i];
 }
 
 static size_t pad_choose(const struct dust_pad *pad, struct dust_rng *rng, size_t need,

@@ -22,6 +22,7 @@ enum dust_crypto_sizes {
 	DUST_TAG_BYTES = 16,     /* intro tag: rotating, derived from the invitation */
 	DUST_SALT_BYTES = 16,    /* crypto_pwhash_SALTBYTES */
 	DUST_CONFIRM_BYTES = 16, /* intro confirmation MAC */
+	DUST_HP_KEY_BYTES = 16,  /* crypto_shorthash_siphashx24_KEYBYTES */
 };
 
 /* ---- Invitation (SPEC.md §3) ------------------------------------------ */
@@ -85,6 +86,7 @@ static_assert(sizeof(struct dust_wire_intro_pt) == DUST_INTRO_PT_BYTES,
 enum dust_data_layout {
 	DUST_HDR_BYTES = 10,       /* masked: counter, length */
 	DUST_SAMPLE_BYTES = 16,    /* header-protection sample, after header */
+	/* mask = SipHash-2-4-128(HP key, sample)[0..10) */
 	DUST_INNER_HDR_BYTES = 6,  /* encrypted: ts_s, data_len */
 	/* data starts this far into a packet */
 	DUST_DATA_PREFIX = DUST_HDR_BYTES + DUST_INNER_HDR_BYTES,   /* 16 */

@@ -6,7 +6,7 @@ Reads the golden vector file and decodes it from the spec alone: opens the
 invitation text (Argon2id + XChaCha20-Poly1305), accepts the intro as a server
 would (tag unmasking, tag index match, X25519, key schedule, confirmation),
 opens the chained data and the server's reply (header protection with its
-own ChaCha20, ChaCha20-Poly1305-IETF). Exits non-zero on any mismatch.
+own SipHash-2-4-128, ChaCha20-Poly1305-IETF). Exits non-zero on any mismatch.
 Uses only PyNaCl's bindings and hashlib.
 """
 import hashlib
@@ -19,23 +19,37 @@ import nacl.pwhash
 EPOCH_S = 120
 
 
-def rotl(v, n):
-    return ((v << n) & 0xffffffff) | (v >> (32 - n))
+M64 = (1 << 64) - 1
 
 
-def chacha20_block(key, counter, nonce):
-    """RFC 8439 §2.3 block function."""
-    c = [0x61707865, 0x3320646e, 0x79622d32, 0x6b206574]
-    s = c + list(struct.unpack('<8I', key)) + [counter] + list(struct.unpack('<3I', nonce))
-    w = s[:]
-    for _ in range(10):
-        for a, b, cc, d in ((0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15),
-                            (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14)):
-            w[a] = (w[a] + w[b]) & 0xffffffff; w[d] = rotl(w[d] ^ w[a], 16)
-            w[cc] = (w[cc] + w[d]) & 0xffffffff; w[b] = rotl(w[b] ^ w[cc], 12)
-            w[a] = (w[a] + w[b]) & 0xffffffff; w[d] = rotl(w[d] ^ w[a], 8)
-            w[cc] = (w[cc] + w[d]) & 0xffffffff; w[b] = rotl(w[b] ^ w[cc], 7)
-    return struct.pack('<16I', *[(x + y) & 0xffffffff for x, y in zip(w, s)])
+def siphash_2_4_128(key, msg):
+    """SipHash-2-4 with 128-bit output, from the SipHash paper's definition."""
+    def rotl64(x, b):
+        return ((x << b) | (x >> (64 - b))) & M64
+
+    def rnd(v):
+        v[0] = (v[0] + v[1]) & M64; v[1] = rotl64(v[1], 13) ^ v[0]; v[0] = rotl64(v[0], 32)
+        v[2] = (v[2] + v[3]) & M64; v[3] = rotl64(v[3], 16) ^ v[2]
+        v[0] = (v[0] + v[3]) & M64; v[3] = rotl64(v[3], 21) ^ v[0]
+        v[2] = (v[2] + v[1]) & M64; v[1] = rotl64(v[1], 17) ^ v[2]; v[2] = rotl64(v[2], 32)
+
+    k0, k1 = struct.unpack('<QQ', key)
+    v = [k0 ^ 0x736f6d6570736575, k1 ^ 0x646f72616e646f6d ^ 0xee,
+         k0 ^ 0x6c7967656e657261, k1 ^ 0x7465646279746573]
+    tail = len(msg) % 8
+    for i in range(0, len(msg) - tail, 8):
+        m = struct.unpack('<Q', msg[i:i + 8])[0]
+        v[3] ^= m; rnd(v); rnd(v); v[0] ^= m
+    b = (len(msg) << 56) & M64 | int.from_bytes(msg[len(msg) - tail:], 'little')
+    v[3] ^= b; rnd(v); rnd(v); v[0] ^= b
+    v[2] ^= 0xee
+    for _ in range(4):
+        rnd(v)
+    out1 = v[0] ^ v[1] ^ v[2] ^ v[3]
+    v[1] ^= 0xdd
+    for _ in range(4):
+        rnd(v)
+    return struct.pack('<QQ', out1, v[0] ^ v[1] ^ v[2] ^ v[3])
 
 
 def kdf(master, subkey_id, ctx, n=32):
@@ -95,8 +109,9 @@ def accept_intro(dg, inv, server_sk, now_ms):
     dh_es = nb.crypto_scalarmult(server_sk, eph_pk)
     dh_cs = nb.crypto_scalarmult(server_sk, client_pk)
     prk = b2(b'dust v2 session' + dh_es + dh_cs + server_pk + dg[:132], inv['secret'], 32)
-    keys = {name: kdf(prk, i, 'dustSESS') for i, name in
-            enumerate(['c2s', 's2c', 'c2s_hp', 's2c_hp', 'confirm'], start=1)}
+    keys = {name: kdf(prk, i, 'dustSESS', n) for i, (name, n) in
+            enumerate([('c2s', 32), ('s2c', 32), ('c2s_hp', 16), ('s2c_hp', 16),
+                       ('confirm', 32)], start=1)}
     end = 132 + pad_len
     expect(b2(dg[:end], keys['confirm'], 16) == dg[end:end + 16], 'intro confirmation MAC')
     return keys, end + 16
@@ -104,7 +119,7 @@ def accept_intro(dg, inv, server_sk, now_ms):
 
 def open_data(pkt, key, hp):
     sample = pkt[10:26]
-    ks = chacha20_block(hp, struct.unpack('<I', sample[:4])[0], sample[4:16])[:10]
+    ks = siphash_2_4_128(hp, sample)[:10]
     hdr = bytes(a ^ b for a, b in zip(pkt[:10], ks))
     counter, ptlen = struct.unpack('<QH', hdr)
     nonce = bytes(4) + struct.pack('<Q', counter)
