@@ -1,0 +1,65 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# dust-invite as a user drives it: keygen, create, show, list, and the clear
+# errors for a wrong password, loose permissions, a bad file and reuse of a
+# tunnel address. Usage: dust-invite.sh PATH-TO-dust-invite
+set -u
+BIN=$1
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+# expect NAME EXIT-CODE PATTERN -- command...: exit code and an output line must match
+expect() {
+	name=$1 code=$2 pat=$3
+	shift 4
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ "$rc" -eq "$code" ] && printf '%s\n' "$out" | grep -Eq -- "$pat"; then
+		ok "$name"
+	else
+		bad "$name (exit $rc, output: $out)"
+	fi
+}
+
+echo "first password" >"$T/pw"
+echo "other password" >"$T/wrong"
+expect keygen 0 '^[0-9a-f]{64}$' -- "$BIN" keygen --out "$T/key"
+expect keygen-mode 0 '^600$' -- stat -c %a "$T/key"
+expect keygen-no-clobber 1 'refusing to overwrite' -- "$BIN" keygen --out "$T/key"
+expect create 0 '3 invitation\(s\) added' -- "$BIN" create --store "$T/store" --key "$T/key" \
+	--server 192.0.2.1 --port 4433 --tunnel-net 10.9.0.0/24 --count 3 \
+	--password-file "$T/pw" --out-dir "$T"
+expect store-mode 0 '^600$' -- stat -c %a "$T/store"
+expect show 0 'tunnel: +10\.9\.0\.3/24' -- "$BIN" show --file "$T/invite-2.txt" --password-file "$T/pw"
+expect show-env 0 'server: +192\.0\.2\.1 port 4433' -- env DUST_PASSWORD="first password" \
+	"$BIN" show --file "$T/invite-1.txt"
+expect show-wrong-password 1 'wrong password' -- "$BIN" show --file "$T/invite-1.txt" --password-file "$T/wrong"
+echo "this is not an invitation" >"$T/junk.txt"
+expect show-junk 1 'not a Dust invitation' -- "$BIN" show --file "$T/junk.txt" --password-file "$T/pw"
+expect show-missing 1 'No such file' -- "$BIN" show --file "$T/nope.txt" --password-file "$T/pw"
+expect list 0 '3 invitations: 0 used, 0 expired, 3 unused' -- "$BIN" list --store "$T/store"
+expect list-addresses 0 '10\.9\.0\.4/24' -- "$BIN" list --store "$T/store"
+expect create-more 0 '5 in all' -- "$BIN" create --store "$T/store" --key "$T/key" \
+	--server 192.0.2.1 --port 4433 --tunnel-net 10.9.0.0/24 --count 2 --store-only
+expect no-reuse 0 '10\.9\.0\.6/24' -- "$BIN" list --store "$T/store"
+expect tunnel-taken 1 'already belongs' -- "$BIN" create --store "$T/store" --key "$T/key" \
+	--server 192.0.2.1 --port 4433 --tunnel 10.9.0.2/24 --store-only
+chmod 644 "$T/key"
+expect key-permissions 1 'chmod 600' -- "$BIN" create --store "$T/store" --key "$T/key" \
+	--server 192.0.2.1 --port 4433 --tunnel-net 10.9.0.0/24 --store-only
+chmod 600 "$T/key"
+chmod 640 "$T/store"
+expect store-permissions 1 'accessible by group or others' -- "$BIN" list --store "$T/store"
+chmod 600 "$T/store"
+echo garbage >"$T/badstore" && chmod 600 "$T/badstore"
+expect store-corrupt 1 'not a Dust invitation store' -- "$BIN" list --store "$T/badstore"
+expect bad-address 1 'not an IPv4 or IPv6 address' -- "$BIN" create --store "$T/store" \
+	--key "$T/key" --server nowhere --port 4433 --tunnel-net 10.9.0.0/24 --store-only
+expect missing-args 1 'create needs' -- "$BIN" create --store "$T/store"
+expect help 0 'keygen --out KEY' -- "$BIN" --help
+expect unknown-command 2 'unknown command' -- "$BIN" frobnicate
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
