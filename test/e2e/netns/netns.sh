@@ -1,0 +1,342 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# The real path, end to end: dust-client in namespaces, a veth wire, dustgw
+# on net_af_packet, delivery to net_tap, the kernel routing to a far host.
+#
+#  ns $P-c0 .. $P-c20 (one per client)      ns $P-wire
+#  +----------------------------------+     +---------------------+
+#  | dust-client                      |     | bridge $P-br        |
+#  |   dust0 TUN 10.9.0.N/24          |     |  (tcpdump here:     |
+#  |   route 10.10.0.0/24 via dust0   |     |   netns-wire.pcap)  |
+#  |   $P-cI 192.168.77.(10+I)/24  ==========  $P-wI             |
+#  +----------------------------------+     |  $P-wg  ===========+====+
+#                                           +---------------------+    |
+#  ns $P-gw                                                            |
+#  +-------------------------------------------------------------------+-+
+#  | dustgw (DPDK): net = net_af_packet on $P-g (192.168.77.1:4433,      |
+#  |                answers ARP itself; the kernel has no address here   |
+#  |                and a blackhole rule, so it never answers a client), |
+#  |                delivery = net_tap $P-tap                            |
+#  | kernel: $P-tap 10.9.0.1/24, ip_forward=1, $P-gf 10.10.0.1/24 ==+     |
+#  +----------------------------------------------------------------|----+
+#  ns $P-far                                                         |
+#  +-----------------------------------------------------------------|----+
+#  | $P-f 10.10.0.2/24, route 10.9.0.0/24 via 10.10.0.1  ============+    |
+#  | iperf3 server, TCP file receiver                                     |
+#  +----------------------------------------------------------------------+
+#
+# Checks: ping both ways; a 4 MiB TCP file transfer (sha256 checked at the
+# far end) and an iperf3 UDP transfer; 20 more clients at once, each with its
+# own invitation, all served both ways; a dustgw restart: every client
+# notices the silence and introduces again (no crash; the bindings survive,
+# so an intro from another key for a used invitation is still refused).
+# The client<->gateway wire is kept as test-artifacts/netns-wire.pcap;
+# the measured figures go to test-artifacts/netns-results.txt.
+#
+# usage: netns.sh DUSTGW DUST_CLIENT DUST_INVITE NETNS_PEER WORKDIR ARTIFACTS
+#   DUSTGW may be "peer": netns-peer stands in for dustgw (debugging only).
+set -e
+set -o pipefail
+
+DUSTGW=$1
+[[ $DUSTGW == peer ]] || DUSTGW=$(realpath "$DUSTGW")
+CLIENT=$(realpath "$2")
+INVITE=$(realpath "$3")
+PEER=$(realpath "$4")
+W=$5
+ART=$6
+NCLIENTS=${NETNS_CLIENTS:-20}
+PFX=dn$$
+WIRE=$PFX-wire
+GW=$PFX-gw
+FAR=$PFX-far
+GWADDR=192.168.77.1
+PORT=4433
+FARADDR=10.10.0.2
+. "$(dirname "$0")/common.sh"
+
+GWPID=
+TCPDUMP=
+cleanup() {
+	[[ -n $TCPDUMP ]] && stop_pid "$TCPDUMP"
+	common_cleanup
+}
+trap cleanup EXIT
+
+need_root_tools ping iperf3 tcpdump sha256sum /usr/bin/python3
+[[ $DUSTGW == peer || -x $DUSTGW ]] || fail "no dustgw binary at $DUSTGW"
+rm -rf "$W"
+mkdir -p "$W/inv" "$ART"
+RESULTS=$ART/netns-results.txt
+: >"$RESULTS"
+echo "correct horse battery staple" >"$W/pw"
+chmod 600 "$W/pw"
+
+step "server key and $((NCLIENTS + 1)) invitations"
+"$INVITE" keygen --out "$W/gw.key" >/dev/null
+"$INVITE" create --store "$W/store" --key "$W/gw.key" --server $GWADDR --port $PORT \
+	--tunnel-net 10.9.0.0/24 --count $((NCLIENTS + 1)) --password-file "$W/pw" \
+	--out-dir "$W/inv" >/dev/null
+INVITES=("$W"/inv/invite-*.txt)
+[[ ${#INVITES[@]} -eq $((NCLIENTS + 1)) ]] || fail "dust-invite wrote ${#INVITES[@]} invitations"
+
+step "namespaces and links"
+ns_add $WIRE
+ns_add $GW
+ns_add $FAR
+noipv6() { # the wire should carry only what the test sends
+	n "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=1"
+}
+n $WIRE ip link add $PFX-br type bridge
+n $WIRE ip link set $PFX-br up
+noipv6 $WIRE $PFX-br
+ip link add $PFX-wg netns $WIRE type veth peer name $PFX-g netns $GW
+n $WIRE ip link set $PFX-wg master $PFX-br up
+noipv6 $WIRE $PFX-wg
+noipv6 $GW $PFX-g
+n $GW ip link set $PFX-g up
+ip link add $PFX-gf netns $GW type veth peer name $PFX-f netns $FAR
+n $GW ip addr add 10.10.0.1/24 dev $PFX-gf
+n $GW ip link set $PFX-gf up
+n $GW sysctl -qw net.ipv4.ip_forward=1
+n $FAR ip addr add $FARADDR/24 dev $PFX-f
+n $FAR ip link set $PFX-f up
+n $FAR ip route add 10.9.0.0/24 via 10.10.0.1
+
+client_ns_add() { # client_ns_add I
+	local ns=$PFX-c$1
+	ns_add "$ns"
+	ip link add $PFX-c$1 netns "$ns" type veth peer name $PFX-w$1 netns $WIRE
+	noipv6 "$ns" $PFX-c$1
+	noipv6 $WIRE $PFX-w$1
+	n $WIRE ip link set $PFX-w$1 master $PFX-br up
+	n "$ns" ip addr add 192.168.77.$((10 + $1))/24 dev $PFX-c$1
+	n "$ns" ip link set $PFX-c$1 up
+}
+for i in $(seq 0 $NCLIENTS); do
+	client_ns_add "$i"
+done
+
+cat >"$W/dustgw.conf" <<EOF
+; dustgw for the netns test: net side on a veth, delivery to a TAP
+[gateway]
+ipv4 = $GWADDR
+udp_port = $PORT
+key_file = $W/gw.key
+store = $W/store
+
+[ports]
+net = net_af_packet0
+delivery = net_tap0
+queues = 1
+mbufs = 8191
+delivery_framing = eth
+proxy_arp = yes
+
+[sessions]
+max_per_lcore = 256
+idle_timeout_s = 180
+
+[padding]
+mode = uniform
+min = 0
+max = 63
+mtu = 1472
+EOF
+
+start_gw() { # start_gw N: the Nth run of the gateway, log in $W/dustgw-N.log
+	local log=$W/dustgw-$1.log
+	if [[ $DUSTGW == peer ]]; then
+		n $GW ip addr replace $GWADDR/24 dev $PFX-g
+		bg GWPID $GW "$log" "$PEER" serve --key "$W/gw.key" --store "$W/store" \
+			--server $GWADDR --port $PORT --tun $PFX-tap
+	else
+		bg GWPID $GW "$log" "$DUSTGW" --no-huge -m 512 --no-pci --in-memory -l 0,1 \
+			--vdev "net_af_packet0,iface=$PFX-g" --vdev "net_tap0,iface=$PFX-tap" \
+			-- --config "$W/dustgw.conf"
+	fi
+	wait_for 60 n $GW ip link show $PFX-tap ||
+		{ cat "$log"; fail "dustgw did not create its TAP"; }
+	n $GW ip addr replace 10.9.0.1/24 dev $PFX-tap
+	n $GW ip link set $PFX-tap up
+	noipv6 $GW $PFX-tap
+	kill -0 "$GWPID" 2>/dev/null || { cat "$log"; fail "dustgw died at start"; }
+}
+
+stop_gw() { # stop_gw N: SIGTERM, expect a clean exit
+	kill -TERM "$GWPID"
+	wait_exit "$GWPID" 20 || fail "dustgw did not stop on SIGTERM"
+	[[ $RC -eq 0 ]] || { cat "$W/dustgw-$1.log"; fail "dustgw exit status $RC"; }
+}
+
+# A kernel without an address on $PFX-g would still forward (and ICMP-answer)
+# what reaches it; blackhole it: only dustgw may speak on the wire.
+n $GW ip rule add iif $PFX-g blackhole
+
+step "start dustgw and the wire capture"
+bg TCPDUMP $WIRE "$W/tcpdump.log" tcpdump -i $PFX-br -U -n -w "$ART/netns-wire.pcap"
+wait_for 10 grep -q "listening on" "$W/tcpdump.log" || fail "tcpdump did not start"
+start_gw 1
+
+# start_client I: client I in its namespace, log in $W/client-I.log, pid in CPID[I]
+declare -a CPID TUNADDR
+start_client() {
+	local i=$1
+	bg "CPID[$i]" $PFX-c$i "$W/client-$i.log" "$CLIENT" --invite "${INVITES[$i]}" \
+		--password-file "$W/pw" --key "$W/client-$i.key" --route 10.10.0.0/24 \
+		--keepalive 1 --dead-after 4 --tries 30 --stats
+}
+client_up() { # client_up I: wait for the connection, note the tunnel address
+	local i=$1
+	wait_for 40 grep -q "connected to" "$W/client-$i.log" ||
+		{ cat "$W/client-$i.log"; fail "client $i did not connect"; }
+	TUNADDR[$i]=$(sed -n 's/.*: tunnel \([0-9.]*\)\/.*/\1/p' "$W/client-$i.log" | head -1)
+	[[ -n ${TUNADDR[$i]} ]] || fail "no tunnel address in client $i's log"
+}
+
+step "client 0: connect, ping the far host and back"
+start_client 0
+client_up 0
+n $PFX-c0 ping -c 20 -i 0.05 -W 2 $FARADDR | tee "$W/ping-c2f.txt"
+n $FAR ping -c 20 -i 0.05 -W 2 "${TUNADDR[0]}" | tee "$W/ping-f2c.txt"
+echo "ping client->far (ping -c 20 -i 0.05): $(tail -1 "$W/ping-c2f.txt")" >>"$RESULTS"
+echo "ping far->client (ping -c 20 -i 0.05): $(tail -1 "$W/ping-f2c.txt")" >>"$RESULTS"
+
+listening() { # listening PORT: a TCP listener on PORT in the far namespace
+	n $FAR ss -ltnH "sport = :$1" | grep -q .
+}
+
+step "TCP: a 4 MiB file, its sha256 checked at the far end"
+head -c $((4 << 20)) /dev/urandom >"$W/blob"
+WANT=$(sha256sum "$W/blob" | cut -d' ' -f1)
+bg RECV $FAR "$W/recv.log" /usr/bin/python3 -c '
+import hashlib, socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], 5001)); s.listen(1); s.settimeout(60)
+c, _ = s.accept(); c.settimeout(60); h = hashlib.sha256(); n = 0
+while True:
+    b = c.recv(65536)
+    if not b: break
+    h.update(b); n += len(b)
+print(n, h.hexdigest())' $FARADDR
+wait_for 10 listening 5001 || fail "file receiver did not start"
+T0=$(date +%s%N)
+n $PFX-c0 /usr/bin/python3 -c '
+import socket, sys
+s = socket.create_connection((sys.argv[1], 5001), timeout=60)
+s.sendall(open(sys.argv[2], "rb").read()); s.close()' $FARADDR "$W/blob"
+wait_exit "$RECV" 60 || fail "file receiver did not finish"
+T1=$(date +%s%N)
+read -r GOTN GOT <"$W/recv.log" || true
+[[ $GOTN -eq $((4 << 20)) && $GOT == "$WANT" ]] ||
+	fail "file transfer: got $GOTN bytes sha256 $GOT, want $((4 << 20)) $WANT"
+echo "tcp 4 MiB file client->far: sha256 ok in $(((T1 - T0) / 1000000)) ms" >>"$RESULTS"
+
+step "UDP: iperf3 -u through the tunnel"
+bg IPERF $FAR "$W/iperf-server.log" iperf3 -s -B $FARADDR
+wait_for 10 listening 5201 || fail "iperf3 server did not start"
+n $PFX-c0 iperf3 -c $FARADDR -u -b 20M -l 1200 -t 3 -J >"$W/iperf-udp.json" ||
+	fail "iperf3 UDP failed"
+read -r UPKTS ULOST <<<"$(/usr/bin/python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["end"]["sum"]
+print(s["packets"], s["lost_percent"])' "$W/iperf-udp.json")"
+echo "udp iperf3 -u -b 20M -l 1200 -t 3: $UPKTS datagrams, ${ULOST}% lost" >>"$RESULTS"
+/usr/bin/python3 -c 'import sys; sys.exit(0 if int(sys.argv[1]) > 1000 and float(sys.argv[2]) < 5 else 1)' \
+	"$UPKTS" "$ULOST" || fail "UDP transfer: $UPKTS datagrams, $ULOST% lost"
+
+step "$NCLIENTS more clients at once, each its own invitation"
+for i in $(seq 1 $NCLIENTS); do
+	start_client "$i"
+done
+for i in $(seq 1 $NCLIENTS); do
+	client_up "$i"
+done
+both_ways() { # both_ways I: client I pings far, far pings client I
+	n $PFX-c$1 ping -c 2 -i 0.2 -W 3 $FARADDR >/dev/null &&
+		n $FAR ping -c 2 -i 0.2 -W 3 "${TUNADDR[$1]}" >/dev/null
+}
+all_both_ways() {
+	local pids=() i bad=0
+	for i in $(seq 0 $NCLIENTS); do
+		both_ways "$i" &
+		pids[$i]=$!
+	done
+	for i in $(seq 0 $NCLIENTS); do
+		wait "${pids[$i]}" || { echo "client $i not served" >&2; bad=1; }
+	done
+	return $bad
+}
+all_both_ways || fail "not every client was served"
+echo "clients served at once: $((NCLIENTS + 1))" >>"$RESULTS"
+
+step "restart dustgw: every client introduces again"
+stop_gw 1
+grep -iq "drop\|decoded\|session" "$W/dustgw-1.log" || fail "dustgw printed no summary"
+sleep 1
+start_gw 2
+for i in $(seq 0 $NCLIENTS); do
+	wait_for 60 grep -q "connected again" "$W/client-$i.log" ||
+		{ cat "$W/client-$i.log"; fail "client $i did not come back after the restart"; }
+done
+all_both_ways || fail "not every client was served after the restart"
+RESTART_INTROS=$(grep -h "connected again" "$W"/client-*.log | sed -n 's/.*after \([0-9]*\) intro.*/\1/p' |
+	sort -n | tail -1)
+echo "gateway restart: all $((NCLIENTS + 1)) clients re-introduced (dead-after 4 s; at most $RESTART_INTROS intro(s) each)" >>"$RESULTS"
+
+step "used invitations stay used: another key is refused"
+ns_add $PFX-thief
+ip link add $PFX-t netns $PFX-thief type veth peer name $PFX-wt netns $WIRE
+noipv6 $PFX-thief $PFX-t
+noipv6 $WIRE $PFX-wt
+n $WIRE ip link set $PFX-wt master $PFX-br up
+n $PFX-thief ip addr add 192.168.77.250/24 dev $PFX-t
+n $PFX-thief ip link set $PFX-t up
+bg THIEF $PFX-thief "$W/thief.log" "$CLIENT" --invite "${INVITES[0]}" --password-file "$W/pw" \
+	--key "$W/thief.key" --tries 3
+wait_exit "$THIEF" 20 || fail "thief client still running"
+[[ $RC -eq 2 ]] && grep -q "no answer from $GWADDR:$PORT" "$W/thief.log" ||
+	{ cat "$W/thief.log"; fail "a used invitation answered another key (status $RC)"; }
+
+step "stop the capture"
+stop_pid "$TCPDUMP"
+TCPDUMP=
+UDPCOUNT=$(tcpdump -n -r "$ART/netns-wire.pcap" "udp port $PORT" 2>/dev/null | wc -l)
+[[ $UDPCOUNT -gt 3000 ]] || fail "the wire capture holds only $UDPCOUNT Dust datagrams"
+echo "wire capture: $ART/netns-wire.pcap, $UDPCOUNT Dust datagrams" >>"$RESULTS"
+
+step "TCP throughput: iperf3 -t 5 (not captured)"
+n $PFX-c0 iperf3 -c $FARADDR -t 5 -J >"$W/iperf-tcp.json" || fail "iperf3 TCP failed"
+TPUT=$(/usr/bin/python3 -c '
+import json, sys
+e = json.load(open(sys.argv[1]))["end"]
+print("%.1f Mbit/s sent, %.1f Mbit/s received" % (e["sum_sent"]["bits_per_second"] / 1e6,
+      e["sum_received"]["bits_per_second"] / 1e6))' "$W/iperf-tcp.json")
+echo "tcp iperf3 -c $FARADDR -t 5 (client->far): $TPUT" >>"$RESULTS"
+n $PFX-c0 iperf3 -c $FARADDR -t 5 -R -J >"$W/iperf-tcp-r.json" || fail "iperf3 TCP -R failed"
+TPUT=$(/usr/bin/python3 -c '
+import json, sys
+e = json.load(open(sys.argv[1]))["end"]
+print("%.1f Mbit/s" % (e["sum_received"]["bits_per_second"] / 1e6))' "$W/iperf-tcp-r.json")
+echo "tcp iperf3 -c $FARADDR -t 5 -R (far->client): $TPUT" >>"$RESULTS"
+
+step "stop every client: exit 0 and a stats line"
+for i in $(seq 0 $NCLIENTS); do
+	kill -TERM "${CPID[$i]}"
+done
+for i in $(seq 0 $NCLIENTS); do
+	wait_exit "${CPID[$i]}" 10 || fail "client $i did not stop"
+	[[ $RC -eq 0 ]] || fail "client $i exit status $RC"
+	grep -q "dust-client stats:" "$W/client-$i.log" || fail "client $i printed no stats"
+done
+grep "dust-client stats:" "$W/client-0.log" >>"$RESULTS"
+stop_gw 2
+cp "$W/dustgw-2.log" "$ART/netns-dustgw-summary.txt"
+# read the store only now: dust-invite may compact the journal when it opens it
+"$INVITE" list --store "$W/store" >"$W/list.txt"
+USED=$(grep -c " used by client " "$W/list.txt" || true)
+[[ $USED -eq $((NCLIENTS + 1)) ]] || { cat "$W/list.txt"; fail "store lists $USED used invitations"; }
+
+cat "$RESULTS"
+echo "PASS: netns"
