@@ -59,14 +59,14 @@ static inline void fz_session_pair(struct dust_session *c, struct dust_session *
 {
 	memset(c, 0, sizeof(*c));
 	memset(s, 0, sizeof(*s));
-	memset(c->tx_key, 0x51, DUST_KEY_BYTES);
-	memset(c->tx_hp, 0x52, DUST_KEY_BYTES);
-	memset(c->rx_key, 0x53, DUST_KEY_BYTES);
-	memset(c->rx_hp, 0x54, DUST_KEY_BYTES);
-	memcpy(s->rx_key, c->tx_key, DUST_KEY_BYTES);
-	memcpy(s->rx_hp, c->tx_hp, DUST_KEY_BYTES);
-	memcpy(s->tx_key, c->rx_key, DUST_KEY_BYTES);
-	memcpy(s->tx_hp, c->rx_hp, DUST_KEY_BYTES);
+	memset(c->tx_key, 0x51, sizeof(c->tx_key));
+	memset(c->tx_hp, 0x52, sizeof(c->tx_hp));
+	memset(c->rx_key, 0x53, sizeof(c->rx_key));
+	memset(c->rx_hp, 0x54, sizeof(c->rx_hp));
+	memcpy(s->rx_key, c->tx_key, sizeof(s->rx_key));
+	memcpy(s->rx_hp, c->tx_hp, sizeof(s->rx_hp));
+	memcpy(s->tx_key, c->rx_key, sizeof(s->tx_key));
+	memcpy(s->tx_hp, c->rx_hp, sizeof(s->tx_hp));
 	dust_replay_init(&c->replay);
 	dust_replay_init(&s->replay);
 	c->role = DUST_ROLE_CLIENT;

@@ -86,6 +86,28 @@ static void data_seeds(void)
 	dust_session_wipe(&c);
 }
 
+/* Structured-mode seeds of fuzz_data: 0xff, then 8-byte packet records. */
+static void structured_seeds(void)
+{
+	static const uint8_t ok3[] = {0xff, 0, 0, 0, 0, 40, 0, 5, 0, 1, 0, 0, 0, 0, 0, 0, 0,
+				      2, 0, 0, 0xfe, 200, 1, 63, 0};
+	static const uint8_t faults[] = {0xff, 5, 0, 0, 0, 10, 0, 0, 0, 5, 0, 0, 0, 10, 0, 0, 0,
+					 1, 0, 0, 61, 10, 0, 0, 0, 1, 0, 0, 0, 10, 0, 0, 1,
+					 1, 0, 0, 0, 10, 0, 0, 2, 1, 0, 60, 0, 10, 0, 0, 4};
+	uint8_t many[1 + 8 * 18];
+
+	put("data", "s-ok3", ok3, sizeof(ok3));
+	put("data", "s-faults", faults, sizeof(faults));
+	memset(many, 0, sizeof(many));
+	many[0] = 0xff;
+	for (int k = 0; k < 18; k++)
+		many[1 + 8 * k] = (uint8_t)(k * 3);
+	put("data", "s-many", many, sizeof(many));
+	many[1 + 8 * 2 + 2] = 60; /* one counter at 2^60 and beyond */
+	many[1 + 8 * 3] = 200, many[1 + 8 * 3 + 2] = 1;
+	put("data", "s-far", many, sizeof(many));
+}
+
 static size_t intro(const struct dust_invite *inv, const struct dust_identity *cl, uint64_t now_ms,
 		    uint8_t *dg, size_t cap, size_t chain)
 {
@@ -195,6 +217,7 @@ int main(int argc, char **argv)
 	fz_rng(&rng, 0x61);
 	dust_pad_default(&pad);
 	data_seeds();
+	structured_seeds();
 	intro_seeds();
 	invite_seeds();
 	config_seeds();
