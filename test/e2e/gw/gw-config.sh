@@ -1,0 +1,43 @@
+#!/bin/sh
+# Startup errors say what is wrong and exit 1: missing or corrupt config,
+# unknown key, bad value, missing key file, key file readable by others,
+# missing store, missing port. --help tells the truth and exits 0.
+. "$(dirname "$0")/lib.sh"
+
+expect_err() {
+	what=$1
+	shift
+	if timeout 60 "$DUSTGW" -l 0,1 --no-huge -m 256 --no-pci --file-prefix "$PREFIX" \
+		--log-level=dustgw:info --vdev net_pcap0,tx_pcap=o.pcap \
+		--vdev net_pcap1,tx_pcap=c.pcap -- "$@" >out.txt 2>err.txt; then
+		fail "$what: exit 0"
+	fi
+	cat out.txt err.txt >all.txt
+	grep -q -e "$EXPECT" all.txt || { cat all.txt >&2; fail "$what: no '$EXPECT' in stderr"; }
+	echo "ok: $what"
+}
+
+"$DUSTGW" --help >help.txt || fail "--help exit status"
+for w in --config --exit-on-idle --stats-out /dustgw/stats; do
+	grep -q -- "$w" help.txt || fail "--help does not mention $w"
+done
+make_store 2
+make_conf 1
+EXPECT="cannot read config" expect_err "missing config" --config nope.conf
+EXPECT="--config FILE is required" expect_err "no --config"
+printf '[gateway\nipv4 = 1\n' >bad.conf
+EXPECT="bad.conf" expect_err "corrupt config" --config bad.conf
+sed 's/^udp_port.*/udp_prot = 4433/' gw.conf >typo.conf
+EXPECT="unknown key 'udp_prot'" expect_err "unknown key" --config typo.conf
+sed 's/^udp_port.*/udp_port = 70000/' gw.conf >range.conf
+EXPECT="udp_port = '70000'" expect_err "bad value" --config range.conf
+sed 's/^key_file.*/key_file = missing.key/' gw.conf >nokey.conf
+EXPECT="missing.key" expect_err "missing key file" --config nokey.conf
+cp server.key open.key && chmod 644 open.key
+sed 's/^key_file.*/key_file = open.key/' gw.conf >perm.conf
+EXPECT="readable by group or others" expect_err "key file mode 0644" --config perm.conf
+sed 's/^store.*/store = nowhere.store/' gw.conf >nostore.conf
+EXPECT="nowhere.store" expect_err "missing store" --config nostore.conf
+sed 's/^delivery = .*/delivery = net_ring7/' gw.conf >noport.conf
+EXPECT="no DPDK port 'net_ring7'" expect_err "missing port" --config noport.conf
+echo "PASS gw-config"

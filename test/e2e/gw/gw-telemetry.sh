@@ -1,0 +1,36 @@
+#!/bin/sh
+# Telemetry and signals: while dustgw runs (no exit-on-idle), dpdk-telemetry.py
+# reads /dustgw/stats and /dustgw/sessions; SIGTERM then stops the workers
+# cleanly and the summary is printed.
+. "$(dirname "$0")/lib.sh"
+
+TEL=$(command -v dpdk-telemetry.py || true)
+[ -n "$TEL" ] || { echo "SKIP: no dpdk-telemetry.py"; exit 77; }
+make_store 30
+make_conf 1
+sed -i 's/^exit_on_idle_ms.*/exit_on_idle_ms = 0/' gw.conf
+"$PCAP" gen --store inv.store --out in.pcap --manifest m.txt --clients 20 --packets 2
+"$DUSTGW" --lcores "$(lcores 1)" --no-huge -m 512 --no-pci --file-prefix "$PREFIX" \
+	--vdev net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap --vdev net_pcap1,tx_pcap=clear.pcap \
+	-- --config gw.conf --stats-out t.stats >t.summary 2>t.log &
+GW=$!
+tel() {
+	echo "$1" | /usr/bin/python3 "$TEL" -f "$PREFIX" 2>/dev/null | tr -d ' \n'
+}
+ok=0
+for i in $(seq 1 60); do
+	if tel /dustgw/stats | grep -q '"delivered":40'; then
+		ok=1
+		break
+	fi
+	sleep 0.5
+done
+[ $ok = 1 ] || { kill -TERM $GW; fail "telemetry never showed delivered=40"; }
+tel /dustgw/sessions | tee sessions.json | grep -q '"live":20' || { kill -TERM $GW; fail "sessions"; }
+grep -q '"published":20' sessions.json || { kill -TERM $GW; fail "published sessions"; }
+tel /dustgw/stats,0 | grep -q '"intro_ok":20' || { kill -TERM $GW; fail "per-worker stats"; }
+kill -TERM $GW
+wait $GW || fail "dustgw exit status after SIGTERM"
+grep -q "dustgw summary" t.summary || fail "no summary after SIGTERM"
+"$PCAP" check --manifest m.txt --stats t.stats --delivered clear.pcap || fail "check"
+echo "PASS gw-telemetry"
