@@ -282,7 +282,13 @@ echo "clients served at once: $((NCLIENTS + 1))" >>"$RESULTS"
 
 step "restart dustgw: every client introduces again"
 stop_gw 1
-grep -iq "drop\|decoded\|session" "$W/dustgw-1.log" || fail "dustgw printed no summary"
+# summary_event N NAME: an event counter from the Nth gateway run's exit summary
+summary_event() {
+	sed -n "s/.* $2=\([0-9]*\).*/\1/p" "$W/dustgw-$1.log" | tail -1
+}
+FIRST=$(summary_event 1 intro_first_use)
+[[ $FIRST -eq $((NCLIENTS + 1)) ]] ||
+	{ cat "$W/dustgw-1.log"; fail "first run: $FIRST first uses, want $((NCLIENTS + 1))"; }
 sleep 1
 start_gw 2
 for i in $(seq 0 $NCLIENTS); do
@@ -343,6 +349,11 @@ done
 grep "dust-client stats:" "$W/client-0.log" >>"$RESULTS"
 stop_gw 2
 cp "$W/dustgw-2.log" "$ART/netns-dustgw-summary.txt"
+# after the restart every intro found its binding on disk: no first use, and
+# the other key's intros were refused by name
+[[ $(summary_event 2 intro_first_use) -eq 0 ]] || fail "second run bound an invitation again"
+[[ $(summary_event 2 intro_ok) -ge $((NCLIENTS + 1)) ]] || fail "second run: too few intros"
+grep -Eq "intro_wrong_key +[1-9]" "$W/dustgw-2.log" || fail "no intro_wrong_key drop counted"
 # read the store only now: dust-invite may compact the journal when it opens it
 "$INVITE" list --store "$W/store" >"$W/list.txt"
 USED=$(grep -c " used by client " "$W/list.txt" || true)
