@@ -810,7 +810,11 @@ static void send_keepalive(struct client *c)
 	debug("keepalive sent");
 }
 
-/* Chain the held packet after the intro when both fit in one datagram. */
+/*
+ * Chain the held packet after the intro when both fit in one datagram. It
+ * stays held until the session is up, so the first packet an application
+ * sent (a SYN, a DNS query) arrives with whichever intro gets through.
+ */
 static size_t chain_held(struct client *c, size_t ilen)
 {
 	int n;
@@ -823,7 +827,6 @@ static size_t chain_held(struct client *c, size_t ilen)
 		return 0;
 	c->st.tx_packets++;
 	c->st.tx_bytes += c->held_len;
-	c->held_len = 0;
 	return (size_t)n;
 }
 
@@ -831,7 +834,7 @@ static size_t chain_held(struct client *c, size_t ilen)
 static void send_intro(struct client *c)
 {
 	struct dust_session next;
-	size_t len;
+	size_t len, chained;
 	int n;
 
 	n = dust_intro_build(&c->inv, &c->id, &c->rng, &c->pad, unix_ms(), c->txbuf, c->dg_max,
@@ -849,15 +852,14 @@ static void send_intro(struct client *c)
 	c->cur = next;
 	sodium_memzero(&next, sizeof(next));
 	len = (size_t)n;
-	len += chain_held(c, len);
+	chained = chain_held(c, len);
 	c->st.intros++;
 	c->attempts++;
-	sock_send(c, c->txbuf, len);
-	if (c->held_len) { /* did not fit: send it on its own right behind */
+	sock_send(c, c->txbuf, len + chained);
+	if (c->held_len && !chained) /* did not fit: send it on its own right behind */
 		send_data(c, c->held, c->held_len);
-		c->held_len = 0;
-	}
-	debug("intro %u sent to %s (%zu bytes)", c->attempts, c->server, len);
+	debug("intro %u sent to %s (%zu bytes, %zu of chained data)", c->attempts, c->server,
+	      len + chained, chained);
 }
 
 static bool src_is_ours(const struct client *c, const uint8_t *p, size_t len)

@@ -101,7 +101,10 @@ step "lost intros: the client retransmits until the server comes up"
 client "$W/c1.log" --invite "$W/inv/invite-2.txt" --key "$W/c1.key" --tries 20 \
 	--keepalive 1 --dead-after 3 --route 10.91.0.0/24 --stats
 C1=$CP
-sleep 2.5
+# traffic waiting while the intros go unanswered rides with the next intro
+wait_for 5 n $CLI ip link show dust0 || fail "no dust0"
+n $CLI ping -c 1 -W 1 10.91.0.1 >/dev/null 2>&1 || true
+sleep 1.5
 start_server
 wait_for 10 grep -q "connected to" "$W/c1.log" || { cat "$W/c1.log"; fail "client 1 not up"; }
 [[ $(stat -c %a "$W/c1.key") == 600 ]] || fail "client key is not mode 0600"
@@ -119,6 +122,7 @@ step "server restart: the client introduces again"
 stop_pid "$SP"
 wait "$SP" || fail "server did not exit cleanly"
 grep -q "intro_wrong_key=[1-9]" "$W/server.log" || { cat "$W/server.log"; fail "no wrong-key drop"; }
+grep -q "chained=[1-9]" "$W/server.log" || { cat "$W/server.log"; fail "no data chained with an intro"; }
 cp "$W/server.log" "$W/server-1.log"
 start_server
 wait_for 30 grep -q "connected again" "$W/c1.log" || { cat "$W/c1.log"; fail "no re-intro"; }

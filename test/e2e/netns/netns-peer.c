@@ -46,7 +46,7 @@ struct server {
 	struct peer peers[MAX_SESSIONS];
 	int sock, tun;
 	uint64_t drops[DUST_DROP_MAX];
-	uint64_t intros, decoded, encoded, replies;
+	uint64_t intros, decoded, encoded, replies, chained;
 	uint8_t buf[DG_MAX];
 };
 
@@ -286,6 +286,7 @@ static void on_datagram(struct server *sv, const struct sockaddr_in *from, size_
 		n = off < len ? dust_datagram_open(&p->s, &sv->srv.lim, (uint32_t)time(NULL),
 						   sv->buf, len, off, segs, DUST_CHAIN_MAX, &drop)
 			      : 0;
+		sv->chained += n; /* data that rode in the intro's datagram */
 	}
 	if (drop != DUST_OK)
 		sv->drops[drop]++;
@@ -349,9 +350,11 @@ static int cmd_serve(const struct args *a)
 	sigaction(SIGTERM, &sa, NULL);
 	fprintf(stderr, "netns-peer: serving %s:%u\n", a->server, a->port);
 	serve_loop(&sv);
-	printf("netns-peer summary: intros=%llu decoded=%llu encoded=%llu keepalive_replies=%llu",
-	       (unsigned long long)sv.intros, (unsigned long long)sv.decoded,
-	       (unsigned long long)sv.encoded, (unsigned long long)sv.replies);
+	printf("netns-peer summary: intros=%llu chained=%llu decoded=%llu encoded=%llu "
+	       "keepalive_replies=%llu",
+	       (unsigned long long)sv.intros, (unsigned long long)sv.chained,
+	       (unsigned long long)sv.decoded, (unsigned long long)sv.encoded,
+	       (unsigned long long)sv.replies);
 	for (int d = 1; d < DUST_DROP_MAX; d++)
 		printf(" %s=%llu", dust_drop_name(d), (unsigned long long)sv.drops[d]);
 	putchar('\n');
