@@ -26,11 +26,16 @@ static const char usage_text[] =
 	"\n"
 	"  gen --store STORE --out PCAP [--out PCAP...] --manifest FILE [--clients N]\n"
 	"      [--packets P] [--bad] [--state FILE] [--reuse-state FILE] [--wrong-key K]\n"
+	"      [--roam K] [--table-max N] [--ip6 GW6]\n"
 	"      Client traffic toward the gateway of STORE's invitations (one client per\n"
 	"      invitation, a fresh client key each, or the keys of --reuse-state; the first K\n"
 	"      get a fresh key anyway). Each client sends an intro chained with its first\n"
 	"      packet, then P-1 more of mixed sizes. --bad adds forged, truncated, replayed,\n"
 	"      spoofed and foreign packets. Client i goes to the (i mod n)-th --out file.\n"
+	"      --roam K: the first K clients then re-introduce from a new address (same\n"
+	"      file). --table-max N: the gateway's per-lcore session\n"
+	"      limit, so clients beyond it are expected as table_full. --ip6 GW6: add an ND\n"
+	"      solicitation for the gateway's IPv6 address and IPv6 UDP for another.\n"
 	"      The manifest lists every cleartext packet dustgw must deliver and the counter\n"
 	"      values it must report; --state saves the client sessions (for decode/inject).\n"
 	"  inject --store STORE --state FILE --out PCAP [--out PCAP...] --manifest FILE\n"
@@ -184,6 +189,8 @@ struct client {
 	struct dust_endpoint ep;
 	uint8_t mac[6];
 	uint8_t wrong_key; /* a fresh key for an invitation bound to the saved one */
+	uint8_t refused;   /* beyond the gateway's table capacity (--table-max) */
+	unsigned queue;    /* output file its datagrams go to */
 	struct dust_invite inv;
 	uint8_t intro[FRAME_MAX];
 	uint16_t intro_len;
@@ -191,7 +198,7 @@ struct client {
 	uint16_t data_len;
 };
 
-#define STATE_MAGIC "dust-pcap-state-2"
+#define STATE_MAGIC "dust-pcap-state-3"
 
 static void state_save(const char *path, const struct client *c, unsigned n)
 {
@@ -209,6 +216,7 @@ static void state_save(const char *path, const struct client *c, unsigned n)
 		fwrite(&c[i].ep, sizeof(c[i].ep), 1, f);
 		fwrite(c[i].mac, 6, 1, f);
 		fwrite(&c[i].wrong_key, 1, 1, f);
+		fwrite(&c[i].refused, 1, 1, f);
 	}
 	if (fclose(f) != 0)
 		die("cannot write %s", path);
@@ -230,7 +238,7 @@ static struct client *state_load(const char *path, unsigned *n)
 		    fread(&c[i].id, sizeof(c[i].id), 1, f) != 1 ||
 		    fread(&c[i].s, sizeof(c[i].s), 1, f) != 1 ||
 		    fread(&c[i].ep, sizeof(c[i].ep), 1, f) != 1 || fread(c[i].mac, 6, 1, f) != 1 ||
-		    fread(&c[i].wrong_key, 1, 1, f) != 1)
+		    fread(&c[i].wrong_key, 1, 1, f) != 1 || fread(&c[i].refused, 1, 1, f) != 1)
 			die("%s: truncated", path);
 	fclose(f);
 	*n = n32;
@@ -261,7 +269,8 @@ struct gen {
 		uint64_t n;
 	} gwdrop[16];
 	unsigned ngwdrop;
-	uint64_t arp_reply;
+	uint64_t arp_reply, nd_reply, evicted;
+	unsigned nout;
 };
 
 static void gw_drop(struct gen *g, const char *name)
@@ -308,11 +317,17 @@ static size_t client_frame(struct gen *g, const struct client *c, uint8_t *f, co
 	return h + ip_udp4(f + h, c->ep.ip.a, g->gw_ip, c->ep.port, g->gw_port, dg, dglen);
 }
 
-static void send_dg(struct gen *g, unsigned ci, const uint8_t *dg, size_t len)
+/* Client ci's datagram into output file q (mod the number of files). */
+static void send_dg_q(struct gen *g, unsigned ci, unsigned q, const uint8_t *dg, size_t len)
 {
 	uint8_t f[FRAME_MAX + 64];
 
-	emit(&g->o, ci, f, client_frame(g, &g->c[ci], f, dg, len));
+	emit(&g->o, q, f, client_frame(g, &g->c[ci], f, dg, len));
+}
+
+static void send_dg(struct gen *g, unsigned ci, const uint8_t *dg, size_t len)
+{
+	send_dg_q(g, ci, g->c[ci].queue, dg, len);
 }
 
 /* Seal inner packet ip (ilen) at dg+off; returns the datagram's new length. */
@@ -341,6 +356,10 @@ static void gen_intro(struct gen *g, unsigned i)
 		die("intro_build: %s", dust_last_error());
 	c->intro_len = (uint16_t)seal_at(c, c->intro, (size_t)n, ip, ilen);
 	send_dg(g, i, c->intro, c->intro_len);
+	if (c->refused) {
+		gw_drop(g, "table_full");
+		return;
+	}
 	if (c->wrong_key) {
 		g->drop[DUST_DROP_INTRO_WRONG_KEY]++; /* and its chained data goes with it */
 		return;
@@ -358,6 +377,10 @@ static void gen_data(struct gen *g, unsigned i, unsigned p)
 
 	c->data_len = (uint16_t)seal_at(c, c->data, 0, ip, ilen);
 	send_dg(g, i, c->data, c->data_len);
+	if (c->refused) {
+		gw_drop(g, "table_full"); /* no slot even to try it as an intro */
+		return;
+	}
 	if (c->wrong_key) {
 		/* No session: the gateway tries it as an intro and finds no tag. */
 		g->drop[c->data_len >= DUST_INTRO_MIN_BYTES ? DUST_DROP_INTRO_UNKNOWN
@@ -516,6 +539,100 @@ static void gen_foreign(struct gen *g)
 	g->arp_reply++;
 }
 
+/*
+ * Roaming: client i re-introduces from a new address; its old session must
+ * be evicted. Its packets from the new address form flow n + i in the
+ * manifest. They stay in the client's file: the gateway reads the files of
+ * several queues concurrently, so a roam into another file could overtake
+ * the client's own earlier packets (cross-lcore eviction needs the timing
+ * control of test/e2e/gw/gw_lcores.c).
+ */
+static void gen_roam(struct gen *g, unsigned k)
+{
+	for (unsigned i = 0; i < k && i < g->n; i++) {
+		struct client *c = &g->c[i];
+		uint8_t ip[PAYLOAD_MAX];
+		size_t ilen;
+		int n;
+		unsigned q = c->queue;
+
+		if (c->refused || c->wrong_key)
+			continue;
+		memcpy(c->ep.ip.a, (uint8_t[]){198, 19, (uint8_t)(i >> 8), (uint8_t)i}, 4);
+		c->ep.port = (uint16_t)(30000 + i);
+		ilen = inner_packet(c, ip, 200, NULL);
+		n = dust_intro_build(&c->inv, &c->id, &rng, &pad, now_ms() + 1, c->intro, 600,
+				     &c->s);
+		if (n < 0)
+			die("intro_build: %s", dust_last_error());
+		c->intro_len = (uint16_t)seal_at(c, c->intro, (size_t)n, ip, ilen);
+		c->queue = q;
+		send_dg_q(g, i, q, c->intro, c->intro_len);
+		hexline(g->man, "deliver", g->n + i, ip, ilen);
+		ilen = inner_packet(c, ip, 700, NULL);
+		c->data_len = (uint16_t)seal_at(c, c->data, 0, ip, ilen);
+		send_dg_q(g, i, q, c->data, c->data_len);
+		hexline(g->man, "deliver", g->n + i, ip, ilen);
+		g->delivered += 2;
+		g->intro_ok++;
+		g->evicted++;
+	}
+}
+
+static uint32_t sum_ip6_pseudo(const uint8_t *ip6, uint32_t l4len, uint8_t nh)
+{
+	uint32_t s = sum16(ip6 + 8, 32, 0);
+
+	return s + (l4len >> 16) + (l4len & 0xffff) + nh;
+}
+
+/* A neighbour solicitation for addr (answered) and IPv6 UDP to another address. */
+static void gen_ip6(struct gen *g, const char *addr)
+{
+	static const uint8_t smac[6] = {0x02, 0, 0, 0xee, 0, 6};
+	struct dust_ipaddr a;
+	uint8_t f[256], *ip = f + 14, *icmp = f + 54;
+	uint32_t s;
+
+	if (dust_ipaddr_parse(&a, addr) != 0 || a.family != 6)
+		die("--ip6 %s: not an IPv6 address", addr);
+	memset(f, 0, sizeof(f));
+	eth(f, (uint8_t[]){0x33, 0x33, 0xff, a.a[13], a.a[14], a.a[15]}, smac, 0x86dd);
+	ip[0] = 0x60;
+	put16(ip + 4, 32);
+	ip[6] = 58;
+	ip[7] = 255;
+	memcpy(ip + 8, (uint8_t[]){0xfe, 0x80, [14] = 0xee, [15] = 1}, 16);
+	memcpy(ip + 24, (uint8_t[]){0xff, 0x02, [11] = 1, [12] = 0xff, [13] = a.a[13], [14] = a.a[14],
+				    [15] = a.a[15]}, 16);
+	icmp[0] = 135;
+	memcpy(icmp + 8, a.a, 16);
+	icmp[24] = 1;
+	icmp[25] = 1;
+	memcpy(icmp + 26, smac, 6);
+	s = sum_ip6_pseudo(ip, 32, 58);
+	put16(icmp + 2, fold(sum16(icmp, 32, s)));
+	emit(&g->o, 0, f, 14 + 40 + 32);
+	g->nd_reply++;
+	/* UDP to another IPv6 address of the same network */
+	memset(f + 14, 0, sizeof(f) - 14);
+	eth(f, gw_mac, smac, 0x86dd);
+	ip[0] = 0x60;
+	put16(ip + 4, 16);
+	ip[6] = IPPROTO_UDP;
+	ip[7] = 64;
+	memcpy(ip + 8, (uint8_t[]){0xfd, 0, [15] = 0x99}, 16);
+	memcpy(ip + 24, a.a, 16);
+	ip[39] ^= 1;
+	put16(ip + 40, 1234);
+	put16(ip + 42, g->gw_port);
+	put16(ip + 44, 16);
+	s = sum_ip6_pseudo(ip, 16, IPPROTO_UDP);
+	put16(ip + 46, fold(sum16(ip + 40, 16, s)));
+	emit(&g->o, 0, f, 14 + 40 + 16);
+	gw_drop(g, "not_ours");
+}
+
 static void gen_manifest_tail(struct gen *g)
 {
 	FILE *m = g->man;
@@ -525,6 +642,8 @@ static void gen_manifest_tail(struct gen *g)
 	fprintf(m, "expect ctr.keepalive_rx %" PRIu64 "\n", g->ka_rx);
 	fprintf(m, "expect ctr.keepalive_tx %" PRIu64 "\n", g->ka_rx + g->intro_ok);
 	fprintf(m, "expect ctr.arp_reply %" PRIu64 "\n", g->arp_reply);
+	fprintf(m, "expect ctr.nd_reply %" PRIu64 "\n", g->nd_reply);
+	fprintf(m, "expect ctr.sessions_evicted %" PRIu64 "\n", g->evicted);
 	for (unsigned d = 1; d < DUST_DROP_MAX; d++)
 		if (g->drop[d])
 			fprintf(m, "expect drop.%s %" PRIu64 "\n", dust_drop_name(d), g->drop[d]);
@@ -540,8 +659,9 @@ struct args {
 	unsigned nout;
 	char *in[MAX_OUT];
 	unsigned nin;
-	unsigned clients, packets, wrong_key;
+	unsigned clients, packets, wrong_key, roam, table_max;
 	int bad, unordered;
+	const char *ip6;
 };
 
 static struct dust_store *store_open(const char *path)
@@ -574,6 +694,9 @@ static void clients_from_store(struct gen *g, struct dust_store *st, const struc
 		memcpy(c->ep.ip.a, (uint8_t[]){198, 18, (uint8_t)(i >> 8), (uint8_t)i}, 4);
 		c->ep.port = (uint16_t)(20000 + i % 40000);
 		memcpy(c->mac, (uint8_t[]){0x02, 0, 0, 0xcc, (uint8_t)(i >> 8), (uint8_t)i}, 6);
+		/* Each output file feeds one worker: its table holds table_max clients. */
+		c->queue = i % (a->nout ? a->nout : 1);
+		c->refused = a->table_max && i / (a->nout ? a->nout : 1) >= a->table_max;
 		if (saved && i < nsaved && i >= a->wrong_key) {
 			c->id = saved[i].id;
 		} else {
@@ -608,16 +731,20 @@ static int cmd_gen(const struct args *a)
 	fprintf(g.man, "# dust-pcap manifest: what dustgw must deliver and count\nclients %u\n",
 		g.n);
 	outs_open(&g.o, (char **)a->out, a->nout);
+	g.nout = a->nout;
 	for (unsigned i = 0; i < g.n; i++)
 		gen_intro(&g, i);
 	for (unsigned p = 1; p < a->packets; p++)
 		for (unsigned i = 0; i < g.n; i++)
 			gen_data(&g, i, p);
+	gen_roam(&g, a->roam);
 	if (a->bad) {
 		gen_bad_dust(&g);
 		gen_junk(&g);
 		gen_foreign(&g);
 	}
+	if (a->ip6)
+		gen_ip6(&g, a->ip6);
 	gen_manifest_tail(&g);
 	outs_close(&g.o);
 	if (fclose(g.man) != 0)
@@ -667,7 +794,7 @@ static int cmd_inject(const struct args *a)
 	for (unsigned p = 0; p < packets; p++) {
 		for (unsigned i = 0; i < n; i++) {
 			/* A client refused at its intro has no session to encode for. */
-			bool live = !c[i].wrong_key;
+			bool live = !c[i].wrong_key && !c[i].refused;
 
 			inject_one(&o, i + 1, &dust_store_at(st, c[i].idx)->inv.tunnel,
 				   sizes[(i + p) % NSIZES], man, live ? (int)i : -1);
@@ -809,7 +936,17 @@ struct check {
 
 static long find_client(struct check *k, const uint8_t *ip, size_t len)
 {
-	/* The packet's inner source names its client; match on it against the manifest. */
+	/* First a flow whose next expected packet is this one (flows may share a source). */
+	for (unsigned w = 0; w < k->q.clients; w++) {
+		const struct pkt *p;
+
+		if (k->q.next[w] >= k->q.n[w])
+			continue;
+		p = &k->m.p[k->q.idx[w][k->q.next[w]]];
+		if (p->len == len && !memcmp(p->b, ip, len))
+			return w;
+	}
+	/* Else the flow of its inner source, to report what differs. */
 	for (unsigned w = 0; w < k->q.clients; w++) {
 		if (!k->q.n[w])
 			continue;
@@ -1126,6 +1263,9 @@ static int parse(int argc, char **argv, struct args *a)
 		{"wrong-key", required_argument, NULL, 'w'},
 		{"stats", required_argument, NULL, 't'},
 		{"unordered", no_argument, NULL, 'u'},
+		{"roam", required_argument, NULL, 'R'},
+		{"table-max", required_argument, NULL, 'T'},
+		{"ip6", required_argument, NULL, '6'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -1160,6 +1300,9 @@ static int parse(int argc, char **argv, struct args *a)
 		case 'w': a->wrong_key = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 't': a->stats = optarg; break;
 		case 'u': a->unordered = 1; break;
+		case 'R': a->roam = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'T': a->table_max = (unsigned)strtoul(optarg, NULL, 10); break;
+		case '6': a->ip6 = optarg; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
 		default: fputs(usage_text, stderr); return -1;
 		}

@@ -14,7 +14,8 @@ make_conf 1 300
 run_gw rev "rx_pcap=in.pcap,tx_pcap=out.pcap" "rx_pcap=inj.pcap,tx_pcap=clear.pcap" 1
 "$PCAP" check --manifest m.txt --manifest inj.txt --stats rev.stats --delivered clear.pcap ||
 	fail "counters or delivered cleartext differ"
-"$PCAP" decode --state clients.bin --in out.pcap --manifest inj.txt | tee decode.txt ||
-	fail "clients could not decode the encoded cleartext"
+"$PCAP" decode --state clients.bin --in out.pcap --manifest inj.txt >decode.txt ||
+	{ cat decode.txt; fail "clients could not decode the encoded cleartext"; }
+cat decode.txt
 grep -q "300 of 300 expected packets decoded byte for byte" decode.txt || fail "not all 300 decoded"
 echo "PASS gw-reverse"
