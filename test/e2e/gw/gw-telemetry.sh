@@ -29,6 +29,9 @@ done
 tel /dustgw/sessions | tee sessions.json | grep -q '"live":20' || { kill -TERM $GW; fail "sessions"; }
 grep -q '"published":20' sessions.json || { kill -TERM $GW; fail "published sessions"; }
 tel /dustgw/stats,0 | grep -q '"intro_ok":20' || { kill -TERM $GW; fail "per-worker stats"; }
+# the first invitation's tunnel address (dust-invite hands out 10.9.0.2 first)
+tel /dustgw/sessions,10.9.0.2 | tee one.json | grep -q '"live":1' || { kill -TERM $GW; fail "one session"; }
+grep -q '"peer":"198.18.0.0","peer_port":20000' one.json || { kill -TERM $GW; fail "session peer"; }
 kill -TERM $GW
 wait $GW || fail "dustgw exit status after SIGTERM"
 grep -q "dustgw summary" t.summary || fail "no summary after SIGTERM"
