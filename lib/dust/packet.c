@@ -33,7 +33,7 @@ static void hdr_mask(uint8_t hdr[DUST_HDR_BYTES], const uint8_t sample[DUST_SAMP
 static size_t pad_choose(const struct dust_pad *pad, struct dust_rng *rng, size_t need,
 			 size_t room)
 {
-	size_t p, top = room;
+	size_t p, lo, hi, top = room;
 
 	if (pad->mtu && pad->mtu < top)
 		top = pad->mtu;
@@ -41,10 +41,17 @@ static size_t pad_choose(const struct dust_pad *pad, struct dust_rng *rng, size_
 		return 0;
 	if (pad->kind == DUST_PAD_FILL)
 		return dust_rng_uniform(rng, (uint32_t)(top - need + 1));
-	p = pad->min;
-	if (pad->max > pad->min)
-		p += dust_rng_uniform(rng, (uint32_t)(pad->max - pad->min) + 1);
-	return need + p > top ? top - need : p;
+	/*
+	 * Draw within the room that is left: clamping an oversized draw to
+	 * top - need would put every such draw on one length (the MTU), a spike
+	 * a censor sees (dust-dpi flagged 36% of bulk datagrams at 1472 bytes).
+	 */
+	hi = pad->max > pad->min ? pad->max : pad->min;
+	if (hi > top - need)
+		hi = top - need;
+	lo = pad->min < hi ? pad->min : hi;
+	p = lo + dust_rng_uniform(rng, (uint32_t)(hi - lo) + 1);
+	return p;
 }
 
 DUST_EXPORT int dust_data_seal(struct dust_session *s, struct dust_rng *rng,
