@@ -1,0 +1,529 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dust-hostile: the attacker of the hostile-traffic test. Sends what a censor
+ * or a prober would at a running dustgw over plain UDP sockets: random
+ * datagrams of every length, floods of bogus intros, replays of captured
+ * datagrams, and, holding a real session, fresh packets truncated or with a
+ * flipped bit; or fills the session table. Prints "key=value" results the
+ * test script checks against the gateway's counters. Test-only.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <pcap/pcap.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "dust.h"
+
+enum { DG_MAX = 2048, MAX_INVITES = 256 };
+
+struct opts {
+	struct sockaddr_in to, from;
+	unsigned min, max, count;
+	double seconds;
+	const char *pcap, *what, *password_file;
+	struct sockaddr_in client;
+	const char *invites[MAX_INVITES];
+	unsigned ninvites;
+	unsigned truncated, flipped;
+};
+
+static struct dust_rng rng;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "dust-hostile: %s: %s\n", what, errno ? strerror(errno) : dust_last_error());
+	exit(1);
+}
+
+static int parse_ep(struct sockaddr_in *sa, const char *s)
+{
+	char host[64];
+	const char *colon = strchr(s, ':');
+	size_t hl = colon ? (size_t)(colon - s) : strlen(s);
+
+	if (hl >= sizeof(host))
+		return -1;
+	memcpy(host, s, hl);
+	host[hl] = '\0';
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons(colon ? (uint16_t)atoi(colon + 1) : 0);
+	return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
+}
+
+static int sock_from(const struct sockaddr_in *from)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), one = 1;
+
+	if (fd < 0)
+		die("socket");
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (const struct sockaddr *)from, sizeof(*from)) != 0)
+		die("bind");
+	return fd;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static uint64_t unix_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Pace: the i-th of n sends happens at start + i * seconds / n. */
+static void pace(double start, unsigned i, unsigned n, double seconds)
+{
+	double at = start + seconds * i / (n ? n : 1), d = at - now_s();
+
+	if (d > 0) {
+		struct timespec ts = {.tv_sec = (time_t)d, .tv_nsec = (long)((d - (time_t)d) * 1e9)};
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void send_to(int fd, const struct sockaddr_in *to, const uint8_t *p, size_t len)
+{
+	if (sendto(fd, p, len, 0, (const struct sockaddr *)to, sizeof(*to)) != (ssize_t)len)
+		die("sendto");
+}
+
+/* Count datagrams arriving on fd within ms; the last one is left in buf. */
+static unsigned drain(int fd, unsigned ms, uint8_t *buf, size_t cap, ssize_t *last)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	double end = now_s() + ms / 1000.0;
+	unsigned n = 0;
+
+	for (double left; (left = end - now_s()) > 0;) {
+		if (poll(&p, 1, (int)(left * 1000) + 1) <= 0)
+			continue;
+		*last = recv(fd, buf, cap, 0);
+		n += *last >= 0;
+	}
+	return n;
+}
+
+/* ---- random datagrams and floods ------------------------------------------ */
+
+static int cmd_random(const struct opts *o)
+{
+	uint8_t buf[DG_MAX];
+	int fd = sock_from(&o->from);
+	unsigned n = o->max - o->min + 1, small = 0;
+	double start = now_s();
+	ssize_t last;
+
+	for (unsigned i = 0; i < n; i++) {
+		unsigned len = o->min + i;
+
+		dust_rng_bytes(&rng, buf, len);
+		pace(start, i, n, o->seconds);
+		send_to(fd, &o->to, buf, len);
+		small += len < DUST_INTRO_MIN_BYTES;
+	}
+	printf("sent=%u short=%u long=%u replies=%u\n", n, small, n - small,
+	       drain(fd, 500, buf, sizeof(buf), &last));
+	return 0;
+}
+
+static int cmd_flood(const struct opts *o)
+{
+	uint8_t buf[DG_MAX];
+	int fd = sock_from(&o->from);
+	double start = now_s();
+	ssize_t last;
+
+	for (unsigned i = 0; i < o->count; i++) {
+		unsigned len = DUST_INTRO_MIN_BYTES + dust_rng_uniform(&rng, 1025);
+
+		dust_rng_bytes(&rng, buf, len);
+		pace(start, i, o->count, o->seconds);
+		send_to(fd, &o->to, buf, len);
+	}
+	printf("sent=%u seconds=%.2f replies=%u\n", o->count, now_s() - start,
+	       drain(fd, 300, buf, sizeof(buf), &last));
+	return 0;
+}
+
+/* ---- replays from a capture ---------------------------------------------- */
+
+struct cap_dg {
+	uint8_t *p;
+	uint16_t len;
+	bool intro; /* sent before the gateway's first answer */
+};
+
+static bool frame_udp(const uint8_t *f, uint32_t caplen, const uint8_t **pl, uint16_t *len,
+		      uint32_t *src, uint16_t *sport, uint32_t *dst, uint16_t *dport)
+{
+	unsigned ihl;
+
+	if (caplen < 14 + 20 + 8 || f[12] != 0x08 || f[13] != 0x00 || f[23] != 17)
+		return false;
+	ihl = (f[14] & 15u) * 4;
+	if (caplen < 14 + ihl + 8)
+		return false;
+	memcpy(src, f + 26, 4);
+	memcpy(dst, f + 30, 4);
+	*sport = (uint16_t)(f[14 + ihl] << 8 | f[15 + ihl]);
+	*dport = (uint16_t)(f[16 + ihl] << 8 | f[17 + ihl]);
+	*len = (uint16_t)((f[18 + ihl] << 8 | f[19 + ihl]) - 8);
+	*pl = f + 14 + ihl + 8;
+	return 14 + ihl + 8 + *len <= caplen;
+}
+
+/* The client's datagrams to the gateway, in capture order. */
+static size_t cap_load(const struct opts *o, struct cap_dg *out, size_t cap)
+{
+	char err[PCAP_ERRBUF_SIZE];
+	struct pcap_pkthdr *h;
+	const u_char *f;
+	pcap_t *pc = pcap_open_offline(o->pcap, err);
+	bool answered = false;
+	size_t n = 0;
+
+	if (!pc) {
+		fprintf(stderr, "dust-hostile: %s\n", err);
+		exit(1);
+	}
+	while (n < cap && pcap_next_ex(pc, &h, &f) == 1) {
+		const uint8_t *pl;
+		uint32_t src, dst;
+		uint16_t len, sp, dp;
+
+		if (!frame_udp(f, h->caplen, &pl, &len, &src, &sp, &dst, &dp))
+			continue;
+		if (src == o->to.sin_addr.s_addr && sp == ntohs(o->to.sin_port) &&
+		    dst == o->client.sin_addr.s_addr && dp == ntohs(o->client.sin_port))
+			answered = true;
+		if (src != o->client.sin_addr.s_addr || sp != ntohs(o->client.sin_port) ||
+		    dst != o->to.sin_addr.s_addr || dp != ntohs(o->to.sin_port))
+			continue;
+		out[n].p = malloc(len);
+		if (!out[n].p)
+			die("malloc");
+		memcpy(out[n].p, pl, len);
+		out[n].len = len;
+		out[n++].intro = !answered;
+	}
+	pcap_close(pc);
+	return n;
+}
+
+static int cmd_replay(const struct opts *o)
+{
+	static struct cap_dg dg[100000];
+	uint8_t buf[DG_MAX];
+	size_t n = cap_load(o, dg, sizeof(dg) / sizeof(dg[0]));
+	bool intros = !strcmp(o->what, "intros"), untag = !strcmp(o->what, "untag");
+	unsigned sent = 0, small = 0, want = o->count ? o->count : UINT32_MAX;
+	int fd = sock_from(&o->from);
+	double start = now_s();
+	ssize_t last;
+
+	if (!intros && !untag && strcmp(o->what, "data"))
+		die("--what is data, intros or untag");
+	for (unsigned rep = 0; rep < 1000 && sent < want; rep++) {
+		unsigned before = sent;
+
+		for (size_t i = 0; i < n && sent < want; i++) {
+			if (dg[i].intro != (intros || untag) || dg[i].len > sizeof(buf))
+				continue;
+			memcpy(buf, dg[i].p, dg[i].len);
+			if (untag) /* an intro whose tag names no invitation */
+				dust_rng_bytes(&rng, buf, DUST_TAG_BYTES);
+			pace(start, sent, o->count, o->seconds);
+			send_to(fd, &o->to, buf, dg[i].len);
+			small += dg[i].len < DUST_INTRO_MIN_BYTES;
+			sent++;
+		}
+		if (sent == before || !o->count)
+			break; /* nothing of that kind, or one pass asked for */
+	}
+	printf("captured=%zu sent=%u short=%u long=%u replies=%u\n", n, sent, small, sent - small,
+	       drain(fd, 500, buf, sizeof(buf), &last));
+	for (size_t i = 0; i < n; i++)
+		free(dg[i].p);
+	return sent ? 0 : 1;
+}
+
+/* ---- holding real sessions -------------------------------------------------- */
+
+/* The file's text without trailing blanks, in a fresh buffer the caller frees. */
+static char *read_text(const char *path)
+{
+	char *text = malloc(4096);
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f || !text)
+		die(path);
+	n = fread(text, 1, 4095, f);
+	fclose(f);
+	text[n] = '\0';
+	while (n && (text[n - 1] == '\n' || text[n - 1] == '\r' || text[n - 1] == ' '))
+		text[--n] = '\0';
+	return text;
+}
+
+struct peer {
+	struct dust_invite inv;
+	struct dust_session s;
+	int fd;
+	bool up;
+};
+
+/* Intro from p->fd, up to tries times, each waiting ms for the keepalive. */
+static unsigned intros_sent;
+
+static bool peer_connect(struct peer *p, const struct dust_identity *id,
+			 const struct sockaddr_in *to, unsigned tries, unsigned ms)
+{
+	struct dust_pad pad;
+	struct dust_limits lim;
+	uint8_t buf[DG_MAX];
+
+	dust_pad_default(&pad);
+	dust_limits_default(&lim);
+	for (unsigned t = 0; t < tries; t++) {
+		struct dust_seg segs[DUST_CHAIN_MAX];
+		enum dust_drop d;
+		ssize_t last = -1;
+		int n = dust_intro_build(&p->inv, id, &rng, &pad, unix_ms(), buf, sizeof(buf), &p->s);
+
+		if (n < 0)
+			die("intro");
+		send_to(p->fd, to, buf, (size_t)n);
+		intros_sent++;
+		if (!drain(p->fd, ms, buf, sizeof(buf), &last) || last <= 0)
+			continue;
+		if (dust_datagram_open(&p->s, &lim, (uint32_t)time(NULL), buf, (size_t)last, 0, segs,
+				       DUST_CHAIN_MAX, &d) > 0)
+			return p->up = true;
+	}
+	return false;
+}
+
+/* Keepalive and its answer: true when the gateway still serves this session. */
+static bool peer_alive(struct peer *p, const struct sockaddr_in *to)
+{
+	struct dust_pad pad;
+	struct dust_limits lim;
+	struct dust_seg segs[DUST_CHAIN_MAX];
+	uint8_t buf[DG_MAX];
+	enum dust_drop d;
+	ssize_t last = -1;
+	int n;
+
+	dust_pad_default(&pad);
+	dust_limits_default(&lim);
+	n = dust_data_seal(&p->s, &rng, &pad, (uint32_t)time(NULL), buf, 0, sizeof(buf));
+	if (n < 0)
+		die("seal");
+	send_to(p->fd, to, buf, (size_t)n);
+	if (!drain(p->fd, 1500, buf, sizeof(buf), &last) || last <= 0)
+		return false;
+	return dust_datagram_open(&p->s, &lim, (uint32_t)time(NULL), buf, (size_t)last, 0, segs,
+				  DUST_CHAIN_MAX, &d) > 0;
+}
+
+static void peer_open(struct peer *p, const char *invite, const char *pw,
+		      const struct sockaddr_in *from)
+{
+	char *text = read_text(invite);
+
+	memset(p, 0, sizeof(*p));
+	if (dust_invite_open(&p->inv, text, pw, strlen(pw)) != 0)
+		die(invite);
+	free(text);
+	p->fd = sock_from(from);
+}
+
+/* A fresh packet (never sent): tx counter advanced, bytes at buf. */
+static size_t fresh(struct peer *p, uint8_t *buf, size_t data_len)
+{
+	struct dust_pad pad;
+	int n;
+
+	dust_pad_default(&pad);
+	memset(buf + DUST_DATA_PREFIX, 0, data_len);
+	n = dust_data_seal(&p->s, &rng, &pad, (uint32_t)time(NULL), buf, data_len, DG_MAX);
+	if (n < 0)
+		die("seal");
+	return (size_t)n;
+}
+
+static int cmd_session(const struct opts *o)
+{
+	struct dust_identity id;
+	struct peer p;
+	uint8_t buf[DG_MAX];
+	unsigned small_cut = 0;
+	ssize_t last;
+	bool alive;
+	char *pw = read_text(o->password_file);
+
+	if (o->ninvites != 1 || dust_identity_generate(&id) != 0)
+		die("session wants one --invite");
+	peer_open(&p, o->invites[0], pw, &o->from);
+	sodium_memzero(pw, strlen(pw));
+	free(pw);
+	if (!peer_connect(&p, &id, &o->to, 5, 1500))
+		die("no answer to the intro");
+	for (unsigned i = 0; i < o->truncated; i++) {
+		size_t n = fresh(&p, buf, dust_rng_uniform(&rng, 1200));
+		size_t cut = 1 + dust_rng_uniform(&rng, (uint32_t)n - 1);
+
+		small_cut += cut < DUST_INTRO_MIN_BYTES;
+		send_to(p.fd, &o->to, buf, cut);
+		usleep(1000); /* gentle: the counts are checked exactly */
+	}
+	for (unsigned i = 0; i < o->flipped; i++) {
+		size_t n = fresh(&p, buf, dust_rng_uniform(&rng, 1200));
+		/* past header and sample: the header still unmasks, the tag must fail */
+		size_t at = DUST_HDR_BYTES + DUST_SAMPLE_BYTES +
+			    dust_rng_uniform(&rng, (uint32_t)(n - DUST_HDR_BYTES - DUST_SAMPLE_BYTES));
+
+		buf[at] ^= (uint8_t)(1u << dust_rng_uniform(&rng, 8));
+		send_to(p.fd, &o->to, buf, n);
+		usleep(1000); /* gentle: the counts are checked exactly */
+	}
+	unsigned replies = drain(p.fd, 500, buf, sizeof(buf), &last);
+	alive = peer_alive(&p, &o->to);
+	printf("truncated=%u truncated_short=%u flipped=%u replies=%u alive_after=%d\n",
+	       o->truncated, small_cut, o->flipped, replies, alive);
+	dust_session_wipe(&p.s);
+	dust_identity_wipe(&id);
+	return alive && replies == 0 ? 0 : 1;
+}
+
+/* Open one session per invitation, from consecutive ports; then check them. */
+static int cmd_fill(const struct opts *o)
+{
+	static struct peer p[MAX_INVITES];
+	struct dust_identity id;
+	unsigned up = 0, alive = 0, refused_intros = 0;
+	char *pw = read_text(o->password_file);
+
+	if (dust_identity_generate(&id) != 0)
+		die("identity");
+	for (unsigned i = 0; i < o->ninvites; i++) {
+		struct sockaddr_in from = o->from;
+
+		from.sin_port = htons((uint16_t)(ntohs(o->from.sin_port) + i));
+		unsigned before = intros_sent;
+
+		peer_open(&p[i], o->invites[i], pw, &from);
+		up += peer_connect(&p[i], &id, &o->to, 3, 1500);
+		if (!p[i].up)
+			refused_intros += intros_sent - before;
+		printf("session %u: %s\n", i, p[i].up ? "answered" : "no answer");
+		fflush(stdout);
+	}
+	sodium_memzero(pw, strlen(pw));
+	free(pw);
+	for (unsigned i = 0; i < o->ninvites; i++)
+		alive += p[i].up && peer_alive(&p[i], &o->to);
+	printf("invites=%u answered=%u unanswered=%u unanswered_intros=%u alive_after=%u\n",
+	       o->ninvites, up, o->ninvites - up, refused_intros, alive);
+	for (unsigned i = 0; i < o->ninvites; i++)
+		dust_session_wipe(&p[i].s);
+	dust_identity_wipe(&id);
+	return 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: dust-hostile COMMAND --to ADDR:PORT --from ADDR[:PORT] [options]\n"
+		"  random  --min L --max L [--seconds S]   every length from L to L once\n"
+		"  flood   --count N [--seconds S]         bogus intros (random bytes)\n"
+		"  replay  --pcap F --client ADDR:PORT --what data|intros|untag [--count N]\n"
+		"  session --invite F --password-file P --truncated N --flipped N\n"
+		"  fill    --invite F... --password-file P  one session per invitation\n");
+	exit(2);
+}
+
+static void parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{"to", 1, NULL, 't'},	    {"from", 1, NULL, 'f'},	{"min", 1, NULL, 'm'},
+		{"max", 1, NULL, 'M'},	    {"count", 1, NULL, 'n'},	{"seconds", 1, NULL, 's'},
+		{"pcap", 1, NULL, 'p'},	    {"what", 1, NULL, 'w'},	{"client", 1, NULL, 'c'},
+		{"invite", 1, NULL, 'i'},   {"password-file", 1, NULL, 'P'},
+		{"truncated", 1, NULL, 'T'}, {"flipped", 1, NULL, 'F'}, {NULL, 0, NULL, 0},
+	};
+	int c;
+
+	o->min = 1, o->max = 1472, o->what = "data";
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 't': if (parse_ep(&o->to, optarg)) usage(); break;
+		case 'f': if (parse_ep(&o->from, optarg)) usage(); break;
+		case 'c': if (parse_ep(&o->client, optarg)) usage(); break;
+		case 'm': o->min = (unsigned)atoi(optarg); break;
+		case 'M': o->max = (unsigned)atoi(optarg); break;
+		case 'n': o->count = (unsigned)atoi(optarg); break;
+		case 's': o->seconds = atof(optarg); break;
+		case 'p': o->pcap = optarg; break;
+		case 'w': o->what = optarg; break;
+		case 'P': o->password_file = optarg; break;
+		case 'T': o->truncated = (unsigned)atoi(optarg); break;
+		case 'F': o->flipped = (unsigned)atoi(optarg); break;
+		case 'i':
+			if (o->ninvites == MAX_INVITES)
+				usage();
+			o->invites[o->ninvites++] = optarg;
+			break;
+		default: usage();
+		}
+	}
+	if (!o->to.sin_port || o->min < 1 || o->max > DG_MAX || o->min > o->max)
+		usage();
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {0};
+	const char *cmd = argc > 1 ? argv[1] : "";
+	int rc;
+
+	if (dust_init() < 0)
+		return 1;
+	dust_rng_init(&rng);
+	parse(argc - 1, argv + 1, &o);
+	if (!strcmp(cmd, "random"))
+		rc = cmd_random(&o);
+	else if (!strcmp(cmd, "flood"))
+		rc = cmd_flood(&o);
+	else if (!strcmp(cmd, "replay") && o.pcap)
+		rc = cmd_replay(&o);
+	else if (!strcmp(cmd, "session") && o.password_file)
+		rc = cmd_session(&o);
+	else if (!strcmp(cmd, "fill") && o.password_file && o.ninvites)
+		rc = cmd_fill(&o);
+	else
+		usage();
+	dust_rng_wipe(&rng);
+	return rc;
+}
