@@ -78,6 +78,7 @@ struct dgw_worker {
 	uint64_t now_ms;
 	_Atomic uint64_t last_net_rx_tsc;
 	_Atomic uint64_t last_dlv_rx_tsc;
+	uint64_t first_rx_tsc; /* for the summary's packet rate */
 	struct dgw_stats st;
 } __rte_cache_aligned;
 

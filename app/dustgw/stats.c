@@ -8,6 +8,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include <rte_cycles.h>
+
 #include "dgw_pvt.h"
 
 static const char *const ctr_names[DGW_CTR_MAX] = {
@@ -105,6 +107,27 @@ static void print_one(FILE *f, const char *who, const struct dgw_stats *s)
 		s->ctr[DGW_CTR_ENCODED], s->sessions, drops_total(s));
 }
 
+/* Frames per second from the first to the last net-side frame (all of the
+ * loop's work, pcap reading and writing included when the ports are pcap). */
+static void print_rate(const struct dgw *gw, FILE *f, const struct dgw_stats *t)
+{
+	uint64_t first = UINT64_MAX, last = 0;
+
+	for (unsigned i = 0; i < gw->nworkers; i++) {
+		const struct dgw_worker *w = gw->w[i];
+		uint64_t l = atomic_load_explicit(&w->last_net_rx_tsc, memory_order_relaxed);
+
+		if (w->first_rx_tsc && w->first_rx_tsc < first)
+			first = w->first_rx_tsc;
+		last = RTE_MAX(last, l);
+	}
+	if (first == UINT64_MAX || last <= first)
+		return;
+	fprintf(f, "net side: %" PRIu64 " frames in %.3f s (first to last), %.0f frames/s\n",
+		t->ctr[DGW_CTR_NET_RX], (double)(last - first) / rte_get_tsc_hz(),
+		(double)t->ctr[DGW_CTR_NET_RX] * rte_get_tsc_hz() / (double)(last - first));
+}
+
 void dgw_stats_print(const struct dgw *gw, FILE *f)
 {
 	struct dgw_stats t, per[DGW_MAX_WORKERS];
@@ -135,6 +158,7 @@ void dgw_stats_print(const struct dgw *gw, FILE *f)
 	}
 	if (!drops_total(&t))
 		fprintf(f, "  (none)\n");
+	print_rate(gw, f, &t);
 }
 
 static void write_one(FILE *f, const char *prefix, const struct dgw_stats *s)

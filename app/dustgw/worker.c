@@ -45,6 +45,8 @@ static void poll_once(struct dgw_worker *w, uint64_t now_tsc)
 
 	n = rte_eth_rx_burst(gw->net_port, w->wid, pkts, DGW_BURST);
 	if (n) {
+		if (unlikely(!w->first_rx_tsc))
+			w->first_rx_tsc = now_tsc;
 		w->st.ctr[DGW_CTR_NET_RX] += n;
 		atomic_store_explicit(&w->last_net_rx_tsc, now_tsc, memory_order_relaxed);
 		dgw_decode_burst(w, pkts, n);
