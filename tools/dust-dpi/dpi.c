@@ -100,8 +100,8 @@ static void print_header(const struct dpi_capture *c, const char *path,
 	printf("dust-dpi: %s: %llu frames, %zu UDP payloads in %zu flows", path,
 	       (unsigned long long)c->frames, c->n, c->nflows);
 	if (f->port >= 0)
-		printf(" (%s port %d)",
-		       f->dir == DPI_DIR_TO_PORT ? "to" : f->dir == DPI_DIR_FROM_PORT ? "from" : "port",
+		printf(" (%sport %d)",
+		       f->dir == DPI_DIR_TO_PORT ? "to " : f->dir == DPI_DIR_FROM_PORT ? "from " : "",
 		       f->port);
 	printf("\n  left out: %llu not UDP, %llu filtered, %llu truncated, %llu empty\n",
 	       (unsigned long long)c->not_udp, (unsigned long long)c->filtered,
