@@ -75,14 +75,24 @@ static struct dust_store_entry *find_id(struct dust_store *st, const uint8_t id[
 	return NULL;
 }
 
+/*
+ * Entries hold invitation secrets and cached DH results: move them by hand
+ * rather than realloc, so the old block is wiped (and unlocked) before it
+ * goes back to the heap, and keep the new one out of swap where allowed.
+ */
 static int grow(struct dust_store *st)
 {
 	size_t cap = st->cap ? st->cap * 2 : 64;
-	struct dust_store_entry *e;
+	struct dust_store_entry *e = malloc(cap * sizeof(*e));
 
-	e = realloc(st->e, cap * sizeof(*e));
 	if (!e)
 		return dust_fail(ENOMEM, "out of memory for %zu invitations", cap);
+	(void)sodium_mlock(e, cap * sizeof(*e));
+	if (st->e) {
+		memcpy(e, st->e, st->n * sizeof(*e));
+		sodium_munlock(st->e, st->cap * sizeof(*st->e)); /* also zeroes */
+		free(st->e);
+	}
 	st->e = e;
 	st->cap = cap;
 	return 0;
@@ -125,14 +135,17 @@ static int load_invites(struct dust_store *st, FILE *f)
 		if (strncmp(line, "I ", 2) != 0 || hex_field(pt, sizeof(pt), line + 2) != 0 ||
 		    dust_invite_unpack(&inv, pt) != 0) {
 			sodium_memzero(pt, sizeof(pt));
+			sodium_memzero(line, sizeof(line)); /* the record's hex holds a secret */
 			return dust_fail(EINVAL, "%s:%u: corrupt invitation record", st->path,
 					 lineno);
 		}
 		rc = entry_add(st, &inv);
 		sodium_memzero(pt, sizeof(pt));
 		dust_invite_wipe(&inv);
-		if (rc)
+		if (rc) {
+			sodium_memzero(line, sizeof(line));
 			return dust_fail(-rc, "%s:%u: %s", st->path, lineno, dust_last_error());
+		}
 	}
 	sodium_memzero(line, sizeof(line));
 	if (lineno == 0)
@@ -440,7 +453,7 @@ DUST_EXPORT void dust_store_close(struct dust_store *st)
 		close(st->journal_fd);
 	}
 	if (st->e) {
-		sodium_memzero(st->e, st->cap * sizeof(*st->e));
+		sodium_munlock(st->e, st->cap * sizeof(*st->e)); /* also zeroes */
 		free(st->e);
 	}
 	free(st->cur);
