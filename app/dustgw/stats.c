@@ -123,7 +123,8 @@ static void print_rate(const struct dgw *gw, FILE *f, const struct dgw_stats *t)
 	}
 	if (first == UINT64_MAX || last <= first)
 		return;
-	fprintf(f, "net side: %" PRIu64 " frames in %.3f s (first to last), %.0f frames/s\n",
+	fprintf(f, "net side: %" PRIu64 " frames in %.3f s from first to last (intros, binding"
+		   " writes and pcap I/O included): %.0f frames/s\n",
 		t->ctr[DGW_CTR_NET_RX], (double)(last - first) / rte_get_tsc_hz(),
 		(double)t->ctr[DGW_CTR_NET_RX] * rte_get_tsc_hz() / (double)(last - first));
 }

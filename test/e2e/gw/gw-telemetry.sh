@@ -1,7 +1,8 @@
 #!/bin/sh
-# Telemetry and signals: while dustgw runs (no exit-on-idle), dpdk-telemetry.py
-# reads /dustgw/stats and /dustgw/sessions; SIGTERM then stops the workers
-# cleanly and the summary is printed.
+# Telemetry, idle expiry and signals: while dustgw runs (no exit-on-idle),
+# dpdk-telemetry.py reads /dustgw/stats and /dustgw/sessions; the sessions
+# then expire (idle_timeout_s = 5) and are unpublished; SIGTERM stops the
+# workers cleanly and the summary is printed.
 . "$(dirname "$0")/lib.sh"
 
 TEL=$(command -v dpdk-telemetry.py || true)
@@ -9,6 +10,7 @@ TEL=$(command -v dpdk-telemetry.py || true)
 make_store 30
 make_conf 1
 sed -i 's/^exit_on_idle_ms.*/exit_on_idle_ms = 0/' gw.conf
+sed -i 's/^\[runtime\]/[sessions]\nidle_timeout_s = 5\n&/' gw.conf
 "$PCAP" gen --store inv.store --out in.pcap --manifest m.txt --clients 20 --packets 2
 "$DUSTGW" --lcores "$(lcores 1)" --no-huge -m 512 --no-pci --file-prefix "$PREFIX" \
 	--vdev net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap --vdev net_pcap1,tx_pcap=clear.pcap \
@@ -32,6 +34,17 @@ tel /dustgw/stats,0 | grep -q '"intro_ok":20' || { kill -TERM $GW; fail "per-wor
 # the first invitation's tunnel address (dust-invite hands out 10.9.0.2 first)
 tel /dustgw/sessions,10.9.0.2 | tee one.json | grep -q '"live":1' || { kill -TERM $GW; fail "one session"; }
 grep -q '"peer":"198.18.0.0","peer_port":20000' one.json || { kill -TERM $GW; fail "session peer"; }
+ok=0
+for i in $(seq 1 60); do
+	tel /dustgw/sessions >expired.json
+	if grep -q '"live":0,"published":0' expired.json; then
+		ok=1
+		break
+	fi
+	sleep 0.5
+done
+[ $ok = 1 ] || { kill -TERM $GW; cat expired.json; fail "idle sessions did not expire"; }
+tel /dustgw/stats | grep -q '"sessions_expired":20' || { kill -TERM $GW; fail "expiry count"; }
 kill -TERM $GW
 wait $GW || fail "dustgw exit status after SIGTERM"
 grep -q "dustgw summary" t.summary || fail "no summary after SIGTERM"
