@@ -693,8 +693,42 @@ void BM_session_lookup_bulk(benchmark::State &state)
 	state.counters["pps"] = benchmark::Counter((double)hits, benchmark::Counter::kIsRate);
 }
 
+/*
+ * What each client costs besides its session: its invitation in the store
+ * (entry, precomputed keys, tag index). Sessions need an invitation each, so
+ * a gateway with 1M sessions holds at least 1M of these too. 20k only:
+ * dust_store_add checks for a duplicate id with a linear scan, so filling
+ * a store is quadratic (200k took 113 s here).
+ */
+void BM_store_memory(benchmark::State &state)
+{
+	uint32_t n = (uint32_t)state.range(0);
+	long before = 0, after = 0;
+
+	for (auto _ : state) {
+		intro_fixture fx;
+		struct dust_invite inv;
+		if (!fx.ok) {
+			state.SkipWithError("store fixture failed");
+			return;
+		}
+		before = vm_rss_kb();
+		for (uint32_t i = 0; i < n; i++) {
+			if (!fx.add_invite(&inv)) {
+				state.SkipWithError("dust_store_add failed");
+				return;
+			}
+		}
+		dust_store_tick(fx.srv.store, now_ms() / 1000);
+		after = vm_rss_kb();
+	}
+	state.counters["rss_B_per_invitation"] = (double)(after - before) * 1024.0 / (double)n;
+	state.counters["entry_B"] = (double)sizeof(struct dust_store_entry);
+}
+
 BENCHMARK(BM_session_lookup)->ArgName("sessions")->Arg(1000)->Arg(100000)->Arg(1000000);
 BENCHMARK(BM_session_lookup_bulk)->ArgName("sessions")->Arg(1000)->Arg(100000)->Arg(1000000);
+BENCHMARK(BM_store_memory)->ArgName("invitations")->Arg(20000)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 /* ---- Replay window ---------------------------------------------------------------- */
 

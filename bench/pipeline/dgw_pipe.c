@@ -704,7 +704,7 @@ static void rings_free(struct bench *b)
 	}
 }
 
-static void report(struct bench *b)
+static void report(struct bench *b, int rc)
 {
 	struct dgw_stats st;
 	double sum = 0, avg_len = (double)b->payload_bytes / b->nframes;
@@ -743,7 +743,7 @@ static void report(struct bench *b)
 		printf("%s\"%s\": %" PRIu64, first ? "" : ", ", dgw_drop_name(d), st.drop[d]);
 		first = false;
 	}
-	printf("}}\n");
+	printf("}, \"error\": \"%s\"}\n", rc ? strerror(-rc) : "");
 	fflush(stdout);
 }
 
@@ -899,10 +899,10 @@ int main(int argc, char **argv)
 		rc = b.err;
 	if (!rc)
 		rc = aead_measure(&b, rte_get_next_lcore(-1, 1, 0), 0);
-	report(&b);
 	for (unsigned w = 0; w < b.o.workers; w++)
 		if (b.done[w] < b.nframes)
 			rc = rc ? rc : -EPROTO;
+	report(&b, rc);
 	if (rc)
 		fprintf(stderr, "dgw_pipe: run incomplete (%s)\n", strerror(-rc));
 out:
