@@ -27,12 +27,12 @@ struct cfg_ctx {
 };
 
 static const char *const known_keys[][12] = {
-	{"gateway", "ipv4", "ipv6", "udp_port", "key_file", "store", NULL},
-	{"ports", "net", "delivery", "queues", "mbufs", "rx_desc", "tx_desc", "delivery_framing",
-	 "delivery_mac", "proxy_arp", NULL},
-	{"sessions", "max_per_lcore", "idle_timeout_s", "ts_window_s", NULL},
-	{"padding", "mode", "min", "max", "mtu", NULL},
-	{"runtime", "drain_us", "exit_on_idle_ms", "delivery_hold_ms", NULL},
+    {"gateway", "ipv4", "ipv6", "udp_port", "key_file", "store", NULL},
+    {"ports", "net", "delivery", "queues", "mbufs", "rx_desc", "tx_desc", "delivery_framing",
+     "delivery_mac", "proxy_arp", NULL},
+    {"sessions", "max_per_lcore", "idle_timeout_s", "ts_window_s", NULL},
+    {"padding", "mode", "min", "max", "mtu", NULL},
+    {"runtime", "drain_us", "exit_on_idle_ms", "delivery_hold_ms", NULL},
 };
 
 void dgw_config_defaults(struct dgw_config *cfg)
@@ -69,7 +69,7 @@ static const char *get(struct cfg_ctx *c, const char *sec, const char *key)
 }
 
 static int get_uint(struct cfg_ctx *c, const char *sec, const char *key, uint64_t lo, uint64_t hi,
-		    uint64_t *out)
+                    uint64_t *out)
 {
 	const char *v = get(c, sec, key);
 	char *end;
@@ -81,19 +81,19 @@ static int get_uint(struct cfg_ctx *c, const char *sec, const char *key, uint64_
 	x = strtoull(v, &end, 0);
 	if (errno || end == v || *end || v[0] == '-' || x < lo || x > hi)
 		return fail(c, "[%s] %s = '%s': want an integer in %llu..%llu", sec, key, v,
-			    (unsigned long long)lo, (unsigned long long)hi);
+		            (unsigned long long)lo, (unsigned long long)hi);
 	*out = x;
 	return 1;
 }
 
-#define GET_UINT(c, sec, key, lo, hi, dst)                                                      \
-	do {                                                                                    \
-		uint64_t v_;                                                                    \
-		int r_ = get_uint(c, sec, key, lo, hi, &v_);                                    \
-		if (r_ < 0)                                                                     \
-			return r_;                                                              \
-		if (r_)                                                                         \
-			(dst) = v_;                                                             \
+#define GET_UINT(c, sec, key, lo, hi, dst)                                                         \
+	do {                                                                                       \
+		uint64_t v_;                                                                       \
+		int r_ = get_uint(c, sec, key, lo, hi, &v_);                                       \
+		if (r_ < 0)                                                                        \
+			return r_;                                                                 \
+		if (r_)                                                                            \
+			(dst) = v_;                                                                \
 	} while (0)
 
 static int get_bool(struct cfg_ctx *c, const char *sec, const char *key, bool *out)
@@ -124,7 +124,7 @@ static int get_str(struct cfg_ctx *c, const char *sec, const char *key, char *ds
 }
 
 static int get_addr(struct cfg_ctx *c, const char *sec, const char *key, int family,
-		    struct dust_ipaddr *out)
+                    struct dust_ipaddr *out)
 {
 	const char *v = get(c, sec, key);
 

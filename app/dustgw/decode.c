@@ -27,14 +27,16 @@ static unsigned inner_check(const struct dust_session *s, const uint8_t *ip, uin
 
 		if ((h->version_ihl & 0xf) < 5 || rte_be_to_cpu_16(h->total_length) != len)
 			return DGW_DROP_INNER_BAD;
-		return t->family == 4 && !memcmp(&h->src_addr, t->a, 4) ? DUST_OK : DGW_DROP_INNER_SRC;
+		return t->family == 4 && !memcmp(&h->src_addr, t->a, 4) ? DUST_OK
+		                                                        : DGW_DROP_INNER_SRC;
 	}
 	if (len >= sizeof(struct rte_ipv6_hdr) && (ip[0] >> 4) == 6) {
 		const struct rte_ipv6_hdr *h = (const void *)ip;
 
 		if (sizeof(*h) + rte_be_to_cpu_16(h->payload_len) != len)
 			return DGW_DROP_INNER_BAD;
-		return t->family == 6 && !memcmp(h->src_addr, t->a, 16) ? DUST_OK : DGW_DROP_INNER_SRC;
+		return t->family == 6 && !memcmp(h->src_addr, t->a, 16) ? DUST_OK
+		                                                        : DGW_DROP_INNER_SRC;
 	}
 	return DGW_DROP_INNER_BAD;
 }
@@ -46,7 +48,7 @@ static void frame_eth(struct dgw *gw, uint8_t *start, uint8_t version)
 	rte_ether_addr_copy(&gw->dlv_dst, &eth->dst_addr);
 	rte_ether_addr_copy(&gw->dlv_mac, &eth->src_addr);
 	eth->ether_type =
-		rte_cpu_to_be_16(version == 4 ? RTE_ETHER_TYPE_IPV4 : RTE_ETHER_TYPE_IPV6);
+	    rte_cpu_to_be_16(version == 4 ? RTE_ETHER_TYPE_IPV4 : RTE_ETHER_TYPE_IPV6);
 }
 
 /*
@@ -55,7 +57,7 @@ static void frame_eth(struct dgw *gw, uint8_t *start, uint8_t version)
  * otherwise it is copied into a fresh mbuf.
  */
 static void deliver(struct dgw_worker *w, const struct dust_session *s, struct rte_mbuf *m,
-		    bool reuse, uint8_t *ip, uint16_t len)
+                    bool reuse, uint8_t *ip, uint16_t len)
 {
 	struct dgw *gw = w->gw;
 	uint16_t hdr = gw->cfg.framing == DGW_FRAME_ETH ? DGW_ETH_LEN : 0;
@@ -106,8 +108,8 @@ static void send_keepalive(struct dgw_worker *w, struct dust_session *s, uint64_
 		return;
 	}
 	r = dust_data_seal(s, &w->rng, &w->gw->cfg.pad, w->now_s,
-			   rte_pktmbuf_mtod(c, uint8_t *) + outer, 0,
-			   rte_pktmbuf_tailroom(c) - outer);
+	                   rte_pktmbuf_mtod(c, uint8_t *) + outer, 0,
+	                   rte_pktmbuf_tailroom(c) - outer);
 	if (r < 0 || dgw_net_outer(w, c, &s->peer, mac, (uint16_t)r) != 0) {
 		if (r < 0)
 			dgw_count_drop(w, r == -EMSGSIZE ? DGW_DROP_TOO_BIG : DGW_DROP_SEAL);
@@ -120,7 +122,7 @@ static void send_keepalive(struct dgw_worker *w, struct dust_session *s, uint64_
 
 /* Deliver the segments of an opened datagram; m is consumed. */
 static void datagram_done(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
-			  struct dust_session *s, const struct dust_rx_result *res, bool ka)
+                          struct dust_session *s, const struct dust_rx_result *res, bool ka)
 {
 	int last = -1;
 
@@ -154,7 +156,7 @@ static void datagram_done(struct dgw_worker *w, struct rte_mbuf *m, const struct
  * then, if it is no intro either, the data failure old_drop is what counts.
  */
 static void intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
-		       struct dust_session *old, enum dust_drop old_drop)
+                       struct dust_session *old, enum dust_drop old_drop)
 {
 	struct dust_session *s = dust_session_table_reserve(w->tab);
 	struct dust_intro_info info;
@@ -168,7 +170,7 @@ static void intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dg
 		return;
 	}
 	d = dust_intro_accept(&w->gw->srv, rx->dg, rx->len, w->now_ms, &rx->ep, s, &consumed,
-			      &info);
+	                      &info);
 	if (d == DUST_OK && old)
 		dgw_sess_retire(w, old);
 	if (d == DUST_OK && dust_session_table_insert(w->tab, s) != 0)
@@ -187,7 +189,7 @@ static void intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dg
 	w->st.ctr[DGW_CTR_INTRO_FIRST] += info.first_use;
 	dgw_sess_publish(w, s, rx->mac);
 	res.nseg = (uint8_t)dust_datagram_open(s, &w->gw->cfg.lim, w->now_s, rx->dg, rx->len,
-					       consumed, res.seg, DUST_CHAIN_MAX, &res.drop);
+	                                       consumed, res.seg, DUST_CHAIN_MAX, &res.drop);
 	/* The keepalive tells the client its session is up. */
 	datagram_done(w, m, rx, s, &res, true);
 }
@@ -203,7 +205,7 @@ static void miss_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw
 		return;
 	}
 	res.nseg = (uint8_t)dust_datagram_open(s, &w->gw->cfg.lim, w->now_s, rx->dg, rx->len, 0,
-					       res.seg, DUST_CHAIN_MAX, &res.drop);
+	                                       res.seg, DUST_CHAIN_MAX, &res.drop);
 	if (res.nseg == 0 && (res.drop == DUST_DROP_AUTH || res.drop == DUST_DROP_TRUNCATED) &&
 	    rx->len >= DUST_INTRO_MIN_BYTES)
 		intro_path(w, m, rx, s, res.drop);
@@ -212,7 +214,7 @@ static void miss_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw
 }
 
 static uint16_t parse_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n,
-			    struct dgw_rx *rx, struct rte_mbuf **m)
+                            struct dgw_rx *rx, struct rte_mbuf **m)
 {
 	uint16_t k = 0;
 
@@ -249,7 +251,7 @@ void dgw_decode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 	dust_datagram_open_burst(s, dg, len, k, &w->gw->cfg.lim, w->now_s, res);
 	for (uint16_t i = 0; i < k; i++) {
 		bool retry = res[i].nseg == 0 &&
-			     (res[i].drop == DUST_DROP_AUTH || res[i].drop == DUST_DROP_TRUNCATED);
+		             (res[i].drop == DUST_DROP_AUTH || res[i].drop == DUST_DROP_TRUNCATED);
 
 		/*
 		 * An intro earlier in this burst may have created or replaced the

@@ -3,7 +3,7 @@
 # invitations and a capture of their clients' traffic (plus hostile packets),
 # replay it through dustgw with net_pcap ports, print the gateway's summary,
 # check the cleartext against the capture's manifest and say where it went.
-# usage: tools/dust-pcap/demo.sh [BUILD_DIR] [OUT_DIR]   (OUT_DIR: default a new temp dir)
+# usage: app/dustgw/demo.sh [BUILD_DIR] [OUT_DIR]   (OUT_DIR: default a new temp dir)
 set -eu
 
 BUILD=$(realpath "${1:-build}")

@@ -21,7 +21,7 @@
 #include "dustgw.h"
 
 extern int dgw_logtype;
-#define DGW_LOG(level, fmt, ...) \
+#define DGW_LOG(level, fmt, ...)                                                                   \
 	rte_log(RTE_LOG_##level, dgw_logtype, "dustgw: " fmt "\n", ##__VA_ARGS__)
 
 enum {
@@ -60,8 +60,8 @@ struct dgw_pub {
 /* Where a parsed net-side datagram came from. */
 struct dgw_rx {
 	struct dust_endpoint ep;
-	uint64_t mac;    /* source MAC, 6 bytes in the low bits (memcpy order) */
-	uint8_t *dg;     /* UDP payload */
+	uint64_t mac; /* source MAC, 6 bytes in the low bits (memcpy order) */
+	uint8_t *dg;  /* UDP payload */
 	uint16_t len;
 };
 
@@ -112,7 +112,7 @@ extern struct dgw *dgw_global; /* for telemetry callbacks and signals */
 enum dgw_rx_kind { DGW_RX_DUST = 0, DGW_RX_DONE = 1 };
 int dgw_net_classify(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx);
 int dgw_net_outer(struct dgw_worker *w, struct rte_mbuf *m, const struct dust_endpoint *to,
-		  uint64_t mac, uint16_t dust_len);
+                  uint64_t mac, uint16_t dust_len);
 uint16_t dgw_net_outer_len(const struct dust_endpoint *to);
 int dgw_ensure_linear(struct dgw_worker *w, struct rte_mbuf *m);
 void dgw_net_tx(struct dgw_worker *w, struct rte_mbuf *m);
@@ -120,9 +120,9 @@ void dgw_dlv_tx(struct dgw_worker *w, struct rte_mbuf *m);
 
 /* neigh.c: ARP and ND */
 bool dgw_neigh_arp(struct dgw_worker *w, struct rte_mbuf *m, const struct rte_ether_addr *mine,
-		   bool any_target);
+                   bool any_target);
 bool dgw_neigh_ns(struct dgw_worker *w, struct rte_mbuf *m, const struct rte_ether_addr *mine,
-		  bool any_target);
+                  bool any_target);
 
 /* decode.c / encode.c */
 void dgw_decode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n);

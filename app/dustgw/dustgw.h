@@ -41,27 +41,27 @@ enum dgw_framing {
 };
 
 struct dgw_config {
-	struct dust_ipaddr ip4;       /**< gateway IPv4 (family 0: none) */
-	struct dust_ipaddr ip6;       /**< gateway IPv6 (family 0: none) */
-	uint16_t udp_port;            /**< Dust UDP port */
-	char net_port[DGW_NAME_MAX];  /**< DPDK port name or index, client side */
-	char dlv_port[DGW_NAME_MAX];  /**< delivery side */
-	uint16_t queues;              /**< RX/TX queues per port = worker lcores */
-	uint32_t mbufs;               /**< mbuf pool size */
-	uint16_t rxd, txd;            /**< descriptors per queue */
-	char key_file[DGW_PATH_MAX];  /**< server identity (0600) */
-	char store_path[DGW_PATH_MAX];/**< invitation store */
+	struct dust_ipaddr ip4;        /**< gateway IPv4 (family 0: none) */
+	struct dust_ipaddr ip6;        /**< gateway IPv6 (family 0: none) */
+	uint16_t udp_port;             /**< Dust UDP port */
+	char net_port[DGW_NAME_MAX];   /**< DPDK port name or index, client side */
+	char dlv_port[DGW_NAME_MAX];   /**< delivery side */
+	uint16_t queues;               /**< RX/TX queues per port = worker lcores */
+	uint32_t mbufs;                /**< mbuf pool size */
+	uint16_t rxd, txd;             /**< descriptors per queue */
+	char key_file[DGW_PATH_MAX];   /**< server identity (0600) */
+	char store_path[DGW_PATH_MAX]; /**< invitation store */
 	uint32_t sessions_per_lcore;
-	uint32_t idle_timeout_s;      /**< session idle expiry */
-	struct dust_limits lim;       /**< ts window */
-	struct dust_pad pad;          /**< padding of packets we send */
-	uint32_t drain_us;            /**< TX buffer drain interval */
-	uint32_t exit_on_idle_ms;     /**< 0: run until a signal */
-	uint32_t dlv_hold_ms;         /**< replay: delivery RX waits until net RX idle this long */
-	uint8_t framing;              /**< enum dgw_framing */
+	uint32_t idle_timeout_s;  /**< session idle expiry */
+	struct dust_limits lim;   /**< ts window */
+	struct dust_pad pad;      /**< padding of packets we send */
+	uint32_t drain_us;        /**< TX buffer drain interval */
+	uint32_t exit_on_idle_ms; /**< 0: run until a signal */
+	uint32_t dlv_hold_ms;     /**< replay: delivery RX waits until net RX idle this long */
+	uint8_t framing;          /**< enum dgw_framing */
 	bool dlv_mac_set;
-	uint8_t dlv_mac[6];           /**< dst MAC of delivered frames (default: port's own) */
-	bool proxy_arp;               /**< answer ARP/ND on the delivery port (tunnel side) */
+	uint8_t dlv_mac[6]; /**< dst MAC of delivered frames (default: port's own) */
+	bool proxy_arp;     /**< answer ARP/ND on the delivery port (tunnel side) */
 };
 
 struct dgw;
@@ -92,17 +92,17 @@ struct rte_mempool *dgw_pool(struct dgw *gw);
 
 /** Event counters (not drops). */
 enum dgw_ctr {
-	DGW_CTR_NET_RX = 0,   /**< frames read on the net port */
-	DGW_CTR_NET_TX,       /**< frames sent on the net port */
-	DGW_CTR_DLV_RX,       /**< frames read on the delivery port */
-	DGW_CTR_DLV_TX,       /**< frames sent on the delivery port */
-	DGW_CTR_DECODED,      /**< Dust data packets authenticated */
-	DGW_CTR_DELIVERED,    /**< inner packets delivered */
-	DGW_CTR_ENCODED,      /**< inner packets sealed toward a client */
-	DGW_CTR_INTRO_OK,     /**< intros accepted */
-	DGW_CTR_INTRO_FIRST,  /**< of which bound an invitation */
-	DGW_CTR_KA_RX,        /**< keepalives received */
-	DGW_CTR_KA_TX,        /**< keepalives sent */
+	DGW_CTR_NET_RX = 0,  /**< frames read on the net port */
+	DGW_CTR_NET_TX,      /**< frames sent on the net port */
+	DGW_CTR_DLV_RX,      /**< frames read on the delivery port */
+	DGW_CTR_DLV_TX,      /**< frames sent on the delivery port */
+	DGW_CTR_DECODED,     /**< Dust data packets authenticated */
+	DGW_CTR_DELIVERED,   /**< inner packets delivered */
+	DGW_CTR_ENCODED,     /**< inner packets sealed toward a client */
+	DGW_CTR_INTRO_OK,    /**< intros accepted */
+	DGW_CTR_INTRO_FIRST, /**< of which bound an invitation */
+	DGW_CTR_KA_RX,       /**< keepalives received */
+	DGW_CTR_KA_TX,       /**< keepalives sent */
 	DGW_CTR_ARP_REPLY,
 	DGW_CTR_ND_REPLY,
 	DGW_CTR_SESS_EXPIRED,
@@ -116,29 +116,29 @@ enum dgw_ctr {
  */
 enum dgw_drop {
 	DGW_DROP_RUNT = DUST_DROP_MAX, /**< frame shorter than its headers */
-	DGW_DROP_NOT_IP,       /**< ethertype we do not handle */
-	DGW_DROP_ARP_OTHER,    /**< ARP not asking for our address */
-	DGW_DROP_BAD_IP,       /**< bad IP version, header or length */
-	DGW_DROP_IP_CSUM,      /**< bad IPv4 header checksum */
-	DGW_DROP_IP_FRAG,      /**< IPv4 fragment */
-	DGW_DROP_IP6_EXT,      /**< IPv6 extension headers */
-	DGW_DROP_NOT_OURS,     /**< destination is not our address */
-	DGW_DROP_NOT_UDP,      /**< other L4 protocol (or ICMPv6 we do not answer) */
-	DGW_DROP_OTHER_PORT,   /**< UDP to another port */
-	DGW_DROP_BAD_UDP,      /**< UDP length inconsistent */
-	DGW_DROP_UDP_CSUM,     /**< bad UDP checksum */
-	DGW_DROP_MULTISEG,     /**< could not linearise a chained mbuf */
-	DGW_DROP_TABLE_FULL,   /**< session table full: intro refused */
-	DGW_DROP_INNER_BAD,    /**< decoded data is not one IP packet */
-	DGW_DROP_INNER_SRC,    /**< inner source is not the session's tunnel address */
-	DGW_DROP_DLV_NOT_IP,   /**< delivery side frame not IP */
-	DGW_DROP_NO_TUNNEL,    /**< inner destination is no invitation's address */
-	DGW_DROP_NO_SESSION,   /**< invitation has no live session */
-	DGW_DROP_NO_SRC_ADDR,  /**< client's family has no gateway address */
-	DGW_DROP_TOO_BIG,      /**< sealed packet does not fit the mbuf */
-	DGW_DROP_SEAL,         /**< seal refused (key exhausted) */
-	DGW_DROP_NO_MBUF,      /**< mbuf pool empty */
-	DGW_DROP_TX_FULL,      /**< TX queue did not take the packet */
+	DGW_DROP_NOT_IP,               /**< ethertype we do not handle */
+	DGW_DROP_ARP_OTHER,            /**< ARP not asking for our address */
+	DGW_DROP_BAD_IP,               /**< bad IP version, header or length */
+	DGW_DROP_IP_CSUM,              /**< bad IPv4 header checksum */
+	DGW_DROP_IP_FRAG,              /**< IPv4 fragment */
+	DGW_DROP_IP6_EXT,              /**< IPv6 extension headers */
+	DGW_DROP_NOT_OURS,             /**< destination is not our address */
+	DGW_DROP_NOT_UDP,              /**< other L4 protocol (or ICMPv6 we do not answer) */
+	DGW_DROP_OTHER_PORT,           /**< UDP to another port */
+	DGW_DROP_BAD_UDP,              /**< UDP length inconsistent */
+	DGW_DROP_UDP_CSUM,             /**< bad UDP checksum */
+	DGW_DROP_MULTISEG,             /**< could not linearise a chained mbuf */
+	DGW_DROP_TABLE_FULL,           /**< session table full: intro refused */
+	DGW_DROP_INNER_BAD,            /**< decoded data is not one IP packet */
+	DGW_DROP_INNER_SRC,            /**< inner source is not the session's tunnel address */
+	DGW_DROP_DLV_NOT_IP,           /**< delivery side frame not IP */
+	DGW_DROP_NO_TUNNEL,            /**< inner destination is no invitation's address */
+	DGW_DROP_NO_SESSION,           /**< invitation has no live session */
+	DGW_DROP_NO_SRC_ADDR,          /**< client's family has no gateway address */
+	DGW_DROP_TOO_BIG,              /**< sealed packet does not fit the mbuf */
+	DGW_DROP_SEAL,                 /**< seal refused (key exhausted) */
+	DGW_DROP_NO_MBUF,              /**< mbuf pool empty */
+	DGW_DROP_TX_FULL,              /**< TX queue did not take the packet */
 	DGW_DROP_MAX
 };
 

@@ -27,15 +27,15 @@ static int load_server(struct dgw *gw)
 
 	if (rc != 0) {
 		fprintf(stderr, "dustgw: server key %s: %s%s\n", gw->cfg.key_file,
-			rc == -EPERM ? "readable by group or others (chmod 600 it)" : strerror(-rc),
-			rc == -ENOENT ? " (create one with dust-invite keygen)" : "");
+		        rc == -EPERM ? "readable by group or others (chmod 600 it)" : strerror(-rc),
+		        rc == -ENOENT ? " (create one with dust-invite keygen)" : "");
 		return rc;
 	}
 	gw->srv.store = dust_store_open(gw->cfg.store_path, 0);
 	if (!gw->srv.store) {
 		rc = -errno;
 		fprintf(stderr, "dustgw: invitation store %s: %s\n", gw->cfg.store_path,
-			dust_last_error());
+		        dust_last_error());
 		return rc ? rc : -EINVAL;
 	}
 	gw->srv.lim = gw->cfg.lim;
@@ -72,12 +72,11 @@ struct dgw *dgw_create(const struct dgw_config *cfg)
 	}
 	gw->cfg = *cfg;
 	gw->nworkers = cfg->queues;
-	gw->pool = rte_pktmbuf_pool_create("dgw_mbufs", cfg->mbufs,
-					   RTE_MIN(256u, cfg->mbufs / 4), 0,
-					   RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
+	gw->pool = rte_pktmbuf_pool_create("dgw_mbufs", cfg->mbufs, RTE_MIN(256u, cfg->mbufs / 4),
+	                                   0, RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
 	if (!gw->pool) {
-		fprintf(stderr, "dustgw: cannot allocate %u mbufs: %s (raise EAL -m?)\n", cfg->mbufs,
-			rte_strerror(rte_errno));
+		fprintf(stderr, "dustgw: cannot allocate %u mbufs: %s (raise EAL -m?)\n",
+		        cfg->mbufs, rte_strerror(rte_errno));
 		rc = -ENOMEM;
 		goto err;
 	}

@@ -17,24 +17,26 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: dustgw [EAL options] -- --config FILE [options]\n"
-		"\n"
-		"Terminates Dust for many clients on a DPDK port and delivers their\n"
-		"cleartext IP packets to a second port (net_tap, net_ring, net_pcap...).\n"
-		"\n"
-		"options (after --):\n"
-		"  -c, --config FILE      INI configuration (see config/dustgw.conf)\n"
-		"  -i, --exit-on-idle MS  exit once no packet arrived for MS milliseconds\n"
-		"                         (pcap replay; overrides [runtime] exit_on_idle_ms)\n"
-		"  -s, --stats-out FILE   on exit, also write every counter as 'name value' lines\n"
-		"  -h, --help             this text\n"
-		"\n"
-		"One worker lcore per queue ([ports] queues) besides the main lcore, e.g.\n"
-		"  dustgw -l 0,1 --no-huge -m 512 --no-pci \\\n"
-		"    --vdev net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap \\\n"
-		"    --vdev net_pcap1,tx_pcap=clear.pcap -- --config dustgw.conf --exit-on-idle 500\n"
-		"Telemetry (while running): dpdk-telemetry.py, then /dustgw/stats, /dustgw/sessions.\n");
+	fprintf(
+	    f,
+	    "usage: dustgw [EAL options] -- --config FILE [options]\n"
+	    "\n"
+	    "Terminates Dust for many clients on a DPDK port and delivers their\n"
+	    "cleartext IP packets to a second port (net_tap, net_ring, net_pcap...).\n"
+	    "\n"
+	    "options (after --):\n"
+	    "  -c, --config FILE      INI configuration (see config/dustgw.conf)\n"
+	    "  -i, --exit-on-idle MS  exit once no packet arrived for MS milliseconds\n"
+	    "                         (pcap replay; overrides [runtime] exit_on_idle_ms)\n"
+	    "  -s, --stats-out FILE   on exit, also write every counter as 'name value' lines\n"
+	    "  -h, --help             this text\n"
+	    "\n"
+	    "One worker lcore per queue ([ports] queues) besides the main lcore, e.g.\n"
+	    "  dustgw -l 0,1 --no-huge -m 512 --no-pci \\\n"
+	    "    --vdev net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap \\\n"
+	    "    --vdev net_pcap1,tx_pcap=clear.pcap -- --config dustgw.conf --exit-on-idle 500\n"
+	    "Telemetry (while running): dpdk-telemetry.py, then /dustgw/stats, "
+	    "/dustgw/sessions.\n");
 }
 
 struct opts {
@@ -46,11 +48,11 @@ struct opts {
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-		{"config", required_argument, NULL, 'c'},
-		{"exit-on-idle", required_argument, NULL, 'i'},
-		{"stats-out", required_argument, NULL, 's'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"config", required_argument, NULL, 'c'},
+	    {"exit-on-idle", required_argument, NULL, 'i'},
+	    {"stats-out", required_argument, NULL, 's'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -79,7 +81,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		}
 	}
 	if (optind < argc || !o->config) {
-		fprintf(stderr, "dustgw: %s\n", o->config ? "unexpected argument" : "--config FILE is required");
+		fprintf(stderr, "dustgw: %s\n",
+		        o->config ? "unexpected argument" : "--config FILE is required");
 		usage(stderr);
 		return -1;
 	}
@@ -112,7 +115,8 @@ static void banner(const struct dgw *gw)
 		dust_ipaddr_format(&gw->cfg.ip6, a6, sizeof(a6));
 	rte_eth_dev_get_name_by_port(gw->net_port, net);
 	rte_eth_dev_get_name_by_port(gw->dlv_port, dlv);
-	printf("dustgw: %u invitations, UDP %u on %s / %s via port %u (%s), cleartext to port %u (%s), "
+	printf("dustgw: %u invitations, UDP %u on %s / %s via port %u (%s), cleartext to port %u "
+	       "(%s), "
 	       "%u worker%s\n",
 	       gw->ninv, gw->cfg.udp_port, a4, a6, gw->net_port, net, gw->dlv_port, dlv,
 	       gw->nworkers, gw->nworkers > 1 ? "s" : "");

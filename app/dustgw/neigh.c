@@ -19,7 +19,7 @@ enum {
 	ND_NS = 135,
 	ND_NA = 136,
 	ND_OPT_TARGET_LL = 2,
-	ND_HDR_LEN = 24,       /* type, code, csum, flags, target */
+	ND_HDR_LEN = 24, /* type, code, csum, flags, target */
 	ND_NA_LEN = ND_HDR_LEN + 8,
 	ND_FLAG_SOLICITED = 0x40000000,
 	ND_FLAG_OVERRIDE = 0x20000000,
@@ -34,7 +34,7 @@ static void reply_tx(struct dgw_worker *w, struct rte_mbuf *m, bool proxy)
 }
 
 bool dgw_neigh_arp(struct dgw_worker *w, struct rte_mbuf *m, const struct rte_ether_addr *mine,
-		   bool proxy)
+                   bool proxy)
 {
 	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	struct rte_arp_hdr *arp = (struct rte_arp_hdr *)(eth + 1);
@@ -72,7 +72,7 @@ static bool ns_valid(struct rte_mbuf *m, struct rte_ipv6_hdr *ip, uint8_t *icmp)
 }
 
 static void na_build(struct rte_ipv6_hdr *ip, uint8_t *icmp, const struct rte_ether_addr *mine,
-		     const uint8_t target[16])
+                     const uint8_t target[16])
 {
 	static const uint8_t all_nodes[16] = {0xff, 0x02, [15] = 1};
 	uint32_t flags = ND_FLAG_OVERRIDE;
@@ -105,7 +105,7 @@ static void na_build(struct rte_ipv6_hdr *ip, uint8_t *icmp, const struct rte_et
 }
 
 bool dgw_neigh_ns(struct dgw_worker *w, struct rte_mbuf *m, const struct rte_ether_addr *mine,
-		  bool proxy)
+                  bool proxy)
 {
 	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	struct rte_ipv6_hdr *ip = (struct rte_ipv6_hdr *)(eth + 1);

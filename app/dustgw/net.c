@@ -43,7 +43,7 @@ static bool ip6_is_ext(uint8_t proto)
 }
 
 static int udp_check(struct dgw_worker *w, struct rte_mbuf *m, struct rte_udp_hdr *udp,
-		     uint32_t room, struct dgw_rx *rx)
+                     uint32_t room, struct dgw_rx *rx)
 {
 	uint16_t ulen = rte_be_to_cpu_16(udp->dgram_len);
 
@@ -58,7 +58,7 @@ static int udp_check(struct dgw_worker *w, struct rte_mbuf *m, struct rte_udp_hd
 }
 
 static int parse_ip4(struct dgw_worker *w, struct rte_mbuf *m, struct rte_ipv4_hdr *ip,
-		     struct dgw_rx *rx)
+                     struct dgw_rx *rx)
 {
 	uint32_t room = m->data_len - DGW_ETH_LEN;
 	uint16_t ihl, tot;
@@ -93,7 +93,7 @@ static int parse_ip4(struct dgw_worker *w, struct rte_mbuf *m, struct rte_ipv4_h
 }
 
 static int parse_ip6(struct dgw_worker *w, struct rte_mbuf *m, struct rte_ipv6_hdr *ip,
-		     struct dgw_rx *rx)
+                     struct dgw_rx *rx)
 {
 	uint32_t room = m->data_len - DGW_ETH_LEN;
 	uint16_t plen;
@@ -106,7 +106,7 @@ static int parse_ip6(struct dgw_worker *w, struct rte_mbuf *m, struct rte_ipv6_h
 		return drop(w, m, DGW_DROP_BAD_IP);
 	if (ip->proto == IPPROTO_ICMPV6)
 		return dgw_neigh_ns(w, m, &w->gw->net_mac, false) ? DGW_RX_DONE
-								    : drop(w, m, DGW_DROP_NOT_UDP);
+		                                                  : drop(w, m, DGW_DROP_NOT_UDP);
 	if (w->gw->cfg.ip6.family != 6 || memcmp(ip->dst_addr, w->gw->cfg.ip6.a, 16) != 0)
 		return drop(w, m, DGW_DROP_NOT_OURS);
 	if (ip->proto != IPPROTO_UDP)
@@ -143,7 +143,7 @@ int dgw_net_classify(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx
 		return parse_ip6(w, m, (struct rte_ipv6_hdr *)(eth + 1), rx);
 	case RTE_ETHER_TYPE_ARP:
 		return dgw_neigh_arp(w, m, &w->gw->net_mac, false) ? DGW_RX_DONE
-								   : drop(w, m, DGW_DROP_ARP_OTHER);
+		                                                   : drop(w, m, DGW_DROP_ARP_OTHER);
 	}
 	return drop(w, m, DGW_DROP_NOT_IP);
 }
@@ -154,7 +154,7 @@ uint16_t dgw_net_outer_len(const struct dust_endpoint *to)
 }
 
 static void outer4(struct dgw *gw, struct rte_ipv4_hdr *ip, const struct dust_endpoint *to,
-		   uint16_t l4len)
+                   uint16_t l4len)
 {
 	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
 
@@ -177,7 +177,7 @@ static void outer4(struct dgw *gw, struct rte_ipv4_hdr *ip, const struct dust_en
 }
 
 static void outer6(struct dgw *gw, struct rte_ipv6_hdr *ip, const struct dust_endpoint *to,
-		   uint16_t l4len)
+                   uint16_t l4len)
 {
 	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
 
@@ -199,14 +199,15 @@ static void outer6(struct dgw *gw, struct rte_ipv6_hdr *ip, const struct dust_en
  * dust_len bytes of Dust: fill the room with Ethernet/IP/UDP toward to.
  */
 int dgw_net_outer(struct dgw_worker *w, struct rte_mbuf *m, const struct dust_endpoint *to,
-		  uint64_t mac, uint16_t dust_len)
+                  uint64_t mac, uint16_t dust_len)
 {
 	struct dgw *gw = w->gw;
 	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	uint16_t l4len = sizeof(struct rte_udp_hdr) + dust_len;
 
 	if ((to->ip.family == 4 && gw->cfg.ip4.family != 4) ||
-	    (to->ip.family == 6 && gw->cfg.ip6.family != 6) || (to->ip.family != 4 && to->ip.family != 6)) {
+	    (to->ip.family == 6 && gw->cfg.ip6.family != 6) ||
+	    (to->ip.family != 4 && to->ip.family != 6)) {
 		dgw_count_drop(w, DGW_DROP_NO_SRC_ADDR);
 		return -EAFNOSUPPORT;
 	}

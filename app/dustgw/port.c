@@ -16,7 +16,8 @@ static void list_ports(void)
 {
 	uint16_t p;
 
-	RTE_ETH_FOREACH_DEV(p) {
+	RTE_ETH_FOREACH_DEV(p)
+	{
 		char name[RTE_ETH_NAME_MAX_LEN];
 
 		if (rte_eth_dev_get_name_by_port(p, name) == 0)
@@ -42,7 +43,7 @@ static int port_resolve(const char *spec, uint16_t *id)
 }
 
 static void rss_conf(struct dgw *gw, uint16_t port, const struct rte_eth_dev_info *info,
-		     struct rte_eth_conf *conf)
+                     struct rte_eth_conf *conf)
 {
 	uint64_t want = RTE_ETH_RSS_NONFRAG_IPV4_UDP | RTE_ETH_RSS_NONFRAG_IPV6_UDP;
 	uint64_t hf = want & info->flow_type_rss_offloads;
@@ -50,8 +51,8 @@ static void rss_conf(struct dgw *gw, uint16_t port, const struct rte_eth_dev_inf
 	if (gw->cfg.queues < 2)
 		return;
 	if (!hf) {
-		DGW_LOG(WARNING, "port %u has no UDP RSS: each RX queue keeps what the PMD gives it",
-			port);
+		DGW_LOG(WARNING,
+		        "port %u has no UDP RSS: each RX queue keeps what the PMD gives it", port);
 		return;
 	}
 	conf->rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
@@ -70,7 +71,7 @@ static int port_configure(struct dgw *gw, uint16_t port)
 		return rc;
 	if (q > info.max_rx_queues || q > info.max_tx_queues) {
 		DGW_LOG(ERR, "port %u (%s) has at most %u RX / %u TX queues, %u configured", port,
-			info.driver_name, info.max_rx_queues, info.max_tx_queues, q);
+		        info.driver_name, info.max_rx_queues, info.max_tx_queues, q);
 		return -EINVAL;
 	}
 	rss_conf(gw, port, &info, &conf);
@@ -115,7 +116,7 @@ static void unsent_dlv(struct rte_mbuf **pkts, uint16_t n, void *arg)
 static struct rte_eth_dev_tx_buffer *txb_create(buffer_tx_error_fn cb, void *arg)
 {
 	struct rte_eth_dev_tx_buffer *b =
-		rte_zmalloc("dgw_txb", RTE_ETH_TX_BUFFER_SIZE(DGW_BURST), RTE_CACHE_LINE_SIZE);
+	    rte_zmalloc("dgw_txb", RTE_ETH_TX_BUFFER_SIZE(DGW_BURST), RTE_CACHE_LINE_SIZE);
 
 	if (!b)
 		return NULL;
@@ -153,7 +154,8 @@ int dgw_ports_setup(struct dgw *gw)
 	uint16_t net, dlv;
 	int rc;
 
-	if ((rc = port_resolve(gw->cfg.net_port, &net)) || (rc = port_resolve(gw->cfg.dlv_port, &dlv)))
+	if ((rc = port_resolve(gw->cfg.net_port, &net)) ||
+	    (rc = port_resolve(gw->cfg.dlv_port, &dlv)))
 		return rc;
 	if (net == dlv) {
 		DGW_LOG(ERR, "net and delivery ports must differ (both are port %u)", net);

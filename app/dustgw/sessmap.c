@@ -77,9 +77,10 @@ static int tunnel_map_fill(struct dgw *gw)
 		if (rte_hash_lookup_data(gw->tunnel_map, &key, &old) >= 0) {
 			char buf[64];
 
-			DGW_LOG(WARNING, "invitations %u and %u share tunnel address %s: keeping %u",
-				(unsigned)(uintptr_t)old, i, dust_ipaddr_format(&key, buf, sizeof(buf)),
-				(unsigned)(uintptr_t)old);
+			DGW_LOG(
+			    WARNING, "invitations %u and %u share tunnel address %s: keeping %u",
+			    (unsigned)(uintptr_t)old, i, dust_ipaddr_format(&key, buf, sizeof(buf)),
+			    (unsigned)(uintptr_t)old);
 			continue;
 		}
 		if (rte_hash_add_key_data(gw->tunnel_map, &key, (void *)(uintptr_t)i) != 0)
@@ -91,12 +92,12 @@ static int tunnel_map_fill(struct dgw *gw)
 static int maps_create(struct dgw *gw)
 {
 	struct rte_hash_parameters hp = {
-		.name = "dgw_tunnel",
-		.entries = RTE_MAX(gw->ninv, 64u) * 2,
-		.key_len = sizeof(struct dust_ipaddr),
-		.hash_func = rte_jhash,
-		.socket_id = (int)rte_socket_id(),
-		.extra_flag = RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF,
+	    .name = "dgw_tunnel",
+	    .entries = RTE_MAX(gw->ninv, 64u) * 2,
+	    .key_len = sizeof(struct dust_ipaddr),
+	    .hash_func = rte_jhash,
+	    .socket_id = (int)rte_socket_id(),
+	    .extra_flag = RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF,
 	};
 
 	gw->pub = rte_zmalloc("dgw_pub", sizeof(*gw->pub) * RTE_MAX(gw->ninv, 1u), 0);
@@ -110,14 +111,14 @@ static int rcu_create(struct dgw *gw, uint32_t slots)
 {
 	size_t sz = rte_rcu_qsbr_get_memsize(gw->nworkers);
 	struct rte_rcu_qsbr_dq_parameters dp = {
-		.name = "dgw_dq",
-		.flags = RTE_RCU_QSBR_DQ_MT_UNSAFE, /* only the main lcore uses it */
-		.size = slots + 1,
-		.esize = sizeof(struct dgw_msg),
-		.trigger_reclaim_limit = slots + 2, /* no auto reclaim: main loop does it */
-		.max_reclaim_size = 64,
-		.free_fn = dq_free,
-		.p = gw,
+	    .name = "dgw_dq",
+	    .flags = RTE_RCU_QSBR_DQ_MT_UNSAFE, /* only the main lcore uses it */
+	    .size = slots + 1,
+	    .esize = sizeof(struct dgw_msg),
+	    .trigger_reclaim_limit = slots + 2, /* no auto reclaim: main loop does it */
+	    .max_reclaim_size = 64,
+	    .free_fn = dq_free,
+	    .p = gw,
 	};
 
 	gw->rcu = rte_zmalloc("dgw_rcu", sz, RTE_CACHE_LINE_SIZE);
@@ -138,17 +139,18 @@ int dgw_sessmap_create(struct dgw *gw)
 	if ((rc = maps_create(gw)) || (rc = rcu_create(gw, slots)))
 		return rc;
 	gw->to_main = rte_ring_create_elem("dgw_to_main", sizeof(struct dgw_msg),
-					   rte_align32pow2(2 * slots + 64), (int)rte_socket_id(),
-					   RING_F_SC_DEQ);
+	                                   rte_align32pow2(2 * slots + 64), (int)rte_socket_id(),
+	                                   RING_F_SC_DEQ);
 	if (!gw->to_main)
 		return -ENOMEM;
 	for (unsigned i = 0; i < gw->nworkers; i++) {
 		char name[32];
 
 		snprintf(name, sizeof(name), "dgw_inbox%u", i);
-		gw->w[i]->inbox = rte_ring_create_elem(
-			name, sizeof(struct dgw_msg), rte_align32pow2(2 * gw->cfg.sessions_per_lcore + 64),
-			(int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+		gw->w[i]->inbox =
+		    rte_ring_create_elem(name, sizeof(struct dgw_msg),
+		                         rte_align32pow2(2 * gw->cfg.sessions_per_lcore + 64),
+		                         (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 		if (!gw->w[i]->inbox)
 			return -ENOMEM;
 	}
@@ -170,8 +172,8 @@ void dgw_sessmap_free(struct dgw *gw)
 
 static void to_main(struct dgw_worker *w, uint8_t type, struct dust_session *s, uint64_t mac)
 {
-	struct dgw_msg m = {.type = type, .wid = (uint8_t)w->wid, .idx = s->invite_idx, .s = s,
-			    .mac = mac};
+	struct dgw_msg m = {
+	    .type = type, .wid = (uint8_t)w->wid, .idx = s->invite_idx, .s = s, .mac = mac};
 
 	if (rte_ring_enqueue_elem(w->gw->to_main, &m, sizeof(m)) != 0)
 		DGW_LOG(ERR, "main ring full, message %u from worker %u lost", type, w->wid);
@@ -207,7 +209,7 @@ void dgw_sess_note_mac(struct dgw_worker *w, const struct dust_session *s, uint6
 void dgw_worker_expire(struct dgw_worker *w)
 {
 	w->st.ctr[DGW_CTR_SESS_EXPIRED] +=
-		dust_session_table_expire(w->tab, w->now_s, w->gw->cfg.idle_timeout_s, retired, w);
+	    dust_session_table_expire(w->tab, w->now_s, w->gw->cfg.idle_timeout_s, retired, w);
 }
 
 void dgw_worker_inbox(struct dgw_worker *w)
@@ -221,7 +223,7 @@ void dgw_worker_inbox(struct dgw_worker *w)
 		if (m[i].type == DGW_MSG_RELEASE) {
 			dust_session_table_release(w->tab, s);
 		} else if (m[i].type == DGW_MSG_EVICT && s->state == DUST_SESSION_LIVE &&
-			   s->invite_idx == m[i].idx) {
+		           s->invite_idx == m[i].idx) {
 			dgw_sess_retire(w, s);
 			w->st.ctr[DGW_CTR_SESS_EVICTED]++;
 		}
@@ -243,8 +245,8 @@ static void main_publish(struct dgw *gw, const struct dgw_msg *m)
 	gw->published += !old;
 	rte_spinlock_unlock(&gw->pub_lock);
 	if (old && old != m->s) {
-		struct dgw_msg ev = {.type = DGW_MSG_EVICT, .wid = (uint8_t)old_wid, .idx = m->idx,
-				     .s = old};
+		struct dgw_msg ev = {
+		    .type = DGW_MSG_EVICT, .wid = (uint8_t)old_wid, .idx = m->idx, .s = old};
 
 		send_inbox(gw, old_wid, &ev);
 	}

@@ -13,41 +13,48 @@
 #include "dgw_pvt.h"
 
 static const char *const ctr_names[DGW_CTR_MAX] = {
-	[DGW_CTR_NET_RX] = "net_rx",         [DGW_CTR_NET_TX] = "net_tx",
-	[DGW_CTR_DLV_RX] = "dlv_rx",         [DGW_CTR_DLV_TX] = "dlv_tx",
-	[DGW_CTR_DECODED] = "decoded",       [DGW_CTR_DELIVERED] = "delivered",
-	[DGW_CTR_ENCODED] = "encoded",       [DGW_CTR_INTRO_OK] = "intro_ok",
-	[DGW_CTR_INTRO_FIRST] = "intro_first_use", [DGW_CTR_KA_RX] = "keepalive_rx",
-	[DGW_CTR_KA_TX] = "keepalive_tx",    [DGW_CTR_ARP_REPLY] = "arp_reply",
-	[DGW_CTR_ND_REPLY] = "nd_reply",     [DGW_CTR_SESS_EXPIRED] = "sessions_expired",
-	[DGW_CTR_SESS_EVICTED] = "sessions_evicted",
+    [DGW_CTR_NET_RX] = "net_rx",
+    [DGW_CTR_NET_TX] = "net_tx",
+    [DGW_CTR_DLV_RX] = "dlv_rx",
+    [DGW_CTR_DLV_TX] = "dlv_tx",
+    [DGW_CTR_DECODED] = "decoded",
+    [DGW_CTR_DELIVERED] = "delivered",
+    [DGW_CTR_ENCODED] = "encoded",
+    [DGW_CTR_INTRO_OK] = "intro_ok",
+    [DGW_CTR_INTRO_FIRST] = "intro_first_use",
+    [DGW_CTR_KA_RX] = "keepalive_rx",
+    [DGW_CTR_KA_TX] = "keepalive_tx",
+    [DGW_CTR_ARP_REPLY] = "arp_reply",
+    [DGW_CTR_ND_REPLY] = "nd_reply",
+    [DGW_CTR_SESS_EXPIRED] = "sessions_expired",
+    [DGW_CTR_SESS_EVICTED] = "sessions_evicted",
 };
 
 static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {
-	[DGW_DROP_RUNT - DUST_DROP_MAX] = "runt",
-	[DGW_DROP_NOT_IP - DUST_DROP_MAX] = "not_ip",
-	[DGW_DROP_ARP_OTHER - DUST_DROP_MAX] = "arp_other",
-	[DGW_DROP_BAD_IP - DUST_DROP_MAX] = "bad_ip",
-	[DGW_DROP_IP_CSUM - DUST_DROP_MAX] = "ip_csum",
-	[DGW_DROP_IP_FRAG - DUST_DROP_MAX] = "ip_frag",
-	[DGW_DROP_IP6_EXT - DUST_DROP_MAX] = "ip6_ext",
-	[DGW_DROP_NOT_OURS - DUST_DROP_MAX] = "not_ours",
-	[DGW_DROP_NOT_UDP - DUST_DROP_MAX] = "not_udp",
-	[DGW_DROP_OTHER_PORT - DUST_DROP_MAX] = "other_port",
-	[DGW_DROP_BAD_UDP - DUST_DROP_MAX] = "bad_udp",
-	[DGW_DROP_UDP_CSUM - DUST_DROP_MAX] = "udp_csum",
-	[DGW_DROP_MULTISEG - DUST_DROP_MAX] = "multiseg",
-	[DGW_DROP_TABLE_FULL - DUST_DROP_MAX] = "table_full",
-	[DGW_DROP_INNER_BAD - DUST_DROP_MAX] = "inner_bad",
-	[DGW_DROP_INNER_SRC - DUST_DROP_MAX] = "inner_src",
-	[DGW_DROP_DLV_NOT_IP - DUST_DROP_MAX] = "dlv_not_ip",
-	[DGW_DROP_NO_TUNNEL - DUST_DROP_MAX] = "no_tunnel",
-	[DGW_DROP_NO_SESSION - DUST_DROP_MAX] = "no_session",
-	[DGW_DROP_NO_SRC_ADDR - DUST_DROP_MAX] = "no_src_addr",
-	[DGW_DROP_TOO_BIG - DUST_DROP_MAX] = "too_big",
-	[DGW_DROP_SEAL - DUST_DROP_MAX] = "seal",
-	[DGW_DROP_NO_MBUF - DUST_DROP_MAX] = "no_mbuf",
-	[DGW_DROP_TX_FULL - DUST_DROP_MAX] = "tx_full",
+    [DGW_DROP_RUNT - DUST_DROP_MAX] = "runt",
+    [DGW_DROP_NOT_IP - DUST_DROP_MAX] = "not_ip",
+    [DGW_DROP_ARP_OTHER - DUST_DROP_MAX] = "arp_other",
+    [DGW_DROP_BAD_IP - DUST_DROP_MAX] = "bad_ip",
+    [DGW_DROP_IP_CSUM - DUST_DROP_MAX] = "ip_csum",
+    [DGW_DROP_IP_FRAG - DUST_DROP_MAX] = "ip_frag",
+    [DGW_DROP_IP6_EXT - DUST_DROP_MAX] = "ip6_ext",
+    [DGW_DROP_NOT_OURS - DUST_DROP_MAX] = "not_ours",
+    [DGW_DROP_NOT_UDP - DUST_DROP_MAX] = "not_udp",
+    [DGW_DROP_OTHER_PORT - DUST_DROP_MAX] = "other_port",
+    [DGW_DROP_BAD_UDP - DUST_DROP_MAX] = "bad_udp",
+    [DGW_DROP_UDP_CSUM - DUST_DROP_MAX] = "udp_csum",
+    [DGW_DROP_MULTISEG - DUST_DROP_MAX] = "multiseg",
+    [DGW_DROP_TABLE_FULL - DUST_DROP_MAX] = "table_full",
+    [DGW_DROP_INNER_BAD - DUST_DROP_MAX] = "inner_bad",
+    [DGW_DROP_INNER_SRC - DUST_DROP_MAX] = "inner_src",
+    [DGW_DROP_DLV_NOT_IP - DUST_DROP_MAX] = "dlv_not_ip",
+    [DGW_DROP_NO_TUNNEL - DUST_DROP_MAX] = "no_tunnel",
+    [DGW_DROP_NO_SESSION - DUST_DROP_MAX] = "no_session",
+    [DGW_DROP_NO_SRC_ADDR - DUST_DROP_MAX] = "no_src_addr",
+    [DGW_DROP_TOO_BIG - DUST_DROP_MAX] = "too_big",
+    [DGW_DROP_SEAL - DUST_DROP_MAX] = "seal",
+    [DGW_DROP_NO_MBUF - DUST_DROP_MAX] = "no_mbuf",
+    [DGW_DROP_TX_FULL - DUST_DROP_MAX] = "tx_full",
 };
 
 const char *dgw_ctr_name(unsigned c)
@@ -100,11 +107,12 @@ static uint64_t drops_total(const struct dgw_stats *s)
 
 static void print_one(FILE *f, const char *who, const struct dgw_stats *s)
 {
-	fprintf(f, "%-8s %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64
-		   " %9" PRIu64 " %9" PRIu64 " %8" PRIu64 " %9" PRIu64 "\n",
-		who, s->ctr[DGW_CTR_NET_RX], s->ctr[DGW_CTR_NET_TX], s->ctr[DGW_CTR_DLV_RX],
-		s->ctr[DGW_CTR_DLV_TX], s->ctr[DGW_CTR_DECODED], s->ctr[DGW_CTR_DELIVERED],
-		s->ctr[DGW_CTR_ENCODED], s->sessions, drops_total(s));
+	fprintf(f,
+	        "%-8s %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64
+	        " %9" PRIu64 " %8" PRIu64 " %9" PRIu64 "\n",
+	        who, s->ctr[DGW_CTR_NET_RX], s->ctr[DGW_CTR_NET_TX], s->ctr[DGW_CTR_DLV_RX],
+	        s->ctr[DGW_CTR_DLV_TX], s->ctr[DGW_CTR_DECODED], s->ctr[DGW_CTR_DELIVERED],
+	        s->ctr[DGW_CTR_ENCODED], s->sessions, drops_total(s));
 }
 
 /* Frames per second from the first to the last net-side frame (all of the
@@ -123,10 +131,11 @@ static void print_rate(const struct dgw *gw, FILE *f, const struct dgw_stats *t)
 	}
 	if (first == UINT64_MAX || last <= first)
 		return;
-	fprintf(f, "net side: %" PRIu64 " frames in %.3f s from first to last (intros, binding"
-		   " writes and pcap I/O included): %.0f frames/s\n",
-		t->ctr[DGW_CTR_NET_RX], (double)(last - first) / rte_get_tsc_hz(),
-		(double)t->ctr[DGW_CTR_NET_RX] * rte_get_tsc_hz() / (double)(last - first));
+	fprintf(f,
+	        "net side: %" PRIu64 " frames in %.3f s from first to last (intros, binding"
+	        " writes and pcap I/O included): %.0f frames/s\n",
+	        t->ctr[DGW_CTR_NET_RX], (double)(last - first) / rte_get_tsc_hz(),
+	        (double)t->ctr[DGW_CTR_NET_RX] * rte_get_tsc_hz() / (double)(last - first));
 }
 
 void dgw_stats_print(const struct dgw *gw, FILE *f)
@@ -134,9 +143,10 @@ void dgw_stats_print(const struct dgw *gw, FILE *f)
 	struct dgw_stats t, per[DGW_MAX_WORKERS];
 
 	dgw_stats_get(gw, UINT32_MAX, &t);
-	fprintf(f, "dustgw summary (%u worker lcore%s)\n", gw->nworkers, gw->nworkers > 1 ? "s" : "");
+	fprintf(f, "dustgw summary (%u worker lcore%s)\n", gw->nworkers,
+	        gw->nworkers > 1 ? "s" : "");
 	fprintf(f, "%-8s %9s %9s %9s %9s %9s %9s %9s %8s %9s\n", "lcore", "net_rx", "net_tx",
-		"dlv_rx", "dlv_tx", "decoded", "delivered", "encoded", "sessions", "dropped");
+	        "dlv_rx", "dlv_tx", "decoded", "delivered", "encoded", "sessions", "dropped");
 	for (unsigned i = 0; i < gw->nworkers; i++) {
 		char who[16];
 
@@ -154,7 +164,8 @@ void dgw_stats_print(const struct dgw *gw, FILE *f)
 			continue;
 		fprintf(f, "  %-18s %9" PRIu64 "  (", dgw_drop_name(d), t.drop[d]);
 		for (unsigned i = 0; i < gw->nworkers; i++)
-			fprintf(f, "%slcore%u=%" PRIu64, i ? " " : "", gw->w[i]->lcore, per[i].drop[d]);
+			fprintf(f, "%slcore%u=%" PRIu64, i ? " " : "", gw->w[i]->lcore,
+			        per[i].drop[d]);
 		fprintf(f, ")\n");
 	}
 	if (!drops_total(&t))

@@ -65,7 +65,7 @@ static int session_one(struct dgw *gw, const char *addr, struct rte_tel_data *d)
 	if (p.s) {
 		rte_tel_data_add_dict_u64(d, "lcore", gw->w[p.wid]->lcore);
 		rte_tel_data_add_dict_string(d, "peer",
-					     dust_ipaddr_format(&p.peer.ip, buf, sizeof(buf)));
+		                             dust_ipaddr_format(&p.peer.ip, buf, sizeof(buf)));
 		rte_tel_data_add_dict_u64(d, "peer_port", p.peer.port);
 	}
 	return 0;
@@ -112,11 +112,13 @@ static int sessions_cb(const char *cmd, const char *params, struct rte_tel_data 
 
 int dgw_telemetry_register(void)
 {
-	int rc = rte_telemetry_register_cmd("/dustgw/stats", stats_cb,
-					    "Gateway counters and drops. Parameters: worker index (optional)");
+	int rc = rte_telemetry_register_cmd(
+	    "/dustgw/stats", stats_cb,
+	    "Gateway counters and drops. Parameters: worker index (optional)");
 
 	if (rc == 0)
-		rc = rte_telemetry_register_cmd("/dustgw/sessions", sessions_cb,
-						"Sessions per worker. Parameters: tunnel address (optional)");
+		rc = rte_telemetry_register_cmd(
+		    "/dustgw/sessions", sessions_cb,
+		    "Sessions per worker. Parameters: tunnel address (optional)");
 	return rc;
 }

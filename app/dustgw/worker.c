@@ -73,7 +73,7 @@ int dgw_worker_main(void *arg)
 	rte_rcu_qsbr_thread_register(gw->rcu, w->wid);
 	rte_rcu_qsbr_thread_online(gw->rcu, w->wid);
 	DGW_LOG(INFO, "worker %u on lcore %u: net queue %u, delivery queue %u", w->wid, w->lcore,
-		w->wid, w->wid);
+	        w->wid, w->wid);
 	while (!gw->stop) {
 		uint64_t now = rte_rdtsc();
 
@@ -113,7 +113,7 @@ static uint64_t idle_ms(struct dgw *gw, bool net_only, uint64_t now)
 		last = RTE_MAX(last, t);
 		if (!net_only)
 			last = RTE_MAX(last, atomic_load_explicit(&gw->w[i]->last_dlv_rx_tsc,
-								  memory_order_relaxed));
+			                                          memory_order_relaxed));
 	}
 	return (now - last) * 1000 / rte_get_tsc_hz();
 }
@@ -144,12 +144,13 @@ int dgw_run(struct dgw *gw)
 
 	if (rte_lcore_count() < gw->nworkers + 1) {
 		DGW_LOG(ERR, "%u queues need %u worker lcores plus the main lcore (have %u lcores)",
-			gw->nworkers, gw->nworkers, rte_lcore_count());
+		        gw->nworkers, gw->nworkers, rte_lcore_count());
 		return -EINVAL;
 	}
 	gw->start_tsc = rte_rdtsc();
 	atomic_store(&gw->dlv_open, gw->cfg.dlv_hold_ms == 0);
-	RTE_LCORE_FOREACH_WORKER(lcore) {
+	RTE_LCORE_FOREACH_WORKER(lcore)
+	{
 		if (i == gw->nworkers)
 			break;
 		gw->w[i]->lcore = lcore;

@@ -22,36 +22,36 @@
 #include "dust.h"
 
 static const char usage_text[] =
-	"usage: dust-pcap COMMAND [options]\n"
-	"\n"
-	"  gen --store STORE --out PCAP [--out PCAP...] --manifest FILE [--clients N]\n"
-	"      [--packets P] [--bad] [--state FILE] [--reuse-state FILE] [--wrong-key K]\n"
-	"      [--roam K] [--table-max N] [--ip6 GW6]\n"
-	"      Client traffic toward the gateway of STORE's invitations (one client per\n"
-	"      invitation, a fresh client key each, or the keys of --reuse-state; the first K\n"
-	"      get a fresh key anyway). Each client sends an intro chained with its first\n"
-	"      packet, then P-1 more of mixed sizes. --bad adds forged, truncated, replayed,\n"
-	"      spoofed and foreign packets. Client i goes to the (i mod n)-th --out file.\n"
-	"      --roam K: the first K clients then re-introduce from a new address (same\n"
-	"      file). --table-max N: the gateway's per-lcore session\n"
-	"      limit, so clients beyond it are expected as table_full. --ip6 GW6: add an ND\n"
-	"      solicitation for the gateway's IPv6 address and IPv6 UDP for another.\n"
-	"      The manifest lists every cleartext packet dustgw must deliver and the counter\n"
-	"      values it must report; --state saves the client sessions (for decode/inject).\n"
-	"  inject --store STORE --state FILE --out PCAP [--out PCAP...] --manifest FILE\n"
-	"      [--packets P]  Cleartext from the tunnel side toward each client (client i\n"
-	"      to file (i+1) mod n, so it crosses lcores), plus packets for an unused\n"
-	"      invitation and for an unknown address, with a manifest.\n"
-	"  check --manifest FILE [--stats FILE] [--delivered PCAP...] [--unordered]\n"
-	"      dustgw's delivered cleartext equals the manifest byte for byte (in order, or\n"
-	"      with --unordered: each client's packets in order and all in one file), and\n"
-	"      every counter in the manifest matches --stats (dustgw --stats-out); every\n"
-	"      drop reason the manifest does not name must be zero. A second --manifest\n"
-	"      (e.g. inject's) adds its counters to the expectations.\n"
-	"  decode --state FILE --in PCAP [--in PCAP...] [--manifest FILE]\n"
-	"      Open the gateway's replies with the saved client sessions; with an inject\n"
-	"      manifest, every expected packet must decode, byte for byte.\n"
-	"  read PCAP...  Per-flow summary (UDP 5-tuples, frames, bytes, other frames).\n";
+    "usage: dust-pcap COMMAND [options]\n"
+    "\n"
+    "  gen --store STORE --out PCAP [--out PCAP...] --manifest FILE [--clients N]\n"
+    "      [--packets P] [--bad] [--state FILE] [--reuse-state FILE] [--wrong-key K]\n"
+    "      [--roam K] [--table-max N] [--ip6 GW6]\n"
+    "      Client traffic toward the gateway of STORE's invitations (one client per\n"
+    "      invitation, a fresh client key each, or the keys of --reuse-state; the first K\n"
+    "      get a fresh key anyway). Each client sends an intro chained with its first\n"
+    "      packet, then P-1 more of mixed sizes. --bad adds forged, truncated, replayed,\n"
+    "      spoofed and foreign packets. Client i goes to the (i mod n)-th --out file.\n"
+    "      --roam K: the first K clients then re-introduce from a new address (same\n"
+    "      file). --table-max N: the gateway's per-lcore session\n"
+    "      limit, so clients beyond it are expected as table_full. --ip6 GW6: add an ND\n"
+    "      solicitation for the gateway's IPv6 address and IPv6 UDP for another.\n"
+    "      The manifest lists every cleartext packet dustgw must deliver and the counter\n"
+    "      values it must report; --state saves the client sessions (for decode/inject).\n"
+    "  inject --store STORE --state FILE --out PCAP [--out PCAP...] --manifest FILE\n"
+    "      [--packets P]  Cleartext from the tunnel side toward each client (client i\n"
+    "      to file (i+1) mod n, so it crosses lcores), plus packets for an unused\n"
+    "      invitation and for an unknown address, with a manifest.\n"
+    "  check --manifest FILE [--stats FILE] [--delivered PCAP...] [--unordered]\n"
+    "      dustgw's delivered cleartext equals the manifest byte for byte (in order, or\n"
+    "      with --unordered: each client's packets in order and all in one file), and\n"
+    "      every counter in the manifest matches --stats (dustgw --stats-out); every\n"
+    "      drop reason the manifest does not name must be zero. A second --manifest\n"
+    "      (e.g. inject's) adds its counters to the expectations.\n"
+    "  decode --state FILE --in PCAP [--in PCAP...] [--manifest FILE]\n"
+    "      Open the gateway's replies with the saved client sessions; with an inject\n"
+    "      manifest, every expected packet must decode, byte for byte.\n"
+    "  read PCAP...  Per-flow summary (UDP 5-tuples, frames, bytes, other frames).\n";
 
 enum { MAX_OUT = 8, FRAME_MAX = 2048, PAYLOAD_MAX = 1800 };
 
@@ -95,7 +95,7 @@ static void put16(uint8_t *p, uint16_t v)
 
 /* IPv4 + UDP + payload at out; returns the IP packet's length. */
 static size_t ip_udp4(uint8_t *out, const uint8_t sip[4], const uint8_t dip[4], uint16_t sport,
-		      uint16_t dport, const uint8_t *pl, size_t plen)
+                      uint16_t dport, const uint8_t *pl, size_t plen)
 {
 	uint8_t *u = out + 20;
 	uint32_t s;
@@ -305,12 +305,12 @@ static size_t inner_packet(const struct client *c, uint8_t *out, size_t len, con
 
 	dust_rng_bytes(&rng, pl, plen);
 	return ip_udp4(out, src ? src : c->inv.tunnel.a, far_ip, (uint16_t)(1000 + c->idx % 50000),
-		       9, pl, plen);
+	               9, pl, plen);
 }
 
 /* Outer frame of a Dust datagram (at dg, dglen) from client c to the gateway. */
 static size_t client_frame(struct gen *g, const struct client *c, uint8_t *f, const uint8_t *dg,
-			   size_t dglen)
+                           size_t dglen)
 {
 	size_t h = eth(f, gw_mac, c->mac, 0x0800);
 
@@ -384,7 +384,7 @@ static void gen_data(struct gen *g, unsigned i, unsigned p)
 	if (c->wrong_key) {
 		/* No session: the gateway tries it as an intro and finds no tag. */
 		g->drop[c->data_len >= DUST_INTRO_MIN_BYTES ? DUST_DROP_INTRO_UNKNOWN
-							    : DUST_DROP_TRUNCATED]++;
+		                                            : DUST_DROP_TRUNCATED]++;
 		return;
 	}
 	hexline(g->man, "deliver", i, ip, ilen);
@@ -562,7 +562,7 @@ static void gen_roam(struct gen *g, unsigned k)
 		c->ep.port = (uint16_t)(30000 + i);
 		ilen = inner_packet(c, ip, 200, NULL);
 		n = dust_intro_build(&c->inv, &c->id, &rng, &pad, now_ms() + 1, c->intro, 600,
-				     &c->s);
+		                     &c->s);
 		if (n < 0)
 			die("intro_build: %s", dust_last_error());
 		c->intro_len = (uint16_t)seal_at(c, c->intro, (size_t)n, ip, ilen);
@@ -603,8 +603,11 @@ static void gen_ip6(struct gen *g, const char *addr)
 	ip[6] = 58;
 	ip[7] = 255;
 	memcpy(ip + 8, (uint8_t[]){0xfe, 0x80, [14] = 0xee, [15] = 1}, 16);
-	memcpy(ip + 24, (uint8_t[]){0xff, 0x02, [11] = 1, [12] = 0xff, [13] = a.a[13], [14] = a.a[14],
-				    [15] = a.a[15]}, 16);
+	memcpy(
+	    ip + 24,
+	    (uint8_t[]){
+	        0xff, 0x02, [11] = 1, [12] = 0xff, [13] = a.a[13], [14] = a.a[14], [15] = a.a[15]},
+	    16);
 	icmp[0] = 135;
 	memcpy(icmp + 8, a.a, 16);
 	icmp[24] = 1;
@@ -729,7 +732,7 @@ static int cmd_gen(const struct args *a)
 	if (!g.man)
 		die("cannot write %s", a->manifest);
 	fprintf(g.man, "# dust-pcap manifest: what dustgw must deliver and count\nclients %u\n",
-		g.n);
+	        g.n);
 	outs_open(&g.o, (char **)a->out, a->nout);
 	g.nout = a->nout;
 	for (unsigned i = 0; i < g.n; i++)
@@ -751,7 +754,8 @@ static int cmd_gen(const struct args *a)
 		die("cannot write %s", a->manifest);
 	if (a->state)
 		state_save(a->state, g.c, g.n);
-	printf("dust-pcap: %u clients, %" PRIu64 " frames, %" PRIu64 " cleartext packets expected\n",
+	printf("dust-pcap: %u clients, %" PRIu64 " frames, %" PRIu64
+	       " cleartext packets expected\n",
 	       g.n, g.o.frames, g.delivered);
 	free(g.c);
 	return 0;
@@ -760,7 +764,7 @@ static int cmd_gen(const struct args *a)
 /* ---- inject -------------------------------------------------------------- */
 
 static void inject_one(struct outs *o, unsigned q, const struct dust_ipaddr *to, size_t size,
-		       FILE *man, int who)
+                       FILE *man, int who)
 {
 	static const uint8_t dmac[6] = {0x02, 0, 0, 0, 0, 0x02}, smac[6] = {0x02, 0, 0, 0, 0, 0x03};
 	uint8_t f[FRAME_MAX], pl[PAYLOAD_MAX];
@@ -789,7 +793,8 @@ static int cmd_inject(const struct args *a)
 	man = fopen(a->manifest, "w");
 	if (!man)
 		die("cannot write %s", a->manifest);
-	fprintf(man, "# dust-pcap inject manifest: cleartext each client must decode\nclients %u\n", n);
+	fprintf(man, "# dust-pcap inject manifest: cleartext each client must decode\nclients %u\n",
+	        n);
 	outs_open(&o, (char **)a->out, a->nout);
 	for (unsigned p = 0; p < packets; p++) {
 		for (unsigned i = 0; i < n; i++) {
@@ -797,7 +802,7 @@ static int cmd_inject(const struct args *a)
 			bool live = !c[i].wrong_key && !c[i].refused;
 
 			inject_one(&o, i + 1, &dust_store_at(st, c[i].idx)->inv.tunnel,
-				   sizes[(i + p) % NSIZES], man, live ? (int)i : -1);
+			           sizes[(i + p) % NSIZES], man, live ? (int)i : -1);
 			enc += live;
 			no_session += !live;
 		}
@@ -984,8 +989,8 @@ static void check_frame(const uint8_t *f, size_t len, unsigned file, void *arg)
 	if (p->len != ilen || memcmp(p->b, ip, ilen) != 0) {
 		if (k->bad++ < 5)
 			fprintf(stderr, "check: packet %zu (client %u): %zu bytes, expected %u%s\n",
-				k->seen, p->who, ilen, p->len,
-				p->len == ilen ? " (contents differ)" : "");
+			        k->seen, p->who, ilen, p->len,
+			        p->len == ilen ? " (contents differ)" : "");
 	}
 }
 
@@ -1008,8 +1013,8 @@ static int check_stats(const struct manifest *m, const char *path)
 			named = true;
 			matched++;
 			if (m->e[i].v != v) {
-				fprintf(stderr, "check: %s = %" PRIu64 ", expected %" PRIu64 "\n", name,
-					v, m->e[i].v);
+				fprintf(stderr, "check: %s = %" PRIu64 ", expected %" PRIu64 "\n",
+				        name, v, m->e[i].v);
 				bad++;
 			}
 		}
@@ -1021,7 +1026,7 @@ static int check_stats(const struct manifest *m, const char *path)
 	fclose(f);
 	if (matched != m->ne) {
 		fprintf(stderr, "check: %u of %u expected counters missing from %s\n",
-			m->ne - matched, m->ne, path);
+		        m->ne - matched, m->ne, path);
 		bad++;
 	}
 	if (!bad)
@@ -1099,8 +1104,8 @@ static void dec_seg(struct dec *d, unsigned w, const uint8_t *b, size_t len)
 	p = &d->m.p[d->q.idx[w][d->q.next[w]++]];
 	if (p->len != len || memcmp(p->b, b, len)) {
 		if (d->bad++ < 5)
-			fprintf(stderr, "decode: client %u: packet differs (%zu vs %u bytes)\n", w, len,
-				p->len);
+			fprintf(stderr, "decode: client %u: packet differs (%zu vs %u bytes)\n", w,
+			        len, p->len);
 	}
 }
 
@@ -1130,11 +1135,11 @@ static void dec_frame(const uint8_t *f, size_t len, unsigned file, void *arg)
 	memcpy(buf, f + 42, ulen - 8);
 	dust_limits_default(&lim);
 	ns = dust_datagram_open(&d->c[w].s, &lim, now_s(), buf, ulen - 8, 0, segs, DUST_CHAIN_MAX,
-				&drop);
+	                        &drop);
 	if (drop != DUST_OK || !ns) {
 		if (d->fail++ < 5)
 			fprintf(stderr, "decode: client %ld: datagram did not open: %s\n", w,
-				dust_drop_name(drop));
+			        dust_drop_name(drop));
 	}
 	for (unsigned i = 0; i < ns; i++) {
 		if (!segs[i].len) {
@@ -1250,24 +1255,24 @@ static int cmd_read(int argc, char **argv)
 static int parse(int argc, char **argv, struct args *a)
 {
 	static const struct option lo[] = {
-		{"store", required_argument, NULL, 'S'},
-		{"out", required_argument, NULL, 'o'},
-		{"in", required_argument, NULL, 'i'},
-		{"delivered", required_argument, NULL, 'i'},
-		{"manifest", required_argument, NULL, 'm'},
-		{"clients", required_argument, NULL, 'n'},
-		{"packets", required_argument, NULL, 'p'},
-		{"bad", no_argument, NULL, 'b'},
-		{"state", required_argument, NULL, 's'},
-		{"reuse-state", required_argument, NULL, 'r'},
-		{"wrong-key", required_argument, NULL, 'w'},
-		{"stats", required_argument, NULL, 't'},
-		{"unordered", no_argument, NULL, 'u'},
-		{"roam", required_argument, NULL, 'R'},
-		{"table-max", required_argument, NULL, 'T'},
-		{"ip6", required_argument, NULL, '6'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"store", required_argument, NULL, 'S'},
+	    {"out", required_argument, NULL, 'o'},
+	    {"in", required_argument, NULL, 'i'},
+	    {"delivered", required_argument, NULL, 'i'},
+	    {"manifest", required_argument, NULL, 'm'},
+	    {"clients", required_argument, NULL, 'n'},
+	    {"packets", required_argument, NULL, 'p'},
+	    {"bad", no_argument, NULL, 'b'},
+	    {"state", required_argument, NULL, 's'},
+	    {"reuse-state", required_argument, NULL, 'r'},
+	    {"wrong-key", required_argument, NULL, 'w'},
+	    {"stats", required_argument, NULL, 't'},
+	    {"unordered", no_argument, NULL, 'u'},
+	    {"roam", required_argument, NULL, 'R'},
+	    {"table-max", required_argument, NULL, 'T'},
+	    {"ip6", required_argument, NULL, '6'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -1275,7 +1280,9 @@ static int parse(int argc, char **argv, struct args *a)
 	a->packets = 4;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 'S': a->store = optarg; break;
+		case 'S':
+			a->store = optarg;
+			break;
 		case 'o':
 			if (a->nout == MAX_OUT)
 				die("at most 8 --out%s", "");
@@ -1292,19 +1299,45 @@ static int parse(int argc, char **argv, struct args *a)
 			else if (a->nmore < MAX_OUT)
 				a->more_manifest[a->nmore++] = optarg;
 			break;
-		case 'n': a->clients = (unsigned)strtoul(optarg, NULL, 10); break;
-		case 'p': a->packets = (unsigned)strtoul(optarg, NULL, 10); break;
-		case 'b': a->bad = 1; break;
-		case 's': a->state = optarg; break;
-		case 'r': a->reuse = optarg; break;
-		case 'w': a->wrong_key = (unsigned)strtoul(optarg, NULL, 10); break;
-		case 't': a->stats = optarg; break;
-		case 'u': a->unordered = 1; break;
-		case 'R': a->roam = (unsigned)strtoul(optarg, NULL, 10); break;
-		case 'T': a->table_max = (unsigned)strtoul(optarg, NULL, 10); break;
-		case '6': a->ip6 = optarg; break;
-		case 'h': fputs(usage_text, stdout); exit(0);
-		default: fputs(usage_text, stderr); return -1;
+		case 'n':
+			a->clients = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'p':
+			a->packets = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'b':
+			a->bad = 1;
+			break;
+		case 's':
+			a->state = optarg;
+			break;
+		case 'r':
+			a->reuse = optarg;
+			break;
+		case 'w':
+			a->wrong_key = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 't':
+			a->stats = optarg;
+			break;
+		case 'u':
+			a->unordered = 1;
+			break;
+		case 'R':
+			a->roam = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'T':
+			a->table_max = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case '6':
+			a->ip6 = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			exit(0);
+		default:
+			fputs(usage_text, stderr);
+			return -1;
 		}
 	}
 	return 0;

@@ -45,13 +45,13 @@ static struct {
 	const char *why;
 } T;
 
-#define CHECK(cond, msg)                                                                    \
-	do {                                                                                \
-		if (!(cond)) {                                                              \
-			T.fail = 1;                                                         \
-			T.why = msg;                                                        \
-			return -1;                                                          \
-		}                                                                           \
+#define CHECK(cond, msg)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			T.fail = 1;                                                                \
+			T.why = msg;                                                               \
+			return -1;                                                                 \
+		}                                                                                  \
 	} while (0)
 
 static uint64_t now_ms(void)
@@ -75,7 +75,7 @@ static uint16_t csum(const uint8_t *p, size_t n, uint32_t s)
 
 /* Ethernet + IPv4 + UDP around pl; returns the frame length. */
 static size_t frame(uint8_t *f, const uint8_t sip[4], const uint8_t dip[4], uint16_t sp,
-		    uint16_t dp, const uint8_t *pl, size_t plen)
+                    uint16_t dp, const uint8_t *pl, size_t plen)
 {
 	uint8_t *ip = f + 14, *u = ip + 20;
 	uint16_t c;
@@ -115,8 +115,8 @@ static int send_intro(struct cl *c, const struct dust_endpoint *from, unsigned q
 {
 	static const uint8_t gw_ip[4] = {10, 0, 0, 1};
 	uint8_t dg[1024], f[1100];
-	int n = dust_intro_build(&c->inv, &c->id, &T.rng, &T.pad, now_ms(), dg, sizeof(dg),
-				 &c->cur);
+	int n =
+	    dust_intro_build(&c->inv, &c->id, &T.rng, &T.pad, now_ms(), dg, sizeof(dg), &c->cur);
 
 	if (n < 0)
 		return -1;
@@ -175,7 +175,7 @@ static void reply(struct rte_mbuf *m)
 	memcpy(buf, f + 42, len - 42);
 	dust_limits_default(&lim);
 	n = dust_datagram_open(new_addr ? &c->cur : &c->old, &lim, (uint32_t)time(NULL), buf,
-			       len - 42, 0, segs, DUST_CHAIN_MAX, &d);
+	                       len - 42, 0, segs, DUST_CHAIN_MAX, &d);
 	if (d != DUST_OK || !n) {
 		T.bad_reply++;
 		return;
@@ -299,7 +299,8 @@ static int phases(void)
 	for (unsigned i = 0; i < K; i++) {
 		if (T.c[i].got_new != 4 || T.c[i].got_old)
 			printf("client %u: %" PRIu64 " replies at the new address, %" PRIu64
-			       " at the old\n", i, T.c[i].got_new, T.c[i].got_old);
+			       " at the old\n",
+			       i, T.c[i].got_new, T.c[i].got_old);
 		CHECK(T.c[i].got_new == 4 && !T.c[i].got_old,
 		      "after the roam, replies must use the new session");
 	}
@@ -401,8 +402,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	RTE_LCORE_FOREACH_WORKER(lcore)
-		if (++count == 3)
-			drv = lcore;
+	if (++count == 3)
+		drv = lcore;
 	if (drv == RTE_MAX_LCORE) {
 		fprintf(stderr, "gw-lcores: needs 3 worker lcores\n");
 		return 1;
@@ -418,7 +419,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	T.pool = rte_pktmbuf_pool_create("t_pool", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
-					 (int)rte_socket_id());
+	                                 (int)rte_socket_id());
 	net = port_from_rings("t_net", T.nrx, T.ntx);
 	dlv = port_from_rings("t_dlv", T.drx, T.dtx);
 	if (!T.pool || net < 0 || dlv < 0 || dgw_ports_use(T.gw, (uint16_t)net, (uint16_t)dlv)) {
