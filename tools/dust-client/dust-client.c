@@ -30,33 +30,32 @@
 #include "dust.h"
 
 enum {
-	EXIT_USAGE = 1,	      /* bad options, or local setup failed */
-	EXIT_NO_ANSWER = 2,   /* the server never answered an intro */
-	EXIT_BAD_INVITE = 3,  /* wrong password, or not an invitation */
-	EXIT_EXPIRED = 4,     /* invitation past its expiry before first use */
+	EXIT_USAGE = 1,      /* bad options, or local setup failed */
+	EXIT_NO_ANSWER = 2,  /* the server never answered an intro */
+	EXIT_BAD_INVITE = 3, /* wrong password, or not an invitation */
+	EXIT_EXPIRED = 4,    /* invitation past its expiry before first use */
 	MAX_ROUTES = 16,
 	DG_MAX = 65535,
-	TUN_BURST = 64,	      /* packets read per wake-up, so the socket gets its turn */
+	TUN_BURST = 64, /* packets read per wake-up, so the socket gets its turn */
 	INTRO_BACKOFF_MAX_MS = 16000,
 };
 
 /* Drops the client itself decides, beside the library's enum dust_drop. */
 enum local_drop {
-	LD_NOT_IP,	  /* TUN packet that is neither IPv4 nor IPv6 */
-	LD_FOREIGN_SRC,	  /* source is not our tunnel address: the server would drop it */
-	LD_TOO_BIG,	  /* cannot fit in one datagram */
-	LD_NO_SESSION,	  /* held while connecting and replaced by a newer one */
-	LD_TUN_WRITE,	  /* the kernel refused a decoded packet */
-	LD_SEND,	  /* sendto failed */
-	LD_BAD_INNER,	  /* decoded cleartext that is not an IP packet */
+	LD_NOT_IP,      /* TUN packet that is neither IPv4 nor IPv6 */
+	LD_FOREIGN_SRC, /* source is not our tunnel address: the server would drop it */
+	LD_TOO_BIG,     /* cannot fit in one datagram */
+	LD_NO_SESSION,  /* held while connecting and replaced by a newer one */
+	LD_TUN_WRITE,   /* the kernel refused a decoded packet */
+	LD_SEND,        /* sendto failed */
+	LD_BAD_INNER,   /* decoded cleartext that is not an IP packet */
 	LD_MAX
 };
 
 static const char *const local_drop_names[LD_MAX] = {
-	[LD_NOT_IP] = "not_ip",		[LD_FOREIGN_SRC] = "foreign_src",
-	[LD_TOO_BIG] = "too_big",	[LD_NO_SESSION] = "no_session",
-	[LD_TUN_WRITE] = "tun_write",	[LD_SEND] = "send",
-	[LD_BAD_INNER] = "bad_inner",
+    [LD_NOT_IP] = "not_ip",         [LD_FOREIGN_SRC] = "foreign_src", [LD_TOO_BIG] = "too_big",
+    [LD_NO_SESSION] = "no_session", [LD_TUN_WRITE] = "tun_write",     [LD_SEND] = "send",
+    [LD_BAD_INNER] = "bad_inner",
 };
 
 struct opts {
@@ -93,8 +92,8 @@ struct client {
 	struct dust_session cur;  /* session of the newest intro */
 	struct dust_session prev; /* the one before, until the server picks one */
 	bool have_prev;
-	bool up;	    /* an authenticated packet has arrived for cur */
-	bool ever_up;	    /* we were connected once: losing the server is not fatal */
+	bool up;      /* an authenticated packet has arrived for cur */
+	bool ever_up; /* we were connected once: losing the server is not fatal */
 	int tun;
 	int sock;
 	size_t dg_max; /* largest UDP payload that avoids outer fragmentation */
@@ -126,10 +125,10 @@ static void logmsg(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-#define debug(...)                          \
-	do {                                \
-		if (verbose)                \
-			logmsg(__VA_ARGS__); \
+#define debug(...)                                                                                 \
+	do {                                                                                       \
+		if (verbose)                                                                       \
+			logmsg(__VA_ARGS__);                                                       \
 	} while (0)
 
 static uint64_t mono_ms(void)
@@ -159,35 +158,39 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: dust-client (--invite FILE | --invite-text TEXT) --key FILE [options]\n"
-		"\n"
-		"Connect to a Dust gateway with an invitation and carry IP packets through\n"
-		"a TUN interface. Needs CAP_NET_ADMIN (root) for the interface.\n"
-		"\n"
-		"  --invite FILE         invitation text from FILE ('-' = standard input)\n"
-		"  --invite-text TEXT    invitation text given directly\n"
-		"  --password-file FILE  invitation password: first line of FILE; otherwise\n"
-		"                        $DUST_PASSWORD, otherwise a prompt on the terminal\n"
-		"  --key FILE            client long-term key; created (mode 0600) if missing.\n"
-		"                        The first connection binds the invitation to this key:\n"
-		"                        keep it, the invitation works with no other.\n"
-		"  --ifname NAME         TUN interface name (default dust0)\n"
-		"  --route CIDR          route CIDR through the tunnel (repeatable, max %d)\n"
-		"  --mtu N               TUN MTU (default 1400)\n"
-		"  --outer-mtu N         path MTU toward the server (default 1500); datagrams\n"
-		"                        never exceed it, so the gateway sees no fragments\n"
-		"  --tries N             intros sent (one a second) before giving up on the\n"
-		"                        first connection (default 10)\n"
-		"  --keepalive S         keepalive after S idle seconds (default 10)\n"
-		"  --dead-after S        server silent for S seconds: introduce again\n"
-		"                        (default 30); retried with backoff until it answers\n"
-		"  --stats               print a statistics line on exit\n"
-		"  -v, --verbose         log each intro and keepalive\n"
-		"  -h, --help            this text\n"
-		"\n"
-		"Exit status: 0 stopped by SIGINT/SIGTERM; 1 usage or setup error; 2 no answer\n"
-		"from the server; 3 wrong password or not an invitation; 4 invitation expired.\n",
-		MAX_ROUTES);
+	        "usage: dust-client (--invite FILE | --invite-text TEXT) --key FILE [options]\n"
+	        "\n"
+	        "Connect to a Dust gateway with an invitation and carry IP packets through\n"
+	        "a TUN interface. Needs CAP_NET_ADMIN (root) for the interface.\n"
+	        "\n"
+	        "  --invite FILE         invitation text from FILE ('-' = standard input)\n"
+	        "  --invite-text TEXT    invitation text given directly\n"
+	        "  --password-file FILE  invitation password: first line of FILE; otherwise\n"
+	        "                        $DUST_PASSWORD, otherwise a prompt on the terminal\n"
+	        "  --key FILE            client long-term key; created (mode 0600) if missing.\n"
+	        "                        The first connection binds the invitation to this key:\n"
+	        "                        keep it, the invitation works with no other.\n"
+	        "                        FILE.used notes (hashed) the invitations it used: an\n"
+	        "                        invitation expires only for a first use.\n"
+	        "  --ifname NAME         TUN interface name (default dust0)\n"
+	        "  --route CIDR          route CIDR through the tunnel (repeatable, max %d)\n"
+	        "  --mtu N               TUN MTU (default 1400); at most outer MTU - 28 (IPv4)\n"
+	        "                        or - 48 (IPv6) - 32 bytes of Dust overhead\n"
+	        "  --outer-mtu N         path MTU toward the server (default 1500); datagrams\n"
+	        "                        never exceed it, so the gateway sees no fragments\n"
+	        "  --tries N             intros sent (one a second) before giving up on the\n"
+	        "                        first connection (default 10)\n"
+	        "  --keepalive S         keepalive after S idle seconds (default 10)\n"
+	        "  --dead-after S        server silent for S seconds: introduce again\n"
+	        "                        (default 30); retried with backoff until it answers\n"
+	        "  --stats               print a statistics line on exit\n"
+	        "  -v, --verbose         log each intro and keepalive\n"
+	        "  -h, --help            this text\n"
+	        "\n"
+	        "Exit status: 0 stopped by SIGINT/SIGTERM; 1 usage or setup error; 2 server\n"
+	        "unreachable or no answer to the first intros; 3 wrong password or not an\n"
+	        "invitation; 4 invitation expired before its first use.\n",
+	        MAX_ROUTES);
 }
 
 static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
@@ -204,26 +207,36 @@ static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
 }
 
 enum {
-	OPT_INVITE = 256, OPT_INVITE_TEXT, OPT_PASSWORD_FILE, OPT_KEY, OPT_IFNAME,
-	OPT_ROUTE, OPT_MTU, OPT_OUTER_MTU, OPT_TRIES, OPT_KEEPALIVE, OPT_DEAD, OPT_STATS,
+	OPT_INVITE = 256,
+	OPT_INVITE_TEXT,
+	OPT_PASSWORD_FILE,
+	OPT_KEY,
+	OPT_IFNAME,
+	OPT_ROUTE,
+	OPT_MTU,
+	OPT_OUTER_MTU,
+	OPT_TRIES,
+	OPT_KEEPALIVE,
+	OPT_DEAD,
+	OPT_STATS,
 };
 
 static const struct option long_opts[] = {
-	{ "invite", required_argument, NULL, OPT_INVITE },
-	{ "invite-text", required_argument, NULL, OPT_INVITE_TEXT },
-	{ "password-file", required_argument, NULL, OPT_PASSWORD_FILE },
-	{ "key", required_argument, NULL, OPT_KEY },
-	{ "ifname", required_argument, NULL, OPT_IFNAME },
-	{ "route", required_argument, NULL, OPT_ROUTE },
-	{ "mtu", required_argument, NULL, OPT_MTU },
-	{ "outer-mtu", required_argument, NULL, OPT_OUTER_MTU },
-	{ "tries", required_argument, NULL, OPT_TRIES },
-	{ "keepalive", required_argument, NULL, OPT_KEEPALIVE },
-	{ "dead-after", required_argument, NULL, OPT_DEAD },
-	{ "stats", no_argument, NULL, OPT_STATS },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+    {"invite", required_argument, NULL, OPT_INVITE},
+    {"invite-text", required_argument, NULL, OPT_INVITE_TEXT},
+    {"password-file", required_argument, NULL, OPT_PASSWORD_FILE},
+    {"key", required_argument, NULL, OPT_KEY},
+    {"ifname", required_argument, NULL, OPT_IFNAME},
+    {"route", required_argument, NULL, OPT_ROUTE},
+    {"mtu", required_argument, NULL, OPT_MTU},
+    {"outer-mtu", required_argument, NULL, OPT_OUTER_MTU},
+    {"tries", required_argument, NULL, OPT_TRIES},
+    {"keepalive", required_argument, NULL, OPT_KEEPALIVE},
+    {"dead-after", required_argument, NULL, OPT_DEAD},
+    {"stats", no_argument, NULL, OPT_STATS},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 static int parse_number_opt(int c, const char *arg, struct opts *o)
@@ -281,8 +294,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	int c;
 
-	*o = (struct opts){ .ifname = "dust0", .mtu = 1400, .outer_mtu = 1500, .tries = 10,
-			    .keepalive_s = 10, .dead_s = 30 };
+	*o = (struct opts){.ifname = "dust0",
+	                   .mtu = 1400,
+	                   .outer_mtu = 1500,
+	                   .tries = 10,
+	                   .keepalive_s = 10,
+	                   .dead_s = 30};
 	while ((c = getopt_long(argc, argv, "vh", long_opts, NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
@@ -376,8 +393,7 @@ static int get_password(const struct opts *o, char *buf, size_t cap)
 		int rc = read_text_file(o->password_file, buf, cap);
 
 		if (rc < 0) {
-			logmsg("cannot read password file %s: %s", o->password_file,
-			       strerror(-rc));
+			logmsg("cannot read password file %s: %s", o->password_file, strerror(-rc));
 			return -1;
 		}
 		chomp(buf);
@@ -388,7 +404,8 @@ static int get_password(const struct opts *o, char *buf, size_t cap)
 		return 0;
 	}
 	if (prompt_password(buf, cap) < 0) {
-		logmsg("no password: give --password-file, set DUST_PASSWORD, or run on a terminal");
+		logmsg(
+		    "no password: give --password-file, set DUST_PASSWORD, or run on a terminal");
 		return -1;
 	}
 	return 0;
@@ -548,7 +565,7 @@ static int ifreq_ioctl(int fd, unsigned long req, struct ifreq *ifr, const char 
 
 static int tun_open(struct client *c)
 {
-	struct ifreq ifr = { .ifr_flags = IFF_TUN | IFF_NO_PI };
+	struct ifreq ifr = {.ifr_flags = IFF_TUN | IFF_NO_PI};
 	int fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
 
 	if (fd < 0) {
@@ -569,7 +586,7 @@ static int tun_open(struct client *c)
 
 static int tun_addr4(const struct client *c, int s)
 {
-	struct ifreq ifr = { 0 };
+	struct ifreq ifr = {0};
 	struct sockaddr_in *sin = (struct sockaddr_in *)&ifr.ifr_addr;
 	uint32_t mask = c->inv.tunnel_prefix ? ~0u << (32 - c->inv.tunnel_prefix) : 0;
 
@@ -584,8 +601,8 @@ static int tun_addr4(const struct client *c, int s)
 
 static int tun_addr6(const struct client *c, int s4)
 {
-	struct ifreq ifr = { 0 };
-	struct in6_ifreq_compat r6 = { .prefixlen = c->inv.tunnel_prefix };
+	struct ifreq ifr = {0};
+	struct in6_ifreq_compat r6 = {.prefixlen = c->inv.tunnel_prefix};
 	int s6, rc;
 
 	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", c->ifname);
@@ -620,7 +637,7 @@ static void tun_no_ipv6(const struct client *c)
 
 static int tun_configure(struct client *c)
 {
-	struct ifreq ifr = { 0 };
+	struct ifreq ifr = {0};
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	int rc = -1;
 
@@ -660,7 +677,7 @@ static int parse_cidr(const char *text, struct dust_ipaddr *ip, unsigned *plen)
 
 static int route_add4(const struct client *c, const struct dust_ipaddr *ip, unsigned plen)
 {
-	struct rtentry rt = { .rt_flags = RTF_UP, .rt_dev = (char *)c->ifname };
+	struct rtentry rt = {.rt_flags = RTF_UP, .rt_dev = (char *)c->ifname};
 	struct sockaddr_in *dst = (struct sockaddr_in *)&rt.rt_dst;
 	struct sockaddr_in *mask = (struct sockaddr_in *)&rt.rt_genmask;
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc;
@@ -677,9 +694,9 @@ static int route_add4(const struct client *c, const struct dust_ipaddr *ip, unsi
 
 static int route_add6(const struct client *c, const struct dust_ipaddr *ip, unsigned plen)
 {
-	struct in6_rtmsg rt = { .rtmsg_dst_len = (uint16_t)plen, .rtmsg_metric = 1,
-				.rtmsg_flags = RTF_UP };
-	struct ifreq ifr = { 0 };
+	struct in6_rtmsg rt = {
+	    .rtmsg_dst_len = (uint16_t)plen, .rtmsg_metric = 1, .rtmsg_flags = RTF_UP};
+	struct ifreq ifr = {0};
 	int s = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc;
 
 	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", c->ifname);
@@ -718,7 +735,7 @@ static int add_routes(const struct client *c)
 
 static int sock_open(struct client *c)
 {
-	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_storage ss = {0};
 	socklen_t sl;
 	int buf = 4 << 20;
 	char a[64];
@@ -752,8 +769,9 @@ static int sock_open(struct client *c)
 	setsockopt(c->sock, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
 	/* connect: the kernel then hands us only the server's datagrams */
 	if (connect(c->sock, (struct sockaddr *)&ss, sl) < 0) {
-		logmsg("cannot reach %s: %s", c->server, strerror(errno));
-		return -1;
+		logmsg("cannot reach %s: %s (no route to the server from here)", c->server,
+		       strerror(errno));
+		return -2;
 	}
 	return 0;
 }
@@ -838,7 +856,7 @@ static void send_intro(struct client *c)
 	int n;
 
 	n = dust_intro_build(&c->inv, &c->id, &c->rng, &c->pad, unix_ms(), c->txbuf, c->dg_max,
-			     &next);
+	                     &next);
 	if (n < 0) {
 		logmsg("cannot build an intro: %s", dust_last_error());
 		quit = 1;
@@ -950,13 +968,13 @@ static void became_up(struct client *c)
 
 /* The server may have answered the previous intro: then that one is the session. */
 static unsigned open_with_prev(struct client *c, size_t len, struct dust_seg *segs,
-			       enum dust_drop *drop)
+                               enum dust_drop *drop)
 {
 	struct dust_session tmp;
 	unsigned n;
 
 	n = dust_datagram_open(&c->prev, &c->lim, (uint32_t)time(NULL), c->rxcopy, len, 0, segs,
-			       DUST_CHAIN_MAX, drop);
+	                       DUST_CHAIN_MAX, drop);
 	if (n == 0)
 		return 0;
 	tmp = c->cur;
@@ -981,7 +999,7 @@ static void on_datagram(struct client *c, size_t len)
 	if (try_prev)
 		memcpy(c->rxcopy, c->rxbuf, len); /* a failed open may zero bytes */
 	n = dust_datagram_open(&c->cur, &c->lim, (uint32_t)time(NULL), c->rxbuf, len, 0, segs,
-			       DUST_CHAIN_MAX, &drop);
+	                       DUST_CHAIN_MAX, &drop);
 	if (n == 0 && try_prev)
 		n = open_with_prev(c, len, segs, &drop);
 	if (drop != DUST_OK)
@@ -1059,12 +1077,13 @@ static int tick(struct client *c)
 	return c->up ? 0 : connecting_tick(c, now);
 }
 
-/* ---- Main loop -------------------------------------------------------------------------------- */
+/* ---- Main loop --------------------------------------------------------------------------------
+ */
 
 static int run(struct client *c)
 {
-	struct pollfd pfd[2] = { { .fd = c->tun, .events = POLLIN },
-				 { .fd = c->sock, .events = POLLIN } };
+	struct pollfd pfd[2] = {{.fd = c->tun, .events = POLLIN},
+	                        {.fd = c->sock, .events = POLLIN}};
 	int rc = 0;
 
 	c->intro_gap_ms = 1000;
@@ -1110,7 +1129,7 @@ static void print_stats(const struct client *c)
 
 static void install_signals(void)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = {.sa_handler = on_signal};
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -1129,7 +1148,15 @@ static int setup(struct client *c)
 		rc = load_key(c);
 	if (rc)
 		return rc;
-	if (sock_open(c) < 0 || tun_open(c) < 0 || tun_configure(c) < 0 || add_routes(c) < 0)
+	rc = sock_open(c);
+	if (rc < 0)
+		return rc == -2 ? EXIT_NO_ANSWER : EXIT_USAGE;
+	if (c->o->mtu + DUST_DATA_OVERHEAD > c->dg_max) {
+		logmsg("--mtu %u does not fit --outer-mtu %u: at most %zu", c->o->mtu,
+		       c->o->outer_mtu, c->dg_max - DUST_DATA_OVERHEAD);
+		return EXIT_USAGE;
+	}
+	if (tun_open(c) < 0 || tun_configure(c) < 0 || add_routes(c) < 0)
 		return EXIT_USAGE;
 	dust_rng_init(&c->rng);
 	dust_pad_default(&c->pad);

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
+# shellcheck shell=bash
 # Shared helpers for the netns tests: namespaces and processes this test
 # created (and only those), waiting, and checks that fail loudly.
 

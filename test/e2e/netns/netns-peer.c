@@ -89,7 +89,7 @@ static int read_password(const char *path, char *pw, size_t cap)
 }
 
 static int write_invite(const struct args *a, const struct dust_invite *inv, unsigned n,
-			const char *pw)
+                        const char *pw)
 {
 	char text[DUST_INVITE_TEXT_MAX], path[4096];
 	FILE *f;
@@ -118,8 +118,8 @@ static int cmd_invites(const struct args *a)
 	slash = strchr(netbuf, '/');
 	if (slash)
 		*slash++ = '\0', plen = (unsigned)atoi(slash);
-	if (dust_identity_load(&id, a->key) < 0 && (dust_identity_generate(&id) < 0 ||
-						      dust_identity_save(&id, a->key) < 0))
+	if (dust_identity_load(&id, a->key) < 0 &&
+	    (dust_identity_generate(&id) < 0 || dust_identity_save(&id, a->key) < 0))
 		return die("server key");
 	if (dust_ipaddr_parse(&srv, a->server) < 0 || dust_ipaddr_parse(&tun, netbuf) < 0 ||
 	    read_password(a->pwfile, pw, sizeof(pw)) < 0)
@@ -134,7 +134,7 @@ static int cmd_invites(const struct args *a)
 		tun.a[2] = (uint8_t)(host >> 8);
 		tun.a[3] = (uint8_t)host;
 		if (dust_invite_new(&inv, &id, &srv, (uint16_t)a->port, &tun, (uint8_t)plen,
-				    (uint64_t)(time(NULL) + a->expiry_s)) < 0 ||
+		                    (uint64_t)(time(NULL) + a->expiry_s)) < 0 ||
 		    dust_store_add(st, &inv) < 0 || write_invite(a, &inv, host, pw))
 			return die("invitation");
 	}
@@ -148,7 +148,7 @@ static int cmd_invites(const struct args *a)
 
 static int tun_open(const char *name)
 {
-	struct ifreq ifr = { .ifr_flags = IFF_TUN | IFF_NO_PI };
+	struct ifreq ifr = {.ifr_flags = IFF_TUN | IFF_NO_PI};
 	int fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK);
 
 	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", name);
@@ -161,7 +161,7 @@ static int tun_open(const char *name)
 
 static int sock_open(const char *addr, unsigned port)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
 
 	if (fd < 0 || inet_pton(AF_INET, addr, &sin.sin_addr) != 1 ||
@@ -194,7 +194,7 @@ static struct peer *peer_by_tunnel(struct server *sv, const uint8_t *dst4)
 
 static void send_to(struct server *sv, struct peer *p, const uint8_t *pkt, size_t len)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(p->s.peer.port) };
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(p->s.peer.port)};
 
 	memcpy(&sin.sin_addr, p->s.peer.ip.a, 4);
 	sendto(sv->sock, pkt, len, 0, (struct sockaddr *)&sin, sizeof(sin));
@@ -209,7 +209,7 @@ static void seal_send(struct server *sv, struct peer *p, uint8_t *pkt, size_t le
 }
 
 static void deliver_segs(struct server *sv, struct peer *p, uint8_t *dg, struct dust_seg *segs,
-			 unsigned n)
+                         unsigned n)
 {
 	uint8_t ka[DUST_DATA_OVERHEAD + 64];
 
@@ -231,7 +231,7 @@ static void deliver_segs(struct server *sv, struct peer *p, uint8_t *dg, struct 
 
 /* Returns the slot the intro lands in, or NULL (counted drop, no reply). */
 static struct peer *accept_intro(struct server *sv, const struct dust_endpoint *ep, size_t len,
-				 size_t *consumed)
+                                 size_t *consumed)
 {
 	struct dust_intro_info info;
 	struct dust_session s;
@@ -247,9 +247,9 @@ static struct peer *accept_intro(struct server *sv, const struct dust_endpoint *
 		struct peer *p = &sv->peers[i];
 
 		/* a newer intro for the same invitation retires the old session */
-		if (p->live && (p->s.invite_idx == info.invite_idx ||
-				(dust_ipaddr_equal(&p->s.peer.ip, &ep->ip) &&
-				 p->s.peer.port == ep->port)))
+		if (p->live &&
+		    (p->s.invite_idx == info.invite_idx ||
+		     (dust_ipaddr_equal(&p->s.peer.ip, &ep->ip) && p->s.peer.port == ep->port)))
 			p->live = false;
 		if (!p->live && !slot)
 			slot = p;
@@ -264,7 +264,7 @@ static struct peer *accept_intro(struct server *sv, const struct dust_endpoint *
 
 static void on_datagram(struct server *sv, const struct sockaddr_in *from, size_t len)
 {
-	struct dust_endpoint ep = { .ip.family = 4, .port = ntohs(from->sin_port) };
+	struct dust_endpoint ep = {.ip.family = 4, .port = ntohs(from->sin_port)};
 	struct dust_seg segs[DUST_CHAIN_MAX];
 	enum dust_drop drop = DUST_OK;
 	uint8_t ka[DUST_DATA_OVERHEAD + 64];
@@ -276,16 +276,16 @@ static void on_datagram(struct server *sv, const struct sockaddr_in *from, size_
 	p = peer_by_ep(sv, &ep);
 	if (p)
 		n = dust_datagram_open(&p->s, &sv->srv.lim, (uint32_t)time(NULL), sv->buf, len, 0,
-				       segs, DUST_CHAIN_MAX, &drop);
+		                       segs, DUST_CHAIN_MAX, &drop);
 	if (!p || (n == 0 && (drop == DUST_DROP_AUTH || drop == DUST_DROP_TRUNCATED) &&
-		   len >= DUST_INTRO_MIN_BYTES)) {
+	           len >= DUST_INTRO_MIN_BYTES)) {
 		p = accept_intro(sv, &ep, len, &off);
 		if (!p)
 			return;
 		seal_send(sv, p, ka, 0);
 		n = off < len ? dust_datagram_open(&p->s, &sv->srv.lim, (uint32_t)time(NULL),
-						   sv->buf, len, off, segs, DUST_CHAIN_MAX, &drop)
-			      : 0;
+		                                   sv->buf, len, off, segs, DUST_CHAIN_MAX, &drop)
+		              : 0;
 		sv->chained += n; /* data that rode in the intro's datagram */
 	}
 	if (drop != DUST_OK)
@@ -310,8 +310,8 @@ static void on_tun(struct server *sv, size_t len)
 
 static void serve_loop(struct server *sv)
 {
-	struct pollfd pfd[2] = { { .fd = sv->sock, .events = POLLIN },
-				 { .fd = sv->tun, .events = POLLIN } };
+	struct pollfd pfd[2] = {{.fd = sv->sock, .events = POLLIN},
+	                        {.fd = sv->tun, .events = POLLIN}};
 
 	while (!quit) {
 		struct sockaddr_in from;
@@ -322,7 +322,7 @@ static void serve_loop(struct server *sv)
 		if (poll(pfd, 2, 500) <= 0)
 			continue;
 		while ((n = recvfrom(sv->sock, sv->buf, sizeof(sv->buf), 0,
-				     (struct sockaddr *)&from, &fl)) > 0)
+		                     (struct sockaddr *)&from, &fl)) > 0)
 			on_datagram(sv, &from, (size_t)n);
 		while ((n = read(sv->tun, sv->buf, sizeof(sv->buf))) > 0)
 			on_tun(sv, (size_t)n);
@@ -332,7 +332,7 @@ static void serve_loop(struct server *sv)
 static int cmd_serve(const struct args *a)
 {
 	static struct server sv;
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = {.sa_handler = on_signal};
 
 	if (dust_identity_load(&sv.srv.id, a->key) < 0)
 		return die("server key");
@@ -365,34 +365,56 @@ static int cmd_serve(const struct args *a)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "key", 1, NULL, 'k' },	  { "store", 1, NULL, 's' },
-		{ "server", 1, NULL, 'a' },	  { "port", 1, NULL, 'p' },
-		{ "tunnel-net", 1, NULL, 'n' },	  { "first", 1, NULL, 'f' },
-		{ "count", 1, NULL, 'c' },	  { "password-file", 1, NULL, 'w' },
-		{ "out-dir", 1, NULL, 'o' },	  { "expiry-s", 1, NULL, 'e' },
-		{ "tun", 1, NULL, 't' },	  { NULL, 0, NULL, 0 },
+	    {"key", 1, NULL, 'k'},      {"store", 1, NULL, 's'},         {"server", 1, NULL, 'a'},
+	    {"port", 1, NULL, 'p'},     {"tunnel-net", 1, NULL, 'n'},    {"first", 1, NULL, 'f'},
+	    {"count", 1, NULL, 'c'},    {"password-file", 1, NULL, 'w'}, {"out-dir", 1, NULL, 'o'},
+	    {"expiry-s", 1, NULL, 'e'}, {"tun", 1, NULL, 't'},           {NULL, 0, NULL, 0},
 	};
-	struct args a = { .port = 4500, .first = 2, .count = 1, .expiry_s = 86400, .tun = "srv0" };
+	struct args a = {.port = 4500, .first = 2, .count = 1, .expiry_s = 86400, .tun = "srv0"};
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 'k': a.key = optarg; break;
-		case 's': a.store = optarg; break;
-		case 'a': a.server = optarg; break;
-		case 'p': a.port = (unsigned)atoi(optarg); break;
-		case 'n': a.net = optarg; break;
-		case 'f': a.first = (unsigned)atoi(optarg); break;
-		case 'c': a.count = (unsigned)atoi(optarg); break;
-		case 'w': a.pwfile = optarg; break;
-		case 'o': a.outdir = optarg; break;
-		case 'e': a.expiry_s = atol(optarg); break;
-		case 't': a.tun = optarg; break;
-		default: return 2;
+		case 'k':
+			a.key = optarg;
+			break;
+		case 's':
+			a.store = optarg;
+			break;
+		case 'a':
+			a.server = optarg;
+			break;
+		case 'p':
+			a.port = (unsigned)atoi(optarg);
+			break;
+		case 'n':
+			a.net = optarg;
+			break;
+		case 'f':
+			a.first = (unsigned)atoi(optarg);
+			break;
+		case 'c':
+			a.count = (unsigned)atoi(optarg);
+			break;
+		case 'w':
+			a.pwfile = optarg;
+			break;
+		case 'o':
+			a.outdir = optarg;
+			break;
+		case 'e':
+			a.expiry_s = atol(optarg);
+			break;
+		case 't':
+			a.tun = optarg;
+			break;
+		default:
+			return 2;
 		}
 	}
 	if (optind >= argc || dust_init() < 0 || !a.key || !a.store || !a.server) {
-		fprintf(stderr, "usage: netns-peer invites|serve --key K --store S --server A ...\n");
+		fprintf(stderr,
+		        "usage: netns-peer invites|serve --key K --store S --server A ...\n");
 		return 2;
 	}
 	if (!strcmp(argv[optind], "invites") && a.net && a.pwfile && a.outdir)
