@@ -18,6 +18,12 @@ static void free_m(struct rte_mbuf *m)
 		rte_pktmbuf_free(m);
 }
 
+static void drop_m(struct dgw_worker *w, struct rte_mbuf *m, unsigned reason)
+{
+	dgw_count_drop(w, reason);
+	rte_pktmbuf_free(m);
+}
+
 static unsigned inner_check(const struct dust_session *s, const uint8_t *ip, uint16_t len)
 {
 	const struct dust_ipaddr *t = &s->tunnel;
@@ -165,24 +171,25 @@ static void intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dg
 	enum dust_drop d;
 
 	if (!s) {
-		dgw_count_drop(w, old ? old_drop : DGW_DROP_TABLE_FULL);
-		rte_pktmbuf_free(m);
+		drop_m(w, m, old ? old_drop : DGW_DROP_TABLE_FULL);
 		return;
 	}
 	d = dust_intro_accept(&w->gw->srv, rx->dg, rx->len, w->now_ms, &rx->ep, s, &consumed,
 	                      &info);
-	if (d == DUST_OK && old)
-		dgw_sess_retire(w, old);
-	if (d == DUST_OK && dust_session_table_insert(w->tab, s) != 0)
-		d = DUST_DROP_MAX; /* cannot happen: the endpoint's old session is gone */
 	if (d != DUST_OK) {
 		dust_session_table_release(w->tab, s);
-		if (d == DUST_DROP_MAX)
-			d = DUST_DROP_MALFORMED;
-		else if (old && (d == DUST_DROP_INTRO_UNKNOWN || d == DUST_DROP_TRUNCATED))
+		/* From a live endpoint, a datagram that is no intro either was bad data. */
+		if (old && (d == DUST_DROP_INTRO_UNKNOWN || d == DUST_DROP_TRUNCATED))
 			d = old_drop;
-		dgw_count_drop(w, d);
-		rte_pktmbuf_free(m);
+		drop_m(w, m, d);
+		return;
+	}
+	if (old)
+		dgw_sess_retire(w, old);
+	if (dust_session_table_insert(w->tab, s) != 0) {
+		/* Cannot happen: the endpoint's only session was just retired. */
+		dust_session_table_release(w->tab, s);
+		drop_m(w, m, DUST_DROP_MALFORMED);
 		return;
 	}
 	w->st.ctr[DGW_CTR_INTRO_OK]++;
