@@ -68,6 +68,7 @@ class Report:
         self.gb = load_gbench(os.path.join(d, "dust_bench.json"))
         self.pipe = [r for r in load_lines(os.path.join(d, "pipeline.jsonl")) if "dir" in r]
         self.peer = load_lines(os.path.join(d, "peer.jsonl"))
+        self.prof = load_lines(os.path.join(d, "profile.jsonl"))
         self.out = []
 
     def w(self, s=""):
@@ -109,21 +110,31 @@ class Report:
         self.w("### Pipeline: the dustgw worker loop, net_ring in, ring sink out "
                "(per worker lcore)")
         self.w()
-        self.w("| dir | payload B | AEAD same run Mpps | 1 lcore Mpps | Gbps | vs AEAD "
-               "| 2 lcores Mpps/lcore | 2 vs 1 | ns/pkt (1 lcore) | drops |")
-        self.w("|---|---|---|---|---|---|---|---|---|---|")
+        self.w("| dir | payload B | AEAD same run Mpps (hot / cold) | 1 lcore Mpps | Gbps "
+               "| vs AEAD hot / cold | 2 lcores Mpps/lcore | 2 vs 1 (CPU / wall) "
+               "| ns/pkt (1 lcore) | CPU share 1 / 2 lcores | drops |")
+        self.w("|---|---|---|---|---|---|---|---|---|---|---|")
         for direction in ("decode", "encode"):
             for s in SIZES:
                 r1, r2 = self.pipe_row(direction, 1, s), self.pipe_row(direction, 2, s)
                 if not r1 and not r2:
                     continue
                 g = lambda r, k: r.get(k) if r else None
+                m = lambda r, k: g(r, k) / 1e6 if g(r, k) else None
                 scale = ratio(g(r2, "mpps_total"), g(r1, "mpps_total"))
+                wall = lambda r: sum(r["pps_wall_per_lcore"]) if r else None
+                wscale = ratio(wall(r2), wall(r1))
+                share = lambda r: "/".join(f"{x:.2f}" for x in r["cpu_share"]) if r else "n/a"
                 drops = ", ".join(f"{k}={v}" for k, v in (g(r1, "drops") or {}).items()) or "0"
-                self.w(f"| {direction} | {size_name(s)} | {fmt(g(r1, 'aead_pps') and g(r1, 'aead_pps') / 1e6)} "
+                err = "; ".join(f"{r['workers']} lcore(s): {r['error']}" for r in (r1, r2)
+                                if r and r.get("error"))
+                self.w(f"| {direction} | {size_name(s)} | {fmt(m(r1, 'aead_pps'))} / "
+                       f"{fmt(m(r1, 'aead_cold_pps'))} "
                        f"| {fmt(g(r1, 'mpps_per_lcore'))} | {fmt(g(r1, 'gbps_per_lcore'))} "
-                       f"| {pct(g(r1, 'ratio_aead'))} | {fmt(g(r2, 'mpps_per_lcore'))} "
-                       f"| {fmt(scale, 2)}x | {fmt(g(r1, 'ns_per_pkt'), 0)} | {drops} |")
+                       f"| {pct(g(r1, 'ratio_aead'))} / {pct(g(r1, 'ratio_aead_cold'))} "
+                       f"| {fmt(g(r2, 'mpps_per_lcore'))} "
+                       f"| {fmt(scale, 2)}x / {fmt(wscale, 2)}x | {fmt(g(r1, 'ns_per_pkt'), 0)} "
+                       f"| {share(r1)} ; {share(r2)} | {drops}{' ERROR ' + err if err else ''} |")
         self.w()
 
     def peer_table(self):
@@ -173,6 +184,31 @@ class Report:
                f"| {fmt(b.get('table_B_per_session'), 1)} B |")
         self.w(f"| memory per session at 1M: VmRSS delta / sessions "
                f"| {fmt(b.get('rss_B_per_session'), 1)} B |")
+        st = next((v for k, v in self.gb.items() if k.startswith("BM_store_memory")), {})
+        self.w(f"| per client, besides its session: invitation store entry (sizeof) / VmRSS "
+               f"per invitation at 20k | {fmt(st.get('entry_B'), 0)} / "
+               f"{fmt(st.get('rss_B_per_invitation'), 0)} B |")
+        self.w()
+
+    def profile_table(self):
+        if not self.prof:
+            return
+        self.w("### Where a packet's time goes (callgrind, instructions per packet in the real loop)")
+        self.w()
+        self.w("ns columns: the pipeline's measured ns/pkt (1 lcore) split by instruction share; "
+               "an estimate, since instructions are not cycles.")
+        self.w()
+        self.w("| dir | payload B | ChaCha20 | Poly1305 | SipHash hdr prot. | SipHash table "
+               "| wipe | rest: parse, lookup, replay, deliver, TX, loop | total Ir | est. ns rest/total |")
+        self.w("|---|---|---|---|---|---|---|---|---|---|")
+        for p in self.prof:
+            ir = p["ir_per_pkt"]
+            r1 = self.pipe_row(p["dir"], 1, p["size"])
+            ns = r1["ns_per_pkt"] if r1 else None
+            rest_ns = ns * ir["rest"] / ir["total"] if ns and ir["total"] else None
+            self.w(f"| {p['dir']} | {p['size']} | {ir['chacha20']:.0f} | {ir['poly1305']:.0f} "
+                   f"| {ir['siphash_hp']:.0f} | {ir['siphash_table']:.0f} | {ir['wipe']:.0f} "
+                   f"| {ir['rest']:.0f} | {ir['total']:.0f} | {fmt(rest_ns, 0)} / {fmt(ns, 0)} |")
         self.w()
 
     def targets(self):
@@ -262,6 +298,7 @@ plot '{dat}' u 1:2 w lp lw 2 t 'bare AEAD decrypt', \\
         self.pipeline_table()
         self.peer_table()
         self.misc_table()
+        self.profile_table()
         self.targets()
         text = "\n".join(self.out) + "\n"
         with open(os.path.join(self.d, "results.md"), "w") as f:
