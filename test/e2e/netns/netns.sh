@@ -184,7 +184,7 @@ stop_gw() { # stop_gw N: SIGTERM, expect a clean exit
 n $GW ip rule add iif $PFX-g blackhole
 
 step "start dustgw and the wire capture"
-bg TCPDUMP $WIRE "$W/tcpdump.log" tcpdump -i $PFX-br -U -n -w "$ART/netns-wire.pcap"
+bg TCPDUMP $WIRE "$W/tcpdump.log" tcpdump -i $PFX-br -U -n -Z root -w "$ART/netns-wire.pcap"
 wait_for 10 grep -q "listening on" "$W/tcpdump.log" || fail "tcpdump did not start"
 start_gw 1
 
@@ -303,7 +303,7 @@ all_both_ways || fail "not every client was served after the restart"
 kill -INT "$OUTPING"
 wait_exit "$OUTPING" 5 || fail "ping did not stop"
 read -r PTX PRX <<<"$(sed -n 's/^\([0-9]*\) packets transmitted, \([0-9]*\) received.*/\1 \2/p' "$W/ping-restart.txt")"
-echo "ping -i 0.2 across the restart: $PTX sent, $PRX answered, outage about $(((PTX - PRX) / 5)) s" >>"$RESULTS"
+echo "ping -i 0.2 across the restart: $PTX sent, $PRX answered, unanswered for about $(((PTX - PRX) * 200)) ms" >>"$RESULTS"
 RESTART_INTROS=$(grep -h "connected again" "$W"/client-*.log | sed -n 's/.*after \([0-9]*\) intro.*/\1/p' |
 	sort -n | tail -1)
 echo "gateway restart: all $((NCLIENTS + 1)) clients re-introduced (dead-after 4 s; at most $RESTART_INTROS intro(s) each)" >>"$RESULTS"
