@@ -261,6 +261,7 @@ struct gen {
 	struct client *c;
 	unsigned n;
 	uint8_t gw_ip[4];
+	uint8_t gw_ip6[16]; /* --ip6: the gateway's IPv6 address, for --v6-clients */
 	uint16_t gw_port;
 	uint64_t delivered, intro_ok, first_use, ka_rx;
 	uint64_t drop[DUST_DROP_MAX];
@@ -309,11 +310,46 @@ static size_t inner_packet(const struct client *c, uint8_t *out, size_t len, con
 }
 
 /* Outer frame of a Dust datagram (at dg, dglen) from client c to the gateway. */
+static uint32_t sum_ip6_pseudo(const uint8_t *ip6, uint32_t l4len, uint8_t nh)
+{
+	uint32_t s = sum16(ip6 + 8, 32, 0);
+
+	return s + (l4len >> 16) + (l4len & 0xffff) + nh;
+}
+
+/* IPv6 + UDP + payload at out; returns the IP packet's length. */
+static size_t ip_udp6(uint8_t *out, const uint8_t sip[16], const uint8_t dip[16], uint16_t sport,
+                      uint16_t dport, const uint8_t *pl, size_t plen)
+{
+	uint8_t *u = out + 40;
+	uint16_t c;
+
+	memset(out, 0, 48);
+	out[0] = 0x60;
+	put16(out + 4, (uint16_t)(8 + plen));
+	out[6] = IPPROTO_UDP;
+	out[7] = 64;
+	memcpy(out + 8, sip, 16);
+	memcpy(out + 24, dip, 16);
+	put16(u, sport);
+	put16(u + 2, dport);
+	put16(u + 4, (uint16_t)(8 + plen));
+	memmove(u + 8, pl, plen);
+	c = fold(sum16(u, 8 + plen, sum_ip6_pseudo(out, (uint32_t)(8 + plen), IPPROTO_UDP)));
+	put16(u + 6, c ? c : 0xffff);
+	return 48 + plen;
+}
+
 static size_t client_frame(struct gen *g, const struct client *c, uint8_t *f, const uint8_t *dg,
                            size_t dglen)
 {
-	size_t h = eth(f, gw_mac, c->mac, 0x0800);
+	size_t h;
 
+	if (c->ep.ip.family == 6) {
+		h = eth(f, gw_mac, c->mac, 0x86dd);
+		return h + ip_udp6(f + h, c->ep.ip.a, g->gw_ip6, c->ep.port, g->gw_port, dg, dglen);
+	}
+	h = eth(f, gw_mac, c->mac, 0x0800);
 	return h + ip_udp4(f + h, c->ep.ip.a, g->gw_ip, c->ep.port, g->gw_port, dg, dglen);
 }
 
@@ -579,13 +615,6 @@ static void gen_roam(struct gen *g, unsigned k)
 	}
 }
 
-static uint32_t sum_ip6_pseudo(const uint8_t *ip6, uint32_t l4len, uint8_t nh)
-{
-	uint32_t s = sum16(ip6 + 8, 32, 0);
-
-	return s + (l4len >> 16) + (l4len & 0xffff) + nh;
-}
-
 /* A neighbour solicitation for addr (answered) and IPv6 UDP to another address. */
 static void gen_ip6(struct gen *g, const char *addr)
 {
@@ -662,7 +691,7 @@ struct args {
 	unsigned nout;
 	char *in[MAX_OUT];
 	unsigned nin;
-	unsigned clients, packets, wrong_key, roam, table_max;
+	unsigned clients, packets, wrong_key, roam, table_max, v6_clients;
 	int bad, unordered;
 	const char *ip6;
 };
@@ -696,6 +725,14 @@ static void clients_from_store(struct gen *g, struct dust_store *st, const struc
 		c->ep.ip.family = 4;
 		memcpy(c->ep.ip.a, (uint8_t[]){198, 18, (uint8_t)(i >> 8), (uint8_t)i}, 4);
 		c->ep.port = (uint16_t)(20000 + i % 40000);
+		if (i + a->v6_clients >= g->n) { /* the last K clients come over IPv6 */
+			memset(&c->ep.ip, 0, sizeof(c->ep.ip));
+			c->ep.ip.family = 6;
+			memcpy(c->ep.ip.a,
+			       (uint8_t[]){0xfd, 0, 0,
+			                   0x18, [14] = (uint8_t)(i >> 8), [15] = (uint8_t)i},
+			       16);
+		}
 		memcpy(c->mac, (uint8_t[]){0x02, 0, 0, 0xcc, (uint8_t)(i >> 8), (uint8_t)i}, 6);
 		/* Each output file feeds one worker: its table holds table_max clients. */
 		c->queue = i % (a->nout ? a->nout : 1);
@@ -728,6 +765,13 @@ static int cmd_gen(const struct args *a)
 	g.gw_port = g.c[0].inv.port;
 	if (g.c[0].inv.server.family != 4)
 		die("gen writes IPv4 captures; the invitations name an IPv6 server%s", "");
+	if (a->v6_clients) {
+		struct dust_ipaddr ip6;
+
+		if (!a->ip6 || dust_ipaddr_parse(&ip6, a->ip6) != 0 || ip6.family != 6)
+			die("--v6-clients needs --ip6 GW6%s", "");
+		memcpy(g.gw_ip6, ip6.a, 16);
+	}
 	g.man = fopen(a->manifest, "w");
 	if (!g.man)
 		die("cannot write %s", a->manifest);
@@ -1082,12 +1126,40 @@ struct dec {
 	uint64_t *ka_per;
 };
 
-static long client_of(struct dec *d, const uint8_t *ip, uint16_t port)
+static long client_of(struct dec *d, int family, const uint8_t *ip, uint16_t port)
 {
 	for (unsigned i = 0; i < d->n; i++)
-		if (!memcmp(d->c[i].ep.ip.a, ip, 4) && d->c[i].ep.port == port)
+		if (d->c[i].ep.ip.family == family &&
+		    !memcmp(d->c[i].ep.ip.a, ip, family == 6 ? 16 : 4) && d->c[i].ep.port == port)
 			return i;
 	return -1;
+}
+
+/* UDP payload of an IPv4 or IPv6 frame and its destination client; -1 if none. */
+static long dec_udp(struct dec *d, const uint8_t *f, size_t len, const uint8_t **pl, size_t *plen)
+{
+	size_t l3 = 14, ihl;
+	const uint8_t *u;
+	long w;
+
+	if (len >= 62 && f[12] == 0x86 && f[13] == 0xdd && f[20] == IPPROTO_UDP) {
+		u = f + l3 + 40;
+		w = client_of(d, 6, f + l3 + 24, (uint16_t)(u[2] << 8 | u[3]));
+	} else if (len >= 42 && f[12] == 0x08 && f[13] == 0x00 && f[23] == IPPROTO_UDP) {
+		ihl = (size_t)(f[14] & 0xf) * 4;
+		u = f + l3 + ihl;
+		if (l3 + ihl + 8 > len)
+			return -1;
+		w = client_of(d, 4, f + l3 + 16, (uint16_t)(u[2] << 8 | u[3]));
+	} else {
+		return -1;
+	}
+	*plen = (size_t)(u[4] << 8 | u[5]);
+	if (w < 0 || *plen < 8 || (size_t)(u - f) + *plen > len)
+		return -1;
+	*pl = u + 8;
+	*plen -= 8;
+	return w;
 }
 
 static void dec_seg(struct dec *d, unsigned w, const uint8_t *b, size_t len)
@@ -1116,25 +1188,21 @@ static void dec_frame(const uint8_t *f, size_t len, unsigned file, void *arg)
 	struct dust_seg segs[DUST_CHAIN_MAX];
 	enum dust_drop drop;
 	uint8_t buf[FRAME_MAX];
+	const uint8_t *pl;
+	size_t plen;
 	unsigned ns;
 	long w;
-	size_t ulen;
 
 	(void)file;
-	if (len < 42 || f[12] != 0x08 || f[13] != 0x00 || f[23] != IPPROTO_UDP) {
-		d->foreign++;
-		return;
-	}
-	w = client_of(d, f + 30, (uint16_t)(f[36] << 8 | f[37]));
-	ulen = (size_t)(f[38] << 8 | f[39]);
-	if (w < 0 || ulen < 8 || 34 + ulen > len || ulen - 8 > sizeof(buf)) {
+	w = dec_udp(d, f, len, &pl, &plen);
+	if (w < 0 || plen > sizeof(buf)) {
 		d->foreign++;
 		return;
 	}
 	d->datagrams++;
-	memcpy(buf, f + 42, ulen - 8);
+	memcpy(buf, pl, plen);
 	dust_limits_default(&lim);
-	ns = dust_datagram_open(&d->c[w].s, &lim, now_s(), buf, ulen - 8, 0, segs, DUST_CHAIN_MAX,
+	ns = dust_datagram_open(&d->c[w].s, &lim, now_s(), buf, plen, 0, segs, DUST_CHAIN_MAX,
 	                        &drop);
 	if (drop != DUST_OK || !ns) {
 		if (d->fail++ < 5)
@@ -1271,6 +1339,7 @@ static int parse(int argc, char **argv, struct args *a)
 	    {"roam", required_argument, NULL, 'R'},
 	    {"table-max", required_argument, NULL, 'T'},
 	    {"ip6", required_argument, NULL, '6'},
+	    {"v6-clients", required_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -1331,6 +1400,9 @@ static int parse(int argc, char **argv, struct args *a)
 			break;
 		case '6':
 			a->ip6 = optarg;
+			break;
+		case 'V':
+			a->v6_clients = (unsigned)strtoul(optarg, NULL, 10);
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
