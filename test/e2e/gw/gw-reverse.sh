@@ -3,12 +3,14 @@
 # intros, delivery_hold_ms) comes out sealed toward the right clients, and
 # the library, client side, decodes every packet back byte for byte.
 # Packets for an unused invitation and an unknown address are counted.
+# Ten of the clients reach the gateway over IPv6 (outer IPv6 both ways).
 . "$(dirname "$0")/lib.sh"
 
 make_store 60
 make_conf 1 300
+sed -i 's/^ipv4 = 10.0.0.1/&\nipv6 = fd00::1/' gw.conf
 "$PCAP" gen --store inv.store --out in.pcap --manifest m.txt --clients 50 --packets 2 \
-	--state clients.bin
+	--ip6 fd00::1 --v6-clients 10 --state clients.bin
 "$PCAP" inject --store inv.store --state clients.bin --out inj.pcap --manifest inj.txt \
 	--packets 6
 run_gw rev "rx_pcap=in.pcap,tx_pcap=out.pcap" "rx_pcap=inj.pcap,tx_pcap=clear.pcap" 1
