@@ -94,6 +94,7 @@ struct client {
 	bool have_prev;
 	bool up;      /* an authenticated packet has arrived for cur */
 	bool ever_up; /* we were connected once: losing the server is not fatal */
+	bool fatal;   /* an intro could not be built: stop with an error */
 	int tun;
 	int sock;
 	size_t dg_max; /* largest UDP payload that avoids outer fragmentation */
@@ -859,7 +860,7 @@ static void send_intro(struct client *c)
 	                     &next);
 	if (n < 0) {
 		logmsg("cannot build an intro: %s", dust_last_error());
-		quit = 1;
+		c->fatal = true;
 		return;
 	}
 	/* keep the previous keys: the server's answer to it may still be in flight */
@@ -1093,6 +1094,8 @@ static int run(struct client *c)
 	tun_drain(c);
 	while (!quit && rc == 0) {
 		rc = tick(c);
+		if (c->fatal)
+			return EXIT_USAGE;
 		if (rc || quit)
 			break;
 		if (poll(pfd, 2, 200) < 0) {
