@@ -47,14 +47,14 @@ static unsigned inner_check(const struct dust_session *s, const uint8_t *ip, uin
 	return DGW_DROP_INNER_BAD;
 }
 
+/* Byte-wise: the header lands wherever the cleartext starts, often at an odd address. */
 static void frame_eth(struct dgw *gw, uint8_t *start, uint8_t version)
 {
-	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)start;
+	uint16_t type = rte_cpu_to_be_16(version == 4 ? RTE_ETHER_TYPE_IPV4 : RTE_ETHER_TYPE_IPV6);
 
-	rte_ether_addr_copy(&gw->dlv_dst, &eth->dst_addr);
-	rte_ether_addr_copy(&gw->dlv_mac, &eth->src_addr);
-	eth->ether_type =
-	    rte_cpu_to_be_16(version == 4 ? RTE_ETHER_TYPE_IPV4 : RTE_ETHER_TYPE_IPV6);
+	memcpy(start, gw->dlv_dst.addr_bytes, RTE_ETHER_ADDR_LEN);
+	memcpy(start + RTE_ETHER_ADDR_LEN, gw->dlv_mac.addr_bytes, RTE_ETHER_ADDR_LEN);
+	memcpy(start + 2 * RTE_ETHER_ADDR_LEN, &type, 2);
 }
 
 /*

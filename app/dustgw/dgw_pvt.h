@@ -49,6 +49,15 @@ struct dgw_msg {
 	uint64_t mac; /* PUBLISH: the client's source MAC */
 };
 
+/*
+ * tunnel_map key: an inner address padded to a multiple of 4 bytes, since
+ * rte_jhash reads whole 32-bit words. Zero every byte before use.
+ */
+struct dgw_tkey {
+	struct dust_ipaddr ip;
+	uint8_t pad[3];
+} __attribute__((aligned(4)));
+
 /* Per invitation: the published session, read by any encoder without locks. */
 struct dgw_pub {
 	struct dust_session *_Atomic s; /* written by the main lcore only */

@@ -13,7 +13,7 @@ struct enc {
 	struct rte_mbuf *m;
 	uint8_t *ip;
 	uint16_t len;
-	struct dust_ipaddr dst;
+	struct dgw_tkey dst;
 };
 
 static int drop(struct dgw_worker *w, struct rte_mbuf *m, unsigned reason)
@@ -55,8 +55,8 @@ static int inner_parse(struct dgw_worker *w, struct rte_mbuf *m, struct enc *e)
 		struct rte_ipv4_hdr *h = (struct rte_ipv4_hdr *)e->ip;
 
 		e->len = rte_be_to_cpu_16(h->total_length);
-		e->dst.family = 4;
-		memcpy(e->dst.a, &h->dst_addr, 4);
+		e->dst.ip.family = 4;
+		memcpy(e->dst.ip.a, &h->dst_addr, 4);
 	} else if ((e->ip[0] >> 4) == 6 && room >= sizeof(struct rte_ipv6_hdr)) {
 		struct rte_ipv6_hdr *h = (struct rte_ipv6_hdr *)e->ip;
 
@@ -64,8 +64,8 @@ static int inner_parse(struct dgw_worker *w, struct rte_mbuf *m, struct enc *e)
 		    dgw_neigh_ns(w, m, &gw->dlv_mac, true))
 			return -1;
 		e->len = sizeof(*h) + rte_be_to_cpu_16(h->payload_len);
-		e->dst.family = 6;
-		memcpy(e->dst.a, h->dst_addr, 16);
+		e->dst.ip.family = 6;
+		memcpy(e->dst.ip.a, h->dst_addr, 16);
 	} else {
 		return drop(w, m, DGW_DROP_DLV_NOT_IP);
 	}

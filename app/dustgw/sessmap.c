@@ -68,19 +68,20 @@ static int tunnel_map_fill(struct dgw *gw)
 {
 	for (uint32_t i = 0; i < gw->ninv; i++) {
 		struct dust_store_entry *e = dust_store_at(gw->srv.store, i);
-		struct dust_ipaddr key;
+		struct dgw_tkey key;
 		void *old;
 
 		memset(&key, 0, sizeof(key));
-		key.family = e->inv.tunnel.family;
-		memcpy(key.a, e->inv.tunnel.a, key.family == 4 ? 4 : 16);
+		key.ip.family = e->inv.tunnel.family;
+		memcpy(key.ip.a, e->inv.tunnel.a, key.ip.family == 4 ? 4 : 16);
 		if (rte_hash_lookup_data(gw->tunnel_map, &key, &old) >= 0) {
 			char buf[64];
 
-			DGW_LOG(
-			    WARNING, "invitations %u and %u share tunnel address %s: keeping %u",
-			    (unsigned)(uintptr_t)old, i, dust_ipaddr_format(&key, buf, sizeof(buf)),
-			    (unsigned)(uintptr_t)old);
+			DGW_LOG(WARNING,
+			        "invitations %u and %u share tunnel address %s: keeping %u",
+			        (unsigned)(uintptr_t)old, i,
+			        dust_ipaddr_format(&key.ip, buf, sizeof(buf)),
+			        (unsigned)(uintptr_t)old);
 			continue;
 		}
 		if (rte_hash_add_key_data(gw->tunnel_map, &key, (void *)(uintptr_t)i) != 0)
@@ -94,7 +95,7 @@ static int maps_create(struct dgw *gw)
 	struct rte_hash_parameters hp = {
 	    .name = "dgw_tunnel",
 	    .entries = RTE_MAX(gw->ninv, 64u) * 2,
-	    .key_len = sizeof(struct dust_ipaddr),
+	    .key_len = sizeof(struct dgw_tkey),
 	    .hash_func = rte_jhash,
 	    .socket_id = (int)rte_socket_id(),
 	    .extra_flag = RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF,

@@ -43,13 +43,13 @@ static int stats_cb(const char *cmd, const char *params, struct rte_tel_data *d)
 
 static int session_one(struct dgw *gw, const char *addr, struct rte_tel_data *d)
 {
-	struct dust_ipaddr key;
+	struct dgw_tkey key;
 	struct dgw_pub p;
 	void *idx;
 	char buf[64];
 
 	memset(&key, 0, sizeof(key));
-	if (dust_ipaddr_parse(&key, addr) != 0)
+	if (dust_ipaddr_parse(&key.ip, addr) != 0)
 		return -EINVAL;
 	if (rte_hash_lookup_data(gw->tunnel_map, &key, &idx) < 0)
 		return -ENOENT;

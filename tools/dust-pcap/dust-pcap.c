@@ -927,6 +927,13 @@ static void manifest_load(struct manifest *m, const char *path, const char *kind
 	fclose(f);
 }
 
+static void manifest_free(struct manifest *m)
+{
+	for (size_t i = 0; i < m->np; i++)
+		free(m->p[i].b);
+	free(m->p);
+}
+
 /* Add another manifest's counter expectations (a run fed by two captures). */
 static void manifest_merge_expect(struct manifest *m, const char *path)
 {
@@ -943,6 +950,7 @@ static void manifest_merge_expect(struct manifest *m, const char *path)
 		else if (j < m->ne)
 			m->e[j].v += o.e[i].v;
 	}
+	manifest_free(&o);
 }
 
 /* Per-client queues of expected packets, in manifest order. */
@@ -975,6 +983,16 @@ static void queues_build(struct queues *q, const struct manifest *m)
 }
 
 /* ---- check --------------------------------------------------------------- */
+
+static void queues_free(struct queues *q)
+{
+	for (unsigned w = 0; w <= q->clients; w++)
+		free(q->idx[w]);
+	free(q->idx);
+	free(q->n);
+	free(q->next);
+	free(q->file);
+}
 
 struct check {
 	struct manifest m;
@@ -1111,6 +1129,8 @@ static int cmd_check(const struct args *a)
 	}
 	if (a->stats)
 		bad += check_stats(&k.m, a->stats);
+	queues_free(&k.q);
+	manifest_free(&k.m);
 	return bad ? 1 : 0;
 }
 
@@ -1251,6 +1271,12 @@ static int cmd_decode(const struct args *a)
 		printf("decode: %" PRIu64 " of %zu expected packets decoded byte for byte (%" PRIu64
 		       " differ, %" PRIu64 " lost, %" PRIu64 " unexpected)\n",
 		       d.data - d.bad - d.extra, d.m.np, d.bad, lost, d.extra);
+	if (d.have_manifest) {
+		queues_free(&d.q);
+		manifest_free(&d.m);
+	}
+	free(d.ka_per);
+	free(d.c);
 	return d.fail || d.bad || lost || d.extra ? 1 : 0;
 }
 

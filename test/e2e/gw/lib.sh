@@ -63,10 +63,11 @@ CONF
 # run_gw NAME NETVDEV DLVVDEV WORKERS: replay, summary in NAME.summary, stats NAME.stats
 run_gw() {
 	name=$1
+	rc=0
 	timeout 120 "$DUSTGW" --lcores "$(lcores "$4")" --no-huge -m 512 --no-pci \
 		--file-prefix "$PREFIX" --log-level=dustgw:info \
 		--vdev "net_pcap0,$2" --vdev "net_pcap1,$3" -- \
-		--config gw.conf --stats-out "$name.stats" >"$name.summary" 2>"$name.log" ||
-		{ cat "$name.log" "$name.summary" >&2; fail "dustgw exited with $?"; }
+		--config gw.conf --stats-out "$name.stats" >"$name.summary" 2>"$name.log" || rc=$?
+	[ $rc = 0 ] || { cat "$name.log" "$name.summary" >&2; fail "dustgw exited with $rc"; }
 	cat "$name.summary"
 }
