@@ -49,6 +49,7 @@ struct opts {
 	unsigned clients;
 	double seconds; /* aim for this much steady state per worker */
 	unsigned max_frames;
+	unsigned mem_mb; /* budget for the mbufs of all workers (EAL -m must exceed it) */
 	bool sw_csum;
 };
 
@@ -623,8 +624,14 @@ static void watch(struct bench *b, const uint64_t *base)
 		}
 		if (sum != last_sum)
 			last_sum = sum, last_move = t;
-		if (all || t - last_move > 1.0)
+		if (all)
 			break;
+		/* A worker can be off its CPU for a while on a shared machine: be patient. */
+		if (t - last_move > 3.0) {
+			fprintf(stderr, "dgw_pipe: no progress for 3 s at %" PRIu64 " of %" PRIu64
+				" frames\n", sum, (uint64_t)b->nframes * b->o.workers);
+			break;
+		}
 		usleep(500);
 	}
 	for (unsigned w = 0; w < b->o.workers; w++) {
@@ -743,6 +750,14 @@ static void report(struct bench *b, int rc)
 		printf("%s\"%s\": %" PRIu64, first ? "" : ", ", dgw_drop_name(d), st.drop[d]);
 		first = false;
 	}
+	printf("}, \"counters\": {");
+	first = true;
+	for (unsigned c = 0; c < DGW_CTR_MAX; c++) {
+		if (!st.ctr[c])
+			continue;
+		printf("%s\"%s\": %" PRIu64, first ? "" : ", ", dgw_ctr_name(c), st.ctr[c]);
+		first = false;
+	}
 	printf("}, \"error\": \"%s\"}\n", rc ? strerror(-rc) : "");
 	fflush(stdout);
 }
@@ -751,7 +766,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: dgw_pipe [EAL args] -- [--workers N] [--dir decode|encode] [--size N|imix]\n"
-		"       [--clients N] [--seconds S] [--max-frames N] [--sw-csum]\n");
+		"       [--clients N] [--seconds S] [--max-frames N] [--mem-mb M] [--sw-csum]\n");
 	exit(2);
 }
 
@@ -760,12 +775,12 @@ static void parse(int argc, char **argv, struct opts *o)
 	static const struct option lo[] = {
 		{"workers", 1, NULL, 'w'}, {"dir", 1, NULL, 'd'},     {"size", 1, NULL, 's'},
 		{"clients", 1, NULL, 'c'}, {"seconds", 1, NULL, 't'}, {"max-frames", 1, NULL, 'm'},
-		{"sw-csum", 0, NULL, 'k'}, {NULL, 0, NULL, 0},
+		{"sw-csum", 0, NULL, 'k'}, {"mem-mb", 1, NULL, 'M'},    {NULL, 0, NULL, 0},
 	};
 	int c;
 
 	*o = (struct opts){.workers = 1, .size = 64, .clients = 64, .seconds = 0.4,
-			   .max_frames = 800000};
+			   .max_frames = 800000, .mem_mb = 1400};
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 'w': o->workers = (unsigned)atoi(optarg); break;
@@ -775,6 +790,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 't': o->seconds = atof(optarg); break;
 		case 'm': o->max_frames = (unsigned)atoi(optarg); break;
 		case 'k': o->sw_csum = true; break;
+		case 'M': o->mem_mb = (unsigned)atoi(optarg); break;
 		default: usage();
 		}
 	}
@@ -796,10 +812,13 @@ static void config_fill(struct bench *b, struct dgw_config *cfg)
 	cfg->exit_on_idle_ms = 0;
 }
 
+/* Enough frames for o.seconds at the bare AEAD's rate, within the memory budget. */
 static unsigned frames_for(const struct bench *b)
 {
+	double elt = room_for(&b->o) + sizeof(struct rte_mbuf) + 64;
+	double fit = (double)b->o.mem_mb * (1 << 20) / elt / b->o.workers;
 	double want = b->aead_pps * b->o.seconds;
-	unsigned n = want > b->o.max_frames ? b->o.max_frames : (unsigned)want;
+	unsigned n = (unsigned)RTE_MIN(RTE_MIN(want, fit), (double)b->o.max_frames);
 	return n < 20000 ? 20000 : n;
 }
 
