@@ -11,15 +11,13 @@ jobs=${JOBS:-2}
 
 # UBSan's alignment check is off: DPDK's inline headers (rte_hash_crc.h, the
 # rte_*_hdr accessors on packet bytes) load unaligned words by design on x86.
-san_args="-fno-sanitize-recover=all,-fno-sanitize=alignment"
-opts="-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized
-  -Dc_args=$san_args -Dcpp_args=$san_args -Dbench=disabled"
+san_args="['-fno-sanitize-recover=all', '-fno-sanitize=alignment']"
+set -- -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized \
+  "-Dc_args=$san_args" "-Dcpp_args=$san_args" -Dbench=disabled
 if [ -d "$b/meson-private" ]; then
-  # shellcheck disable=SC2086
-  meson configure "$b" $opts
+  meson configure "$b" "$@"
 else
-  # shellcheck disable=SC2086
-  meson setup "$b" $opts
+  meson setup "$b" "$@"
 fi
 ninja -C "$b" -j"$jobs"
 
