@@ -452,7 +452,7 @@ static int cmd_fill(const struct opts *o)
 	return 0;
 }
 
-static void usage(void)
+static __attribute__((noreturn)) void usage(void)
 {
 	fprintf(stderr,
 		"usage: dust-hostile COMMAND --to ADDR:PORT --from ADDR[:PORT] [options]\n"
