@@ -25,14 +25,14 @@ int main(int argc, char **argv)
 		return 2;
 	if (!enc) /* only decode needs a valid ciphertext; encode counts exactly n calls */
 		crypto_aead_chacha20poly1305_ietf_encrypt_detached(ct, tag, NULL, ct, len, NULL, 0,
-								   NULL, nonce, key);
+		                                                   NULL, nonce, key);
 	for (int i = 0; i < n; i++) {
 		if (enc) {
 			memcpy(nonce + 4, &i, sizeof(i));
-			crypto_aead_chacha20poly1305_ietf_encrypt_detached(out, tag, NULL, out, len,
-									   NULL, 0, NULL, nonce, key);
-		} else if (crypto_aead_chacha20poly1305_ietf_decrypt_detached(out, NULL, ct, len, tag,
-									      NULL, 0, nonce, key)) {
+			crypto_aead_chacha20poly1305_ietf_encrypt_detached(
+			    out, tag, NULL, out, len, NULL, 0, NULL, nonce, key);
+		} else if (crypto_aead_chacha20poly1305_ietf_decrypt_detached(
+		               out, NULL, ct, len, tag, NULL, 0, nonce, key)) {
 			fprintf(stderr, "aead_loop: tag rejected\n");
 			return 1;
 		}

@@ -159,7 +159,7 @@ void aead_seal_pool(aead_pool &p, int arg)
 		randombytes_buf(b, n);
 		nonce_of(nonce, i);
 		crypto_aead_chacha20poly1305_ietf_encrypt_detached(b, b + n, nullptr, b, n, nullptr,
-								   0, nullptr, nonce, p.key);
+		                                                   0, nullptr, nonce, p.key);
 		p.len[i] = (uint16_t)n;
 	}
 }
@@ -183,8 +183,8 @@ void BM_dust_seal(benchmark::State &state)
 	for (auto _ : state) {
 		for (unsigned j = 0; j < batch; j++, k++) {
 			size_t n = payload_at(arg, k);
-			int r = dust_data_seal(&pr.cli, &rng, &pad, now, &buf[j * kBufCap], n,
-					       kBufCap);
+			int r =
+			    dust_data_seal(&pr.cli, &rng, &pad, now, &buf[j * kBufCap], n, kBufCap);
 			if (r <= 0) {
 				state.SkipWithError("dust_data_seal failed");
 				return;
@@ -215,7 +215,7 @@ void BM_aead_encrypt(benchmark::State &state)
 			uint8_t *b = &buf[j * kBufCap];
 			nonce_of(nonce, ctr++);
 			crypto_aead_chacha20poly1305_ietf_encrypt_detached(
-				b, b + n, nullptr, b, n, nullptr, 0, nullptr, nonce, key);
+			    b, b + n, nullptr, b, n, nullptr, 0, nullptr, nonce, key);
 			bytes += n;
 		}
 		pkts += batch;
@@ -255,7 +255,7 @@ void BM_dust_open(benchmark::State &state)
 		size_t consumed;
 		memcpy(work.data(), pool.at(k), pool.len[k]);
 		enum dust_drop d =
-			dust_data_open(&pr.srv, &lim, now, work.data(), pool.len[k], &seg, &consumed);
+		    dust_data_open(&pr.srv, &lim, now, work.data(), pool.len[k], &seg, &consumed);
 		if (d != DUST_OK) {
 			state.SkipWithError(dust_drop_name(d));
 			return;
@@ -335,7 +335,7 @@ void BM_aead_decrypt(benchmark::State &state)
 			memcpy(w, pool.at(k + j), n + DUST_MAC_BYTES);
 			nonce_of(nonce, k + j);
 			if (crypto_aead_chacha20poly1305_ietf_decrypt_detached(
-				    w, nullptr, w, n, w + n, nullptr, 0, nonce, pool.key) != 0) {
+			        w, nullptr, w, n, w + n, nullptr, 0, nonce, pool.key) != 0) {
 				state.SkipWithError("bare AEAD decrypt failed");
 				return;
 			}
@@ -470,8 +470,8 @@ void BM_intro_accept(benchmark::State &state)
 			dust_store_tick(fx.srv.store, ts / 1000);
 			for (auto &p : batch) {
 				p.ts_ms = ++ts;
-				p.len = dust_intro_build(&inv, &fx.client, &fx.rng, &fx.pad, p.ts_ms,
-							 p.b, sizeof(p.b), &cs);
+				p.len = dust_intro_build(&inv, &fx.client, &fx.rng, &fx.pad,
+				                         p.ts_ms, p.b, sizeof(p.b), &cs);
 			}
 			k = 0;
 			state.ResumeTiming();
@@ -482,7 +482,7 @@ void BM_intro_accept(benchmark::State &state)
 			return;
 		}
 		enum dust_drop d = dust_intro_accept(&fx.srv, p.b, (size_t)p.len, p.ts_ms, &from,
-						     &ss, &consumed, &info);
+		                                     &ss, &consumed, &info);
 		if (d != DUST_OK) {
 			state.SkipWithError(dust_drop_name(d));
 			return;
@@ -522,7 +522,7 @@ void BM_intro_accept_first(benchmark::State &state)
 		p.ts_ms = now_ms();
 		dust_store_tick(fx.srv.store, p.ts_ms / 1000);
 		p.len = dust_intro_build(&inv, &fx.client, &fx.rng, &fx.pad, p.ts_ms, p.b,
-					 sizeof(p.b), &cs);
+		                         sizeof(p.b), &cs);
 		from.port++;
 		state.ResumeTiming();
 		if (p.len <= 0) {
@@ -530,7 +530,7 @@ void BM_intro_accept_first(benchmark::State &state)
 			return;
 		}
 		enum dust_drop d = dust_intro_accept(&fx.srv, p.b, (size_t)p.len, p.ts_ms, &from,
-						     &ss, &consumed, &info);
+		                                     &ss, &consumed, &info);
 		if (d != DUST_OK || !info.first_use) {
 			state.SkipWithError(d != DUST_OK ? dust_drop_name(d) : "not a first use");
 			return;
@@ -673,11 +673,11 @@ void BM_session_lookup(benchmark::State &state)
 	state.counters["pps"] = benchmark::Counter((double)hits, benchmark::Counter::kIsRate);
 	size_t cap = dust_session_table_capacity(fx.t);
 	state.counters["table_B_per_session"] =
-		(double)dust_session_table_bytes(fx.t) / (double)(cap ? cap : 1);
+	    (double)dust_session_table_bytes(fx.t) / (double)(cap ? cap : 1);
 	state.counters["rss_B_per_session"] = (double)fx.rss_delta_kb * 1024.0 / (double)n;
 	/* The endpoint keys of this harness (eps) are not the table's: left out. */
-	state.counters["heap_B_per_session"] = fx.heap_delta / (double)n -
-					       (double)sizeof(struct dust_endpoint);
+	state.counters["heap_B_per_session"] =
+	    fx.heap_delta / (double)n - (double)sizeof(struct dust_endpoint);
 }
 
 void BM_session_lookup_bulk(benchmark::State &state)
@@ -747,7 +747,11 @@ void BM_store_memory(benchmark::State &state)
 
 BENCHMARK(BM_session_lookup)->ArgName("sessions")->Arg(1000)->Arg(100000)->Arg(1000000);
 BENCHMARK(BM_session_lookup_bulk)->ArgName("sessions")->Arg(1000)->Arg(100000)->Arg(1000000);
-BENCHMARK(BM_store_memory)->ArgName("invitations")->Arg(20000)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_store_memory)
+    ->ArgName("invitations")
+    ->Arg(20000)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
 
 /* ---- Replay window ---------------------------------------------------------------- */
 

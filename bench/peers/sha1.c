@@ -58,8 +58,7 @@ static void block(uint32_t h[5], const uint8_t p[SHA1_BLOCK])
 
 void sha1_init(struct sha1 *c)
 {
-	static const uint32_t iv[5] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476,
-				       0xc3d2e1f0};
+	static const uint32_t iv[5] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0};
 	memcpy(c->h, iv, sizeof(iv));
 	c->total = 0;
 	c->fill = 0;
@@ -103,7 +102,7 @@ void sha1_final(struct sha1 *c, uint8_t out[SHA1_BYTES])
 }
 
 void sha1_hmac(uint8_t out[SHA1_BYTES], const uint8_t *key, size_t klen, const uint8_t *msg,
-	       size_t mlen)
+               size_t mlen)
 {
 	uint8_t k[SHA1_BLOCK] = {0}, pad[SHA1_BLOCK], inner[SHA1_BYTES];
 	struct sha1 c;
@@ -130,7 +129,7 @@ void sha1_hmac(uint8_t out[SHA1_BYTES], const uint8_t *key, size_t klen, const u
 }
 
 void sha1_hkdf(uint8_t *out, size_t out_len, const uint8_t *salt, size_t slen, const uint8_t *ikm,
-	       size_t ilen, const uint8_t *info, size_t info_len)
+               size_t ilen, const uint8_t *info, size_t info_len)
 {
 	uint8_t prk[SHA1_BYTES], t[SHA1_BYTES], msg[SHA1_BYTES + 256 + 1];
 	size_t tlen = 0, done = 0;

@@ -23,9 +23,9 @@ void sha1_init(struct sha1 *c);
 void sha1_update(struct sha1 *c, const void *p, size_t n);
 void sha1_final(struct sha1 *c, uint8_t out[SHA1_BYTES]);
 void sha1_hmac(uint8_t out[SHA1_BYTES], const uint8_t *key, size_t klen, const uint8_t *msg,
-	       size_t mlen);
+               size_t mlen);
 /** HKDF extract-then-expand; out_len at most 255 * SHA1_BYTES. */
 void sha1_hkdf(uint8_t *out, size_t out_len, const uint8_t *salt, size_t slen, const uint8_t *ikm,
-	       size_t ilen, const uint8_t *info, size_t info_len);
+               size_t ilen, const uint8_t *info, size_t info_len);
 
 #endif

@@ -29,7 +29,7 @@ enum {
 	SS_SALT_BYTES = 32, /* = key size for chacha20-ietf-poly1305 */
 	SS_ADDR_BYTES = 7,  /* atyp 1 | IPv4 | port */
 	SS_TAG_BYTES = crypto_aead_chacha20poly1305_ietf_ABYTES,
-	SEQ_BYTES = 8,      /* each payload starts with its sequence number */
+	SEQ_BYTES = 8, /* each payload starts with its sequence number */
 	BATCH = 32,
 };
 
@@ -78,8 +78,8 @@ static double proc_cpu_s(int pid)
 	fclose(f);
 	/* The command name may hold spaces: fields restart after its ')'. */
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
-			 &st) != 2)
+	if (!p ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
 		return -1;
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
@@ -96,8 +96,9 @@ static long udp_drops(uint16_t port)
 	while (fgets(line, sizeof(line), f)) {
 		unsigned lport;
 		long d;
-		if (sscanf(line, " %*d: %*x:%x %*x:%*x %*x %*x:%*x %*x:%*x %*x %*u %*u %*u %*d %*s %ld",
-			   &lport, &d) == 2 &&
+		if (sscanf(line,
+		           " %*d: %*x:%x %*x:%*x %*x %*x:%*x %*x:%*x %*x %*u %*u %*u %*d %*s %ld",
+		           &lport, &d) == 2 &&
 		    lport == port)
 			drops = d;
 	}
@@ -120,7 +121,7 @@ static uint8_t fill_byte(uint64_t seq, unsigned i)
 
 /* One datagram: salt | E(addr | seq | fill) | tag, with a fresh salt. */
 static size_t ss_seal(uint8_t *out, const uint8_t key[32], uint16_t sink_port, uint64_t seq,
-		      unsigned size)
+                      unsigned size)
 {
 	static const uint8_t zero_nonce[crypto_aead_chacha20poly1305_ietf_NPUBBYTES];
 	uint8_t subkey[32];
@@ -136,8 +137,8 @@ static size_t ss_seal(uint8_t *out, const uint8_t key[32], uint16_t sink_port, u
 	for (unsigned i = SEQ_BYTES; i < size; i++)
 		pt[SS_ADDR_BYTES + i] = fill_byte(seq, i);
 	ss_subkey(key, out, subkey);
-	crypto_aead_chacha20poly1305_ietf_encrypt(pt, &clen, pt, ptlen, NULL, 0, NULL,
-						  zero_nonce, subkey);
+	crypto_aead_chacha20poly1305_ietf_encrypt(pt, &clen, pt, ptlen, NULL, 0, NULL, zero_nonce,
+	                                          subkey);
 	sodium_memzero(subkey, sizeof(subkey));
 	return SS_SALT_BYTES + (size_t)clen;
 }
@@ -210,7 +211,7 @@ struct frames {
 };
 
 static int frames_build(struct frames *fr, const uint8_t key[32], uint16_t sink_port,
-			const struct opts *o)
+                        const struct opts *o)
 {
 	size_t max_n;
 
@@ -222,7 +223,8 @@ static int frames_build(struct frames *fr, const uint8_t key[32], uint16_t sink_
 	if (!fr->buf || !fr->len)
 		return -ENOMEM;
 	for (unsigned i = 0; i < fr->n; i++)
-		fr->len[i] = (uint32_t)ss_seal(fr->buf + fr->stride * i, key, sink_port, i, o->size);
+		fr->len[i] =
+		    (uint32_t)ss_seal(fr->buf + fr->stride * i, key, sink_port, i, o->size);
 	return 0;
 }
 
@@ -263,8 +265,9 @@ static int blast(int fd, const struct frames *fr, double seconds, struct sent *o
 
 static int ss_connect(uint16_t port)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port),
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in a = {.sin_family = AF_INET,
+	                        .sin_port = htons(port),
+	                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
 
 	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0)
@@ -285,30 +288,45 @@ static void sink_settle(struct sink *sk)
 static void usage(void)
 {
 	fprintf(stderr, "usage: ss_load --port P --pid PID --key B64 [--size N] [--count N]\n"
-			"               [--seconds S] [--mem-mb M]\n");
+	                "               [--seconds S] [--mem-mb M]\n");
 	exit(2);
 }
 
 static void parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-		{"port", 1, NULL, 'p'}, {"pid", 1, NULL, 'P'},     {"key", 1, NULL, 'k'},
-		{"size", 1, NULL, 's'}, {"count", 1, NULL, 'c'},   {"seconds", 1, NULL, 't'},
-		{"mem-mb", 1, NULL, 'm'}, {NULL, 0, NULL, 0},
+	    {"port", 1, NULL, 'p'},   {"pid", 1, NULL, 'P'},   {"key", 1, NULL, 'k'},
+	    {"size", 1, NULL, 's'},   {"count", 1, NULL, 'c'}, {"seconds", 1, NULL, 't'},
+	    {"mem-mb", 1, NULL, 'm'}, {NULL, 0, NULL, 0},
 	};
 	int c;
 
 	*o = (struct opts){.size = 64, .count = 400000, .seconds = 2.0, .mem_mb = 256};
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 'p': o->ss_port = (uint16_t)atoi(optarg); break;
-		case 'P': o->ss_pid = atoi(optarg); break;
-		case 'k': o->key_b64 = optarg; break;
-		case 's': o->size = (unsigned)atoi(optarg); break;
-		case 'c': o->count = (unsigned)strtoul(optarg, NULL, 10); break;
-		case 't': o->seconds = atof(optarg); break;
-		case 'm': o->mem_mb = strtoul(optarg, NULL, 10); break;
-		default: usage();
+		case 'p':
+			o->ss_port = (uint16_t)atoi(optarg);
+			break;
+		case 'P':
+			o->ss_pid = atoi(optarg);
+			break;
+		case 'k':
+			o->key_b64 = optarg;
+			break;
+		case 's':
+			o->size = (unsigned)atoi(optarg);
+			break;
+		case 'c':
+			o->count = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 't':
+			o->seconds = atof(optarg);
+			break;
+		case 'm':
+			o->mem_mb = strtoul(optarg, NULL, 10);
+			break;
+		default:
+			usage();
 		}
 	}
 	if (!o->ss_port || !o->ss_pid || !o->key_b64 || o->size < SEQ_BYTES || o->size > 1450 ||
@@ -321,7 +339,7 @@ static int decode_key(const char *b64, uint8_t key[32])
 	size_t n = 0;
 
 	if (sodium_base642bin(key, 32, b64, strlen(b64), NULL, &n, NULL,
-			      sodium_base64_VARIANT_ORIGINAL) != 0 ||
+	                      sodium_base64_VARIANT_ORIGINAL) != 0 ||
 	    n != 32)
 		return -1;
 	return 0;

@@ -71,14 +71,14 @@ struct bench {
 	struct rte_ether_addr net_mac, dlv_mac;
 	struct dgw *gw;
 	struct rte_mbuf **frames[DGW_MAX_WORKERS];
-	unsigned nframes; /* per worker */
+	unsigned nframes;       /* per worker */
 	uint64_t payload_bytes; /* per worker, inner bytes */
-	double aead_pps;      /* bare AEAD on a few hot buffers: the baseline */
-	double aead_cold_pps; /* bare AEAD touching each packet once, from DRAM */
+	double aead_pps;        /* bare AEAD on a few hot buffers: the baseline */
+	double aead_cold_pps;   /* bare AEAD touching each packet once, from DRAM */
 	double aead_pre_pps, aead_post_pps; /* hot, before and after the run */
 	/* results, per worker */
-	double pps[DGW_MAX_WORKERS];     /* per second on a CPU (schedstat) */
-	double pps_wall[DGW_MAX_WORKERS]; /* per wall-clock second */
+	double pps[DGW_MAX_WORKERS];       /* per second on a CPU (schedstat) */
+	double pps_wall[DGW_MAX_WORKERS];  /* per wall-clock second */
 	double cpu_share[DGW_MAX_WORKERS]; /* on-CPU time / wall time in the window */
 	uint64_t done[DGW_MAX_WORKERS];
 	int err;
@@ -134,7 +134,8 @@ static int server_files(struct bench *b, struct dgw_config *cfg)
 		for (unsigned c = 0; c < b->o.clients; c++) {
 			struct client *cl = client_at(b, w, c);
 			if (make_tunnel(&tun, w, c) != 0 ||
-			    dust_invite_new(&cl->inv, &b->server, &addr, UDP_PORT, &tun, 32, exp) != 0 ||
+			    dust_invite_new(&cl->inv, &b->server, &addr, UDP_PORT, &tun, 32, exp) !=
+			        0 ||
 			    dust_store_add(st, &cl->inv) != 0) {
 				dust_store_close(st);
 				return -EINVAL;
@@ -163,7 +164,7 @@ static struct rte_ring *ring(const char *what, unsigned port, unsigned q, unsign
 	char name[RTE_RING_NAMESIZE];
 	snprintf(name, sizeof(name), "bp_%s%u_%u", what, port, q);
 	return rte_ring_create(name, rte_align32pow2(n + 1), rte_socket_id(),
-			       RING_F_SP_ENQ | RING_F_SC_DEQ);
+	                       RING_F_SP_ENQ | RING_F_SC_DEQ);
 }
 
 static int port_start(uint16_t port, unsigned q, struct rte_mempool *pool)
@@ -223,7 +224,7 @@ static void csum_flags(const struct bench *b, struct rte_mbuf *m)
 }
 
 static void ip4_fill(struct rte_ipv4_hdr *ip, const uint8_t src[4], const uint8_t dst[4],
-		     uint16_t tot)
+                     uint16_t tot)
 {
 	memset(ip, 0, sizeof(*ip));
 	ip->version_ihl = 0x45;
@@ -252,11 +253,11 @@ static void inner_fill(uint8_t *p, unsigned len, const uint8_t src[4], const uin
 
 /* Eth + IPv4 + UDP toward the gateway from a client; returns the payload pointer. */
 static uint8_t *outer_fill(struct bench *b, struct rte_mbuf *m, const struct client *cl,
-			   unsigned dust_len)
+                           unsigned dust_len)
 {
 	static const uint8_t gw_ip[4] = {192, 0, 2, 1};
-	unsigned l = sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) +
-		     sizeof(struct rte_udp_hdr);
+	unsigned l =
+	    sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr);
 	uint8_t *p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(l + dust_len));
 	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)p;
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
@@ -276,8 +277,8 @@ static uint8_t *outer_fill(struct bench *b, struct rte_mbuf *m, const struct cli
 /* After the Dust bytes are in: the real UDP checksum a client's kernel would send. */
 static void outer_csum(struct rte_mbuf *m)
 {
-	struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *,
-							  sizeof(struct rte_ether_hdr));
+	struct rte_ipv4_hdr *ip =
+	    rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, sizeof(struct rte_ether_hdr));
 	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
 	udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
 }
@@ -292,7 +293,7 @@ static struct dust_pad pad_none(void)
 }
 
 static struct rte_mbuf *intro_frame(struct bench *b, struct client *cl, struct dust_rng *rng,
-				    struct dust_identity *me)
+                                    struct dust_identity *me)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(b->pool);
 	uint8_t buf[DUST_INTRO_MIN_BYTES + DUST_INTRO_PAD_MAX];
@@ -304,8 +305,8 @@ static struct rte_mbuf *intro_frame(struct bench *b, struct client *cl, struct d
 		return NULL;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	n = dust_intro_build(&cl->inv, me, rng, &pad,
-			     (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000, buf,
-			     sizeof(buf), &cl->s);
+	                     (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000, buf,
+	                     sizeof(buf), &cl->s);
 	if (n <= 0) {
 		rte_pktmbuf_free(m);
 		return NULL;
@@ -317,7 +318,7 @@ static struct rte_mbuf *intro_frame(struct bench *b, struct client *cl, struct d
 }
 
 static struct rte_mbuf *data_frame(struct bench *b, struct client *cl, struct dust_rng *rng,
-				   unsigned len)
+                                   unsigned len)
 {
 	static const uint8_t dst[4] = {198, 51, 100, 7};
 	struct dust_pad pad = pad_none();
@@ -366,7 +367,7 @@ static struct rte_mbuf *clear_frame(struct bench *b, struct client *cl, unsigned
 
 static int by_addr(const void *a, const void *b)
 {
-	uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+	uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
 	return x < y ? -1 : x > y;
 }
 
@@ -385,8 +386,8 @@ static int frames_build(struct bench *b)
 		for (unsigned i = 0; i < b->nframes; i++) {
 			struct client *cl = client_at(b, w, i % b->o.clients);
 			unsigned len = size_at(&b->o, i);
-			b->frames[w][i] = b->o.encode ? clear_frame(b, cl, len)
-						      : data_frame(b, cl, &rng, len);
+			b->frames[w][i] =
+			    b->o.encode ? clear_frame(b, cl, len) : data_frame(b, cl, &rng, len);
 			if (!b->frames[w][i])
 				return -ENOMEM;
 		}
@@ -434,10 +435,11 @@ static int aead_job_main(void *arg)
 		memcpy(nonce + 4, &i, sizeof(i));
 		randombytes_buf(ct[i], len);
 		crypto_aead_chacha20poly1305_ietf_encrypt_detached(ct[i], tag[i], NULL, ct[i], len,
-								   NULL, 0, NULL, nonce, key);
+		                                                   NULL, 0, NULL, nonce, key);
 	}
 	memset(nonce, 0, sizeof(nonce));
-	/* Thread CPU time, like the pipeline's rate: other processes' share of the core drops out. */
+	/* Thread CPU time, like the pipeline's rate: other processes' share of the core drops out.
+	 */
 	t0 = thread_cpu_now();
 	do {
 		for (unsigned k = 0; k < 600; k++, n++) {
@@ -445,11 +447,11 @@ static int aead_job_main(void *arg)
 			if (j->o->encode) {
 				memcpy(nonce + 4, &n, sizeof(n));
 				crypto_aead_chacha20poly1305_ietf_encrypt_detached(
-					ct[i], tag[i], NULL, ct[i], len, NULL, 0, NULL, nonce, key);
+				    ct[i], tag[i], NULL, ct[i], len, NULL, 0, NULL, nonce, key);
 			} else {
 				memcpy(nonce + 4, &i, sizeof(i));
 				if (crypto_aead_chacha20poly1305_ietf_decrypt_detached(
-					    out, NULL, ct[i], len, tag[i], NULL, 0, nonce, key) != 0)
+				        out, NULL, ct[i], len, tag[i], NULL, 0, nonce, key) != 0)
 					return -1;
 			}
 		}
@@ -480,7 +482,7 @@ static int aead_cold_main(void *arg)
 		unsigned len = size_at(j->o, i);
 		memcpy(nonce + 4, &i, sizeof(i));
 		crypto_aead_chacha20poly1305_ietf_encrypt_detached(p, p + len, NULL, p, len, NULL,
-								   0, NULL, nonce, key);
+		                                                   0, NULL, nonce, key);
 	}
 	t0 = thread_cpu_now();
 	for (unsigned i = 0; i < j->cold_n; i++) {
@@ -489,10 +491,10 @@ static int aead_cold_main(void *arg)
 		uint32_t c = j->o->encode ? i + j->cold_n : i;
 		memcpy(nonce + 4, &c, sizeof(c));
 		if (j->o->encode)
-			crypto_aead_chacha20poly1305_ietf_encrypt_detached(p, p + len, NULL, p, len,
-									   NULL, 0, NULL, nonce, key);
-		else if (crypto_aead_chacha20poly1305_ietf_decrypt_detached(p, NULL, p, len, p + len,
-									    NULL, 0, nonce, key))
+			crypto_aead_chacha20poly1305_ietf_encrypt_detached(
+			    p, p + len, NULL, p, len, NULL, 0, NULL, nonce, key);
+		else if (crypto_aead_chacha20poly1305_ietf_decrypt_detached(
+		             p, NULL, p, len, p + len, NULL, 0, nonce, key))
 			break;
 	}
 	t = thread_cpu_now() - t0;
@@ -543,7 +545,7 @@ static int wait_intros(struct bench *b)
 		usleep(1000);
 	} while (mono_s() - t0 < 20);
 	fprintf(stderr, "dgw_pipe: only %" PRIu64 " of %" PRIu64 " intros accepted\n",
-		st.ctr[DGW_CTR_INTRO_OK], want);
+	        st.ctr[DGW_CTR_INTRO_OK], want);
 	return -ETIMEDOUT;
 }
 
@@ -628,8 +630,10 @@ static void watch(struct bench *b, const uint64_t *base)
 			break;
 		/* A worker can be off its CPU for a while on a shared machine: be patient. */
 		if (t - last_move > 3.0) {
-			fprintf(stderr, "dgw_pipe: no progress for 3 s at %" PRIu64 " of %" PRIu64
-				" frames\n", sum, (uint64_t)b->nframes * b->o.workers);
+			fprintf(stderr,
+			        "dgw_pipe: no progress for 3 s at %" PRIu64 " of %" PRIu64
+			        " frames\n",
+			        sum, (uint64_t)b->nframes * b->o.workers);
 			break;
 		}
 		usleep(500);
@@ -725,8 +729,8 @@ static void report(struct bench *b, int rc)
 	       "\"aead_pps\": %.0f, \"aead_pre_pps\": %.0f, \"aead_post_pps\": %.0f, "
 	       "\"aead_cold_pps\": %.0f, \"pps_per_lcore\": [",
 	       b->o.encode ? "encode" : "decode", b->o.workers, b->o.size, avg_len, b->nframes,
-	       b->o.clients, b->o.sw_csum ? "true" : "false", b->aead_pps,
-	       b->aead_pre_pps, b->aead_post_pps, b->aead_cold_pps);
+	       b->o.clients, b->o.sw_csum ? "true" : "false", b->aead_pps, b->aead_pre_pps,
+	       b->aead_post_pps, b->aead_cold_pps);
 	for (unsigned w = 0; w < b->o.workers; w++)
 		printf("%s%.0f", w ? ", " : "", b->pps[w]);
 	printf("], \"pps_wall_per_lcore\": [");
@@ -743,7 +747,8 @@ static void report(struct bench *b, int rc)
 	       "\"drops\": {",
 	       sum / b->o.workers / 1e6, sum / b->o.workers * avg_len * 8 / 1e9, sum / 1e6,
 	       sum / b->o.workers / b->aead_pps,
-	       b->aead_cold_pps > 0 ? sum / b->o.workers / b->aead_cold_pps : 0.0, sum > 0 ? 1e9 * b->o.workers / sum : 0.0);
+	       b->aead_cold_pps > 0 ? sum / b->o.workers / b->aead_cold_pps : 0.0,
+	       sum > 0 ? 1e9 * b->o.workers / sum : 0.0);
 	for (unsigned d = 1; d < DGW_DROP_MAX; d++) {
 		if (!st.drop[d])
 			continue;
@@ -764,34 +769,56 @@ static void report(struct bench *b, int rc)
 
 static void usage(void)
 {
-	fprintf(stderr,
-		"usage: dgw_pipe [EAL args] -- [--workers N] [--dir decode|encode] [--size N|imix]\n"
-		"       [--clients N] [--seconds S] [--max-frames N] [--mem-mb M] [--sw-csum]\n");
+	fprintf(
+	    stderr,
+	    "usage: dgw_pipe [EAL args] -- [--workers N] [--dir decode|encode] [--size N|imix]\n"
+	    "       [--clients N] [--seconds S] [--max-frames N] [--mem-mb M] [--sw-csum]\n");
 	exit(2);
 }
 
 static void parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-		{"workers", 1, NULL, 'w'}, {"dir", 1, NULL, 'd'},     {"size", 1, NULL, 's'},
-		{"clients", 1, NULL, 'c'}, {"seconds", 1, NULL, 't'}, {"max-frames", 1, NULL, 'm'},
-		{"sw-csum", 0, NULL, 'k'}, {"mem-mb", 1, NULL, 'M'},    {NULL, 0, NULL, 0},
+	    {"workers", 1, NULL, 'w'}, {"dir", 1, NULL, 'd'},     {"size", 1, NULL, 's'},
+	    {"clients", 1, NULL, 'c'}, {"seconds", 1, NULL, 't'}, {"max-frames", 1, NULL, 'm'},
+	    {"sw-csum", 0, NULL, 'k'}, {"mem-mb", 1, NULL, 'M'},  {NULL, 0, NULL, 0},
 	};
 	int c;
 
-	*o = (struct opts){.workers = 1, .size = 64, .clients = 64, .seconds = 0.4,
-			   .max_frames = 800000, .mem_mb = 1400};
+	*o = (struct opts){.workers = 1,
+	                   .size = 64,
+	                   .clients = 64,
+	                   .seconds = 0.4,
+	                   .max_frames = 800000,
+	                   .mem_mb = 1400};
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 'w': o->workers = (unsigned)atoi(optarg); break;
-		case 'd': o->encode = !strcmp(optarg, "encode"); break;
-		case 's': o->size = strcmp(optarg, "imix") ? (unsigned)atoi(optarg) : IMIX; break;
-		case 'c': o->clients = (unsigned)atoi(optarg); break;
-		case 't': o->seconds = atof(optarg); break;
-		case 'm': o->max_frames = (unsigned)atoi(optarg); break;
-		case 'k': o->sw_csum = true; break;
-		case 'M': o->mem_mb = (unsigned)atoi(optarg); break;
-		default: usage();
+		case 'w':
+			o->workers = (unsigned)atoi(optarg);
+			break;
+		case 'd':
+			o->encode = !strcmp(optarg, "encode");
+			break;
+		case 's':
+			o->size = strcmp(optarg, "imix") ? (unsigned)atoi(optarg) : IMIX;
+			break;
+		case 'c':
+			o->clients = (unsigned)atoi(optarg);
+			break;
+		case 't':
+			o->seconds = atof(optarg);
+			break;
+		case 'm':
+			o->max_frames = (unsigned)atoi(optarg);
+			break;
+		case 'k':
+			o->sw_csum = true;
+			break;
+		case 'M':
+			o->mem_mb = (unsigned)atoi(optarg);
+			break;
+		default:
+			usage();
 		}
 	}
 	if (!o->workers || o->workers > DGW_MAX_WORKERS || !o->clients ||
@@ -867,9 +894,9 @@ static int setup(struct bench *b, struct dgw_config *cfg)
 	if (rc)
 		return rc;
 	step("bare AEAD timed (hot and cold)");
-	b->pool = rte_pktmbuf_pool_create("bench_pool",
-					  b->o.workers * (b->nframes + b->o.clients) + 4096, 256,
-					  0, (uint16_t)room, rte_socket_id());
+	b->pool =
+	    rte_pktmbuf_pool_create("bench_pool", b->o.workers * (b->nframes + b->o.clients) + 4096,
+	                            256, 0, (uint16_t)room, rte_socket_id());
 	if (!b->pool)
 		return -rte_errno;
 	step("mbuf pool created");
