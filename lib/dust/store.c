@@ -43,6 +43,7 @@ struct dust_store {
 	size_t journal_lines;
 	struct dust_store_entry *e;
 	size_t n, cap;
+	uint32_t *id_index; /* entry index + 1, 0 = empty; 2 * cap slots */
 	struct tag_index *cur;  /* atomic: read by lookups on any thread */
 	struct tag_index *prev; /* freed at the next rebuild */
 	pthread_mutex_t lock;   /* serialises commits and journal writes */
@@ -67,12 +68,32 @@ static int hex_field(uint8_t *out, size_t outlen, const char *hex)
 	return 0;
 }
 
+/* IDs are random bytes from the store's own file: their first word is a fine hash. */
+static size_t id_home(const struct dust_store *st, const uint8_t id[DUST_ID_BYTES])
+{
+	return le32_get(id) & (2 * st->cap - 1);
+}
+
 static struct dust_store_entry *find_id(struct dust_store *st, const uint8_t id[DUST_ID_BYTES])
 {
-	for (size_t i = 0; i < st->n; i++)
-		if (memcmp(st->e[i].inv.id, id, DUST_ID_BYTES) == 0)
-			return &st->e[i];
+	if (!st->id_index)
+		return NULL;
+	for (size_t h = id_home(st, id); st->id_index[h]; h = (h + 1) & (2 * st->cap - 1)) {
+		struct dust_store_entry *e = &st->e[st->id_index[h] - 1];
+
+		if (memcmp(e->inv.id, id, DUST_ID_BYTES) == 0)
+			return e;
+	}
 	return NULL;
+}
+
+static void id_insert(struct dust_store *st, size_t idx)
+{
+	size_t h = id_home(st, st->e[idx].inv.id);
+
+	while (st->id_index[h])
+		h = (h + 1) & (2 * st->cap - 1);
+	st->id_index[h] = (uint32_t)idx + 1;
 }
 
 /*
@@ -84,9 +105,13 @@ static int grow(struct dust_store *st)
 {
 	size_t cap = st->cap ? st->cap * 2 : 64;
 	struct dust_store_entry *e = malloc(cap * sizeof(*e));
+	uint32_t *ix = calloc(2 * cap, sizeof(*ix));
 
-	if (!e)
+	if (!e || !ix) {
+		free(e);
+		free(ix);
 		return dust_fail(ENOMEM, "out of memory for %zu invitations", cap);
+	}
 	(void)sodium_mlock(e, cap * sizeof(*e));
 	if (st->e) {
 		memcpy(e, st->e, st->n * sizeof(*e));
@@ -95,6 +120,10 @@ static int grow(struct dust_store *st)
 	}
 	st->e = e;
 	st->cap = cap;
+	free(st->id_index);
+	st->id_index = ix;
+	for (size_t i = 0; i < st->n; i++)
+		id_insert(st, i);
 	return 0;
 }
 
@@ -111,6 +140,7 @@ static int entry_add(struct dust_store *st, const struct dust_invite *inv)
 	memset(e, 0, sizeof(*e));
 	e->inv = *inv;
 	dust_invite_derive(inv, &e->keys);
+	id_insert(st, st->n - 1);
 	return 0;
 }
 
@@ -456,6 +486,7 @@ DUST_EXPORT void dust_store_close(struct dust_store *st)
 		sodium_munlock(st->e, st->cap * sizeof(*st->e)); /* also zeroes */
 		free(st->e);
 	}
+	free(st->id_index);
 	free(st->cur);
 	free(st->prev);
 	free(st->path);
