@@ -48,16 +48,21 @@ static void poll_once(struct dgw_worker *w, uint64_t now_tsc)
 		if (unlikely(!w->first_rx_tsc))
 			w->first_rx_tsc = now_tsc;
 		w->st.ctr[DGW_CTR_NET_RX] += n;
-		atomic_store_explicit(&w->last_net_rx_tsc, now_tsc, memory_order_relaxed);
 		dgw_decode_burst(w, pkts, n);
+		/*
+		 * Idle counts from when the burst was done, not when it came in: a
+		 * burst of first-use intros (an fsync each) can outlast the idle
+		 * limit, and replay must not stop or open delivery meanwhile.
+		 */
+		atomic_store_explicit(&w->last_net_rx_tsc, rte_rdtsc(), memory_order_relaxed);
 	}
 	if (!atomic_load_explicit(&gw->dlv_open, memory_order_relaxed))
 		return;
 	n = rte_eth_rx_burst(gw->dlv_port, w->wid, pkts, DGW_BURST);
 	if (n) {
 		w->st.ctr[DGW_CTR_DLV_RX] += n;
-		atomic_store_explicit(&w->last_dlv_rx_tsc, now_tsc, memory_order_relaxed);
 		dgw_encode_burst(w, pkts, n);
+		atomic_store_explicit(&w->last_dlv_rx_tsc, rte_rdtsc(), memory_order_relaxed);
 	}
 }
 
