@@ -104,10 +104,10 @@ enum dust_pad_kind {
 };
 
 struct dust_pad {
-	uint8_t kind;   /**< enum dust_pad_kind */
-	uint16_t min;   /**< UNIFORM: smallest pad */
-	uint16_t max;   /**< UNIFORM: largest pad */
-	uint16_t mtu;   /**< cap on the whole datagram's Dust bytes; 0 = none */
+	uint8_t kind; /**< enum dust_pad_kind */
+	uint16_t min; /**< UNIFORM: smallest pad */
+	uint16_t max; /**< UNIFORM: largest pad */
+	uint16_t mtu; /**< cap on the whole datagram's Dust bytes; 0 = none */
 };
 
 /** Defaults: uniform 0..63 bytes, no MTU cap. */
@@ -143,25 +143,26 @@ struct dust_invite {
 
 /** Fill a fresh invitation (random id and secret) for this server. */
 DUST_MUST_CHECK int dust_invite_new(struct dust_invite *inv, const struct dust_identity *server,
-				    const struct dust_ipaddr *addr, uint16_t port,
-				    const struct dust_ipaddr *tunnel, uint8_t tunnel_prefix,
-				    uint64_t expiry);
+                                    const struct dust_ipaddr *addr, uint16_t port,
+                                    const struct dust_ipaddr *tunnel, uint8_t tunnel_prefix,
+                                    uint64_t expiry);
 
 /** 128-byte plaintext form (wire.h struct dust_wire_invite). */
 void dust_invite_pack(const struct dust_invite *inv, uint8_t out[DUST_INVITE_PT_BYTES]);
 /** -EINVAL for a bad version, family, prefix or nonzero reserved byte. */
-DUST_MUST_CHECK int dust_invite_unpack(struct dust_invite *inv, const uint8_t in[DUST_INVITE_PT_BYTES]);
+DUST_MUST_CHECK int dust_invite_unpack(struct dust_invite *inv,
+                                       const uint8_t in[DUST_INVITE_PT_BYTES]);
 
 /** Argon2id-seal under password and base64url-encode into text (DUST_INVITE_TEXT_MAX). */
 DUST_MUST_CHECK int dust_invite_seal(const struct dust_invite *inv, const char *password,
-				     size_t password_len, char *text, size_t text_cap);
+                                     size_t password_len, char *text, size_t text_cap);
 /**
  * Decode and open invitation text. Whitespace in text is ignored.
  * -EINVAL: not an invitation (bad characters or length);
  * -EBADMSG: wrong password or corrupted; -ENOMEM: Argon2id could not allocate.
  */
 DUST_MUST_CHECK int dust_invite_open(struct dust_invite *inv, const char *text,
-				     const char *password, size_t password_len);
+                                     const char *password, size_t password_len);
 void dust_invite_wipe(struct dust_invite *inv);
 
 /** Keys precomputed from an invitation when it loads (never per packet). */
@@ -173,7 +174,7 @@ struct dust_invite_keys {
 void dust_invite_derive(const struct dust_invite *inv, struct dust_invite_keys *keys);
 /** Intro tag for an epoch (floor(unix_s / DUST_EPOCH_S)). */
 void dust_intro_tag(const struct dust_invite_keys *keys, uint64_t epoch,
-		    uint8_t tag[DUST_TAG_BYTES]);
+                    uint8_t tag[DUST_TAG_BYTES]);
 
 /* ---- Sessions ---------------------------------------------------------------- */
 
@@ -210,13 +211,13 @@ struct dust_session {
 	uint8_t tx_key[DUST_KEY_BYTES];
 	uint8_t tx_hp[DUST_HP_KEY_BYTES];
 	struct dust_replay replay;
-	uint64_t tx_counter;           /**< next counter to send; atomic */
-	struct dust_endpoint peer;     /**< outer address of the peer */
-	struct dust_ipaddr tunnel;     /**< client's inner address */
-	uint32_t last_rx_s;            /**< unix seconds of the last authenticated packet */
-	uint32_t invite_idx;           /**< server: index in the store */
-	uint8_t role;                  /**< enum dust_role */
-	uint8_t state;                 /**< enum dust_session_state */
+	uint64_t tx_counter;       /**< next counter to send; atomic */
+	struct dust_endpoint peer; /**< outer address of the peer */
+	struct dust_ipaddr tunnel; /**< client's inner address */
+	uint32_t last_rx_s;        /**< unix seconds of the last authenticated packet */
+	uint32_t invite_idx;       /**< server: index in the store */
+	uint8_t role;              /**< enum dust_role */
+	uint8_t state;             /**< enum dust_session_state */
 };
 
 void dust_session_wipe(struct dust_session *s);
@@ -242,8 +243,8 @@ struct dust_seg {
  * hold data + overhead, or -EKEYEXPIRED past DUST_REJECT_AFTER_PACKETS.
  */
 DUST_MUST_CHECK int dust_data_seal(struct dust_session *s, struct dust_rng *rng,
-				   const struct dust_pad *pad, uint32_t now_s, uint8_t *pkt,
-				   size_t data_len, size_t cap);
+                                   const struct dust_pad *pad, uint32_t now_s, uint8_t *pkt,
+                                   size_t data_len, size_t cap);
 
 /**
  * Open one data packet at pkt[0..len) in place. On DUST_OK, seg gives the
@@ -251,8 +252,8 @@ DUST_MUST_CHECK int dust_data_seal(struct dust_session *s, struct dust_rng *rng,
  * nothing in s changes and the bytes of pkt that were decrypted are zeroed.
  */
 DUST_MUST_CHECK enum dust_drop dust_data_open(struct dust_session *s, const struct dust_limits *lim,
-					      uint32_t now_s, uint8_t *pkt, size_t len,
-					      struct dust_seg *seg, size_t *consumed);
+                                              uint32_t now_s, uint8_t *pkt, size_t len,
+                                              struct dust_seg *seg, size_t *consumed);
 
 /**
  * Open every chained data packet of a datagram starting at off. Stops at the
@@ -260,8 +261,8 @@ DUST_MUST_CHECK enum dust_drop dust_data_open(struct dust_session *s, const stru
  * Returns the number of segs filled.
  */
 unsigned dust_datagram_open(struct dust_session *s, const struct dust_limits *lim, uint32_t now_s,
-			    uint8_t *dg, size_t len, size_t off, struct dust_seg *segs,
-			    unsigned max_segs, enum dust_drop *drop);
+                            uint8_t *dg, size_t len, size_t off, struct dust_seg *segs,
+                            unsigned max_segs, enum dust_drop *drop);
 
 /** Per-datagram result of a burst. */
 struct dust_rx_result {
@@ -276,8 +277,8 @@ struct dust_rx_result {
  * Returns the number of datagrams with at least one segment.
  */
 uint16_t dust_datagram_open_burst(struct dust_session *const *s, uint8_t *const *dg,
-				  const uint16_t *len, uint16_t n, const struct dust_limits *lim,
-				  uint32_t now_s, struct dust_rx_result *res);
+                                  const uint16_t *len, uint16_t n, const struct dust_limits *lim,
+                                  uint32_t now_s, struct dust_rx_result *res);
 
 /* ---- Invitation store (store.c) ---------------------------------------------- */
 
@@ -285,12 +286,12 @@ uint16_t dust_datagram_open_burst(struct dust_session *const *s, uint8_t *const 
 struct dust_store_entry {
 	struct dust_invite inv;
 	struct dust_invite_keys keys;
-	uint8_t bound;                        /**< a client key is bound */
-	uint8_t client_pk[DUST_PK_BYTES];     /**< bound long-term key */
-	uint8_t static_ss[DUST_KEY_BYTES];    /**< cached DH(s, C) once bound */
-	uint64_t last_ts_ms;                  /**< newest accepted intro */
-	uint8_t last_nonce[DUST_XNONCE_BYTES];/**< its nonce: spots a duplicate */
-	uint64_t bound_at;                    /**< unix seconds of first use */
+	uint8_t bound;                         /**< a client key is bound */
+	uint8_t client_pk[DUST_PK_BYTES];      /**< bound long-term key */
+	uint8_t static_ss[DUST_KEY_BYTES];     /**< cached DH(s, C) once bound */
+	uint64_t last_ts_ms;                   /**< newest accepted intro */
+	uint8_t last_nonce[DUST_XNONCE_BYTES]; /**< its nonce: spots a duplicate */
+	uint64_t bound_at;                     /**< unix seconds of first use */
 };
 
 struct dust_store;
@@ -319,7 +320,8 @@ DUST_MUST_CHECK int dust_store_save(struct dust_store *st);
  */
 int dust_store_tick(struct dust_store *st, uint64_t now_s);
 /** Entry whose tag for epoch-1..epoch+1 equals tag; NULL if none. Thread-safe. */
-struct dust_store_entry *dust_store_lookup_tag(struct dust_store *st, const uint8_t tag[DUST_TAG_BYTES]);
+struct dust_store_entry *dust_store_lookup_tag(struct dust_store *st,
+                                               const uint8_t tag[DUST_TAG_BYTES]);
 /** Index of an entry. */
 uint32_t dust_store_index(const struct dust_store *st, const struct dust_store_entry *e);
 
@@ -338,9 +340,10 @@ struct dust_server {
  * chained after it with dust_data_seal(s, ..., out + return value, ...).
  * Returns the intro's length or -errno.
  */
-DUST_MUST_CHECK int dust_intro_build(const struct dust_invite *inv, const struct dust_identity *client,
-				     struct dust_rng *rng, const struct dust_pad *pad, uint64_t now_ms,
-				     uint8_t *out, size_t cap, struct dust_session *s);
+DUST_MUST_CHECK int dust_intro_build(const struct dust_invite *inv,
+                                     const struct dust_identity *client, struct dust_rng *rng,
+                                     const struct dust_pad *pad, uint64_t now_ms, uint8_t *out,
+                                     size_t cap, struct dust_session *s);
 
 /** Extra facts about an accepted intro. */
 struct dust_intro_info {
@@ -356,9 +359,10 @@ struct dust_intro_info {
  * set from from). *consumed is the intro's length: chained data follows.
  */
 DUST_MUST_CHECK enum dust_drop dust_intro_accept(struct dust_server *srv, const uint8_t *pkt,
-						 size_t len, uint64_t now_ms,
-						 const struct dust_endpoint *from, struct dust_session *s,
-						 size_t *consumed, struct dust_intro_info *info);
+                                                 size_t len, uint64_t now_ms,
+                                                 const struct dust_endpoint *from,
+                                                 struct dust_session *s, size_t *consumed,
+                                                 struct dust_intro_info *info);
 
 /* ---- Session table (session.c) ---------------------------------------------- */
 
@@ -376,11 +380,11 @@ uint32_t dust_session_table_live(const struct dust_session_table *t);
 size_t dust_session_table_bytes(const struct dust_session_table *t);
 /** Live session for ep, or NULL. */
 struct dust_session *dust_session_table_lookup(struct dust_session_table *t,
-					       const struct dust_endpoint *ep);
+                                               const struct dust_endpoint *ep);
 /** Bulk lookup: out[i] for eps[i]; returns hits. */
 unsigned dust_session_table_lookup_bulk(struct dust_session_table *t,
-					const struct dust_endpoint *const *eps, unsigned n,
-					struct dust_session **out);
+                                        const struct dust_endpoint *const *eps, unsigned n,
+                                        struct dust_session **out);
 /** A free slot to fill before insert, or NULL when the table is full. */
 struct dust_session *dust_session_table_reserve(struct dust_session_table *t);
 /** Insert a filled reserved slot under s->peer (replacing nothing: -EEXIST). */
@@ -395,7 +399,7 @@ void dust_session_table_release(struct dust_session_table *t, struct dust_sessio
  * Returns how many expired.
  */
 unsigned dust_session_table_expire(struct dust_session_table *t, uint32_t now_s, uint32_t idle_s,
-				   void (*cb)(struct dust_session *s, void *arg), void *arg);
+                                   void (*cb)(struct dust_session *s, void *arg), void *arg);
 
 #ifdef __cplusplus
 }

@@ -64,16 +64,16 @@ struct dust_session_keys {
 
 /* dh_es = DH(e, S), dh_cs = DH(c, S); transcript = intro bytes [0, PAD_OFF). */
 void dust_session_keys_derive(struct dust_session_keys *k, const uint8_t secret[DUST_KEY_BYTES],
-			      const uint8_t dh_es[DUST_KEY_BYTES],
-			      const uint8_t dh_cs[DUST_KEY_BYTES],
-			      const uint8_t server_pk[DUST_PK_BYTES],
-			      const uint8_t *transcript, size_t transcript_len);
+                              const uint8_t dh_es[DUST_KEY_BYTES],
+                              const uint8_t dh_cs[DUST_KEY_BYTES],
+                              const uint8_t server_pk[DUST_PK_BYTES], const uint8_t *transcript,
+                              size_t transcript_len);
 /* Confirmation MAC over the intro's bytes before the confirm field. */
 void dust_intro_confirm(const struct dust_session_keys *k, const uint8_t *intro, size_t len,
-			uint8_t out[DUST_CONFIRM_BYTES]);
+                        uint8_t out[DUST_CONFIRM_BYTES]);
 /* Fill a session's keys for its role from k. */
 void dust_session_keys_install(struct dust_session *s, const struct dust_session_keys *k,
-			       enum dust_role role);
+                               enum dust_role role);
 
 /* Seconds/milliseconds since the epoch, for callers without a clock of their own. */
 uint64_t dust_now_ms(void);
@@ -85,12 +85,12 @@ struct dust_store_view {
 	uint8_t static_ss[DUST_KEY_BYTES];
 };
 void dust_store_view_get(struct dust_store *st, const struct dust_store_entry *e,
-			 struct dust_store_view *v);
+                         struct dust_store_view *v);
 /* Check freshness against the entry and commit (binding persisted first). */
 enum dust_drop dust_store_commit(struct dust_store *st, struct dust_store_entry *e,
-				 const uint8_t client_pk[DUST_PK_BYTES],
-				 const uint8_t static_ss[DUST_KEY_BYTES], uint64_t ts_ms,
-				 const uint8_t nonce[DUST_XNONCE_BYTES], uint64_t now_s,
-				 bool *first_use);
+                                 const uint8_t client_pk[DUST_PK_BYTES],
+                                 const uint8_t static_ss[DUST_KEY_BYTES], uint64_t ts_ms,
+                                 const uint8_t nonce[DUST_XNONCE_BYTES], uint64_t now_s,
+                                 bool *first_use);
 
 #endif /* DUST_PVT_H */

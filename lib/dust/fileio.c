@@ -31,9 +31,9 @@ int dust_file_open_private(const char *path)
 	if (st.st_mode & 077) {
 		close(fd);
 		return dust_fail(EPERM,
-				 "%s: holds secrets but is accessible by group or others "
-				 "(mode %03o); run: chmod 600 %s",
-				 path, (unsigned)(st.st_mode & 0777), path);
+		                 "%s: holds secrets but is accessible by group or others "
+		                 "(mode %03o); run: chmod 600 %s",
+		                 path, (unsigned)(st.st_mode & 0777), path);
 	}
 	return fd;
 }
@@ -94,7 +94,7 @@ int dust_file_replace(const char *path, const void *data, size_t len, mode_t mod
 	if (rc) {
 		unlink(tmp);
 		return dust_fail(-rc, "%s: not written (%s); the previous file is unchanged", path,
-				 strerror(-rc));
+		                 strerror(-rc));
 	}
 	rc = dir_sync(path);
 	if (rc)

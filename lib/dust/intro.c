@@ -16,7 +16,7 @@ static size_t intro_pad_len(const struct dust_pad *pad, struct dust_rng *rng, si
 	if (pad->kind == DUST_PAD_FILL) {
 		lo = 0;
 		hi = pad->mtu && pad->mtu > DUST_INTRO_MIN_BYTES ? pad->mtu - DUST_INTRO_MIN_BYTES
-								 : 255;
+		                                                 : 255;
 	} else {
 		lo = pad->min;
 		hi = pad->max > pad->min ? pad->max : pad->min;
@@ -36,7 +36,7 @@ static size_t intro_pad_len(const struct dust_pad *pad, struct dust_rng *rng, si
  * only to invitees) makes each intro's first bytes fresh on the wire.
  */
 static void tag_mask(uint8_t tag[DUST_TAG_BYTES], const uint8_t nonce[DUST_XNONCE_BYTES],
-		     const uint8_t server_pk[DUST_PK_BYTES])
+                     const uint8_t server_pk[DUST_PK_BYTES])
 {
 	uint8_t m[DUST_TAG_BYTES];
 
@@ -46,7 +46,7 @@ static void tag_mask(uint8_t tag[DUST_TAG_BYTES], const uint8_t nonce[DUST_XNONC
 }
 
 static void session_fill(struct dust_session *s, const struct dust_session_keys *k,
-			 enum dust_role role, const struct dust_ipaddr *tunnel, uint32_t now_s)
+                         enum dust_role role, const struct dust_ipaddr *tunnel, uint32_t now_s)
 {
 	dust_session_keys_install(s, k, role);
 	s->tunnel = *tunnel;
@@ -54,8 +54,8 @@ static void session_fill(struct dust_session *s, const struct dust_session_keys 
 }
 
 DUST_EXPORT int dust_intro_build(const struct dust_invite *inv, const struct dust_identity *client,
-				 struct dust_rng *rng, const struct dust_pad *pad, uint64_t now_ms,
-				 uint8_t *out, size_t cap, struct dust_session *s)
+                                 struct dust_rng *rng, const struct dust_pad *pad, uint64_t now_ms,
+                                 uint8_t *out, size_t cap, struct dust_session *s)
 {
 	struct dust_invite_keys ik;
 	struct dust_session_keys k;
@@ -85,12 +85,12 @@ DUST_EXPORT int dust_intro_build(const struct dust_invite *inv, const struct dus
 	dust_intro_tag(&ik, now_ms / 1000 / DUST_EPOCH_S, tag);
 	tag_mask(tag, nonce, inv->server_pk);
 	crypto_aead_xchacha20poly1305_ietf_encrypt(out + DUST_INTRO_CT_OFF, NULL,
-						   (const uint8_t *)&pt, sizeof(pt), tag,
-						   DUST_TAG_BYTES, NULL, nonce, ik.intro_key);
+	                                           (const uint8_t *)&pt, sizeof(pt), tag,
+	                                           DUST_TAG_BYTES, NULL, nonce, ik.intro_key);
 	/* Padding travels in clear: it must be random bytes, not zeros. */
 	dust_rng_bytes(rng, out + DUST_INTRO_PAD_OFF, padlen);
 	dust_session_keys_derive(&k, inv->secret, dh_es, dh_cs, inv->server_pk, out,
-				 DUST_INTRO_PAD_OFF);
+	                         DUST_INTRO_PAD_OFF);
 	dust_intro_confirm(&k, out, DUST_INTRO_PAD_OFF + padlen, out + DUST_INTRO_PAD_OFF + padlen);
 
 	session_fill(s, &k, DUST_ROLE_CLIENT, &inv->tunnel, (uint32_t)(now_ms / 1000));
@@ -116,10 +116,10 @@ static bool ts_ok(uint64_t ts_ms, uint64_t now_ms, const struct dust_limits *lim
 }
 
 DUST_EXPORT enum dust_drop dust_intro_accept(struct dust_server *srv, const uint8_t *pkt,
-					     size_t len, uint64_t now_ms,
-					     const struct dust_endpoint *from,
-					     struct dust_session *s, size_t *consumed,
-					     struct dust_intro_info *info)
+                                             size_t len, uint64_t now_ms,
+                                             const struct dust_endpoint *from,
+                                             struct dust_session *s, size_t *consumed,
+                                             struct dust_intro_info *info)
 {
 	struct dust_store_entry *e;
 	struct dust_store_view v;
@@ -140,10 +140,9 @@ DUST_EXPORT enum dust_drop dust_intro_accept(struct dust_server *srv, const uint
 	e = dust_store_lookup_tag(srv->store, tag);
 	if (!e)
 		return DUST_DROP_INTRO_UNKNOWN;
-	if (crypto_aead_xchacha20poly1305_ietf_decrypt((uint8_t *)&pt, NULL, NULL,
-						       pkt + DUST_INTRO_CT_OFF,
-						       DUST_INTRO_CT_BYTES, pkt, DUST_TAG_BYTES,
-						       nonce, e->keys.intro_key) != 0)
+	if (crypto_aead_xchacha20poly1305_ietf_decrypt(
+	        (uint8_t *)&pt, NULL, NULL, pkt + DUST_INTRO_CT_OFF, DUST_INTRO_CT_BYTES, pkt,
+	        DUST_TAG_BYTES, nonce, e->keys.intro_key) != 0)
 		return DUST_DROP_INTRO_AUTH;
 
 	dust_store_view_get(srv->store, e, &v);
@@ -175,7 +174,7 @@ DUST_EXPORT enum dust_drop dust_intro_accept(struct dust_server *srv, const uint
 		goto out_wipe;
 	}
 	dust_session_keys_derive(&k, e->inv.secret, dh_es, dh_cs, srv->id.pk, pkt,
-				 DUST_INTRO_PAD_OFF);
+	                         DUST_INTRO_PAD_OFF);
 	dust_intro_confirm(&k, pkt, DUST_INTRO_PAD_OFF + padlen, mac);
 	if (crypto_verify_16(mac, pkt + DUST_INTRO_PAD_OFF + padlen) != 0) {
 		d = DUST_DROP_INTRO_AUTH;

@@ -16,9 +16,9 @@
 #define PWHASH_MEM crypto_pwhash_MEMLIMIT_INTERACTIVE
 
 DUST_EXPORT int dust_invite_new(struct dust_invite *inv, const struct dust_identity *server,
-				const struct dust_ipaddr *addr, uint16_t port,
-				const struct dust_ipaddr *tunnel, uint8_t tunnel_prefix,
-				uint64_t expiry)
+                                const struct dust_ipaddr *addr, uint16_t port,
+                                const struct dust_ipaddr *tunnel, uint8_t tunnel_prefix,
+                                uint64_t expiry)
 {
 	if ((addr->family != 4 && addr->family != 6) ||
 	    (tunnel->family != 4 && tunnel->family != 6))
@@ -75,7 +75,7 @@ DUST_EXPORT int dust_invite_unpack(struct dust_invite *inv, const uint8_t in[DUS
 
 	if (w->version != DUST_INVITE_VERSION)
 		return dust_fail(EINVAL, "invitation version %u, expected %u", w->version,
-				 DUST_INVITE_VERSION);
+		                 DUST_INVITE_VERSION);
 	if (w->suite != DUST_SUITE_CHACHA20POLY1305 || w->reserved != 0)
 		return dust_fail(EINVAL, "invitation uses an unknown cipher suite");
 	if (!family_ok(w->server_family, w->server_addr) ||
@@ -99,17 +99,17 @@ DUST_EXPORT int dust_invite_unpack(struct dust_invite *inv, const uint8_t in[DUS
 }
 
 static int password_key(uint8_t key[DUST_KEY_BYTES], const char *pw, size_t pwlen,
-			const uint8_t salt[DUST_SALT_BYTES])
+                        const uint8_t salt[DUST_SALT_BYTES])
 {
 	if (crypto_pwhash(key, DUST_KEY_BYTES, pw, pwlen, salt, PWHASH_OPS, PWHASH_MEM,
-			  crypto_pwhash_ALG_ARGON2ID13) != 0)
+	                  crypto_pwhash_ALG_ARGON2ID13) != 0)
 		return dust_fail(ENOMEM, "Argon2id could not allocate %zu MiB",
-				 (size_t)PWHASH_MEM >> 20);
+		                 (size_t)PWHASH_MEM >> 20);
 	return 0;
 }
 
 DUST_EXPORT int dust_invite_seal(const struct dust_invite *inv, const char *password,
-				 size_t password_len, char *text, size_t text_cap)
+                                 size_t password_len, char *text, size_t text_cap)
 {
 	uint8_t sealed[DUST_INVITE_SEALED_BYTES], pt[DUST_INVITE_PT_BYTES], key[DUST_KEY_BYTES];
 	uint8_t *salt = sealed, *nonce = sealed + DUST_SALT_BYTES;
@@ -127,9 +127,9 @@ DUST_EXPORT int dust_invite_seal(const struct dust_invite *inv, const char *pass
 		goto out_wipe;
 	dust_invite_pack(inv, pt);
 	crypto_aead_xchacha20poly1305_ietf_encrypt(ct, NULL, pt, sizeof(pt), salt, DUST_SALT_BYTES,
-						   NULL, nonce, key);
+	                                           NULL, nonce, key);
 	sodium_bin2base64(text, text_cap, sealed, sizeof(sealed),
-			  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	                  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
 out_wipe:
 	sodium_memzero(pt, sizeof(pt));
 	sodium_memzero(key, sizeof(key));
@@ -137,7 +137,7 @@ out_wipe:
 }
 
 DUST_EXPORT int dust_invite_open(struct dust_invite *inv, const char *text, const char *password,
-				 size_t password_len)
+                                 size_t password_len)
 {
 	uint8_t sealed[DUST_INVITE_SEALED_BYTES], pt[DUST_INVITE_PT_BYTES], key[DUST_KEY_BYTES];
 	uint8_t *salt = sealed, *nonce = sealed + DUST_SALT_BYTES;
@@ -147,16 +147,16 @@ DUST_EXPORT int dust_invite_open(struct dust_invite *inv, const char *text, cons
 	int rc;
 
 	if (sodium_base642bin(sealed, sizeof(sealed), text, strlen(text), " \t\r\n", &binlen, &end,
-			      sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0 ||
+	                      sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0 ||
 	    binlen != sizeof(sealed) || (end && *end != '\0'))
 		return dust_fail(EINVAL, "not a Dust invitation (expected %d base64url characters)",
-				 DUST_INVITE_TEXT_LEN);
+		                 DUST_INVITE_TEXT_LEN);
 	rc = password_key(key, password, password_len, salt);
 	if (rc)
 		goto out_wipe;
 	if (crypto_aead_xchacha20poly1305_ietf_decrypt(pt, NULL, NULL, ct,
-						       DUST_INVITE_PT_BYTES + DUST_MAC_BYTES, salt,
-						       DUST_SALT_BYTES, nonce, key) != 0) {
+	                                               DUST_INVITE_PT_BYTES + DUST_MAC_BYTES, salt,
+	                                               DUST_SALT_BYTES, nonce, key) != 0) {
 		rc = dust_fail(EBADMSG, "wrong password, or the invitation text is corrupted");
 		goto out_wipe;
 	}

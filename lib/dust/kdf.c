@@ -13,26 +13,26 @@ static const char session_label[] = "dust v2 session";
 DUST_EXPORT void dust_invite_derive(const struct dust_invite *inv, struct dust_invite_keys *keys)
 {
 	crypto_kdf_derive_from_key(keys->tag_key, sizeof(keys->tag_key), DUST_KDF_TAG,
-				   DUST_KDF_CTX_INVITE, inv->secret);
+	                           DUST_KDF_CTX_INVITE, inv->secret);
 	crypto_kdf_derive_from_key(keys->intro_key, sizeof(keys->intro_key), DUST_KDF_INTRO,
-				   DUST_KDF_CTX_INVITE, inv->secret);
+	                           DUST_KDF_CTX_INVITE, inv->secret);
 }
 
 DUST_EXPORT void dust_intro_tag(const struct dust_invite_keys *keys, uint64_t epoch,
-				uint8_t tag[DUST_TAG_BYTES])
+                                uint8_t tag[DUST_TAG_BYTES])
 {
 	uint8_t msg[8];
 
 	le64_put(msg, epoch);
 	crypto_generichash(tag, DUST_TAG_BYTES, msg, sizeof(msg), keys->tag_key,
-			   sizeof(keys->tag_key));
+	                   sizeof(keys->tag_key));
 }
 
 void dust_session_keys_derive(struct dust_session_keys *k, const uint8_t secret[DUST_KEY_BYTES],
-			      const uint8_t dh_es[DUST_KEY_BYTES],
-			      const uint8_t dh_cs[DUST_KEY_BYTES],
-			      const uint8_t server_pk[DUST_PK_BYTES],
-			      const uint8_t *transcript, size_t transcript_len)
+                              const uint8_t dh_es[DUST_KEY_BYTES],
+                              const uint8_t dh_cs[DUST_KEY_BYTES],
+                              const uint8_t server_pk[DUST_PK_BYTES], const uint8_t *transcript,
+                              size_t transcript_len)
 {
 	crypto_generichash_state st;
 	uint8_t prk[crypto_kdf_KEYBYTES];
@@ -47,27 +47,27 @@ void dust_session_keys_derive(struct dust_session_keys *k, const uint8_t secret[
 	crypto_generichash_final(&st, prk, sizeof(prk));
 
 	crypto_kdf_derive_from_key(k->c2s_data, DUST_KEY_BYTES, DUST_KDF_C2S_DATA,
-				   DUST_KDF_CTX_SESSION, prk);
+	                           DUST_KDF_CTX_SESSION, prk);
 	crypto_kdf_derive_from_key(k->s2c_data, DUST_KEY_BYTES, DUST_KDF_S2C_DATA,
-				   DUST_KDF_CTX_SESSION, prk);
+	                           DUST_KDF_CTX_SESSION, prk);
 	crypto_kdf_derive_from_key(k->c2s_hp, DUST_HP_KEY_BYTES, DUST_KDF_C2S_HP,
-				   DUST_KDF_CTX_SESSION, prk);
+	                           DUST_KDF_CTX_SESSION, prk);
 	crypto_kdf_derive_from_key(k->s2c_hp, DUST_HP_KEY_BYTES, DUST_KDF_S2C_HP,
-				   DUST_KDF_CTX_SESSION, prk);
+	                           DUST_KDF_CTX_SESSION, prk);
 	crypto_kdf_derive_from_key(k->confirm, DUST_KEY_BYTES, DUST_KDF_CONFIRM,
-				   DUST_KDF_CTX_SESSION, prk);
+	                           DUST_KDF_CTX_SESSION, prk);
 	sodium_memzero(prk, sizeof(prk));
 	sodium_memzero(&st, sizeof(st));
 }
 
 void dust_intro_confirm(const struct dust_session_keys *k, const uint8_t *intro, size_t len,
-			uint8_t out[DUST_CONFIRM_BYTES])
+                        uint8_t out[DUST_CONFIRM_BYTES])
 {
 	crypto_generichash(out, DUST_CONFIRM_BYTES, intro, len, k->confirm, sizeof(k->confirm));
 }
 
 void dust_session_keys_install(struct dust_session *s, const struct dust_session_keys *k,
-			       enum dust_role role)
+                               enum dust_role role)
 {
 	bool client = role == DUST_ROLE_CLIENT;
 

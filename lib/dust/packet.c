@@ -21,7 +21,7 @@ static void nonce_make(uint8_t n[DUST_NONCE_BYTES], uint64_t counter)
  * here cost a third of a 64-byte packet's AEAD, SipHash costs under a tenth.
  */
 static void hdr_mask(uint8_t hdr[DUST_HDR_BYTES], const uint8_t sample[DUST_SAMPLE_BYTES],
-		     const uint8_t hp[DUST_HP_KEY_BYTES])
+                     const uint8_t hp[DUST_HP_KEY_BYTES])
 {
 	uint8_t m[crypto_shorthash_siphashx24_BYTES];
 
@@ -30,8 +30,7 @@ static void hdr_mask(uint8_t hdr[DUST_HDR_BYTES], const uint8_t sample[DUST_SAMP
 		hdr[i] ^= m[i];
 }
 
-static size_t pad_choose(const struct dust_pad *pad, struct dust_rng *rng, size_t need,
-			 size_t room)
+static size_t pad_choose(const struct dust_pad *pad, struct dust_rng *rng, size_t need, size_t room)
 {
 	size_t p, lo, hi, top = room;
 
@@ -55,8 +54,8 @@ static size_t pad_choose(const struct dust_pad *pad, struct dust_rng *rng, size_
 }
 
 DUST_EXPORT int dust_data_seal(struct dust_session *s, struct dust_rng *rng,
-			       const struct dust_pad *pad, uint32_t now_s, uint8_t *pkt,
-			       size_t data_len, size_t cap)
+                               const struct dust_pad *pad, uint32_t now_s, uint8_t *pkt,
+                               size_t data_len, size_t cap)
 {
 	size_t need = DUST_DATA_OVERHEAD + data_len, room, padlen, ptlen;
 	uint8_t hdr[DUST_HDR_BYTES], nonce[DUST_NONCE_BYTES];
@@ -83,8 +82,8 @@ DUST_EXPORT int dust_data_seal(struct dust_session *s, struct dust_rng *rng,
 	le16_put(hdr + 8, (uint16_t)ptlen);
 	nonce_make(nonce, counter);
 	crypto_aead_chacha20poly1305_ietf_encrypt_detached(
-		pkt + DUST_HDR_BYTES, pkt + DUST_HDR_BYTES + ptlen, NULL, pkt + DUST_HDR_BYTES,
-		ptlen, hdr, sizeof(hdr), NULL, nonce, s->tx_key);
+	    pkt + DUST_HDR_BYTES, pkt + DUST_HDR_BYTES + ptlen, NULL, pkt + DUST_HDR_BYTES, ptlen,
+	    hdr, sizeof(hdr), NULL, nonce, s->tx_key);
 	hdr_mask(hdr, pkt + DUST_HDR_BYTES, s->tx_hp);
 	memcpy(pkt, hdr, sizeof(hdr));
 	return (int)(DUST_HDR_BYTES + ptlen + DUST_MAC_BYTES);
@@ -92,8 +91,8 @@ DUST_EXPORT int dust_data_seal(struct dust_session *s, struct dust_rng *rng,
 
 /* RFC 8439 §2.8 tag over ad and ct, as libsodium's IETF construction computes it. */
 static int tag_verify(const uint8_t *ct, size_t ctlen, const uint8_t *ad, size_t adlen,
-		      const uint8_t *tag, const uint8_t nonce[DUST_NONCE_BYTES],
-		      const uint8_t key[DUST_KEY_BYTES])
+                      const uint8_t *tag, const uint8_t nonce[DUST_NONCE_BYTES],
+                      const uint8_t key[DUST_KEY_BYTES])
 {
 	static const uint8_t zeros[16];
 	crypto_onetimeauth_poly1305_state st;
@@ -128,8 +127,8 @@ static enum dust_drop ts_check(uint32_t ts, uint32_t now_s, const struct dust_li
 }
 
 DUST_EXPORT enum dust_drop dust_data_open(struct dust_session *s, const struct dust_limits *lim,
-					  uint32_t now_s, uint8_t *pkt, size_t len,
-					  struct dust_seg *seg, size_t *consumed)
+                                          uint32_t now_s, uint8_t *pkt, size_t len,
+                                          struct dust_seg *seg, size_t *consumed)
 {
 	uint8_t hdr[DUST_HDR_BYTES], nonce[DUST_NONCE_BYTES];
 	uint8_t *pt = pkt + DUST_HDR_BYTES;
@@ -170,9 +169,9 @@ DUST_EXPORT enum dust_drop dust_data_open(struct dust_session *s, const struct d
 }
 
 DUST_EXPORT unsigned dust_datagram_open(struct dust_session *s, const struct dust_limits *lim,
-					uint32_t now_s, uint8_t *dg, size_t len, size_t off,
-					struct dust_seg *segs, unsigned max_segs,
-					enum dust_drop *drop)
+                                        uint32_t now_s, uint8_t *dg, size_t len, size_t off,
+                                        struct dust_seg *segs, unsigned max_segs,
+                                        enum dust_drop *drop)
 {
 	unsigned n = 0;
 
@@ -197,9 +196,9 @@ DUST_EXPORT unsigned dust_datagram_open(struct dust_session *s, const struct dus
 }
 
 DUST_EXPORT uint16_t dust_datagram_open_burst(struct dust_session *const *s, uint8_t *const *dg,
-					      const uint16_t *len, uint16_t n,
-					      const struct dust_limits *lim, uint32_t now_s,
-					      struct dust_rx_result *res)
+                                              const uint16_t *len, uint16_t n,
+                                              const struct dust_limits *lim, uint32_t now_s,
+                                              struct dust_rx_result *res)
 {
 	enum { AHEAD = 3 };
 	uint16_t ok = 0;
@@ -226,8 +225,7 @@ DUST_EXPORT uint16_t dust_datagram_open_burst(struct dust_session *const *s, uin
 			continue;
 		}
 		res[i].nseg = (uint8_t)dust_datagram_open(s[i], lim, now_s, dg[i], len[i], 0,
-							  res[i].seg, DUST_CHAIN_MAX,
-							  &res[i].drop);
+		                                          res[i].seg, DUST_CHAIN_MAX, &res[i].drop);
 		ok += res[i].nseg > 0;
 	}
 	return ok;

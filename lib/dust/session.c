@@ -16,7 +16,7 @@
 struct dust_session_table {
 	uint32_t capacity;
 	uint32_t live;
-	uint32_t mask;      /* index size - 1 */
+	uint32_t mask; /* index size - 1 */
 	uint32_t nfree;
 	uint32_t *index;    /* slot number or NO_SLOT */
 	uint32_t *freelist; /* stack of free slot numbers */
@@ -121,7 +121,7 @@ static uint32_t find_pos(const struct dust_session_table *t, const struct dust_e
 }
 
 DUST_EXPORT struct dust_session *dust_session_table_lookup(struct dust_session_table *t,
-							   const struct dust_endpoint *ep)
+                                                           const struct dust_endpoint *ep)
 {
 	uint32_t pos = find_pos(t, ep);
 
@@ -129,8 +129,8 @@ DUST_EXPORT struct dust_session *dust_session_table_lookup(struct dust_session_t
 }
 
 DUST_EXPORT unsigned dust_session_table_lookup_bulk(struct dust_session_table *t,
-						    const struct dust_endpoint *const *eps,
-						    unsigned n, struct dust_session **out)
+                                                    const struct dust_endpoint *const *eps,
+                                                    unsigned n, struct dust_session **out)
 {
 	enum { BATCH = 32 };
 	uint32_t h[BATCH];
@@ -234,9 +234,9 @@ DUST_EXPORT void dust_session_table_release(struct dust_session_table *t, struct
 }
 
 DUST_EXPORT unsigned dust_session_table_expire(struct dust_session_table *t, uint32_t now_s,
-					       uint32_t idle_s,
-					       void (*cb)(struct dust_session *s, void *arg),
-					       void *arg)
+                                               uint32_t idle_s,
+                                               void (*cb)(struct dust_session *s, void *arg),
+                                               void *arg)
 {
 	unsigned n = 0;
 

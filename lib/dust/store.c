@@ -20,9 +20,9 @@
 #include "dust_pvt.h"
 #include "fileio.h"
 
-#define STORE_MAGIC "# dust invitation store v2"
+#define STORE_MAGIC  "# dust invitation store v2"
 #define LINE_MAX_LEN 512
-#define EMPTY_SLOT UINT32_MAX
+#define EMPTY_SLOT   UINT32_MAX
 
 struct tag_slot {
 	uint8_t tag[DUST_TAG_BYTES];
@@ -43,7 +43,7 @@ struct dust_store {
 	size_t journal_lines;
 	struct dust_store_entry *e;
 	size_t n, cap;
-	uint32_t *id_index; /* entry index + 1, 0 = empty; 2 * cap slots */
+	uint32_t *id_index;     /* entry index + 1, 0 = empty; 2 * cap slots */
 	struct tag_index *cur;  /* atomic: read by lookups on any thread */
 	struct tag_index *prev; /* freed at the next rebuild */
 	pthread_mutex_t lock;   /* serialises commits and journal writes */
@@ -167,7 +167,7 @@ static int load_invites(struct dust_store *st, FILE *f)
 			sodium_memzero(pt, sizeof(pt));
 			sodium_memzero(line, sizeof(line)); /* the record's hex holds a secret */
 			return dust_fail(EINVAL, "%s:%u: corrupt invitation record", st->path,
-					 lineno);
+			                 lineno);
 		}
 		rc = entry_add(st, &inv);
 		sodium_memzero(pt, sizeof(pt));
@@ -270,7 +270,7 @@ static int load_journal(struct dust_store *st)
 		    journal_apply(st, line) != 0) {
 			fclose(f);
 			return dust_fail(EINVAL, "%s:%u: corrupt journal line", st->journal_path,
-					 lineno);
+			                 lineno);
 		}
 		st->journal_lines++;
 	}
@@ -404,7 +404,7 @@ DUST_EXPORT int dust_store_tick(struct dust_store *st, uint64_t now_s)
 }
 
 DUST_EXPORT struct dust_store_entry *dust_store_lookup_tag(struct dust_store *st,
-							   const uint8_t tag[DUST_TAG_BYTES])
+                                                           const uint8_t tag[DUST_TAG_BYTES])
 {
 	struct tag_index *ix = __atomic_load_n(&st->cur, __ATOMIC_ACQUIRE);
 	uint32_t h;
@@ -518,7 +518,7 @@ DUST_EXPORT int dust_store_add(struct dust_store *st, const struct dust_invite *
 /* ---- intro commit ------------------------------------------------------------ */
 
 void dust_store_view_get(struct dust_store *st, const struct dust_store_entry *e,
-			 struct dust_store_view *v)
+                         struct dust_store_view *v)
 {
 	pthread_mutex_lock(&st->lock);
 	v->bound = e->bound;
@@ -528,7 +528,7 @@ void dust_store_view_get(struct dust_store *st, const struct dust_store_entry *e
 }
 
 static int bind_persist(struct dust_store *st, const struct dust_store_entry *e,
-			const uint8_t client_pk[DUST_PK_BYTES], uint64_t now_s)
+                        const uint8_t client_pk[DUST_PK_BYTES], uint64_t now_s)
 {
 	char body[256], idhex[2 * DUST_ID_BYTES + 1], pkhex[2 * DUST_PK_BYTES + 1];
 
@@ -553,10 +553,10 @@ static void fresh_record(struct dust_store *st, const struct dust_store_entry *e
 }
 
 enum dust_drop dust_store_commit(struct dust_store *st, struct dust_store_entry *e,
-				 const uint8_t client_pk[DUST_PK_BYTES],
-				 const uint8_t static_ss[DUST_KEY_BYTES], uint64_t ts_ms,
-				 const uint8_t nonce[DUST_XNONCE_BYTES], uint64_t now_s,
-				 bool *first_use)
+                                 const uint8_t client_pk[DUST_PK_BYTES],
+                                 const uint8_t static_ss[DUST_KEY_BYTES], uint64_t ts_ms,
+                                 const uint8_t nonce[DUST_XNONCE_BYTES], uint64_t now_s,
+                                 bool *first_use)
 {
 	enum dust_drop d = DUST_OK;
 
@@ -565,7 +565,7 @@ enum dust_drop dust_store_commit(struct dust_store *st, struct dust_store_entry 
 	if (e->bound && sodium_memcmp(e->client_pk, client_pk, DUST_PK_BYTES) != 0)
 		d = DUST_DROP_INTRO_WRONG_KEY;
 	else if (ts_ms == e->last_ts_ms &&
-		 sodium_memcmp(nonce, e->last_nonce, DUST_XNONCE_BYTES) == 0)
+	         sodium_memcmp(nonce, e->last_nonce, DUST_XNONCE_BYTES) == 0)
 		d = DUST_DROP_INTRO_DUP;
 	else if (ts_ms <= e->last_ts_ms)
 		d = DUST_DROP_INTRO_REPLAY;

@@ -36,22 +36,22 @@ int dust_fail(int err, const char *fmt, ...)
 }
 
 static const char *const drop_names[DUST_DROP_MAX] = {
-	[DUST_OK] = "ok",
-	[DUST_DROP_TRUNCATED] = "truncated",
-	[DUST_DROP_AUTH] = "auth",
-	[DUST_DROP_REPLAY] = "replay",
-	[DUST_DROP_STALE] = "stale",
-	[DUST_DROP_FUTURE] = "future",
-	[DUST_DROP_MALFORMED] = "malformed",
-	[DUST_DROP_KEY_EXHAUSTED] = "key_exhausted",
-	[DUST_DROP_INTRO_UNKNOWN] = "intro_unknown",
-	[DUST_DROP_INTRO_AUTH] = "intro_auth",
-	[DUST_DROP_INTRO_EXPIRED] = "intro_expired",
-	[DUST_DROP_INTRO_WRONG_KEY] = "intro_wrong_key",
-	[DUST_DROP_INTRO_STALE] = "intro_stale",
-	[DUST_DROP_INTRO_REPLAY] = "intro_replay",
-	[DUST_DROP_INTRO_DUP] = "intro_dup",
-	[DUST_DROP_INTRO_PERSIST] = "intro_persist",
+    [DUST_OK] = "ok",
+    [DUST_DROP_TRUNCATED] = "truncated",
+    [DUST_DROP_AUTH] = "auth",
+    [DUST_DROP_REPLAY] = "replay",
+    [DUST_DROP_STALE] = "stale",
+    [DUST_DROP_FUTURE] = "future",
+    [DUST_DROP_MALFORMED] = "malformed",
+    [DUST_DROP_KEY_EXHAUSTED] = "key_exhausted",
+    [DUST_DROP_INTRO_UNKNOWN] = "intro_unknown",
+    [DUST_DROP_INTRO_AUTH] = "intro_auth",
+    [DUST_DROP_INTRO_EXPIRED] = "intro_expired",
+    [DUST_DROP_INTRO_WRONG_KEY] = "intro_wrong_key",
+    [DUST_DROP_INTRO_STALE] = "intro_stale",
+    [DUST_DROP_INTRO_REPLAY] = "intro_replay",
+    [DUST_DROP_INTRO_DUP] = "intro_dup",
+    [DUST_DROP_INTRO_PERSIST] = "intro_persist",
 };
 
 DUST_EXPORT const char *dust_drop_name(enum dust_drop d)
@@ -101,7 +101,7 @@ uint64_t dust_now_ms(void)
 
 DUST_EXPORT void dust_pad_default(struct dust_pad *pad)
 {
-	*pad = (struct dust_pad){ .kind = DUST_PAD_UNIFORM, .min = 0, .max = 63, .mtu = 0 };
+	*pad = (struct dust_pad){.kind = DUST_PAD_UNIFORM, .min = 0, .max = 63, .mtu = 0};
 }
 
 DUST_EXPORT void dust_limits_default(struct dust_limits *lim)

@@ -32,20 +32,20 @@ enum dust_invite_layout {
 	DUST_SUITE_CHACHA20POLY1305 = 0,
 	DUST_INVITE_PT_BYTES = 128,
 	/* sealed = salt | xnonce | E(pt) | mac, then base64url without padding */
-	DUST_INVITE_SEALED_BYTES = DUST_SALT_BYTES + DUST_XNONCE_BYTES +
-				   DUST_INVITE_PT_BYTES + DUST_MAC_BYTES,
+	DUST_INVITE_SEALED_BYTES =
+	    DUST_SALT_BYTES + DUST_XNONCE_BYTES + DUST_INVITE_PT_BYTES + DUST_MAC_BYTES,
 	DUST_INVITE_TEXT_LEN = (DUST_INVITE_SEALED_BYTES * 4 + 2) / 3, /* 246 chars */
 	DUST_INVITE_TEXT_MAX = DUST_INVITE_TEXT_LEN + 1,               /* with NUL */
 };
 
 struct dust_wire_invite {
-	uint8_t version;       /* DUST_INVITE_VERSION */
-	uint8_t suite;         /* DUST_SUITE_* */
-	uint8_t server_family; /* 4 or 6 */
-	uint8_t tunnel_family; /* 4 or 6 */
-	uint8_t server_port[2]; /* network order */
-	uint8_t tunnel_prefix; /* prefix length of the tunnel network */
-	uint8_t reserved;      /* zero */
+	uint8_t version;         /* DUST_INVITE_VERSION */
+	uint8_t suite;           /* DUST_SUITE_* */
+	uint8_t server_family;   /* 4 or 6 */
+	uint8_t tunnel_family;   /* 4 or 6 */
+	uint8_t server_port[2];  /* network order */
+	uint8_t tunnel_prefix;   /* prefix length of the tunnel network */
+	uint8_t reserved;        /* zero */
 	uint8_t server_addr[16]; /* IPv4 in the first 4 bytes, rest zero */
 	uint8_t tunnel_addr[16]; /* the client's inner source address */
 	uint8_t server_pk[DUST_PK_BYTES];
@@ -54,18 +54,18 @@ struct dust_wire_invite {
 	uint8_t expiry[8]; /* unix seconds: last moment of first use */
 };
 static_assert(sizeof(struct dust_wire_invite) == DUST_INVITE_PT_BYTES,
-	      "invitation plaintext layout");
+              "invitation plaintext layout");
 
 /* ---- Intro (SPEC.md §5) ------------------------------------------------ */
 
 enum dust_intro_layout {
 	DUST_INTRO_TAG_OFF = 0,
-	DUST_INTRO_NONCE_OFF = DUST_INTRO_TAG_OFF + DUST_TAG_BYTES,       /* 16 */
-	DUST_INTRO_CT_OFF = DUST_INTRO_NONCE_OFF + DUST_XNONCE_BYTES,     /* 40 */
+	DUST_INTRO_NONCE_OFF = DUST_INTRO_TAG_OFF + DUST_TAG_BYTES,   /* 16 */
+	DUST_INTRO_CT_OFF = DUST_INTRO_NONCE_OFF + DUST_XNONCE_BYTES, /* 40 */
 	DUST_INTRO_PT_BYTES = 76,
-	DUST_INTRO_CT_BYTES = DUST_INTRO_PT_BYTES + DUST_MAC_BYTES,       /* 92 */
-	DUST_INTRO_PAD_OFF = DUST_INTRO_CT_OFF + DUST_INTRO_CT_BYTES,     /* 132 */
-	DUST_INTRO_MIN_BYTES = DUST_INTRO_PAD_OFF + DUST_CONFIRM_BYTES,   /* 148 */
+	DUST_INTRO_CT_BYTES = DUST_INTRO_PT_BYTES + DUST_MAC_BYTES,     /* 92 */
+	DUST_INTRO_PAD_OFF = DUST_INTRO_CT_OFF + DUST_INTRO_CT_BYTES,   /* 132 */
+	DUST_INTRO_MIN_BYTES = DUST_INTRO_PAD_OFF + DUST_CONFIRM_BYTES, /* 148 */
 	DUST_INTRO_PAD_MAX = 1024,
 	DUST_EPOCH_S = 120, /* intro tag rotation period */
 };
@@ -78,25 +78,24 @@ struct dust_wire_intro_pt {
 	uint8_t pad_len[2];               /* random bytes after the ciphertext */
 	uint8_t flags[2];                 /* zero in v2 */
 };
-static_assert(sizeof(struct dust_wire_intro_pt) == DUST_INTRO_PT_BYTES,
-	      "intro plaintext layout");
+static_assert(sizeof(struct dust_wire_intro_pt) == DUST_INTRO_PT_BYTES, "intro plaintext layout");
 
 /* ---- Data packet (SPEC.md §6) ------------------------------------------ */
 
 enum dust_data_layout {
-	DUST_HDR_BYTES = 10,       /* masked: counter, length */
-	DUST_SAMPLE_BYTES = 16,    /* header-protection sample, after header */
+	DUST_HDR_BYTES = 10,    /* masked: counter, length */
+	DUST_SAMPLE_BYTES = 16, /* header-protection sample, after header */
 	/* mask = SipHash-2-4-128(HP key, sample)[0..10) */
-	DUST_INNER_HDR_BYTES = 6,  /* encrypted: ts_s, data_len */
+	DUST_INNER_HDR_BYTES = 6, /* encrypted: ts_s, data_len */
 	/* data starts this far into a packet */
-	DUST_DATA_PREFIX = DUST_HDR_BYTES + DUST_INNER_HDR_BYTES,   /* 16 */
-	DUST_DATA_OVERHEAD = DUST_DATA_PREFIX + DUST_MAC_BYTES,     /* 32 */
-	DUST_DATA_MIN_BYTES = DUST_DATA_OVERHEAD,                   /* 32 */
+	DUST_DATA_PREFIX = DUST_HDR_BYTES + DUST_INNER_HDR_BYTES, /* 16 */
+	DUST_DATA_OVERHEAD = DUST_DATA_PREFIX + DUST_MAC_BYTES,   /* 32 */
+	DUST_DATA_MIN_BYTES = DUST_DATA_OVERHEAD,                 /* 32 */
 	DUST_PT_MAX = 65535, /* largest encrypted length (inner hdr + data + pad) */
 	DUST_CHAIN_MAX = 16, /* most Dust packets decoded from one datagram */
 };
 static_assert(DUST_INNER_HDR_BYTES + DUST_MAC_BYTES >= DUST_SAMPLE_BYTES,
-	      "every data packet has a full sample after its header");
+              "every data packet has a full sample after its header");
 
 /* Plaintext of the masked header; also the AEAD associated data. */
 struct dust_wire_hdr {
@@ -110,16 +109,15 @@ struct dust_wire_inner {
 	uint8_t ts_s[4];     /* unix seconds, low 32 bits */
 	uint8_t data_len[2]; /* 0 = keepalive */
 };
-static_assert(sizeof(struct dust_wire_inner) == DUST_INNER_HDR_BYTES,
-	      "inner header");
+static_assert(sizeof(struct dust_wire_inner) == DUST_INNER_HDR_BYTES, "inner header");
 
 /* ---- Limits (SPEC.md §8) ----------------------------------------------- */
 
-#define DUST_REKEY_AFTER_PACKETS (UINT64_C(1) << 56) /* client re-intros */
+#define DUST_REKEY_AFTER_PACKETS  (UINT64_C(1) << 56) /* client re-intros */
 #define DUST_REJECT_AFTER_PACKETS (UINT64_C(1) << 60) /* sender refuses */
 
 /* KDF contexts (crypto_kdf_CONTEXTBYTES == 8) and subkey ids. */
-#define DUST_KDF_CTX_INVITE "dustINVT"
+#define DUST_KDF_CTX_INVITE  "dustINVT"
 #define DUST_KDF_CTX_SESSION "dustSESS"
 enum dust_kdf_id {
 	DUST_KDF_TAG = 1,      /* invitation -> K_tag */

@@ -15,7 +15,7 @@
 #include <sodium.h>
 
 #define FIX_NOW_MS UINT64_C(1800000000000) /* 2027-01-15, fixed for determinism */
-#define FIX_NOW_S ((uint32_t)(FIX_NOW_MS / 1000))
+#define FIX_NOW_S  ((uint32_t)(FIX_NOW_MS / 1000))
 
 struct fixture {
 	char dir[64];
@@ -87,7 +87,7 @@ static inline void fix_fini(struct fixture *f)
 
 static inline struct dust_endpoint fix_endpoint(const char *ip, uint16_t port)
 {
-	struct dust_endpoint ep = { .port = port };
+	struct dust_endpoint ep = {.port = port};
 
 	(void)dust_ipaddr_parse(&ep.ip, ip);
 	return ep;
@@ -100,7 +100,7 @@ static inline enum dust_drop fix_connect(struct fixture *f, uint64_t now_ms)
 	struct dust_endpoint from = fix_endpoint("198.51.100.7", 40000);
 	size_t used = 0;
 	int n = dust_intro_build(&f->inv, &f->client, &f->rng, &f->pad, now_ms, buf, sizeof(buf),
-				 &f->cs);
+	                         &f->cs);
 
 	CHECK(n >= DUST_INTRO_MIN_BYTES);
 	if (n < 0)

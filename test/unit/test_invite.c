@@ -85,7 +85,7 @@ static void test_invite_unpack_rejects(void)
 static void test_store_single_use_across_restart(void)
 {
 	struct fixture f;
-	struct dust_identity thief = { { 0 } }, real;
+	struct dust_identity thief = {{0}}, real;
 
 	fix_init(&f);
 	real = f.client;
@@ -117,38 +117,38 @@ static void test_intro_dup_and_replay(void)
 
 	fix_init(&f);
 	n = dust_intro_build(&f.inv, &f.client, &f.rng, &f.pad, FIX_NOW_MS, intro, sizeof(intro),
-			     &f.cs);
+	                     &f.cs);
 	CHECK_EQ(dust_intro_accept(&f.srv, intro, (size_t)n, FIX_NOW_MS, &a, &s1, &used, NULL),
-		 DUST_OK);
+	         DUST_OK);
 	memset(&s2, 0x5a, sizeof(s2));
 	before = s2;
 	/* the same bytes again, from anywhere: a no-op that fills nothing */
 	CHECK_EQ(dust_intro_accept(&f.srv, intro, (size_t)n, FIX_NOW_MS + 10, &a, &s2, &used, NULL),
-		 DUST_DROP_INTRO_DUP);
+	         DUST_DROP_INTRO_DUP);
 	CHECK_EQ(dust_intro_accept(&f.srv, intro, (size_t)n, FIX_NOW_MS + 10, &b, &s2, &used, NULL),
-		 DUST_DROP_INTRO_DUP);
+	         DUST_DROP_INTRO_DUP);
 	CHECK(memcmp(&s2, &before, sizeof(s2)) == 0);
 	/* an older intro of the same client, replayed later */
 	{
 		uint8_t old[1024];
 		struct dust_session tmp;
 		int m = dust_intro_build(&f.inv, &f.client, &f.rng, &f.pad, FIX_NOW_MS - 5000, old,
-					 sizeof(old), &tmp);
+		                         sizeof(old), &tmp);
 
-		CHECK_EQ(dust_intro_accept(&f.srv, old, (size_t)m, FIX_NOW_MS, &b, &s2, &used,
-					   NULL),
-			 DUST_DROP_INTRO_REPLAY);
+		CHECK_EQ(
+		    dust_intro_accept(&f.srv, old, (size_t)m, FIX_NOW_MS, &b, &s2, &used, NULL),
+		    DUST_DROP_INTRO_REPLAY);
 	}
 	/* outside the timestamp window */
 	{
 		uint8_t fut[1024];
 		struct dust_session tmp;
 		int m = dust_intro_build(&f.inv, &f.client, &f.rng, &f.pad, FIX_NOW_MS + 61000, fut,
-					 sizeof(fut), &tmp);
+		                         sizeof(fut), &tmp);
 
-		CHECK_EQ(dust_intro_accept(&f.srv, fut, (size_t)m, FIX_NOW_MS, &b, &s2, &used,
-					   NULL),
-			 DUST_DROP_INTRO_STALE);
+		CHECK_EQ(
+		    dust_intro_accept(&f.srv, fut, (size_t)m, FIX_NOW_MS, &b, &s2, &used, NULL),
+		    DUST_DROP_INTRO_STALE);
 	}
 	fix_fini(&f);
 }
@@ -166,11 +166,13 @@ static void test_intro_expired_and_unknown(void)
 
 	fix_init(&f);
 	/* an invitation the store does not hold */
-	CHECK(dust_ipaddr_parse(&addr, "192.0.2.1") == 0 && dust_ipaddr_parse(&tun, "10.9.0.3") == 0);
+	CHECK(dust_ipaddr_parse(&addr, "192.0.2.1") == 0 &&
+	      dust_ipaddr_parse(&tun, "10.9.0.3") == 0);
 	CHECK(dust_invite_new(&other, &f.server, &addr, 4433, &tun, 24, FIX_NOW_S + 10) == 0);
-	n = dust_intro_build(&other, &f.client, &f.rng, &f.pad, FIX_NOW_MS, intro, sizeof(intro), &s);
+	n = dust_intro_build(&other, &f.client, &f.rng, &f.pad, FIX_NOW_MS, intro, sizeof(intro),
+	                     &s);
 	CHECK_EQ(dust_intro_accept(&f.srv, intro, (size_t)n, FIX_NOW_MS, &a, &s, &used, NULL),
-		 DUST_DROP_INTRO_UNKNOWN);
+	         DUST_DROP_INTRO_UNKNOWN);
 	/* an unused invitation past its expiry */
 	f.inv.expiry = FIX_NOW_S - 1;
 	dust_store_at(f.srv.store, 0)->inv.expiry = FIX_NOW_S - 1;
@@ -278,16 +280,16 @@ static void test_journal_compaction(void)
 int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
-		{ "identity_files", test_identity_files },
-		{ "invite_seal_open", test_invite_seal_open },
-		{ "invite_unpack_rejects", test_invite_unpack_rejects },
-		{ "store_single_use_across_restart", test_store_single_use_across_restart },
-		{ "intro_dup_and_replay", test_intro_dup_and_replay },
-		{ "intro_expired_and_unknown", test_intro_expired_and_unknown },
-		{ "journal_torn_line", test_journal_torn_line },
-		{ "store_errors", test_store_errors },
-		{ "epoch_rollover", test_epoch_rollover },
-		{ "journal_compaction", test_journal_compaction },
+	    {"identity_files", test_identity_files},
+	    {"invite_seal_open", test_invite_seal_open},
+	    {"invite_unpack_rejects", test_invite_unpack_rejects},
+	    {"store_single_use_across_restart", test_store_single_use_across_restart},
+	    {"intro_dup_and_replay", test_intro_dup_and_replay},
+	    {"intro_expired_and_unknown", test_intro_expired_and_unknown},
+	    {"journal_torn_line", test_journal_torn_line},
+	    {"store_errors", test_store_errors},
+	    {"epoch_rollover", test_epoch_rollover},
+	    {"journal_compaction", test_journal_compaction},
 	};
 
 	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);

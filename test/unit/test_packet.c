@@ -10,7 +10,7 @@
 #include "fixture.h"
 
 static int seal(struct fixture *f, struct dust_session *s, uint8_t *pkt, const void *data,
-		size_t len, size_t cap, uint32_t now_s)
+                size_t len, size_t cap, uint32_t now_s)
 {
 	memcpy(pkt + DUST_DATA_PREFIX, data, len);
 	return dust_data_seal(s, &f->rng, &f->pad, now_s, pkt, len, cap);
@@ -33,7 +33,7 @@ static void test_roundtrip_both_ways(void)
 		n = seal(&f, &f.cs, pkt, msg, len, sizeof(pkt), FIX_NOW_S);
 		CHECK(n >= (int)(len + DUST_DATA_OVERHEAD));
 		CHECK_EQ(dust_data_open(&f.ss, &f.lim, FIX_NOW_S, pkt, (size_t)n, &seg, &used),
-			 DUST_OK);
+		         DUST_OK);
 		CHECK_EQ(used, n);
 		CHECK_EQ(seg.len, len);
 		CHECK(memcmp(pkt + seg.off, msg, len) == 0);
@@ -41,7 +41,7 @@ static void test_roundtrip_both_ways(void)
 		n = seal(&f, &f.ss, pkt, msg, len, sizeof(pkt), FIX_NOW_S);
 		CHECK(n > 0);
 		CHECK_EQ(dust_data_open(&f.cs, &f.lim, FIX_NOW_S, pkt, (size_t)n, &seg, &used),
-			 DUST_OK);
+		         DUST_OK);
 		CHECK(memcmp(pkt + seg.off, msg, len) == 0);
 	}
 	/* a client packet does not open under the client's own rx key */
@@ -77,11 +77,12 @@ static void test_chained_intro_and_data(void)
 	CHECK(n > 0);
 	off += (size_t)n;
 
-	CHECK_EQ(dust_intro_accept(&f.srv, dg, off, FIX_NOW_MS, &from, &f.ss, &used, NULL), DUST_OK);
+	CHECK_EQ(dust_intro_accept(&f.srv, dg, off, FIX_NOW_MS, &from, &f.ss, &used, NULL),
+	         DUST_OK);
 	CHECK(dust_ipaddr_equal(&f.ss.peer.ip, &from.ip) && f.ss.peer.port == 5555);
 	CHECK_EQ(dust_datagram_open(&f.ss, &f.lim, FIX_NOW_S, dg, off, used, segs, DUST_CHAIN_MAX,
-				    &drop),
-		 2);
+	                            &drop),
+	         2);
 	CHECK_EQ(drop, DUST_OK);
 	CHECK(segs[0].len == 5 && memcmp(dg + segs[0].off, "hello", 5) == 0);
 	CHECK(segs[1].len == 6 && memcmp(dg + segs[1].off, "world!", 6) == 0);
@@ -100,17 +101,17 @@ static void test_timestamps_and_replay(void)
 	CHECK_EQ(fix_connect(&f, FIX_NOW_MS), DUST_OK);
 	n = seal(&f, &f.cs, pkt, "abc", 3, sizeof(pkt), FIX_NOW_S - 61);
 	CHECK_EQ(dust_data_open(&f.ss, &f.lim, FIX_NOW_S, pkt, (size_t)n, &seg, &used),
-		 DUST_DROP_STALE);
+	         DUST_DROP_STALE);
 	n = seal(&f, &f.cs, pkt, "abc", 3, sizeof(pkt), FIX_NOW_S + 61);
 	CHECK_EQ(dust_data_open(&f.ss, &f.lim, FIX_NOW_S, pkt, (size_t)n, &seg, &used),
-		 DUST_DROP_FUTURE);
+	         DUST_DROP_FUTURE);
 	/* a stale packet's plaintext is not left behind */
 	CHECK(memchr(pkt + DUST_DATA_PREFIX, 'a', 3) == NULL);
 	n = seal(&f, &f.cs, pkt, "abc", 3, sizeof(pkt), FIX_NOW_S + 60);
 	memcpy(copy, pkt, (size_t)n);
 	CHECK_EQ(dust_data_open(&f.ss, &f.lim, FIX_NOW_S, pkt, (size_t)n, &seg, &used), DUST_OK);
 	CHECK_EQ(dust_data_open(&f.ss, &f.lim, FIX_NOW_S, copy, (size_t)n, &seg, &used),
-		 DUST_DROP_REPLAY);
+	         DUST_DROP_REPLAY);
 	fix_fini(&f);
 }
 
@@ -132,8 +133,8 @@ static void test_data_truncation_and_bitflips(void)
 	before = f.ss;
 	for (int len = 0; len < n; len++) {
 		memcpy(work, pkt, (size_t)n);
-		enum dust_drop d = dust_data_open(&f.ss, &f.lim, FIX_NOW_S, work, (size_t)len, &seg,
-						  &used);
+		enum dust_drop d =
+		    dust_data_open(&f.ss, &f.lim, FIX_NOW_S, work, (size_t)len, &seg, &used);
 		CHECK(d != DUST_OK);
 		if (d != DUST_DROP_TRUNCATED && d != DUST_DROP_AUTH)
 			bad_reason++;
@@ -174,22 +175,22 @@ static void test_intro_truncation_and_bitflips(void)
 	fix_init(&f);
 	f.pad.min = f.pad.max = 20;
 	n = dust_intro_build(&f.inv, &f.client, &f.rng, &f.pad, FIX_NOW_MS, intro, sizeof(intro),
-			     &f.cs);
+	                     &f.cs);
 	CHECK_EQ(n, DUST_INTRO_MIN_BYTES + 20);
 	before = *dust_store_at(f.srv.store, 0);
 	for (int len = 0; len < n; len++)
 		accepted += dust_intro_accept(&f.srv, intro, (size_t)len, FIX_NOW_MS, &from, &s,
-					      &used, NULL) == DUST_OK;
+		                              &used, NULL) == DUST_OK;
 	for (int bit = 0; bit < n * 8; bit++) {
 		memcpy(work, intro, (size_t)n);
 		work[bit / 8] ^= (uint8_t)(1u << (bit % 8));
 		accepted += dust_intro_accept(&f.srv, work, (size_t)n, FIX_NOW_MS, &from, &s, &used,
-					      NULL) == DUST_OK;
+		                              NULL) == DUST_OK;
 	}
 	CHECK_EQ(accepted, 0);
 	CHECK(memcmp(&before, dust_store_at(f.srv.store, 0), sizeof(before)) == 0);
 	CHECK_EQ(dust_intro_accept(&f.srv, intro, (size_t)n, FIX_NOW_MS, &from, &s, &used, NULL),
-		 DUST_OK);
+	         DUST_OK);
 	fix_fini(&f);
 }
 
@@ -214,7 +215,7 @@ static void test_no_biased_bits(void)
 		for (int b = 0; b < 512; b++)
 			ones_data[b] += (pkt[b / 8] >> (b % 8)) & 1;
 		n = dust_intro_build(&f.inv, &f.client, &f.rng, &f.pad, FIX_NOW_MS + (uint64_t)i,
-				     pkt, sizeof(pkt), &tmp);
+		                     pkt, sizeof(pkt), &tmp);
 		CHECK(n >= 64);
 		for (int b = 0; b < 512; b++)
 			ones_intro[b] += (pkt[b / 8] >> (b % 8)) & 1;
@@ -224,7 +225,7 @@ static void test_no_biased_bits(void)
 	for (int b = 0; b < 512; b++) {
 		if (fabs(ones_data[b] - N / 2.0) > limit || fabs(ones_intro[b] - N / 2.0) > limit) {
 			fprintf(stderr, "  bit %d biased: data %u intro %u of %d\n", b,
-				ones_data[b], ones_intro[b], N);
+			        ones_data[b], ones_intro[b], N);
 			biased++;
 		}
 	}
@@ -236,8 +237,8 @@ static void test_no_biased_bits(void)
 static void test_length_not_fixed(void)
 {
 	struct fixture f;
-	uint8_t pkt[2048], data[100] = { 0 };
-	unsigned seen[2048] = { 0 };
+	uint8_t pkt[2048], data[100] = {0};
+	unsigned seen[2048] = {0};
 	int distinct = 0, most = 0;
 
 	fix_init(&f);
@@ -253,7 +254,7 @@ static void test_length_not_fixed(void)
 		if ((int)seen[i] > most)
 			most = (int)seen[i];
 	}
-	CHECK_EQ(distinct, 64);     /* uniform pad 0..63 */
+	CHECK_EQ(distinct, 64);      /* uniform pad 0..63 */
 	CHECK(most < 6400 / 64 * 2); /* no length dominates */
 	/* FILL: total uniform up to the MTU */
 	f.pad.kind = DUST_PAD_FILL;
@@ -283,7 +284,7 @@ static void test_seal_limits(void)
 	CHECK_EQ(dust_data_seal(&f.cs, &f.rng, &f.pad, FIX_NOW_S, pkt, 32, sizeof(pkt)), 64);
 	f.cs.tx_counter = DUST_REJECT_AFTER_PACKETS;
 	CHECK_EQ(dust_data_seal(&f.cs, &f.rng, &f.pad, FIX_NOW_S, pkt, 0, sizeof(pkt)),
-		 -EKEYEXPIRED);
+	         -EKEYEXPIRED);
 	fix_fini(&f);
 }
 
@@ -323,15 +324,15 @@ static void test_burst(void)
 int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
-		{ "roundtrip_both_ways", test_roundtrip_both_ways },
-		{ "chained_intro_and_data", test_chained_intro_and_data },
-		{ "timestamps_and_replay", test_timestamps_and_replay },
-		{ "data_truncation_and_bitflips", test_data_truncation_and_bitflips },
-		{ "intro_truncation_and_bitflips", test_intro_truncation_and_bitflips },
-		{ "no_biased_bits", test_no_biased_bits },
-		{ "length_not_fixed", test_length_not_fixed },
-		{ "seal_limits", test_seal_limits },
-		{ "burst", test_burst },
+	    {"roundtrip_both_ways", test_roundtrip_both_ways},
+	    {"chained_intro_and_data", test_chained_intro_and_data},
+	    {"timestamps_and_replay", test_timestamps_and_replay},
+	    {"data_truncation_and_bitflips", test_data_truncation_and_bitflips},
+	    {"intro_truncation_and_bitflips", test_intro_truncation_and_bitflips},
+	    {"no_biased_bits", test_no_biased_bits},
+	    {"length_not_fixed", test_length_not_fixed},
+	    {"seal_limits", test_seal_limits},
+	    {"burst", test_burst},
 	};
 
 	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);

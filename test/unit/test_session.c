@@ -7,7 +7,7 @@
 #include "fixture.h"
 
 static struct dust_session *add(struct dust_session_table *t, const struct dust_endpoint *ep,
-				uint32_t now)
+                                uint32_t now)
 {
 	struct dust_session *s = dust_session_table_reserve(t);
 
@@ -22,7 +22,7 @@ static struct dust_session *add(struct dust_session_table *t, const struct dust_
 
 static struct dust_endpoint ep_n(uint32_t n, bool v6)
 {
-	struct dust_endpoint ep = { .port = (uint16_t)(1000 + n % 50000) };
+	struct dust_endpoint ep = {.port = (uint16_t)(1000 + n % 50000)};
 
 	ep.ip.family = v6 ? 6 : 4;
 	ep.ip.a[0] = v6 ? 0x20 : 10;
@@ -157,10 +157,10 @@ static void test_bytes_per_session(void)
 int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
-		{ "basic", test_basic },
-		{ "expire", test_expire },
-		{ "random_against_model", test_random_against_model },
-		{ "bytes_per_session", test_bytes_per_session },
+	    {"basic", test_basic},
+	    {"expire", test_expire},
+	    {"random_against_model", test_random_against_model},
+	    {"bytes_per_session", test_bytes_per_session},
 	};
 
 	CHECK(dust_init() == 0);

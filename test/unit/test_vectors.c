@@ -8,7 +8,7 @@
  */
 #include "fixture.h"
 
-#define VEC_NOW_MS UINT64_C(1800000123456)
+#define VEC_NOW_MS   UINT64_C(1800000123456)
 #define VEC_PASSWORD "dust vector password"
 
 struct vec {
@@ -36,7 +36,7 @@ static void build(struct vec *v, struct fixture *f)
 	struct dust_identity server, client;
 	struct dust_ipaddr addr, tun;
 	struct dust_rng rng;
-	struct dust_pad pad = { .kind = DUST_PAD_UNIFORM, .min = 0, .max = 40 };
+	struct dust_pad pad = {.kind = DUST_PAD_UNIFORM, .min = 0, .max = 40};
 	struct dust_session cs;
 	uint8_t dg[1500];
 	int n, m;
@@ -46,7 +46,8 @@ static void build(struct vec *v, struct fixture *f)
 	fixed_identity(&client, 0x80);
 	hex(v->server_sk, sizeof(v->server_sk), server.sk, 32);
 	hex(v->client_sk, sizeof(v->client_sk), client.sk, 32);
-	CHECK(dust_ipaddr_parse(&addr, "192.0.2.1") == 0 && dust_ipaddr_parse(&tun, "10.9.0.2") == 0);
+	CHECK(dust_ipaddr_parse(&addr, "192.0.2.1") == 0 &&
+	      dust_ipaddr_parse(&tun, "10.9.0.2") == 0);
 	CHECK(dust_invite_new(&v->inv, &server, &addr, 4433, &tun, 24, 1900000000) == 0);
 	for (int i = 0; i < DUST_ID_BYTES; i++)
 		v->inv.id[i] = (uint8_t)(0xa0 + i);
@@ -58,12 +59,12 @@ static void build(struct vec *v, struct fixture *f)
 	off = (size_t)n;
 	memcpy(dg + off + DUST_DATA_PREFIX, "first data", 10);
 	m = dust_data_seal(&cs, &rng, &pad, (uint32_t)(VEC_NOW_MS / 1000), dg + off, 10,
-			   sizeof(dg) - off);
+	                   sizeof(dg) - off);
 	CHECK(m > 0);
 	off += (size_t)m;
 	memcpy(dg + off + DUST_DATA_PREFIX, "second", 6);
 	m = dust_data_seal(&cs, &rng, &pad, (uint32_t)(VEC_NOW_MS / 1000), dg + off, 6,
-			   sizeof(dg) - off);
+	                   sizeof(dg) - off);
 	CHECK(m > 0);
 	off += (size_t)m;
 	hex(v->intro_dg, sizeof(v->intro_dg), dg, off);
@@ -85,10 +86,10 @@ static void build(struct vec *v, struct fixture *f)
 		CHECK(dust_store_add(f->srv.store, &v->inv) == 0);
 		CHECK(dust_store_tick(f->srv.store, VEC_NOW_MS / 1000) >= 0);
 		CHECK_EQ(dust_intro_accept(&f->srv, dg, off, VEC_NOW_MS, &from, &ss, &used, NULL),
-			 DUST_OK);
+		         DUST_OK);
 		memcpy(dg + DUST_DATA_PREFIX, "reply", 5);
 		m = dust_data_seal(&ss, &rng, &pad, (uint32_t)(VEC_NOW_MS / 1000), dg, 5,
-				   sizeof(dg));
+		                   sizeof(dg));
 		CHECK(m > 0);
 		hex(v->reply, sizeof(v->reply), dg, (size_t)m);
 	}
@@ -103,7 +104,7 @@ static void write_file(const struct vec *v, const char *path)
 	dust_invite_pack(&v->inv, pt);
 	hex(pthex, sizeof(pthex), pt, sizeof(pt));
 	fprintf(f, "# Dust v2 golden vectors (SPEC.md §10). Written by test_vectors --write;\n"
-		   "# checked by test_vectors (C) and refdecode.py (independent Python).\n");
+	           "# checked by test_vectors (C) and refdecode.py (independent Python).\n");
 	fprintf(f, "now_ms: %llu\n", (unsigned long long)VEC_NOW_MS);
 	fprintf(f, "server_sk: %s\nclient_sk: %s\n", v->server_sk, v->client_sk);
 	fprintf(f, "invite_pt: %s\n", pthex);
@@ -179,8 +180,8 @@ static void test_invite_text_opens(void)
 int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
-		{ "golden_bytes", test_golden_bytes },
-		{ "invite_text_opens", test_invite_text_opens },
+	    {"golden_bytes", test_golden_bytes},
+	    {"invite_text_opens", test_invite_text_opens},
 	};
 
 	if (argc == 3 && strcmp(argv[1], "--write") == 0) {
@@ -189,7 +190,7 @@ int main(int argc, char **argv)
 		fix_init(&f);
 		build(&vec, &f);
 		CHECK(dust_invite_seal(&vec.inv, VEC_PASSWORD, strlen(VEC_PASSWORD),
-				       vec.invite_text, sizeof(vec.invite_text)) == 0);
+		                       vec.invite_text, sizeof(vec.invite_text)) == 0);
 		write_file(&vec, argv[2]);
 		fix_fini(&f);
 		return check_failures != 0;

@@ -66,7 +66,8 @@ int dust_password_read(char *buf, size_t cap, const char *file, int confirm)
 		if (prompt(buf, cap, "Invitation password: ") != 0)
 			return -1;
 		if (confirm) {
-			if (prompt(again, sizeof(again), "Again: ") != 0 || strcmp(buf, again) != 0) {
+			if (prompt(again, sizeof(again), "Again: ") != 0 ||
+			    strcmp(buf, again) != 0) {
 				fprintf(stderr, "passwords do not match\n");
 				sodium_memzero(again, sizeof(again));
 				return -1;

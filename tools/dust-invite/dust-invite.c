@@ -20,26 +20,26 @@
 #include "password.h"
 
 static const char usage[] =
-	"usage: dust-invite COMMAND [options]\n"
-	"\n"
-	"  keygen --out KEY [--force]\n"
-	"      Make a server identity (X25519) in KEY (mode 0600); print its public key.\n"
-	"  create --store STORE --key KEY --server ADDR --port PORT\n"
-	"         (--tunnel ADDR/PREFIX | --tunnel-net NET/PREFIX) [--count N]\n"
-	"         [--expiry-days D] [--out-dir DIR] [--password-file F] [--store-only]\n"
-	"      Create N invitations (default 1) for this server, add them to STORE (created\n"
-	"      if missing) and write each sealed text to DIR/invite-<n>.txt, or to stdout.\n"
-	"      --tunnel-net hands out the next free addresses of NET (not the network, the\n"
-	"      first host, which is the gateway's side, or the broadcast address).\n"
-	"      --store-only skips sealing (no password, no texts): for captures and tests.\n"
-	"      Unused invitations expire after D days (default 30).\n"
-	"  show [--file F | TEXT] [--password-file F]\n"
-	"      Open an invitation with its password and print its fields.\n"
-	"  list --store STORE\n"
-	"      Print every invitation in STORE: tunnel address, expiry, used/unused/expired.\n"
-	"\n"
-	"The password comes from --password-file, else $DUST_PASSWORD, else a prompt;\n"
-	"never from the command line.\n";
+    "usage: dust-invite COMMAND [options]\n"
+    "\n"
+    "  keygen --out KEY [--force]\n"
+    "      Make a server identity (X25519) in KEY (mode 0600); print its public key.\n"
+    "  create --store STORE --key KEY --server ADDR --port PORT\n"
+    "         (--tunnel ADDR/PREFIX | --tunnel-net NET/PREFIX) [--count N]\n"
+    "         [--expiry-days D] [--out-dir DIR] [--password-file F] [--store-only]\n"
+    "      Create N invitations (default 1) for this server, add them to STORE (created\n"
+    "      if missing) and write each sealed text to DIR/invite-<n>.txt, or to stdout.\n"
+    "      --tunnel-net hands out the next free addresses of NET (not the network, the\n"
+    "      first host, which is the gateway's side, or the broadcast address).\n"
+    "      --store-only skips sealing (no password, no texts): for captures and tests.\n"
+    "      Unused invitations expire after D days (default 30).\n"
+    "  show [--file F | TEXT] [--password-file F]\n"
+    "      Open an invitation with its password and print its fields.\n"
+    "  list --store STORE\n"
+    "      Print every invitation in STORE: tunnel address, expiry, used/unused/expired.\n"
+    "\n"
+    "The password comes from --password-file, else $DUST_PASSWORD, else a prompt;\n"
+    "never from the command line.\n";
 
 struct opts {
 	const char *out, *store, *key, *server, *tunnel, *tunnel_net, *out_dir, *pwfile, *file;
@@ -156,7 +156,7 @@ static bool taken_has(const struct taken *t, const struct dust_ipaddr *ip)
 
 /* Next free host address of net/prefix, or -1 when the net is used up. */
 static int tunnel_next(const struct taken *tk, const struct dust_ipaddr *net, unsigned prefix,
-		       uint64_t *cursor, struct dust_ipaddr *out)
+                       uint64_t *cursor, struct dust_ipaddr *out)
 {
 	unsigned hostbits = (net->family == 4 ? 32 : 128) - prefix;
 	uint64_t size = hostbits >= 63 ? UINT64_MAX : UINT64_C(1) << hostbits;
@@ -189,20 +189,18 @@ static int write_text(const char *dir, unsigned n, const char *text)
 	return 0;
 }
 
-static int create_one(struct dust_store *st, const struct opts *o,
-		      const struct dust_identity *id, const struct dust_ipaddr *server,
-		      const struct dust_ipaddr *tun, unsigned prefix, const char *pw, unsigned n)
+static int create_one(struct dust_store *st, const struct opts *o, const struct dust_identity *id,
+                      const struct dust_ipaddr *server, const struct dust_ipaddr *tun,
+                      unsigned prefix, const char *pw, unsigned n)
 {
 	struct dust_invite inv;
 	char text[DUST_INVITE_TEXT_MAX], buf[64];
 	uint64_t expiry = (uint64_t)time(NULL) + (uint64_t)o->expiry_days * 86400;
 	int rc = -1;
 
-	if (dust_invite_new(&inv, id, server, (uint16_t)o->port, tun, (uint8_t)prefix, expiry) !=
-	    0)
+	if (dust_invite_new(&inv, id, server, (uint16_t)o->port, tun, (uint8_t)prefix, expiry) != 0)
 		return fail("invitation"), -1;
-	if (!o->store_only &&
-	    dust_invite_seal(&inv, pw, strlen(pw), text, sizeof(text)) != 0) {
+	if (!o->store_only && dust_invite_seal(&inv, pw, strlen(pw), text, sizeof(text)) != 0) {
 		fail("seal");
 		goto out;
 	}
@@ -216,7 +214,7 @@ static int create_one(struct dust_store *st, const struct opts *o,
 		rc = write_text(o->out_dir, n, text);
 	else
 		rc = printf("# invitation %u, tunnel %s\n%s\n", n,
-			    dust_ipaddr_format(tun, buf, sizeof(buf)), text) < 0;
+		            dust_ipaddr_format(tun, buf, sizeof(buf)), text) < 0;
 out:
 	dust_invite_wipe(&inv);
 	sodium_memzero(text, sizeof(text));
@@ -231,12 +229,12 @@ static int cmd_create(const struct opts *o)
 	char pw[256] = "";
 	unsigned prefix;
 	uint64_t cursor = 0;
-	struct taken tk = { 0 };
+	struct taken tk = {0};
 	int rc = 1;
 
 	if (!o->store || !o->key || !o->server || !o->port || (!o->tunnel == !o->tunnel_net))
 		return die("create needs --store, --key, --server, --port and one of "
-			   "--tunnel or --tunnel-net (see --help)");
+		           "--tunnel or --tunnel-net (see --help)");
 	if (o->port > 65535 || o->count == 0)
 		return die("bad --port or --count");
 	if (dust_ipaddr_parse(&server, o->server) != 0)
@@ -263,7 +261,7 @@ static int cmd_create(const struct opts *o)
 
 		if (o->tunnel_net && tunnel_next(&tk, &net, prefix, &cursor, &tun) != 0) {
 			fprintf(stderr, "dust-invite: %s has no free address left after %u\n",
-				o->tunnel_net, i);
+			        o->tunnel_net, i);
 			goto out_close;
 		}
 		if (o->tunnel && tunnel_taken(st, &tun)) {
@@ -278,8 +276,8 @@ static int cmd_create(const struct opts *o)
 		goto out_close;
 	}
 	fprintf(stderr, "dust-invite: %u invitation(s) added to %s (%zu in all)%s%s\n", o->count,
-		o->store, dust_store_count(st), o->out_dir ? "; texts in " : "",
-		o->out_dir ? o->out_dir : "");
+	        o->store, dust_store_count(st), o->out_dir ? "; texts in " : "",
+	        o->out_dir ? o->out_dir : "");
 	rc = 0;
 out_close:
 	free(tk.a);
@@ -320,7 +318,8 @@ static int cmd_show(const struct opts *o)
 		size_t n;
 
 		if (!f)
-			return fprintf(stderr, "dust-invite: %s: %s\n", o->file, strerror(errno)), 1;
+			return fprintf(stderr, "dust-invite: %s: %s\n", o->file, strerror(errno)),
+			       1;
 		n = fread(text, 1, sizeof(text) - 1, f);
 		text[n] = '\0';
 		fclose(f);
@@ -361,8 +360,8 @@ static int cmd_list(const struct opts *o)
 		sodium_bin2hex(id, sizeof(id), e->inv.id, DUST_ID_BYTES);
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M", gmtime(&exp));
 		snprintf(tun, sizeof(tun), "%s/%u",
-			 dust_ipaddr_format(&e->inv.tunnel, addr, sizeof(addr)),
-			 e->inv.tunnel_prefix);
+		         dust_ipaddr_format(&e->inv.tunnel, addr, sizeof(addr)),
+		         e->inv.tunnel_prefix);
 		if (e->bound) {
 			sodium_bin2hex(key, sizeof(key), e->client_pk, 8);
 			state = "used";
@@ -383,14 +382,14 @@ static int cmd_list(const struct opts *o)
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-		{ "out", 1, 0, 'o' },         { "store", 1, 0, 's' },
-		{ "key", 1, 0, 'k' },         { "server", 1, 0, 'S' },
-		{ "port", 1, 0, 'p' },        { "tunnel", 1, 0, 't' },
-		{ "tunnel-net", 1, 0, 'T' },  { "count", 1, 0, 'n' },
-		{ "expiry-days", 1, 0, 'e' }, { "out-dir", 1, 0, 'd' },
-		{ "password-file", 1, 0, 'P' }, { "file", 1, 0, 'f' },
-		{ "force", 0, 0, 'F' },       { "store-only", 0, 0, 'O' },
-		{ "help", 0, 0, 'h' },        { 0, 0, 0, 0 },
+	    {"out", 1, 0, 'o'},           {"store", 1, 0, 's'},
+	    {"key", 1, 0, 'k'},           {"server", 1, 0, 'S'},
+	    {"port", 1, 0, 'p'},          {"tunnel", 1, 0, 't'},
+	    {"tunnel-net", 1, 0, 'T'},    {"count", 1, 0, 'n'},
+	    {"expiry-days", 1, 0, 'e'},   {"out-dir", 1, 0, 'd'},
+	    {"password-file", 1, 0, 'P'}, {"file", 1, 0, 'f'},
+	    {"force", 0, 0, 'F'},         {"store-only", 0, 0, 'O'},
+	    {"help", 0, 0, 'h'},          {0, 0, 0, 0},
 	};
 	int c;
 
@@ -398,22 +397,54 @@ static int parse(int argc, char **argv, struct opts *o)
 	o->expiry_days = 30;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
-		case 'o': o->out = optarg; break;
-		case 's': o->store = optarg; break;
-		case 'k': o->key = optarg; break;
-		case 'S': o->server = optarg; break;
-		case 'p': o->port = (unsigned)strtoul(optarg, NULL, 10); break;
-		case 't': o->tunnel = optarg; break;
-		case 'T': o->tunnel_net = optarg; break;
-		case 'n': o->count = (unsigned)strtoul(optarg, NULL, 10); break;
-		case 'e': o->expiry_days = (unsigned)strtoul(optarg, NULL, 10); break;
-		case 'd': o->out_dir = optarg; break;
-		case 'P': o->pwfile = optarg; break;
-		case 'f': o->file = optarg; break;
-		case 'F': o->force = 1; break;
-		case 'O': o->store_only = 1; break;
-		case 'h': fputs(usage, stdout); exit(0);
-		default: fputs(usage, stderr); return -1;
+		case 'o':
+			o->out = optarg;
+			break;
+		case 's':
+			o->store = optarg;
+			break;
+		case 'k':
+			o->key = optarg;
+			break;
+		case 'S':
+			o->server = optarg;
+			break;
+		case 'p':
+			o->port = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 't':
+			o->tunnel = optarg;
+			break;
+		case 'T':
+			o->tunnel_net = optarg;
+			break;
+		case 'n':
+			o->count = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'e':
+			o->expiry_days = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'd':
+			o->out_dir = optarg;
+			break;
+		case 'P':
+			o->pwfile = optarg;
+			break;
+		case 'f':
+			o->file = optarg;
+			break;
+		case 'F':
+			o->force = 1;
+			break;
+		case 'O':
+			o->store_only = 1;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			exit(0);
+		default:
+			fputs(usage, stderr);
+			return -1;
 		}
 	}
 	o->arg = optind < argc ? argv[optind] : NULL;
@@ -422,7 +453,7 @@ static int parse(int argc, char **argv, struct opts *o)
 
 int main(int argc, char **argv)
 {
-	struct opts o = { 0 };
+	struct opts o = {0};
 	const char *cmd;
 
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
