@@ -28,6 +28,8 @@ leak:libdpdk
 SUPP
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=1:detect_stack_use_after_return=1:strict_string_checks=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+# ASan slows dustgw several-fold: give pcap replays more idle time before they stop.
+export DGW_IDLE_MS=4000
 export LSAN_OPTIONS="suppressions=$PWD/$b/lsan.supp:print_suppressions=0"
 
 rc=0

@@ -55,7 +55,7 @@ delivery = net_pcap1
 queues = $1
 mbufs = 16383
 [runtime]
-exit_on_idle_ms = 700
+exit_on_idle_ms = ${DGW_IDLE_MS:-1500}
 delivery_hold_ms = ${2:-0}
 CONF
 }
