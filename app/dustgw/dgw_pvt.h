@@ -74,6 +74,8 @@ struct dgw_rx {
 	uint16_t len;
 };
 
+#define DGW_BUSY UINT64_MAX
+
 struct dgw_worker {
 	struct dgw *gw;
 	unsigned lcore;
@@ -85,6 +87,7 @@ struct dgw_worker {
 	struct dust_rng rng;
 	uint32_t now_s;
 	uint64_t now_ms;
+	/* TSC when the last RX burst was done; DGW_BUSY while one is handled */
 	_Atomic uint64_t last_net_rx_tsc;
 	_Atomic uint64_t last_dlv_rx_tsc;
 	uint64_t first_rx_tsc; /* for the summary's packet rate */

@@ -48,12 +48,13 @@ static void poll_once(struct dgw_worker *w, uint64_t now_tsc)
 		if (unlikely(!w->first_rx_tsc))
 			w->first_rx_tsc = now_tsc;
 		w->st.ctr[DGW_CTR_NET_RX] += n;
-		dgw_decode_burst(w, pkts, n);
 		/*
-		 * Idle counts from when the burst was done, not when it came in: a
+		 * Busy while the burst is decoded, idle from when it is done: a
 		 * burst of first-use intros (an fsync each) can outlast the idle
 		 * limit, and replay must not stop or open delivery meanwhile.
 		 */
+		atomic_store_explicit(&w->last_net_rx_tsc, DGW_BUSY, memory_order_relaxed);
+		dgw_decode_burst(w, pkts, n);
 		atomic_store_explicit(&w->last_net_rx_tsc, rte_rdtsc(), memory_order_relaxed);
 	}
 	if (!atomic_load_explicit(&gw->dlv_open, memory_order_relaxed))
@@ -61,6 +62,7 @@ static void poll_once(struct dgw_worker *w, uint64_t now_tsc)
 	n = rte_eth_rx_burst(gw->dlv_port, w->wid, pkts, DGW_BURST);
 	if (n) {
 		w->st.ctr[DGW_CTR_DLV_RX] += n;
+		atomic_store_explicit(&w->last_dlv_rx_tsc, DGW_BUSY, memory_order_relaxed);
 		dgw_encode_burst(w, pkts, n);
 		atomic_store_explicit(&w->last_dlv_rx_tsc, rte_rdtsc(), memory_order_relaxed);
 	}
@@ -107,20 +109,24 @@ void dgw_stop(struct dgw *gw)
 	gw->stop = true;
 }
 
-/* Milliseconds since the most recent RX on any worker (or since start). */
-static uint64_t idle_ms(struct dgw *gw, bool net_only, uint64_t now)
+/*
+ * Milliseconds since the most recent RX burst on any worker was done (or
+ * since start); 0 while a worker is in a burst. A worker's stamp may be
+ * later than the now this lcore read (another CPU, a store since): not idle.
+ */
+static uint64_t idle_ms(struct dgw *gw, bool net_only)
 {
-	uint64_t last = gw->start_tsc;
+	uint64_t last = gw->start_tsc, now;
 
 	for (unsigned i = 0; i < gw->nworkers; i++) {
-		uint64_t t = atomic_load_explicit(&gw->w[i]->last_net_rx_tsc, memory_order_relaxed);
-
-		last = RTE_MAX(last, t);
+		last = RTE_MAX(last, atomic_load_explicit(&gw->w[i]->last_net_rx_tsc,
+		                                          memory_order_relaxed));
 		if (!net_only)
 			last = RTE_MAX(last, atomic_load_explicit(&gw->w[i]->last_dlv_rx_tsc,
 			                                          memory_order_relaxed));
 	}
-	return (now - last) * 1000 / rte_get_tsc_hz();
+	now = rte_rdtsc();
+	return now > last ? (now - last) * 1000 / rte_get_tsc_hz() : 0;
 }
 
 static void main_tick(struct dgw *gw, uint64_t now, uint64_t *next_store)
@@ -131,11 +137,11 @@ static void main_tick(struct dgw *gw, uint64_t now, uint64_t *next_store)
 		*next_store = now + rte_get_tsc_hz();
 	}
 	if (!atomic_load_explicit(&gw->dlv_open, memory_order_relaxed) &&
-	    idle_ms(gw, true, now) >= gw->cfg.dlv_hold_ms && rte_ring_count(gw->to_main) == 0) {
+	    idle_ms(gw, true) >= gw->cfg.dlv_hold_ms && rte_ring_count(gw->to_main) == 0) {
 		DGW_LOG(INFO, "delivery RX open");
 		atomic_store_explicit(&gw->dlv_open, true, memory_order_release);
 	}
-	if (gw->cfg.exit_on_idle_ms && idle_ms(gw, false, now) >= gw->cfg.exit_on_idle_ms &&
+	if (gw->cfg.exit_on_idle_ms && idle_ms(gw, false) >= gw->cfg.exit_on_idle_ms &&
 	    atomic_load_explicit(&gw->dlv_open, memory_order_relaxed)) {
 		DGW_LOG(INFO, "idle for %u ms: stopping", gw->cfg.exit_on_idle_ms);
 		gw->stop = true;
