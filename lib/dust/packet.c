@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Data packets (SPEC.md §6): seal and open in place, chaining, padding,
- * header protection. Opening verifies the Poly1305 tag before a single byte
- * is decrypted, so a failed packet leaves its buffer untouched (the caller
- * may still try it as an intro) and never yields plaintext.
+ * header protection. Opening verifies the Poly1305 tag and judges the
+ * authenticated header before a single byte is decrypted, so a failed
+ * packet leaves its buffer untouched (the caller may still try it as an
+ * intro) and never yields plaintext.
  */
 #include <sodium.h>
 
@@ -16,7 +17,7 @@ static void nonce_make(uint8_t n[DUST_NONCE_BYTES], uint64_t counter)
 }
 
 /*
- * XOR the 10 header bytes with SipHash-2-4-128(hp, sample). A PRF of the
+ * XOR the 16 header bytes with SipHash-2-4-128(hp, sample). A PRF of the
  * ciphertext under a key of its own, as obfs4 masks lengths; a ChaCha20 block
  * here cost a third of a 64-byte packet's AEAD, SipHash costs under a tenth.
  */
@@ -25,6 +26,7 @@ static void hdr_mask(uint8_t hdr[DUST_HDR_BYTES], const uint8_t sample[DUST_SAMP
 {
 	uint8_t m[crypto_shorthash_siphashx24_BYTES];
 
+	static_assert(sizeof(m) >= DUST_HDR_BYTES, "mask covers the header");
 	crypto_shorthash_siphashx24(m, sample, DUST_SAMPLE_BYTES, hp);
 	for (int i = 0; i < DUST_HDR_BYTES; i++)
 		hdr[i] ^= m[i];
@@ -57,36 +59,35 @@ DUST_EXPORT int dust_data_seal(struct dust_session *s, struct dust_rng *rng,
                                const struct dust_pad *pad, uint32_t now_s, uint8_t *pkt,
                                size_t data_len, size_t cap)
 {
-	size_t need = DUST_DATA_OVERHEAD + data_len, room, padlen, ptlen;
+	size_t need = DUST_DATA_OVERHEAD + data_len, room, padlen, ctlen;
 	uint8_t hdr[DUST_HDR_BYTES], nonce[DUST_NONCE_BYTES];
+	uint8_t *ct = pkt + DUST_DATA_PREFIX;
 	uint64_t counter;
 
-	if (need > cap || data_len + DUST_INNER_HDR_BYTES > DUST_PT_MAX)
+	if (need > cap || data_len > DUST_PT_MAX)
 		return dust_fail(EMSGSIZE, "data of %zu bytes does not fit in %zu", data_len, cap);
 	room = cap;
-	if (room > DUST_PT_MAX + DUST_HDR_BYTES + DUST_MAC_BYTES)
-		room = DUST_PT_MAX + DUST_HDR_BYTES + DUST_MAC_BYTES;
+	if (room > DUST_PT_MAX + DUST_DATA_OVERHEAD)
+		room = DUST_PT_MAX + DUST_DATA_OVERHEAD;
 	padlen = pad_choose(pad, rng, need, room);
-	ptlen = DUST_INNER_HDR_BYTES + data_len + padlen;
+	ctlen = data_len + padlen;
 
 	counter = __atomic_fetch_add(&s->tx_counter, 1, __ATOMIC_RELAXED);
 	if (counter >= DUST_REJECT_AFTER_PACKETS)
 		return dust_fail(EKEYEXPIRED, "session exhausted its packet counter");
 
-	le32_put(pkt + DUST_HDR_BYTES, now_s);
-	le16_put(pkt + DUST_HDR_BYTES + 4, (uint16_t)data_len);
 	/* Padding is encrypted, so its plaintext need not be random. */
-	memset(pkt + DUST_DATA_PREFIX + data_len, 0, padlen);
-
+	memset(ct + data_len, 0, padlen);
 	le64_put(hdr, counter);
-	le16_put(hdr + 8, (uint16_t)ptlen);
+	le16_put(hdr + 8, (uint16_t)ctlen);
+	le32_put(hdr + 10, now_s);
+	le16_put(hdr + 14, (uint16_t)data_len);
 	nonce_make(nonce, counter);
-	crypto_aead_chacha20poly1305_ietf_encrypt_detached(
-	    pkt + DUST_HDR_BYTES, pkt + DUST_HDR_BYTES + ptlen, NULL, pkt + DUST_HDR_BYTES, ptlen,
-	    hdr, sizeof(hdr), NULL, nonce, s->tx_key);
-	hdr_mask(hdr, pkt + DUST_HDR_BYTES, s->tx_hp);
+	crypto_aead_chacha20poly1305_ietf_encrypt_detached(ct, ct + ctlen, NULL, ct, ctlen, hdr,
+	                                                   sizeof(hdr), NULL, nonce, s->tx_key);
+	hdr_mask(hdr, ct, s->tx_hp);
 	memcpy(pkt, hdr, sizeof(hdr));
-	return (int)(DUST_HDR_BYTES + ptlen + DUST_MAC_BYTES);
+	return (int)(DUST_DATA_OVERHEAD + ctlen);
 }
 
 /* RFC 8439 §2.8 tag over ad and ct, as libsodium's IETF construction computes it. */
@@ -131,40 +132,42 @@ DUST_EXPORT enum dust_drop dust_data_open(struct dust_session *s, const struct d
                                           struct dust_seg *seg, size_t *consumed)
 {
 	uint8_t hdr[DUST_HDR_BYTES], nonce[DUST_NONCE_BYTES];
-	uint8_t *pt = pkt + DUST_HDR_BYTES;
+	uint8_t *ct = pkt + DUST_DATA_PREFIX;
 	uint64_t counter;
-	size_t ptlen, datalen;
+	size_t ctlen, datalen;
 	enum dust_drop d;
 
 	if (len < DUST_DATA_MIN_BYTES)
 		return DUST_DROP_TRUNCATED;
 	memcpy(hdr, pkt, sizeof(hdr));
-	hdr_mask(hdr, pt, s->rx_hp);
+	hdr_mask(hdr, ct, s->rx_hp);
 	counter = le64_get(hdr);
-	ptlen = le16_get(hdr + 8);
-	if (ptlen < DUST_INNER_HDR_BYTES || DUST_HDR_BYTES + ptlen + DUST_MAC_BYTES > len)
+	ctlen = le16_get(hdr + 8);
+	if (DUST_DATA_OVERHEAD + ctlen > len)
 		return DUST_DROP_TRUNCATED;
 	if (!dust_replay_check(&s->replay, counter))
 		return DUST_DROP_REPLAY;
 	nonce_make(nonce, counter);
-	if (tag_verify(pt, ptlen, hdr, sizeof(hdr), pt + ptlen, nonce, s->rx_key) != 0)
+	if (tag_verify(ct, ctlen, hdr, sizeof(hdr), ct + ctlen, nonce, s->rx_key) != 0)
 		return DUST_DROP_AUTH;
-	crypto_stream_chacha20_ietf_xor_ic(pt, pt, ptlen, nonce, 1, s->rx_key);
-
-	datalen = le16_get(pt + 4);
-	d = ts_check(le32_get(pt), now_s, lim);
-	if (d == DUST_OK && datalen > ptlen - DUST_INNER_HDR_BYTES)
+	/*
+	 * The header is authenticated now: judge it before decrypting, so a
+	 * stale, lying or replayed packet leaves its bytes as they came.
+	 */
+	datalen = le16_get(hdr + 14);
+	d = ts_check(le32_get(hdr + 10), now_s, lim);
+	if (d == DUST_OK && datalen > ctlen)
 		d = DUST_DROP_MALFORMED;
 	if (d == DUST_OK && !dust_replay_update(&s->replay, counter))
 		d = DUST_DROP_REPLAY;
-	if (d != DUST_OK) {
-		sodium_memzero(pt, ptlen);
+	if (d != DUST_OK)
 		return d;
-	}
+	/* Only the data: padding is never needed in clear. */
+	crypto_stream_chacha20_ietf_xor_ic(ct, ct, datalen, nonce, 1, s->rx_key);
 	s->last_rx_s = now_s;
 	seg->off = DUST_DATA_PREFIX;
 	seg->len = (uint16_t)datalen;
-	*consumed = DUST_HDR_BYTES + ptlen + DUST_MAC_BYTES;
+	*consumed = DUST_DATA_OVERHEAD + ctlen;
 	return DUST_OK;
 }
 

@@ -83,33 +83,32 @@ static_assert(sizeof(struct dust_wire_intro_pt) == DUST_INTRO_PT_BYTES, "intro p
 /* ---- Data packet (SPEC.md §6) ------------------------------------------ */
 
 enum dust_data_layout {
-	DUST_HDR_BYTES = 10,    /* masked: counter, length */
+	DUST_HDR_BYTES = 16,    /* masked: counter, length, ts_s, data_len */
 	DUST_SAMPLE_BYTES = 16, /* header-protection sample, after header */
-	/* mask = SipHash-2-4-128(HP key, sample)[0..10) */
-	DUST_INNER_HDR_BYTES = 6, /* encrypted: ts_s, data_len */
-	/* data starts this far into a packet */
-	DUST_DATA_PREFIX = DUST_HDR_BYTES + DUST_INNER_HDR_BYTES, /* 16 */
-	DUST_DATA_OVERHEAD = DUST_DATA_PREFIX + DUST_MAC_BYTES,   /* 32 */
-	DUST_DATA_MIN_BYTES = DUST_DATA_OVERHEAD,                 /* 32 */
-	DUST_PT_MAX = 65535, /* largest encrypted length (inner hdr + data + pad) */
+	/* mask = SipHash-2-4-128(HP key, sample), all 16 bytes */
+	/* data starts right after the header: the ciphertext is data | padding */
+	DUST_DATA_PREFIX = DUST_HDR_BYTES,                      /* 16 */
+	DUST_DATA_OVERHEAD = DUST_DATA_PREFIX + DUST_MAC_BYTES, /* 32 */
+	DUST_DATA_MIN_BYTES = DUST_DATA_OVERHEAD,               /* 32: a keepalive */
+	DUST_PT_MAX = 65535, /* largest encrypted length (data + padding) */
 	DUST_CHAIN_MAX = 16, /* most Dust packets decoded from one datagram */
 };
-static_assert(DUST_INNER_HDR_BYTES + DUST_MAC_BYTES >= DUST_SAMPLE_BYTES,
+static_assert((int)DUST_MAC_BYTES >= (int)DUST_SAMPLE_BYTES,
               "every data packet has a full sample after its header");
 
-/* Plaintext of the masked header; also the AEAD associated data. */
+/*
+ * Plaintext of the masked header; also the AEAD associated data, so every
+ * field is authenticated and the ciphertext is the data and padding alone
+ * (a 64-byte payload costs the AEAD two ChaCha20 blocks, as it does bare).
+ */
 struct dust_wire_hdr {
-	uint8_t counter[8]; /* per-direction packet number; nonce = 0^4 | counter */
-	uint8_t len[2];     /* encrypted length, excluding the MAC */
+	uint8_t counter[8];  /* per-direction packet number; nonce = 0^4 | counter */
+	uint8_t len[2];      /* encrypted length (data + padding), excluding the MAC */
+	uint8_t ts_s[4];     /* unix seconds, low 32 bits */
+	uint8_t data_len[2]; /* 0 = keepalive; at most len */
 };
 static_assert(sizeof(struct dust_wire_hdr) == DUST_HDR_BYTES, "data header");
-
-/* First bytes of the encrypted part; padding fills the rest. */
-struct dust_wire_inner {
-	uint8_t ts_s[4];     /* unix seconds, low 32 bits */
-	uint8_t data_len[2]; /* 0 = keepalive */
-};
-static_assert(sizeof(struct dust_wire_inner) == DUST_INNER_HDR_BYTES, "inner header");
+static_assert(DUST_HDR_BYTES <= 16, "the SipHash-128 mask covers the whole header");
 
 /* ---- Limits (SPEC.md §8) ----------------------------------------------- */
 

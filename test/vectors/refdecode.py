@@ -118,16 +118,15 @@ def accept_intro(dg, inv, server_sk, now_ms):
 
 
 def open_data(pkt, key, hp):
-    sample = pkt[10:26]
-    ks = siphash_2_4_128(hp, sample)[:10]
-    hdr = bytes(a ^ b for a, b in zip(pkt[:10], ks))
-    counter, ptlen = struct.unpack('<QH', hdr)
+    sample = pkt[16:32]
+    ks = siphash_2_4_128(hp, sample)
+    hdr = bytes(a ^ b for a, b in zip(pkt[:16], ks))
+    counter, ctlen, ts, dlen = struct.unpack('<QHIH', hdr)
     nonce = bytes(4) + struct.pack('<Q', counter)
-    body = pkt[10:10 + ptlen + 16]
+    body = pkt[16:16 + ctlen + 16]
     pt = nb.crypto_aead_chacha20poly1305_ietf_decrypt(body, hdr, nonce, key)
-    ts, dlen = struct.unpack('<IH', pt[:6])
-    expect(dlen <= ptlen - 6 and not any(pt[6 + dlen:]), 'data lengths and zero padding')
-    return counter, ts, pt[6:6 + dlen], 10 + ptlen + 16
+    expect(dlen <= ctlen and not any(pt[dlen:]), 'data lengths and zero padding')
+    return counter, ts, pt[:dlen], 16 + ctlen + 16
 
 
 def main(path):

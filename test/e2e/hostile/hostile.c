@@ -399,7 +399,8 @@ static int cmd_session(const struct opts *o)
 		usleep(1000); /* gentle: the counts are checked exactly */
 	}
 	for (unsigned i = 0; i < o->flipped; i++) {
-		size_t n = fresh(&p, buf, dust_rng_uniform(&rng, 1200));
+		/* at least one data byte: a flip past header and sample needs a byte there */
+		size_t n = fresh(&p, buf, 1 + dust_rng_uniform(&rng, 1200));
 		/* past header and sample: the header still unmasks, the tag must fail */
 		size_t at = DUST_HDR_BYTES + DUST_SAMPLE_BYTES +
 			    dust_rng_uniform(&rng, (uint32_t)(n - DUST_HDR_BYTES - DUST_SAMPLE_BYTES));
