@@ -2,8 +2,9 @@
 /*
  * Google Benchmark harness over libdust: data seal/open, one packet and
  * bursts of 32, beside the bare libsodium AEAD on the same sizes (the limit
- * our codec can reach with this primitive); intro acceptance beside bare
- * X25519; session lookup at 1k..1M sessions; the replay window.
+ * our codec can reach with this primitive), and the two interleaved in one
+ * benchmark for the ratio; intro acceptance beside bare X25519 (also
+ * interleaved); session lookup at 1k..1M sessions; the replay window.
  */
 #include <benchmark/benchmark.h>
 
@@ -11,6 +12,7 @@
 
 #include <sodium.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -381,6 +383,175 @@ BENCHMARK(BM_aead_decrypt)->Apply(codec_args_batch);
 BENCHMARK(BM_dust_open)->Apply(codec_args_single);
 BENCHMARK(BM_dust_open_burst)->Apply(codec_args_burst);
 
+/* ---- Paired: codec and bare AEAD interleaved ------------------------------ */
+
+/*
+ * The ratio the targets use. The two benchmarks above run seconds apart, and
+ * on a shared VM the CPU's speed moves by 20% between them. Here the bare
+ * AEAD and the codec alternate in chunks of kBurst packets (which goes first
+ * alternates too), each chunk timed on the monotonic clock, so drift, steal
+ * and neighbours land on both alike; the medians of the chunk times give the
+ * rates, and their quotient the ratio (counter "ratio" = codec / bare AEAD).
+ */
+double mono_ns()
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+double median(std::vector<double> &v)
+{
+	if (v.empty())
+		return 0;
+	std::nth_element(v.begin(), v.begin() + (long)(v.size() / 2), v.end());
+	return v[v.size() / 2];
+}
+
+void set_paired(benchmark::State &state, std::vector<double> &t_base, std::vector<double> &t_ours,
+                unsigned per_chunk)
+{
+	double b = median(t_base), o = median(t_ours);
+
+	if (b <= 0 || o <= 0)
+		return;
+	state.counters["pps"] = per_chunk * 1e9 / o;
+	state.counters["base_pps"] = per_chunk * 1e9 / b;
+	state.counters["ratio"] = b / o;
+	state.counters["chunks"] = (double)t_ours.size();
+}
+
+void BM_paired_open(benchmark::State &state)
+{
+	int arg = (int)state.range(0);
+	pair pr;
+	sealed_pool pool;
+	aead_pool ap;
+	struct dust_limits lim;
+	std::vector<uint8_t> work((size_t)kBurst * kBufCap);
+	std::vector<double> t_aead, t_dust;
+	uint8_t nonce[DUST_NONCE_BYTES];
+	uint32_t now = now_s();
+	unsigned k = 0, iter = 0;
+
+	dust_limits_default(&lim);
+	pool_seal(pool, &pr.cli, arg);
+	aead_seal_pool(ap, arg);
+	if (!pool.ok) {
+		state.SkipWithError("sealing the pool failed");
+		return;
+	}
+	auto run_aead = [&](unsigned at) {
+		double t0 = mono_ns();
+		for (unsigned j = 0; j < kBurst; j++) {
+			uint8_t *w = &work[j * kBufCap];
+			size_t n = ap.len[at + j];
+			memcpy(w, ap.at(at + j), n + DUST_MAC_BYTES);
+			nonce_of(nonce, at + j);
+			if (crypto_aead_chacha20poly1305_ietf_decrypt_detached(
+			        w, nullptr, w, n, w + n, nullptr, 0, nonce, ap.key) != 0)
+				return -1.0;
+		}
+		return mono_ns() - t0;
+	};
+	auto run_dust = [&](unsigned at) {
+		double t0 = mono_ns();
+		for (unsigned j = 0; j < kBurst; j++) {
+			uint8_t *w = &work[j * kBufCap];
+			struct dust_seg seg;
+			size_t consumed;
+			memcpy(w, pool.at(at + j), pool.len[at + j]);
+			if (dust_data_open(&pr.srv, &lim, now, w, pool.len[at + j], &seg,
+			                   &consumed) != DUST_OK)
+				return -1.0;
+		}
+		return mono_ns() - t0;
+	};
+	for (auto _ : state) {
+		if (k == kPool) {
+			k = 0;
+			dust_replay_init(&pr.srv.replay);
+		}
+		bool aead_first = (iter++ & 1) != 0;
+		double a = aead_first ? run_aead(k) : 0, d = run_dust(k);
+		if (!aead_first)
+			a = run_aead(k);
+		if (a < 0 || d < 0) {
+			state.SkipWithError("a paired open failed");
+			return;
+		}
+		t_aead.push_back(a);
+		t_dust.push_back(d);
+		k += kBurst;
+	}
+	set_paired(state, t_aead, t_dust, kBurst);
+}
+
+void BM_paired_seal(benchmark::State &state)
+{
+	int arg = (int)state.range(0);
+	pair pr;
+	struct dust_rng rng;
+	struct dust_pad pad = pad_none();
+	uint8_t key[crypto_aead_chacha20poly1305_ietf_KEYBYTES];
+	uint8_t nonce[DUST_NONCE_BYTES];
+	std::vector<uint8_t> buf((size_t)kBurst * kBufCap);
+	std::vector<double> t_aead, t_dust;
+	uint32_t now = now_s();
+	uint64_t ctr = 0;
+	unsigned k = 0, iter = 0;
+
+	dust_rng_init(&rng);
+	crypto_aead_chacha20poly1305_ietf_keygen(key);
+	randombytes_buf(buf.data(), buf.size());
+	auto run_aead = [&](unsigned at) {
+		double t0 = mono_ns();
+		for (unsigned j = 0; j < kBurst; j++) {
+			size_t n = payload_at(arg, at + j);
+			uint8_t *b = &buf[j * kBufCap];
+			nonce_of(nonce, ctr++);
+			crypto_aead_chacha20poly1305_ietf_encrypt_detached(
+			    b, b + n, nullptr, b, n, nullptr, 0, nullptr, nonce, key);
+		}
+		return mono_ns() - t0;
+	};
+	auto run_dust = [&](unsigned at) {
+		double t0 = mono_ns();
+		for (unsigned j = 0; j < kBurst; j++) {
+			size_t n = payload_at(arg, at + j);
+			if (dust_data_seal(&pr.cli, &rng, &pad, now, &buf[j * kBufCap], n, kBufCap) <=
+			    0)
+				return -1.0;
+		}
+		return mono_ns() - t0;
+	};
+	for (auto _ : state) {
+		bool aead_first = (iter++ & 1) != 0;
+		double a = aead_first ? run_aead(k) : 0, d = run_dust(k);
+		if (!aead_first)
+			a = run_aead(k);
+		if (d < 0) {
+			state.SkipWithError("dust_data_seal failed");
+			return;
+		}
+		t_aead.push_back(a);
+		t_dust.push_back(d);
+		k = (k + kBurst) % kPool;
+	}
+	set_paired(state, t_aead, t_dust, kBurst);
+	dust_rng_wipe(&rng);
+}
+
+void codec_args_paired(benchmark::internal::Benchmark *b)
+{
+	b->ArgNames({"size"});
+	for (int64_t size : {64, 256, 512, 1400, kImix})
+		b->Args({size});
+}
+
+BENCHMARK(BM_paired_open)->Apply(codec_args_paired);
+BENCHMARK(BM_paired_seal)->Apply(codec_args_paired);
+
 /* ---- Intro acceptance ------------------------------------------------------ */
 
 /* A server with a store in a temporary directory, and a client identity. */
@@ -559,8 +730,78 @@ void BM_x25519(benchmark::State &state)
 	state.counters["pps"] = benchmark::Counter((double)ops, benchmark::Counter::kIsRate);
 }
 
+
+/*
+ * Paired, as for the codec: one steady-state intro acceptance and one bare
+ * X25519 alternate, each timed; the medians give the rates and the ratio.
+ */
+void BM_paired_intro(benchmark::State &state)
+{
+	intro_fixture fx;
+	struct dust_invite inv;
+	struct dust_endpoint from;
+	std::vector<intro_pkt> batch(256);
+	std::vector<double> t_x, t_intro;
+	struct dust_session cs, ss;
+	struct dust_intro_info info;
+	uint8_t sk[crypto_scalarmult_SCALARBYTES], pk[crypto_scalarmult_BYTES];
+	uint8_t out[crypto_scalarmult_BYTES];
+	uint64_t ts = now_ms();
+	size_t consumed;
+	unsigned k = (unsigned)batch.size(), iter = 0;
+
+	if (!fx.ok || !fx.add_invite(&inv)) {
+		state.SkipWithError("intro fixture failed");
+		return;
+	}
+	randombytes_buf(sk, sizeof(sk));
+	crypto_scalarmult_base(pk, sk);
+	memset(&from, 0, sizeof(from));
+	dust_ipaddr_parse(&from.ip, "127.0.0.2");
+	from.port = 40000;
+	dust_store_tick(fx.srv.store, ts / 1000);
+	for (auto _ : state) {
+		if (k == batch.size()) {
+			dust_store_tick(fx.srv.store, ts / 1000);
+			for (auto &p : batch) {
+				p.ts_ms = ++ts;
+				p.len = dust_intro_build(&inv, &fx.client, &fx.rng, &fx.pad,
+				                         p.ts_ms, p.b, sizeof(p.b), &cs);
+			}
+			k = 0;
+		}
+		intro_pkt &p = batch[k++];
+		auto run_x = [&]() {
+			double t0 = mono_ns();
+			int rc = crypto_scalarmult(out, sk, pk);
+			benchmark::DoNotOptimize(out);
+			return rc == 0 ? mono_ns() - t0 : -1.0;
+		};
+		auto run_intro = [&]() {
+			double t0 = mono_ns();
+			enum dust_drop d = dust_intro_accept(&fx.srv, p.b, (size_t)p.len, p.ts_ms,
+			                                     &from, &ss, &consumed, &info);
+			return d == DUST_OK ? mono_ns() - t0 : -1.0;
+		};
+		bool x_first = (iter++ & 1) != 0;
+		double x = x_first ? run_x() : 0, i = p.len > 0 ? run_intro() : -1.0;
+		if (!x_first)
+			x = run_x();
+		if (x < 0 || i < 0) {
+			state.SkipWithError("paired intro: accept or X25519 failed");
+			return;
+		}
+		t_x.push_back(x);
+		t_intro.push_back(i);
+	}
+	set_paired(state, t_x, t_intro, 1);
+	dust_session_wipe(&cs);
+	dust_session_wipe(&ss);
+}
+
 BENCHMARK(BM_x25519);
 BENCHMARK(BM_intro_accept);
+BENCHMARK(BM_paired_intro);
 /* Each first use fsyncs the binding journal: a fixed, small count. */
 BENCHMARK(BM_intro_accept_first)->Iterations(200);
 

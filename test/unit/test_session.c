@@ -45,6 +45,13 @@ static void test_basic(void)
 	CHECK(dust_session_table_lookup(t, &c) == NULL);
 	/* v4 and v6 endpoints with equal bytes are different keys */
 	CHECK(dust_session_table_lookup(t, &b) != sa);
+	/* an IPv4 key is its 4 address bytes: the unused 12 do not matter */
+	{
+		struct dust_endpoint a2 = a;
+
+		a2.ip.a[9] = 0x55;
+		CHECK(dust_session_table_lookup(t, &a2) == sa);
+	}
 	/* a duplicate endpoint is refused */
 	{
 		struct dust_session *s = dust_session_table_reserve(t);
