@@ -201,6 +201,21 @@ static void intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dg
 	datagram_done(w, m, rx, s, &res, true);
 }
 
+/*
+ * Did the datagram fail as data before its first packet authenticated? Then
+ * it is no packet of this session and may be an intro (a client coming back
+ * from the same address). The replay pre-check counts: it reads a counter
+ * from bytes no tag has vouched for yet, and an intro's first bytes unmask
+ * to a refused counter about one time in 200 (a fitting length, then a
+ * counter past 2^60). Opening failed without touching a byte, so the intro
+ * path sees the datagram as it came; a real replay still counts as replay.
+ */
+static bool maybe_intro(const struct dust_rx_result *res)
+{
+	return res->nseg == 0 && (res->drop == DUST_DROP_AUTH || res->drop == DUST_DROP_TRUNCATED ||
+	                          res->drop == DUST_DROP_REPLAY);
+}
+
 /* A datagram whose burst lookup missed, or whose session changed in this burst. */
 static void miss_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx)
 {
@@ -213,8 +228,7 @@ static void miss_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw
 	}
 	res.nseg = (uint8_t)dust_datagram_open(s, &w->gw->cfg.lim, w->now_s, rx->dg, rx->len, 0,
 	                                       res.seg, DUST_CHAIN_MAX, &res.drop);
-	if (res.nseg == 0 && (res.drop == DUST_DROP_AUTH || res.drop == DUST_DROP_TRUNCATED) &&
-	    rx->len >= DUST_INTRO_MIN_BYTES)
+	if (maybe_intro(&res) && rx->len >= DUST_INTRO_MIN_BYTES)
 		intro_path(w, m, rx, s, res.drop);
 	else
 		datagram_done(w, m, rx, s, &res, false);
@@ -257,8 +271,7 @@ void dgw_decode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 	dust_session_table_lookup_bulk(w->tab, eps, k, s);
 	dust_datagram_open_burst(s, dg, len, k, &w->gw->cfg.lim, w->now_s, res);
 	for (uint16_t i = 0; i < k; i++) {
-		bool retry = res[i].nseg == 0 &&
-		             (res[i].drop == DUST_DROP_AUTH || res[i].drop == DUST_DROP_TRUNCATED);
+		bool retry = maybe_intro(&res[i]);
 
 		/*
 		 * An intro earlier in this burst may have created or replaced the

@@ -272,6 +272,7 @@ struct gen {
 	unsigned ngwdrop;
 	uint64_t arp_reply, nd_reply, evicted;
 	unsigned nout;
+	bool bad; /* --bad: gen_bad_dust follows */
 };
 
 static void gw_drop(struct gen *g, const char *name)
@@ -381,16 +382,45 @@ static size_t seal_at(struct client *c, uint8_t *dg, size_t off, const uint8_t *
 static const uint16_t sizes[] = {28, 64, 120, 300, 576, 900, 1200, 1350};
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 
+/*
+ * Does client c's intro, read as a data packet of the session it creates,
+ * unmask to a length that fits and a counter the replay pre-check refuses?
+ * A copy of it from the same address must still reach the intro path.
+ */
+static bool intro_reads_as_replay(const struct client *c)
+{
+	uint8_t m[crypto_shorthash_siphashx24_BYTES], h[DUST_HDR_BYTES];
+	uint64_t counter = 0;
+
+	crypto_shorthash_siphashx24(m, c->intro + DUST_HDR_BYTES, DUST_SAMPLE_BYTES, c->s.tx_hp);
+	for (int i = 0; i < DUST_HDR_BYTES; i++)
+		h[i] = c->intro[i] ^ m[i];
+	for (int i = 7; i >= 0; i--)
+		counter = counter << 8 | h[i];
+	return DUST_DATA_OVERHEAD + (size_t)(h[8] | h[9] << 8) <= c->intro_len &&
+	       counter >= DUST_REJECT_AFTER_PACKETS;
+}
+
 static void gen_intro(struct gen *g, unsigned i)
 {
 	struct client *c = &g->c[i];
 	uint8_t ip[PAYLOAD_MAX];
 	size_t ilen = inner_packet(c, ip, sizes[i % 4], NULL);
-	int n = dust_intro_build(&c->inv, &c->id, &rng, &pad, now_ms(), c->intro, 600, &c->s);
+	/* gen_bad_dust resends client 9's intro: make it the hard case (~1 in 200 intros) */
+	unsigned tries = g->bad && g->n > 12 && i == 9 ? 20000 : 1;
 
-	if (n < 0)
-		die("intro_build: %s", dust_last_error());
-	c->intro_len = (uint16_t)seal_at(c, c->intro, (size_t)n, ip, ilen);
+	for (unsigned t = 0; t < tries; t++) {
+		int n = dust_intro_build(&c->inv, &c->id, &rng, &pad, now_ms(), c->intro, 600,
+		                         &c->s);
+
+		if (n < 0)
+			die("intro_build: %s", dust_last_error());
+		c->intro_len = (uint16_t)seal_at(c, c->intro, (size_t)n, ip, ilen);
+		if (tries > 1 && intro_reads_as_replay(c))
+			break;
+		if (t + 1 == tries && tries > 1)
+			die("no intro of client 9 reads as a replayed data packet%s", "");
+	}
 	send_dg(g, i, c->intro, c->intro_len);
 	if (c->refused) {
 		gw_drop(g, "table_full");
@@ -779,6 +809,7 @@ static int cmd_gen(const struct args *a)
 	        g.n);
 	outs_open(&g.o, (char **)a->out, a->nout);
 	g.nout = a->nout;
+	g.bad = a->bad;
 	for (unsigned i = 0; i < g.n; i++)
 		gen_intro(&g, i);
 	for (unsigned p = 1; p < a->packets; p++)
