@@ -166,6 +166,79 @@ void aead_seal_pool(aead_pool &p, int arg)
 	}
 }
 
+/*
+ * One batch of each workload, shared by the separate and the paired
+ * benchmarks so both time the same code. Each returns the payload bytes it
+ * handled, or -1 when a call failed.
+ */
+long dust_seal_batch(pair &pr, struct dust_rng *rng, const struct dust_pad *pad, uint32_t now,
+                     uint8_t *buf, int arg, unsigned k, unsigned batch)
+{
+	long bytes = 0;
+
+	for (unsigned j = 0; j < batch; j++) {
+		size_t n = payload_at(arg, k + j);
+		if (dust_data_seal(&pr.cli, rng, pad, now, &buf[j * kBufCap], n, kBufCap) <= 0)
+			return -1;
+		bytes += (long)n;
+	}
+	return bytes;
+}
+
+long aead_seal_batch(const uint8_t *key, uint64_t &ctr, uint8_t *buf, int arg, unsigned k,
+                     unsigned batch)
+{
+	uint8_t nonce[DUST_NONCE_BYTES];
+	long bytes = 0;
+
+	for (unsigned j = 0; j < batch; j++) {
+		size_t n = payload_at(arg, k + j);
+		uint8_t *b = &buf[j * kBufCap];
+		nonce_of(nonce, ctr++);
+		crypto_aead_chacha20poly1305_ietf_encrypt_detached(b, b + n, nullptr, b, n, nullptr,
+		                                                   0, nullptr, nonce, key);
+		bytes += (long)n;
+	}
+	return bytes;
+}
+
+/* Copy then open in place, pool packets at..at+batch. */
+long dust_open_batch(pair &pr, sealed_pool &pool, const struct dust_limits *lim, uint32_t now,
+                     uint8_t *work, unsigned at, unsigned batch)
+{
+	long bytes = 0;
+
+	for (unsigned j = 0; j < batch; j++) {
+		uint8_t *w = &work[j * kBufCap];
+		struct dust_seg seg;
+		size_t consumed;
+		memcpy(w, pool.at(at + j), pool.len[at + j]);
+		if (dust_data_open(&pr.srv, lim, now, w, pool.len[at + j], &seg, &consumed) !=
+		    DUST_OK)
+			return -1;
+		bytes += seg.len;
+	}
+	return bytes;
+}
+
+long aead_open_batch(aead_pool &pool, uint8_t *work, unsigned at, unsigned batch)
+{
+	uint8_t nonce[DUST_NONCE_BYTES];
+	long bytes = 0;
+
+	for (unsigned j = 0; j < batch; j++) {
+		uint8_t *w = &work[j * kBufCap];
+		size_t n = pool.len[at + j];
+		memcpy(w, pool.at(at + j), n + DUST_MAC_BYTES);
+		nonce_of(nonce, at + j);
+		if (crypto_aead_chacha20poly1305_ietf_decrypt_detached(
+		        w, nullptr, w, n, w + n, nullptr, 0, nonce, pool.key) != 0)
+			return -1;
+		bytes += (long)n;
+	}
+	return bytes;
+}
+
 /* ---- Encode ------------------------------------------------------------ */
 
 void BM_dust_seal(benchmark::State &state)
@@ -183,17 +256,14 @@ void BM_dust_seal(benchmark::State &state)
 	dust_rng_init(&rng);
 	randombytes_buf(buf.data(), buf.size());
 	for (auto _ : state) {
-		for (unsigned j = 0; j < batch; j++, k++) {
-			size_t n = payload_at(arg, k);
-			int r =
-			    dust_data_seal(&pr.cli, &rng, &pad, now, &buf[j * kBufCap], n, kBufCap);
-			if (r <= 0) {
-				state.SkipWithError("dust_data_seal failed");
-				return;
-			}
-			bytes += n;
+		long b = dust_seal_batch(pr, &rng, &pad, now, buf.data(), arg, k, batch);
+		if (b < 0) {
+			state.SkipWithError("dust_data_seal failed");
+			return;
 		}
+		bytes += (uint64_t)b;
 		pkts += batch;
+		k += batch;
 	}
 	set_rates(state, pkts, bytes);
 	dust_rng_wipe(&rng);
@@ -204,7 +274,6 @@ void BM_aead_encrypt(benchmark::State &state)
 	int arg = (int)state.range(0);
 	unsigned batch = (unsigned)state.range(1);
 	uint8_t key[crypto_aead_chacha20poly1305_ietf_KEYBYTES];
-	uint8_t nonce[DUST_NONCE_BYTES];
 	std::vector<uint8_t> buf((size_t)kBurst * kBufCap);
 	uint64_t pkts = 0, bytes = 0, ctr = 0;
 	unsigned k = 0;
@@ -212,15 +281,9 @@ void BM_aead_encrypt(benchmark::State &state)
 	crypto_aead_chacha20poly1305_ietf_keygen(key);
 	randombytes_buf(buf.data(), buf.size());
 	for (auto _ : state) {
-		for (unsigned j = 0; j < batch; j++, k++) {
-			size_t n = payload_at(arg, k);
-			uint8_t *b = &buf[j * kBufCap];
-			nonce_of(nonce, ctr++);
-			crypto_aead_chacha20poly1305_ietf_encrypt_detached(
-			    b, b + n, nullptr, b, n, nullptr, 0, nullptr, nonce, key);
-			bytes += n;
-		}
+		bytes += (uint64_t)aead_seal_batch(key, ctr, buf.data(), arg, k, batch);
 		pkts += batch;
+		k += batch;
 	}
 	set_rates(state, pkts, bytes);
 }
@@ -253,16 +316,12 @@ void BM_dust_open(benchmark::State &state)
 			k = 0;
 			dust_replay_init(&pr.srv.replay);
 		}
-		struct dust_seg seg;
-		size_t consumed;
-		memcpy(work.data(), pool.at(k), pool.len[k]);
-		enum dust_drop d =
-		    dust_data_open(&pr.srv, &lim, now, work.data(), pool.len[k], &seg, &consumed);
-		if (d != DUST_OK) {
-			state.SkipWithError(dust_drop_name(d));
+		long b = dust_open_batch(pr, pool, &lim, now, work.data(), k, 1);
+		if (b < 0) {
+			state.SkipWithError("dust_data_open failed");
 			return;
 		}
-		bytes += seg.len;
+		bytes += (uint64_t)b;
 		pkts++;
 		k++;
 	}
@@ -322,7 +381,6 @@ void BM_aead_decrypt(benchmark::State &state)
 	int arg = (int)state.range(0);
 	unsigned batch = (unsigned)state.range(1);
 	aead_pool pool;
-	uint8_t nonce[DUST_NONCE_BYTES];
 	std::vector<uint8_t> work((size_t)kBurst * kBufCap);
 	uint64_t pkts = 0, bytes = 0;
 	unsigned k = 0;
@@ -331,18 +389,12 @@ void BM_aead_decrypt(benchmark::State &state)
 	for (auto _ : state) {
 		if (k >= kPool)
 			k = 0;
-		for (unsigned j = 0; j < batch; j++) {
-			uint8_t *w = &work[j * kBufCap];
-			size_t n = pool.len[k + j];
-			memcpy(w, pool.at(k + j), n + DUST_MAC_BYTES);
-			nonce_of(nonce, k + j);
-			if (crypto_aead_chacha20poly1305_ietf_decrypt_detached(
-			        w, nullptr, w, n, w + n, nullptr, 0, nonce, pool.key) != 0) {
-				state.SkipWithError("bare AEAD decrypt failed");
-				return;
-			}
-			bytes += n;
+		long b = aead_open_batch(pool, work.data(), k, batch);
+		if (b < 0) {
+			state.SkipWithError("bare AEAD decrypt failed");
+			return;
 		}
+		bytes += (uint64_t)b;
 		pkts += batch;
 		k += batch;
 	}
@@ -421,6 +473,31 @@ void set_paired(benchmark::State &state, std::vector<double> &t_base, std::vecto
 	state.counters["chunks"] = (double)t_ours.size();
 }
 
+/*
+ * Time base() and ours() once each, the first of them alternating with
+ * iter, and keep both times; false (nothing kept) if either failed.
+ */
+template <class Base, class Ours>
+bool time_pair(unsigned &iter, Base base, Ours ours, std::vector<double> &t_base,
+               std::vector<double> &t_ours)
+{
+	auto timed = [](auto f, double &t) {
+		double t0 = mono_ns();
+		bool ok = f();
+		t = mono_ns() - t0;
+		return ok;
+	};
+	double tb, to;
+	bool ok =
+	    (iter++ & 1) ? timed(base, tb) & timed(ours, to) : timed(ours, to) & timed(base, tb);
+
+	if (!ok)
+		return false;
+	t_base.push_back(tb);
+	t_ours.push_back(to);
+	return true;
+}
+
 void BM_paired_open(benchmark::State &state)
 {
 	int arg = (int)state.range(0);
@@ -430,7 +507,6 @@ void BM_paired_open(benchmark::State &state)
 	struct dust_limits lim;
 	std::vector<uint8_t> work((size_t)kBurst * kBufCap);
 	std::vector<double> t_aead, t_dust;
-	uint8_t nonce[DUST_NONCE_BYTES];
 	uint32_t now = now_s();
 	unsigned k = 0, iter = 0;
 
@@ -441,47 +517,21 @@ void BM_paired_open(benchmark::State &state)
 		state.SkipWithError("sealing the pool failed");
 		return;
 	}
-	auto run_aead = [&](unsigned at) {
-		double t0 = mono_ns();
-		for (unsigned j = 0; j < kBurst; j++) {
-			uint8_t *w = &work[j * kBufCap];
-			size_t n = ap.len[at + j];
-			memcpy(w, ap.at(at + j), n + DUST_MAC_BYTES);
-			nonce_of(nonce, at + j);
-			if (crypto_aead_chacha20poly1305_ietf_decrypt_detached(
-			        w, nullptr, w, n, w + n, nullptr, 0, nonce, ap.key) != 0)
-				return -1.0;
-		}
-		return mono_ns() - t0;
-	};
-	auto run_dust = [&](unsigned at) {
-		double t0 = mono_ns();
-		for (unsigned j = 0; j < kBurst; j++) {
-			uint8_t *w = &work[j * kBufCap];
-			struct dust_seg seg;
-			size_t consumed;
-			memcpy(w, pool.at(at + j), pool.len[at + j]);
-			if (dust_data_open(&pr.srv, &lim, now, w, pool.len[at + j], &seg,
-			                   &consumed) != DUST_OK)
-				return -1.0;
-		}
-		return mono_ns() - t0;
-	};
 	for (auto _ : state) {
 		if (k == kPool) {
 			k = 0;
 			dust_replay_init(&pr.srv.replay);
 		}
-		bool aead_first = (iter++ & 1) != 0;
-		double a = aead_first ? run_aead(k) : 0, d = run_dust(k);
-		if (!aead_first)
-			a = run_aead(k);
-		if (a < 0 || d < 0) {
+		if (!time_pair(
+		        iter, [&] { return aead_open_batch(ap, work.data(), k, kBurst) >= 0; },
+		        [&] {
+			        return dust_open_batch(pr, pool, &lim, now, work.data(), k,
+			                               kBurst) >= 0;
+		        },
+		        t_aead, t_dust)) {
 			state.SkipWithError("a paired open failed");
 			return;
 		}
-		t_aead.push_back(a);
-		t_dust.push_back(d);
 		k += kBurst;
 	}
 	set_paired(state, t_aead, t_dust, kBurst);
@@ -494,7 +544,6 @@ void BM_paired_seal(benchmark::State &state)
 	struct dust_rng rng;
 	struct dust_pad pad = pad_none();
 	uint8_t key[crypto_aead_chacha20poly1305_ietf_KEYBYTES];
-	uint8_t nonce[DUST_NONCE_BYTES];
 	std::vector<uint8_t> buf((size_t)kBurst * kBufCap);
 	std::vector<double> t_aead, t_dust;
 	uint32_t now = now_s();
@@ -504,38 +553,18 @@ void BM_paired_seal(benchmark::State &state)
 	dust_rng_init(&rng);
 	crypto_aead_chacha20poly1305_ietf_keygen(key);
 	randombytes_buf(buf.data(), buf.size());
-	auto run_aead = [&](unsigned at) {
-		double t0 = mono_ns();
-		for (unsigned j = 0; j < kBurst; j++) {
-			size_t n = payload_at(arg, at + j);
-			uint8_t *b = &buf[j * kBufCap];
-			nonce_of(nonce, ctr++);
-			crypto_aead_chacha20poly1305_ietf_encrypt_detached(
-			    b, b + n, nullptr, b, n, nullptr, 0, nullptr, nonce, key);
-		}
-		return mono_ns() - t0;
-	};
-	auto run_dust = [&](unsigned at) {
-		double t0 = mono_ns();
-		for (unsigned j = 0; j < kBurst; j++) {
-			size_t n = payload_at(arg, at + j);
-			if (dust_data_seal(&pr.cli, &rng, &pad, now, &buf[j * kBufCap], n, kBufCap) <=
-			    0)
-				return -1.0;
-		}
-		return mono_ns() - t0;
-	};
 	for (auto _ : state) {
-		bool aead_first = (iter++ & 1) != 0;
-		double a = aead_first ? run_aead(k) : 0, d = run_dust(k);
-		if (!aead_first)
-			a = run_aead(k);
-		if (d < 0) {
+		if (!time_pair(
+		        iter,
+		        [&] { return aead_seal_batch(key, ctr, buf.data(), arg, k, kBurst) >= 0; },
+		        [&] {
+			        return dust_seal_batch(pr, &rng, &pad, now, buf.data(), arg, k,
+			                               kBurst) >= 0;
+		        },
+		        t_aead, t_dust)) {
 			state.SkipWithError("dust_data_seal failed");
 			return;
 		}
-		t_aead.push_back(a);
-		t_dust.push_back(d);
 		k = (k + kBurst) % kPool;
 	}
 	set_paired(state, t_aead, t_dust, kBurst);
@@ -609,6 +638,29 @@ struct intro_pkt {
 	uint64_t ts_ms;
 };
 
+/* Where the benchmark's client sends from. */
+struct dust_endpoint intro_client_ep()
+{
+	struct dust_endpoint ep;
+
+	memset(&ep, 0, sizeof(ep));
+	dust_ipaddr_parse(&ep.ip, "127.0.0.2");
+	ep.port = 40000;
+	return ep;
+}
+
+/* Move the store's clock to ts, then fill batch with intros of inv, each 1 ms newer. */
+void intro_refill(intro_fixture &fx, const struct dust_invite *inv, std::vector<intro_pkt> &batch,
+                  uint64_t &ts, struct dust_session *cs)
+{
+	dust_store_tick(fx.srv.store, ts / 1000);
+	for (auto &p : batch) {
+		p.ts_ms = ++ts;
+		p.len = dust_intro_build(inv, &fx.client, &fx.rng, &fx.pad, p.ts_ms, p.b,
+		                         sizeof(p.b), cs);
+	}
+}
+
 /*
  * Steady state: the invitation is already bound to this client, who comes
  * back with a fresh intro (new ephemeral key, newer timestamp) each time.
@@ -619,7 +671,7 @@ void BM_intro_accept(benchmark::State &state)
 {
 	intro_fixture fx;
 	struct dust_invite inv;
-	struct dust_endpoint from;
+	struct dust_endpoint from = intro_client_ep();
 	std::vector<intro_pkt> batch(256);
 	struct dust_session cs, ss;
 	struct dust_intro_info info;
@@ -631,19 +683,10 @@ void BM_intro_accept(benchmark::State &state)
 		state.SkipWithError("intro fixture failed");
 		return;
 	}
-	memset(&from, 0, sizeof(from));
-	dust_ipaddr_parse(&from.ip, "127.0.0.2");
-	from.port = 40000;
-	dust_store_tick(fx.srv.store, ts / 1000);
 	for (auto _ : state) {
 		if (k == batch.size()) {
 			state.PauseTiming();
-			dust_store_tick(fx.srv.store, ts / 1000);
-			for (auto &p : batch) {
-				p.ts_ms = ++ts;
-				p.len = dust_intro_build(&inv, &fx.client, &fx.rng, &fx.pad,
-				                         p.ts_ms, p.b, sizeof(p.b), &cs);
-			}
+			intro_refill(fx, &inv, batch, ts, &cs);
 			k = 0;
 			state.ResumeTiming();
 		}
@@ -669,7 +712,7 @@ void BM_intro_accept(benchmark::State &state)
 void BM_intro_accept_first(benchmark::State &state)
 {
 	intro_fixture fx;
-	struct dust_endpoint from;
+	struct dust_endpoint from = intro_client_ep();
 	struct dust_session cs, ss;
 	struct dust_intro_info info;
 	intro_pkt p;
@@ -680,9 +723,6 @@ void BM_intro_accept_first(benchmark::State &state)
 		state.SkipWithError("intro fixture failed");
 		return;
 	}
-	memset(&from, 0, sizeof(from));
-	dust_ipaddr_parse(&from.ip, "127.0.0.2");
-	from.port = 40000;
 	for (auto _ : state) {
 		struct dust_invite inv;
 		state.PauseTiming();
@@ -730,7 +770,6 @@ void BM_x25519(benchmark::State &state)
 	state.counters["pps"] = benchmark::Counter((double)ops, benchmark::Counter::kIsRate);
 }
 
-
 /*
  * Paired, as for the codec: one steady-state intro acceptance and one bare
  * X25519 alternate, each timed; the medians give the rates and the ratio.
@@ -739,7 +778,7 @@ void BM_paired_intro(benchmark::State &state)
 {
 	intro_fixture fx;
 	struct dust_invite inv;
-	struct dust_endpoint from;
+	struct dust_endpoint from = intro_client_ep();
 	std::vector<intro_pkt> batch(256);
 	std::vector<double> t_x, t_intro;
 	struct dust_session cs, ss;
@@ -756,43 +795,28 @@ void BM_paired_intro(benchmark::State &state)
 	}
 	randombytes_buf(sk, sizeof(sk));
 	crypto_scalarmult_base(pk, sk);
-	memset(&from, 0, sizeof(from));
-	dust_ipaddr_parse(&from.ip, "127.0.0.2");
-	from.port = 40000;
-	dust_store_tick(fx.srv.store, ts / 1000);
 	for (auto _ : state) {
 		if (k == batch.size()) {
-			dust_store_tick(fx.srv.store, ts / 1000);
-			for (auto &p : batch) {
-				p.ts_ms = ++ts;
-				p.len = dust_intro_build(&inv, &fx.client, &fx.rng, &fx.pad,
-				                         p.ts_ms, p.b, sizeof(p.b), &cs);
-			}
+			intro_refill(fx, &inv, batch, ts, &cs);
 			k = 0;
 		}
 		intro_pkt &p = batch[k++];
-		auto run_x = [&]() {
-			double t0 = mono_ns();
-			int rc = crypto_scalarmult(out, sk, pk);
-			benchmark::DoNotOptimize(out);
-			return rc == 0 ? mono_ns() - t0 : -1.0;
-		};
-		auto run_intro = [&]() {
-			double t0 = mono_ns();
-			enum dust_drop d = dust_intro_accept(&fx.srv, p.b, (size_t)p.len, p.ts_ms,
-			                                     &from, &ss, &consumed, &info);
-			return d == DUST_OK ? mono_ns() - t0 : -1.0;
-		};
-		bool x_first = (iter++ & 1) != 0;
-		double x = x_first ? run_x() : 0, i = p.len > 0 ? run_intro() : -1.0;
-		if (!x_first)
-			x = run_x();
-		if (x < 0 || i < 0) {
+		if (!time_pair(
+		        iter,
+		        [&] {
+			        int rc = crypto_scalarmult(out, sk, pk);
+			        benchmark::DoNotOptimize(out);
+			        return rc == 0;
+		        },
+		        [&] {
+			        return p.len > 0 &&
+			               dust_intro_accept(&fx.srv, p.b, (size_t)p.len, p.ts_ms,
+			                                 &from, &ss, &consumed, &info) == DUST_OK;
+		        },
+		        t_x, t_intro)) {
 			state.SkipWithError("paired intro: accept or X25519 failed");
 			return;
 		}
-		t_x.push_back(x);
-		t_intro.push_back(i);
 	}
 	set_paired(state, t_x, t_intro, 1);
 	dust_session_wipe(&cs);
