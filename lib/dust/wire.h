@@ -108,7 +108,6 @@ struct dust_wire_hdr {
 	uint8_t data_len[2]; /* 0 = keepalive; at most len */
 };
 static_assert(sizeof(struct dust_wire_hdr) == DUST_HDR_BYTES, "data header");
-static_assert(DUST_HDR_BYTES <= 16, "the SipHash-128 mask covers the whole header");
 
 /* ---- Limits (SPEC.md §8) ----------------------------------------------- */
 
