@@ -119,8 +119,8 @@ static uint64_t idle_ms(struct dgw *gw, bool net_only)
 	uint64_t last = gw->start_tsc, now;
 
 	for (unsigned i = 0; i < gw->nworkers; i++) {
-		last = RTE_MAX(last, atomic_load_explicit(&gw->w[i]->last_net_rx_tsc,
-		                                          memory_order_relaxed));
+		last = RTE_MAX(
+		    last, atomic_load_explicit(&gw->w[i]->last_net_rx_tsc, memory_order_relaxed));
 		if (!net_only)
 			last = RTE_MAX(last, atomic_load_explicit(&gw->w[i]->last_dlv_rx_tsc,
 			                                          memory_order_relaxed));

@@ -36,7 +36,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 }
 
 static unsigned open_all(struct dust_session *s, const uint8_t *data, size_t size,
-			 struct dust_seg *segs, enum dust_drop *drop)
+                         struct dust_seg *segs, enum dust_drop *drop)
 {
 	memcpy(buf, data, size);
 	return dust_datagram_open(s, &lim, FZ_NOW_S, buf, size, 0, segs, DUST_CHAIN_MAX, drop);
@@ -118,9 +118,8 @@ static size_t ref_seal(const struct rec *r, unsigned k, uint8_t *p)
 	le_put(hdr + 10, (uint32_t)((int64_t)FZ_NOW_S + r->ts_delta), 4);
 	le_put(hdr + 14, claimed, 2);
 	le_put(nonce + 4, r->counter, 8);
-	crypto_aead_chacha20poly1305_ietf_encrypt_detached(ct, ct + r->ptlen, NULL, ct, r->ptlen,
-							   hdr, sizeof(hdr), NULL, nonce,
-							   tmpl.rx_key);
+	crypto_aead_chacha20poly1305_ietf_encrypt_detached(
+	    ct, ct + r->ptlen, NULL, ct, r->ptlen, hdr, sizeof(hdr), NULL, nonce, tmpl.rx_key);
 	if (r->bad_tag)
 		ct[r->ptlen] ^= 0x01;
 	/* header protection: XOR with SipHash-2-4-128(HP key, sample = ct|tag [0..16]) */
@@ -195,7 +194,7 @@ static void structured(const uint8_t *data, size_t size)
 	}
 	if (verbose)
 		fprintf(stderr, "structured: %u packets: %u segs %s (model %u %s)\n", nr, n,
-			dust_drop_name(drop), want_n, dust_drop_name(want));
+		        dust_drop_name(drop), want_n, dust_drop_name(want));
 	if (n != want_n || drop != want)
 		abort();
 	for (unsigned k = 0; k < n; k++) {

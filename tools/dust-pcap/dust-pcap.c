@@ -416,8 +416,8 @@ static void gen_intro(struct gen *g, unsigned i)
 	bool hard = g->bad && g->n > 12 && i == 9;
 
 	for (unsigned t = 0;; t++) {
-		int n = dust_intro_build(&c->inv, &c->id, &rng, &pad, now_ms(), c->intro, 600,
-		                         &c->s);
+		int n =
+		    dust_intro_build(&c->inv, &c->id, &rng, &pad, now_ms(), c->intro, 600, &c->s);
 
 		if (n < 0)
 			die("intro_build: %s", dust_last_error());

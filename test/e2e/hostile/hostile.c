@@ -41,7 +41,8 @@ static struct dust_rng rng;
 
 static void die(const char *what)
 {
-	fprintf(stderr, "dust-hostile: %s: %s\n", what, errno ? strerror(errno) : dust_last_error());
+	fprintf(stderr, "dust-hostile: %s: %s\n", what,
+	        errno ? strerror(errno) : dust_last_error());
 	exit(1);
 }
 
@@ -95,7 +96,8 @@ static void pace(double start, unsigned i, unsigned n, double seconds)
 	double at = start + seconds * i / (n ? n : 1), d = at - now_s();
 
 	if (d > 0) {
-		struct timespec ts = {.tv_sec = (time_t)d, .tv_nsec = (long)((d - (time_t)d) * 1e9)};
+		struct timespec ts = {.tv_sec = (time_t)d,
+		                      .tv_nsec = (long)((d - (time_t)d) * 1e9)};
 
 		nanosleep(&ts, NULL);
 	}
@@ -174,7 +176,7 @@ struct cap_dg {
 };
 
 static bool frame_udp(const uint8_t *f, uint32_t caplen, const uint8_t **pl, uint16_t *len,
-		      uint32_t *src, uint16_t *sport, uint32_t *dst, uint16_t *dport)
+                      uint32_t *src, uint16_t *sport, uint32_t *dst, uint16_t *dport)
 {
 	unsigned ihl;
 
@@ -297,7 +299,7 @@ struct peer {
 static unsigned intros_sent;
 
 static bool peer_connect(struct peer *p, const struct dust_identity *id,
-			 const struct sockaddr_in *to, unsigned tries, unsigned ms)
+                         const struct sockaddr_in *to, unsigned tries, unsigned ms)
 {
 	struct dust_pad pad;
 	struct dust_limits lim;
@@ -309,7 +311,8 @@ static bool peer_connect(struct peer *p, const struct dust_identity *id,
 		struct dust_seg segs[DUST_CHAIN_MAX];
 		enum dust_drop d;
 		ssize_t last = -1;
-		int n = dust_intro_build(&p->inv, id, &rng, &pad, unix_ms(), buf, sizeof(buf), &p->s);
+		int n =
+		    dust_intro_build(&p->inv, id, &rng, &pad, unix_ms(), buf, sizeof(buf), &p->s);
 
 		if (n < 0)
 			die("intro");
@@ -317,8 +320,8 @@ static bool peer_connect(struct peer *p, const struct dust_identity *id,
 		intros_sent++;
 		if (!drain(p->fd, ms, buf, sizeof(buf), &last) || last <= 0)
 			continue;
-		if (dust_datagram_open(&p->s, &lim, (uint32_t)time(NULL), buf, (size_t)last, 0, segs,
-				       DUST_CHAIN_MAX, &d) > 0)
+		if (dust_datagram_open(&p->s, &lim, (uint32_t)time(NULL), buf, (size_t)last, 0,
+		                       segs, DUST_CHAIN_MAX, &d) > 0)
 			return p->up = true;
 	}
 	return false;
@@ -344,11 +347,11 @@ static bool peer_alive(struct peer *p, const struct sockaddr_in *to)
 	if (!drain(p->fd, 1500, buf, sizeof(buf), &last) || last <= 0)
 		return false;
 	return dust_datagram_open(&p->s, &lim, (uint32_t)time(NULL), buf, (size_t)last, 0, segs,
-				  DUST_CHAIN_MAX, &d) > 0;
+	                          DUST_CHAIN_MAX, &d) > 0;
 }
 
 static void peer_open(struct peer *p, const char *invite, const char *pw,
-		      const struct sockaddr_in *from)
+                      const struct sockaddr_in *from)
 {
 	char *text = read_text(invite);
 
@@ -402,8 +405,9 @@ static int cmd_session(const struct opts *o)
 		/* at least one data byte: a flip past header and sample needs a byte there */
 		size_t n = fresh(&p, buf, 1 + dust_rng_uniform(&rng, 1200));
 		/* past header and sample: the header still unmasks, the tag must fail */
-		size_t at = DUST_HDR_BYTES + DUST_SAMPLE_BYTES +
-			    dust_rng_uniform(&rng, (uint32_t)(n - DUST_HDR_BYTES - DUST_SAMPLE_BYTES));
+		size_t at =
+		    DUST_HDR_BYTES + DUST_SAMPLE_BYTES +
+		    dust_rng_uniform(&rng, (uint32_t)(n - DUST_HDR_BYTES - DUST_SAMPLE_BYTES));
 
 		buf[at] ^= (uint8_t)(1u << dust_rng_uniform(&rng, 8));
 		send_to(p.fd, &o->to, buf, n);
@@ -456,47 +460,84 @@ static int cmd_fill(const struct opts *o)
 static __attribute__((noreturn)) void usage(void)
 {
 	fprintf(stderr,
-		"usage: dust-hostile COMMAND --to ADDR:PORT --from ADDR[:PORT] [options]\n"
-		"  random  --min L --max L [--seconds S]   every length from L to L once\n"
-		"  flood   --count N [--seconds S]         bogus intros (random bytes)\n"
-		"  replay  --pcap F --client ADDR:PORT --what data|intros|untag [--count N]\n"
-		"  session --invite F --password-file P --truncated N --flipped N\n"
-		"  fill    --invite F... --password-file P  one session per invitation\n");
+	        "usage: dust-hostile COMMAND --to ADDR:PORT --from ADDR[:PORT] [options]\n"
+	        "  random  --min L --max L [--seconds S]   every length from L to L once\n"
+	        "  flood   --count N [--seconds S]         bogus intros (random bytes)\n"
+	        "  replay  --pcap F --client ADDR:PORT --what data|intros|untag [--count N]\n"
+	        "  session --invite F --password-file P --truncated N --flipped N\n"
+	        "  fill    --invite F... --password-file P  one session per invitation\n");
 	exit(2);
 }
 
 static void parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-		{"to", 1, NULL, 't'},	    {"from", 1, NULL, 'f'},	{"min", 1, NULL, 'm'},
-		{"max", 1, NULL, 'M'},	    {"count", 1, NULL, 'n'},	{"seconds", 1, NULL, 's'},
-		{"pcap", 1, NULL, 'p'},	    {"what", 1, NULL, 'w'},	{"client", 1, NULL, 'c'},
-		{"invite", 1, NULL, 'i'},   {"password-file", 1, NULL, 'P'},
-		{"truncated", 1, NULL, 'T'}, {"flipped", 1, NULL, 'F'}, {NULL, 0, NULL, 0},
+	    {"to", 1, NULL, 't'},
+	    {"from", 1, NULL, 'f'},
+	    {"min", 1, NULL, 'm'},
+	    {"max", 1, NULL, 'M'},
+	    {"count", 1, NULL, 'n'},
+	    {"seconds", 1, NULL, 's'},
+	    {"pcap", 1, NULL, 'p'},
+	    {"what", 1, NULL, 'w'},
+	    {"client", 1, NULL, 'c'},
+	    {"invite", 1, NULL, 'i'},
+	    {"password-file", 1, NULL, 'P'},
+	    {"truncated", 1, NULL, 'T'},
+	    {"flipped", 1, NULL, 'F'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 
 	o->min = 1, o->max = 1472, o->what = "data";
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 't': if (parse_ep(&o->to, optarg)) usage(); break;
-		case 'f': if (parse_ep(&o->from, optarg)) usage(); break;
-		case 'c': if (parse_ep(&o->client, optarg)) usage(); break;
-		case 'm': o->min = (unsigned)atoi(optarg); break;
-		case 'M': o->max = (unsigned)atoi(optarg); break;
-		case 'n': o->count = (unsigned)atoi(optarg); break;
-		case 's': o->seconds = atof(optarg); break;
-		case 'p': o->pcap = optarg; break;
-		case 'w': o->what = optarg; break;
-		case 'P': o->password_file = optarg; break;
-		case 'T': o->truncated = (unsigned)atoi(optarg); break;
-		case 'F': o->flipped = (unsigned)atoi(optarg); break;
+		case 't':
+			if (parse_ep(&o->to, optarg))
+				usage();
+			break;
+		case 'f':
+			if (parse_ep(&o->from, optarg))
+				usage();
+			break;
+		case 'c':
+			if (parse_ep(&o->client, optarg))
+				usage();
+			break;
+		case 'm':
+			o->min = (unsigned)atoi(optarg);
+			break;
+		case 'M':
+			o->max = (unsigned)atoi(optarg);
+			break;
+		case 'n':
+			o->count = (unsigned)atoi(optarg);
+			break;
+		case 's':
+			o->seconds = atof(optarg);
+			break;
+		case 'p':
+			o->pcap = optarg;
+			break;
+		case 'w':
+			o->what = optarg;
+			break;
+		case 'P':
+			o->password_file = optarg;
+			break;
+		case 'T':
+			o->truncated = (unsigned)atoi(optarg);
+			break;
+		case 'F':
+			o->flipped = (unsigned)atoi(optarg);
+			break;
 		case 'i':
 			if (o->ninvites == MAX_INVITES)
 				usage();
 			o->invites[o->ninvites++] = optarg;
 			break;
-		default: usage();
+		default:
+			usage();
 		}
 	}
 	if (!o->to.sin_port || o->min < 1 || o->max > DG_MAX || o->min > o->max)
