@@ -53,6 +53,23 @@ static inline uint64_t le64_get(const uint8_t *p)
 	return v;
 }
 
+/* Bytes of a that hold the address: 16 for IPv6, 4 otherwise (the rest is unused). */
+static inline size_t ipaddr_len(const struct dust_ipaddr *ip)
+{
+	return ip->family == 6 ? 16 : 4;
+}
+
+/*
+ * dust_ipaddr_equal, inline for the session table's probe loop; constant
+ * lengths so the compiler compares in place instead of calling memcmp.
+ */
+static inline bool ipaddr_eq(const struct dust_ipaddr *a, const struct dust_ipaddr *b)
+{
+	if (a->family != b->family)
+		return false;
+	return ipaddr_len(a) == 16 ? memcmp(a->a, b->a, 16) == 0 : memcmp(a->a, b->a, 4) == 0;
+}
+
 /* kdf.c: the session key schedule (SPEC.md §4). */
 struct dust_session_keys {
 	uint8_t c2s_data[DUST_KEY_BYTES];

@@ -32,7 +32,7 @@ struct dust_session_table {
 static uint32_t ep_hash(const struct dust_session_table *t, const struct dust_endpoint *ep)
 {
 	uint8_t buf[20], h[8];
-	size_t alen = ep->ip.family == 6 ? 16 : 4;
+	size_t alen = ipaddr_len(&ep->ip);
 
 	memcpy(buf, ep->ip.a, alen);
 	le16_put(buf + alen, ep->port);
@@ -44,10 +44,7 @@ static uint32_t ep_hash(const struct dust_session_table *t, const struct dust_en
 
 static bool ep_equal(const struct dust_endpoint *a, const struct dust_endpoint *b)
 {
-	if (a->port != b->port || a->ip.family != b->ip.family)
-		return false;
-	return a->ip.family == 6 ? memcmp(a->ip.a, b->ip.a, 16) == 0
-	                         : memcmp(a->ip.a, b->ip.a, 4) == 0;
+	return a->port == b->port && ipaddr_eq(&a->ip, &b->ip);
 }
 
 DUST_EXPORT struct dust_session_table *dust_session_table_create(uint32_t capacity)

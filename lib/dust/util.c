@@ -86,9 +86,7 @@ DUST_EXPORT const char *dust_ipaddr_format(const struct dust_ipaddr *ip, char *b
 
 DUST_EXPORT bool dust_ipaddr_equal(const struct dust_ipaddr *a, const struct dust_ipaddr *b)
 {
-	size_t n = a->family == 6 ? 16 : 4;
-
-	return a->family == b->family && memcmp(a->a, b->a, n) == 0;
+	return ipaddr_eq(a, b);
 }
 
 uint64_t dust_now_ms(void)
