@@ -298,6 +298,12 @@ struct dust_store;
 
 enum dust_store_flags {
 	DUST_STORE_CREATE = 1, /**< create an empty store if the file is missing */
+	/**
+	 * Read the files, never write them (replay): bindings and intro freshness
+	 * change in memory only; no journal is opened, compacted or fsynced and
+	 * dust_store_save() refuses with -EROFS.
+	 */
+	DUST_STORE_READONLY = 2,
 };
 
 /**

@@ -47,6 +47,7 @@ struct dust_store {
 	struct tag_index *cur;  /* atomic: read by lookups on any thread */
 	struct tag_index *prev; /* freed at the next rebuild */
 	pthread_mutex_t lock;   /* serialises commits and journal writes */
+	bool readonly;          /* DUST_STORE_READONLY: memory only */
 };
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -187,9 +188,12 @@ DUST_EXPORT int dust_store_save(struct dust_store *st)
 {
 	size_t linelen = 2 + 2 * DUST_INVITE_PT_BYTES + 1;
 	size_t len = sizeof(STORE_MAGIC) + st->n * linelen;
-	char *buf = malloc(len + 1), *p;
+	char *buf, *p;
 	int rc;
 
+	if (st->readonly)
+		return dust_fail(EROFS, "%s: store opened read-only", st->path);
+	buf = malloc(len + 1);
 	if (!buf)
 		return dust_fail(ENOMEM, "out of memory");
 	p = buf + sprintf(buf, "%s\n", STORE_MAGIC);
@@ -425,7 +429,7 @@ static int load_invites_file(struct dust_store *st, int flags)
 	FILE *f;
 	int rc, fd = dust_file_open_private(st->path);
 
-	if (fd < 0 && errno == ENOENT && (flags & DUST_STORE_CREATE))
+	if (fd < 0 && errno == ENOENT && (flags & DUST_STORE_CREATE) && !st->readonly)
 		return dust_store_save(st);
 	if (fd < 0)
 		return fd;
@@ -455,10 +459,11 @@ DUST_EXPORT struct dust_store *dust_store_open(const char *path, int flags)
 		dust_fail(ENOMEM, "out of memory");
 		goto err_free;
 	}
+	st->readonly = (flags & DUST_STORE_READONLY) != 0;
 	rc = load_invites_file(st, flags);
 	if (!rc)
 		rc = load_journal(st);
-	if (!rc)
+	if (!rc && !st->readonly)
 		rc = journal_open(st);
 	if (!rc && dust_store_tick(st, (uint64_t)time(NULL)) < 0)
 		rc = -ENOMEM;
@@ -569,7 +574,7 @@ enum dust_drop dust_store_commit(struct dust_store *st, struct dust_store_entry 
 		d = DUST_DROP_INTRO_DUP;
 	else if (ts_ms <= e->last_ts_ms)
 		d = DUST_DROP_INTRO_REPLAY;
-	else if (!e->bound && bind_persist(st, e, client_pk, now_s) != 0)
+	else if (!e->bound && !st->readonly && bind_persist(st, e, client_pk, now_s) != 0)
 		d = DUST_DROP_INTRO_PERSIST;
 	if (d == DUST_OK) {
 		if (!e->bound) {
@@ -581,7 +586,8 @@ enum dust_drop dust_store_commit(struct dust_store *st, struct dust_store_entry 
 		memcpy(e->static_ss, static_ss, DUST_KEY_BYTES);
 		e->last_ts_ms = ts_ms;
 		memcpy(e->last_nonce, nonce, DUST_XNONCE_BYTES);
-		fresh_record(st, e);
+		if (!st->readonly)
+			fresh_record(st, e);
 	}
 	pthread_mutex_unlock(&st->lock);
 	return d;

@@ -277,6 +277,43 @@ static void test_journal_compaction(void)
 	fix_fini(&f);
 }
 
+/* A read-only store (replay) binds in memory only: files untouched, replays repeat. */
+static void test_store_readonly(void)
+{
+	struct fixture f;
+	char jpath[200];
+	struct stat before, after;
+
+	fix_init(&f);
+	snprintf(jpath, sizeof(jpath), "%s.bind", f.store_path);
+	CHECK_EQ(fix_connect(&f, FIX_NOW_MS), DUST_OK); /* a real binding on file */
+	CHECK(stat(jpath, &before) == 0);
+	dust_store_close(f.srv.store);
+	f.srv.store = dust_store_open(f.store_path, DUST_STORE_READONLY);
+	CHECK(f.srv.store != NULL);
+	CHECK(dust_store_tick(f.srv.store, FIX_NOW_S) >= 0);
+	CHECK(dust_store_at(f.srv.store, 0)->bound); /* the journal was read */
+	CHECK_EQ(fix_connect(&f, FIX_NOW_MS + 1000), DUST_OK);
+	CHECK_EQ(fix_connect(&f, FIX_NOW_MS + 500), DUST_DROP_INTRO_REPLAY); /* in memory */
+	CHECK_EQ(dust_store_save(f.srv.store), -EROFS);
+	CHECK(stat(jpath, &after) == 0);
+	CHECK_EQ(after.st_size, before.st_size);
+	/* reopened read-only again: the same intro is accepted again */
+	dust_store_close(f.srv.store);
+	f.srv.store = dust_store_open(f.store_path, DUST_STORE_READONLY);
+	CHECK(f.srv.store != NULL && dust_store_tick(f.srv.store, FIX_NOW_S) >= 0);
+	CHECK_EQ(fix_connect(&f, FIX_NOW_MS + 1000), DUST_OK);
+	CHECK(stat(jpath, &after) == 0);
+	CHECK_EQ(after.st_size, before.st_size);
+	fix_fini(&f);
+	/* a read-only open never creates the files */
+	fix_init(&f);
+	snprintf(jpath, sizeof(jpath), "%s/none", f.dir);
+	CHECK(dust_store_open(jpath, DUST_STORE_READONLY | DUST_STORE_CREATE) == NULL);
+	CHECK(access(jpath, F_OK) != 0);
+	fix_fini(&f);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
@@ -290,6 +327,7 @@ int main(int argc, char **argv)
 	    {"store_errors", test_store_errors},
 	    {"epoch_rollover", test_epoch_rollover},
 	    {"journal_compaction", test_journal_compaction},
+	    {"store_readonly", test_store_readonly},
 	};
 
 	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
