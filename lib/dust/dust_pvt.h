@@ -100,6 +100,8 @@ struct dust_store_view {
 	bool bound;
 	uint8_t client_pk[DUST_PK_BYTES];
 	uint8_t static_ss[DUST_KEY_BYTES];
+	uint64_t last_ts_ms;                   /* newest accepted intro: the replay pre-check */
+	uint8_t last_nonce[DUST_XNONCE_BYTES]; /* its nonce: a retransmission is a no-op */
 };
 void dust_store_view_get(struct dust_store *st, const struct dust_store_entry *e,
                          struct dust_store_view *v);

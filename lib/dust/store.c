@@ -529,6 +529,8 @@ void dust_store_view_get(struct dust_store *st, const struct dust_store_entry *e
 	v->bound = e->bound;
 	memcpy(v->client_pk, e->client_pk, DUST_PK_BYTES);
 	memcpy(v->static_ss, e->static_ss, DUST_KEY_BYTES);
+	v->last_ts_ms = e->last_ts_ms;
+	memcpy(v->last_nonce, e->last_nonce, DUST_XNONCE_BYTES);
 	pthread_mutex_unlock(&st->lock);
 }
 
