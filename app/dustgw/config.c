@@ -32,7 +32,7 @@ static const char *const known_keys[][12] = {
      "delivery_mac", "proxy_arp", NULL},
     {"sessions", "max_per_lcore", "idle_timeout_s", "ts_window_s", NULL},
     {"padding", "mode", "min", "max", "mtu", NULL},
-    {"runtime", "drain_us", "exit_on_idle_ms", "delivery_hold_ms", NULL},
+    {"runtime", "drain_us", "exit_on_idle_ms", "delivery_hold_ms", "clock", NULL},
 };
 
 void dgw_config_defaults(struct dgw_config *cfg)
@@ -244,6 +244,14 @@ static int load_padding(struct cfg_ctx *c, struct dgw_config *cfg)
 
 static int load_runtime(struct cfg_ctx *c, struct dgw_config *cfg)
 {
+	const char *v = get(c, "runtime", "clock");
+
+	if (v && !strcmp(v, "real"))
+		cfg->clock = DGW_CLOCK_REAL;
+	else if (v && !strcmp(v, "capture"))
+		cfg->clock = DGW_CLOCK_CAPTURE;
+	else if (v)
+		return fail(c, "[runtime] clock = '%s': want real or capture", v);
 	GET_UINT(c, "runtime", "drain_us", 1, 1000000, cfg->drain_us);
 	GET_UINT(c, "runtime", "exit_on_idle_ms", 0, UINT32_MAX, cfg->exit_on_idle_ms);
 	GET_UINT(c, "runtime", "delivery_hold_ms", 0, UINT32_MAX, cfg->dlv_hold_ms);

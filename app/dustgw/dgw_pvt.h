@@ -91,6 +91,8 @@ struct dgw_worker {
 	_Atomic uint64_t last_net_rx_tsc;
 	_Atomic uint64_t last_dlv_rx_tsc;
 	uint64_t first_rx_tsc; /* for the summary's packet rate */
+	/* replay.c: capture clock (microseconds), next idle expiry, untimed packets */
+	uint64_t replay_us, replay_next_expire_s, replay_no_ts;
 	struct dgw_stats st;
 } __rte_cache_aligned;
 
@@ -116,6 +118,10 @@ struct dgw {
 	volatile bool stop;
 	_Atomic bool dlv_open; /* replay: delivery RX allowed */
 	uint64_t start_tsc;
+	/* replay.c: mbuf timestamp field and flag; tag index epoch asked / built */
+	int ts_off;
+	uint64_t ts_flag;
+	_Atomic uint64_t want_epoch, tick_epoch;
 };
 
 extern struct dgw *dgw_global; /* for telemetry callbacks and signals */
@@ -149,6 +155,11 @@ void dgw_sess_note_mac(struct dgw_worker *w, const struct dust_session *s, uint6
 void dgw_worker_inbox(struct dgw_worker *w);
 void dgw_main_messages(struct dgw *gw);
 void dgw_worker_expire(struct dgw_worker *w);
+
+/* replay.c: the capture's clock */
+int dgw_replay_setup(struct dgw *gw);
+void dgw_replay_clock(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n);
+void dgw_replay_main(struct dgw *gw);
 
 /* stats.c / telemetry.c */
 static inline void dgw_count_drop(struct dgw_worker *w, unsigned reason)

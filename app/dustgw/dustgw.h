@@ -34,6 +34,12 @@ extern "C" {
 
 enum { DGW_NAME_MAX = 128, DGW_PATH_MAX = 512, DGW_MAX_WORKERS = 64 };
 
+/** Where the gateway's clock comes from. */
+enum dgw_clock {
+	DGW_CLOCK_REAL = 0,    /**< the system's wall clock */
+	DGW_CLOCK_CAPTURE = 1, /**< replay: the RX timestamps of the net port (replay.c) */
+};
+
 /** How cleartext is framed on the delivery port. */
 enum dgw_framing {
 	DGW_FRAME_ETH = 0, /**< Ethernet II: dst delivery_mac, src port MAC, type 0x0800/0x86dd */
@@ -62,6 +68,7 @@ struct dgw_config {
 	bool dlv_mac_set;
 	uint8_t dlv_mac[6]; /**< dst MAC of delivered frames (default: port's own) */
 	bool proxy_arp;     /**< answer ARP/ND on the delivery port (tunnel side) */
+	uint8_t clock;      /**< enum dgw_clock; CAPTURE also opens the store read-only */
 };
 
 struct dgw;

@@ -24,6 +24,7 @@ RTE_INIT(dgw_log_init)
 static int load_server(struct dgw *gw)
 {
 	int rc = dust_identity_load(&gw->srv.id, gw->cfg.key_file);
+	int flags = gw->cfg.clock == DGW_CLOCK_CAPTURE ? DUST_STORE_READONLY : 0;
 
 	if (rc != 0) {
 		fprintf(stderr, "dustgw: server key %s: %s%s\n", gw->cfg.key_file,
@@ -31,7 +32,8 @@ static int load_server(struct dgw *gw)
 		        rc == -ENOENT ? " (create one with dust-invite keygen)" : "");
 		return rc;
 	}
-	gw->srv.store = dust_store_open(gw->cfg.store_path, 0);
+	/* Replay never writes the operator's store: bindings live in memory. */
+	gw->srv.store = dust_store_open(gw->cfg.store_path, flags);
 	if (!gw->srv.store) {
 		rc = -errno;
 		fprintf(stderr, "dustgw: invitation store %s: %s\n", gw->cfg.store_path,

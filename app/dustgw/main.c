@@ -29,6 +29,10 @@ static void usage(FILE *f)
 	    "  -i, --exit-on-idle MS  exit once no packet arrived for MS milliseconds\n"
 	    "                         (pcap replay; overrides [runtime] exit_on_idle_ms)\n"
 	    "  -s, --stats-out FILE   on exit, also write every counter as 'name value' lines\n"
+	    "  -r, --replay           the clock is the capture's packet timestamps (net_pcap\n"
+	    "                         rx_pcap) and the store is opened read-only: a capture\n"
+	    "                         replays the same on any day, any number of times\n"
+	    "                         (same as [runtime] clock = capture)\n"
 	    "  -h, --help             this text\n"
 	    "\n"
 	    "One worker lcore per queue ([ports] queues) besides the main lcore, e.g.\n"
@@ -43,6 +47,7 @@ struct opts {
 	const char *config;
 	const char *stats_out;
 	long exit_on_idle;
+	bool replay;
 };
 
 static int parse_opts(int argc, char **argv, struct opts *o)
@@ -51,6 +56,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	    {"config", required_argument, NULL, 'c'},
 	    {"exit-on-idle", required_argument, NULL, 'i'},
 	    {"stats-out", required_argument, NULL, 's'},
+	    {"replay", no_argument, NULL, 'r'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -58,7 +64,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 
 	o->exit_on_idle = -1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:i:s:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:i:s:rh", lo, NULL)) != -1) {
 		char *end;
 
 		switch (c) {
@@ -74,6 +80,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 's':
 			o->stats_out = optarg;
+			break;
+		case 'r':
+			o->replay = true;
 			break;
 		default:
 			usage(stderr);
@@ -137,6 +146,8 @@ static int run(struct opts *o)
 	}
 	if (o->exit_on_idle > 0)
 		cfg.exit_on_idle_ms = (uint32_t)o->exit_on_idle;
+	if (o->replay)
+		cfg.clock = DGW_CLOCK_CAPTURE;
 	gw = dgw_create(&cfg);
 	if (!gw)
 		return 1;

@@ -127,8 +127,12 @@ static struct rte_eth_dev_tx_buffer *txb_create(buffer_tx_error_fn cb, void *arg
 
 int dgw_ports_use(struct dgw *gw, uint16_t net_port, uint16_t dlv_port)
 {
+	int rc;
+
 	gw->net_port = net_port;
 	gw->dlv_port = dlv_port;
+	if ((rc = dgw_replay_setup(gw)) != 0)
+		return rc;
 	rte_eth_macaddr_get(net_port, &gw->net_mac);
 	rte_eth_macaddr_get(dlv_port, &gw->dlv_mac);
 	/* Default: the port's own MAC, which the kernel side of a net_tap answers to. */

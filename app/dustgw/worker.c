@@ -17,6 +17,8 @@ static void clock_update(struct dgw_worker *w)
 {
 	struct timespec ts;
 
+	if (w->gw->cfg.clock == DGW_CLOCK_CAPTURE)
+		return; /* replay: the clock moves with the packets (replay.c) */
 	clock_gettime(CLOCK_REALTIME, &ts);
 	w->now_s = (uint32_t)ts.tv_sec;
 	w->now_ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
@@ -30,7 +32,7 @@ static void housekeeping(struct dgw_worker *w, uint64_t now_tsc, uint64_t *next_
 	rte_eth_tx_buffer_flush(gw->dlv_port, w->wid, w->dlv_txb);
 	clock_update(w);
 	dgw_worker_inbox(w);
-	if (now_tsc >= *next_expire) {
+	if (now_tsc >= *next_expire && gw->cfg.clock == DGW_CLOCK_REAL) {
 		dgw_worker_expire(w);
 		*next_expire = now_tsc + rte_get_tsc_hz();
 	}
@@ -48,6 +50,8 @@ static void poll_once(struct dgw_worker *w, uint64_t now_tsc)
 		if (unlikely(!w->first_rx_tsc))
 			w->first_rx_tsc = now_tsc;
 		w->st.ctr[DGW_CTR_NET_RX] += n;
+		if (gw->cfg.clock == DGW_CLOCK_CAPTURE)
+			dgw_replay_clock(w, pkts, n);
 		/*
 		 * Busy while the burst is decoded, idle from when it is done: a
 		 * burst of first-use intros (an fsync each) can outlast the idle
@@ -62,6 +66,8 @@ static void poll_once(struct dgw_worker *w, uint64_t now_tsc)
 	n = rte_eth_rx_burst(gw->dlv_port, w->wid, pkts, DGW_BURST);
 	if (n) {
 		w->st.ctr[DGW_CTR_DLV_RX] += n;
+		if (gw->cfg.clock == DGW_CLOCK_CAPTURE)
+			dgw_replay_clock(w, pkts, n);
 		atomic_store_explicit(&w->last_dlv_rx_tsc, DGW_BUSY, memory_order_relaxed);
 		dgw_encode_burst(w, pkts, n);
 		atomic_store_explicit(&w->last_dlv_rx_tsc, rte_rdtsc(), memory_order_relaxed);
@@ -132,7 +138,9 @@ static uint64_t idle_ms(struct dgw *gw, bool net_only)
 static void main_tick(struct dgw *gw, uint64_t now, uint64_t *next_store)
 {
 	dgw_main_messages(gw);
-	if (now >= *next_store) {
+	if (gw->cfg.clock == DGW_CLOCK_CAPTURE)
+		dgw_replay_main(gw);
+	else if (now >= *next_store) {
 		dust_store_tick(gw->srv.store, (uint64_t)time(NULL));
 		*next_store = now + rte_get_tsc_hz();
 	}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Replay mode ([runtime] clock = capture, or --replay): the gateway's clock
+ * is the capture's, read from the RX timestamps net_pcap puts in each mbuf,
+ * so a capture replays the same on any day, at any speed, any number of
+ * times (the store is read-only meanwhile, see gw.c).
+ *
+ * Each worker's clock is the newest timestamp it has seen, taken per RX
+ * burst: Dust timestamps, intro windows, invitation expiry and idle expiry
+ * (checked once per capture second) all read it. The store's tag index is
+ * shared, so it follows the newest epoch any worker has reached: the main
+ * lcore rebuilds it when a worker asks, and the worker waits for that
+ * before it decodes the burst, which keeps the result independent of timing.
+ */
+#include <rte_mbuf_dyn.h>
+#include <rte_pause.h>
+
+#include "dgw_pvt.h"
+
+int dgw_replay_setup(struct dgw *gw)
+{
+	struct rte_eth_dev_info info;
+	int off = rte_mbuf_dynfield_lookup(RTE_MBUF_DYNFIELD_TIMESTAMP_NAME, NULL);
+	int bit = rte_mbuf_dynflag_lookup(RTE_MBUF_DYNFLAG_RX_TIMESTAMP_NAME, NULL);
+
+	if (gw->cfg.clock != DGW_CLOCK_CAPTURE)
+		return 0;
+	/*
+	 * Only net_pcap stamps packets with the capture's wall-clock time (in
+	 * microseconds); a NIC's RX timestamps count its own clock instead.
+	 */
+	if (rte_eth_dev_info_get(gw->net_port, &info) != 0 ||
+	    strcmp(info.driver_name, "net_pcap") || off < 0 || bit < 0) {
+		DGW_LOG(ERR,
+		        "replay (clock = capture): net port %u (%s) gives no capture timestamps; "
+		        "replay a capture with --vdev net_pcap0,rx_pcap=FILE, or set clock = real",
+		        gw->net_port, info.driver_name ? info.driver_name : "?");
+		return -ENOTSUP;
+	}
+	gw->ts_off = off;
+	gw->ts_flag = UINT64_C(1) << bit;
+	DGW_LOG(INFO, "replay: clock from the capture's timestamps, store read-only");
+	return 0;
+}
+
+/* Wait until the main lcore has built the tag index for epoch e (or later). */
+static void epoch_follow(struct dgw_worker *w, uint64_t e)
+{
+	struct dgw *gw = w->gw;
+	uint64_t want = atomic_load_explicit(&gw->want_epoch, memory_order_relaxed);
+
+	if (e <= atomic_load_explicit(&gw->tick_epoch, memory_order_acquire))
+		return;
+	while (want < e && !atomic_compare_exchange_weak(&gw->want_epoch, &want, e))
+		;
+	while (atomic_load_explicit(&gw->tick_epoch, memory_order_acquire) < e && !gw->stop) {
+		/* No session is held here: the main lcore's RCU wait must not stall on us. */
+		rte_rcu_qsbr_quiescent(gw->rcu, w->wid);
+		rte_pause();
+	}
+}
+
+void dgw_replay_clock(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct dgw *gw = w->gw;
+	uint64_t us = w->replay_us;
+
+	for (uint16_t i = 0; i < n; i++) {
+		if (likely(pkts[i]->ol_flags & gw->ts_flag))
+			us = RTE_MAX(
+			    us, *RTE_MBUF_DYNFIELD(pkts[i], gw->ts_off, rte_mbuf_timestamp_t *));
+		else if (pkts[i]->port == gw->net_port && w->replay_no_ts++ == 0)
+			DGW_LOG(WARNING,
+			        "replay: worker %u got a packet without a timestamp (port %u)",
+			        w->wid, pkts[i]->port);
+	}
+	if (us == w->replay_us)
+		return;
+	w->replay_us = us;
+	w->now_ms = us / 1000;
+	w->now_s = (uint32_t)(us / 1000000);
+	epoch_follow(w, w->now_s / DUST_EPOCH_S);
+	if (w->now_s >= w->replay_next_expire_s) {
+		if (w->replay_next_expire_s)
+			dgw_worker_expire(w);
+		w->replay_next_expire_s = (uint64_t)w->now_s + 1;
+	}
+}
+
+void dgw_replay_main(struct dgw *gw)
+{
+	uint64_t want = atomic_load_explicit(&gw->want_epoch, memory_order_acquire);
+
+	if (want <= atomic_load_explicit(&gw->tick_epoch, memory_order_relaxed))
+		return;
+	/*
+	 * The tick frees the index that the previous tick replaced: every lookup
+	 * that could still hold it ended once each worker passed a quiescent state.
+	 */
+	rte_rcu_qsbr_synchronize(gw->rcu, RTE_QSBR_THRID_INVALID);
+	if (dust_store_tick(gw->srv.store, want * DUST_EPOCH_S) < 0)
+		DGW_LOG(ERR, "replay: tag index for epoch %" PRIu64 ": %s", want,
+		        dust_last_error());
+	atomic_store_explicit(&gw->tick_epoch, want, memory_order_release);
+}
