@@ -27,7 +27,7 @@ struct cfg_ctx {
 };
 
 static const char *const known_keys[][12] = {
-    {"gateway", "ipv4", "ipv6", "udp_port", "key_file", "store", NULL},
+    {"gateway", "ipv4", "ipv6", "udp_port", "key_file", "store", "udp_checksum", NULL},
     {"ports", "net", "delivery", "queues", "mbufs", "rx_desc", "tx_desc", "delivery_framing",
      "delivery_mac", "proxy_arp", NULL},
     {"sessions", "max_per_lcore", "idle_timeout_s", "ts_window_s", NULL},
@@ -171,12 +171,22 @@ static int check_keys(struct cfg_ctx *c)
 
 static int load_gateway(struct cfg_ctx *c, struct dgw_config *cfg)
 {
+	const char *v;
 	int rc;
 
 	if ((rc = get_addr(c, "gateway", "ipv4", 4, &cfg->ip4)) ||
 	    (rc = get_addr(c, "gateway", "ipv6", 6, &cfg->ip6)))
 		return rc;
 	GET_UINT(c, "gateway", "udp_port", 1, 65535, cfg->udp_port);
+	v = get(c, "gateway", "udp_checksum");
+	if (v && !strcmp(v, "auto"))
+		cfg->udp_csum = DGW_CSUM_AUTO;
+	else if (v && !strcmp(v, "verify"))
+		cfg->udp_csum = DGW_CSUM_VERIFY;
+	else if (v && !strcmp(v, "ignore"))
+		cfg->udp_csum = DGW_CSUM_IGNORE;
+	else if (v)
+		return fail(c, "[gateway] udp_checksum = '%s': want verify, ignore or auto", v);
 	if ((rc = get_str(c, "gateway", "key_file", cfg->key_file, sizeof(cfg->key_file))) ||
 	    (rc = get_str(c, "gateway", "store", cfg->store_path, sizeof(cfg->store_path))))
 		return rc;

@@ -122,6 +122,8 @@ struct dgw {
 	int ts_off;
 	uint64_t ts_flag;
 	_Atomic uint64_t want_epoch, tick_epoch;
+	uint8_t net_csum; /* cfg.udp_csum resolved for the net port (never AUTO) */
+	uint64_t csum_logged, csum_log_tsc; /* udp_csum drops at the last hint, and when */
 };
 
 extern struct dgw *dgw_global; /* for telemetry callbacks and signals */
@@ -167,6 +169,10 @@ static inline void dgw_count_drop(struct dgw_worker *w, unsigned reason)
 	w->st.drop[reason]++;
 }
 int dgw_telemetry_register(void);
+
+/* hints.c */
+void dgw_csum_resolve(struct dgw *gw);
+void dgw_hint_csum(struct dgw *gw, uint64_t now_tsc);
 
 static inline uint64_t dgw_mac_load(const struct rte_ether_addr *a)
 {

@@ -46,6 +46,14 @@ enum dgw_framing {
 	DGW_FRAME_RAW = 1, /**< bare IP packet (net_tun, rings of IP packets) */
 };
 
+/** Outer UDP checksums on the net port ([gateway] udp_checksum). */
+enum dgw_csum {
+	DGW_CSUM_AUTO = 0, /**< by port type: PARTIAL on kernel-fed ports, else VERIFY */
+	DGW_CSUM_VERIFY,   /**< every checksum must be right */
+	DGW_CSUM_IGNORE,   /**< not checked (Dust authenticates each datagram) */
+	DGW_CSUM_PARTIAL,  /**< checked, but one left for offload (pseudo-header sum) passes */
+};
+
 struct dgw_config {
 	struct dust_ipaddr ip4;        /**< gateway IPv4 (family 0: none) */
 	struct dust_ipaddr ip6;        /**< gateway IPv6 (family 0: none) */
@@ -69,6 +77,7 @@ struct dgw_config {
 	uint8_t dlv_mac[6]; /**< dst MAC of delivered frames (default: port's own) */
 	bool proxy_arp;     /**< answer ARP/ND on the delivery port (tunnel side) */
 	uint8_t clock;      /**< enum dgw_clock; CAPTURE also opens the store read-only */
+	uint8_t udp_csum;   /**< enum dgw_csum */
 };
 
 struct dgw;

@@ -3,7 +3,8 @@
  * The client-facing side of a frame: Ethernet/IPv4/IPv6/UDP parsing that
  * sorts each frame into "a Dust datagram for us" or a counted drop (or an
  * ARP/ND answer), and the outer headers of what we send back to a client.
- * Checksums are verified and written in software unless the NIC says GOOD.
+ * Checksums are written in software; received UDP checksums are checked as
+ * [gateway] udp_checksum says (udp_csum_ok), the IPv4 header's always.
  */
 #include <netinet/in.h>
 #include <string.h>
@@ -40,6 +41,31 @@ static bool ip6_is_ext(uint8_t proto)
 		return true;
 	}
 	return false;
+}
+
+/*
+ * A sender that leaves its UDP checksum to offload (veth, containers, VMs)
+ * puts only the pseudo-header sum in the field; af_packet and pcap hand it
+ * on as is (DPDK 22.11's af_packet drops the kernel's CSUMNOTREADY mark).
+ * Dust authenticates every datagram, so such a checksum need not lose it.
+ */
+static bool udp_csum_ok(const struct dgw_worker *w, const struct rte_mbuf *m, const void *ip,
+                        const struct rte_udp_hdr *udp, bool v6)
+{
+	uint64_t fl = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+	uint8_t mode = w->gw->net_csum;
+
+	/* NONE: the field is unfinished but the PMD vouches for the data. */
+	if (mode == DGW_CSUM_IGNORE || fl == RTE_MBUF_F_RX_L4_CKSUM_GOOD ||
+	    fl == RTE_MBUF_F_RX_L4_CKSUM_NONE)
+		return true;
+	if (fl == RTE_MBUF_F_RX_L4_CKSUM_BAD)
+		return false;
+	if (v6 ? rte_ipv6_udptcp_cksum_verify(ip, udp) == 0
+	       : rte_ipv4_udptcp_cksum_verify(ip, udp) == 0)
+		return true;
+	return mode == DGW_CSUM_PARTIAL &&
+	       udp->dgram_cksum == (v6 ? rte_ipv6_phdr_cksum(ip, 0) : rte_ipv4_phdr_cksum(ip, 0));
 }
 
 static int udp_check(struct dgw_worker *w, struct rte_mbuf *m, struct rte_udp_hdr *udp,
@@ -82,9 +108,7 @@ static int parse_ip4(struct dgw_worker *w, struct rte_mbuf *m, struct rte_ipv4_h
 		return drop(w, m, DGW_DROP_NOT_UDP);
 	udp = (struct rte_udp_hdr *)((uint8_t *)ip + ihl);
 	/* A zero UDP checksum means "none" in IPv4. */
-	if (udp->dgram_cksum != 0 &&
-	    (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) != RTE_MBUF_F_RX_L4_CKSUM_GOOD &&
-	    rte_ipv4_udptcp_cksum_verify(ip, udp) != 0)
+	if (udp->dgram_cksum != 0 && !udp_csum_ok(w, m, ip, udp, false))
 		return drop(w, m, DGW_DROP_UDP_CSUM);
 	memset(&rx->ep, 0, sizeof(rx->ep));
 	rx->ep.ip.family = 4;
@@ -115,8 +139,7 @@ static int parse_ip6(struct dgw_worker *w, struct rte_mbuf *m, struct rte_ipv6_h
 		return drop(w, m, DGW_DROP_BAD_UDP);
 	udp = (struct rte_udp_hdr *)(ip + 1);
 	/* IPv6 forbids a zero UDP checksum. */
-	if ((m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) != RTE_MBUF_F_RX_L4_CKSUM_GOOD &&
-	    (udp->dgram_cksum == 0 || rte_ipv6_udptcp_cksum_verify(ip, udp) != 0))
+	if (udp->dgram_cksum == 0 || !udp_csum_ok(w, m, ip, udp, true))
 		return drop(w, m, DGW_DROP_UDP_CSUM);
 	memset(&rx->ep, 0, sizeof(rx->ep));
 	rx->ep.ip.family = 6;

@@ -135,6 +135,7 @@ int dgw_ports_use(struct dgw *gw, uint16_t net_port, uint16_t dlv_port)
 		return rc;
 	rte_eth_macaddr_get(net_port, &gw->net_mac);
 	rte_eth_macaddr_get(dlv_port, &gw->dlv_mac);
+	dgw_csum_resolve(gw);
 	/* Default: the port's own MAC, which the kernel side of a net_tap answers to. */
 	if (gw->cfg.dlv_mac_set)
 		memcpy(gw->dlv_dst.addr_bytes, gw->cfg.dlv_mac, 6);

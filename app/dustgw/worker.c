@@ -138,6 +138,7 @@ static uint64_t idle_ms(struct dgw *gw, bool net_only)
 static void main_tick(struct dgw *gw, uint64_t now, uint64_t *next_store)
 {
 	dgw_main_messages(gw);
+	dgw_hint_csum(gw, now);
 	if (gw->cfg.clock == DGW_CLOCK_CAPTURE)
 		dgw_replay_main(gw);
 	else if (now >= *next_store) {
@@ -181,5 +182,6 @@ int dgw_run(struct dgw *gw)
 	}
 	rte_eal_mp_wait_lcore();
 	dgw_main_messages(gw);
+	dgw_hint_csum(gw, rte_rdtsc());
 	return 0;
 }
