@@ -59,6 +59,34 @@ expect store-corrupt 1 'not a Dust invitation store' -- "$BIN" list --store "$T/
 expect bad-address 1 'not an IPv4 or IPv6 address' -- "$BIN" create --store "$T/store" \
 	--key "$T/key" --server nowhere --port 4433 --tunnel-net 10.9.0.0/24 --store-only
 expect missing-args 1 'create needs' -- "$BIN" create --store "$T/store"
+# --out-dir: a missing directory is created (0700); a command that cannot
+# write every text changes nothing (no store, no .bind, no texts left)
+expect outdir-missing 0 '2 invitation\(s\) added' -- "$BIN" create --store "$T/s2" \
+	--key "$T/key" --server 192.0.2.1 --port 4433 --tunnel-net 10.9.0.0/24 --count 2 \
+	--password-file "$T/pw" --out-dir "$T/new/invites"
+expect outdir-created 0 '^700 invite-1.txt invite-2.txt$' -- sh -c \
+	"cd '$T/new/invites' && echo \$(stat -c %a .) *"
+expect outdir-clash 1 'invite-1.txt exists' -- "$BIN" create --store "$T/s2" --key "$T/key" \
+	--server 192.0.2.1 --port 4433 --tunnel-net 10.9.0.0/24 --count 2 \
+	--password-file "$T/pw" --out-dir "$T/new/invites"
+expect outdir-clash-store 0 '2 invitations: 0 used' -- "$BIN" list --store "$T/s2"
+touch "$T/afile"
+expect outdir-unusable 1 'afile' -- "$BIN" create --store "$T/s3" --key "$T/key" \
+	--server 192.0.2.1 --port 4433 --tunnel-net 10.9.0.0/24 --password-file "$T/pw" \
+	--out-dir "$T/afile/invites"
+expect outdir-unusable-nostore 0 '^none$' -- sh -c "ls '$T' | grep s3 || echo none"
+mkdir "$T/ro" && chmod 500 "$T/ro"
+if [ "$(id -u)" -ne 0 ]; then
+	expect outdir-readonly 1 'Permission denied' -- "$BIN" create --store "$T/s4" --key "$T/key" \
+		--server 192.0.2.1 --port 4433 --tunnel-net 10.9.0.0/24 --password-file "$T/pw" \
+		--out-dir "$T/ro"
+	expect outdir-readonly-nostore 0 '^none$' -- sh -c "ls '$T' | grep s4 || echo none"
+fi
+# out of addresses half way: no part files, no store
+expect outdir-midway 1 'no free address' -- "$BIN" create --store "$T/s5" --key "$T/key" \
+	--server 192.0.2.1 --port 4433 --tunnel-net 10.8.0.0/30 --count 3 \
+	--password-file "$T/pw" --out-dir "$T/mid"
+expect outdir-midway-clean 0 '^none$' -- sh -c "{ ls '$T' | grep s5; ls -A '$T/mid'; } | grep . || echo none"
 expect help 0 'keygen --out KEY' -- "$BIN" --help
 expect unknown-command 2 'unknown command' -- "$BIN" frobnicate
 echo "$pass passed, $fail failed"

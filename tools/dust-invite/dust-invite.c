@@ -13,10 +13,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <sodium.h>
 
 #include "dust.h"
+#include "outdir.h"
 #include "password.h"
 
 static const char usage[] =
@@ -29,6 +31,7 @@ static const char usage[] =
     "         [--expiry-days D] [--out-dir DIR] [--password-file F] [--store-only]\n"
     "      Create N invitations (default 1) for this server, add them to STORE (created\n"
     "      if missing) and write each sealed text to DIR/invite-<n>.txt, or to stdout.\n"
+    "      DIR is created if missing; texts already there are never overwritten.\n"
     "      --tunnel-net hands out the next free addresses of NET (not the network, the\n"
     "      first host, which is the gateway's side, or the broadcast address).\n"
     "      --store-only skips sealing (no password, no texts): for captures and tests.\n"
@@ -175,20 +178,6 @@ static int tunnel_next(const struct taken *tk, const struct dust_ipaddr *net, un
 	return -1;
 }
 
-static int write_text(const char *dir, unsigned n, const char *text)
-{
-	char path[4096];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/invite-%u.txt", dir, n);
-	f = fopen(path, "w");
-	if (!f || fprintf(f, "%s\n", text) < 0 || fclose(f) != 0) {
-		fprintf(stderr, "dust-invite: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 static int create_one(struct dust_store *st, const struct opts *o, const struct dust_identity *id,
                       const struct dust_ipaddr *server, const struct dust_ipaddr *tun,
                       unsigned prefix, const char *pw, unsigned n)
@@ -211,7 +200,7 @@ static int create_one(struct dust_store *st, const struct opts *o, const struct 
 	if (o->store_only)
 		rc = 0;
 	else if (o->out_dir)
-		rc = write_text(o->out_dir, n, text);
+		rc = outdir_write(o->out_dir, n, text);
 	else
 		rc = printf("# invitation %u, tunnel %s\n%s\n", n,
 		            dust_ipaddr_format(tun, buf, sizeof(buf)), text) < 0;
@@ -219,6 +208,16 @@ out:
 	dust_invite_wipe(&inv);
 	sodium_memzero(text, sizeof(text));
 	return rc;
+}
+
+/* A failed create leaves no store behind where there was none. */
+static void store_remove(const char *path)
+{
+	char bind[4096];
+
+	unlink(path);
+	if (snprintf(bind, sizeof(bind), "%s.bind", path) < (int)sizeof(bind))
+		unlink(bind);
 }
 
 static int cmd_create(const struct opts *o)
@@ -230,6 +229,8 @@ static int cmd_create(const struct opts *o)
 	unsigned prefix;
 	uint64_t cursor = 0;
 	struct taken tk = {0};
+	unsigned written = 0;
+	bool new_store;
 	int rc = 1;
 
 	if (!o->store || !o->key || !o->server || !o->port || (!o->tunnel == !o->tunnel_net))
@@ -247,6 +248,10 @@ static int cmd_create(const struct opts *o)
 		return fail("--key");
 	if (!o->store_only && dust_password_read(pw, sizeof(pw), o->pwfile, 1) != 0)
 		goto out_wipe;
+	/* every output checked before the store changes */
+	if (o->out_dir && outdir_prepare(o->out_dir, o->count) != 0)
+		goto out_wipe;
+	new_store = access(o->store, F_OK) != 0 && errno == ENOENT;
 	st = dust_store_open(o->store, DUST_STORE_CREATE);
 	if (!st) {
 		fail("--store");
@@ -270,11 +275,18 @@ static int cmd_create(const struct opts *o)
 		}
 		if (create_one(st, o, &id, &server, &tun, prefix, pw, i + 1) != 0)
 			goto out_close;
+		written = i + 1;
+	}
+	if (!o->store_only && !o->out_dir && fflush(stdout) != 0) {
+		fprintf(stderr, "dust-invite: stdout: %s\n", strerror(errno));
+		goto out_close;
 	}
 	if (dust_store_save(st) != 0) {
 		fail("saving the store");
 		goto out_close;
 	}
+	if (o->out_dir && outdir_commit(o->out_dir, o->count) != 0)
+		goto out_close;
 	fprintf(stderr, "dust-invite: %u invitation(s) added to %s (%zu in all)%s%s\n", o->count,
 	        o->store, dust_store_count(st), o->out_dir ? "; texts in " : "",
 	        o->out_dir ? o->out_dir : "");
@@ -282,6 +294,10 @@ static int cmd_create(const struct opts *o)
 out_close:
 	free(tk.a);
 	dust_store_close(st);
+	if (rc != 0 && o->out_dir)
+		outdir_abort(o->out_dir, written + 1);
+	if (rc != 0 && new_store)
+		store_remove(o->store);
 out_wipe:
 	sodium_memzero(pw, sizeof(pw));
 	dust_identity_wipe(&id);

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The output directory of dust-invite create: made if missing, checked
+ * before the store changes, filled through part files renamed at the end.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "outdir.h"
+
+enum { PATH_CAP = 4096 };
+
+static int path_of(char *buf, const char *dir, unsigned n, const char *suffix)
+{
+	int len = snprintf(buf, PATH_CAP, "%s/invite-%u.txt%s", dir, n, suffix);
+
+	if (len < 0 || len >= PATH_CAP) {
+		fprintf(stderr, "dust-invite: --out-dir path too long\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* mkdir -p with mode 0700 for what it creates: the texts are secrets. */
+static int mkdirs(const char *dir)
+{
+	char p[PATH_CAP];
+	size_t len = strlen(dir);
+
+	if (len == 0 || len >= sizeof(p)) {
+		fprintf(stderr, "dust-invite: bad --out-dir\n");
+		return -1;
+	}
+	memcpy(p, dir, len + 1);
+	for (char *c = p + 1; c <= p + len; c++) {
+		if (*c != '/' && *c != '\0')
+			continue;
+		*c = '\0';
+		if (mkdir(p, 0700) != 0 && errno != EEXIST) {
+			fprintf(stderr, "dust-invite: cannot create %s: %s\n", p, strerror(errno));
+			return -1;
+		}
+		if (c < p + len)
+			*c = '/';
+	}
+	return 0;
+}
+
+int outdir_prepare(const char *dir, unsigned count)
+{
+	char path[PATH_CAP];
+	struct stat sb;
+
+	if (mkdirs(dir) != 0)
+		return -1;
+	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+		fprintf(stderr, "dust-invite: %s: not a directory\n", dir);
+		return -1;
+	}
+	if (access(dir, W_OK | X_OK) != 0) {
+		fprintf(stderr, "dust-invite: %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	for (unsigned n = 1; n <= count; n++) {
+		if (path_of(path, dir, n, "") != 0)
+			return -1;
+		if (lstat(path, &sb) == 0) {
+			fprintf(stderr,
+			        "dust-invite: %s exists: refusing to overwrite an invitation "
+			        "(use another --out-dir)\n",
+			        path);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int outdir_write(const char *dir, unsigned n, const char *text)
+{
+	char path[PATH_CAP];
+	FILE *f;
+
+	if (path_of(path, dir, n, ".part") != 0)
+		return -1;
+	f = fopen(path, "w");
+	if (!f || fprintf(f, "%s\n", text) < 0 || fflush(f) != 0) {
+		fprintf(stderr, "dust-invite: %s: %s\n", path, strerror(errno));
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	if (fclose(f) != 0) {
+		fprintf(stderr, "dust-invite: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int outdir_commit(const char *dir, unsigned n)
+{
+	char from[PATH_CAP], to[PATH_CAP];
+
+	for (unsigned i = 1; i <= n; i++) {
+		if (path_of(from, dir, i, ".part") != 0 || path_of(to, dir, i, "") != 0)
+			return -1;
+		if (rename(from, to) != 0) {
+			fprintf(stderr, "dust-invite: %s: %s\n", to, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void outdir_abort(const char *dir, unsigned n)
+{
+	char path[PATH_CAP];
+
+	for (unsigned i = 1; i <= n; i++)
+		if (path_of(path, dir, i, ".part") == 0)
+			unlink(path);
+}
