@@ -4,7 +4,9 @@
 # cleartext packet delivered byte for byte each time, identical counters,
 # and the store, its journal and the key byte-identical afterwards. The same
 # capture on the wall clock delivers nothing; a port without capture
-# timestamps is refused with a clear error.
+# timestamps is refused with a clear error. Last, the bundled capture
+# recorded in 2020 (test/data/replay-2020) replays with its manifest.
+OLD_DATA=$(realpath "$(dirname "$0")/../../data/replay-2020")
 . "$(dirname "$0")/lib.sh"
 
 command -v faketime >/dev/null || fail "faketime missing (apt-get install faketime)"
@@ -47,4 +49,22 @@ timeout 60 "$DUSTGW" --lcores "$(lcores 1)" --no-huge -m 512 --no-pci --file-pre
 	>null.summary 2>null.log || rc=$?
 [ $rc != 0 ] || fail "--replay on a port without timestamps did not fail"
 grep -q "gives no capture timestamps" null.log || { cat null.log; fail "no clear error"; }
+
+# The bundled 2020 capture: 8 clients bound on 2020-03-01 come back, 2 new.
+mkdir old && cd old
+cp "$OLD_DATA"/test-only-* "$OLD_DATA"/clients.pcap "$OLD_DATA"/manifest.txt \
+	"$OLD_DATA"/dustgw.conf .
+chmod 600 test-only-*
+cmp test-only-invites.store.bind "$OLD_DATA/test-only-invites.store.bind" ||
+	fail "bundle copy differs"
+timeout 120 "$DUSTGW" --lcores "$(lcores 1)" --no-huge -m 512 --no-pci --file-prefix "$PREFIX" \
+	--vdev net_pcap0,rx_pcap=clients.pcap,tx_pcap=out.pcap \
+	--vdev net_pcap1,tx_pcap=clear.pcap -- --config dustgw.conf --replay \
+	--stats-out old.stats >old.summary 2>old.log || { cat old.log; fail "bundled replay failed"; }
+"$PCAP" check --manifest manifest.txt --stats old.stats --delivered clear.pcap ||
+	fail "the bundled capture did not replay as its manifest says"
+grep -q "intro_ok=10 intro_first_use=2" old.summary || fail "expected 8 bound and 2 new clients"
+for f in test-only-server.key test-only-invites.store test-only-invites.store.bind; do
+	cmp "$f" "$OLD_DATA/$f" || fail "the bundled replay changed $f"
+done
 echo "PASS gw-replay-clock"
