@@ -30,7 +30,7 @@ static const char *const known_keys[][12] = {
     {"gateway", "ipv4", "ipv6", "udp_port", "key_file", "store", "udp_checksum", NULL},
     {"ports", "net", "delivery", "queues", "mbufs", "rx_desc", "tx_desc", "delivery_framing",
      "delivery_mac", "proxy_arp", NULL},
-    {"sessions", "max_per_lcore", "idle_timeout_s", "ts_window_s", NULL},
+    {"sessions", "max_per_lcore", "idle_timeout_s", "ts_window_s", "evict_idle_s", NULL},
     {"padding", "mode", "min", "max", "mtu", NULL},
     {"runtime", "drain_us", "exit_on_idle_ms", "delivery_hold_ms", "clock", NULL},
 };
@@ -47,6 +47,7 @@ void dgw_config_defaults(struct dgw_config *cfg)
 	cfg->txd = 1024;
 	cfg->sessions_per_lcore = 4096;
 	cfg->idle_timeout_s = 180;
+	cfg->evict_idle_s = 15;
 	dust_limits_default(&cfg->lim);
 	dust_pad_default(&cfg->pad);
 	cfg->drain_us = 100;
@@ -229,6 +230,7 @@ static int load_sessions(struct cfg_ctx *c, struct dgw_config *cfg)
 	GET_UINT(c, "sessions", "max_per_lcore", 1, 1u << 24, cfg->sessions_per_lcore);
 	GET_UINT(c, "sessions", "idle_timeout_s", 1, 86400 * 7, cfg->idle_timeout_s);
 	GET_UINT(c, "sessions", "ts_window_s", 1, 3600, cfg->lim.ts_window_s);
+	GET_UINT(c, "sessions", "evict_idle_s", 0, 86400 * 7, cfg->evict_idle_s);
 	return 0;
 }
 

@@ -157,27 +157,77 @@ static void datagram_done(struct dgw_worker *w, struct rte_mbuf *m, const struct
 }
 
 /*
+ * May a full table make room? Before authentication this must stay cheap
+ * (a flood of datagrams that look like intros): the oldest last_rx_s is
+ * scanned for at most once a second and cached. Sessions only get younger
+ * or leave, so the cache may say yes where the scan after authentication
+ * then says no (counted as table_full), never the reverse.
+ */
+static bool evict_possible(struct dgw_worker *w)
+{
+	if (w->evict_scan_s != w->now_s || !w->evict_scanned) {
+		struct dust_session *v = dust_session_table_idlest(w->tab, w->now_s);
+
+		w->evict_oldest_s = v ? v->last_rx_s : w->now_s;
+		w->evict_scan_s = w->now_s;
+		w->evict_scanned = true;
+	}
+	return w->now_s - w->evict_oldest_s >= w->gw->cfg.evict_idle_s;
+}
+
+/*
+ * A slot for an authenticated intro's session, now in tmp. In a full table
+ * the session idle longest is retired (if idle evict_idle_s or more) and a
+ * spare slot holds tmp while the victim's slot waits out its grace period.
+ */
+static struct dust_session *make_room(struct dgw_worker *w, struct dust_session *tmp)
+{
+	struct dust_session *s = dust_session_table_reserve(w->tab), *v;
+
+	if (!s) {
+		v = dust_session_table_idlest(w->tab, w->now_s);
+		if (v && w->now_s - v->last_rx_s >= w->gw->cfg.evict_idle_s) {
+			dgw_sess_retire(w, v);
+			w->st.ctr[DGW_CTR_SESS_EVICTED_IDLE]++;
+			w->evict_scanned = false;
+			s = dust_session_table_reserve(w->tab);
+		}
+	}
+	if (s)
+		*s = *tmp;
+	dust_session_wipe(tmp);
+	return s;
+}
+
+/*
  * An intro from rx->ep. old is the live session of that endpoint when the
  * datagram failed as data (a client re-introducing from the same address);
  * then, if it is no intro either, the data failure old_drop is what counts.
+ * In a full table the intro is opened into a stack session: only once it
+ * authenticated may it retire anything (old, or the idlest session).
  */
 static void intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
                        struct dust_session *old, enum dust_drop old_drop)
 {
-	struct dust_session *s = dust_session_table_reserve(w->tab);
+	struct dust_session tmp, *s = dust_session_table_reserve(w->tab);
 	struct dust_intro_info info;
 	struct dust_rx_result res;
 	size_t consumed = 0;
 	enum dust_drop d;
 
-	if (!s) {
-		drop_m(w, m, old ? old_drop : DGW_DROP_TABLE_FULL);
+	if (!s && !old && !evict_possible(w)) {
+		drop_m(w, m, DGW_DROP_TABLE_FULL);
 		return;
 	}
-	d = dust_intro_accept(&w->gw->srv, rx->dg, rx->len, w->now_ms, &rx->ep, s, &consumed,
-	                      &info);
+	if (!s)
+		memset(&tmp, 0, sizeof(tmp));
+	d = dust_intro_accept(&w->gw->srv, rx->dg, rx->len, w->now_ms, &rx->ep, s ? s : &tmp,
+	                      &consumed, &info);
 	if (d != DUST_OK) {
-		dust_session_table_release(w->tab, s);
+		if (s)
+			dust_session_table_release(w->tab, s);
+		else
+			dust_session_wipe(&tmp);
 		/* From a live endpoint, a datagram that is no intro either was bad data. */
 		if (old && (d == DUST_DROP_INTRO_UNKNOWN || d == DUST_DROP_TRUNCATED))
 			d = old_drop;
@@ -186,6 +236,10 @@ static void intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dg
 	}
 	if (old)
 		dgw_sess_retire(w, old);
+	if (!s && !(s = make_room(w, &tmp))) {
+		drop_m(w, m, DGW_DROP_TABLE_FULL);
+		return;
+	}
 	if (dust_session_table_insert(w->tab, s) != 0) {
 		/* Cannot happen: the endpoint's only session was just retired. */
 		dust_session_table_release(w->tab, s);

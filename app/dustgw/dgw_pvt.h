@@ -93,6 +93,9 @@ struct dgw_worker {
 	uint64_t first_rx_tsc; /* for the summary's packet rate */
 	/* replay.c: capture clock (microseconds), next idle expiry, untimed packets */
 	uint64_t replay_us, replay_next_expire_s, replay_no_ts;
+	/* full table: the oldest last_rx_s seen by the last scan, and when (decode.c) */
+	uint32_t evict_oldest_s, evict_scan_s;
+	bool evict_scanned;
 	struct dgw_stats st;
 } __rte_cache_aligned;
 

@@ -67,6 +67,7 @@ struct dgw_config {
 	char store_path[DGW_PATH_MAX]; /**< invitation store */
 	uint32_t sessions_per_lcore;
 	uint32_t idle_timeout_s;  /**< session idle expiry */
+	uint32_t evict_idle_s;    /**< full table: an intro may evict a session idle this long */
 	struct dust_limits lim;   /**< ts window */
 	struct dust_pad pad;      /**< padding of packets we send */
 	uint32_t drain_us;        /**< TX buffer drain interval */
@@ -123,6 +124,7 @@ enum dgw_ctr {
 	DGW_CTR_ND_REPLY,
 	DGW_CTR_SESS_EXPIRED,
 	DGW_CTR_SESS_EVICTED, /**< replaced by an intro elsewhere */
+	DGW_CTR_SESS_EVICTED_IDLE, /**< full table: the idlest made room for an intro */
 	DGW_CTR_MAX
 };
 

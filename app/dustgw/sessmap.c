@@ -132,7 +132,7 @@ static int rcu_create(struct dgw *gw, uint32_t slots)
 
 int dgw_sessmap_create(struct dgw *gw)
 {
-	uint32_t slots = gw->cfg.sessions_per_lcore * gw->nworkers;
+	uint32_t per = dust_session_table_slots(gw->w[0]->tab), slots = per * gw->nworkers;
 	int rc;
 
 	gw->ninv = (uint32_t)dust_store_count(gw->srv.store);
@@ -150,7 +150,7 @@ int dgw_sessmap_create(struct dgw *gw)
 		snprintf(name, sizeof(name), "dgw_inbox%u", i);
 		gw->w[i]->inbox =
 		    rte_ring_create_elem(name, sizeof(struct dgw_msg),
-		                         rte_align32pow2(2 * gw->cfg.sessions_per_lcore + 64),
+		                         rte_align32pow2(2 * per + 64),
 		                         (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 		if (!gw->w[i]->inbox)
 			return -ENOMEM;

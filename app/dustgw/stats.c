@@ -28,6 +28,7 @@ static const char *const ctr_names[DGW_CTR_MAX] = {
     [DGW_CTR_ND_REPLY] = "nd_reply",
     [DGW_CTR_SESS_EXPIRED] = "sessions_expired",
     [DGW_CTR_SESS_EVICTED] = "sessions_evicted",
+    [DGW_CTR_SESS_EVICTED_IDLE] = "sessions_evicted_idle",
 };
 
 static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {

@@ -382,6 +382,8 @@ struct dust_session_table *dust_session_table_create(uint32_t capacity);
 void dust_session_table_free(struct dust_session_table *t);
 uint32_t dust_session_table_capacity(const struct dust_session_table *t);
 uint32_t dust_session_table_live(const struct dust_session_table *t);
+/** Slots allocated: the capacity plus spares that hold retiring sessions. */
+uint32_t dust_session_table_slots(const struct dust_session_table *t);
 /** Bytes allocated (slots + index), for memory-per-session reports. */
 size_t dust_session_table_bytes(const struct dust_session_table *t);
 /** Live session for ep, or NULL. */
@@ -391,7 +393,7 @@ struct dust_session *dust_session_table_lookup(struct dust_session_table *t,
 unsigned dust_session_table_lookup_bulk(struct dust_session_table *t,
                                         const struct dust_endpoint *const *eps, unsigned n,
                                         struct dust_session **out);
-/** A free slot to fill before insert, or NULL when the table is full. */
+/** A free slot to fill before insert, or NULL when capacity sessions are live (full). */
 struct dust_session *dust_session_table_reserve(struct dust_session_table *t);
 /** Insert a filled reserved slot under s->peer (replacing nothing: -EEXIST). */
 DUST_MUST_CHECK int dust_session_table_insert(struct dust_session_table *t, struct dust_session *s);
@@ -399,6 +401,11 @@ DUST_MUST_CHECK int dust_session_table_insert(struct dust_session_table *t, stru
 void dust_session_table_remove(struct dust_session_table *t, struct dust_session *s);
 /** Wipe a RETIRING (or reserved) slot and make it reusable. */
 void dust_session_table_release(struct dust_session_table *t, struct dust_session *s);
+/**
+ * The live session idle longest at now_s (smallest last_rx_s), or NULL when
+ * none is live. A full scan: for making room in a full table.
+ */
+struct dust_session *dust_session_table_idlest(struct dust_session_table *t, uint32_t now_s);
 /**
  * Remove sessions idle for more than idle_s; cb(s, arg) is called for each
  * (now RETIRING): it must release it, now or after a grace period.

@@ -3,7 +3,9 @@
  * The per-owner session table (SPEC.md §9): sessions in one preallocated,
  * mlocked array; an open-addressing index (linear probing, backward-shift
  * deletion, SipHash keyed per table so spoofed source addresses cannot
- * flood one chain); a free list. One owner thread, no locks.
+ * flood one chain); a free list. One owner thread, no locks. Spare slots
+ * beyond the capacity hold retiring sessions through their grace period,
+ * so an eviction can make room at once.
  */
 #include <stdlib.h>
 
@@ -14,7 +16,8 @@
 #define NO_SLOT UINT32_MAX
 
 struct dust_session_table {
-	uint32_t capacity;
+	uint32_t capacity; /* live sessions at most */
+	uint32_t nslots;   /* capacity + spare slots for retiring sessions */
 	uint32_t live;
 	uint32_t mask; /* index size - 1 */
 	uint32_t nfree;
@@ -52,20 +55,21 @@ DUST_EXPORT struct dust_session_table *dust_session_table_create(uint32_t capaci
 	struct dust_session_table *t;
 	uint32_t size = 16;
 
-	if (capacity == 0 || capacity > (1u << 30)) {
+	if (capacity == 0 || capacity > (1u << 29)) {
 		dust_fail(EINVAL, "session table capacity %u out of range", capacity);
 		return NULL;
 	}
-	while (size < 2 * capacity)
-		size <<= 1;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		goto err_nomem;
 	t->capacity = capacity;
+	t->nslots = capacity + capacity / 16 + 8;
+	while (size < 2 * t->nslots)
+		size <<= 1;
 	t->mask = size - 1;
-	t->slots_bytes = ((size_t)capacity * sizeof(struct dust_session) + 63) & ~(size_t)63;
+	t->slots_bytes = ((size_t)t->nslots * sizeof(struct dust_session) + 63) & ~(size_t)63;
 	t->index = malloc((size_t)size * sizeof(uint32_t));
-	t->freelist = malloc((size_t)capacity * sizeof(uint32_t));
+	t->freelist = malloc((size_t)t->nslots * sizeof(uint32_t));
 	t->slots = aligned_alloc(64, t->slots_bytes);
 	if (!t->index || !t->freelist || !t->slots)
 		goto err_free;
@@ -73,9 +77,9 @@ DUST_EXPORT struct dust_session_table *dust_session_table_create(uint32_t capaci
 	/* Keys live here: keep them out of swap where the limit allows. */
 	(void)sodium_mlock(t->slots, t->slots_bytes);
 	memset(t->index, 0xff, (size_t)size * sizeof(uint32_t));
-	for (uint32_t i = 0; i < capacity; i++)
-		t->freelist[i] = capacity - 1 - i;
-	t->nfree = capacity;
+	for (uint32_t i = 0; i < t->nslots; i++)
+		t->freelist[i] = t->nslots - 1 - i;
+	t->nfree = t->nslots;
 	randombytes_buf(t->hash_key, sizeof(t->hash_key));
 	return t;
 err_free:
@@ -104,6 +108,11 @@ DUST_EXPORT uint32_t dust_session_table_capacity(const struct dust_session_table
 	return t->capacity;
 }
 
+DUST_EXPORT uint32_t dust_session_table_slots(const struct dust_session_table *t)
+{
+	return t->nslots;
+}
+
 DUST_EXPORT uint32_t dust_session_table_live(const struct dust_session_table *t)
 {
 	return t->live;
@@ -112,7 +121,7 @@ DUST_EXPORT uint32_t dust_session_table_live(const struct dust_session_table *t)
 DUST_EXPORT size_t dust_session_table_bytes(const struct dust_session_table *t)
 {
 	return sizeof(*t) + t->slots_bytes + ((size_t)t->mask + 1) * sizeof(uint32_t) +
-	       (size_t)t->capacity * sizeof(uint32_t);
+	       (size_t)t->nslots * sizeof(uint32_t);
 }
 
 static uint32_t find_pos(const struct dust_session_table *t, const struct dust_endpoint *ep)
@@ -169,7 +178,7 @@ DUST_EXPORT unsigned dust_session_table_lookup_bulk(struct dust_session_table *t
 
 DUST_EXPORT struct dust_session *dust_session_table_reserve(struct dust_session_table *t)
 {
-	if (t->nfree == 0)
+	if (t->nfree == 0 || t->live >= t->capacity)
 		return NULL;
 	return &t->slots[t->freelist[t->nfree - 1]];
 }
@@ -245,7 +254,7 @@ DUST_EXPORT unsigned dust_session_table_expire(struct dust_session_table *t, uin
 {
 	unsigned n = 0;
 
-	for (uint32_t i = 0; i < t->capacity; i++) {
+	for (uint32_t i = 0; i < t->nslots; i++) {
 		struct dust_session *s = &t->slots[i];
 
 		if (s->state != DUST_SESSION_LIVE || (uint32_t)(now_s - s->last_rx_s) <= idle_s)
@@ -258,4 +267,25 @@ DUST_EXPORT unsigned dust_session_table_expire(struct dust_session_table *t, uin
 			dust_session_table_release(t, s);
 	}
 	return n;
+}
+
+/* One pass over the slots: called only when the table is full. */
+DUST_EXPORT struct dust_session *dust_session_table_idlest(struct dust_session_table *t,
+                                                           uint32_t now_s)
+{
+	struct dust_session *best = NULL;
+	uint32_t best_idle = 0;
+
+	for (uint32_t i = 0; i < t->nslots; i++) {
+		struct dust_session *s = &t->slots[i];
+		uint32_t idle = now_s - s->last_rx_s;
+
+		if (s->state != DUST_SESSION_LIVE || idle > INT32_MAX)
+			continue; /* a clock step back: last_rx_s in the future is not idle */
+		if (!best || idle > best_idle) {
+			best = s;
+			best_idle = idle;
+		}
+	}
+	return best;
 }

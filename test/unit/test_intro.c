@@ -4,7 +4,9 @@
  * counting wrapper, so the tests see that a replayed or retransmitted intro
  * is refused before any X25519, and that a returning client pays one.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 
 #include "fixture.h"

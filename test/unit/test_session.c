@@ -2,7 +2,8 @@
 /*
  * The session table: insert, lookup (single and bulk), v4 and v6 keys,
  * full-table refusal, removal with probe chains kept intact, idle expiry
- * and slot reuse, with a randomised cross-check against a plain array.
+ * and slot reuse, the idlest session and room made by retiring it, with a randomised cross-check
+ * against a plain array.
  */
 #include "fixture.h"
 
@@ -105,6 +106,57 @@ static void test_expire(void)
 	dust_session_table_free(t);
 }
 
+/*
+ * A full table names its idlest session; retiring it (not yet released, as
+ * under a grace period) makes room at once from the spare slots.
+ */
+static void test_idlest_and_spare(void)
+{
+	enum { CAP = 50 };
+	struct dust_session_table *t = dust_session_table_create(CAP);
+	struct dust_session *s[CAP], *v, *n;
+	uint32_t spare;
+
+	CHECK(dust_session_table_idlest(t, 1000) == NULL);
+	for (uint32_t i = 0; i < CAP; i++) {
+		struct dust_endpoint ep = ep_n(i, i & 1);
+
+		/* ages spread out; the idlest is number 17 */
+		s[i] = add(t, &ep, i == 17 ? 400 : 500 + (i * 7) % 13);
+		CHECK(s[i] != NULL);
+	}
+	CHECK(dust_session_table_reserve(t) == NULL);
+	CHECK(dust_session_table_idlest(t, 1000) == s[17]);
+	/* a clock that stepped back: last_rx_s in the future is not idle */
+	s[3]->last_rx_s = 2000;
+	CHECK(dust_session_table_idlest(t, 1000) == s[17]);
+	spare = dust_session_table_slots(t) - CAP;
+	CHECK(spare >= 8);
+	/* retire one idlest after another: each retirement gives one slot */
+	for (uint32_t k = 0; k < spare; k++) {
+		v = dust_session_table_idlest(t, 1000);
+		CHECK(v != NULL);
+		dust_session_table_remove(t, v);
+		CHECK_EQ(v->state, DUST_SESSION_RETIRING);
+		n = dust_session_table_reserve(t);
+		CHECK(n != NULL && n != v);
+		if (!n)
+			break;
+		n->peer = ep_n(1000 + k, false);
+		n->last_rx_s = 1000;
+		CHECK_EQ(dust_session_table_insert(t, n), 0);
+		CHECK(dust_session_table_reserve(t) == NULL);
+	}
+	CHECK_EQ(dust_session_table_live(t), CAP);
+	/* every spare holds a retiring session: no room until one is released */
+	v = dust_session_table_idlest(t, 1000);
+	dust_session_table_remove(t, v);
+	CHECK(dust_session_table_reserve(t) == NULL);
+	dust_session_table_release(t, v);
+	CHECK(dust_session_table_reserve(t) != NULL);
+	dust_session_table_free(t);
+}
+
 /* Random inserts and removals checked against a plain array of truths. */
 static void test_random_against_model(void)
 {
@@ -166,6 +218,7 @@ int main(int argc, char **argv)
 	static const struct check_test tests[] = {
 	    {"basic", test_basic},
 	    {"expire", test_expire},
+	    {"idlest_and_spare", test_idlest_and_spare},
 	    {"random_against_model", test_random_against_model},
 	    {"bytes_per_session", test_bytes_per_session},
 	};

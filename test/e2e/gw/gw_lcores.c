@@ -13,14 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <time.h>
 
 #include <rte_eal.h>
-#include <rte_eth_ring.h>
 #include <rte_lcore.h>
 
-#include "dgw_pvt.h"
+#include "ringgw.h"
 
 enum { K = 16, STREAM = 4000 };
 
@@ -33,10 +31,9 @@ struct cl {
 	uint64_t got_old, got_new;
 };
 
+static struct ringgw H;
+
 static struct {
-	struct dgw *gw;
-	struct rte_ring *nrx[2], *ntx[2], *drx[2], *dtx[2];
-	struct rte_mempool *pool;
 	struct dust_rng rng;
 	struct dust_pad pad;
 	struct cl c[2 * K];
@@ -54,73 +51,17 @@ static struct {
 		}                                                                                  \
 	} while (0)
 
-static uint64_t now_ms(void)
-{
-	struct timeval tv;
-
-	gettimeofday(&tv, NULL);
-	return (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
-}
-
-static uint16_t csum(const uint8_t *p, size_t n, uint32_t s)
-{
-	for (size_t i = 0; i + 1 < n; i += 2)
-		s += (uint32_t)p[i] << 8 | p[i + 1];
-	if (n & 1)
-		s += (uint32_t)p[n - 1] << 8;
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
-}
-
-/* Ethernet + IPv4 + UDP around pl; returns the frame length. */
-static size_t frame(uint8_t *f, const uint8_t sip[4], const uint8_t dip[4], uint16_t sp,
-                    uint16_t dp, const uint8_t *pl, size_t plen)
-{
-	uint8_t *ip = f + 14, *u = ip + 20;
-	uint16_t c;
-
-	memset(f, 0, 42);
-	memset(f, 0x02, 12);
-	f[12] = 0x08;
-	ip[0] = 0x45;
-	ip[2] = (uint8_t)((28 + plen) >> 8);
-	ip[3] = (uint8_t)(28 + plen);
-	ip[8] = 64;
-	ip[9] = 17;
-	memcpy(ip + 12, sip, 4);
-	memcpy(ip + 16, dip, 4);
-	c = csum(ip, 20, 0);
-	ip[10] = c >> 8;
-	ip[11] = c & 0xff;
-	u[0] = sp >> 8, u[1] = sp & 0xff, u[2] = dp >> 8, u[3] = dp & 0xff;
-	u[4] = (uint8_t)((8 + plen) >> 8), u[5] = (uint8_t)(8 + plen);
-	memmove(u + 8, pl, plen);
-	return 42 + plen; /* UDP checksum 0: none, allowed in IPv4 */
-}
-
-static int put(struct rte_ring *r, const uint8_t *f, size_t len)
-{
-	struct rte_mbuf *m = rte_pktmbuf_alloc(T.pool);
-
-	if (!m)
-		return -1;
-	memcpy(rte_pktmbuf_append(m, (uint16_t)len), f, len);
-	while (rte_ring_enqueue(r, m) != 0)
-		rte_pause();
-	return 0;
-}
-
 static int send_intro(struct cl *c, const struct dust_endpoint *from, unsigned q)
 {
 	static const uint8_t gw_ip[4] = {10, 0, 0, 1};
 	uint8_t dg[1024], f[1100];
 	int n =
-	    dust_intro_build(&c->inv, &c->id, &T.rng, &T.pad, now_ms(), dg, sizeof(dg), &c->cur);
+	    dust_intro_build(&c->inv, &c->id, &T.rng, &T.pad, rg_now_ms(), dg, sizeof(dg), &c->cur);
 
 	if (n < 0)
 		return -1;
-	return put(T.nrx[q], f, frame(f, from->ip.a, gw_ip, from->port, 4433, dg, (size_t)n));
+	return rg_put(&H, H.nrx[q], f,
+	              rg_frame(f, from->ip.a, gw_ip, from->port, 4433, dg, (size_t)n));
 }
 
 static void send_clear(struct cl *c, unsigned q, uint32_t seq)
@@ -131,7 +72,7 @@ static void send_clear(struct cl *c, unsigned q, uint32_t seq)
 	/* Ethernet + the inner IPv4/UDP packet toward the client's tunnel address */
 	memset(pl, 0, sizeof(pl));
 	memcpy(pl, &seq, 4);
-	put(T.drx[q], f, frame(f, far, c->inv.tunnel.a, 9, 9, pl, sizeof(pl)));
+	rg_put(&H, H.drx[q], f, rg_frame(f, far, c->inv.tunnel.a, 9, 9, pl, sizeof(pl)));
 }
 
 static struct cl *client_at(const uint8_t *ip, uint16_t port, bool *new_addr)
@@ -203,14 +144,14 @@ static void drain(void)
 	do {
 		got = 0;
 		for (unsigned q = 0; q < 2; q++) {
-			unsigned n = rte_ring_dequeue_burst(T.ntx[q], (void **)m, 8, NULL);
+			unsigned n = rte_ring_dequeue_burst(H.ntx[q], (void **)m, 8, NULL);
 
 			for (unsigned i = 0; i < n; i++) {
 				reply(m[i]);
 				rte_pktmbuf_free(m[i]);
 			}
 			got += n;
-			n = rte_ring_dequeue_burst(T.dtx[q], (void **)m, 8, NULL);
+			n = rte_ring_dequeue_burst(H.dtx[q], (void **)m, 8, NULL);
 			rte_pktmbuf_free_bulk(m, n);
 			got += n;
 		}
@@ -230,29 +171,21 @@ static bool wait_for(cond_fn ok)
 	return false;
 }
 
-static uint64_t ctr(unsigned w, unsigned c)
-{
-	struct dgw_stats s;
-
-	dgw_stats_get(T.gw, w, &s);
-	return s.ctr[c];
-}
-
 static bool up_on_0(void)
 {
-	return ctr(0, DGW_CTR_INTRO_OK) == K && T.keepalives == K && T.gw->published == K;
+	return rg_ctr(&H, 0, DGW_CTR_INTRO_OK) == K && T.keepalives == K && H.gw->published == K;
 }
 
 static bool evicted(void)
 {
-	return ctr(0, DGW_CTR_SESS_EVICTED) == K && ctr(1, DGW_CTR_INTRO_OK) == K;
+	return rg_ctr(&H, 0, DGW_CTR_SESS_EVICTED) == K && rg_ctr(&H, 1, DGW_CTR_INTRO_OK) == K;
 }
 
 static bool second_wave(void)
 {
 	struct dgw_stats s;
 
-	dgw_stats_get(T.gw, 0, &s);
+	dgw_stats_get(H.gw, 0, &s);
 	return s.ctr[DGW_CTR_INTRO_OK] + s.drop[DGW_DROP_TABLE_FULL] == 2 * K && s.sessions == K;
 }
 
@@ -310,7 +243,7 @@ static int phases(void)
 		T.c[i].old = T.c[i].cur;
 	}
 	CHECK(wait_for(second_wave), "second wave not processed on worker 0");
-	dgw_stats_get(T.gw, 0, &s);
+	dgw_stats_get(H.gw, 0, &s);
 	CHECK(s.drop[DGW_DROP_TABLE_FULL] == 0, "evicted slots were never released");
 	CHECK(T.bad_reply == 0, "a reply did not open with its address's session");
 	return 0;
@@ -320,7 +253,7 @@ static int driver(void *arg)
 {
 	(void)arg;
 	phases();
-	dgw_stop(T.gw);
+	dgw_stop(H.gw);
 	return 0;
 }
 
@@ -359,51 +292,16 @@ static int make_store(const char *dir, struct dgw_config *cfg)
 	return 0;
 }
 
-static int port_from_rings(const char *name, struct rte_ring **rx, struct rte_ring **tx)
-{
-	struct rte_eth_conf conf;
-	int p = rte_eth_from_rings(name, rx, 2, tx, 2, (unsigned)rte_socket_id());
-
-	memset(&conf, 0, sizeof(conf));
-	if (p < 0 || rte_eth_dev_configure(p, 2, 2, &conf))
-		return -1;
-	for (uint16_t q = 0; q < 2; q++)
-		if (rte_eth_rx_queue_setup(p, q, 1024, rte_socket_id(), NULL, dgw_pool(T.gw)) ||
-		    rte_eth_tx_queue_setup(p, q, 1024, rte_socket_id(), NULL))
-			return -1;
-	return rte_eth_dev_start(p) ? -1 : p;
-}
-
-static int rings(void)
-{
-	const char *names[4] = {"t_nrx", "t_ntx", "t_drx", "t_dtx"};
-	struct rte_ring **sets[4] = {T.nrx, T.ntx, T.drx, T.dtx};
-
-	for (unsigned s = 0; s < 4; s++)
-		for (unsigned q = 0; q < 2; q++) {
-			char n[32];
-
-			snprintf(n, sizeof(n), "%s%u", names[s], q);
-			sets[s][q] = rte_ring_create(n, 8192, rte_socket_id(), 0);
-			if (!sets[s][q])
-				return -1;
-		}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct dgw_config cfg;
-	int n = rte_eal_init(argc, argv), net, dlv;
-	unsigned lcore, count = 0, drv = RTE_MAX_LCORE;
+	int n = rte_eal_init(argc, argv);
+	unsigned drv = rg_driver_lcore(3);
 
 	if (n < 0 || argc - n < 2 || dust_init() != 0) {
 		fprintf(stderr, "usage: gw-lcores EAL-ARGS (4 lcores) -- WORKDIR\n");
 		return 1;
 	}
-	RTE_LCORE_FOREACH_WORKER(lcore)
-	if (++count == 3)
-		drv = lcore;
 	if (drv == RTE_MAX_LCORE) {
 		fprintf(stderr, "gw-lcores: needs 3 worker lcores\n");
 		return 1;
@@ -414,25 +312,21 @@ int main(int argc, char **argv)
 	cfg.sessions_per_lcore = K;
 	dust_rng_init(&T.rng);
 	dust_pad_default(&T.pad);
-	if (make_store(argv[n + 1], &cfg) || !(T.gw = dgw_create(&cfg)) || rings()) {
+	if (make_store(argv[n + 1], &cfg) || !(H.gw = dgw_create(&cfg))) {
 		fprintf(stderr, "gw-lcores: setup failed\n");
 		return 1;
 	}
-	T.pool = rte_pktmbuf_pool_create("t_pool", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
-	                                 (int)rte_socket_id());
-	net = port_from_rings("t_net", T.nrx, T.ntx);
-	dlv = port_from_rings("t_dlv", T.drx, T.dtx);
-	if (!T.pool || net < 0 || dlv < 0 || dgw_ports_use(T.gw, (uint16_t)net, (uint16_t)dlv)) {
+	if (rg_ports(&H, 2)) {
 		fprintf(stderr, "gw-lcores: ports failed\n");
 		return 1;
 	}
 	rte_eal_remote_launch(driver, NULL, drv);
-	dgw_run(T.gw);
-	dgw_stats_print(T.gw, stdout);
+	dgw_run(H.gw);
+	dgw_stats_print(H.gw, stdout);
 	printf("gw-lcores: %" PRIu64 " replies opened (%" PRIu64 " data, %" PRIu64
 	       " keepalives), %" PRIu64 " did not\n",
 	       T.data + T.keepalives, T.data, T.keepalives, T.bad_reply);
-	dgw_destroy(T.gw);
+	dgw_destroy(H.gw);
 	if (T.fail)
 		printf("FAIL: %s\n", T.why);
 	else

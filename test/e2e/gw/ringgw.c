@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Helpers for the net_ring gateway tests (ringgw.h): frames, rings and
+ * ports, counters.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include <rte_eth_ring.h>
+#include <rte_lcore.h>
+
+#include "ringgw.h"
+
+uint64_t rg_now_ms(void)
+{
+	struct timeval tv;
+
+	gettimeofday(&tv, NULL);
+	return (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
+}
+
+static uint16_t csum(const uint8_t *p, size_t n, uint32_t s)
+{
+	for (size_t i = 0; i + 1 < n; i += 2)
+		s += (uint32_t)p[i] << 8 | p[i + 1];
+	if (n & 1)
+		s += (uint32_t)p[n - 1] << 8;
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)~s;
+}
+
+size_t rg_frame(uint8_t *f, const uint8_t sip[4], const uint8_t dip[4], uint16_t sp, uint16_t dp,
+                const uint8_t *pl, size_t plen)
+{
+	uint8_t *ip = f + 14, *u = ip + 20;
+	uint16_t c;
+
+	memmove(u + 8, pl, plen);
+	memset(f, 0, 42);
+	memset(f, 0x02, 12);
+	f[12] = 0x08;
+	ip[0] = 0x45;
+	ip[2] = (uint8_t)((28 + plen) >> 8);
+	ip[3] = (uint8_t)(28 + plen);
+	ip[8] = 64;
+	ip[9] = 17;
+	memcpy(ip + 12, sip, 4);
+	memcpy(ip + 16, dip, 4);
+	c = csum(ip, 20, 0);
+	ip[10] = c >> 8;
+	ip[11] = c & 0xff;
+	u[0] = sp >> 8, u[1] = sp & 0xff, u[2] = dp >> 8, u[3] = dp & 0xff;
+	u[4] = (uint8_t)((8 + plen) >> 8), u[5] = (uint8_t)(8 + plen);
+	return 42 + plen; /* UDP checksum 0: none, allowed in IPv4 */
+}
+
+int rg_put(struct ringgw *h, struct rte_ring *r, const uint8_t *f, size_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(h->pool);
+
+	if (!m)
+		return -1;
+	memcpy(rte_pktmbuf_append(m, (uint16_t)len), f, len);
+	while (rte_ring_enqueue(r, m) != 0)
+		rte_pause();
+	return 0;
+}
+
+static int port_from_rings(struct ringgw *h, const char *name, struct rte_ring **rx,
+                           struct rte_ring **tx)
+{
+	struct rte_eth_conf conf;
+	uint16_t nq = (uint16_t)h->queues;
+	int p = rte_eth_from_rings(name, rx, nq, tx, nq, (unsigned)rte_socket_id());
+
+	memset(&conf, 0, sizeof(conf));
+	if (p < 0 || rte_eth_dev_configure(p, nq, nq, &conf))
+		return -1;
+	for (uint16_t q = 0; q < nq; q++)
+		if (rte_eth_rx_queue_setup(p, q, 1024, rte_socket_id(), NULL, dgw_pool(h->gw)) ||
+		    rte_eth_tx_queue_setup(p, q, 1024, rte_socket_id(), NULL))
+			return -1;
+	return rte_eth_dev_start(p) ? -1 : p;
+}
+
+int rg_ports(struct ringgw *h, unsigned queues)
+{
+	const char *names[4] = {"t_nrx", "t_ntx", "t_drx", "t_dtx"};
+	struct rte_ring **sets[4] = {h->nrx, h->ntx, h->drx, h->dtx};
+	int net, dlv;
+
+	h->queues = queues;
+	for (unsigned s = 0; s < 4; s++)
+		for (unsigned q = 0; q < queues; q++) {
+			char n[32];
+
+			snprintf(n, sizeof(n), "%s%u", names[s], q);
+			sets[s][q] = rte_ring_create(n, 8192, rte_socket_id(), 0);
+			if (!sets[s][q])
+				return -1;
+		}
+	h->pool = rte_pktmbuf_pool_create("t_pool", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+	                                  (int)rte_socket_id());
+	net = port_from_rings(h, "t_net", h->nrx, h->ntx);
+	dlv = port_from_rings(h, "t_dlv", h->drx, h->dtx);
+	if (!h->pool || net < 0 || dlv < 0)
+		return -1;
+	return dgw_ports_use(h->gw, (uint16_t)net, (uint16_t)dlv);
+}
+
+unsigned rg_driver_lcore(unsigned nth)
+{
+	unsigned lcore, count = 0;
+
+	RTE_LCORE_FOREACH_WORKER(lcore)
+	if (++count == nth)
+		return lcore;
+	return RTE_MAX_LCORE;
+}
+
+uint64_t rg_ctr(struct ringgw *h, unsigned w, unsigned c)
+{
+	struct dgw_stats s;
+
+	dgw_stats_get(h->gw, w, &s);
+	return s.ctr[c];
+}
+
+uint64_t rg_drop(struct ringgw *h, unsigned w, unsigned d)
+{
+	struct dgw_stats s;
+
+	dgw_stats_get(h->gw, w, &s);
+	return s.drop[d];
+}

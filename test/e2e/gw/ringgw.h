@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Shared by the gateway tests that drive the real loop (dustgw_core) over
+ * net_ring ports from a driver lcore: frames in, replies out, no capture.
+ */
+#ifndef RINGGW_H
+#define RINGGW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include "dgw_pvt.h"
+
+enum { RG_MAX_Q = 4 };
+
+struct ringgw {
+	struct dgw *gw;
+	unsigned queues;
+	/* per queue: net RX (into dustgw), net TX (its replies), delivery RX and TX */
+	struct rte_ring *nrx[RG_MAX_Q], *ntx[RG_MAX_Q], *drx[RG_MAX_Q], *dtx[RG_MAX_Q];
+	struct rte_mempool *pool; /* the driver's own frames */
+};
+
+uint64_t rg_now_ms(void);
+/* Ethernet + IPv4 + UDP around pl (moved, may overlap f + 42); the frame's length. */
+size_t rg_frame(uint8_t *f, const uint8_t sip[4], const uint8_t dip[4], uint16_t sp, uint16_t dp,
+                const uint8_t *pl, size_t plen);
+/* Copy a frame into an mbuf and queue it on r (waits while r is full). */
+int rg_put(struct ringgw *h, struct rte_ring *r, const uint8_t *f, size_t len);
+/* Rings, the two net_ring ports and the driver's pool, handed to h->gw. */
+int rg_ports(struct ringgw *h, unsigned queues);
+/* The driver lcore: the third worker lcore (after the gateway's two); RTE_MAX_LCORE if none. */
+unsigned rg_driver_lcore(unsigned nth);
+uint64_t rg_ctr(struct ringgw *h, unsigned w, unsigned c);
+uint64_t rg_drop(struct ringgw *h, unsigned w, unsigned d);
+
+#endif
