@@ -173,6 +173,9 @@ static inline void dgw_count_drop(struct dgw_worker *w, unsigned reason)
 }
 int dgw_telemetry_register(void);
 
+/* check.c: --check-config (no EAL needed); 0 or -errno with a message */
+int dgw_config_check(const struct dgw_config *cfg, const char *path);
+
 /* hints.c */
 void dgw_csum_resolve(struct dgw *gw);
 void dgw_hint_csum(struct dgw *gw, uint64_t now_tsc);

@@ -33,6 +33,9 @@ static void usage(FILE *f)
 	    "                         rx_pcap) and the store is opened read-only: a capture\n"
 	    "                         replays the same on any day, any number of times\n"
 	    "                         (same as [runtime] clock = capture)\n"
+	    "      --check-config     validate the configuration, the key and the store,\n"
+	    "                         print a summary and exit (0: ok); needs no EAL\n"
+	    "                         options and runs beside a running gateway\n"
 	    "  -h, --help             this text\n"
 	    "\n"
 	    "One worker lcore per queue ([ports] queues) besides the main lcore, e.g.\n"
@@ -48,6 +51,7 @@ struct opts {
 	const char *stats_out;
 	long exit_on_idle;
 	bool replay;
+	bool check;
 };
 
 static int parse_opts(int argc, char **argv, struct opts *o)
@@ -57,6 +61,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	    {"exit-on-idle", required_argument, NULL, 'i'},
 	    {"stats-out", required_argument, NULL, 's'},
 	    {"replay", no_argument, NULL, 'r'},
+	    {"check-config", no_argument, NULL, 'C'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -84,6 +89,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'r':
 			o->replay = true;
 			break;
+		case 'C':
+			o->check = true;
+			break;
 		default:
 			usage(stderr);
 			return -1;
@@ -109,6 +117,44 @@ static bool wants_help(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return true;
+	return false;
+}
+
+/*
+ * --check-config, before and without EAL: a check must not take the
+ * running gateway's TAP, sockets or runtime directory. dustgw's options
+ * are those after "--", or all of them when there is no "--".
+ */
+static int check_only(int argc, char **argv)
+{
+	struct opts o = {0};
+	struct dgw_config cfg;
+	char err[512];
+	int first = 1;
+
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			first = i + 1;
+			break;
+		}
+	argv[first - 1] = argv[0];
+	if (parse_opts(argc - first + 1, argv + first - 1, &o) != 0 || dust_init() != 0)
+		return 1;
+	dgw_config_defaults(&cfg);
+	if (dgw_config_load(&cfg, o.config, err, sizeof(err)) != 0) {
+		fprintf(stderr, "dustgw: %s\n", err);
+		return 1;
+	}
+	if (o.replay)
+		cfg.clock = DGW_CLOCK_CAPTURE;
+	return dgw_config_check(&cfg, o.config) == 0 ? 0 : 1;
+}
+
+static bool wants_check(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--check-config"))
 			return true;
 	return false;
 }
@@ -179,6 +225,8 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	if (wants_check(argc, argv))
+		return check_only(argc, argv);
 	n = rte_eal_init(argc, argv);
 	if (n < 0) {
 		fprintf(stderr, "dustgw: EAL init failed: %s\n", rte_strerror(rte_errno));

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dustgw --check-config: validate a configuration and the files it names
+ * (as nginx -t does) without starting EAL, so it runs beside a live
+ * gateway: the key, the store (opened read-only) and the state directory.
+ */
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dgw_pvt.h"
+
+static int check_key(const struct dgw_config *cfg)
+{
+	struct dust_identity id;
+	int rc = dust_identity_load(&id, cfg->key_file);
+
+	if (rc != 0) {
+		fprintf(stderr, "dustgw: server key %s: %s%s\n", cfg->key_file,
+		        rc == -EPERM ? "readable by group or others (chmod 600 it)" : strerror(-rc),
+		        rc == -ENOENT ? " (create one with dust-invite keygen)" : "");
+		return rc;
+	}
+	dust_identity_wipe(&id);
+	return 0;
+}
+
+/* The gateway appends bindings to <store>.bind and rewrites it on open. */
+static int check_state_dir(const struct dgw_config *cfg)
+{
+	char dir[DGW_PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s", cfg->store_path);
+	if (access(dirname(dir), W_OK | X_OK) != 0) {
+		int rc = -errno;
+
+		snprintf(dir, sizeof(dir), "%s", cfg->store_path);
+		fprintf(stderr, "dustgw: %s: %s (the gateway writes the binding journal there)\n",
+		        dirname(dir), strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
+int dgw_config_check(const struct dgw_config *cfg, const char *path)
+{
+	struct dust_store *st;
+	size_t n;
+	int rc;
+
+	if ((rc = check_key(cfg)) != 0)
+		return rc;
+	st = dust_store_open(cfg->store_path, DUST_STORE_READONLY);
+	if (!st) {
+		rc = errno ? -errno : -EINVAL;
+		fprintf(stderr, "dustgw: invitation store %s: %s\n", cfg->store_path,
+		        dust_last_error());
+		return rc;
+	}
+	n = dust_store_count(st);
+	dust_store_close(st);
+	if (cfg->clock != DGW_CLOCK_CAPTURE && (rc = check_state_dir(cfg)) != 0)
+		return rc;
+	printf("dustgw: %s: ok (%zu invitation%s; ports '%s' and '%s', %u queue%s: checked when "
+	       "dustgw starts)\n",
+	       path, n, n == 1 ? "" : "s", cfg->net_port, cfg->dlv_port, cfg->queues,
+	       cfg->queues == 1 ? "" : "s");
+	return 0;
+}
