@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "wire.h"
+#include "wire_quic.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -129,8 +130,12 @@ void dust_identity_wipe(struct dust_identity *id);
 
 /* ---- Invitations (invite.c) ----------------------------------------------- */
 
+enum { DUST_COVER_SNI_MAX = 62 };
+
 struct dust_invite {
 	uint8_t suite;
+	uint8_t profile; /**< enum dust_profile: random (0) or quic (1) */
+	char cover_sni[DUST_COVER_SNI_MAX + 1]; /**< quic: SNI of the cover, NUL-terminated */
 	struct dust_ipaddr server;
 	uint16_t port; /**< host order */
 	struct dust_ipaddr tunnel;
@@ -152,6 +157,16 @@ void dust_invite_pack(const struct dust_invite *inv, uint8_t out[DUST_INVITE_PT_
 /** -EINVAL for a bad version, family, prefix or nonzero reserved byte. */
 DUST_MUST_CHECK int dust_invite_unpack(struct dust_invite *inv,
                                        const uint8_t in[DUST_INVITE_PT_BYTES]);
+
+/** Plaintext length of inv: 128, or 192 with the quic cover block. */
+size_t dust_invite_pt_len(const struct dust_invite *inv);
+/** Set the quic cover name (a host name, [a-z0-9.-], 1..62 chars). 0 or -EINVAL. */
+DUST_MUST_CHECK int dust_invite_cover_set(struct dust_invite *inv, const char *sni);
+/** 128 bytes, then the 64-byte cover block for a quic invitation. */
+void dust_invite_pack_full(const struct dust_invite *inv, uint8_t out[DUST_INVITE_PT_MAX]);
+/** Unpack 128 (random profile) or 192 (quic) bytes; -EINVAL on any mismatch. */
+DUST_MUST_CHECK int dust_invite_unpack_full(struct dust_invite *inv, const uint8_t *in,
+                                            size_t len);
 
 /** Argon2id-seal under password and base64url-encode into text (DUST_INVITE_TEXT_MAX). */
 DUST_MUST_CHECK int dust_invite_seal(const struct dust_invite *inv, const char *password,
@@ -218,6 +233,10 @@ struct dust_session {
 	uint32_t invite_idx;       /**< server: index in the store */
 	uint8_t role;              /**< enum dust_role */
 	uint8_t state;             /**< enum dust_session_state */
+	uint8_t profile;           /**< enum dust_profile (wire_quic.h) */
+	uint8_t spin;              /**< quic: this connection's spin bit (0 or 0x20) */
+	uint8_t cid_len;           /**< quic: server-chosen connection ID */
+	uint8_t cid[20];
 };
 
 void dust_session_wipe(struct dust_session *s);

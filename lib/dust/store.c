@@ -153,8 +153,9 @@ static int load_invites(struct dust_store *st, FILE *f)
 	unsigned lineno = 0;
 
 	while (fgets(line, sizeof(line), f)) {
-		uint8_t pt[DUST_INVITE_PT_BYTES];
+		uint8_t pt[DUST_INVITE_PT_MAX];
 		struct dust_invite inv;
+		size_t ptlen;
 		int rc;
 
 		lineno++;
@@ -163,8 +164,11 @@ static int load_invites(struct dust_store *st, FILE *f)
 			return dust_fail(EINVAL, "%s: not a Dust invitation store", st->path);
 		if (line[0] == '#' || line[0] == '\0')
 			continue;
-		if (strncmp(line, "I ", 2) != 0 || hex_field(pt, sizeof(pt), line + 2) != 0 ||
-		    dust_invite_unpack(&inv, pt) != 0) {
+		/* 128 bytes (random profile) or 192 (quic: the cover block follows) */
+		ptlen = strlen(line) > 2 ? (strlen(line) - 2) / 2 : 0;
+		if (strncmp(line, "I ", 2) != 0 ||
+		    (ptlen != DUST_INVITE_PT_BYTES && ptlen != DUST_INVITE_PT_MAX) ||
+		    hex_field(pt, ptlen, line + 2) != 0 || dust_invite_unpack_full(&inv, pt, ptlen) != 0) {
 			sodium_memzero(pt, sizeof(pt));
 			sodium_memzero(line, sizeof(line)); /* the record's hex holds a secret */
 			return dust_fail(EINVAL, "%s:%u: corrupt invitation record", st->path,
@@ -186,7 +190,7 @@ static int load_invites(struct dust_store *st, FILE *f)
 
 DUST_EXPORT int dust_store_save(struct dust_store *st)
 {
-	size_t linelen = 2 + 2 * DUST_INVITE_PT_BYTES + 1;
+	size_t linelen = 2 + 2 * DUST_INVITE_PT_MAX + 1;
 	size_t len = sizeof(STORE_MAGIC) + st->n * linelen;
 	char *buf, *p;
 	int rc;
@@ -198,13 +202,14 @@ DUST_EXPORT int dust_store_save(struct dust_store *st)
 		return dust_fail(ENOMEM, "out of memory");
 	p = buf + sprintf(buf, "%s\n", STORE_MAGIC);
 	for (size_t i = 0; i < st->n; i++) {
-		uint8_t pt[DUST_INVITE_PT_BYTES];
+		uint8_t pt[DUST_INVITE_PT_MAX];
+		size_t ptlen = dust_invite_pt_len(&st->e[i].inv);
 
-		dust_invite_pack(&st->e[i].inv, pt);
+		dust_invite_pack_full(&st->e[i].inv, pt);
 		*p++ = 'I';
 		*p++ = ' ';
-		sodium_bin2hex(p, 2 * DUST_INVITE_PT_BYTES + 1, pt, sizeof(pt));
-		p += 2 * DUST_INVITE_PT_BYTES;
+		sodium_bin2hex(p, 2 * ptlen + 1, pt, ptlen);
+		p += 2 * ptlen;
 		*p++ = '\n';
 		sodium_memzero(pt, sizeof(pt));
 	}

@@ -35,7 +35,12 @@ enum dust_invite_layout {
 	DUST_INVITE_SEALED_BYTES =
 	    DUST_SALT_BYTES + DUST_XNONCE_BYTES + DUST_INVITE_PT_BYTES + DUST_MAC_BYTES,
 	DUST_INVITE_TEXT_LEN = (DUST_INVITE_SEALED_BYTES * 4 + 2) / 3, /* 246 chars */
-	DUST_INVITE_TEXT_MAX = DUST_INVITE_TEXT_LEN + 1,               /* with NUL */
+	/* quic profile (§12.1): a 64-byte cover block follows the 128 bytes */
+	DUST_INVITE_COVER_BYTES = 64,
+	DUST_INVITE_PT_MAX = DUST_INVITE_PT_BYTES + DUST_INVITE_COVER_BYTES,
+	DUST_INVITE_SEALED_MAX = DUST_INVITE_SEALED_BYTES + DUST_INVITE_COVER_BYTES,
+	DUST_INVITE_QUIC_TEXT_LEN = (DUST_INVITE_SEALED_MAX * 4 + 2) / 3, /* 331 chars */
+	DUST_INVITE_TEXT_MAX = DUST_INVITE_QUIC_TEXT_LEN + 1,             /* with NUL */
 };
 
 struct dust_wire_invite {
@@ -45,7 +50,7 @@ struct dust_wire_invite {
 	uint8_t tunnel_family;   /* 4 or 6 */
 	uint8_t server_port[2];  /* network order */
 	uint8_t tunnel_prefix;   /* prefix length of the tunnel network */
-	uint8_t reserved;        /* zero */
+	uint8_t profile;         /* DUST_PROFILE_*: 0 random (v2), 1 quic (§12) */
 	uint8_t server_addr[16]; /* IPv4 in the first 4 bytes, rest zero */
 	uint8_t tunnel_addr[16]; /* the client's inner source address */
 	uint8_t server_pk[DUST_PK_BYTES];
@@ -55,6 +60,14 @@ struct dust_wire_invite {
 };
 static_assert(sizeof(struct dust_wire_invite) == DUST_INVITE_PT_BYTES,
               "invitation plaintext layout");
+
+/* quic profile only: the cover the client's ClientHello names (§12.1). */
+struct dust_wire_invite_cover {
+	uint8_t sni_len;  /* 1..62 */
+	uint8_t sni[62];  /* host name, lowercase [a-z0-9.-], zero padded */
+	uint8_t alpn;     /* 0 = "h3" (the only one defined) */
+};
+static_assert(sizeof(struct dust_wire_invite_cover) == DUST_INVITE_COVER_BYTES, "cover block");
 
 /* ---- Intro (SPEC.md §5) ------------------------------------------------ */
 

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libdust's quic cover profile (SPEC.md §12): the intro as a QUIC v1 Initial
+ * carrying a browser-shaped TLS ClientHello, the server's answer as a QUIC
+ * server first flight (forward secret: a server ephemeral joins the keys),
+ * and data as 1-RTT short-header packets around v2 data packets.
+ */
+#ifndef DUST_QUIC_H
+#define DUST_QUIC_H
+
+#include "dust.h"
+#include "wire_quic.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Initial packet protection (quic_initial.c; RFC 9001 §5) ------------- */
+
+struct dust_quic_keys {
+	uint8_t key[16];
+	uint8_t iv[12];
+	uint8_t hp[16];
+};
+
+/** Initial keys for one side ("client in" / "server in") from the first DCID. */
+void dust_quic_initial_keys(const uint8_t *dcid, size_t dcid_len, bool server,
+                            struct dust_quic_keys *k);
+
+/* ---- Client ------------------------------------------------------------ */
+
+/** What a client keeps between its Initial and the server's answer. */
+struct dust_quic_client {
+	uint8_t esk[DUST_KEY_BYTES]; /**< ephemeral secret e, wiped once answered */
+	uint8_t prk[DUST_KEY_BYTES]; /**< intro-stage key (es, cs, transcript) */
+	uint8_t eph_pk[DUST_PK_BYTES];
+	uint8_t dcid[DUST_QUIC_CID_MAX];
+	uint8_t dcid_len;
+	struct dust_ipaddr tunnel;
+	struct dust_endpoint server;
+	bool pending;
+};
+
+/**
+ * Build a quic-profile intro: one 1250-byte datagram holding a QUIC v1
+ * Initial (packet number 1) whose CRYPTO frames carry a ClientHello for
+ * inv's cover name. qc keeps what the answer needs. Returns the datagram's
+ * length or -errno (EMSGSIZE: cap < 1250; EINVAL: not a quic invitation).
+ */
+DUST_MUST_CHECK int dust_quic_intro_build(const struct dust_invite *inv,
+                                          const struct dust_identity *client, struct dust_rng *rng,
+                                          uint64_t now_ms, uint8_t *out, size_t cap,
+                                          struct dust_quic_client *qc);
+
+/**
+ * Open the server's first flight: its Initial (ServerHello with the server
+ * ephemeral) and the coalesced Handshake packet holding a Dust keepalive.
+ * On DUST_OK s is a live client session and qc is wiped; on any drop
+ * nothing changes and qc stays pending (a later answer may still come).
+ */
+DUST_MUST_CHECK enum dust_drop dust_quic_answer_open(struct dust_quic_client *qc,
+                                                     const struct dust_limits *lim, uint32_t now_s,
+                                                     uint8_t *dg, size_t len,
+                                                     struct dust_session *s);
+
+void dust_quic_client_wipe(struct dust_quic_client *qc);
+
+/* ---- Server ------------------------------------------------------------- */
+
+/** A server ephemeral key pair, made off the packet path (a pool). */
+struct dust_quic_eph {
+	uint8_t sk[DUST_KEY_BYTES];
+	uint8_t pk[DUST_PK_BYTES];
+};
+
+int dust_quic_eph_generate(struct dust_quic_eph *eph);
+
+/** What the answer needs from an accepted Initial. */
+struct dust_quic_accept {
+	uint8_t odcid[DUST_QUIC_CID_MAX]; /**< client's first DCID: Initial keys */
+	uint8_t odcid_len;
+	uint64_t client_pn;               /**< packet number to acknowledge */
+	uint8_t server_pk[DUST_PK_BYTES]; /**< the ephemeral put in the ServerHello */
+};
+
+/**
+ * Accept a quic-profile intro datagram (dg[0..len), a client Initial). The
+ * checks and the commit follow SPEC §5 (tag, AEAD, expiry, bound key,
+ * window, replay, binding), then the session keys also take DH(e_s, E) from
+ * eph, which the caller wipes afterwards. On DUST_OK s is filled (server
+ * role, profile quic, a fresh server CID) and acc tells the answer. Nothing
+ * changes on any drop.
+ */
+DUST_MUST_CHECK enum dust_drop
+dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint8_t *dg, size_t len,
+                       uint64_t now_ms, const struct dust_endpoint *from,
+                       const struct dust_quic_eph *eph, struct dust_session *s,
+                       struct dust_quic_accept *acc, struct dust_intro_info *info);
+
+/**
+ * Build the server's first flight for an accepted intro: an Initial with
+ * ACK and a ServerHello, coalesced with a Handshake packet that carries a
+ * Dust keepalive, the datagram padded to 1200..1252 bytes (under the 3x
+ * anti-amplification limit of the client's 1250). Returns its length or -errno.
+ */
+DUST_MUST_CHECK int dust_quic_answer_build(struct dust_session *s,
+                                           const struct dust_quic_accept *acc, struct dust_rng *rng,
+                                           uint32_t now_s, uint8_t *out, size_t cap);
+
+/** Is dg a client Initial of QUIC v1 (header only, nothing authenticated)? */
+bool dust_quic_is_initial(const uint8_t *dg, size_t len);
+
+/* ---- 1-RTT data (short header around v2 data packets) ----------------- */
+
+/** Short-header bytes before the Dust packet on what s sends (1 + DCID). */
+static inline size_t dust_quic_tx_prefix(const struct dust_session *s)
+{
+	if (s->profile != DUST_PROFILE_QUIC)
+		return 0;
+	return 1 + (s->role == DUST_ROLE_CLIENT ? s->cid_len : 0);
+}
+
+/** Short-header bytes before the Dust packet on what s receives. */
+static inline size_t dust_quic_rx_prefix(const struct dust_session *s)
+{
+	if (s->profile != DUST_PROFILE_QUIC)
+		return 0;
+	return 1 + (s->role == DUST_ROLE_SERVER ? s->cid_len : 0);
+}
+
+/**
+ * Write the short header at pkt (dust_quic_tx_prefix(s) bytes): fixed bit,
+ * the connection's spin bit, five random bits (what header protection
+ * leaves visible of key phase, reserved and packet-number length), DCID.
+ */
+void dust_quic_short_put(const struct dust_session *s, struct dust_rng *rng, uint8_t *pkt);
+
+/**
+ * Does dg start with a short header for s (form, fixed bit, DCID)? Public
+ * bytes only: the Dust packet after it is what authenticates.
+ */
+bool dust_quic_short_match(const struct dust_session *s, const uint8_t *dg, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DUST_QUIC_H */

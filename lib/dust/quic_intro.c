@@ -1,0 +1,755 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The quic profile's handshake (SPEC.md §12.3-§12.5): the client's intro as
+ * a QUIC v1 Initial with a mirrored ClientHello, the server's answer as a
+ * QUIC first flight (Initial with ServerHello, coalesced Handshake packet
+ * holding a Dust keepalive), and the 1-RTT short header around data. The
+ * server computes on the stack and commits only after the confirmation
+ * verifies and the intro is fresh, as in §5; the session keys also take
+ * DH(server ephemeral, client ephemeral), for forward secrecy.
+ */
+#include <sodium.h>
+
+#include "quic_pvt.h"
+
+enum {
+	ECH_PAYLOAD_MIN = 144, /* Chromium: 144, 176 or 208 bytes */
+	ECH_PAYLOAD_STEP = 32,
+	CLIENT_PN = 1,     /* Chromium numbers its first Initial 1 */
+	HDR_CLIENT = 18,   /* first byte, version, DCID(8), SCID(0), token(0), Length(2) */
+	ANSWER_MIN = 1200, /* the server's first datagram: 1200..1252 bytes */
+	ANSWER_SPREAD = 53,
+};
+
+/* ---- keys ------------------------------------------------------------------ */
+
+static void intro_prk(uint8_t prk[DUST_KEY_BYTES], const uint8_t secret[DUST_KEY_BYTES],
+                      const uint8_t es[DUST_KEY_BYTES], const uint8_t cs[DUST_KEY_BYTES],
+                      const uint8_t server_pk[DUST_PK_BYTES], const uint8_t *dcid,
+                      const struct tls_hello_dust *h, const uint8_t ct[DUST_QI_CT_BYTES])
+{
+	static const char label[] = DUST_QUIC_INTRO_LABEL;
+	crypto_generichash_state st;
+
+	crypto_generichash_init(&st, secret, DUST_KEY_BYTES, DUST_KEY_BYTES);
+	crypto_generichash_update(&st, (const uint8_t *)label, sizeof(label) - 1);
+	crypto_generichash_update(&st, es, DUST_KEY_BYTES);
+	crypto_generichash_update(&st, cs, DUST_KEY_BYTES);
+	crypto_generichash_update(&st, server_pk, DUST_PK_BYTES);
+	crypto_generichash_update(&st, dcid, DUST_QUIC_CLIENT_DCID);
+	crypto_generichash_update(&st, h->random, DUST_TLS_RANDOM_BYTES);
+	crypto_generichash_update(&st, h->x25519, DUST_PK_BYTES);
+	crypto_generichash_update(&st, ct, DUST_QI_CT_BYTES);
+	crypto_generichash_final(&st, prk, DUST_KEY_BYTES);
+	sodium_memzero(&st, sizeof(st));
+}
+
+/* confirm = BLAKE2b-128(K_conf, DCID | ClientHello with the confirm bytes zero) */
+static void intro_confirm(const uint8_t prk[DUST_KEY_BYTES], const uint8_t *dcid, const uint8_t *ch,
+                          size_t ch_len, uint8_t out[DUST_CONFIRM_BYTES])
+{
+	crypto_generichash_state st;
+	uint8_t kc[DUST_KEY_BYTES];
+
+	crypto_kdf_derive_from_key(kc, sizeof(kc), DUST_KDF_CONFIRM, DUST_KDF_CTX_SESSION, prk);
+	crypto_generichash_init(&st, kc, sizeof(kc), DUST_CONFIRM_BYTES);
+	crypto_generichash_update(&st, dcid, DUST_QUIC_CLIENT_DCID);
+	crypto_generichash_update(&st, ch, ch_len);
+	crypto_generichash_final(&st, out, DUST_CONFIRM_BYTES);
+	sodium_memzero(kc, sizeof(kc));
+	sodium_memzero(&st, sizeof(st));
+}
+
+/* Session keys: prk2 = BLAKE2b-256(key = prk, label | DH(e_s, E) | E_s), split as §4. */
+static void session_keys(struct dust_session_keys *k, const uint8_t prk[DUST_KEY_BYTES],
+                         const uint8_t ee[DUST_KEY_BYTES], const uint8_t server_eph[DUST_PK_BYTES])
+{
+	static const char label[] = DUST_QUIC_SESSION_LABEL;
+	crypto_generichash_state st;
+	uint8_t prk2[DUST_KEY_BYTES];
+
+	crypto_generichash_init(&st, prk, DUST_KEY_BYTES, sizeof(prk2));
+	crypto_generichash_update(&st, (const uint8_t *)label, sizeof(label) - 1);
+	crypto_generichash_update(&st, ee, DUST_KEY_BYTES);
+	crypto_generichash_update(&st, server_eph, DUST_PK_BYTES);
+	crypto_generichash_final(&st, prk2, sizeof(prk2));
+	crypto_kdf_derive_from_key(k->c2s_data, DUST_KEY_BYTES, DUST_KDF_C2S_DATA,
+	                           DUST_KDF_CTX_SESSION, prk2);
+	crypto_kdf_derive_from_key(k->s2c_data, DUST_KEY_BYTES, DUST_KDF_S2C_DATA,
+	                           DUST_KDF_CTX_SESSION, prk2);
+	crypto_kdf_derive_from_key(k->c2s_hp, DUST_HP_KEY_BYTES, DUST_KDF_C2S_HP,
+	                           DUST_KDF_CTX_SESSION, prk2);
+	crypto_kdf_derive_from_key(k->s2c_hp, DUST_HP_KEY_BYTES, DUST_KDF_S2C_HP,
+	                           DUST_KDF_CTX_SESSION, prk2);
+	memset(k->confirm, 0, sizeof(k->confirm));
+	sodium_memzero(prk2, sizeof(prk2));
+	sodium_memzero(&st, sizeof(st));
+}
+
+static void tag_mask(uint8_t tag[DUST_TAG_BYTES], const uint8_t nonce[DUST_XNONCE_BYTES],
+                     const uint8_t server_pk[DUST_PK_BYTES])
+{
+	uint8_t m[DUST_TAG_BYTES];
+
+	crypto_generichash(m, sizeof(m), nonce, DUST_XNONCE_BYTES, server_pk, DUST_PK_BYTES);
+	for (int i = 0; i < DUST_TAG_BYTES; i++)
+		tag[i] ^= m[i];
+}
+
+static void intro_nonce(uint8_t nonce[DUST_XNONCE_BYTES], const uint8_t random[32],
+                        const uint8_t *dcid)
+{
+	memcpy(nonce, random + DUST_QI_NONCE_OFF, 16);
+	memcpy(nonce + 16, dcid, DUST_QUIC_CLIENT_DCID);
+}
+
+static void intro_ad(uint8_t ad[DUST_TAG_BYTES + DUST_PK_BYTES], const struct tls_hello_dust *h)
+{
+	memcpy(ad, h->random + DUST_QI_TAG_OFF, DUST_TAG_BYTES);
+	memcpy(ad + DUST_TAG_BYTES, h->x25519, DUST_PK_BYTES);
+}
+
+/* ---- client Initial ----------------------------------------------------------- */
+
+struct item {
+	uint16_t off, len; /* CRYPTO: ClientHello range; PING: len 0 off 1; PADDING: off 0 */
+	uint8_t kind;
+};
+
+enum { ITEM_CRYPTO, ITEM_PING, ITEM_PAD, ITEMS_MAX = 40 };
+
+static size_t crypto_frame_len(size_t off, size_t len)
+{
+	return 1 + quic_varint_len(off) + quic_varint_len(len) + len;
+}
+
+/*
+ * Lay the ClientHello out as Chromium does: cut into CRYPTO frames sent in
+ * shuffled order, mixed with PING frames and runs of PADDING, the payload
+ * filled to exactly room bytes.
+ */
+static bool initial_frames(struct dust_rng *rng, const uint8_t *ch, size_t ch_len, uint8_t *out,
+                           size_t room)
+{
+	struct item it[ITEMS_MAX];
+	size_t n = 0, used = 0, pos = 0, chunks = 4 + dust_rng_uniform(rng, 6);
+	size_t pings = 2 + dust_rng_uniform(rng, 8), pads = 2 + dust_rng_uniform(rng, 5), left;
+	size_t cut[16], idx[ITEMS_MAX];
+
+	for (size_t i = 0; i + 1 < chunks; i++)
+		cut[i] = 1 + dust_rng_uniform(rng, (uint32_t)ch_len - 1);
+	cut[chunks - 1] = ch_len;
+	for (size_t i = 0; i < chunks; i++) /* sort the cut points */
+		for (size_t j = i + 1; j < chunks; j++)
+			if (cut[j] < cut[i]) {
+				size_t t = cut[i];
+
+				cut[i] = cut[j];
+				cut[j] = t;
+			}
+	for (size_t i = 0, prev = 0; i < chunks; i++) {
+		if (cut[i] == prev)
+			continue;
+		it[n++] = (struct item){(uint16_t)prev, (uint16_t)(cut[i] - prev), ITEM_CRYPTO};
+		used += crypto_frame_len(prev, cut[i] - prev);
+		prev = cut[i];
+	}
+	for (size_t i = 0; i < pings; i++)
+		it[n++] = (struct item){0, 1, ITEM_PING};
+	used += pings;
+	if (used + pads > room)
+		return false;
+	left = room - used;
+	for (size_t i = 0; i < pads; i++) {
+		size_t take = i + 1 == pads
+		                  ? left
+		                  : 1 + dust_rng_uniform(rng, (uint32_t)(left - (pads - i) + 1));
+
+		it[n++] = (struct item){0, (uint16_t)take, ITEM_PAD};
+		left -= take;
+	}
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	for (size_t i = n - 1; i > 0; i--) {
+		size_t j = dust_rng_uniform(rng, (uint32_t)i + 1), t = idx[i];
+
+		idx[i] = idx[j];
+		idx[j] = t;
+	}
+	for (size_t k = 0; k < n; k++) {
+		const struct item *x = &it[idx[k]];
+
+		if (x->kind == ITEM_CRYPTO) {
+			out[pos++] = DUST_QUIC_FRAME_CRYPTO;
+			pos += quic_varint_put(out + pos, x->off, quic_varint_len(x->off));
+			pos += quic_varint_put(out + pos, x->len, quic_varint_len(x->len));
+			memcpy(out + pos, ch + x->off, x->len);
+			pos += x->len;
+		} else if (x->kind == ITEM_PING) {
+			out[pos++] = DUST_QUIC_FRAME_PING;
+		} else {
+			memset(out + pos, DUST_QUIC_FRAME_PADDING, x->len);
+			pos += x->len;
+		}
+	}
+	return pos == room;
+}
+
+static int client_initial(struct dust_rng *rng, const uint8_t *dcid, const uint8_t *ch,
+                          size_t ch_len, uint8_t *out)
+{
+	struct dust_quic_keys k;
+	size_t room = DUST_QUIC_CLIENT_DGRAM - HDR_CLIENT - 1 - DUST_QUIC_AEAD_TAG;
+	bool ok;
+
+	out[0] = 0xc0; /* long, fixed, Initial, 1-byte packet number */
+	memcpy(out + 1, "\x00\x00\x00\x01", 4);
+	out[5] = DUST_QUIC_CLIENT_DCID;
+	memcpy(out + 6, dcid, DUST_QUIC_CLIENT_DCID);
+	out[14] = 0; /* SCID length */
+	out[15] = 0; /* token length */
+	quic_varint_put(out + 16, 1 + room + DUST_QUIC_AEAD_TAG, 2);
+	if (!initial_frames(rng, ch, ch_len, out + HDR_CLIENT + 1, room))
+		return -EMSGSIZE;
+	dust_quic_initial_keys(dcid, DUST_QUIC_CLIENT_DCID, false, &k);
+	ok = quic_protect(&k, out, HDR_CLIENT, 1, CLIENT_PN, room);
+	sodium_memzero(&k, sizeof(k));
+	return ok ? DUST_QUIC_CLIENT_DGRAM : -EIO;
+}
+
+/* Fill h (random, E, ECH enc) and the intro ciphertext; returns 0 or -errno. */
+static int intro_fields(const struct dust_invite *inv, const struct dust_identity *client,
+                        struct dust_rng *rng, uint64_t now_ms, const uint8_t *dcid,
+                        const uint8_t esk[DUST_KEY_BYTES], struct tls_hello_dust *h,
+                        uint8_t ct[DUST_QI_CT_BYTES])
+{
+	struct dust_invite_keys ik;
+	uint8_t pt[DUST_QI_PT_BYTES], nonce[DUST_XNONCE_BYTES], ad[DUST_TAG_BYTES + DUST_PK_BYTES];
+	uint8_t junk[DUST_KEY_BYTES];
+	int rc = 0;
+
+	dust_rng_bytes(rng, junk, sizeof(junk));
+	if (crypto_scalarmult_base(h->x25519, esk) != 0 ||
+	    crypto_scalarmult_base(h->ech_enc, junk) != 0)
+		rc = dust_fail(EINVAL, "X25519 failed");
+	dust_rng_bytes(rng, h->random + DUST_QI_NONCE_OFF, 16);
+	intro_nonce(nonce, h->random, dcid);
+	dust_invite_derive(inv, &ik);
+	dust_intro_tag(&ik, now_ms / 1000 / DUST_EPOCH_S, h->random + DUST_QI_TAG_OFF);
+	tag_mask(h->random + DUST_QI_TAG_OFF, nonce, inv->server_pk);
+	memcpy(pt, client->pk, DUST_PK_BYTES);
+	le64_put(pt + DUST_PK_BYTES, now_ms);
+	le16_put(pt + DUST_PK_BYTES + 8, 0); /* flags */
+	intro_ad(ad, h);
+	crypto_aead_xchacha20poly1305_ietf_encrypt(ct, NULL, pt, sizeof(pt), ad, sizeof(ad), NULL,
+	                                           nonce, ik.intro_key);
+	sodium_memzero(&ik, sizeof(ik));
+	sodium_memzero(pt, sizeof(pt));
+	sodium_memzero(junk, sizeof(junk));
+	return rc;
+}
+
+DUST_EXPORT int dust_quic_intro_build(const struct dust_invite *inv,
+                                      const struct dust_identity *client, struct dust_rng *rng,
+                                      uint64_t now_ms, uint8_t *out, size_t cap,
+                                      struct dust_quic_client *qc)
+{
+	struct tls_hello_dust h;
+	uint8_t ch[1024], ct[DUST_QI_CT_BYTES], es[DUST_KEY_BYTES], cs[DUST_KEY_BYTES];
+	uint8_t dcid[DUST_QUIC_CLIENT_DCID];
+	size_t ech_len = ECH_PAYLOAD_MIN + ECH_PAYLOAD_STEP * dust_rng_uniform(rng, 3), ch_len,
+	       at = 0;
+	int rc;
+
+	if (inv->profile != DUST_PROFILE_QUIC)
+		return dust_fail(EINVAL, "not a quic-profile invitation");
+	if (cap < DUST_QUIC_CLIENT_DGRAM)
+		return dust_fail(EMSGSIZE, "a quic intro needs %d bytes", DUST_QUIC_CLIENT_DGRAM);
+	memset(&h, 0, sizeof(h));
+	dust_quic_client_wipe(qc);
+	dust_rng_bytes(rng, dcid, sizeof(dcid));
+	dust_rng_bytes(rng, qc->esk, sizeof(qc->esk));
+	rc = intro_fields(inv, client, rng, now_ms, dcid, qc->esk, &h, ct);
+	if (!rc && (crypto_scalarmult(es, qc->esk, inv->server_pk) != 0 ||
+	            crypto_scalarmult(cs, client->sk, inv->server_pk) != 0))
+		rc = dust_fail(EINVAL, "server public key in the invitation is unusable");
+	if (rc)
+		goto out_wipe;
+	memcpy(h.sni, inv->cover_sni, sizeof(h.sni));
+	ch_len = tls_client_hello_build(rng, &h, ech_len, ch, sizeof(ch), &at);
+	if (!ch_len) {
+		rc = dust_fail(EMSGSIZE, "ClientHello does not fit");
+		goto out_wipe;
+	}
+	/* ECH payload: ct | confirm | random filler */
+	memcpy(ch + at, ct, DUST_QI_CT_BYTES);
+	memset(ch + at + DUST_QI_CONFIRM_OFF, 0, DUST_CONFIRM_BYTES);
+	dust_rng_bytes(rng, ch + at + DUST_QI_MIN_ECH, ech_len - DUST_QI_MIN_ECH);
+	intro_prk(qc->prk, inv->secret, es, cs, inv->server_pk, dcid, &h, ct);
+	intro_confirm(qc->prk, dcid, ch, ch_len, ch + at + DUST_QI_CONFIRM_OFF);
+	rc = client_initial(rng, dcid, ch, ch_len, out);
+	if (rc < 0) {
+		dust_fail(-rc, "could not build the Initial");
+		goto out_wipe;
+	}
+	memcpy(qc->eph_pk, h.x25519, DUST_PK_BYTES);
+	memcpy(qc->dcid, dcid, sizeof(dcid));
+	qc->dcid_len = sizeof(dcid);
+	qc->tunnel = inv->tunnel;
+	qc->server.ip = inv->server;
+	qc->server.port = inv->port;
+	qc->pending = true;
+out_wipe:
+	if (rc < 0)
+		dust_quic_client_wipe(qc);
+	sodium_memzero(es, sizeof(es));
+	sodium_memzero(cs, sizeof(cs));
+	sodium_memzero(ch, sizeof(ch));
+	return rc;
+}
+
+DUST_EXPORT void dust_quic_client_wipe(struct dust_quic_client *qc)
+{
+	sodium_memzero(qc, sizeof(*qc));
+}
+
+/* ---- server: reading the Initial ------------------------------------------ */
+
+struct crypto_buf {
+	uint8_t b[DUST_QUIC_CRYPTO_MAX];
+	uint8_t have[DUST_QUIC_CRYPTO_MAX / 8];
+};
+
+static bool crypto_store(struct crypto_buf *cb, uint64_t off, const uint8_t *p, uint64_t len)
+{
+	if (off > DUST_QUIC_CRYPTO_MAX || len > DUST_QUIC_CRYPTO_MAX - off)
+		return false;
+	memcpy(cb->b + off, p, len);
+	for (uint64_t i = off; i < off + len; i++)
+		cb->have[i / 8] |= (uint8_t)(1u << (i % 8));
+	return true;
+}
+
+static bool crypto_complete(const struct crypto_buf *cb, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!(cb->have[i / 8] & (1u << (i % 8))))
+			return false;
+	return true;
+}
+
+/* Skip an ACK frame (RFC 9000 §19.3) whose type byte is at *pos. */
+static bool skip_ack(const uint8_t *f, size_t n, size_t *pos)
+{
+	uint64_t v, ranges;
+	bool ecn = f[*pos] == 0x03;
+
+	(*pos)++;
+	if (!quic_varint_get(f, n, pos, &v) || !quic_varint_get(f, n, pos, &v) ||
+	    !quic_varint_get(f, n, pos, &ranges) || !quic_varint_get(f, n, pos, &v) || ranges > 64)
+		return false;
+	for (uint64_t i = 0; i < 2 * ranges + (ecn ? 3 : 0); i++)
+		if (!quic_varint_get(f, n, pos, &v))
+			return false;
+	return true;
+}
+
+/* Walk an Initial's frames; CRYPTO data goes to cb. Only frames an Initial may hold. */
+static bool initial_walk(const uint8_t *f, size_t n, struct crypto_buf *cb)
+{
+	size_t pos = 0;
+
+	while (pos < n) {
+		uint64_t off, len;
+
+		switch (f[pos]) {
+		case DUST_QUIC_FRAME_PADDING:
+		case DUST_QUIC_FRAME_PING:
+			pos++;
+			break;
+		case DUST_QUIC_FRAME_ACK:
+		case DUST_QUIC_FRAME_ACK + 1:
+			if (!skip_ack(f, n, &pos))
+				return false;
+			break;
+		case DUST_QUIC_FRAME_CRYPTO:
+			pos++;
+			if (!quic_varint_get(f, n, &pos, &off) ||
+			    !quic_varint_get(f, n, &pos, &len) || len > n - pos ||
+			    !crypto_store(cb, off, f + pos, len))
+				return false;
+			pos += len;
+			break;
+		default:
+			return false;
+		}
+	}
+	return true;
+}
+
+DUST_EXPORT bool dust_quic_is_initial(const uint8_t *dg, size_t len)
+{
+	return len >= 7 && (dg[0] & 0xf0) == 0xc0 && dg[1] == 0 && dg[2] == 0 && dg[3] == 0 &&
+	       dg[4] == 1;
+}
+
+/* Decrypt the Initial and reassemble its ClientHello into cb; its length, or 0. */
+static size_t read_client_hello(const uint8_t *dg, size_t len, struct quic_long *h, uint64_t *pn,
+                                struct crypto_buf *cb)
+{
+	struct dust_quic_keys k;
+	uint8_t frames[1500];
+	size_t plen = 0, ch_len;
+	bool ok;
+
+	if (len < DUST_QUIC_INITIAL_MIN || len > 1500 || !dust_quic_is_initial(dg, len) ||
+	    !quic_long_parse(dg, len, h) || h->dcid_len < DUST_QUIC_CLIENT_DCID ||
+	    h->length > len - h->pn_off)
+		return 0;
+	dust_quic_initial_keys(h->dcid, h->dcid_len, false, &k);
+	ok = quic_unprotect(&k, dg, h->pn_off, h->length, pn, frames, &plen);
+	sodium_memzero(&k, sizeof(k));
+	memset(cb->have, 0, sizeof(cb->have));
+	if (!ok || !initial_walk(frames, plen, cb) || !crypto_complete(cb, 4))
+		return 0;
+	ch_len = 4 + ((size_t)cb->b[1] << 16 | be16_get(cb->b + 2));
+	if (cb->b[0] != DUST_TLS_CLIENT_HELLO || ch_len > DUST_QUIC_CRYPTO_MAX ||
+	    !crypto_complete(cb, ch_len))
+		return 0;
+	return ch_len;
+}
+
+/* Server CID length for an invitation: 8..20, fixed per invitation, from K_tag. */
+static uint8_t server_cid_len(const struct dust_store_entry *e)
+{
+	uint8_t b;
+
+	crypto_generichash(&b, 1, (const uint8_t *)"quic cid", 8, e->keys.tag_key, DUST_KEY_BYTES);
+	return (uint8_t)(DUST_QUIC_SERVER_CID_MIN +
+	                 b % (DUST_QUIC_CID_MAX - DUST_QUIC_SERVER_CID_MIN + 1));
+}
+
+static bool ts_ok(uint64_t ts_ms, uint64_t now_ms, const struct dust_limits *lim)
+{
+	uint64_t w = (uint64_t)lim->ts_window_s * 1000;
+
+	return ts_ms + w >= now_ms && ts_ms <= now_ms + w;
+}
+
+struct accept_tmp {
+	struct crypto_buf cb;
+	struct tls_hello_dust h;
+	struct dust_store_view v;
+	struct dust_session_keys k;
+	uint8_t pt[DUST_QI_PT_BYTES];
+	uint8_t nonce[DUST_XNONCE_BYTES];
+	uint8_t es[DUST_KEY_BYTES], cs[DUST_KEY_BYTES], ee[DUST_KEY_BYTES];
+	uint8_t prk[DUST_KEY_BYTES];
+	uint8_t confirm[DUST_CONFIRM_BYTES], mac[DUST_CONFIRM_BYTES];
+};
+
+/* Steps 2-3 of §5 on the ClientHello's fields: the invitation and the plaintext. */
+static enum dust_drop open_fields(struct dust_server *srv, const struct quic_long *qh,
+                                  struct accept_tmp *t, struct dust_store_entry **ep)
+{
+	uint8_t tag[DUST_TAG_BYTES], ad[DUST_TAG_BYTES + DUST_PK_BYTES];
+	struct dust_store_entry *e;
+
+	if (t->h.ech_payload_len < DUST_QI_MIN_ECH)
+		return DUST_DROP_MALFORMED;
+	intro_nonce(t->nonce, t->h.random, qh->dcid);
+	memcpy(tag, t->h.random + DUST_QI_TAG_OFF, sizeof(tag));
+	tag_mask(tag, t->nonce, srv->id.pk);
+	e = dust_store_lookup_tag(srv->store, tag);
+	if (!e || e->inv.profile != DUST_PROFILE_QUIC)
+		return DUST_DROP_INTRO_UNKNOWN;
+	intro_ad(ad, &t->h);
+	if (crypto_aead_xchacha20poly1305_ietf_decrypt(t->pt, NULL, NULL, t->h.ech_payload,
+	                                               DUST_QI_CT_BYTES, ad, sizeof(ad), t->nonce,
+	                                               e->keys.intro_key) != 0)
+		return DUST_DROP_INTRO_AUTH;
+	*ep = e;
+	return le16_get(t->pt + DUST_PK_BYTES + 8) ? DUST_DROP_MALFORMED : DUST_OK;
+}
+
+/* Steps 4-7 of §5: expiry, bound key, window, DH and the confirmation. */
+static enum dust_drop check_intro(struct dust_server *srv, const struct quic_long *qh,
+                                  struct accept_tmp *t, struct dust_store_entry *e, size_t ch_len,
+                                  uint64_t now_ms)
+{
+	const uint8_t *client_pk = t->pt;
+	uint8_t *conf = t->cb.b + t->h.ech_payload_off + DUST_QI_CONFIRM_OFF;
+
+	dust_store_view_get(srv->store, e, &t->v);
+	if (!t->v.bound && now_ms / 1000 > e->inv.expiry)
+		return DUST_DROP_INTRO_EXPIRED;
+	if (t->v.bound && sodium_memcmp(t->v.client_pk, client_pk, DUST_PK_BYTES) != 0)
+		return DUST_DROP_INTRO_WRONG_KEY;
+	if (!ts_ok(le64_get(t->pt + DUST_PK_BYTES), now_ms, &srv->lim))
+		return DUST_DROP_INTRO_STALE;
+	if (crypto_scalarmult(t->es, srv->id.sk, t->h.x25519) != 0)
+		return DUST_DROP_INTRO_AUTH;
+	if (t->v.bound && !sodium_is_zero(t->v.static_ss, DUST_KEY_BYTES))
+		memcpy(t->cs, t->v.static_ss, DUST_KEY_BYTES);
+	else if (crypto_scalarmult(t->cs, srv->id.sk, client_pk) != 0)
+		return DUST_DROP_INTRO_AUTH;
+	intro_prk(t->prk, e->inv.secret, t->es, t->cs, srv->id.pk, qh->dcid, &t->h,
+	          t->h.ech_payload);
+	memcpy(t->confirm, conf, DUST_CONFIRM_BYTES);
+	memset(conf, 0, DUST_CONFIRM_BYTES);
+	intro_confirm(t->prk, qh->dcid, t->cb.b, ch_len, t->mac);
+	return crypto_verify_16(t->mac, t->confirm) == 0 ? DUST_OK : DUST_DROP_INTRO_AUTH;
+}
+
+static void server_session(struct dust_session *s, struct dust_rng *rng,
+                           const struct dust_session_keys *k, const struct dust_store_entry *e)
+{
+	uint8_t spin;
+
+	dust_session_keys_install(s, k, DUST_ROLE_SERVER);
+	s->profile = DUST_PROFILE_QUIC;
+	s->cid_len = server_cid_len(e);
+	dust_rng_bytes(rng, s->cid, s->cid_len);
+	dust_rng_bytes(rng, &spin, 1);
+	s->spin = spin & DUST_QUIC_SPIN;
+	s->tunnel = e->inv.tunnel;
+}
+
+DUST_EXPORT enum dust_drop
+dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint8_t *dg, size_t len,
+                       uint64_t now_ms, const struct dust_endpoint *from,
+                       const struct dust_quic_eph *eph, struct dust_session *s,
+                       struct dust_quic_accept *acc, struct dust_intro_info *info)
+{
+	struct accept_tmp *t = sodium_malloc(sizeof(*t));
+	struct dust_store_entry *e = NULL;
+	struct quic_long qh;
+	uint64_t pn = 0;
+	size_t ch_len;
+	bool first_use = false;
+	enum dust_drop d;
+
+	if (!t)
+		return DUST_DROP_MALFORMED;
+	ch_len = read_client_hello(dg, len, &qh, &pn, &t->cb);
+	if (!ch_len || !tls_client_hello_parse(t->cb.b, ch_len, &t->h)) {
+		d = len < DUST_QUIC_INITIAL_MIN ? DUST_DROP_TRUNCATED : DUST_DROP_MALFORMED;
+		goto out_wipe;
+	}
+	d = open_fields(srv, &qh, t, &e);
+	if (d == DUST_OK)
+		d = check_intro(srv, &qh, t, e, ch_len, now_ms);
+	if (d == DUST_OK && crypto_scalarmult(t->ee, eph->sk, t->h.x25519) != 0)
+		d = DUST_DROP_INTRO_AUTH;
+	if (d == DUST_OK)
+		d = dust_store_commit(srv->store, e, t->pt, t->cs, le64_get(t->pt + DUST_PK_BYTES),
+		                      t->nonce, now_ms / 1000, &first_use);
+	if (d != DUST_OK)
+		goto out_wipe;
+	session_keys(&t->k, t->prk, t->ee, eph->pk);
+	server_session(s, rng, &t->k, e);
+	s->peer = *from;
+	s->last_rx_s = (uint32_t)(now_ms / 1000);
+	s->invite_idx = dust_store_index(srv->store, e);
+	memcpy(acc->odcid, qh.dcid, qh.dcid_len);
+	acc->odcid_len = qh.dcid_len;
+	acc->client_pn = pn;
+	memcpy(acc->server_pk, eph->pk, DUST_PK_BYTES);
+	if (info) {
+		info->invite_idx = s->invite_idx;
+		info->first_use = first_use;
+	}
+out_wipe:
+	sodium_free(t); /* sodium_free wipes */
+	return d;
+}
+
+DUST_EXPORT int dust_quic_eph_generate(struct dust_quic_eph *eph)
+{
+	randombytes_buf(eph->sk, sizeof(eph->sk));
+	return crypto_scalarmult_base(eph->pk, eph->sk) == 0 ? 0 : -EINVAL;
+}
+
+/* ---- server answer ----------------------------------------------------------- */
+
+/* Long header without token handling for the server: returns where the PN goes. */
+static size_t long_header(uint8_t *out, uint8_t first, const struct dust_session *s, bool token,
+                          size_t length)
+{
+	size_t pos = 0;
+
+	out[pos++] = first;
+	memcpy(out + pos, "\x00\x00\x00\x01", 4);
+	pos += 4;
+	out[pos++] = 0; /* DCID: the client's SCID, empty (Chromium) */
+	out[pos++] = s->cid_len;
+	memcpy(out + pos, s->cid, s->cid_len);
+	pos += s->cid_len;
+	if (token)
+		out[pos++] = 0;
+	pos += quic_varint_put(out + pos, length, 2);
+	return pos;
+}
+
+static int server_initial(const struct dust_session *s, const struct dust_quic_accept *acc,
+                          struct dust_rng *rng, uint8_t *out, size_t cap)
+{
+	struct dust_quic_keys k;
+	uint8_t f[160];
+	size_t n = 0, sh_len, pn_off;
+	bool ok;
+
+	f[n++] = DUST_QUIC_FRAME_ACK;
+	n += quic_varint_put(f + n, acc->client_pn, quic_varint_len(acc->client_pn));
+	n += quic_varint_put(f + n, dust_rng_uniform(rng, 64), 1); /* ack delay */
+	f[n++] = 0;                                                /* range count */
+	f[n++] = 0;                                                /* first range */
+	f[n++] = DUST_QUIC_FRAME_CRYPTO;
+	f[n++] = 0; /* offset */
+	sh_len = tls_server_hello_build(rng, acc->server_pk, f + n + 2, sizeof(f) - n - 2);
+	if (!sh_len)
+		return -EMSGSIZE;
+	n += quic_varint_put(f + n, sh_len, 2);
+	n += sh_len;
+	if (cap < 32 + s->cid_len + n + DUST_QUIC_AEAD_TAG)
+		return -EMSGSIZE;
+	pn_off = long_header(out, 0xc0, s, true, 1 + n + DUST_QUIC_AEAD_TAG);
+	memcpy(out + pn_off + 1, f, n);
+	dust_quic_initial_keys(acc->odcid, acc->odcid_len, true, &k);
+	ok = quic_protect(&k, out, pn_off, 1, 0, n);
+	sodium_memzero(&k, sizeof(k));
+	return ok ? (int)(pn_off + 1 + n + DUST_QUIC_AEAD_TAG) : -EIO;
+}
+
+DUST_EXPORT int dust_quic_answer_build(struct dust_session *s, const struct dust_quic_accept *acc,
+                                       struct dust_rng *rng, uint32_t now_s, uint8_t *out,
+                                       size_t cap)
+{
+	size_t total = ANSWER_MIN + dust_rng_uniform(rng, ANSWER_SPREAD), hs_hdr, dust_len;
+	struct dust_pad pad = {.kind = DUST_PAD_UNIFORM};
+	uint8_t first;
+	int ni, r;
+
+	if (cap < total)
+		return -EMSGSIZE;
+	ni = server_initial(s, acc, rng, out, cap);
+	if (ni < 0)
+		return ni;
+	hs_hdr = 1 + 4 + 2 + s->cid_len + 2;
+	if (total < (size_t)ni + hs_hdr + DUST_DATA_OVERHEAD)
+		return -EMSGSIZE;
+	dust_len = total - (size_t)ni - hs_hdr;
+	pad.min = pad.max = (uint16_t)(dust_len - DUST_DATA_OVERHEAD);
+	/* Handshake packet: its protected first-byte bits are random to an observer */
+	dust_rng_bytes(rng, &first, 1);
+	long_header(out + ni, (uint8_t)(0xe0 | (first & 0x0f)), s, false, dust_len);
+	r = dust_data_seal(s, rng, &pad, now_s, out + ni + hs_hdr, 0, dust_len);
+	if (r < 0)
+		return r;
+	return (int)total;
+}
+
+/* ---- client: reading the answer ---------------------------------------------- */
+
+static bool answer_server_hello(struct dust_quic_client *qc, const uint8_t *dg, size_t len,
+                                struct quic_long *h, uint8_t server_pk[DUST_PK_BYTES])
+{
+	struct dust_quic_keys k;
+	struct crypto_buf *cb = sodium_malloc(sizeof(*cb));
+	uint8_t frames[1500];
+	uint64_t pn;
+	size_t plen = 0, sh_len;
+	bool ok;
+
+	if (!cb)
+		return false;
+	ok = quic_long_parse(dg, len, h) && h->type == DUST_QUIC_TYPE_INITIAL &&
+	     h->version == DUST_QUIC_VERSION && h->dcid_len == 0 &&
+	     h->scid_len >= DUST_QUIC_SERVER_CID_MIN && h->length <= len - h->pn_off &&
+	     h->length <= sizeof(frames);
+	if (ok) {
+		dust_quic_initial_keys(qc->dcid, qc->dcid_len, true, &k);
+		ok = quic_unprotect(&k, dg, h->pn_off, h->length, &pn, frames, &plen);
+		sodium_memzero(&k, sizeof(k));
+	}
+	memset(cb->have, 0, sizeof(cb->have));
+	ok = ok && initial_walk(frames, plen, cb) && crypto_complete(cb, 4);
+	if (ok) {
+		sh_len = 4 + ((size_t)cb->b[1] << 16 | be16_get(cb->b + 2));
+		ok = sh_len <= DUST_QUIC_CRYPTO_MAX && crypto_complete(cb, sh_len) &&
+		     tls_server_hello_parse(cb->b, sh_len, server_pk);
+	}
+	sodium_free(cb);
+	return ok;
+}
+
+DUST_EXPORT enum dust_drop dust_quic_answer_open(struct dust_quic_client *qc,
+                                                 const struct dust_limits *lim, uint32_t now_s,
+                                                 uint8_t *dg, size_t len, struct dust_session *s)
+{
+	struct dust_session t;
+	struct dust_session_keys k;
+	struct quic_long h, hs;
+	struct dust_seg seg;
+	uint8_t server_pk[DUST_PK_BYTES], ee[DUST_KEY_BYTES];
+	size_t next, consumed = 0;
+	enum dust_drop d = DUST_DROP_MALFORMED;
+
+	if (!qc->pending || !answer_server_hello(qc, dg, len, &h, server_pk))
+		return DUST_DROP_AUTH;
+	next = h.pn_off + h.length;
+	if (!quic_long_parse(dg + next, len - next, &hs) || hs.type != DUST_QUIC_TYPE_HANDSHAKE ||
+	    hs.scid_len != h.scid_len || memcmp(hs.scid, h.scid, h.scid_len) != 0 ||
+	    hs.length > len - next - hs.pn_off)
+		return DUST_DROP_AUTH;
+	if (crypto_scalarmult(ee, qc->esk, server_pk) != 0)
+		return DUST_DROP_AUTH;
+	memset(&t, 0, sizeof(t));
+	session_keys(&k, qc->prk, ee, server_pk);
+	dust_session_keys_install(&t, &k, DUST_ROLE_CLIENT);
+	t.profile = DUST_PROFILE_QUIC;
+	t.cid_len = h.scid_len;
+	memcpy(t.cid, h.scid, h.scid_len);
+	d = dust_data_open(&t, lim, now_s, dg + next + hs.pn_off, hs.length, &seg, &consumed);
+	if (d == DUST_OK && (seg.len != 0 || consumed != hs.length))
+		d = DUST_DROP_MALFORMED;
+	if (d == DUST_OK) {
+		uint8_t spin;
+
+		randombytes_buf(&spin, 1);
+		t.spin = spin & DUST_QUIC_SPIN;
+		t.tunnel = qc->tunnel;
+		t.peer = qc->server;
+		t.last_rx_s = now_s;
+		t.state = DUST_SESSION_LIVE;
+		*s = t;
+		dust_quic_client_wipe(qc);
+	}
+	sodium_memzero(&t, sizeof(t));
+	sodium_memzero(&k, sizeof(k));
+	sodium_memzero(ee, sizeof(ee));
+	return d;
+}
+
+/* ---- 1-RTT short header ------------------------------------------------------ */
+
+DUST_EXPORT void dust_quic_short_put(const struct dust_session *s, struct dust_rng *rng,
+                                     uint8_t *pkt)
+{
+	uint8_t r;
+
+	dust_rng_bytes(rng, &r, 1);
+	pkt[0] = (uint8_t)(DUST_QUIC_FIXED | s->spin | (r & 0x1f));
+	if (s->role == DUST_ROLE_CLIENT)
+		memcpy(pkt + 1, s->cid, s->cid_len);
+}
+
+DUST_EXPORT bool dust_quic_short_match(const struct dust_session *s, const uint8_t *dg, size_t len)
+{
+	size_t pre = dust_quic_rx_prefix(s);
+
+	if (len < pre + DUST_DATA_MIN_BYTES ||
+	    (dg[0] & (DUST_QUIC_LONG | DUST_QUIC_FIXED)) != DUST_QUIC_FIXED)
+		return false;
+	return s->role == DUST_ROLE_CLIENT || memcmp(dg + 1, s->cid, s->cid_len) == 0;
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The quic cover profile's wire constants (SPEC.md §12): QUIC v1 (RFC 9000,
+ * RFC 9001) and TLS 1.3 (RFC 8446) numbers, and where Dust's intro fields
+ * ride inside a browser-shaped ClientHello. QUIC and TLS integers are big
+ * endian; Dust's own fields keep their little-endian layouts.
+ */
+#ifndef DUST_WIRE_QUIC_H
+#define DUST_WIRE_QUIC_H
+
+#include <assert.h>
+#include <stdint.h>
+
+#include "wire.h"
+
+enum dust_profile {
+	DUST_PROFILE_RANDOM = 0, /* v2 as in §5-§6: uniform random bytes */
+	DUST_PROFILE_QUIC = 1,   /* §12: QUIC v1 Initial, then 1-RTT short headers */
+	DUST_PROFILE_MAX
+};
+
+/* ---- QUIC v1 (RFC 9000 §17, RFC 9001 §5) --------------------------------- */
+
+enum dust_quic_wire {
+	DUST_QUIC_VERSION = 1,
+	DUST_QUIC_LONG = 0x80,      /* header form bit */
+	DUST_QUIC_FIXED = 0x40,     /* fixed bit, set in every packet */
+	DUST_QUIC_SPIN = 0x20,      /* short header: latency spin bit (unprotected) */
+	DUST_QUIC_TYPE_MASK = 0x30, /* long header: packet type */
+	DUST_QUIC_TYPE_INITIAL = 0x00,
+	DUST_QUIC_TYPE_HANDSHAKE = 0x20,
+	DUST_QUIC_CID_MAX = 20,    /* RFC 9000 §17.2 */
+	DUST_QUIC_CLIENT_DCID = 8, /* Chromium's first DCID length */
+	DUST_QUIC_SERVER_CID_MIN = 8,
+	DUST_QUIC_INITIAL_MIN = 1200,  /* RFC 9000 §14.1 */
+	DUST_QUIC_CLIENT_DGRAM = 1250, /* Chromium 156: every Initial datagram */
+	DUST_QUIC_AEAD_TAG = 16,       /* AES-128-GCM tag of Initial protection */
+	DUST_QUIC_HP_SAMPLE = 16,
+	DUST_QUIC_FRAME_PADDING = 0x00,
+	DUST_QUIC_FRAME_PING = 0x01,
+	DUST_QUIC_FRAME_ACK = 0x02,
+	DUST_QUIC_FRAME_CRYPTO = 0x06,
+	DUST_QUIC_CRYPTO_MAX = 4096, /* largest ClientHello the server reassembles */
+};
+
+/* ---- TLS 1.3 numbers used by the mirrored ClientHello -------------------- */
+
+enum dust_tls_wire {
+	DUST_TLS_CLIENT_HELLO = 1,
+	DUST_TLS_SERVER_HELLO = 2,
+	DUST_TLS_LEGACY_VERSION = 0x0303,
+	DUST_TLS_V13 = 0x0304,
+	DUST_TLS_AES_128_GCM_SHA256 = 0x1301,
+	DUST_TLS_GROUP_X25519 = 0x001d,
+	DUST_TLS_RANDOM_BYTES = 32,
+	/* extension types, as Chromium 156 sends them in its QUIC ClientHello */
+	DUST_TLS_EXT_SERVER_NAME = 0,
+	DUST_TLS_EXT_SUPPORTED_GROUPS = 10,
+	DUST_TLS_EXT_SIG_ALGS = 13,
+	DUST_TLS_EXT_ALPN = 16,
+	DUST_TLS_EXT_COMPRESS_CERT = 27,
+	DUST_TLS_EXT_SUPPORTED_VERSIONS = 43,
+	DUST_TLS_EXT_PSK_MODES = 45,
+	DUST_TLS_EXT_KEY_SHARE = 51,
+	DUST_TLS_EXT_QUIC_TP = 57,
+	DUST_TLS_EXT_ALPS = 17613,
+	DUST_TLS_EXT_ECH = 65037, /* GREASE encrypted_client_hello (outer) */
+	DUST_TLS_EXT_CHROME_51764 = 51764,
+};
+
+/* ---- Dust intro inside the ClientHello (SPEC.md §12.2) ------------------- */
+
+/*
+ * random[0..16)   masked tag (as §5, mask keyed by S over the 24-byte nonce)
+ * random[16..32)  first 16 bytes of the XChaCha20 nonce
+ * DCID[0..8)      last 8 bytes of the nonce
+ * key_share x25519 = the client's ephemeral E
+ * ECH payload: ct[58] = XChaCha20-Poly1305(K_intro, nonce,
+ *              ad = masked tag | E, pt = C | ts_ms | flags), confirm[16], filler
+ */
+enum dust_quic_intro_layout {
+	DUST_QI_TAG_OFF = 0,                                        /* in random */
+	DUST_QI_NONCE_OFF = 16,                                     /* in random */
+	DUST_QI_PT_BYTES = DUST_PK_BYTES + 8 + 2,                   /* C, ts_ms, flags: 42 */
+	DUST_QI_CT_BYTES = DUST_QI_PT_BYTES + DUST_MAC_BYTES,       /* 58 */
+	DUST_QI_CONFIRM_OFF = DUST_QI_CT_BYTES,                     /* in the ECH payload */
+	DUST_QI_MIN_ECH = DUST_QI_CONFIRM_OFF + DUST_CONFIRM_BYTES, /* 74 */
+	DUST_QI_ECH_ENC_BYTES = 32,                                 /* GREASE enc: an X25519 key */
+};
+static_assert(DUST_QI_NONCE_OFF + 16 + DUST_QUIC_CLIENT_DCID ==
+                  DUST_QI_NONCE_OFF + DUST_XNONCE_BYTES,
+              "nonce = random[16..32) | DCID[0..8)");
+
+/* Key schedule labels (SPEC.md §12.4). */
+#define DUST_QUIC_INTRO_LABEL   "dust quic intro"
+#define DUST_QUIC_SESSION_LABEL "dust quic session"
+
+#endif /* DUST_WIRE_QUIC_H */

@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests of the quic profile (SPEC.md §12): RFC 9001's Initial key
+ * vectors, a full handshake and data both ways, forward secrecy inputs,
+ * every single-bit flip and truncation of an intro refused with no state
+ * change (both of the protected datagram and of the ClientHello under a
+ * correct protection), and the answer's shape.
+ */
+#include "fixture.h"
+#include "quic_pvt.h"
+
+static void hex(uint8_t *out, const char *h)
+{
+	size_t n = 0;
+
+	CHECK(sodium_hex2bin(out, strlen(h) / 2, h, strlen(h), NULL, &n, NULL) == 0);
+}
+
+/* RFC 9001 Appendix A.1: client and server Initial keys for DCID 8394c8f03e515708. */
+static void test_rfc9001_keys(void)
+{
+	uint8_t dcid[8], key[16], iv[12], hp[16];
+	struct dust_quic_keys k;
+
+	hex(dcid, "8394c8f03e515708");
+	dust_quic_initial_keys(dcid, 8, false, &k);
+	hex(key, "1f369613dd76d5467730efcbe3b1a22d");
+	hex(iv, "fa044b2f42a3fd3b46fb255c");
+	hex(hp, "9f50449e04a0e810283a1e9933adedd2");
+	CHECK(memcmp(k.key, key, 16) == 0 && memcmp(k.iv, iv, 12) == 0 &&
+	      memcmp(k.hp, hp, 16) == 0);
+	dust_quic_initial_keys(dcid, 8, true, &k);
+	hex(key, "cf3a5331653c364c88f0f379b6067e37");
+	hex(iv, "0ac1493ca1905853b0bba03e");
+	hex(hp, "c206b8d9b9f0f37644430b490eeaa314");
+	CHECK(memcmp(k.key, key, 16) == 0 && memcmp(k.iv, iv, 12) == 0 &&
+	      memcmp(k.hp, hp, 16) == 0);
+}
+
+static void quic_fixture(struct fixture *f)
+{
+	struct dust_store *st;
+
+	fix_init(f);
+	f->inv.profile = DUST_PROFILE_QUIC;
+	f->inv.port = 443;
+	CHECK(dust_invite_cover_set(&f->inv, "www.example.com") == 0);
+	/* replace the fixture's random-profile invitation with the quic one */
+	dust_store_close(f->srv.store);
+	CHECK(unlink(f->store_path) == 0);
+	st = dust_store_open(f->store_path, DUST_STORE_CREATE);
+	CHECK(st && dust_store_add(st, &f->inv) == 0 && dust_store_save(st) == 0);
+	CHECK(dust_store_tick(st, FIX_NOW_S) >= 0);
+	f->srv.store = st;
+}
+
+struct hs {
+	uint8_t intro[1500], answer[1500];
+	int intro_len, answer_len;
+	struct dust_quic_client qc;
+	struct dust_quic_eph eph;
+	struct dust_quic_accept acc;
+};
+
+static enum dust_drop server_accept(struct fixture *f, struct hs *h, const uint8_t *dg, size_t len,
+                                    uint64_t now_ms)
+{
+	struct dust_endpoint from = fix_endpoint("198.51.100.7", 40000);
+
+	return dust_quic_intro_accept(&f->srv, &f->rng, dg, len, now_ms, &from, &h->eph, &f->ss,
+	                              &h->acc, NULL);
+}
+
+static void handshake(struct fixture *f, struct hs *h)
+{
+	h->intro_len = dust_quic_intro_build(&f->inv, &f->client, &f->rng, FIX_NOW_MS, h->intro,
+	                                     sizeof(h->intro), &h->qc);
+	CHECK_EQ(h->intro_len, DUST_QUIC_CLIENT_DGRAM);
+	CHECK(dust_quic_is_initial(h->intro, (size_t)h->intro_len));
+	CHECK(dust_quic_eph_generate(&h->eph) == 0);
+	CHECK_EQ(server_accept(f, h, h->intro, (size_t)h->intro_len, FIX_NOW_MS), DUST_OK);
+	CHECK(f->ss.cid_len >= 8 && f->ss.cid_len <= 20);
+	h->answer_len = dust_quic_answer_build(&f->ss, &h->acc, &f->rng, FIX_NOW_S, h->answer,
+	                                       sizeof(h->answer));
+	CHECK(h->answer_len >= 1200 && h->answer_len <= 1252);
+	/* within the 3x anti-amplification limit of the one datagram received */
+	CHECK(h->answer_len <= 3 * h->intro_len);
+}
+
+static void test_handshake_and_data(void)
+{
+	struct fixture f;
+	struct hs h;
+	uint8_t pkt[256], copy[1500];
+	struct dust_seg seg;
+	size_t used = 0, pre;
+	int n;
+
+	quic_fixture(&f);
+	handshake(&f, &h);
+	/* a tampered answer is refused and leaves the client pending */
+	memcpy(copy, h.answer, (size_t)h.answer_len);
+	copy[h.answer_len - 1] ^= 1;
+	CHECK(dust_quic_answer_open(&h.qc, &f.lim, FIX_NOW_S, copy, (size_t)h.answer_len, &f.cs) !=
+	      DUST_OK);
+	CHECK(h.qc.pending);
+	CHECK_EQ(
+	    dust_quic_answer_open(&h.qc, &f.lim, FIX_NOW_S, h.answer, (size_t)h.answer_len, &f.cs),
+	    DUST_OK);
+	CHECK(!h.qc.pending);
+	CHECK_EQ(f.cs.cid_len, f.ss.cid_len);
+	CHECK(memcmp(f.cs.cid, f.ss.cid, f.cs.cid_len) == 0);
+	CHECK(memcmp(f.cs.tx_key, f.ss.rx_key, DUST_KEY_BYTES) == 0);
+
+	/* client -> server: short header with the server's CID, then a v2 packet */
+	pre = dust_quic_tx_prefix(&f.cs);
+	CHECK_EQ(pre, 1u + f.cs.cid_len);
+	memcpy(pkt + pre + DUST_DATA_PREFIX, "hello", 5);
+	n = dust_data_seal(&f.cs, &f.rng, &f.pad, FIX_NOW_S, pkt + pre, 5, sizeof(pkt) - pre);
+	CHECK(n > 0);
+	dust_quic_short_put(&f.cs, &f.rng, pkt);
+	CHECK((pkt[0] & 0xc0) == 0x40);
+	CHECK(dust_quic_short_match(&f.ss, pkt, pre + (size_t)n));
+	CHECK_EQ(dust_quic_rx_prefix(&f.ss), pre);
+	CHECK_EQ(dust_data_open(&f.ss, &f.lim, FIX_NOW_S, pkt + pre, (size_t)n, &seg, &used),
+	         DUST_OK);
+	CHECK(seg.len == 5 && memcmp(pkt + pre + seg.off, "hello", 5) == 0);
+	/* another connection's CID does not match */
+	pkt[1] ^= 0xff;
+	CHECK(!dust_quic_short_match(&f.ss, pkt, pre + (size_t)n));
+
+	/* server -> client: zero-length DCID */
+	pre = dust_quic_tx_prefix(&f.ss);
+	CHECK_EQ(pre, 1u);
+	memcpy(pkt + pre + DUST_DATA_PREFIX, "world", 5);
+	n = dust_data_seal(&f.ss, &f.rng, &f.pad, FIX_NOW_S, pkt + pre, 5, sizeof(pkt) - pre);
+	CHECK(n > 0);
+	dust_quic_short_put(&f.ss, &f.rng, pkt);
+	CHECK(dust_quic_short_match(&f.cs, pkt, pre + (size_t)n));
+	CHECK_EQ(dust_data_open(&f.cs, &f.lim, FIX_NOW_S, pkt + pre, (size_t)n, &seg, &used),
+	         DUST_OK);
+	CHECK(seg.len == 5 && memcmp(pkt + pre + seg.off, "world", 5) == 0);
+
+	/* the same Initial again is a duplicate: no second session */
+	CHECK_EQ(server_accept(&f, &h, h.intro, (size_t)h.intro_len, FIX_NOW_MS),
+	         DUST_DROP_INTRO_DUP);
+	fix_fini(&f);
+}
+
+/* Forward secrecy input: another server ephemeral gives other session keys. */
+static void test_server_ephemeral_in_keys(void)
+{
+	struct fixture f;
+	struct hs h;
+	uint8_t k1[DUST_KEY_BYTES];
+
+	quic_fixture(&f);
+	handshake(&f, &h);
+	memcpy(k1, f.ss.rx_key, sizeof(k1));
+	/* a new intro (newer timestamp) accepted with another ephemeral */
+	h.intro_len = dust_quic_intro_build(&f.inv, &f.client, &f.rng, FIX_NOW_MS + 1000, h.intro,
+	                                    sizeof(h.intro), &h.qc);
+	CHECK(dust_quic_eph_generate(&h.eph) == 0);
+	CHECK_EQ(server_accept(&f, &h, h.intro, (size_t)h.intro_len, FIX_NOW_MS + 1000), DUST_OK);
+	CHECK(memcmp(k1, f.ss.rx_key, sizeof(k1)) != 0);
+	fix_fini(&f);
+}
+
+static void store_state(struct fixture *f, uint8_t out[64])
+{
+	struct dust_store_entry *e = dust_store_at(f->srv.store, 0);
+
+	memset(out, 0, 64);
+	out[0] = e->bound;
+	memcpy(out + 1, &e->last_ts_ms, 8);
+	memcpy(out + 9, e->last_nonce, DUST_XNONCE_BYTES);
+	memcpy(out + 33, e->client_pk, 31);
+}
+
+/* Every single-bit flip and every truncation of the datagram: refused, nothing changes. */
+static void test_bit_flips_datagram(void)
+{
+	struct fixture f;
+	struct hs h;
+	uint8_t before[64], after[64], dg[1500];
+	unsigned accepted = 0;
+
+	quic_fixture(&f);
+	h.intro_len = dust_quic_intro_build(&f.inv, &f.client, &f.rng, FIX_NOW_MS, h.intro,
+	                                    sizeof(h.intro), &h.qc);
+	CHECK(dust_quic_eph_generate(&h.eph) == 0);
+	store_state(&f, before);
+	for (int bit = 0; bit < h.intro_len * 8; bit++) {
+		memcpy(dg, h.intro, (size_t)h.intro_len);
+		dg[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		accepted += server_accept(&f, &h, dg, (size_t)h.intro_len, FIX_NOW_MS) == DUST_OK;
+	}
+	for (int len = 0; len < h.intro_len; len++)
+		accepted += server_accept(&f, &h, h.intro, (size_t)len, FIX_NOW_MS) == DUST_OK;
+	store_state(&f, after);
+	CHECK_EQ(accepted, 0u);
+	CHECK(memcmp(before, after, sizeof(before)) == 0);
+	/* the untouched datagram still works afterwards */
+	CHECK_EQ(server_accept(&f, &h, h.intro, (size_t)h.intro_len, FIX_NOW_MS), DUST_OK);
+	fix_fini(&f);
+}
+
+/*
+ * The same inside the Initial protection: flip each bit of the ClientHello
+ * and protect it again correctly, so the Dust checks themselves (parse, tag,
+ * AEAD, confirmation) must refuse it.
+ */
+static void test_bit_flips_hello(void)
+{
+	struct fixture f;
+	struct hs h;
+	struct quic_long qh;
+	struct dust_quic_keys k;
+	uint8_t frames[1500], dg[1500], before[64], after[64];
+	size_t plen = 0, fpos, hello_at = 0;
+	uint64_t pn;
+	unsigned accepted = 0, flips = 0;
+
+	quic_fixture(&f);
+	h.intro_len = dust_quic_intro_build(&f.inv, &f.client, &f.rng, FIX_NOW_MS, h.intro,
+	                                    sizeof(h.intro), &h.qc);
+	CHECK(dust_quic_eph_generate(&h.eph) == 0);
+	CHECK(quic_long_parse(h.intro, (size_t)h.intro_len, &qh));
+	dust_quic_initial_keys(qh.dcid, qh.dcid_len, false, &k);
+	CHECK(quic_unprotect(&k, h.intro, qh.pn_off, qh.length, &pn, frames, &plen));
+	store_state(&f, before);
+	/* flip bits in every CRYPTO frame's data (the hello's bytes) */
+	for (fpos = 0; fpos < plen;) {
+		uint64_t off, len;
+		size_t p = fpos + 1;
+
+		if (frames[fpos] != DUST_QUIC_FRAME_CRYPTO) {
+			fpos++;
+			continue;
+		}
+		CHECK(quic_varint_get(frames, plen, &p, &off) &&
+		      quic_varint_get(frames, plen, &p, &len));
+		hello_at = p;
+		for (size_t i = 0; i < len; i++)
+			for (int b = 0; b < 8; b++) {
+				uint8_t payload[1500];
+
+				memcpy(payload, frames, plen);
+				payload[hello_at + i] ^= (uint8_t)(1u << b);
+				memcpy(dg, h.intro, qh.pn_off);
+				dg[0] = 0xc0;
+				memcpy(dg + qh.pn_off + 1, payload, plen);
+				CHECK(quic_protect(&k, dg, qh.pn_off, 1, pn, plen));
+				accepted += server_accept(&f, &h, dg, (size_t)h.intro_len,
+				                          FIX_NOW_MS) == DUST_OK;
+				flips++;
+			}
+		fpos = p + len;
+	}
+	store_state(&f, after);
+	CHECK(flips > 8 * 500);
+	CHECK_EQ(accepted, 0u);
+	CHECK(memcmp(before, after, sizeof(before)) == 0);
+	fix_fini(&f);
+}
+
+/* Wrong profile and garbage: a random-profile invitation is no quic intro. */
+static void test_profile_mismatch(void)
+{
+	struct fixture f;
+	struct hs h;
+	struct dust_invite inv;
+
+	quic_fixture(&f);
+	inv = f.inv;
+	inv.profile = DUST_PROFILE_RANDOM;
+	CHECK(dust_quic_intro_build(&inv, &f.client, &f.rng, FIX_NOW_MS, h.intro, sizeof(h.intro),
+	                            &h.qc) < 0);
+	CHECK(dust_quic_intro_build(&f.inv, &f.client, &f.rng, FIX_NOW_MS, h.intro, 1000, &h.qc) <
+	      0);
+	/* stale and future Initials */
+	h.intro_len = dust_quic_intro_build(&f.inv, &f.client, &f.rng, FIX_NOW_MS - 400000, h.intro,
+	                                    sizeof(h.intro), &h.qc);
+	CHECK(dust_quic_eph_generate(&h.eph) == 0);
+	CHECK(server_accept(&f, &h, h.intro, (size_t)h.intro_len, FIX_NOW_MS) != DUST_OK);
+	h.intro_len = dust_quic_intro_build(&f.inv, &f.client, &f.rng, FIX_NOW_MS - 61000, h.intro,
+	                                    sizeof(h.intro), &h.qc);
+	CHECK_EQ(server_accept(&f, &h, h.intro, (size_t)h.intro_len, FIX_NOW_MS),
+	         DUST_DROP_INTRO_STALE);
+	fix_fini(&f);
+}
+
+/* Invitation text round trip with the cover block. */
+static void test_invite_cover(void)
+{
+	struct fixture f;
+	struct dust_invite back;
+	char text[DUST_INVITE_TEXT_MAX];
+
+	quic_fixture(&f);
+	CHECK(dust_invite_seal(&f.inv, "pw", 2, text, sizeof(text)) == 0);
+	CHECK_EQ(strlen(text), (size_t)DUST_INVITE_QUIC_TEXT_LEN);
+	CHECK(dust_invite_open(&back, text, "pw", 2) == 0);
+	CHECK_EQ(back.profile, DUST_PROFILE_QUIC);
+	CHECK(strcmp(back.cover_sni, "www.example.com") == 0);
+	CHECK(dust_invite_cover_set(&back, "Bad_Name") != 0);
+	CHECK(dust_invite_cover_set(&back, "a..b") != 0);
+	CHECK(dust_invite_cover_set(&back, "") != 0);
+	/* the store keeps the cover block */
+	fix_reopen_store(&f);
+	CHECK(strcmp(dust_store_at(f.srv.store, 0)->inv.cover_sni, "www.example.com") == 0);
+	fix_fini(&f);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct check_test tests[] = {
+	    {"rfc9001_keys", test_rfc9001_keys},
+	    {"handshake_and_data", test_handshake_and_data},
+	    {"server_ephemeral_in_keys", test_server_ephemeral_in_keys},
+	    {"bit_flips_datagram", test_bit_flips_datagram},
+	    {"bit_flips_hello", test_bit_flips_hello},
+	    {"profile_mismatch", test_profile_mismatch},
+	    {"invite_cover", test_invite_cover},
+	};
+
+	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
+}
