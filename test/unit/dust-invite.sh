@@ -87,6 +87,35 @@ expect outdir-midway 1 'no free address' -- "$BIN" create --store "$T/s5" --key 
 	--server 192.0.2.1 --port 4433 --tunnel-net 10.8.0.0/30 --count 3 \
 	--password-file "$T/pw" --out-dir "$T/mid"
 expect outdir-midway-clean 0 '^none$' -- sh -c "{ ls '$T' | grep s5; ls -A '$T/mid'; } | grep . || echo none"
+# profiles: quic needs a valid cover name; ALPN h3 only; list and show name them
+Q="--store $T/sq --key $T/key --server 192.0.2.1 --tunnel-net 10.7.0.0/24 --store-only"
+expect profile-bad 1 "unknown --profile 'tcp': random or quic" -- "$BIN" create $Q --port 443 --profile tcp
+expect profile-quic-no-sni 1 'profile quic needs --cover-sni' -- "$BIN" create $Q --port 443 --profile quic
+expect profile-bad-sni 1 "cover-sni: cover name 'Bad_Name'" -- "$BIN" create $Q --port 443 \
+	--profile quic --cover-sni Bad_Name
+expect profile-bad-sni-dots 1 'is not a host name' -- "$BIN" create $Q --port 443 \
+	--profile quic --cover-sni 'a..b'
+expect profile-bad-alpn 1 "unknown --cover-alpn 'h2': only h3" -- "$BIN" create $Q --port 443 \
+	--profile quic --cover-sni www.example.com --cover-alpn h2
+expect profile-sni-random 1 'belong to --profile quic' -- "$BIN" create $Q --port 4433 \
+	--cover-sni www.example.com
+expect profile-refused-nostore 0 '^none$' -- sh -c "ls '$T' | grep sq || echo none"
+expect profile-quic 0 '2 invitation\(s\) added' -- "$BIN" create $Q --port 443 --count 2 \
+	--profile quic --cover-sni www.example.com --cover-alpn h3
+expect profile-random 0 '3 in all' -- "$BIN" create $Q --port 4433 --profile random
+expect list-quic 0 '^[0-9a-f]{16} +10\.7\.0\.3/24 .* quic:www\.example\.com +unused$' -- \
+	"$BIN" list --store "$T/sq"
+expect list-random 0 '^[0-9a-f]{16} +10\.7\.0\.4/24 .* random +unused$' -- "$BIN" list --store "$T/sq"
+expect list-header 0 '^id +tunnel +expires +profile +state$' -- "$BIN" list --store "$T/sq"
+expect list-profile-count 0 '^2$' -- sh -c "'$BIN' list --store '$T/sq' | grep -c ' quic:www.example.com '"
+expect create-quic-text 0 '1 invitation\(s\) added' -- "$BIN" create --store "$T/sq2" --key "$T/key" \
+	--server 192.0.2.1 --port 443 --tunnel 10.6.0.2/24 --profile quic --cover-sni cdn.example.org \
+	--password-file "$T/pw" --out-dir "$T/q"
+expect show-quic 0 '^profile: +quic \(cover cdn\.example\.org, alpn h3\)$' -- "$BIN" show \
+	--file "$T/q/invite-1.txt" --password-file "$T/pw"
+expect show-quic-port 0 'server: +192\.0\.2\.1 port 443$' -- "$BIN" show \
+	--file "$T/q/invite-1.txt" --password-file "$T/pw"
+expect show-random 0 '^profile: +random$' -- "$BIN" show --file "$T/invite-1.txt" --password-file "$T/pw"
 expect help 0 'keygen --out KEY' -- "$BIN" --help
 expect unknown-command 2 'unknown command' -- "$BIN" frobnicate
 echo "$pass passed, $fail failed"

@@ -29,6 +29,7 @@ static const char usage[] =
     "  create --store STORE --key KEY --server ADDR --port PORT\n"
     "         (--tunnel ADDR/PREFIX | --tunnel-net NET/PREFIX) [--count N]\n"
     "         [--expiry-days D] [--out-dir DIR] [--password-file F] [--store-only]\n"
+    "         [--profile random|quic] [--cover-sni NAME] [--cover-alpn h3]\n"
     "      Create N invitations (default 1) for this server, add them to STORE (created\n"
     "      if missing) and write each sealed text to DIR/invite-<n>.txt, or to stdout.\n"
     "      DIR is created if missing; texts already there are never overwritten.\n"
@@ -36,16 +37,21 @@ static const char usage[] =
     "      first host, which is the gateway's side, or the broadcast address).\n"
     "      --store-only skips sealing (no password, no texts): for captures and tests.\n"
     "      Unused invitations expire after D days (default 30).\n"
+    "      --profile: the wire profile the client speaks (default random); PORT is the\n"
+    "      gateway's UDP port for that profile. quic needs --cover-sni, the host name\n"
+    "      its ClientHello names (lowercase a-z, 0-9, '-', '.'); ALPN is h3, the only one.\n"
     "  show [--file F | TEXT] [--password-file F]\n"
     "      Open an invitation with its password and print its fields.\n"
     "  list --store STORE\n"
-    "      Print every invitation in STORE: tunnel address, expiry, used/unused/expired.\n"
+    "      Print every invitation in STORE: tunnel address, expiry, profile (and cover\n"
+    "      name), used/unused/expired.\n"
     "\n"
     "The password comes from --password-file, else $DUST_PASSWORD, else a prompt;\n"
     "never from the command line.\n";
 
 struct opts {
 	const char *out, *store, *key, *server, *tunnel, *tunnel_net, *out_dir, *pwfile, *file;
+	const char *profile, *cover_sni, *cover_alpn;
 	unsigned port, count, expiry_days;
 	int force, store_only;
 	const char *arg;
@@ -178,6 +184,53 @@ static int tunnel_next(const struct taken *tk, const struct dust_ipaddr *net, un
 	return -1;
 }
 
+/* DUST_PROFILE_* named by --profile (default random), or -1. */
+static int profile_of(const struct opts *o)
+{
+	if (!o->profile || strcmp(o->profile, "random") == 0)
+		return DUST_PROFILE_RANDOM;
+	if (strcmp(o->profile, "quic") == 0)
+		return DUST_PROFILE_QUIC;
+	return -1;
+}
+
+/* The profile options, checked before anything is read or written. */
+static int profile_check(const struct opts *o)
+{
+	struct dust_invite probe = {0};
+	int p = profile_of(o);
+
+	if (p < 0) {
+		fprintf(stderr, "dust-invite: unknown --profile '%s': random or quic\n",
+		        o->profile);
+		return -1;
+	}
+	if (p == DUST_PROFILE_RANDOM && (o->cover_sni || o->cover_alpn))
+		return die("--cover-sni and --cover-alpn belong to --profile quic"), -1;
+	if (p == DUST_PROFILE_RANDOM)
+		return 0;
+	if (!o->cover_sni)
+		return die("--profile quic needs --cover-sni NAME: the host name its "
+		           "ClientHello names (e.g. a site that serves HTTP/3)"),
+		       -1;
+	if (o->cover_alpn && strcmp(o->cover_alpn, "h3") != 0) {
+		fprintf(stderr, "dust-invite: unknown --cover-alpn '%s': only h3 is defined\n",
+		        o->cover_alpn);
+		return -1;
+	}
+	if (dust_invite_cover_set(&probe, o->cover_sni) != 0)
+		return fail("--cover-sni"), -1;
+	return 0;
+}
+
+static int profile_apply(const struct opts *o, struct dust_invite *inv)
+{
+	inv->profile = (uint8_t)profile_of(o);
+	if (inv->profile != DUST_PROFILE_QUIC)
+		return 0;
+	return dust_invite_cover_set(inv, o->cover_sni);
+}
+
 static int create_one(struct dust_store *st, const struct opts *o, const struct dust_identity *id,
                       const struct dust_ipaddr *server, const struct dust_ipaddr *tun,
                       unsigned prefix, const char *pw, unsigned n)
@@ -189,6 +242,10 @@ static int create_one(struct dust_store *st, const struct opts *o, const struct 
 
 	if (dust_invite_new(&inv, id, server, (uint16_t)o->port, tun, (uint8_t)prefix, expiry) != 0)
 		return fail("invitation"), -1;
+	if (profile_apply(o, &inv) != 0) {
+		fail("--cover-sni");
+		goto out;
+	}
 	if (!o->store_only && dust_invite_seal(&inv, pw, strlen(pw), text, sizeof(text)) != 0) {
 		fail("seal");
 		goto out;
@@ -238,6 +295,8 @@ static int cmd_create(const struct opts *o)
 		           "--tunnel or --tunnel-net (see --help)");
 	if (o->port > 65535 || o->count == 0)
 		return die("bad --port or --count");
+	if (profile_check(o) != 0)
+		return 1;
 	if (dust_ipaddr_parse(&server, o->server) != 0)
 		return fail("--server");
 	if (parse_net(o->tunnel ? o->tunnel : o->tunnel_net, &net, &prefix) != 0)
@@ -316,6 +375,10 @@ static void print_invite(const struct dust_invite *inv)
 	printf("server:     %s port %u\n", dust_ipaddr_format(&inv->server, a, sizeof(a)),
 	       inv->port);
 	printf("server key: %s\n", pk);
+	if (inv->profile == DUST_PROFILE_QUIC)
+		printf("profile:    quic (cover %s, alpn h3)\n", inv->cover_sni);
+	else
+		printf("profile:    random\n");
 	printf("tunnel:     %s/%u\n", dust_ipaddr_format(&inv->tunnel, t, sizeof(t)),
 	       inv->tunnel_prefix);
 	printf("id:         %s\n", id);
@@ -366,10 +429,11 @@ static int cmd_list(const struct opts *o)
 	st = dust_store_open(o->store, 0);
 	if (!st)
 		return fail(o->store);
-	printf("%-16s  %-24s  %-20s  %s\n", "id", "tunnel", "expires", "state");
+	printf("%-16s  %-24s  %-20s  %-24s  %s\n", "id", "tunnel", "expires", "profile", "state");
 	for (size_t i = 0; i < dust_store_count(st); i++) {
 		const struct dust_store_entry *e = dust_store_at(st, i);
 		char id[2 * DUST_ID_BYTES + 1], addr[48], tun[64], when[32], key[17];
+		char prof[8 + DUST_COVER_SNI_MAX];
 		time_t exp = (time_t)e->inv.expiry;
 		const char *state = "unused";
 
@@ -378,6 +442,10 @@ static int cmd_list(const struct opts *o)
 		snprintf(tun, sizeof(tun), "%s/%u",
 		         dust_ipaddr_format(&e->inv.tunnel, addr, sizeof(addr)),
 		         e->inv.tunnel_prefix);
+		if (e->inv.profile == DUST_PROFILE_QUIC)
+			snprintf(prof, sizeof(prof), "quic:%s", e->inv.cover_sni);
+		else
+			snprintf(prof, sizeof(prof), "random");
 		if (e->bound) {
 			sodium_bin2hex(key, sizeof(key), e->client_pk, 8);
 			state = "used";
@@ -386,7 +454,7 @@ static int cmd_list(const struct opts *o)
 			state = "expired";
 			expired++;
 		}
-		printf("%.16s  %-24s  %-20s  %s%s%s\n", id, tun, when, state,
+		printf("%.16s  %-24s  %-20s  %-24s  %s%s%s\n", id, tun, when, prof, state,
 		       e->bound ? " by client " : "", e->bound ? key : "");
 	}
 	printf("%zu invitations: %zu used, %zu expired, %zu unused\n", dust_store_count(st), used,
@@ -398,14 +466,25 @@ static int cmd_list(const struct opts *o)
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-	    {"out", 1, 0, 'o'},           {"store", 1, 0, 's'},
-	    {"key", 1, 0, 'k'},           {"server", 1, 0, 'S'},
-	    {"port", 1, 0, 'p'},          {"tunnel", 1, 0, 't'},
-	    {"tunnel-net", 1, 0, 'T'},    {"count", 1, 0, 'n'},
-	    {"expiry-days", 1, 0, 'e'},   {"out-dir", 1, 0, 'd'},
-	    {"password-file", 1, 0, 'P'}, {"file", 1, 0, 'f'},
-	    {"force", 0, 0, 'F'},         {"store-only", 0, 0, 'O'},
-	    {"help", 0, 0, 'h'},          {0, 0, 0, 0},
+	    {"out", 1, 0, 'o'},
+	    {"store", 1, 0, 's'},
+	    {"key", 1, 0, 'k'},
+	    {"server", 1, 0, 'S'},
+	    {"port", 1, 0, 'p'},
+	    {"tunnel", 1, 0, 't'},
+	    {"tunnel-net", 1, 0, 'T'},
+	    {"count", 1, 0, 'n'},
+	    {"expiry-days", 1, 0, 'e'},
+	    {"out-dir", 1, 0, 'd'},
+	    {"password-file", 1, 0, 'P'},
+	    {"file", 1, 0, 'f'},
+	    {"force", 0, 0, 'F'},
+	    {"store-only", 0, 0, 'O'},
+	    {"profile", 1, 0, 'R'},
+	    {"cover-sni", 1, 0, 'N'},
+	    {"cover-alpn", 1, 0, 'A'},
+	    {"help", 0, 0, 'h'},
+	    {0, 0, 0, 0},
 	};
 	int c;
 
@@ -454,6 +533,15 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'O':
 			o->store_only = 1;
+			break;
+		case 'R':
+			o->profile = optarg;
+			break;
+		case 'N':
+			o->cover_sni = optarg;
+			break;
+		case 'A':
+			o->cover_alpn = optarg;
 			break;
 		case 'h':
 			fputs(usage, stdout);
