@@ -5,8 +5,11 @@
  * checks the codec still produces the committed bytes (and opens them);
  * test/vectors/refdecode.py checks the same file with an independent
  * implementation. `test_vectors --write FILE` regenerates it.
+ * The quic profile's vectors (SPEC.md §12) live in their own file,
+ * dust-quic.txt (`test_vectors --write-quic FILE`), checked by refquic.py.
  */
 #include "fixture.h"
+#include "quic.h"
 
 #define VEC_NOW_MS   UINT64_C(1800000123456)
 #define VEC_PASSWORD "dust vector password"
@@ -177,11 +180,159 @@ static void test_invite_text_opens(void)
 	CHECK(inv.port == 4433 && inv.expiry == 1900000000);
 }
 
+/* ---- quic profile (SPEC.md §12) ------------------------------------------ */
+
+#define QVEC_COVER "www.example.com"
+
+struct qvec {
+	char invite_pt[2 * DUST_INVITE_PT_MAX + 1];
+	char eph_sk[65];
+	char initial[2 * 1500 + 1], answer[2 * 1500 + 1];
+	char c2s[1024], s2c[1024];
+};
+
+/* A session end's data packet behind its 1-RTT short header. */
+static void short_packet(struct dust_session *s, struct dust_rng *rng, const char *text, char *out,
+                         size_t cap)
+{
+	struct dust_pad pad = {.kind = DUST_PAD_UNIFORM, .min = 0, .max = 40};
+	uint8_t pkt[256];
+	size_t pre = dust_quic_tx_prefix(s), len = strlen(text);
+	int m;
+
+	memcpy(pkt + pre + DUST_DATA_PREFIX, text, len);
+	m = dust_data_seal(s, rng, &pad, (uint32_t)(VEC_NOW_MS / 1000), pkt + pre, len,
+	                   sizeof(pkt) - pre);
+	CHECK(m > 0);
+	if (m <= 0)
+		return;
+	dust_quic_short_put(s, rng, pkt);
+	hex(out, cap, pkt, pre + (size_t)m);
+}
+
+/*
+ * The fixed quic handshake: the same keys as the v2 vectors, a quic
+ * invitation for QVEC_COVER on 443, a hand-made server ephemeral, and one
+ * seeded rng for both ends (the client's, then the server's draws).
+ */
+static void build_quic(struct qvec *q, struct fixture *f)
+{
+	struct dust_identity server, client;
+	struct dust_invite inv;
+	struct dust_ipaddr addr, tun;
+	struct dust_quic_client qc;
+	struct dust_quic_eph eph;
+	struct dust_quic_accept acc;
+	struct dust_session cs, ss;
+	struct dust_endpoint from = fix_endpoint("198.51.100.7", 40000);
+	struct dust_rng rng;
+	uint8_t pt[DUST_INVITE_PT_MAX], dg[1500], answer[1500];
+	int n, a;
+
+	fixed_identity(&server, 0x10);
+	fixed_identity(&client, 0x80);
+	CHECK(dust_ipaddr_parse(&addr, "192.0.2.1") == 0 &&
+	      dust_ipaddr_parse(&tun, "10.9.0.2") == 0);
+	CHECK(dust_invite_new(&inv, &server, &addr, 443, &tun, 24, 1900000000) == 0);
+	for (int i = 0; i < DUST_ID_BYTES; i++)
+		inv.id[i] = (uint8_t)(0xb0 + i);
+	for (int i = 0; i < DUST_KEY_BYTES; i++)
+		inv.secret[i] = (uint8_t)(0x50 + i);
+	inv.profile = DUST_PROFILE_QUIC;
+	CHECK(dust_invite_cover_set(&inv, QVEC_COVER) == 0);
+	CHECK_EQ(dust_invite_pt_len(&inv), (size_t)DUST_INVITE_PT_MAX);
+	dust_invite_pack_full(&inv, pt);
+	hex(q->invite_pt, sizeof(q->invite_pt), pt, sizeof(pt));
+	for (int i = 0; i < DUST_KEY_BYTES; i++)
+		eph.sk[i] = (uint8_t)(0x60 + i);
+	CHECK(crypto_scalarmult_base(eph.pk, eph.sk) == 0);
+	hex(q->eph_sk, sizeof(q->eph_sk), eph.sk, sizeof(eph.sk));
+
+	fix_rng_seed(&rng, 0x44);
+	n = dust_quic_intro_build(&inv, &client, &rng, VEC_NOW_MS, dg, sizeof(dg), &qc);
+	CHECK_EQ(n, DUST_QUIC_CLIENT_DGRAM);
+	if (n <= 0)
+		return;
+	hex(q->initial, sizeof(q->initial), dg, (size_t)n);
+
+	f->srv.id = server;
+	dust_store_close(f->srv.store);
+	remove(f->store_path);
+	f->srv.store = dust_store_open(f->store_path, DUST_STORE_CREATE);
+	CHECK(f->srv.store && dust_store_add(f->srv.store, &inv) == 0);
+	CHECK(dust_store_tick(f->srv.store, VEC_NOW_MS / 1000) >= 0);
+	CHECK_EQ(dust_quic_intro_accept(&f->srv, &rng, dg, (size_t)n, VEC_NOW_MS, &from, &eph, &ss,
+	                                &acc, NULL),
+	         DUST_OK);
+	a = dust_quic_answer_build(&ss, &acc, &rng, (uint32_t)(VEC_NOW_MS / 1000), answer,
+	                           sizeof(answer));
+	CHECK(a > 0);
+	if (a <= 0)
+		return;
+	hex(q->answer, sizeof(q->answer), answer, (size_t)a);
+	CHECK_EQ(dust_quic_answer_open(&qc, &f->lim, (uint32_t)(VEC_NOW_MS / 1000), answer,
+	                               (size_t)a, &cs),
+	         DUST_OK);
+	/* the client draws its spin bit from the system rng: fix it for the vector */
+	cs.spin = 0;
+	short_packet(&cs, &rng, "quic c2s", q->c2s, sizeof(q->c2s));
+	short_packet(&ss, &rng, "quic s2c", q->s2c, sizeof(q->s2c));
+}
+
+static void write_quic_file(const struct vec *v, const struct qvec *q, const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fprintf(f, "# Dust quic-profile golden vectors (SPEC.md §12). Written by\n"
+	           "# test_vectors --write-quic; checked by test_vectors (C) and\n"
+	           "# refquic.py (independent Python).\n");
+	fprintf(f, "now_ms: %llu\n", (unsigned long long)VEC_NOW_MS);
+	fprintf(f, "server_sk: %s\nclient_sk: %s\n", v->server_sk, v->client_sk);
+	fprintf(f, "invite_pt: %s\n", q->invite_pt);
+	fprintf(f, "cover_sni: %s\n", QVEC_COVER);
+	fprintf(f, "server_eph_sk: %s\n", q->eph_sk);
+	fprintf(f, "client_initial: %s\n", q->initial);
+	fprintf(f, "server_answer: %s\n", q->answer);
+	fprintf(f, "c2s_short: %s\n", q->c2s);
+	fprintf(f, "expect_c2s: quic c2s\n");
+	fprintf(f, "s2c_short: %s\n", q->s2c);
+	fprintf(f, "expect_s2c: quic s2c\n");
+	fclose(f);
+}
+
+static struct qvec qvec;
+
+static void test_quic_golden_bytes(void)
+{
+	const char *path = getenv("DUST_QUIC_VECTORS");
+	char *file, got[4096];
+	struct fixture f;
+
+	fix_init(&f);
+	build_quic(&qvec, &f);
+	file = path ? slurp(path) : NULL;
+	CHECK(file != NULL);
+	if (!file)
+		goto out;
+	CHECK(field(file, "invite_pt: ", got, sizeof(got)) && strcmp(got, qvec.invite_pt) == 0);
+	CHECK(field(file, "server_eph_sk: ", got, sizeof(got)) && strcmp(got, qvec.eph_sk) == 0);
+	CHECK(field(file, "client_initial: ", got, sizeof(got)) && strcmp(got, qvec.initial) == 0);
+	CHECK(field(file, "server_answer: ", got, sizeof(got)) && strcmp(got, qvec.answer) == 0);
+	CHECK(field(file, "c2s_short: ", got, sizeof(got)) && strcmp(got, qvec.c2s) == 0);
+	CHECK(field(file, "s2c_short: ", got, sizeof(got)) && strcmp(got, qvec.s2c) == 0);
+out:
+	fix_fini(&f);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
 	    {"golden_bytes", test_golden_bytes},
 	    {"invite_text_opens", test_invite_text_opens},
+	    {"quic_golden_bytes", test_quic_golden_bytes},
 	};
 
 	if (argc == 3 && strcmp(argv[1], "--write") == 0) {
@@ -192,6 +343,16 @@ int main(int argc, char **argv)
 		CHECK(dust_invite_seal(&vec.inv, VEC_PASSWORD, strlen(VEC_PASSWORD),
 		                       vec.invite_text, sizeof(vec.invite_text)) == 0);
 		write_file(&vec, argv[2]);
+		fix_fini(&f);
+		return check_failures != 0;
+	}
+	if (argc == 3 && strcmp(argv[1], "--write-quic") == 0) {
+		struct fixture f;
+
+		fix_init(&f);
+		build(&vec, &f);
+		build_quic(&qvec, &f);
+		write_quic_file(&vec, &qvec, argv[2]);
 		fix_fini(&f);
 		return check_failures != 0;
 	}
