@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dust-gen: a Dust load generator on DPDK ports. Shared state of its files:
+ * the emulated clients (clients.c), the traffic loop and its measurements
+ * (traffic.c) and the command line, ports and reports (main.c).
+ */
+#ifndef DUST_GEN_H
+#define DUST_GEN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rte_mbuf.h>
+
+#include "dust.h"
+
+enum {
+	DG_BURST = 32,
+	DG_MAGIC = 0x4447454e, /* "DGEN": a dust-gen probe in an inner payload */
+	DG_PROBE_BYTES = 32,   /* magic, client, client seq, 0, global seq, TX TSC */
+	DG_MIN_SIZE = 28 + DG_PROBE_BYTES,
+	DG_MAX_SIZE = 1400,
+	DG_HIST_NS = 100,          /* latency histogram bucket */
+	DG_HIST_BUCKETS = 1000000, /* 100 ns buckets up to 100 ms, then one overflow */
+	DG_TRIALS_MAX = 32,
+};
+
+struct dg_opts {
+	const char *store;
+	const char *json;
+	const char *net_port, *dlv_port;
+	unsigned clients;
+	uint64_t pps;        /* 0: --gbps or max */
+	double gbps;         /* offered L1 rate of the outer frames */
+	unsigned size;       /* inner IP packet bytes; 0 = IMIX */
+	double duration_s;   /* per trial */
+	unsigned drain_ms;   /* wait for stragglers after each trial */
+	unsigned stall_ms;   /* forced overload: stop reading the delivery port mid-run */
+	bool search;         /* RFC 2544-style: highest rate with loss <= loss_max */
+	double loss_max_pct; /* --search threshold */
+	unsigned search_steps;
+	bool quiet; /* no per-second lines */
+};
+
+struct dg_client {
+	struct dust_invite inv;
+	struct dust_identity id;
+	struct dust_session s;
+	struct dust_endpoint ep; /* our outer address */
+	uint32_t tx_seq;         /* next per-client sequence number */
+	uint32_t rx_next;        /* highest per-client sequence received + 1 */
+	bool up;                 /* the gateway's keepalive came back */
+};
+
+struct dg_hist {
+	uint64_t n, sum_ns, max_ns, min_ns;
+	uint32_t *b; /* DG_HIST_BUCKETS + 1 */
+};
+
+/* Counters of one trial (and of one report interval). */
+struct dg_count {
+	uint64_t tx, tx_bytes, unsent, rx, rx_bytes, reordered, dup, late, foreign, ka;
+};
+
+struct dg {
+	struct dg_opts o;
+	uint16_t net, dlv; /* DPDK ports: toward the gateway, from its delivery side */
+	struct rte_mempool *pool;
+	struct dg_client *c;
+	unsigned n;
+	struct dust_ipaddr gw_ip;
+	uint16_t gw_port;
+	uint8_t mac[6]; /* our net port's MAC */
+	struct dust_rng rng;
+	struct dust_pad pad;
+	uint64_t hz;
+	uint64_t gseq;  /* next global sequence number */
+	uint64_t *seen; /* bitmap of received global sequence numbers */
+	uint64_t seen_bits;
+	uint32_t now_s;
+};
+
+/* One trial's result. */
+struct dg_result {
+	double rate_pps; /* offered (0: max) */
+	double secs;     /* TX time */
+	struct dg_count k;
+	uint64_t lost;
+	struct dg_hist h;
+};
+
+/* clients.c */
+int dg_clients_load(struct dg *g);
+int dg_clients_intro(struct dg *g);
+void dg_net_poll(struct dg *g, struct dg_count *k);
+uint16_t dg_frame(struct dg *g, struct dg_client *c, uint8_t *f, const uint8_t *dg_bytes,
+                  size_t len);
+
+/* traffic.c */
+int dg_trial(struct dg *g, double pps, struct dg_result *r);
+void dg_hist_init(struct dg_hist *h);
+void dg_hist_free(struct dg_hist *h);
+uint64_t dg_hist_pct(const struct dg_hist *h, double pct);
+unsigned dg_size_of(const struct dg *g, uint64_t i);
+double dg_avg_frame(const struct dg *g);
+
+#endif /* DUST_GEN_H */

@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dust-gen: a Dust load generator for benchmarking gateways on DPDK ports
+ * (a NIC, or net_memif toward a dustgw on the same host). EAL arguments,
+ * "--", then its own options; a per-second report and a JSON summary.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+
+#include "dust-gen.h"
+
+static void usage(FILE *f)
+{
+	fprintf(
+	    f,
+	    "usage: dust-gen [EAL options] -- --store STORE [options]\n"
+	    "\n"
+	    "Emulates N Dust clients toward a gateway: real intros (each client's key is\n"
+	    "derived from its invitation, so reruns are the client the gateway bound), then\n"
+	    "sealed probes on the net port; the gateway's cleartext comes back on the\n"
+	    "delivery port. Each probe carries a sequence number and its TX TSC: dust-gen\n"
+	    "reports throughput, loss, reordering, duplicates and latency.\n"
+	    "\n"
+	    "  --store STORE      invitations (store-only test invitations, one client each)\n"
+	    "  --clients N        the first N invitations (default: all, at most 65536)\n"
+	    "  --net PORT         port toward the gateway's net side (name or index; default 0)\n"
+	    "  --dlv PORT         port on the gateway's delivery side (default 1)\n"
+	    "  --pps R            offered rate in packets/s, or\n"
+	    "  --gbps G           offered rate in Gbit/s (L1: outer frames + 24 B), default: max\n"
+	    "  --size N           inner IP packet bytes (%d..%d; default 512), or --imix\n"
+	    "  --imix             64/576/1400 B inner packets, 7:4:1\n"
+	    "  --duration S       seconds of traffic (per trial; default 5)\n"
+	    "  --drain-ms MS      wait for stragglers after each trial (default 300)\n"
+	    "  --search           highest rate with loss <= --loss-max (RFC 2544 style binary\n"
+	    "                     search from the max-rate trial; --steps trials, default 7)\n"
+	    "  --loss-max PCT     search threshold in percent (default 0)\n"
+	    "  --stall-ms MS      forced overload: stop reading the delivery port for MS ms\n"
+	    "                     mid-trial, so the gateway's TX toward it overflows\n"
+	    "  --json FILE        write the summary (every trial) as JSON\n"
+	    "  --quiet            no per-second lines\n"
+	    "One lcore, one queue per port. Over memif, next to dustgw (its ports are servers):\n"
+	    "  dust-gen -l 1 --no-huge -m 512 --no-pci --file-prefix gen \\\n"
+	    "    --vdev net_memif0,role=client,socket=/tmp/net.sock,socket-abstract=no \\\n"
+	    "    --vdev net_memif1,role=client,socket=/tmp/dlv.sock,socket-abstract=no \\\n"
+	    "    -- --store inv.store --clients 64 --pps 100000 --size 512 --json out.json\n",
+	    DG_MIN_SIZE, DG_MAX_SIZE);
+}
+
+static int parse(int argc, char **argv, struct dg_opts *o)
+{
+	static const struct option lo[] = {
+	    {"store", required_argument, NULL, 'S'},    {"clients", required_argument, NULL, 'n'},
+	    {"net", required_argument, NULL, 'N'},      {"dlv", required_argument, NULL, 'D'},
+	    {"pps", required_argument, NULL, 'p'},      {"gbps", required_argument, NULL, 'g'},
+	    {"size", required_argument, NULL, 's'},     {"imix", no_argument, NULL, 'I'},
+	    {"duration", required_argument, NULL, 'd'}, {"drain-ms", required_argument, NULL, 'r'},
+	    {"search", no_argument, NULL, 'x'},         {"loss-max", required_argument, NULL, 'l'},
+	    {"steps", required_argument, NULL, 'X'},    {"stall-ms", required_argument, NULL, 'T'},
+	    {"json", required_argument, NULL, 'j'},     {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+	};
+	int c;
+
+	o->net_port = "0";
+	o->dlv_port = "1";
+	o->size = 512;
+	o->duration_s = 5;
+	o->drain_ms = 300;
+	o->search_steps = 7;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'S':
+			o->store = optarg;
+			break;
+		case 'n':
+			o->clients = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'N':
+			o->net_port = optarg;
+			break;
+		case 'D':
+			o->dlv_port = optarg;
+			break;
+		case 'p':
+			o->pps = strtoull(optarg, NULL, 10);
+			break;
+		case 'g':
+			o->gbps = strtod(optarg, NULL);
+			break;
+		case 's':
+			o->size = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'I':
+			o->size = 0;
+			break;
+		case 'd':
+			o->duration_s = strtod(optarg, NULL);
+			break;
+		case 'r':
+			o->drain_ms = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'x':
+			o->search = true;
+			break;
+		case 'l':
+			o->loss_max_pct = strtod(optarg, NULL);
+			break;
+		case 'X':
+			o->search_steps = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'T':
+			o->stall_ms = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'j':
+			o->json = optarg;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (!o->store || optind < argc) {
+		fprintf(stderr, "dust-gen: %s\n",
+		        o->store ? "unexpected argument" : "--store is required");
+		return -1;
+	}
+	if (o->size && (o->size < DG_MIN_SIZE || o->size > DG_MAX_SIZE)) {
+		fprintf(stderr, "dust-gen: --size %u: want %d..%d\n", o->size, DG_MIN_SIZE,
+		        DG_MAX_SIZE);
+		return -1;
+	}
+	if (o->duration_s <= 0 || o->loss_max_pct < 0 || o->loss_max_pct > 100) {
+		fprintf(stderr, "dust-gen: --duration > 0 and --loss-max 0..100, please\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int port_resolve(const char *spec, uint16_t *id)
+{
+	char *end;
+	unsigned long v = strtoul(spec, &end, 10);
+
+	if (!*end && *spec && v < RTE_MAX_ETHPORTS && rte_eth_dev_is_valid_port((uint16_t)v)) {
+		*id = (uint16_t)v;
+		return 0;
+	}
+	if (rte_eth_dev_get_port_by_name(spec, id) == 0)
+		return 0;
+	fprintf(stderr, "dust-gen: no DPDK port '%s' (missing --vdev or -a?)\n", spec);
+	return -ENODEV;
+}
+
+static int port_start(struct dg *g, uint16_t port)
+{
+	struct rte_eth_conf conf;
+	uint16_t rxd = 1024, txd = 1024;
+	int rc;
+
+	memset(&conf, 0, sizeof(conf));
+	if ((rc = rte_eth_dev_configure(port, 1, 1, &conf)) != 0 ||
+	    (rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &rxd, &txd)) != 0 ||
+	    (rc = rte_eth_rx_queue_setup(port, 0, rxd, rte_eth_dev_socket_id(port), NULL,
+	                                 g->pool)) != 0 ||
+	    (rc = rte_eth_tx_queue_setup(port, 0, txd, rte_eth_dev_socket_id(port), NULL)) != 0 ||
+	    (rc = rte_eth_dev_start(port)) != 0) {
+		fprintf(stderr, "dust-gen: port %u setup: %s\n", port, strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
+/*
+ * Read both ports for 200 ms: the peer may see its link a moment later, and
+ * memif gives the peer room to send only as this end reads (refills) its rings.
+ */
+static int links_settle(struct dg *g)
+{
+	uint64_t end = rte_rdtsc() + g->hz / 5;
+	struct rte_mbuf *pkts[DG_BURST];
+
+	while (rte_rdtsc() < end) {
+		rte_pktmbuf_free_bulk(pkts, rte_eth_rx_burst(g->net, 0, pkts, DG_BURST));
+		rte_pktmbuf_free_bulk(pkts, rte_eth_rx_burst(g->dlv, 0, pkts, DG_BURST));
+	}
+	return 0;
+}
+
+/* memif connects in the background: wait for both links (10 s). */
+static int links_wait(struct dg *g)
+{
+	uint64_t end = rte_rdtsc() + 10 * g->hz;
+
+	while (rte_rdtsc() < end) {
+		struct rte_eth_link a, b;
+
+		if (rte_eth_link_get_nowait(g->net, &a) == 0 &&
+		    rte_eth_link_get_nowait(g->dlv, &b) == 0 && a.link_status && b.link_status)
+			return links_settle(g);
+		rte_delay_ms(10);
+	}
+	fprintf(stderr, "dust-gen: link down on port %u or %u after 10 s (is the peer up?)\n",
+	        g->net, g->dlv);
+	return -ETIMEDOUT;
+}
+
+static int ports_setup(struct dg *g)
+{
+	struct rte_ether_addr mac;
+	int rc;
+
+	if ((rc = port_resolve(g->o.net_port, &g->net)) ||
+	    (rc = port_resolve(g->o.dlv_port, &g->dlv)))
+		return rc;
+	if (g->net == g->dlv) {
+		fprintf(stderr, "dust-gen: --net and --dlv must be different ports\n");
+		return -EINVAL;
+	}
+	g->pool = rte_pktmbuf_pool_create("dg_mbufs", 16383, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+	                                  (int)rte_socket_id());
+	if (!g->pool) {
+		fprintf(stderr, "dust-gen: no mbuf pool: %s\n", rte_strerror(rte_errno));
+		return -ENOMEM;
+	}
+	if ((rc = port_start(g, g->net)) || (rc = port_start(g, g->dlv)))
+		return rc;
+	rte_eth_macaddr_get(g->net, &mac);
+	memcpy(g->mac, mac.addr_bytes, 6);
+	return links_wait(g);
+}
+
+static double loss_pct(const struct dg_result *r)
+{
+	return r->k.tx ? 100.0 * (double)r->lost / (double)r->k.tx : 0;
+}
+
+static void summary_print(const struct dg *g, const struct dg_result *r, const char *what)
+{
+	printf("dust-gen: %s: offered %s%.0f pps, sent %" PRIu64 " (%.0f pps, %.3f Gbit/s), "
+	       "received %" PRIu64 ", lost %" PRIu64 " (%.4f%%), reordered %" PRIu64
+	       ", duplicates %" PRIu64 "\n"
+	       "dust-gen: latency us: p50 %.1f p99 %.1f p99.9 %.1f max %.1f (%" PRIu64
+	       " samples, 100 ns buckets)\n",
+	       what, r->rate_pps > 0 ? "" : "max, ", r->rate_pps, r->k.tx,
+	       (double)r->k.tx / r->secs, (double)r->k.tx_bytes * 8 / r->secs / 1e9, r->k.rx,
+	       r->lost, loss_pct(r), r->k.reordered, r->k.dup, dg_hist_pct(&r->h, 50) / 1e3,
+	       dg_hist_pct(&r->h, 99) / 1e3, dg_hist_pct(&r->h, 99.9) / 1e3,
+	       (double)r->h.max_ns / 1e3, r->h.n);
+	(void)g;
+}
+
+static void json_trial(FILE *f, const struct dg_result *r)
+{
+	fprintf(
+	    f,
+	    "{\"offered_pps\": %.0f, \"seconds\": %.3f, \"tx\": %" PRIu64 ", \"tx_bytes\": %" PRIu64
+	    ", \"unsent\": %" PRIu64 ", \"rx\": %" PRIu64 ", \"rx_bytes\": %" PRIu64
+	    ", \"lost\": %" PRIu64 ", \"loss_pct\": %.6f, \"reordered\": %" PRIu64
+	    ", \"duplicates\": %" PRIu64 ", \"late\": %" PRIu64 ", \"foreign\": %" PRIu64
+	    ", \"tx_pps\": %.1f, \"rx_pps\": %.1f, \"tx_gbps\": %.4f, \"rx_gbps\": %.4f"
+	    ", \"latency_ns\": {\"samples\": %" PRIu64 ", \"p50\": %" PRIu64 ", \"p99\": %" PRIu64
+	    ", \"p99_9\": %" PRIu64 ", \"min\": %" PRIu64 ", \"max\": %" PRIu64
+	    ", \"mean\": %.0f}}",
+	    r->rate_pps, r->secs, r->k.tx, r->k.tx_bytes, r->k.unsent, r->k.rx, r->k.rx_bytes,
+	    r->lost, loss_pct(r), r->k.reordered, r->k.dup, r->k.late, r->k.foreign,
+	    (double)r->k.tx / r->secs, (double)r->k.rx / r->secs,
+	    (double)r->k.tx_bytes * 8 / r->secs / 1e9, (double)r->k.rx_bytes * 8 / r->secs / 1e9,
+	    r->h.n, dg_hist_pct(&r->h, 50), dg_hist_pct(&r->h, 99), dg_hist_pct(&r->h, 99.9),
+	    r->h.n ? r->h.min_ns : 0, r->h.max_ns, r->h.n ? (double)r->h.sum_ns / r->h.n : 0);
+}
+
+static int json_write(const struct dg *g, struct dg_result *t, unsigned nt, int best)
+{
+	FILE *f = fopen(g->o.json, "w");
+
+	if (!f) {
+		fprintf(stderr, "dust-gen: cannot write %s\n", g->o.json);
+		return -1;
+	}
+	fprintf(f,
+	        "{\"clients\": %u, \"size\": %u, \"imix\": %s, \"duration_s\": %.3f, "
+	        "\"loss_max_pct\": %.6f, \"search\": %s,\n \"trials\": [",
+	        g->n, g->o.size, g->o.size ? "false" : "true", g->o.duration_s, g->o.loss_max_pct,
+	        g->o.search ? "true" : "false");
+	for (unsigned i = 0; i < nt; i++) {
+		fprintf(f, "%s\n  ", i ? "," : "");
+		json_trial(f, &t[i]);
+	}
+	fprintf(f, "],\n \"result\": ");
+	if (best >= 0)
+		json_trial(f, &t[best]);
+	else
+		fprintf(f, "null");
+	fprintf(f, "}\n");
+	return fclose(f) == 0 ? 0 : -1;
+}
+
+/* Of the trials within the loss limit, the one that sent the most per second. */
+static int best_trial(const struct dg *g, const struct dg_result *t, unsigned nt)
+{
+	int b = -1;
+
+	for (unsigned i = 0; i < nt; i++)
+		if (loss_pct(&t[i]) <= g->o.loss_max_pct &&
+		    (b < 0 || (double)t[i].k.tx / t[i].secs > (double)t[b].k.tx / t[b].secs))
+			b = (int)i;
+	return b;
+}
+
+/* Bisect the offered rate between 0 and what the max-rate trial sent. */
+static int search(struct dg *g, struct dg_result *t, unsigned *nt)
+{
+	double lo = 0, hi = (double)t[0].k.tx / t[0].secs;
+
+	for (unsigned s = 0; s < g->o.search_steps && *nt < DG_TRIALS_MAX; s++) {
+		double mid = (lo + hi) / 2;
+		char what[32];
+		int rc = dg_trial(g, mid, &t[*nt]);
+
+		if (rc)
+			return rc;
+		snprintf(what, sizeof(what), "trial %u", *nt + 1);
+		summary_print(g, &t[*nt], what);
+		if (loss_pct(&t[*nt]) <= g->o.loss_max_pct)
+			lo = mid;
+		else
+			hi = mid;
+		(*nt)++;
+	}
+	return 0;
+}
+
+/* One trial at the set rate, or the search: max first, then bisect on the rate. */
+static int run(struct dg *g)
+{
+	static struct dg_result t[DG_TRIALS_MAX];
+	unsigned nt = 1;
+	int best = 0, rc;
+	double pps = (double)g->o.pps;
+
+	if (!pps && g->o.gbps > 0)
+		pps = g->o.gbps * 1e9 / ((dg_avg_frame(g) + 24) * 8);
+	if ((rc = dg_trial(g, g->o.search ? 0 : pps, &t[0])) != 0)
+		return rc;
+	summary_print(g, &t[0], g->o.search ? "trial 1 (max)" : "result");
+	if (g->o.search) {
+		if (loss_pct(&t[0]) > g->o.loss_max_pct && (rc = search(g, t, &nt)) != 0)
+			return rc;
+		best = best_trial(g, t, nt);
+		if (best >= 0)
+			summary_print(g, &t[best],
+			              "search result (highest rate within the loss limit)");
+		else
+			printf("dust-gen: search: no rate met loss <= %.4f%%\n", g->o.loss_max_pct);
+	}
+	rc = g->o.json ? json_write(g, t, nt, best) : 0;
+	for (unsigned i = 0; i < nt; i++)
+		dg_hist_free(&t[i].h);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static struct dg g;
+	int n, rc;
+
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return 0;
+		}
+	n = rte_eal_init(argc, argv);
+	if (n < 0) {
+		fprintf(stderr, "dust-gen: EAL init failed: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	argv[n] = argv[0];
+	if (parse(argc - n, argv + n, &g.o) != 0 || dust_init() != 0) {
+		rte_eal_cleanup();
+		return 2;
+	}
+	g.hz = rte_get_tsc_hz();
+	dust_rng_init(&g.rng);
+	g.pad.kind = DUST_PAD_UNIFORM; /* no padding: sizes are what --size says */
+	rc = dg_clients_load(&g);
+	if (!rc)
+		rc = ports_setup(&g);
+	if (!rc)
+		rc = dg_clients_intro(&g);
+	if (!rc)
+		rc = run(&g);
+	if (g.pool) {
+		rte_eth_dev_stop(g.net);
+		rte_eth_dev_stop(g.dlv);
+		rte_eth_dev_close(g.net);
+		rte_eth_dev_close(g.dlv);
+	}
+	free(g.c);
+	free(g.seen);
+	rte_eal_cleanup();
+	return rc ? 1 : 0;
+}

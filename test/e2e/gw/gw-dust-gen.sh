@@ -1,0 +1,80 @@
+#!/bin/sh
+# dust-gen against dustgw, two processes over net_memif. Run 1: 16 clients
+# introduce (real intros, bound at first use) and offer 5000 pps for 2 s:
+# every probe comes back (delivered = offered), latency is reported. Run 2
+# (the same clients again, keys derived from their invitations) offers
+# 20000 pps and stalls its delivery-side reads for 1 s: dustgw's TX toward
+# it overflows, and the loss dust-gen counts equals what dustgw counted as
+# not sent. Rings of 16384 slots ride out a busy machine's scheduling stalls.
+# usage: gw-dust-gen.sh DUSTGW DUST_GEN DUST_INVITE WORKDIR
+DUSTGEN=$(realpath "$2")
+set -- "$1" "$1" "$3" "$4"
+. "$(dirname "$0")/lib.sh"
+
+make_store 24
+cat >gw.conf <<CONF
+[gateway]
+ipv4 = 10.0.0.1
+udp_port = 4433
+key_file = server.key
+store = inv.store
+[ports]
+net = net_memif0
+delivery = net_memif1
+queues = 1
+CONF
+memif() { # memif ROLE: the two vdevs, one socket per pair, in the work directory
+	echo "--vdev net_memif0,role=$1,socket=$WORK/net.sock,socket-abstract=no,rsize=14" \
+		"--vdev net_memif1,role=$1,socket=$WORK/dlv.sock,socket-abstract=no,rsize=14"
+}
+GW=
+cleanup_gen() {
+	[ -z "$GW" ] || kill -TERM "$GW" 2>/dev/null || true
+	rm -rf "/var/run/dpdk/$PREFIX" "/var/run/dpdk/$PREFIX-gen"
+}
+trap cleanup_gen EXIT
+# shellcheck disable=SC2046
+"$DUSTGW" --lcores "$(lcores 1)" --no-huge -m 512 --no-pci --file-prefix "$PREFIX" \
+	$(memif server) -- --config gw.conf --stats-out gw.stats >gw.summary 2>gw.log &
+GW=$!
+for _ in $(seq 100); do [ -S dlv.sock ] && break; sleep 0.1; done
+[ -S dlv.sock ] || { cat gw.log; fail "dustgw did not create its memif sockets"; }
+
+gen() { # gen NAME ARGS...
+	name=$1
+	shift
+	# shellcheck disable=SC2046
+	timeout 120 "$DUSTGEN" --lcores "0@0" --no-huge -m 512 --no-pci --file-prefix "$PREFIX-gen" \
+		$(memif client) -- --store inv.store --clients 16 --size 300 --duration 2 \
+		--json "$name.json" "$@" >"$name.out" 2>"$name.log" ||
+		{ cat "$name.log" "$name.out"; fail "dust-gen $name failed"; }
+	cat "$name.out"
+}
+val() { # val FILE EXPR: a value of dust-gen's JSON summary
+	/usr/bin/python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"
+}
+gen run1 --pps 5000
+[ "$(val run1.json 'r["result"]["lost"]')" = 0 ] || fail "run 1 lost packets below capacity"
+[ "$(val run1.json 'r["result"]["rx"] == r["result"]["tx"] > 7000')" = True ] ||
+	fail "run 1: delivered != offered"
+[ "$(val run1.json 'r["result"]["latency_ns"]["samples"] == r["result"]["rx"] and
+	0 < r["result"]["latency_ns"]["p50"] <= r["result"]["latency_ns"]["p99"] <=
+	r["result"]["latency_ns"]["p99_9"]')" = True ] || fail "run 1: no latency percentiles"
+gen run2 --pps 20000 --stall-ms 1000
+kill -TERM "$GW"
+wait "$GW" || fail "dustgw exited with an error"
+GW=
+cat gw.summary
+st() { sed -n "s/^$1 //p" gw.stats; }
+tx=$(( $(val run1.json 'r["result"]["tx"]') + $(val run2.json 'r["result"]["tx"]') ))
+rx2=$(val run2.json 'r["result"]["rx"]')
+lost2=$(val run2.json 'r["result"]["lost"]')
+[ "$lost2" -gt 0 ] || fail "run 2: the stall caused no loss"
+[ "$(st ctr.decoded)" = "$tx" ] || fail "dustgw decoded $(st ctr.decoded), dust-gen sent $tx"
+[ "$(st ctr.intro_first_use)" = 16 ] || fail "expected 16 bindings (run 2 reuses the keys)"
+[ "$(st ctr.intro_ok)" = 32 ] || fail "expected 32 intros accepted"
+gw_lost=$(( $(st ctr.delivered) - $(st ctr.dlv_tx) ))
+[ "$gw_lost" = "$lost2" ] || fail "dust-gen lost $lost2, dustgw did not send $gw_lost"
+[ "$(st drop.tx_full)" = "$lost2" ] || fail "dustgw tx_full $(st drop.tx_full) != $lost2"
+echo "run 2: $rx2 received, $lost2 lost on both sides"
+echo "PASS gw-dust-gen"
