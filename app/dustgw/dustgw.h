@@ -151,6 +151,8 @@ enum dgw_drop {
 	DGW_DROP_INNER_SRC,            /**< inner source is not the session's tunnel address */
 	DGW_DROP_DLV_NOT_IP,           /**< delivery side frame not IP */
 	DGW_DROP_NO_TUNNEL,            /**< inner destination is no invitation's address */
+	DGW_DROP_DLV_LOCAL,            /**< multicast/broadcast/link-local from the delivery host
+	                                    (a TAP kernel's IPv6 RS, MLD...): for no client */
 	DGW_DROP_NO_SESSION,           /**< invitation has no live session */
 	DGW_DROP_NO_SRC_ADDR,          /**< client's family has no gateway address */
 	DGW_DROP_TOO_BIG,              /**< sealed packet does not fit the mbuf */

@@ -74,6 +74,21 @@ static int inner_parse(struct dgw_worker *w, struct rte_mbuf *m, struct enc *e)
 	return 0;
 }
 
+/*
+ * What the delivery host says to its link, not to a client: IPv4 multicast
+ * or limited broadcast, IPv6 multicast or link-local (a TAP's kernel sends
+ * router solicitations, MLD reports and the like as it comes up).
+ */
+static bool host_local(const struct enc *e)
+{
+	const uint8_t *a = e->dst.ip.a;
+
+	if (e->dst.ip.family == 4)
+		return (a[0] & 0xf0) == 0xe0 ||
+		       (a[0] == 255 && a[1] == 255 && a[2] == 255 && a[3] == 255);
+	return a[0] == 0xff || (a[0] == 0xfe && (a[1] & 0xc0) == 0x80);
+}
+
 /* Seal e in place behind fresh outer headers and queue it for the net port. */
 static void seal_one(struct dgw_worker *w, struct enc *e, struct dust_session *s, uint64_t mac)
 {
@@ -126,7 +141,8 @@ void dgw_encode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 		struct dust_session *s;
 
 		if (!(hits & (1ull << i))) {
-			drop(w, e[i].m, DGW_DROP_NO_TUNNEL);
+			drop(w, e[i].m,
+			     host_local(&e[i]) ? DGW_DROP_DLV_LOCAL : DGW_DROP_NO_TUNNEL);
 			continue;
 		}
 		p = &gw->pub[(uintptr_t)data[i]];

@@ -14,6 +14,7 @@
 #include <rte_errno.h>
 
 #include "dgw_pvt.h"
+#include "loglevel.h"
 
 static void usage(FILE *f)
 {
@@ -227,6 +228,11 @@ int main(int argc, char **argv)
 	}
 	if (wants_check(argc, argv))
 		return check_only(argc, argv);
+	argc = dgw_eal_args(argc, argv, &argv);
+	if (argc < 0) {
+		fprintf(stderr, "dustgw: out of memory\n");
+		return 1;
+	}
 	n = rte_eal_init(argc, argv);
 	if (n < 0) {
 		fprintf(stderr, "dustgw: EAL init failed: %s\n", rte_strerror(rte_errno));

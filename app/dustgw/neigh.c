@@ -120,6 +120,10 @@ bool dgw_neigh_ns(struct dgw_worker *w, struct rte_mbuf *m, const struct rte_eth
 		return false;
 	if (proxy && memcmp(target, ip->src_addr, 16) == 0)
 		return false;
+	/* A DAD probe (from ::) checks the host's own new address: a proxy
+	 * answer would make the TAP's kernel give it up. */
+	if (proxy && memcmp(ip->src_addr, (uint8_t[16]){0}, 16) == 0)
+		return false;
 	if (rte_pktmbuf_tailroom(m) + m->data_len < DGW_ETH_LEN + sizeof(*ip) + ND_NA_LEN)
 		return false;
 	na_build(ip, icmp, mine, target);

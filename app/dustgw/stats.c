@@ -50,6 +50,7 @@ static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {
     [DGW_DROP_INNER_SRC - DUST_DROP_MAX] = "inner_src",
     [DGW_DROP_DLV_NOT_IP - DUST_DROP_MAX] = "dlv_not_ip",
     [DGW_DROP_NO_TUNNEL - DUST_DROP_MAX] = "no_tunnel",
+    [DGW_DROP_DLV_LOCAL - DUST_DROP_MAX] = "dlv_local",
     [DGW_DROP_NO_SESSION - DUST_DROP_MAX] = "no_session",
     [DGW_DROP_NO_SRC_ADDR - DUST_DROP_MAX] = "no_src_addr",
     [DGW_DROP_TOO_BIG - DUST_DROP_MAX] = "too_big",
@@ -139,6 +140,34 @@ static void print_rate(const struct dgw *gw, FILE *f, const struct dgw_stats *t)
 	        (double)t->ctr[DGW_CTR_NET_RX] * rte_get_tsc_hz() / (double)(last - first));
 }
 
+/* A live run (until a signal): how long it ran, mean rates, sessions. */
+static void print_live(const struct dgw *gw, FILE *f, const struct dgw_stats *t)
+{
+	double up = (double)(rte_rdtsc() - gw->start_tsc) / (double)rte_get_tsc_hz();
+	uint64_t s = (uint64_t)up;
+
+	if (!gw->start_tsc || up <= 0)
+		return;
+	fprintf(
+	    f,
+	    "uptime %" PRIu64 "d %02" PRIu64 ":%02" PRIu64 ":%02" PRIu64 " (%.1f s); mean rates:"
+	    " net %.1f frames/s in, %.1f out; delivery %.1f in, %.1f out\n",
+	    s / 86400, s / 3600 % 24, s / 60 % 60, s % 60, up, t->ctr[DGW_CTR_NET_RX] / up,
+	    t->ctr[DGW_CTR_NET_TX] / up, t->ctr[DGW_CTR_DLV_RX] / up, t->ctr[DGW_CTR_DLV_TX] / up);
+	fprintf(f,
+	        "sessions: %" PRIu64 " live at stop; %" PRIu64 " intros accepted (%" PRIu64
+	        " bound an invitation); %" PRIu64 " expired, %" PRIu64 " evicted\n",
+	        t->sessions, t->ctr[DGW_CTR_INTRO_OK], t->ctr[DGW_CTR_INTRO_FIRST],
+	        t->ctr[DGW_CTR_SESS_EXPIRED],
+	        t->ctr[DGW_CTR_SESS_EVICTED] + t->ctr[DGW_CTR_SESS_EVICTED_IDLE]);
+}
+
+/* Replay stops on idle (or runs on a capture's clock); a live run waits for a signal. */
+static bool is_replay(const struct dgw *gw)
+{
+	return gw->cfg.exit_on_idle_ms || gw->cfg.dlv_hold_ms || gw->cfg.clock == DGW_CLOCK_CAPTURE;
+}
+
 void dgw_stats_print(const struct dgw *gw, FILE *f)
 {
 	struct dgw_stats t, per[DGW_MAX_WORKERS];
@@ -171,7 +200,10 @@ void dgw_stats_print(const struct dgw *gw, FILE *f)
 	}
 	if (!drops_total(&t))
 		fprintf(f, "  (none)\n");
-	print_rate(gw, f, &t);
+	if (is_replay(gw))
+		print_rate(gw, f, &t);
+	else
+		print_live(gw, f, &t);
 }
 
 static void write_one(FILE *f, const char *prefix, const struct dgw_stats *s)

@@ -1,0 +1,135 @@
+#!/bin/bash
+# What an operator sees of a live run. (1) The delivery host's own chatter
+# (IPv6 router solicitation, MLD report, IGMP, duplicate address detection,
+# as a TAP's kernel sends when it comes up) is counted as dlv_local (a DAD
+# probe is not answered: the kernel would give its address up), apart from no_tunnel (a unicast to
+# no invitation's address). (2) As root, a live start on net_tap in a
+# namespace prints no EAL details and no net_tap multiq/qdisc lines unless
+# --log-level asks for them; SIGTERM ends with a live summary (uptime,
+# rates, sessions) instead of the replay's "net side" line.
+. "$(dirname "$0")/lib.sh"
+
+make_store 1
+make_conf 1
+sed -i 's/^ipv4 = .*/&\nipv6 = fd00::1/' gw.conf
+sed -i "s/^net = .*/net = net_null0/" gw.conf
+
+/usr/bin/python3 - <<'EOF'
+import struct
+
+def fold(s):
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return s
+
+def sum16(b):
+    if len(b) % 2:
+        b += b"\0"
+    return sum(struct.unpack("!%dH" % (len(b) // 2), b))
+
+LL = bytes([0xfe, 0x80] + [0] * 13 + [1])
+def ip6(dst, nh, payload):
+    return struct.pack("!IHBB", 6 << 28, len(payload), nh, 255) + LL + dst + payload
+
+def icmp6(dst, body):
+    ck = (~fold(sum16(LL + dst + struct.pack("!IxxxB", len(body), 58) + body))) & 0xffff
+    return body[:2] + struct.pack("!H", ck) + body[4:]
+
+def ip4(dst, proto, payload):
+    h = struct.pack("!BBHHHBBH", 0x45, 0, 20 + len(payload), 0, 0, 1, proto, 0)
+    h += bytes([10, 9, 0, 1]) + dst
+    return h[:10] + struct.pack("!H", (~fold(sum16(h))) & 0xffff) + h[12:] + payload
+
+def eth(dst, et, payload):
+    return dst + b"\x02\0\0\0\0\x09" + struct.pack("!H", et) + payload
+
+ALLRT = bytes([0xff, 2] + [0] * 13 + [2])
+MLDV2 = bytes([0xff, 2] + [0] * 13 + [0x16])
+rs = icmp6(ALLRT, struct.pack("!BBHI", 133, 0, 0, 0))
+mld = icmp6(MLDV2, struct.pack("!BBHHH", 143, 0, 0, 0, 1) + struct.pack("!BBH", 4, 0, 0) + bytes([0xff, 2] + [0] * 11 + [1, 0xff, 0, 0, 1]))
+# duplicate address detection of fe80::1: from ::, to its solicited-node group
+SNODE = bytes([0xff, 2] + [0] * 9 + [1, 0xff, 0, 0, 1])
+UNSPEC = bytes(16)
+ns = struct.pack("!BBHI", 135, 0, 0, 0) + LL
+ck = (~fold(sum16(UNSPEC + SNODE + struct.pack("!IxxxB", len(ns), 58) + ns))) & 0xffff
+ns = ns[:2] + struct.pack("!H", ck) + ns[4:]
+dad = struct.pack("!IHBB", 6 << 28, len(ns), 58, 255) + UNSPEC + SNODE + ns
+hbh = struct.pack("!BB", 58, 0) + bytes([5, 2, 0, 0, 1, 0])  # router alert, PadN
+frames = [
+    eth(b"\x33\x33\0\0\0\x02", 0x86DD, ip6(ALLRT, 58, rs)),
+    eth(b"\x33\x33\0\0\0\x16", 0x86DD, ip6(MLDV2, 0, hbh + mld)),
+    eth(b"\x01\0\x5e\0\0\x16", 0x0800, ip4(bytes([224, 0, 0, 22]), 2, bytes(8))),
+    eth(b"\x33\x33\xff\0\0\x01", 0x86DD, dad),
+    eth(b"\x02\0\0\0\0\x01", 0x0800, ip4(bytes([10, 250, 0, 1]), 17, bytes(16))),
+]
+with open("dlv.pcap", "wb") as f:
+    f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+    for n, fr in enumerate(frames):
+        f.write(struct.pack("<IIII", 1, n, len(fr), len(fr)) + fr)
+EOF
+
+stat() { # stat NAME KEY
+	sed -n "s/^$2 //p" "$1.stats"
+}
+
+echo "== the delivery host's chatter: dlv_local, not no_tunnel"
+rc=0
+timeout 120 "$DUSTGW" --lcores "$(lcores 1)" --no-huge -m 512 --no-pci --file-prefix "$PREFIX" \
+	--vdev net_null0,no-rx=1 --vdev "net_pcap1,rx_pcap=dlv.pcap,tx_pcap=dlv-out.pcap" -- \
+	--config gw.conf --stats-out chatter.stats >chatter.summary 2>chatter.log || rc=$?
+[ $rc = 0 ] || { cat chatter.log chatter.summary >&2; fail "dustgw exited with $rc"; }
+[ "$(stat chatter ctr.dlv_rx)" = 5 ] || fail "dlv_rx $(stat chatter ctr.dlv_rx), want 5"
+[ "$(stat chatter drop.dlv_local)" = 4 ] || { cat chatter.summary; fail "dlv_local is not 4"; }
+[ "$(stat chatter ctr.nd_reply)" = 0 ] || fail "a DAD probe was answered"
+[ "$(stat chatter drop.no_tunnel)" = 1 ] || { cat chatter.summary; fail "no_tunnel is not 1"; }
+echo "ok: 4 dlv_local (RS, MLD, IGMP, DAD unanswered), 1 no_tunnel"
+
+if [ "$(id -u)" != 0 ] || ! ip netns add "$PREFIX" 2>/dev/null; then
+	echo "SKIP: the live start needs root and network namespaces"
+	exit 0
+fi
+trap 'ip netns del "$PREFIX" 2>/dev/null; cleanup' EXIT
+sed -i 's/^net = .*/net = net_null0/; s/^delivery = .*/delivery = net_tap0/; /^exit_on_idle_ms/d' gw.conf
+
+# live NAME [EAL options]: start on net_tap in the namespace, bring the TAP up, stop
+live() {
+	name=$1
+	shift
+	ip netns exec "$PREFIX" "$DUSTGW" --lcores "$(lcores 1)" --no-huge -m 512 --no-pci \
+		--file-prefix "$PREFIX" "$@" --vdev net_null0,no-rx=1 --vdev net_tap0,iface=dgwlive0 \
+		-- --config gw.conf --stats-out "$name.stats" >"$name.summary" 2>"$name.log" &
+	pid=$!
+	for _ in $(seq 100); do
+		grep -q "^dustgw: 1 invitations" "$name.summary" && break
+		sleep 0.1
+	done
+	grep -q "^dustgw: 1 invitations" "$name.summary" ||
+		{ kill -KILL $pid; cat "$name.log" "$name.summary" >&2; fail "$name: no start banner"; }
+	ip -n "$PREFIX" link set dgwlive0 up
+	sleep 1.5
+	kill -TERM $pid
+	rc=0
+	wait $pid || rc=$?
+	[ $rc = 0 ] || { cat "$name.log" "$name.summary" >&2; fail "$name: exit status $rc"; }
+}
+
+echo "== a live start: quiet, and a live summary"
+live quiet
+if grep -E "multiq|qdisc|rte flow|Detected CPU|IOVA|TELEMETRY" quiet.log; then
+	fail "a normal start printed DPDK's start-up details"
+fi
+grep -Eq "^uptime 0d 00:00:0[1-9] \([0-9.]+ s\); mean rates: net [0-9.]+ frames/s in" quiet.summary ||
+	{ cat quiet.summary; fail "no uptime and rates in the live summary"; }
+grep -q "^sessions: 0 live at stop; 0 intros accepted" quiet.summary ||
+	{ cat quiet.summary; fail "no sessions line in the live summary"; }
+if grep -q "pcap I/O\|^net side" quiet.summary; then
+	fail "a live run got the replay's summary"
+fi
+[ "$(stat quiet drop.no_tunnel)" = 0 ] || { cat quiet.summary; fail "TAP chatter counted as no_tunnel"; }
+echo "ok: quiet start, live summary; TAP chatter: $(stat quiet drop.dlv_local) dlv_local"
+
+echo "== --log-level still shows what is asked for"
+live loud --log-level=lib.eal:info
+grep -q "EAL: Detected CPU lcores" loud.log || { cat loud.log; fail "--log-level=lib.eal:info ignored"; }
+echo "ok: --log-level=lib.eal:info prints EAL's details"
+echo "PASS gw-operator"
