@@ -27,7 +27,7 @@ struct cfg_ctx {
 };
 
 static const char *const known_keys[][12] = {
-    {"gateway", "ipv4", "ipv6", "udp_port", "key_file", "store", "udp_checksum", NULL},
+    {"gateway", "ipv4", "ipv6", "udp_port", "quic_port", "key_file", "store", "udp_checksum", NULL},
     {"ports", "net", "delivery", "queues", "mbufs", "rx_desc", "tx_desc", "delivery_framing",
      "delivery_mac", "proxy_arp", NULL},
     {"sessions", "max_per_lcore", "idle_timeout_s", "ts_window_s", "evict_idle_s", NULL},
@@ -179,6 +179,10 @@ static int load_gateway(struct cfg_ctx *c, struct dgw_config *cfg)
 	    (rc = get_addr(c, "gateway", "ipv6", 6, &cfg->ip6)))
 		return rc;
 	GET_UINT(c, "gateway", "udp_port", 1, 65535, cfg->udp_port);
+	GET_UINT(c, "gateway", "quic_port", 0, 65535, cfg->quic_port);
+	if (cfg->quic_port == cfg->udp_port)
+		return fail(c, "[gateway] quic_port: %u is already udp_port (one profile per port)",
+		            cfg->quic_port);
 	v = get(c, "gateway", "udp_checksum");
 	if (v && !strcmp(v, "auto"))
 		cfg->udp_csum = DGW_CSUM_AUTO;

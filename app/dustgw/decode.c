@@ -18,7 +18,7 @@ static void free_m(struct rte_mbuf *m)
 		rte_pktmbuf_free(m);
 }
 
-static void drop_m(struct dgw_worker *w, struct rte_mbuf *m, unsigned reason)
+void dgw_drop_m(struct dgw_worker *w, struct rte_mbuf *m, unsigned reason)
 {
 	dgw_count_drop(w, reason);
 	rte_pktmbuf_free(m);
@@ -107,16 +107,20 @@ static void send_keepalive(struct dgw_worker *w, struct dust_session *s, uint64_
 {
 	struct rte_mbuf *c = rte_pktmbuf_alloc(w->gw->pool);
 	uint16_t outer = dgw_net_outer_len(&s->peer);
+	size_t pre = dust_quic_tx_prefix(s);
+	uint8_t *pkt;
 	int r;
 
 	if (!c) {
 		dgw_count_drop(w, DGW_DROP_NO_MBUF);
 		return;
 	}
-	r = dust_data_seal(s, &w->rng, &w->gw->cfg.pad, w->now_s,
-	                   rte_pktmbuf_mtod(c, uint8_t *) + outer, 0,
-	                   rte_pktmbuf_tailroom(c) - outer);
-	if (r < 0 || dgw_net_outer(w, c, &s->peer, mac, (uint16_t)r) != 0) {
+	pkt = rte_pktmbuf_mtod(c, uint8_t *) + outer;
+	r = dust_data_seal(s, &w->rng, &w->gw->cfg.pad, w->now_s, pkt + pre, 0,
+	                   rte_pktmbuf_tailroom(c) - outer - pre);
+	if (r >= 0 && pre)
+		dust_quic_short_put(s, &w->rng, pkt);
+	if (r < 0 || dgw_net_outer(w, c, &s->peer, mac, (uint16_t)(pre + (size_t)r), s->profile) != 0) {
 		if (r < 0)
 			dgw_count_drop(w, r == -EMSGSIZE ? DGW_DROP_TOO_BIG : DGW_DROP_SEAL);
 		rte_pktmbuf_free(c);
@@ -127,7 +131,7 @@ static void send_keepalive(struct dgw_worker *w, struct dust_session *s, uint64_
 }
 
 /* Deliver the segments of an opened datagram; m is consumed. */
-static void datagram_done(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
+void dgw_datagram_done(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
                           struct dust_session *s, const struct dust_rx_result *res, bool ka)
 {
 	int last = -1;
@@ -206,53 +210,63 @@ static struct dust_session *make_room(struct dgw_worker *w, struct dust_session 
  * In a full table the intro is opened into a stack session: only once it
  * authenticated may it retire anything (old, or the idlest session).
  */
-static void intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
-                       struct dust_session *old, enum dust_drop old_drop)
+void dgw_intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
+                    struct dust_session *old, enum dust_drop old_drop)
 {
 	struct dust_session tmp, *s = dust_session_table_reserve(w->tab);
 	struct dust_intro_info info;
+	struct dust_quic_accept acc;
 	struct dust_rx_result res;
 	size_t consumed = 0;
 	enum dust_drop d;
 
 	if (!s && !old && !evict_possible(w)) {
-		drop_m(w, m, DGW_DROP_TABLE_FULL);
+		dgw_drop_m(w, m, DGW_DROP_TABLE_FULL);
 		return;
 	}
 	if (!s)
 		memset(&tmp, 0, sizeof(tmp));
-	d = dust_intro_accept(&w->gw->srv, rx->dg, rx->len, w->now_ms, &rx->ep, s ? s : &tmp,
-	                      &consumed, &info);
+	if (rx->profile == DUST_PROFILE_QUIC)
+		d = dgw_quic_accept(w, rx, s ? s : &tmp, &acc, &info);
+	else
+		d = dust_intro_accept(&w->gw->srv, rx->dg, rx->len, w->now_ms, &rx->ep,
+		                      s ? s : &tmp, &consumed, &info);
 	if (d != DUST_OK) {
 		if (s)
 			dust_session_table_release(w->tab, s);
 		else
 			dust_session_wipe(&tmp);
 		/* From a live endpoint, a datagram that is no intro either was bad data. */
-		if (old && (d == DUST_DROP_INTRO_UNKNOWN || d == DUST_DROP_TRUNCATED))
+		if (old && old_drop != DUST_OK &&
+		    (d == DUST_DROP_INTRO_UNKNOWN || d == DUST_DROP_TRUNCATED))
 			d = old_drop;
-		drop_m(w, m, d);
+		dgw_drop_m(w, m, d);
 		return;
 	}
 	if (old)
 		dgw_sess_retire(w, old);
 	if (!s && !(s = make_room(w, &tmp))) {
-		drop_m(w, m, DGW_DROP_TABLE_FULL);
+		dgw_drop_m(w, m, DGW_DROP_TABLE_FULL);
 		return;
 	}
 	if (dust_session_table_insert(w->tab, s) != 0) {
 		/* Cannot happen: the endpoint's only session was just retired. */
 		dust_session_table_release(w->tab, s);
-		drop_m(w, m, DUST_DROP_MALFORMED);
+		dgw_drop_m(w, m, DUST_DROP_MALFORMED);
 		return;
 	}
 	w->st.ctr[DGW_CTR_INTRO_OK]++;
 	w->st.ctr[DGW_CTR_INTRO_FIRST] += info.first_use;
 	dgw_sess_publish(w, s, rx->mac);
+	if (rx->profile == DUST_PROFILE_QUIC) {
+		/* No chained data (SPEC §12.3): the answer is the server's first flight. */
+		dgw_quic_answer(w, m, s, &acc, rx->mac);
+		return;
+	}
 	res.nseg = (uint8_t)dust_datagram_open(s, &w->gw->cfg.lim, w->now_s, rx->dg, rx->len,
 	                                       consumed, res.seg, DUST_CHAIN_MAX, &res.drop);
 	/* The keepalive tells the client its session is up. */
-	datagram_done(w, m, rx, s, &res, true);
+	dgw_datagram_done(w, m, rx, s, &res, true);
 }
 
 /*
@@ -277,15 +291,15 @@ static void miss_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw
 	struct dust_rx_result res;
 
 	if (!s) {
-		intro_path(w, m, rx, NULL, DUST_OK);
+		dgw_intro_path(w, m, rx, NULL, DUST_OK);
 		return;
 	}
 	res.nseg = (uint8_t)dust_datagram_open(s, &w->gw->cfg.lim, w->now_s, rx->dg, rx->len, 0,
 	                                       res.seg, DUST_CHAIN_MAX, &res.drop);
 	if (maybe_intro(&res) && rx->len >= DUST_INTRO_MIN_BYTES)
-		intro_path(w, m, rx, s, res.drop);
+		dgw_intro_path(w, m, rx, s, res.drop);
 	else
-		datagram_done(w, m, rx, s, &res, false);
+		dgw_datagram_done(w, m, rx, s, &res, false);
 }
 
 static uint16_t parse_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n,
@@ -323,9 +337,25 @@ void dgw_decode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 		len[i] = rx[i].len;
 	}
 	dust_session_table_lookup_bulk(w->tab, eps, k, s);
+	for (uint16_t i = 0; i < k; i++)
+		if (rx[i].profile == DUST_PROFILE_QUIC) {
+			/* strip the short header of a matching session, or leave it to the miss */
+			(void)dgw_quic_short(w, &rx[i], &s[i]);
+			dg[i] = rx[i].dg;
+			len[i] = rx[i].len;
+		}
 	dust_datagram_open_burst(s, dg, len, k, &w->gw->cfg.lim, w->now_s, res);
 	for (uint16_t i = 0; i < k; i++) {
 		bool retry = maybe_intro(&res[i]);
+
+		/* quic: long headers and unknown CIDs; a short header is never an intro */
+		if (rx[i].profile == DUST_PROFILE_QUIC) {
+			if (s[i])
+				dgw_datagram_done(w, m[i], &rx[i], s[i], &res[i], false);
+			else
+				dgw_quic_miss(w, m[i], &rx[i]);
+			continue;
+		}
 
 		/*
 		 * An intro earlier in this burst may have created or replaced the
@@ -335,8 +365,8 @@ void dgw_decode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 		if (!s[i] || (retry && s[i]->state != DUST_SESSION_LIVE))
 			miss_path(w, m[i], &rx[i]);
 		else if (retry && rx[i].len >= DUST_INTRO_MIN_BYTES)
-			intro_path(w, m[i], &rx[i], s[i], res[i].drop);
+			dgw_intro_path(w, m[i], &rx[i], s[i], res[i].drop);
 		else
-			datagram_done(w, m[i], &rx[i], s[i], &res[i], false);
+			dgw_datagram_done(w, m[i], &rx[i], s[i], &res[i], false);
 	}
 }

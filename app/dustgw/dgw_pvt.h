@@ -19,6 +19,7 @@
 #include <rte_spinlock.h>
 
 #include "dustgw.h"
+#include "quic.h"
 
 extern int dgw_logtype;
 #define DGW_LOG(level, fmt, ...)                                                                   \
@@ -27,6 +28,7 @@ extern int dgw_logtype;
 enum {
 	DGW_BURST = 32,
 	DGW_PREFETCH_AHEAD = 3,
+	DGW_EPH_POOL = 16,
 	DGW_ETH_LEN = 14,
 	DGW_OUTER4_LEN = 14 + 20 + 8,
 	DGW_OUTER6_LEN = 14 + 40 + 8,
@@ -70,8 +72,9 @@ struct dgw_pub {
 struct dgw_rx {
 	struct dust_endpoint ep;
 	uint64_t mac; /* source MAC, 6 bytes in the low bits (memcpy order) */
-	uint8_t *dg;  /* UDP payload */
+	uint8_t *dg;  /* UDP payload (quic data: after the short header) */
 	uint16_t len;
+	uint8_t profile; /* enum dust_profile, from the UDP port */
 };
 
 #define DGW_BUSY UINT64_MAX
@@ -85,6 +88,10 @@ struct dgw_worker {
 	struct rte_eth_dev_tx_buffer *net_txb;
 	struct rte_eth_dev_tx_buffer *dlv_txb;
 	struct dust_rng rng;
+	/* quic profile: server ephemerals made off the packet path (housekeeping) */
+	struct dust_quic_eph eph[DGW_EPH_POOL];
+	unsigned neph;
+	struct rte_hash *cid_map; /* server CID -> quic session, for address moves */
 	uint32_t now_s;
 	uint64_t now_ms;
 	/* TSC when the last RX burst was done; DGW_BUSY while one is handled */
@@ -135,7 +142,7 @@ extern struct dgw *dgw_global; /* for telemetry callbacks and signals */
 enum dgw_rx_kind { DGW_RX_DUST = 0, DGW_RX_DONE = 1 };
 int dgw_net_classify(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx);
 int dgw_net_outer(struct dgw_worker *w, struct rte_mbuf *m, const struct dust_endpoint *to,
-                  uint64_t mac, uint16_t dust_len);
+                  uint64_t mac, uint16_t dust_len, uint8_t profile);
 uint16_t dgw_net_outer_len(const struct dust_endpoint *to);
 int dgw_ensure_linear(struct dgw_worker *w, struct rte_mbuf *m);
 void dgw_net_tx(struct dgw_worker *w, struct rte_mbuf *m);
@@ -148,6 +155,25 @@ bool dgw_neigh_ns(struct dgw_worker *w, struct rte_mbuf *m, const struct rte_eth
                   bool any_target);
 
 /* decode.c / encode.c */
+void dgw_intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
+                    struct dust_session *old, enum dust_drop old_drop);
+void dgw_datagram_done(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
+                       struct dust_session *s, const struct dust_rx_result *res, bool ka);
+void dgw_drop_m(struct dgw_worker *w, struct rte_mbuf *m, unsigned reason);
+
+/* quic.c: the quic profile's gateway side (SPEC §12) */
+int dgw_quic_worker_init(struct dgw_worker *w);
+void dgw_quic_worker_free(struct dgw_worker *w);
+void dgw_quic_eph_refill(struct dgw_worker *w);
+enum dust_drop dgw_quic_accept(struct dgw_worker *w, const struct dgw_rx *rx,
+                               struct dust_session *s, struct dust_quic_accept *acc,
+                               struct dust_intro_info *info);
+void dgw_quic_answer(struct dgw_worker *w, struct rte_mbuf *m, struct dust_session *s,
+                     const struct dust_quic_accept *acc, uint64_t mac);
+bool dgw_quic_short(struct dgw_worker *w, struct dgw_rx *rx, struct dust_session **s);
+void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx);
+void dgw_quic_cid_add(struct dgw_worker *w, struct dust_session *s);
+void dgw_quic_cid_del(struct dgw_worker *w, const struct dust_session *s);
 void dgw_decode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n);
 void dgw_encode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n);
 

@@ -57,7 +57,8 @@ enum dgw_csum {
 struct dgw_config {
 	struct dust_ipaddr ip4;        /**< gateway IPv4 (family 0: none) */
 	struct dust_ipaddr ip6;        /**< gateway IPv6 (family 0: none) */
-	uint16_t udp_port;             /**< Dust UDP port */
+	uint16_t udp_port;             /**< Dust UDP port, random profile */
+	uint16_t quic_port;            /**< quic profile's UDP port (SPEC §12); 0 = off */
 	char net_port[DGW_NAME_MAX];   /**< DPDK port name or index, client side */
 	char dlv_port[DGW_NAME_MAX];   /**< delivery side */
 	uint16_t queues;               /**< RX/TX queues per port = worker lcores */
@@ -125,6 +126,8 @@ enum dgw_ctr {
 	DGW_CTR_SESS_EXPIRED,
 	DGW_CTR_SESS_EVICTED, /**< replaced by an intro elsewhere */
 	DGW_CTR_SESS_EVICTED_IDLE, /**< full table: the idlest made room for an intro */
+	DGW_CTR_QUIC_ANSWER,       /**< quic profile: server first flights sent */
+	DGW_CTR_QUIC_MIGRATED,     /**< quic profile: sessions moved to a new address by CID */
 	DGW_CTR_MAX
 };
 
@@ -159,6 +162,8 @@ enum dgw_drop {
 	DGW_DROP_SEAL,                 /**< seal refused (key exhausted) */
 	DGW_DROP_NO_MBUF,              /**< mbuf pool empty */
 	DGW_DROP_TX_FULL,              /**< TX queue did not take the packet */
+	DGW_DROP_QUIC_NO_SESSION,      /**< quic short header: no session for its address or CID */
+	DGW_DROP_QUIC_LONG,            /**< quic long header that is no client Initial */
 	DGW_DROP_MAX
 };
 

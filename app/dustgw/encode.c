@@ -94,8 +94,9 @@ static void seal_one(struct dgw_worker *w, struct enc *e, struct dust_session *s
 {
 	struct rte_mbuf *m = e->m;
 	uint16_t outer = dgw_net_outer_len(&s->peer);
+	size_t pre = dust_quic_tx_prefix(s); /* quic: the 1-RTT short header */
 	uint8_t *pkt = e->ip - DUST_DATA_PREFIX;
-	uint8_t *first = pkt - outer;
+	uint8_t *first = pkt - pre - outer;
 	size_t cap;
 	int r;
 
@@ -105,10 +106,12 @@ static void seal_one(struct dgw_worker *w, struct enc *e, struct dust_session *s
 	r = dust_data_seal(s, &w->rng, &w->gw->cfg.pad, w->now_s, pkt, e->len, cap);
 	if (r < 0)
 		return (void)drop(w, m, r == -EMSGSIZE ? DGW_DROP_TOO_BIG : DGW_DROP_SEAL);
+	if (pre)
+		dust_quic_short_put(s, &w->rng, pkt - pre);
 	m->data_off = (uint16_t)(first - (uint8_t *)m->buf_addr);
 	m->ol_flags = 0;
 	m->packet_type = 0;
-	if (dgw_net_outer(w, m, &s->peer, mac, (uint16_t)r) != 0) {
+	if (dgw_net_outer(w, m, &s->peer, mac, (uint16_t)(pre + (size_t)r), s->profile) != 0) {
 		rte_pktmbuf_free(m);
 		return;
 	}

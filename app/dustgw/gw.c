@@ -57,7 +57,7 @@ static int workers_create(struct dgw *gw)
 		w->wid = (uint16_t)i;
 		w->lcore = LCORE_ID_ANY;
 		w->tab = dust_session_table_create(gw->cfg.sessions_per_lcore);
-		if (!w->tab)
+		if (!w->tab || dgw_quic_worker_init(w) != 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -118,6 +118,7 @@ void dgw_destroy(struct dgw *gw)
 		if (!w)
 			continue;
 		dust_session_table_free(w->tab);
+		dgw_quic_worker_free(w);
 		rte_free(w->net_txb);
 		rte_free(w->dlv_txb);
 		dust_rng_wipe(&w->rng);

@@ -171,10 +171,13 @@ static void banner(const struct dgw *gw)
 		dust_ipaddr_format(&gw->cfg.ip6, a6, sizeof(a6));
 	rte_eth_dev_get_name_by_port(gw->net_port, net);
 	rte_eth_dev_get_name_by_port(gw->dlv_port, dlv);
-	printf("dustgw: %u invitations, UDP %u on %s / %s via port %u (%s), cleartext to port %u "
-	       "(%s), "
-	       "%u worker%s\n",
-	       gw->ninv, gw->cfg.udp_port, a4, a6, gw->net_port, net, gw->dlv_port, dlv,
+	char quic[32] = "";
+
+	if (gw->cfg.quic_port)
+		snprintf(quic, sizeof(quic), ", quic %u", gw->cfg.quic_port);
+	printf("dustgw: %u invitations, UDP random %u%s on %s / %s via port %u (%s), cleartext to "
+	       "port %u (%s), %u worker%s\n",
+	       gw->ninv, gw->cfg.udp_port, quic, a4, a6, gw->net_port, net, gw->dlv_port, dlv,
 	       gw->nworkers, gw->nworkers > 1 ? "s" : "");
 	fflush(stdout);
 }

@@ -75,7 +75,13 @@ static int udp_check(struct dgw_worker *w, struct rte_mbuf *m, struct rte_udp_hd
 
 	if (ulen < sizeof(*udp) || ulen > room)
 		return drop(w, m, DGW_DROP_BAD_UDP);
-	if (rte_be_to_cpu_16(udp->dst_port) != w->gw->cfg.udp_port)
+	uint16_t dport = rte_be_to_cpu_16(udp->dst_port);
+
+	if (dport == w->gw->cfg.udp_port)
+		rx->profile = DUST_PROFILE_RANDOM;
+	else if (dport == w->gw->cfg.quic_port && dport)
+		rx->profile = DUST_PROFILE_QUIC;
+	else
 		return drop(w, m, DGW_DROP_OTHER_PORT);
 	rx->ep.port = rte_be_to_cpu_16(udp->src_port);
 	rx->dg = (uint8_t *)(udp + 1);
@@ -177,7 +183,7 @@ uint16_t dgw_net_outer_len(const struct dust_endpoint *to)
 }
 
 static void outer4(struct dgw *gw, struct rte_ipv4_hdr *ip, const struct dust_endpoint *to,
-                   uint16_t l4len)
+                   uint16_t l4len, uint16_t sport)
 {
 	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
 
@@ -192,7 +198,7 @@ static void outer4(struct dgw *gw, struct rte_ipv4_hdr *ip, const struct dust_en
 	memcpy(&ip->src_addr, gw->cfg.ip4.a, 4);
 	memcpy(&ip->dst_addr, to->ip.a, 4);
 	ip->hdr_checksum = rte_ipv4_cksum(ip);
-	udp->src_port = rte_cpu_to_be_16(gw->cfg.udp_port);
+	udp->src_port = rte_cpu_to_be_16(sport);
 	udp->dst_port = rte_cpu_to_be_16(to->port);
 	udp->dgram_len = rte_cpu_to_be_16(l4len);
 	udp->dgram_cksum = 0;
@@ -200,7 +206,7 @@ static void outer4(struct dgw *gw, struct rte_ipv4_hdr *ip, const struct dust_en
 }
 
 static void outer6(struct dgw *gw, struct rte_ipv6_hdr *ip, const struct dust_endpoint *to,
-                   uint16_t l4len)
+                   uint16_t l4len, uint16_t sport)
 {
 	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
 
@@ -210,7 +216,7 @@ static void outer6(struct dgw *gw, struct rte_ipv6_hdr *ip, const struct dust_en
 	ip->hop_limits = 64;
 	memcpy(ip->src_addr, gw->cfg.ip6.a, 16);
 	memcpy(ip->dst_addr, to->ip.a, 16);
-	udp->src_port = rte_cpu_to_be_16(gw->cfg.udp_port);
+	udp->src_port = rte_cpu_to_be_16(sport);
 	udp->dst_port = rte_cpu_to_be_16(to->port);
 	udp->dgram_len = rte_cpu_to_be_16(l4len);
 	udp->dgram_cksum = 0;
@@ -222,11 +228,12 @@ static void outer6(struct dgw *gw, struct rte_ipv6_hdr *ip, const struct dust_en
  * dust_len bytes of Dust: fill the room with Ethernet/IP/UDP toward to.
  */
 int dgw_net_outer(struct dgw_worker *w, struct rte_mbuf *m, const struct dust_endpoint *to,
-                  uint64_t mac, uint16_t dust_len)
+                  uint64_t mac, uint16_t dust_len, uint8_t profile)
 {
 	struct dgw *gw = w->gw;
 	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	uint16_t l4len = sizeof(struct rte_udp_hdr) + dust_len;
+	uint16_t sport = profile == DUST_PROFILE_QUIC ? gw->cfg.quic_port : gw->cfg.udp_port;
 
 	if ((to->ip.family == 4 && gw->cfg.ip4.family != 4) ||
 	    (to->ip.family == 6 && gw->cfg.ip6.family != 6) ||
@@ -238,10 +245,10 @@ int dgw_net_outer(struct dgw_worker *w, struct rte_mbuf *m, const struct dust_en
 	rte_ether_addr_copy(&gw->net_mac, &eth->src_addr);
 	if (to->ip.family == 4) {
 		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-		outer4(gw, (struct rte_ipv4_hdr *)(eth + 1), to, l4len);
+		outer4(gw, (struct rte_ipv4_hdr *)(eth + 1), to, l4len, sport);
 	} else {
 		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6);
-		outer6(gw, (struct rte_ipv6_hdr *)(eth + 1), to, l4len);
+		outer6(gw, (struct rte_ipv6_hdr *)(eth + 1), to, l4len, sport);
 	}
 	m->data_len = dgw_net_outer_len(to) + dust_len;
 	m->pkt_len = m->data_len;

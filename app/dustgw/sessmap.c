@@ -188,6 +188,7 @@ void dgw_sess_publish(struct dgw_worker *w, struct dust_session *s, uint64_t mac
 /* s was already taken out of the table (RETIRING). */
 static void retired(struct dust_session *s, void *arg)
 {
+	dgw_quic_cid_del(arg, s);
 	to_main(arg, DGW_MSG_RETIRED, s, 0);
 }
 

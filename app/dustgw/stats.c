@@ -29,6 +29,8 @@ static const char *const ctr_names[DGW_CTR_MAX] = {
     [DGW_CTR_SESS_EXPIRED] = "sessions_expired",
     [DGW_CTR_SESS_EVICTED] = "sessions_evicted",
     [DGW_CTR_SESS_EVICTED_IDLE] = "sessions_evicted_idle",
+    [DGW_CTR_QUIC_ANSWER] = "quic_answers",
+    [DGW_CTR_QUIC_MIGRATED] = "quic_migrated",
 };
 
 static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {
@@ -57,6 +59,8 @@ static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {
     [DGW_DROP_SEAL - DUST_DROP_MAX] = "seal",
     [DGW_DROP_NO_MBUF - DUST_DROP_MAX] = "no_mbuf",
     [DGW_DROP_TX_FULL - DUST_DROP_MAX] = "tx_full",
+    [DGW_DROP_QUIC_NO_SESSION - DUST_DROP_MAX] = "quic_no_session",
+    [DGW_DROP_QUIC_LONG - DUST_DROP_MAX] = "quic_long_other",
 };
 
 const char *dgw_ctr_name(unsigned c)

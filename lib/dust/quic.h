@@ -74,6 +74,7 @@ struct dust_quic_eph {
 };
 
 int dust_quic_eph_generate(struct dust_quic_eph *eph);
+void dust_quic_eph_wipe(struct dust_quic_eph *eph);
 
 /** What the answer needs from an accepted Initial. */
 struct dust_quic_accept {

@@ -570,6 +570,11 @@ DUST_EXPORT int dust_quic_eph_generate(struct dust_quic_eph *eph)
 	return crypto_scalarmult_base(eph->pk, eph->sk) == 0 ? 0 : -EINVAL;
 }
 
+DUST_EXPORT void dust_quic_eph_wipe(struct dust_quic_eph *eph)
+{
+	sodium_memzero(eph, sizeof(*eph));
+}
+
 /* ---- server answer ----------------------------------------------------------- */
 
 /* Long header without token handling for the server: returns where the PN goes. */

@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gw-quic: the quic profile through the real loop (dustgw_core, one
+ * worker) on net_ring ports. Clients' Initials on the quic port are
+ * answered with a first flight from that port; data flows both ways in
+ * short headers; a client whose NAT rebinds keeps its session by CID after
+ * an authenticated packet; probes (a stranger's Initial, unknown CIDs,
+ * other long headers, a moved packet that does not authenticate) get no
+ * byte back and are counted; the random profile keeps working beside it.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_eal.h>
+#include <rte_lcore.h>
+
+#include "ringgw.h"
+
+enum { NQ = 3, QUIC_PORT = 443, RANDOM_PORT = 4433 };
+
+struct cl {
+	struct dust_invite inv;
+	struct dust_identity id;
+	struct dust_session cur;
+	struct dust_quic_client qc;
+	struct dust_endpoint a;
+};
+
+static struct ringgw H;
+
+static struct {
+	struct dust_rng rng;
+	struct dust_pad pad;
+	struct cl c[NQ + 1]; /* NQ quic clients, then one random-profile client */
+	struct dust_invite stranger;
+	uint64_t sent;
+	const char *why;
+} T;
+
+#define CHECK(cond, msg)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			T.why = msg;                                                               \
+			printf("check failed at line %d: %s\n", __LINE__, #cond);                  \
+			return -1;                                                                 \
+		}                                                                                  \
+	} while (0)
+
+static const uint8_t gw_ip[4] = {10, 0, 0, 1};
+
+static int send_dg(const struct dust_endpoint *from, uint16_t port, const uint8_t *dg, size_t len)
+{
+	uint8_t f[1600];
+
+	T.sent++;
+	return rg_put(&H, H.nrx[0], f, rg_frame(f, from->ip.a, gw_ip, from->port, port, dg, len));
+}
+
+/* Next frame the gateway sent toward clients, or 0 after a while. */
+static size_t recv_net(uint8_t *f, size_t cap)
+{
+	struct rte_mbuf *m;
+
+	for (int i = 0; i < 2000; i++) {
+		if (rte_ring_dequeue(H.ntx[0], (void **)&m) == 0) {
+			size_t n = RTE_MIN((size_t)rte_pktmbuf_data_len(m), cap);
+
+			memcpy(f, rte_pktmbuf_mtod(m, void *), n);
+			rte_pktmbuf_free(m);
+			return n;
+		}
+		rte_delay_us_sleep(500);
+	}
+	return 0;
+}
+
+static size_t recv_dlv(uint8_t *f, size_t cap)
+{
+	struct rte_mbuf *m;
+
+	for (int i = 0; i < 2000; i++) {
+		if (rte_ring_dequeue(H.dtx[0], (void **)&m) == 0) {
+			size_t n = RTE_MIN((size_t)rte_pktmbuf_data_len(m), cap);
+
+			memcpy(f, rte_pktmbuf_mtod(m, void *), n);
+			rte_pktmbuf_free(m);
+			return n;
+		}
+		rte_delay_us_sleep(500);
+	}
+	return 0;
+}
+
+static bool settled(void)
+{
+	for (int i = 0; i < 4000; i++) {
+		if (rg_ctr(&H, 0, DGW_CTR_NET_RX) == T.sent && rte_ring_count(H.nrx[0]) == 0) {
+			rte_delay_us_sleep(20000);
+			return true;
+		}
+		rte_delay_us_sleep(500);
+	}
+	return false;
+}
+
+static uint16_t be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/* An inner IPv4/UDP packet from (or to) c's tunnel address, with a marker byte. */
+static size_t inner(const struct cl *c, bool from_client, uint8_t mark, uint8_t *p)
+{
+	static const uint8_t far[4] = {10, 9, 255, 1};
+	size_t n = 20 + 8 + 32;
+
+	memset(p, 0, n);
+	p[0] = 0x45;
+	p[2] = (uint8_t)(n >> 8);
+	p[3] = (uint8_t)n;
+	p[8] = 64;
+	p[9] = 17;
+	memcpy(p + (from_client ? 12 : 16), c->inv.tunnel.a, 4);
+	memcpy(p + (from_client ? 16 : 12), far, 4);
+	p[21] = 9, p[23] = 9, p[25] = 40;
+	memset(p + 28, mark, 32);
+	return n;
+}
+
+static int intro(struct cl *c, uint8_t *ans, size_t *alen)
+{
+	uint8_t dg[1500], f[1600];
+	int n = dust_quic_intro_build(&c->inv, &c->id, &T.rng, rg_now_ms(), dg, sizeof(dg), &c->qc);
+	size_t fl;
+
+	CHECK(n == DUST_QUIC_CLIENT_DGRAM, "intro build");
+	CHECK(send_dg(&c->a, QUIC_PORT, dg, (size_t)n) == 0, "send");
+	fl = recv_net(f, sizeof(f));
+	CHECK(fl > 42, "no answer to an Initial");
+	CHECK(be16(f + 34) == QUIC_PORT && be16(f + 36) == c->a.port, "answer ports");
+	*alen = fl - 42;
+	memcpy(ans, f + 42, *alen);
+	CHECK(*alen >= 1200 && *alen <= 3 * (size_t)n, "answer size outside 1200..3x");
+	CHECK(dust_quic_answer_open(&c->qc, &H.gw->cfg.lim, (uint32_t)time(NULL), ans, *alen,
+	                            &c->cur) == DUST_OK,
+	      "answer does not open");
+	return 0;
+}
+
+static int send_data(struct cl *c, const struct dust_endpoint *from, uint8_t mark)
+{
+	uint8_t pkt[1500];
+	size_t pre = dust_quic_tx_prefix(&c->cur);
+	size_t il = inner(c, true, mark, pkt + pre + DUST_DATA_PREFIX);
+	int n = dust_data_seal(&c->cur, &T.rng, &T.pad, (uint32_t)time(NULL), pkt + pre, il,
+	                       sizeof(pkt) - pre);
+
+	CHECK(n > 0, "seal");
+	dust_quic_short_put(&c->cur, &T.rng, pkt);
+	CHECK(send_dg(from, QUIC_PORT, pkt, pre + (size_t)n) == 0, "send");
+	return 0;
+}
+
+static int expect_delivered(struct cl *c, uint8_t mark)
+{
+	uint8_t f[1600], want[128];
+	size_t n = recv_dlv(f, sizeof(f)), il = inner(c, true, mark, want);
+
+	CHECK(n == 14 + il && memcmp(f + 14, want, il) == 0, "inner packet not delivered as sent");
+	return 0;
+}
+
+/* Cleartext toward c from the delivery side; c must get it in a short header. */
+static int reverse(struct cl *c, uint16_t want_port, uint8_t mark)
+{
+	uint8_t f[1600], ip[128], want[128];
+	size_t il = inner(c, false, mark, ip), n;
+	struct dust_seg seg;
+	size_t used = 0;
+
+	memset(f, 0x02, 12);
+	f[12] = 0x08, f[13] = 0;
+	memcpy(f + 14, ip, il);
+	CHECK(rg_put(&H, H.drx[0], f, 14 + il) == 0, "put");
+	n = recv_net(f, sizeof(f));
+	CHECK(n > 42 + 1, "no reply toward the client");
+	CHECK(be16(f + 34) == QUIC_PORT && be16(f + 36) == want_port, "reply ports");
+	CHECK(dust_quic_short_match(&c->cur, f + 42, n - 42), "reply is no short header for us");
+	CHECK(dust_data_open(&c->cur, &H.gw->cfg.lim, (uint32_t)time(NULL), f + 43, n - 43, &seg,
+	                     &used) == DUST_OK,
+	      "reply does not open");
+	inner(c, false, mark, want);
+	CHECK(seg.len == il && memcmp(f + 43 + seg.off, want, il) == 0, "reply's inner packet");
+	return 0;
+}
+
+static int probes(void)
+{
+	uint8_t dg[1500], ans[1500];
+	struct dust_quic_client qc;
+	struct dust_identity id;
+	struct dust_endpoint ep = {.ip = {.family = 4, .a = {198, 51, 100, 9}}, .port = 7000};
+	uint64_t tx = rg_ctr(&H, 0, DGW_CTR_NET_TX), auth = rg_drop(&H, 0, DUST_DROP_AUTH);
+	uint64_t trunc = rg_drop(&H, 0, DUST_DROP_TRUNCATED);
+	int n;
+
+	(void)ans;
+	/* a well-formed Initial for an invitation this gateway never issued */
+	CHECK(dust_identity_generate(&id) == 0, "id");
+	n = dust_quic_intro_build(&T.stranger, &id, &T.rng, rg_now_ms(), dg, sizeof(dg), &qc);
+	CHECK(n > 0 && send_dg(&ep, QUIC_PORT, dg, (size_t)n) == 0, "stranger");
+	/* a short header from nowhere, with and without a plausible CID */
+	dust_rng_bytes(&T.rng, dg, 300);
+	dg[0] = 0x43;
+	CHECK(send_dg(&ep, QUIC_PORT, dg, 300) == 0, "short");
+	memcpy(dg + 1, T.c[1].cur.cid, T.c[1].cur.cid_len);
+	ep.port++;
+	CHECK(send_dg(&ep, QUIC_PORT, dg, 300) == 0, "short with a known CID");
+	/* a Handshake long header, and a truncated Initial */
+	dg[0] = 0xe1;
+	memcpy(dg + 1, "\x00\x00\x00\x01", 4);
+	CHECK(send_dg(&ep, QUIC_PORT, dg, 200) == 0, "handshake");
+	n = dust_quic_intro_build(&T.c[2].inv, &T.c[2].id, &T.rng, rg_now_ms(), dg, sizeof(dg),
+	                          &qc);
+	CHECK(n > 0 && send_dg(&ep, QUIC_PORT, dg, 900) == 0, "truncated");
+	CHECK(settled(), "probes not read");
+	rte_delay_us_sleep(50000);
+	CHECK(rg_ctr(&H, 0, DGW_CTR_NET_TX) == tx && rte_ring_count(H.ntx[0]) == 0,
+	      "a probe got a reply");
+	CHECK(rg_drop(&H, 0, DUST_DROP_INTRO_UNKNOWN) >= 1, "stranger not counted");
+	CHECK(rg_drop(&H, 0, DGW_DROP_QUIC_NO_SESSION) == 1, "unknown CID not counted");
+	/* the known CID's junk fails as data (auth or truncated), the short Initial as truncated */
+	CHECK(rg_drop(&H, 0, DUST_DROP_AUTH) + rg_drop(&H, 0, DUST_DROP_TRUNCATED) ==
+	          auth + trunc + 2,
+	      "known CID with a bad packet, or the short Initial, not counted");
+	CHECK(rg_drop(&H, 0, DGW_DROP_QUIC_LONG) == 1, "handshake probe not counted");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_MIGRATED) == 1, "a probe moved a session");
+	dust_quic_client_wipe(&qc);
+	return 0;
+}
+
+static int phases(void)
+{
+	uint8_t ans[1500];
+	size_t alen;
+	struct dust_endpoint moved;
+
+	printf("gw-quic: %d clients introduce on port %d\n", NQ, QUIC_PORT);
+	for (unsigned i = 0; i < NQ; i++)
+		CHECK(intro(&T.c[i], ans, &alen) == 0, T.why);
+	CHECK(settled(), "intros not read");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_INTRO_OK) == NQ, "intro_ok");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_ANSWER) == NQ, "quic_answers");
+
+	printf("gw-quic: data both ways in 1-RTT short headers\n");
+	for (unsigned i = 0; i < NQ; i++) {
+		CHECK(send_data(&T.c[i], &T.c[i].a, (uint8_t)(0x10 + i)) == 0, T.why);
+		CHECK(expect_delivered(&T.c[i], (uint8_t)(0x10 + i)) == 0, T.why);
+		CHECK(reverse(&T.c[i], T.c[i].a.port, (uint8_t)(0x20 + i)) == 0, T.why);
+	}
+
+	printf("gw-quic: client 0's NAT rebinds: its CID keeps the session\n");
+	moved = T.c[0].a;
+	moved.port = (uint16_t)(moved.port + 1000);
+	CHECK(send_data(&T.c[0], &moved, 0x30) == 0, T.why);
+	CHECK(expect_delivered(&T.c[0], 0x30) == 0, T.why);
+	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_MIGRATED) == 1, "no move counted");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_INTRO_OK) == NQ, "the move took a new intro");
+	rte_delay_us_sleep(20000); /* the main lcore publishes the moved session */
+	CHECK(reverse(&T.c[0], moved.port, 0x31) == 0, T.why);
+
+	printf("gw-quic: probes get nothing back\n");
+	CHECK(probes() == 0, T.why);
+
+	printf("gw-quic: the random profile beside it on port %d\n", RANDOM_PORT);
+	{
+		struct cl *c = &T.c[NQ];
+		uint8_t dg[1024], f[1600];
+		int n = dust_intro_build(&c->inv, &c->id, &T.rng, &T.pad, rg_now_ms(), dg,
+		                         sizeof(dg), &c->cur);
+		size_t fl;
+
+		CHECK(n > 0 && send_dg(&c->a, RANDOM_PORT, dg, (size_t)n) == 0, "random intro");
+		fl = recv_net(f, sizeof(f));
+		CHECK(fl > 42 && be16(f + 34) == RANDOM_PORT, "random profile keepalive");
+	}
+	return 0;
+}
+
+static int driver(void *arg)
+{
+	(void)arg;
+	if (phases() != 0)
+		printf("FAIL: %s\n", T.why);
+	dgw_stop(H.gw);
+	return 0;
+}
+
+static int make_client(struct dust_store *st, const struct dust_identity *srv, unsigned i,
+                       uint8_t profile)
+{
+	struct cl *c = &T.c[i];
+	struct dust_ipaddr addr, tun;
+
+	dust_ipaddr_parse(&addr, "10.0.0.1");
+	dust_ipaddr_parse(&tun, "10.9.0.0");
+	tun.a[3] = (uint8_t)(i + 2);
+	if (dust_invite_new(&c->inv, srv, &addr, profile ? QUIC_PORT : RANDOM_PORT, &tun, 16,
+	                    time(NULL) + 3600))
+		return -1;
+	c->inv.profile = profile;
+	if ((profile && dust_invite_cover_set(&c->inv, "www.example.org")) ||
+	    dust_store_add(st, &c->inv) || dust_identity_generate(&c->id))
+		return -1;
+	c->a.ip.family = 4;
+	memcpy(c->a.ip.a, (uint8_t[]){198, 18, 0, (uint8_t)i}, 4);
+	c->a.port = (uint16_t)(20000 + i);
+	return 0;
+}
+
+static int make_store(const char *dir, struct dgw_config *cfg)
+{
+	struct dust_identity srv, other;
+	struct dust_ipaddr addr, tun;
+	struct dust_store *st;
+
+	snprintf(cfg->key_file, sizeof(cfg->key_file), "%s/server.key", dir);
+	snprintf(cfg->store_path, sizeof(cfg->store_path), "%s/inv.store", dir);
+	remove(cfg->store_path);
+	if (dust_identity_generate(&srv) || dust_identity_save(&srv, cfg->key_file))
+		return -1;
+	st = dust_store_open(cfg->store_path, DUST_STORE_CREATE);
+	if (!st)
+		return -1;
+	for (unsigned i = 0; i <= NQ; i++)
+		if (make_client(st, &srv, i, i < NQ ? DUST_PROFILE_QUIC : DUST_PROFILE_RANDOM))
+			return -1;
+	/* the stranger's invitation names this gateway's key but is in no store */
+	dust_ipaddr_parse(&addr, "10.0.0.1");
+	dust_ipaddr_parse(&tun, "10.9.0.200");
+	if (dust_identity_generate(&other) ||
+	    dust_invite_new(&T.stranger, &srv, &addr, QUIC_PORT, &tun, 16, time(NULL) + 3600))
+		return -1;
+	T.stranger.profile = DUST_PROFILE_QUIC;
+	if (dust_invite_cover_set(&T.stranger, "www.example.org") || dust_store_save(st))
+		return -1;
+	dust_store_close(st);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct dgw_config cfg;
+	int n = rte_eal_init(argc, argv);
+	unsigned drv = rg_driver_lcore(2);
+
+	if (n < 0 || argc - n < 2 || dust_init() != 0) {
+		fprintf(stderr, "usage: gw-quic EAL-ARGS (3 lcores) -- WORKDIR\n");
+		return 1;
+	}
+	if (drv == RTE_MAX_LCORE) {
+		fprintf(stderr, "gw-quic: needs 2 worker lcores\n");
+		return 1;
+	}
+	dgw_config_defaults(&cfg);
+	dust_ipaddr_parse(&cfg.ip4, "10.0.0.1");
+	cfg.queues = 1;
+	cfg.udp_port = RANDOM_PORT;
+	cfg.quic_port = QUIC_PORT;
+	dust_rng_init(&T.rng);
+	dust_pad_default(&T.pad);
+	if (make_store(argv[n + 1], &cfg) || !(H.gw = dgw_create(&cfg)) || rg_ports(&H, 1)) {
+		fprintf(stderr, "gw-quic: setup failed\n");
+		return 1;
+	}
+	rte_eal_remote_launch(driver, NULL, drv);
+	dgw_run(H.gw);
+	dgw_stats_print(H.gw, stdout);
+	dgw_destroy(H.gw);
+	if (T.why)
+		return 1;
+	printf("PASS gw-quic\n");
+	return 0;
+}
