@@ -92,6 +92,14 @@ void dust_intro_confirm(const struct dust_session_keys *k, const uint8_t *intro,
 void dust_session_keys_install(struct dust_session *s, const struct dust_session_keys *k,
                                enum dust_role role);
 
+/* intro.c, shared with the quic profile's intro (quic_intro.c) */
+void dust_intro_tag_mask(uint8_t tag[DUST_TAG_BYTES], const uint8_t nonce[DUST_XNONCE_BYTES],
+                         const uint8_t server_pk[DUST_PK_BYTES]);
+bool dust_intro_ts_ok(uint64_t ts_ms, uint64_t now_ms, const struct dust_limits *lim);
+struct dust_store_view;
+enum dust_drop dust_intro_fresh(const struct dust_store_view *v, uint64_t ts_ms,
+                                const uint8_t nonce[DUST_XNONCE_BYTES]);
+
 /* Seconds/milliseconds since the epoch, for callers without a clock of their own. */
 uint64_t dust_now_ms(void);
 

@@ -35,8 +35,8 @@ static size_t intro_pad_len(const struct dust_pad *pad, struct dust_rng *rng, si
  * it with a PRF of the intro's random nonce under the server's public key (known
  * only to invitees) makes each intro's first bytes fresh on the wire.
  */
-static void tag_mask(uint8_t tag[DUST_TAG_BYTES], const uint8_t nonce[DUST_XNONCE_BYTES],
-                     const uint8_t server_pk[DUST_PK_BYTES])
+void dust_intro_tag_mask(uint8_t tag[DUST_TAG_BYTES], const uint8_t nonce[DUST_XNONCE_BYTES],
+                         const uint8_t server_pk[DUST_PK_BYTES])
 {
 	uint8_t m[DUST_TAG_BYTES];
 
@@ -83,7 +83,7 @@ DUST_EXPORT int dust_intro_build(const struct dust_invite *inv, const struct dus
 
 	dust_rng_bytes(rng, nonce, DUST_XNONCE_BYTES);
 	dust_intro_tag(&ik, now_ms / 1000 / DUST_EPOCH_S, tag);
-	tag_mask(tag, nonce, inv->server_pk);
+	dust_intro_tag_mask(tag, nonce, inv->server_pk);
 	crypto_aead_xchacha20poly1305_ietf_encrypt(out + DUST_INTRO_CT_OFF, NULL,
 	                                           (const uint8_t *)&pt, sizeof(pt), tag,
 	                                           DUST_TAG_BYTES, NULL, nonce, ik.intro_key);
@@ -108,7 +108,7 @@ out_wipe:
 	return rc;
 }
 
-static bool ts_ok(uint64_t ts_ms, uint64_t now_ms, const struct dust_limits *lim)
+bool dust_intro_ts_ok(uint64_t ts_ms, uint64_t now_ms, const struct dust_limits *lim)
 {
 	uint64_t w = (uint64_t)lim->ts_window_s * 1000;
 
@@ -120,8 +120,8 @@ static bool ts_ok(uint64_t ts_ms, uint64_t now_ms, const struct dust_limits *lim
  * X25519: a captured intro replayed at the gateway costs one AEAD open, not
  * a scalar multiplication. dust_store_commit checks again under the lock.
  */
-static enum dust_drop fresh_check(const struct dust_store_view *v, uint64_t ts_ms,
-                                  const uint8_t nonce[DUST_XNONCE_BYTES])
+enum dust_drop dust_intro_fresh(const struct dust_store_view *v, uint64_t ts_ms,
+                                const uint8_t nonce[DUST_XNONCE_BYTES])
 {
 	if (ts_ms == v->last_ts_ms && sodium_memcmp(nonce, v->last_nonce, DUST_XNONCE_BYTES) == 0)
 		return DUST_DROP_INTRO_DUP;
@@ -149,7 +149,7 @@ DUST_EXPORT enum dust_drop dust_intro_accept(struct dust_server *srv, const uint
 	if (len < DUST_INTRO_MIN_BYTES)
 		return DUST_DROP_TRUNCATED;
 	memcpy(tag, pkt + DUST_INTRO_TAG_OFF, sizeof(tag));
-	tag_mask(tag, nonce, srv->id.pk);
+	dust_intro_tag_mask(tag, nonce, srv->id.pk);
 	e = dust_store_lookup_tag(srv->store, tag);
 	if (!e)
 		return DUST_DROP_INTRO_UNKNOWN;
@@ -170,10 +170,10 @@ DUST_EXPORT enum dust_drop dust_intro_accept(struct dust_server *srv, const uint
 		d = DUST_DROP_INTRO_EXPIRED;
 	else if (v.bound && sodium_memcmp(v.client_pk, pt.client_pk, DUST_PK_BYTES) != 0)
 		d = DUST_DROP_INTRO_WRONG_KEY;
-	else if (!ts_ok(ts_ms, now_ms, &srv->lim))
+	else if (!dust_intro_ts_ok(ts_ms, now_ms, &srv->lim))
 		d = DUST_DROP_INTRO_STALE;
 	else
-		d = fresh_check(&v, ts_ms, nonce);
+		d = dust_intro_fresh(&v, ts_ms, nonce);
 	if (d == DUST_OK && crypto_scalarmult(dh_es, srv->id.sk, pt.eph_pk) != 0)
 		d = DUST_DROP_INTRO_AUTH;
 	if (d != DUST_OK)

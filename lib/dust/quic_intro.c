@@ -86,16 +86,6 @@ static void session_keys(struct dust_session_keys *k, const uint8_t prk[DUST_KEY
 	sodium_memzero(&st, sizeof(st));
 }
 
-static void tag_mask(uint8_t tag[DUST_TAG_BYTES], const uint8_t nonce[DUST_XNONCE_BYTES],
-                     const uint8_t server_pk[DUST_PK_BYTES])
-{
-	uint8_t m[DUST_TAG_BYTES];
-
-	crypto_generichash(m, sizeof(m), nonce, DUST_XNONCE_BYTES, server_pk, DUST_PK_BYTES);
-	for (int i = 0; i < DUST_TAG_BYTES; i++)
-		tag[i] ^= m[i];
-}
-
 static void intro_nonce(uint8_t nonce[DUST_XNONCE_BYTES], const uint8_t random[32],
                         const uint8_t *dcid)
 {
@@ -236,7 +226,7 @@ static int intro_fields(const struct dust_invite *inv, const struct dust_identit
 	intro_nonce(nonce, h->random, dcid);
 	dust_invite_derive(inv, &ik);
 	dust_intro_tag(&ik, now_ms / 1000 / DUST_EPOCH_S, h->random + DUST_QI_TAG_OFF);
-	tag_mask(h->random + DUST_QI_TAG_OFF, nonce, inv->server_pk);
+	dust_intro_tag_mask(h->random + DUST_QI_TAG_OFF, nonce, inv->server_pk);
 	memcpy(pt, client->pk, DUST_PK_BYTES);
 	le64_put(pt + DUST_PK_BYTES, now_ms);
 	le16_put(pt + DUST_PK_BYTES + 8, 0); /* flags */
@@ -429,13 +419,6 @@ static uint8_t server_cid_len(const struct dust_store_entry *e)
 	                 b % (DUST_QUIC_CID_MAX - DUST_QUIC_SERVER_CID_MIN + 1));
 }
 
-static bool ts_ok(uint64_t ts_ms, uint64_t now_ms, const struct dust_limits *lim)
-{
-	uint64_t w = (uint64_t)lim->ts_window_s * 1000;
-
-	return ts_ms + w >= now_ms && ts_ms <= now_ms + w;
-}
-
 struct accept_tmp {
 	struct crypto_buf cb;
 	struct tls_hello_dust h;
@@ -459,7 +442,7 @@ static enum dust_drop open_fields(struct dust_server *srv, const struct quic_lon
 		return DUST_DROP_MALFORMED;
 	intro_nonce(t->nonce, t->h.random, qh->dcid);
 	memcpy(tag, t->h.random + DUST_QI_TAG_OFF, sizeof(tag));
-	tag_mask(tag, t->nonce, srv->id.pk);
+	dust_intro_tag_mask(tag, t->nonce, srv->id.pk);
 	e = dust_store_lookup_tag(srv->store, tag);
 	if (!e || e->inv.profile != DUST_PROFILE_QUIC)
 		return DUST_DROP_INTRO_UNKNOWN;
@@ -479,14 +462,19 @@ static enum dust_drop check_intro(struct dust_server *srv, const struct quic_lon
 {
 	const uint8_t *client_pk = t->pt;
 	uint8_t *conf = t->cb.b + t->h.ech_payload_off + DUST_QI_CONFIRM_OFF;
+	enum dust_drop d;
 
 	dust_store_view_get(srv->store, e, &t->v);
 	if (!t->v.bound && now_ms / 1000 > e->inv.expiry)
 		return DUST_DROP_INTRO_EXPIRED;
 	if (t->v.bound && sodium_memcmp(t->v.client_pk, client_pk, DUST_PK_BYTES) != 0)
 		return DUST_DROP_INTRO_WRONG_KEY;
-	if (!ts_ok(le64_get(t->pt + DUST_PK_BYTES), now_ms, &srv->lim))
+	if (!dust_intro_ts_ok(le64_get(t->pt + DUST_PK_BYTES), now_ms, &srv->lim))
 		return DUST_DROP_INTRO_STALE;
+	/* a replayed or duplicated Initial costs no X25519 (checked again at commit) */
+	d = dust_intro_fresh(&t->v, le64_get(t->pt + DUST_PK_BYTES), t->nonce);
+	if (d != DUST_OK)
+		return d;
 	if (crypto_scalarmult(t->es, srv->id.sk, t->h.x25519) != 0)
 		return DUST_DROP_INTRO_AUTH;
 	if (t->v.bound && !sodium_is_zero(t->v.static_ss, DUST_KEY_BYTES))
