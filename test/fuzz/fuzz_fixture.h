@@ -17,6 +17,7 @@
 #include <sodium.h>
 
 #include "dust.h"
+#include "quic.h"
 
 #define FZ_NOW_MS UINT64_C(1800000000000)
 #define FZ_NOW_S ((uint32_t)(FZ_NOW_MS / 1000))
@@ -101,6 +102,43 @@ static inline struct dust_store *fz_store(const char *path, const struct dust_in
 	if (dust_store_tick(st, FZ_NOW_S) < 0)
 		fz_die("store tick");
 	return st;
+}
+
+/* The quic-profile invitation of fuzz_quic: the fixture's, with a cover on 443. */
+static inline void fz_quic_invite(struct dust_invite *inv, const struct dust_identity *server)
+{
+	fz_invite(inv, server);
+	memset(inv->secret, 0x45, sizeof(inv->secret));
+	memset(inv->id, 0x34, sizeof(inv->id));
+	inv->profile = DUST_PROFILE_QUIC;
+	inv->port = 443;
+	if (dust_invite_cover_set(inv, "www.example.com"))
+		fz_die("cover");
+}
+
+/*
+ * The client whose answer fuzz_quic opens: its Initial (dg, 1250 bytes) and
+ * pending state qc, from fixed keys and a fixed rng, so that mkcorpus and the
+ * harness hold the same client and a seed answer authenticates.
+ */
+static inline void fz_quic_client(const struct dust_invite *inv, uint8_t *dg, size_t cap,
+                                  struct dust_quic_client *qc)
+{
+	struct dust_identity client;
+	struct dust_rng rng;
+
+	fz_identity(&client, 0x22);
+	fz_rng(&rng, 0x71);
+	if (dust_quic_intro_build(inv, &client, &rng, FZ_NOW_MS, dg, cap, qc) !=
+	    DUST_QUIC_CLIENT_DGRAM)
+		fz_die("quic intro");
+}
+
+/* The server ephemeral of the seed answer (a fixed key: the harness needs no match). */
+static inline void fz_quic_eph(struct dust_quic_eph *eph)
+{
+	memset(eph->sk, 0x66, sizeof(eph->sk));
+	crypto_scalarmult_base(eph->pk, eph->sk);
 }
 
 #endif /* DUST_FUZZ_FIXTURE_H */

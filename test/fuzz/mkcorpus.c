@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Writes the seed corpus of the fuzz harnesses into OUTDIR/{data,intro,
- * invite,config}: valid packets made with the fixture's fixed keys and
+ * invite,config,quic}: valid packets made with the fixture's fixed keys and
  * clock (so they pass the harnesses' tag checks), plus near misses.
  */
 #include <errno.h>
 #include <sys/stat.h>
 
 #include "fuzz_fixture.h"
+#include "quic_pvt.h"
 
 static const char *outdir;
 static struct dust_rng rng;
@@ -185,6 +186,76 @@ static void invite_seeds(void)
 	put("invite", "text-bad", "\x01not an invitation!", 19);
 }
 
+/*
+ * quic: the fixture client's Initial and the server's answer to it (accepted
+ * here through a store in a temp dir), each read by fuzz_quic both ways.
+ */
+static void quic_seeds(void)
+{
+	struct dust_server srv = {0};
+	struct dust_invite inv;
+	struct dust_quic_client qc;
+	struct dust_quic_accept acc;
+	struct dust_quic_eph eph;
+	struct dust_session s;
+	struct dust_endpoint from = {.ip = {.family = 4, .a = {198, 51, 100, 7}}, .port = 5555};
+	uint8_t dg[DUST_QUIC_CLIENT_DGRAM], ans[1500];
+	char dir[64], path[128], cmd[160];
+	int n;
+
+	fz_identity(&srv.id, 0x11);
+	fz_quic_invite(&inv, &srv.id);
+	dust_limits_default(&srv.lim);
+	fz_quic_client(&inv, dg, sizeof(dg), &qc);
+	put("quic", "initial", dg, sizeof(dg));
+	{ /* its frames, for fuzz_quic's third reading (it protects them itself) */
+		struct quic_long h;
+		struct dust_quic_keys k;
+		uint8_t fr[1500];
+		uint64_t pn;
+		size_t plen = 0;
+
+		dust_quic_initial_keys(qc.dcid, qc.dcid_len, false, &k);
+		if (!quic_long_parse(dg, sizeof(dg), &h) ||
+		    !quic_unprotect(&k, dg, h.pn_off, h.length, &pn, fr, &plen))
+			fz_die("quic unprotect");
+		put("quic", "initial-frames", fr, plen);
+	}
+	put("quic", "initial-short", dg, DUST_QUIC_INITIAL_MIN - 1);
+	fz_tmpdir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/store", dir);
+	srv.store = fz_store(path, &inv);
+	fz_quic_eph(&eph);
+	if (dust_quic_intro_accept(&srv, &rng, dg, sizeof(dg), FZ_NOW_MS, &from, &eph, &s, &acc,
+	                           NULL) != DUST_OK)
+		fz_die("quic accept");
+	n = dust_quic_answer_build(&s, &acc, &rng, FZ_NOW_S, ans, sizeof(ans));
+	if (n < 0)
+		fz_die("quic answer");
+	put("quic", "answer", ans, (size_t)n);
+	ans[n - 1] ^= 1;
+	put("quic", "answer-tagflip", ans, (size_t)n);
+	dust_store_close(srv.store);
+	dust_session_wipe(&s);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		fz_die("rm store dir");
+	/* a stale Initial of another client key: tag, AEAD and confirm hold, the clock not */
+	{
+		struct dust_identity other;
+		struct dust_quic_client q2;
+
+		fz_identity(&other, 0x23);
+		n = dust_quic_intro_build(&inv, &other, &rng, FZ_NOW_MS - 61000, dg, sizeof(dg),
+		                          &q2);
+		if (n < 0)
+			fz_die("quic intro");
+		put("quic", "initial-stale", dg, (size_t)n);
+		dust_quic_client_wipe(&q2);
+	}
+	dust_quic_client_wipe(&qc);
+}
+
 static void config_seeds(void)
 {
 	static const char conf[] =
@@ -221,5 +292,6 @@ int main(int argc, char **argv)
 	intro_seeds();
 	invite_seeds();
 	config_seeds();
+	quic_seeds();
 	return 0;
 }

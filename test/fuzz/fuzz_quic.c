@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libFuzzer harness: the quic profile's handshake parsers (SPEC.md §12).
+ * Each input is tried as a client Initial (dust_quic_intro_accept, a store
+ * holding one quic invitation), as the server's answer to a pending client
+ * (dust_quic_answer_open), and as the frames of an Initial that the harness
+ * protects correctly itself (the fixture client's DCID), so that mutations
+ * reach the frame walker and the ClientHello parser behind the AEAD. Properties: a drop changes
+ * neither the store entry nor the pending client; an accepted intro yields a server CID of 8..20
+ * bytes and is a duplicate the second time; an opened answer yields a live quic session and wipes
+ * the pending client.
+ */
+#include "fuzz_fixture.h"
+#include "quic_pvt.h"
+
+enum { REOPEN_EVERY = 4096 }; /* bound the journal's growth */
+
+static struct dust_server srv;
+static struct dust_invite inv;
+static struct dust_quic_client qc0; /* the pending client, restored per input */
+static struct dust_quic_eph eph;
+static struct dust_rng rng;
+static char dir[64], path[128], jpath[140];
+static unsigned runs;
+static bool verbose; /* FUZZ_VERBOSE=1: print each input's outcome (seed checks) */
+
+static void store_fresh(void)
+{
+	if (srv.store)
+		dust_store_close(srv.store);
+	unlink(jpath);
+	srv.store = fz_store(path, &inv);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	uint8_t dg[DUST_QUIC_CLIENT_DGRAM];
+
+	(void)argc, (void)argv;
+	if (dust_init() < 0)
+		abort();
+	fz_identity(&srv.id, 0x11);
+	fz_quic_invite(&inv, &srv.id);
+	dust_limits_default(&srv.lim);
+	fz_tmpdir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/store", dir);
+	snprintf(jpath, sizeof(jpath), "%s.bind", path);
+	store_fresh();
+	fz_quic_client(&inv, dg, sizeof(dg), &qc0);
+	fz_quic_eph(&eph);
+	fz_rng(&rng, 0x72);
+	verbose = getenv("FUZZ_VERBOSE") != NULL;
+	return 0;
+}
+
+/* The store entry's freshness state: reset before, compared after. */
+struct entry_state {
+	uint8_t bound;
+	uint64_t last_ts_ms;
+	uint8_t client_pk[DUST_PK_BYTES], static_ss[DUST_KEY_BYTES];
+	uint8_t last_nonce[DUST_XNONCE_BYTES];
+};
+
+static void entry_reset(void)
+{
+	struct dust_store_entry *e = dust_store_at(srv.store, 0);
+
+	e->bound = 0;
+	e->bound_at = 0;
+	e->last_ts_ms = 0;
+	memset(e->client_pk, 0, sizeof(e->client_pk));
+	memset(e->static_ss, 0, sizeof(e->static_ss));
+	memset(e->last_nonce, 0, sizeof(e->last_nonce));
+}
+
+static bool entry_untouched(void)
+{
+	const struct dust_store_entry *e = dust_store_at(srv.store, 0);
+
+	return !e->bound && !e->last_ts_ms && sodium_is_zero(e->client_pk, DUST_PK_BYTES) &&
+	       sodium_is_zero(e->static_ss, DUST_KEY_BYTES) &&
+	       sodium_is_zero(e->last_nonce, DUST_XNONCE_BYTES);
+}
+
+static void try_intro(const uint8_t *data, size_t size)
+{
+	struct dust_endpoint from = {.ip = {.family = 4, .a = {198, 51, 100, 7}}, .port = 5555};
+	struct dust_quic_accept acc;
+	struct dust_intro_info info;
+	struct dust_session s;
+	enum dust_drop d;
+
+	entry_reset();
+	memset(&s, 0, sizeof(s));
+	d = dust_quic_intro_accept(&srv, &rng, data, size, FZ_NOW_MS, &from, &eph, &s, &acc, &info);
+	if (verbose)
+		fprintf(stderr, "quic intro: %zu bytes: %s\n", size, dust_drop_name(d));
+	if (d >= DUST_DROP_MAX)
+		abort();
+	if (d != DUST_OK) {
+		if (!entry_untouched())
+			abort(); /* state changed before authentication */
+		return;
+	}
+	if (s.profile != DUST_PROFILE_QUIC || s.role != DUST_ROLE_SERVER || s.cid_len < 8 ||
+	    s.cid_len > DUST_QUIC_CID_MAX || acc.odcid_len < 8 || !info.first_use)
+		abort();
+	if (dust_quic_intro_accept(&srv, &rng, data, size, FZ_NOW_MS, &from, &eph, &s, &acc,
+	                           &info) != DUST_DROP_INTRO_DUP)
+		abort();
+	dust_session_wipe(&s);
+}
+
+static void try_answer(const uint8_t *data, size_t size)
+{
+	static uint8_t buf[65536];
+	struct dust_quic_client qc = qc0;
+	struct dust_session s;
+	enum dust_drop d;
+
+	memcpy(buf, data, size);
+	memset(&s, 0, sizeof(s));
+	d = dust_quic_answer_open(&qc, &srv.lim, FZ_NOW_S, buf, size, &s);
+	if (verbose)
+		fprintf(stderr, "quic answer: %zu bytes: %s\n", size, dust_drop_name(d));
+	if (d >= DUST_DROP_MAX)
+		abort();
+	if (d != DUST_OK) {
+		if (memcmp(&qc, &qc0, sizeof(qc)) != 0)
+			abort(); /* a refused answer must leave the client pending */
+		return;
+	}
+	if (qc.pending || s.profile != DUST_PROFILE_QUIC || s.role != DUST_ROLE_CLIENT ||
+	    s.cid_len < DUST_QUIC_SERVER_CID_MIN || s.cid_len > DUST_QUIC_CID_MAX ||
+	    s.state != DUST_SESSION_LIVE)
+		abort();
+	dust_session_wipe(&s);
+}
+
+/* Frames (zero-padded to a 1250-byte datagram) under a correct Initial protection. */
+static void try_frames(const uint8_t *data, size_t size)
+{
+	enum { HDR = 18, MAX_DG = 1500 };
+	static uint8_t dg[MAX_DG];
+	size_t room = DUST_QUIC_CLIENT_DGRAM - HDR - 1 - DUST_QUIC_AEAD_TAG;
+	struct dust_quic_keys k;
+
+	if (size > MAX_DG - HDR - 1 - DUST_QUIC_AEAD_TAG)
+		return;
+	if (size > room)
+		room = size;
+	dg[0] = 0xc0; /* long, fixed, Initial, 1-byte packet number */
+	memcpy(dg + 1, "\x00\x00\x00\x01", 4);
+	dg[5] = qc0.dcid_len;
+	memcpy(dg + 6, qc0.dcid, qc0.dcid_len);
+	dg[14] = 0; /* SCID length */
+	dg[15] = 0; /* token length */
+	quic_varint_put(dg + 16, 1 + room + DUST_QUIC_AEAD_TAG, 2);
+	memcpy(dg + HDR + 1, data, size);
+	memset(dg + HDR + 1 + size, 0, room - size);
+	dust_quic_initial_keys(qc0.dcid, qc0.dcid_len, false, &k);
+	if (!quic_protect(&k, dg, HDR, 1, 1, room))
+		abort();
+	try_intro(dg, HDR + 1 + room + DUST_QUIC_AEAD_TAG);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size > 65535)
+		return -1;
+	if (++runs % REOPEN_EVERY == 0)
+		store_fresh();
+	try_intro(data, size);
+	try_answer(data, size);
+	try_frames(data, size);
+	return 0;
+}
