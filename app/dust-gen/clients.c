@@ -18,8 +18,6 @@
 #include "dust-gen.h"
 #include "frame.h"
 
-static const uint8_t gw_mac[6] = {0x02, 0, 0, 0, 0, 0x01};
-
 /* The same invitation gives the same client key on every run (it is bound at first use). */
 static void client_key(struct dg_client *c)
 {
@@ -77,7 +75,7 @@ int dg_clients_load(struct dg *g)
 uint16_t dg_frame(struct dg *g, struct dg_client *c, uint8_t *f, const uint8_t *dg_bytes,
                   size_t len)
 {
-	size_t h = eth(f, gw_mac, g->mac, 0x0800);
+	size_t h = eth(f, g->gw_mac, g->mac, 0x0800);
 
 	return (uint16_t)(h + ip_udp4(f + h, c->ep.ip.a, g->gw_ip.a, c->ep.port, g->gw_port,
 	                              dg_bytes, len));

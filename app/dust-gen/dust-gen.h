@@ -41,6 +41,7 @@ struct dg_opts {
 	double loss_max_pct; /* --search threshold */
 	unsigned search_steps;
 	bool quiet; /* no per-second lines */
+	const char *gw_mac;
 };
 
 struct dg_client {
@@ -71,7 +72,8 @@ struct dg {
 	unsigned n;
 	struct dust_ipaddr gw_ip;
 	uint16_t gw_port;
-	uint8_t mac[6]; /* our net port's MAC */
+	uint8_t mac[6];    /* our net port's MAC */
+	uint8_t gw_mac[6]; /* destination of our frames (--gw-mac) */
 	struct dust_rng rng;
 	struct dust_pad pad;
 	uint64_t hz;

@@ -32,6 +32,8 @@ static void usage(FILE *f)
 	    "  --clients N        the first N invitations (default: all, at most 65536)\n"
 	    "  --net PORT         port toward the gateway's net side (name or index; default 0)\n"
 	    "  --dlv PORT         port on the gateway's delivery side (default 1)\n"
+	    "  --gw-mac MAC       destination MAC of our frames: the gateway NIC's own on a\n"
+	    "                     real link (default 02:00:00:00:00:01; memif takes any)\n"
 	    "  --pps R            offered rate in packets/s, or\n"
 	    "  --gbps G           offered rate in Gbit/s (L1: outer frames + 24 B), default: max\n"
 	    "  --size N           inner IP packet bytes (%d..%d; default 512), or --imix\n"
@@ -56,15 +58,25 @@ static void usage(FILE *f)
 static int parse(int argc, char **argv, struct dg_opts *o)
 {
 	static const struct option lo[] = {
-	    {"store", required_argument, NULL, 'S'},    {"clients", required_argument, NULL, 'n'},
-	    {"net", required_argument, NULL, 'N'},      {"dlv", required_argument, NULL, 'D'},
-	    {"pps", required_argument, NULL, 'p'},      {"gbps", required_argument, NULL, 'g'},
-	    {"size", required_argument, NULL, 's'},     {"imix", no_argument, NULL, 'I'},
-	    {"duration", required_argument, NULL, 'd'}, {"drain-ms", required_argument, NULL, 'r'},
-	    {"search", no_argument, NULL, 'x'},         {"loss-max", required_argument, NULL, 'l'},
-	    {"steps", required_argument, NULL, 'X'},    {"stall-ms", required_argument, NULL, 'T'},
-	    {"json", required_argument, NULL, 'j'},     {"quiet", no_argument, NULL, 'q'},
-	    {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+	    {"store", required_argument, NULL, 'S'},
+	    {"clients", required_argument, NULL, 'n'},
+	    {"net", required_argument, NULL, 'N'},
+	    {"dlv", required_argument, NULL, 'D'},
+	    {"pps", required_argument, NULL, 'p'},
+	    {"gbps", required_argument, NULL, 'g'},
+	    {"size", required_argument, NULL, 's'},
+	    {"imix", no_argument, NULL, 'I'},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"drain-ms", required_argument, NULL, 'r'},
+	    {"search", no_argument, NULL, 'x'},
+	    {"loss-max", required_argument, NULL, 'l'},
+	    {"steps", required_argument, NULL, 'X'},
+	    {"stall-ms", required_argument, NULL, 'T'},
+	    {"json", required_argument, NULL, 'j'},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"gw-mac", required_argument, NULL, 'M'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -124,6 +136,9 @@ static int parse(int argc, char **argv, struct dg_opts *o)
 			break;
 		case 'q':
 			o->quiet = true;
+			break;
+		case 'M':
+			o->gw_mac = optarg;
 			break;
 		default:
 			usage(stderr);
@@ -391,6 +406,17 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	g.hz = rte_get_tsc_hz();
+	memcpy(g.gw_mac, (uint8_t[]){0x02, 0, 0, 0, 0, 0x01}, 6);
+	if (g.o.gw_mac) {
+		struct rte_ether_addr a;
+
+		if (rte_ether_unformat_addr(g.o.gw_mac, &a) != 0) {
+			fprintf(stderr, "dust-gen: --gw-mac %s: not a MAC address\n", g.o.gw_mac);
+			rte_eal_cleanup();
+			return 2;
+		}
+		memcpy(g.gw_mac, a.addr_bytes, 6);
+	}
 	dust_rng_init(&g.rng);
 	g.pad.kind = DUST_PAD_UNIFORM; /* no padding: sizes are what --size says */
 	rc = dg_clients_load(&g);
