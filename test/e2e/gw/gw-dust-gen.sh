@@ -5,7 +5,8 @@
 # (the same clients again, keys derived from their invitations) offers
 # 20000 pps and stalls its delivery-side reads for 1 s: dustgw's TX toward
 # it overflows, and the loss dust-gen counts equals what dustgw counted as
-# not sent. Rings of 16384 slots ride out a busy machine's scheduling stalls.
+# not sent. Rings of 16384 slots ride out a busy machine's scheduling stalls
+# (the memif client sets the ring size); run 2's delivery ring has 1024.
 # usage: gw-dust-gen.sh DUSTGW DUST_GEN DUST_INVITE WORKDIR
 DUSTGEN=$(realpath "$2")
 set -- "$1" "$1" "$3" "$4"
@@ -23,9 +24,9 @@ net = net_memif0
 delivery = net_memif1
 queues = 1
 CONF
-memif() { # memif ROLE: the two vdevs, one socket per pair, in the work directory
+memif() { # memif ROLE [DLV_LOG2_RING]: two vdevs, one socket per pair, in the work directory
 	echo "--vdev net_memif0,role=$1,socket=$WORK/net.sock,socket-abstract=no,rsize=14" \
-		"--vdev net_memif1,role=$1,socket=$WORK/dlv.sock,socket-abstract=no,rsize=14"
+		"--vdev net_memif1,role=$1,socket=$WORK/dlv.sock,socket-abstract=no,rsize=${2:-14}"
 }
 GW=
 cleanup_gen() {
@@ -40,12 +41,13 @@ GW=$!
 for _ in $(seq 100); do [ -S dlv.sock ] && break; sleep 0.1; done
 [ -S dlv.sock ] || { cat gw.log; fail "dustgw did not create its memif sockets"; }
 
-gen() { # gen NAME ARGS...
+gen() { # gen NAME DLV_LOG2_RING ARGS...
 	name=$1
-	shift
+	ring=$2
+	shift 2
 	# shellcheck disable=SC2046
 	timeout 120 "$DUSTGEN" --lcores "0@0" --no-huge -m 512 --no-pci --file-prefix "$PREFIX-gen" \
-		$(memif client) -- --store inv.store --clients 16 --size 300 --duration 2 \
+		$(memif client "$ring") -- --store inv.store --clients 16 --size 300 --duration 2 --drain-ms 1500 \
 		--json "$name.json" "$@" >"$name.out" 2>"$name.log" ||
 		{ cat "$name.log" "$name.out"; fail "dust-gen $name failed"; }
 	cat "$name.out"
@@ -53,14 +55,14 @@ gen() { # gen NAME ARGS...
 val() { # val FILE EXPR: a value of dust-gen's JSON summary
 	/usr/bin/python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"
 }
-gen run1 --pps 5000
+gen run1 14 --pps 5000
 [ "$(val run1.json 'r["result"]["lost"]')" = 0 ] || fail "run 1 lost packets below capacity"
 [ "$(val run1.json 'r["result"]["rx"] == r["result"]["tx"] > 7000')" = True ] ||
 	fail "run 1: delivered != offered"
 [ "$(val run1.json 'r["result"]["latency_ns"]["samples"] == r["result"]["rx"] and
 	0 < r["result"]["latency_ns"]["p50"] <= r["result"]["latency_ns"]["p99"] <=
 	r["result"]["latency_ns"]["p99_9"]')" = True ] || fail "run 1: no latency percentiles"
-gen run2 --pps 20000 --stall-ms 1000
+gen run2 10 --pps 20000 --stall-ms 1000
 kill -TERM "$GW"
 wait "$GW" || fail "dustgw exited with an error"
 GW=
