@@ -185,12 +185,16 @@ int dg_clients_intro(struct dg *g)
 			if (i % 16 == 15)
 				dg_net_poll(g, &k);
 		}
-		end = rte_rdtsc() + g->hz;
+		end = rte_rdtsc() + (g->o.no_confirm ? 0 : g->hz);
 		while (rte_rdtsc() < end && k.ka < g->n)
 			dg_net_poll(g, &k);
 		up = 0;
 		for (unsigned i = 0; i < g->n; i++)
 			up += g->c[i].up;
+		if (g->o.no_confirm) {
+			printf("dust-gen: %u intros sent, not confirmed (--no-confirm)\n", g->n);
+			return 0;
+		}
 	}
 	printf("dust-gen: %u of %u clients introduced (keepalive received)\n", up, g->n);
 	if (up < g->n) {

@@ -42,6 +42,7 @@ struct dg_opts {
 	unsigned search_steps;
 	bool quiet; /* no per-second lines */
 	const char *gw_mac;
+	bool no_confirm; /* send intros, wait for no keepalive (a sink port: headroom) */
 };
 
 struct dg_client {

@@ -47,6 +47,8 @@ static void usage(FILE *f)
 	    "                     mid-trial, so the gateway's TX toward it overflows\n"
 	    "  --json FILE        write the summary (every trial) as JSON\n"
 	    "  --quiet            no per-second lines\n"
+	    "  --no-confirm       send the intros but wait for no keepalive: toward a sink\n"
+	    "                     (net_null), to measure the generator's own rate\n"
 	    "One lcore, one queue per port. Over memif, next to dustgw (its ports are servers):\n"
 	    "  dust-gen -l 1 --no-huge -m 512 --no-pci --file-prefix gen \\\n"
 	    "    --vdev net_memif0,role=client,socket=/tmp/net.sock,socket-abstract=no \\\n"
@@ -58,25 +60,16 @@ static void usage(FILE *f)
 static int parse(int argc, char **argv, struct dg_opts *o)
 {
 	static const struct option lo[] = {
-	    {"store", required_argument, NULL, 'S'},
-	    {"clients", required_argument, NULL, 'n'},
-	    {"net", required_argument, NULL, 'N'},
-	    {"dlv", required_argument, NULL, 'D'},
-	    {"pps", required_argument, NULL, 'p'},
-	    {"gbps", required_argument, NULL, 'g'},
-	    {"size", required_argument, NULL, 's'},
-	    {"imix", no_argument, NULL, 'I'},
-	    {"duration", required_argument, NULL, 'd'},
-	    {"drain-ms", required_argument, NULL, 'r'},
-	    {"search", no_argument, NULL, 'x'},
-	    {"loss-max", required_argument, NULL, 'l'},
-	    {"steps", required_argument, NULL, 'X'},
-	    {"stall-ms", required_argument, NULL, 'T'},
-	    {"json", required_argument, NULL, 'j'},
-	    {"quiet", no_argument, NULL, 'q'},
-	    {"gw-mac", required_argument, NULL, 'M'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	    {"store", required_argument, NULL, 'S'},    {"clients", required_argument, NULL, 'n'},
+	    {"net", required_argument, NULL, 'N'},      {"dlv", required_argument, NULL, 'D'},
+	    {"pps", required_argument, NULL, 'p'},      {"gbps", required_argument, NULL, 'g'},
+	    {"size", required_argument, NULL, 's'},     {"imix", no_argument, NULL, 'I'},
+	    {"duration", required_argument, NULL, 'd'}, {"drain-ms", required_argument, NULL, 'r'},
+	    {"search", no_argument, NULL, 'x'},         {"loss-max", required_argument, NULL, 'l'},
+	    {"steps", required_argument, NULL, 'X'},    {"stall-ms", required_argument, NULL, 'T'},
+	    {"json", required_argument, NULL, 'j'},     {"quiet", no_argument, NULL, 'q'},
+	    {"gw-mac", required_argument, NULL, 'M'},   {"no-confirm", no_argument, NULL, 'C'},
+	    {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -139,6 +132,9 @@ static int parse(int argc, char **argv, struct dg_opts *o)
 			break;
 		case 'M':
 			o->gw_mac = optarg;
+			break;
+		case 'C':
+			o->no_confirm = true;
 			break;
 		default:
 			usage(stderr);
