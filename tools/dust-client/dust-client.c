@@ -2,7 +2,9 @@
 /*
  * dust-client: the Linux end of a Dust tunnel. Opens an invitation, creates
  * a TUN interface with the invitation's tunnel address and carries IP
- * packets to and from the gateway over one ordinary UDP socket.
+ * packets to and from the gateway over one ordinary UDP socket, in the wire
+ * profile the invitation names: random (v2) or quic (SPEC §12: a QUIC v1
+ * Initial as the intro, then 1-RTT short-header packets).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -28,6 +30,7 @@
 #include <sodium.h>
 
 #include "dust.h"
+#include "quic.h"
 
 enum {
 	EXIT_USAGE = 1,      /* bad options, or local setup failed */
@@ -49,13 +52,14 @@ enum local_drop {
 	LD_TUN_WRITE,   /* the kernel refused a decoded packet */
 	LD_SEND,        /* sendto failed */
 	LD_BAD_INNER,   /* decoded cleartext that is not an IP packet */
+	LD_QUIC_HEADER, /* quic: not a short header with our connection ID */
 	LD_MAX
 };
 
 static const char *const local_drop_names[LD_MAX] = {
     [LD_NOT_IP] = "not_ip",         [LD_FOREIGN_SRC] = "foreign_src", [LD_TOO_BIG] = "too_big",
     [LD_NO_SESSION] = "no_session", [LD_TUN_WRITE] = "tun_write",     [LD_SEND] = "send",
-    [LD_BAD_INNER] = "bad_inner",
+    [LD_BAD_INNER] = "bad_inner",   [LD_QUIC_HEADER] = "quic_header",
 };
 
 struct opts {
@@ -92,6 +96,8 @@ struct client {
 	struct dust_session cur;  /* session of the newest intro */
 	struct dust_session prev; /* the one before, until the server picks one */
 	bool have_prev;
+	/* quic: the newest Initial and the one before, until the server answers */
+	struct dust_quic_client qc, qc_prev;
 	bool up;      /* an authenticated packet has arrived for cur */
 	bool ever_up; /* we were connected once: losing the server is not fatal */
 	bool fatal;   /* an intro could not be built: stop with an error */
@@ -176,9 +182,11 @@ static void usage(FILE *f)
 	        "  --ifname NAME         TUN interface name (default dust0)\n"
 	        "  --route CIDR          route CIDR through the tunnel (repeatable, max %d)\n"
 	        "  --mtu N               TUN MTU (default 1400); at most outer MTU - 28 (IPv4)\n"
-	        "                        or - 48 (IPv6) - 32 bytes of Dust overhead\n"
+	        "                        or - 48 (IPv6) - 32 bytes of Dust overhead (quic\n"
+	        "                        profile: 21 more for the short header)\n"
 	        "  --outer-mtu N         path MTU toward the server (default 1500); datagrams\n"
-	        "                        never exceed it, so the gateway sees no fragments\n"
+	        "                        never exceed it, so the gateway sees no fragments;\n"
+	        "                        the quic profile needs room for 1250-byte Initials\n"
 	        "  --tries N             intros sent (one a second) before giving up on the\n"
 	        "                        first connection (default 10)\n"
 	        "  --keepalive S         keepalive after S idle seconds (default 10)\n"
@@ -801,31 +809,45 @@ static int seal(struct client *c, uint8_t *pkt, size_t len, size_t cap)
 	return n;
 }
 
+/*
+ * Seal len bytes already at tx_data(c) and send the datagram: in the quic
+ * profile behind a 1-RTT short header (dust_quic_tx_prefix is 0 in random).
+ */
+static uint8_t *tx_data(struct client *c)
+{
+	return c->txbuf + dust_quic_tx_prefix(&c->cur) + DUST_DATA_PREFIX;
+}
+
+static int seal_send(struct client *c, size_t len)
+{
+	size_t pre = dust_quic_tx_prefix(&c->cur);
+	int n = seal(c, c->txbuf + pre, len, c->dg_max - pre);
+
+	if (n < 0)
+		return n;
+	if (pre)
+		dust_quic_short_put(&c->cur, &c->rng, c->txbuf);
+	sock_send(c, c->txbuf, pre + (size_t)n);
+	return n;
+}
+
 static void send_data(struct client *c, const uint8_t *ip, size_t len)
 {
-	uint8_t *pkt = c->txbuf;
-	int n;
-
-	memcpy(pkt + DUST_DATA_PREFIX, ip, len);
-	n = seal(c, pkt, len, c->dg_max);
-	if (n < 0) {
+	memcpy(tx_data(c), ip, len);
+	if (seal_send(c, len) < 0) {
 		c->st.local[LD_TOO_BIG]++;
 		return;
 	}
 	c->st.tx_packets++;
 	c->st.tx_bytes += len;
-	sock_send(c, pkt, (size_t)n);
 }
 
 static void send_keepalive(struct client *c)
 {
-	int n = seal(c, c->txbuf, 0, c->dg_max);
-
-	if (n < 0)
+	if (seal_send(c, 0) < 0)
 		return;
 	c->st.keepalive_tx++;
 	c->last_ka_ms = mono_ms();
-	sock_send(c, c->txbuf, (size_t)n);
 	debug("keepalive sent");
 }
 
@@ -849,12 +871,47 @@ static size_t chain_held(struct client *c, size_t ilen)
 	return (size_t)n;
 }
 
+/*
+ * quic: the intro is a 1250-byte QUIC Initial with no data chained; the
+ * held packet waits for the server's answer (its first flight carries the
+ * server ephemeral the session keys need). The previous Initial stays
+ * answerable: its answer may still be in flight.
+ */
+static void send_quic_intro(struct client *c)
+{
+	struct dust_quic_client next;
+	int n;
+
+	n = dust_quic_intro_build(&c->inv, &c->id, &c->rng, unix_ms(), c->txbuf, c->dg_max, &next);
+	if (n < 0) {
+		logmsg("cannot build a QUIC intro: %s", dust_last_error());
+		c->fatal = true;
+		return;
+	}
+	dust_quic_client_wipe(&c->qc_prev);
+	c->qc_prev = c->qc;
+	c->qc = next;
+	sodium_memzero(&next, sizeof(next));
+	c->st.intros++;
+	c->attempts++;
+	sock_send(c, c->txbuf, (size_t)n);
+	debug("intro %u sent to %s (QUIC Initial, %d bytes, cover %s)", c->attempts, c->server, n,
+	      c->inv.cover_sni);
+}
+
 /* A fresh intro each time: the server takes only intros newer than the last. */
 static void send_intro(struct client *c)
 {
 	struct dust_session next;
 	size_t len, chained;
 	int n;
+
+	if (c->inv.profile == DUST_PROFILE_QUIC) {
+		send_quic_intro(c);
+		return;
+	}
+	/* dust_intro_build sets keys and role only: the profile and CID must read zero */
+	memset(&next, 0, sizeof(next));
 
 	n = dust_intro_build(&c->inv, &c->id, &c->rng, &c->pad, unix_ms(), c->txbuf, c->dg_max,
 	                     &next);
@@ -900,7 +957,7 @@ static void on_tun_packet(struct client *c, const uint8_t *p, size_t len)
 		c->st.local[LD_FOREIGN_SRC]++;
 		return;
 	}
-	if (len + DUST_DATA_OVERHEAD > c->dg_max) {
+	if (len + DUST_DATA_OVERHEAD + dust_quic_tx_prefix(&c->cur) > c->dg_max) {
 		c->st.local[LD_TOO_BIG]++;
 		return;
 	}
@@ -910,7 +967,8 @@ static void on_tun_packet(struct client *c, const uint8_t *p, size_t len)
 			c->st.local[LD_NO_SESSION]++;
 		memcpy(c->held, p, len);
 		c->held_len = len;
-		if (!c->cur.role)
+		/* quic: nothing goes out before the server's answer (no 0-RTT) */
+		if (!c->cur.role || c->inv.profile == DUST_PROFILE_QUIC)
 			return;
 	}
 	send_data(c, p, len);
@@ -962,6 +1020,9 @@ static void became_up(struct client *c)
 	}
 	c->ever_up = true;
 	c->attempts = 0;
+	/* quic held the first packet back until now */
+	if (c->inv.profile == DUST_PROFILE_QUIC && c->held_len)
+		send_data(c, c->held, c->held_len);
 	c->held_len = 0;
 	c->have_prev = false;
 	dust_session_wipe(&c->prev);
@@ -986,6 +1047,78 @@ static unsigned open_with_prev(struct client *c, size_t len, struct dust_seg *se
 	return n;
 }
 
+static void on_opened(struct client *c, const struct dust_seg *segs, unsigned n)
+{
+	c->last_rx_ms = mono_ms();
+	if (!c->up)
+		became_up(c);
+	for (unsigned i = 0; i < n; i++) {
+		if (segs[i].len == 0)
+			c->st.keepalive_rx++;
+		else
+			deliver(c, c->rxbuf + segs[i].off, segs[i].len);
+	}
+}
+
+/*
+ * quic: a long-header datagram may be the server's first flight for one of
+ * our pending Initials. The newest answered Initial is the server's session
+ * (it takes intros newer than the last), so an answer to the newer Initial
+ * replaces a session opened from the older one. Anything else is dropped.
+ */
+static void on_quic_answer(struct client *c, size_t len)
+{
+	struct dust_session s;
+	uint32_t now = (uint32_t)time(NULL);
+	enum dust_drop d = DUST_DROP_AUTH;
+	bool newest = false;
+
+	if (c->qc.pending) {
+		memcpy(c->rxcopy, c->rxbuf, len); /* opening works in place */
+		d = dust_quic_answer_open(&c->qc, &c->lim, now, c->rxcopy, len, &s);
+		newest = d == DUST_OK;
+	}
+	if (d != DUST_OK && c->qc_prev.pending)
+		d = dust_quic_answer_open(&c->qc_prev, &c->lim, now, c->rxbuf, len, &s);
+	if (d != DUST_OK) {
+		c->st.drop[d]++;
+		debug("dropped a %zu-byte long-header datagram: %s", len, dust_drop_name(d));
+		return;
+	}
+	if (newest)
+		dust_quic_client_wipe(&c->qc_prev);
+	if (c->up)
+		debug("the server answered a newer Initial: switching to that session");
+	dust_session_wipe(&c->cur);
+	c->cur = s;
+	sodium_memzero(&s, sizeof(s));
+	c->st.keepalive_rx++; /* the first flight carries a keepalive */
+	on_opened(c, NULL, 0);
+}
+
+/* quic: 1-RTT short headers with our connection ID, then v2 data packets. */
+static void on_quic_datagram(struct client *c, size_t len)
+{
+	struct dust_seg segs[DUST_CHAIN_MAX];
+	enum dust_drop drop = DUST_OK;
+	unsigned n;
+
+	if (len && (c->rxbuf[0] & DUST_QUIC_LONG)) {
+		on_quic_answer(c, len);
+		return;
+	}
+	if (!c->cur.role || !dust_quic_short_match(&c->cur, c->rxbuf, len)) {
+		c->st.local[LD_QUIC_HEADER]++;
+		return;
+	}
+	n = dust_datagram_open(&c->cur, &c->lim, (uint32_t)time(NULL), c->rxbuf, len,
+	                       dust_quic_rx_prefix(&c->cur), segs, DUST_CHAIN_MAX, &drop);
+	if (drop != DUST_OK)
+		c->st.drop[drop]++;
+	if (n)
+		on_opened(c, segs, n);
+}
+
 static void on_datagram(struct client *c, size_t len)
 {
 	struct dust_seg segs[DUST_CHAIN_MAX];
@@ -993,6 +1126,10 @@ static void on_datagram(struct client *c, size_t len)
 	bool try_prev = c->have_prev && !c->up;
 	unsigned n;
 
+	if (c->inv.profile == DUST_PROFILE_QUIC) {
+		on_quic_datagram(c, len);
+		return;
+	}
 	if (!c->cur.role) {
 		c->st.drop[DUST_DROP_AUTH]++;
 		return;
@@ -1007,15 +1144,7 @@ static void on_datagram(struct client *c, size_t len)
 		c->st.drop[drop]++;
 	if (n == 0)
 		return;
-	c->last_rx_ms = mono_ms();
-	if (!c->up)
-		became_up(c);
-	for (unsigned i = 0; i < n; i++) {
-		if (segs[i].len == 0)
-			c->st.keepalive_rx++;
-		else
-			deliver(c, c->rxbuf + segs[i].off, segs[i].len);
-	}
+	on_opened(c, segs, n);
 }
 
 static void sock_drain(struct client *c)
@@ -1140,6 +1269,14 @@ static void install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/* Bytes a TUN packet gains on the wire (the short header's DCID at its longest). */
+static size_t overhead(const struct client *c)
+{
+	if (c->inv.profile == DUST_PROFILE_QUIC)
+		return DUST_DATA_OVERHEAD + 1 + DUST_QUIC_CID_MAX;
+	return DUST_DATA_OVERHEAD;
+}
+
 static int setup(struct client *c)
 {
 	int rc;
@@ -1154,9 +1291,16 @@ static int setup(struct client *c)
 	rc = sock_open(c);
 	if (rc < 0)
 		return rc == -2 ? EXIT_NO_ANSWER : EXIT_USAGE;
-	if (c->o->mtu + DUST_DATA_OVERHEAD > c->dg_max) {
+	if (c->o->mtu + overhead(c) > c->dg_max) {
 		logmsg("--mtu %u does not fit --outer-mtu %u: at most %zu", c->o->mtu,
-		       c->o->outer_mtu, c->dg_max - DUST_DATA_OVERHEAD);
+		       c->o->outer_mtu, c->dg_max - overhead(c));
+		return EXIT_USAGE;
+	}
+	if (c->inv.profile == DUST_PROFILE_QUIC && c->dg_max < DUST_QUIC_CLIENT_DGRAM) {
+		logmsg("the quic profile sends %d-byte Initials: --outer-mtu %u is too small "
+		       "(at least %zu)",
+		       DUST_QUIC_CLIENT_DGRAM, c->o->outer_mtu,
+		       c->o->outer_mtu - c->dg_max + DUST_QUIC_CLIENT_DGRAM);
 		return EXIT_USAGE;
 	}
 	if (tun_open(c) < 0 || tun_configure(c) < 0 || add_routes(c) < 0)
@@ -1176,6 +1320,8 @@ static void teardown(struct client *c)
 		close(c->sock);
 	dust_session_wipe(&c->cur);
 	dust_session_wipe(&c->prev);
+	dust_quic_client_wipe(&c->qc);
+	dust_quic_client_wipe(&c->qc_prev);
 	dust_identity_wipe(&c->id);
 	dust_invite_wipe(&c->inv);
 	dust_rng_wipe(&c->rng);

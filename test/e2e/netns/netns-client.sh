@@ -9,7 +9,8 @@
 #   | dust-client                   |          | netns-peer serve               |
 #   |   dust0 (TUN) 10.91.0.N/24    |          |   srv0 (TUN) 10.91.0.1/24      |
 #   |   veth $P-c 192.168.91.2/24 ===========  veth $P-s 192.168.91.1/24      |
-#   +-------------------------------+          |   UDP 192.168.91.1:4500        |
+#   | quic: dust30 10.92.0.30/24    |          |   UDP 192.168.91.1:4500        |
+#   +-------------------------------+          |   quic: UDP :4501, 10.92.0.1/24|
 #                                              +--------------------------------+
 #
 # Checks: unreachable server, wrong password, not an invitation, expired
@@ -17,6 +18,10 @@
 # retransmitted; ping both ways; an invitation bound to one key refuses
 # another; a server restart makes the client introduce again; a used
 # invitation keeps working past its expiry; SIGTERM exits 0 with stats.
+# A quic-profile client (SPEC §12) beside it: bounded tries with no server,
+# retransmitted Initials until the server is up, ping both ways over 1-RTT
+# short headers, a fresh Initial after the server restarts; its wire
+# capture holds only 1250-byte Initials, server first flights and short headers.
 #
 # usage: netns-client.sh DUST_CLIENT NETNS_PEER WORKDIR
 set -e
@@ -30,6 +35,7 @@ CLI=$PFX-cli
 SRV=$PFX-srv
 SRVADDR=192.168.91.1
 PORT=4500
+QPORT=4501
 . "$(dirname "$0")/common.sh"
 
 cleanup() {
@@ -37,7 +43,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-need_root_tools ping
+need_root_tools ping tcpdump /usr/bin/python3
 rm -rf "$W"
 mkdir -p "$W/inv" "$W/old"
 echo "correct horse battery" >"$W/pw"
@@ -49,6 +55,10 @@ step "invitations"
 "$PEER" invites --key "$W/srv.key" --store "$W/store" --server $SRVADDR --port $PORT \
 	--tunnel-net 10.91.0.0/24 --first 20 --count 1 --expiry-s -60 --password-file "$W/pw" \
 	--out-dir "$W/inv"
+# a quic-profile invitation, on its own tunnel net so replies route back to its TUN
+"$PEER" invites --key "$W/srv.key" --store "$W/store" --server $SRVADDR --port $QPORT \
+	--tunnel-net 10.92.0.0/24 --first 30 --count 1 --cover-sni www.example.com \
+	--password-file "$W/pw" --out-dir "$W/inv"
 
 step "namespaces"
 ns_add $CLI
@@ -61,9 +71,10 @@ n $SRV ip link set $PFX-s up
 
 start_server() {
 	bg SP $SRV "$W/server.log" "$PEER" serve --key "$W/srv.key" --store "$W/store" \
-		--server $SRVADDR --port $PORT --tun srv0
+		--server $SRVADDR --port $PORT --quic-port $QPORT --tun srv0
 	wait_for 5 n $SRV ip link show srv0 || fail "server TUN did not appear"
 	n $SRV ip addr add 10.91.0.1/24 dev srv0
+	n $SRV ip addr add 10.92.0.1/24 dev srv0
 	n $SRV ip link set srv0 up
 }
 
@@ -83,6 +94,10 @@ expect_exit() { # expect_exit PID SECONDS STATUS LOG MESSAGE
 step "unreachable server: bounded tries, clear message"
 client "$W/unreach.log" --invite "$W/inv/invite-2.txt" --key "$W/other.key" --tries 2
 expect_exit "$CP" 10 2 "$W/unreach.log" "no answer from $SRVADDR:$PORT (unreachable, or"
+client "$W/unreach-q.log" --invite "$W/inv/invite-30.txt" --key "$W/other.key" --tries 2 -v
+expect_exit "$CP" 10 2 "$W/unreach-q.log" "no answer from $SRVADDR:$QPORT (unreachable, or"
+grep -q "QUIC Initial, 1250 bytes, cover www.example.com" "$W/unreach-q.log" ||
+	{ cat "$W/unreach-q.log"; fail "quic client sent no 1250-byte Initial"; }
 
 step "wrong password"
 bg CP $CLI "$W/badpw.log" env DUST_PASSWORD=wrong "$CLIENT" --invite "$W/inv/invite-2.txt" \
@@ -98,6 +113,11 @@ client "$W/expired.log" --invite "$W/inv/invite-20.txt" --key "$W/c1.key"
 expect_exit "$CP" 20 4 "$W/expired.log" "expired at"
 
 step "lost intros: the client retransmits until the server comes up"
+bg CAPP $SRV "$W/tcpdump.log" tcpdump -i $PFX-s -n -U -Z root -w "$W/quic.pcap" udp port $QPORT
+wait_for 5 grep -q "listening on" "$W/tcpdump.log" || fail "tcpdump did not start"
+client "$W/c30.log" --invite "$W/inv/invite-30.txt" --key "$W/c30.key" --tries 20 \
+	--keepalive 1 --dead-after 3 --ifname dust30 --stats -v
+C30=$CP
 client "$W/c1.log" --invite "$W/inv/invite-2.txt" --key "$W/c1.key" --tries 20 \
 	--keepalive 1 --dead-after 3 --route 10.91.0.0/24 --stats
 C1=$CP
@@ -108,10 +128,13 @@ sleep 1.5
 start_server
 wait_for 10 grep -q "connected to" "$W/c1.log" || { cat "$W/c1.log"; fail "client 1 not up"; }
 [[ $(stat -c %a "$W/c1.key") == 600 ]] || fail "client key is not mode 0600"
+wait_for 10 grep -q "connected to" "$W/c30.log" || { cat "$W/c30.log"; fail "quic client not up"; }
 
 step "ping both ways"
 n $CLI ping -c 5 -i 0.2 -W 2 10.91.0.1 | tee "$W/ping-c2s.txt"
 n $SRV ping -c 5 -i 0.2 -W 2 10.91.0.2 | tee "$W/ping-s2c.txt"
+n $CLI ping -c 5 -i 0.2 -W 2 10.92.0.1 | tee "$W/ping-q-c2s.txt"
+n $SRV ping -c 5 -i 0.2 -W 2 10.92.0.30 | tee "$W/ping-q-s2c.txt"
 
 step "the invitation is bound: another key gets no answer"
 client "$W/thief.log" --invite "$W/inv/invite-2.txt" --key "$W/thief.key" --tries 3 \
@@ -123,10 +146,13 @@ stop_pid "$SP"
 wait "$SP" || fail "server did not exit cleanly"
 grep -q "intro_wrong_key=[1-9]" "$W/server.log" || { cat "$W/server.log"; fail "no wrong-key drop"; }
 grep -q "chained=[1-9]" "$W/server.log" || { cat "$W/server.log"; fail "no data chained with an intro"; }
+grep -q "quic_intros=[1-9]" "$W/server.log" || { cat "$W/server.log"; fail "no quic intro accepted"; }
 cp "$W/server.log" "$W/server-1.log"
 start_server
 wait_for 30 grep -q "connected again" "$W/c1.log" || { cat "$W/c1.log"; fail "no re-intro"; }
 n $CLI ping -c 3 -i 0.2 -W 2 10.91.0.1 >/dev/null || fail "no traffic after the restart"
+wait_for 30 grep -q "connected again" "$W/c30.log" || { cat "$W/c30.log"; fail "no quic re-intro"; }
+n $CLI ping -c 3 -i 0.2 -W 2 10.92.0.1 >/dev/null || fail "no quic traffic after the restart"
 
 step "a used invitation works past its expiry"
 stop_pid "$SP"
@@ -156,5 +182,47 @@ cat "$W/c1.log"
 [[ $(stats_field "$W/c1.log" intros) -ge 3 ]] || fail "stats show too few intros"
 [[ $(stats_field "$W/c1.log" rx_packets) -ge 8 ]] || fail "stats show too few packets"
 ! n $CLI ip link show dust0 2>/dev/null || fail "dust0 still exists"
+
+step "quic client: stats and its wire"
+kill -TERM "$C30"
+wait_exit "$C30" 5 || fail "quic client did not stop on SIGTERM"
+[[ $RC -eq 0 ]] || fail "quic client exit status $RC on SIGTERM"
+grep "dust-client stats:" "$W/c30.log"
+[[ $(stats_field "$W/c30.log" reconnects) -ge 1 ]] || fail "quic stats show no reconnect"
+[[ $(stats_field "$W/c30.log" intros) -ge 3 ]] || fail "quic stats show too few intros"
+[[ $(stats_field "$W/c30.log" rx_packets) -ge 8 ]] || fail "quic stats show too few packets"
+stop_pid "$CAPP"
+# client datagrams: 1250-byte long-header Initials (0b1100xxxx, version 1) or
+# short headers (0b01xxxxxx); server ones: first flights (Initials) or short
+/usr/bin/python3 - "$W/quic.pcap" $QPORT <<'PY' || fail "quic wire check"
+import struct, sys
+d, qport = open(sys.argv[1], "rb").read(), int(sys.argv[2])
+link = struct.unpack("<I", d[20:24])[0]
+off, n, init_c, init_s, short, bad = 24, 0, 0, 0, 0, []
+while off + 16 <= len(d):
+    incl = struct.unpack("<I", d[off + 8:off + 12])[0]
+    fr = d[off + 16:off + 16 + incl]
+    off += 16 + incl
+    ip = fr[14:] if link == 1 else fr
+    ihl = (ip[0] & 15) * 4
+    dport = struct.unpack(">H", ip[ihl + 2:ihl + 4])[0]
+    u = ip[ihl + 8:]
+    n += 1
+    if u[0] & 0xf0 == 0xc0 and u[1:5] == b"\0\0\0\1":
+        if dport == qport:
+            init_c += 1
+            if len(u) != 1250:
+                bad.append("client Initial of %d bytes" % len(u))
+        else:
+            init_s += 1
+    elif u[0] & 0xc0 == 0x40:
+        short += 1
+    else:
+        bad.append("datagram starting %02x" % u[0])
+print("quic capture: %d datagrams, %d client Initials, %d server first flights, %d short headers"
+      % (n, init_c, init_s, short))
+assert not bad, bad[:5]
+assert init_c >= 3 and init_s >= 2 and short >= 20
+PY
 
 echo "PASS: netns-client"

@@ -3,7 +3,8 @@
  * Test-only helper for the netns tests: writes invitations (including
  * already-expired ones, which the real dust-invite refuses to make) and runs
  * a minimal socket-and-TUN Dust server, so dust-client's own behaviour
- * (retransmit, wrong key, server restart) is tested without DPDK.
+ * (retransmit, wrong key, server restart) is tested without DPDK. With
+ * --quic-port it also serves the quic profile (SPEC §12) on a second socket.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,17 +26,19 @@
 #include <sodium.h>
 
 #include "dust.h"
+#include "quic.h"
 
 enum { MAX_SESSIONS = 64, DG_MAX = 65535 };
 
 struct args {
-	const char *key, *store, *server, *net, *pwfile, *outdir, *tun;
-	unsigned port, first, count;
+	const char *key, *store, *server, *net, *pwfile, *outdir, *tun, *cover_sni;
+	unsigned port, first, count, quic_port;
 	long expiry_s;
 };
 
 struct peer {
 	struct dust_session s;
+	int sock; /* the socket of its profile */
 	bool live;
 };
 
@@ -44,9 +47,9 @@ struct server {
 	struct dust_rng rng;
 	struct dust_pad pad;
 	struct peer peers[MAX_SESSIONS];
-	int sock, tun;
+	int sock, qsock, tun;
 	uint64_t drops[DUST_DROP_MAX];
-	uint64_t intros, decoded, encoded, replies, chained;
+	uint64_t intros, decoded, encoded, replies, chained, quic_intros, quic_foreign;
 	uint8_t buf[DG_MAX];
 };
 
@@ -134,7 +137,11 @@ static int cmd_invites(const struct args *a)
 		tun.a[2] = (uint8_t)(host >> 8);
 		tun.a[3] = (uint8_t)host;
 		if (dust_invite_new(&inv, &id, &srv, (uint16_t)a->port, &tun, (uint8_t)plen,
-		                    (uint64_t)(time(NULL) + a->expiry_s)) < 0 ||
+		                    (uint64_t)(time(NULL) + a->expiry_s)) < 0)
+			return die("invitation");
+		/* --cover-sni makes a quic-profile invitation */
+		inv.profile = a->cover_sni ? DUST_PROFILE_QUIC : DUST_PROFILE_RANDOM;
+		if ((a->cover_sni && dust_invite_cover_set(&inv, a->cover_sni) < 0) ||
 		    dust_store_add(st, &inv) < 0 || write_invite(a, &inv, host, pw))
 			return die("invitation");
 	}
@@ -177,7 +184,7 @@ static struct peer *peer_by_ep(struct server *sv, const struct dust_endpoint *ep
 	for (int i = 0; i < MAX_SESSIONS; i++) {
 		struct peer *p = &sv->peers[i];
 
-		if (p->live && p->s.peer.port == ep->port &&
+		if (p->live && p->sock == sv->sock && p->s.peer.port == ep->port &&
 		    dust_ipaddr_equal(&p->s.peer.ip, &ep->ip))
 			return p;
 	}
@@ -192,26 +199,32 @@ static struct peer *peer_by_tunnel(struct server *sv, const uint8_t *dst4)
 	return NULL;
 }
 
-static void send_to(struct server *sv, struct peer *p, const uint8_t *pkt, size_t len)
+static void send_to(const struct peer *p, const uint8_t *pkt, size_t len)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(p->s.peer.port)};
 
 	memcpy(&sin.sin_addr, p->s.peer.ip.a, 4);
-	sendto(sv->sock, pkt, len, 0, (struct sockaddr *)&sin, sizeof(sin));
+	sendto(p->sock, pkt, len, 0, (struct sockaddr *)&sin, sizeof(sin));
 }
 
+/* len bytes at pkt + dust_quic_tx_prefix + DUST_DATA_PREFIX: seal, frame, send. */
 static void seal_send(struct server *sv, struct peer *p, uint8_t *pkt, size_t len)
 {
-	int n = dust_data_seal(&p->s, &sv->rng, &sv->pad, (uint32_t)time(NULL), pkt, len, 1472);
+	size_t pre = dust_quic_tx_prefix(&p->s);
+	int n = dust_data_seal(&p->s, &sv->rng, &sv->pad, (uint32_t)time(NULL), pkt + pre, len,
+	                       1472 - pre);
 
-	if (n > 0)
-		send_to(sv, p, pkt, (size_t)n);
+	if (n <= 0)
+		return;
+	if (pre)
+		dust_quic_short_put(&p->s, &sv->rng, pkt);
+	send_to(p, pkt, pre + (size_t)n);
 }
 
 static void deliver_segs(struct server *sv, struct peer *p, uint8_t *dg, struct dust_seg *segs,
                          unsigned n)
 {
-	uint8_t ka[DUST_DATA_OVERHEAD + 64];
+	uint8_t ka[1 + DUST_DATA_OVERHEAD + 64];
 
 	for (unsigned i = 0; i < n; i++) {
 		uint8_t *ip = dg + segs[i].off;
@@ -230,25 +243,19 @@ static void deliver_segs(struct server *sv, struct peer *p, uint8_t *dg, struct 
 }
 
 /* Returns the slot the intro lands in, or NULL (counted drop, no reply). */
-static struct peer *accept_intro(struct server *sv, const struct dust_endpoint *ep, size_t len,
-                                 size_t *consumed)
+/* Put an accepted session in a slot, retiring older ones of its invitation. */
+static struct peer *peer_place(struct server *sv, const struct dust_endpoint *ep,
+                               const struct dust_intro_info *info, const struct dust_session *s,
+                               int sock)
 {
-	struct dust_intro_info info;
-	struct dust_session s;
-	enum dust_drop d;
 	struct peer *slot = NULL;
 
-	d = dust_intro_accept(&sv->srv, sv->buf, len, now_ms(), ep, &s, consumed, &info);
-	if (d != DUST_OK) {
-		sv->drops[d]++;
-		return NULL;
-	}
 	for (int i = 0; i < MAX_SESSIONS; i++) {
 		struct peer *p = &sv->peers[i];
 
 		/* a newer intro for the same invitation retires the old session */
 		if (p->live &&
-		    (p->s.invite_idx == info.invite_idx ||
+		    (p->s.invite_idx == info->invite_idx ||
 		     (dust_ipaddr_equal(&p->s.peer.ip, &ep->ip) && p->s.peer.port == ep->port)))
 			p->live = false;
 		if (!p->live && !slot)
@@ -256,10 +263,106 @@ static struct peer *accept_intro(struct server *sv, const struct dust_endpoint *
 	}
 	if (!slot)
 		return NULL;
-	slot->s = s;
+	slot->s = *s;
+	slot->sock = sock;
 	slot->live = true;
-	sv->intros++;
 	return slot;
+}
+
+static struct peer *accept_intro(struct server *sv, const struct dust_endpoint *ep, size_t len,
+                                 size_t *consumed)
+{
+	struct dust_intro_info info;
+	struct dust_session s;
+	enum dust_drop d;
+	struct peer *slot;
+
+	memset(&s, 0, sizeof(s)); /* the accept sets keys, not the profile or CID */
+	d = dust_intro_accept(&sv->srv, sv->buf, len, now_ms(), ep, &s, consumed, &info);
+	if (d != DUST_OK) {
+		sv->drops[d]++;
+		return NULL;
+	}
+	slot = peer_place(sv, ep, &info, &s, sv->sock);
+	sodium_memzero(&s, sizeof(s));
+	if (slot)
+		sv->intros++;
+	return slot;
+}
+
+/*
+ * quic: a client Initial is accepted with a fresh server ephemeral (wiped
+ * after use) and answered with the server's first flight; nothing is sent
+ * for one that does not authenticate.
+ */
+static void quic_accept(struct server *sv, const struct dust_endpoint *ep, size_t len)
+{
+	static uint8_t out[1500];
+	struct dust_intro_info info;
+	struct dust_quic_accept acc;
+	struct dust_quic_eph eph;
+	struct dust_session s;
+	struct peer *p;
+	enum dust_drop d;
+	int n;
+
+	if (dust_quic_eph_generate(&eph) < 0)
+		return;
+	d = dust_quic_intro_accept(&sv->srv, &sv->rng, sv->buf, len, now_ms(), ep, &eph, &s, &acc,
+	                           &info);
+	sodium_memzero(&eph, sizeof(eph));
+	if (d != DUST_OK) {
+		sv->drops[d]++;
+		return;
+	}
+	p = peer_place(sv, ep, &info, &s, sv->qsock);
+	sodium_memzero(&s, sizeof(s));
+	if (!p)
+		return;
+	n = dust_quic_answer_build(&p->s, &acc, &sv->rng, (uint32_t)time(NULL), out, sizeof(out));
+	if (n < 0) {
+		p->live = false;
+		return;
+	}
+	sv->quic_intros++;
+	send_to(p, out, (size_t)n);
+}
+
+static struct peer *peer_by_cid(struct server *sv, size_t len)
+{
+	for (int i = 0; i < MAX_SESSIONS; i++) {
+		struct peer *p = &sv->peers[i];
+
+		if (p->live && p->sock == sv->qsock && dust_quic_short_match(&p->s, sv->buf, len))
+			return p;
+	}
+	return NULL;
+}
+
+/* quic: Initials are intros; short headers find their session by DCID. */
+static void on_quic_datagram(struct server *sv, const struct sockaddr_in *from, size_t len)
+{
+	struct dust_endpoint ep = {.ip.family = 4, .port = ntohs(from->sin_port)};
+	struct dust_seg segs[DUST_CHAIN_MAX];
+	enum dust_drop drop = DUST_OK;
+	struct peer *p;
+	unsigned n;
+
+	memcpy(ep.ip.a, &from->sin_addr, 4);
+	if (dust_quic_is_initial(sv->buf, len)) {
+		quic_accept(sv, &ep, len);
+		return;
+	}
+	p = peer_by_cid(sv, len);
+	if (!p) {
+		sv->quic_foreign++;
+		return;
+	}
+	n = dust_datagram_open(&p->s, &sv->srv.lim, (uint32_t)time(NULL), sv->buf, len,
+	                       dust_quic_rx_prefix(&p->s), segs, DUST_CHAIN_MAX, &drop);
+	if (drop != DUST_OK)
+		sv->drops[drop]++;
+	deliver_segs(sv, p, sv->buf, segs, n);
 }
 
 static void on_datagram(struct server *sv, const struct sockaddr_in *from, size_t len)
@@ -303,15 +406,16 @@ static void on_tun(struct server *sv, size_t len)
 	p = peer_by_tunnel(sv, sv->buf + 16);
 	if (!p)
 		return;
-	memcpy(pkt + DUST_DATA_PREFIX, sv->buf, len);
+	memcpy(pkt + dust_quic_tx_prefix(&p->s) + DUST_DATA_PREFIX, sv->buf, len);
 	seal_send(sv, p, pkt, len);
 	sv->encoded++;
 }
 
 static void serve_loop(struct server *sv)
 {
-	struct pollfd pfd[2] = {{.fd = sv->sock, .events = POLLIN},
-	                        {.fd = sv->tun, .events = POLLIN}};
+	struct pollfd pfd[3] = {{.fd = sv->sock, .events = POLLIN},
+	                        {.fd = sv->tun, .events = POLLIN},
+	                        {.fd = sv->qsock, .events = POLLIN}};
 
 	while (!quit) {
 		struct sockaddr_in from;
@@ -319,11 +423,14 @@ static void serve_loop(struct server *sv)
 		ssize_t n;
 
 		dust_store_tick(sv->srv.store, (uint64_t)time(NULL));
-		if (poll(pfd, 2, 500) <= 0)
+		if (poll(pfd, sv->qsock >= 0 ? 3 : 2, 500) <= 0)
 			continue;
 		while ((n = recvfrom(sv->sock, sv->buf, sizeof(sv->buf), 0,
 		                     (struct sockaddr *)&from, &fl)) > 0)
 			on_datagram(sv, &from, (size_t)n);
+		while (sv->qsock >= 0 && (n = recvfrom(sv->qsock, sv->buf, sizeof(sv->buf), 0,
+		                                       (struct sockaddr *)&from, &fl)) > 0)
+			on_quic_datagram(sv, &from, (size_t)n);
 		while ((n = read(sv->tun, sv->buf, sizeof(sv->buf))) > 0)
 			on_tun(sv, (size_t)n);
 	}
@@ -343,18 +450,21 @@ static int cmd_serve(const struct args *a)
 	dust_rng_init(&sv.rng);
 	dust_pad_default(&sv.pad);
 	sv.sock = sock_open(a->server, a->port);
+	sv.qsock = a->quic_port ? sock_open(a->server, a->quic_port) : -1;
 	sv.tun = tun_open(a->tun);
-	if (sv.sock < 0 || sv.tun < 0)
+	if (sv.sock < 0 || sv.tun < 0 || (a->quic_port && sv.qsock < 0))
 		return 1;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	fprintf(stderr, "netns-peer: serving %s:%u\n", a->server, a->port);
+	fprintf(stderr, "netns-peer: serving %s:%u (quic port %u)\n", a->server, a->port,
+	        a->quic_port);
 	serve_loop(&sv);
 	printf("netns-peer summary: intros=%llu chained=%llu decoded=%llu encoded=%llu "
-	       "keepalive_replies=%llu",
+	       "keepalive_replies=%llu quic_intros=%llu quic_foreign=%llu",
 	       (unsigned long long)sv.intros, (unsigned long long)sv.chained,
 	       (unsigned long long)sv.decoded, (unsigned long long)sv.encoded,
-	       (unsigned long long)sv.replies);
+	       (unsigned long long)sv.replies, (unsigned long long)sv.quic_intros,
+	       (unsigned long long)sv.quic_foreign);
 	for (int d = 1; d < DUST_DROP_MAX; d++)
 		printf(" %s=%llu", dust_drop_name(d), (unsigned long long)sv.drops[d]);
 	putchar('\n');
@@ -365,10 +475,13 @@ static int cmd_serve(const struct args *a)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-	    {"key", 1, NULL, 'k'},      {"store", 1, NULL, 's'},         {"server", 1, NULL, 'a'},
-	    {"port", 1, NULL, 'p'},     {"tunnel-net", 1, NULL, 'n'},    {"first", 1, NULL, 'f'},
-	    {"count", 1, NULL, 'c'},    {"password-file", 1, NULL, 'w'}, {"out-dir", 1, NULL, 'o'},
-	    {"expiry-s", 1, NULL, 'e'}, {"tun", 1, NULL, 't'},           {NULL, 0, NULL, 0},
+	    {"key", 1, NULL, 'k'},        {"store", 1, NULL, 's'},
+	    {"server", 1, NULL, 'a'},     {"port", 1, NULL, 'p'},
+	    {"tunnel-net", 1, NULL, 'n'}, {"first", 1, NULL, 'f'},
+	    {"count", 1, NULL, 'c'},      {"password-file", 1, NULL, 'w'},
+	    {"out-dir", 1, NULL, 'o'},    {"expiry-s", 1, NULL, 'e'},
+	    {"tun", 1, NULL, 't'},        {"quic-port", 1, NULL, 'q'},
+	    {"cover-sni", 1, NULL, 'C'},  {NULL, 0, NULL, 0},
 	};
 	struct args a = {.port = 4500, .first = 2, .count = 1, .expiry_s = 86400, .tun = "srv0"};
 	int c;
@@ -407,6 +520,12 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			a.tun = optarg;
+			break;
+		case 'q':
+			a.quic_port = (unsigned)atoi(optarg);
+			break;
+		case 'C':
+			a.cover_sni = optarg;
 			break;
 		default:
 			return 2;
