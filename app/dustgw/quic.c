@@ -210,6 +210,10 @@ void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)
 	struct dust_session *s = dust_session_table_lookup(w->tab, &rx->ep);
 	struct dust_rx_result res;
 
+	if (!rx->len) {
+		dgw_drop_m(w, m, DUST_DROP_TRUNCATED);
+		return;
+	}
 	if (rx->dg[0] & DUST_QUIC_LONG) {
 		/* a client Initial (maybe a restart from the same address), else nothing we take */
 		if (dust_quic_is_initial(rx->dg, rx->len))
