@@ -293,6 +293,10 @@ def main(path):
            'DCID of %d bytes, one packet fills the datagram' % len(h['dcid']))
     pn, frames = unprotect(dg, h, initial_keys(h['dcid'], False))
     stream, kinds = walk_frames(frames)
+    expect(h['length'] == 1232 and pn == 1 and not h['scid'] and
+           2 <= kinds.count('PING') <= 9 and 1 <= kinds.count('CRYPTO') <= 9,
+           'Initial: Length 1232, packet number 1, empty SCID, %d CRYPTO and %d PING frames'
+           % (kinds.count('CRYPTO'), kinds.count('PING')))
     hello = stream
     ch = parse_client_hello(handshake_msg(stream, 1))
     check_hello_shape(ch, inv['cover'])
