@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "dust-pcap.h"
+#include "wire_quic.h"
 
 static const char usage_text[] =
     "usage: dust-pcap COMMAND [options]\n"
@@ -30,6 +31,14 @@ static const char usage_text[] =
     "      solicitation for the gateway's IPv6 address and IPv6 UDP for another.\n"
     "      The manifest lists every cleartext packet dustgw must deliver and the counter\n"
     "      values it must report; --state saves the client sessions (for decode/inject).\n"
+    "  gen --profile quic --store STORE --key KEY --out PCAP [--out PCAP...]\n"
+    "      --manifest FILE [--clients N] [--packets P] [--wire PCAP]\n"
+    "      Quic-profile clients (SPEC §12): each sends its QUIC Initial, then P-1\n"
+    "      short-header data packets. Their keys depend on the server's answer, made\n"
+    "      here by a server side with KEY (the store read only); the gateway, with its\n"
+    "      own ephemeral and connection IDs, accepts every Initial and drops that data\n"
+    "      as quic_no_session (the manifest says so). --wire PCAP: both directions\n"
+    "      (Initials, answers, data each way) as an observer on the path sees them.\n"
     "  inject --store STORE --state FILE --out PCAP [--out PCAP...] --manifest FILE\n"
     "      [--packets P]  Cleartext from the tunnel side toward each client (client i\n"
     "      to file (i+1) mod n, so it crosses lcores), plus packets for an unused\n"
@@ -81,6 +90,9 @@ static int parse(int argc, char **argv, struct args *a)
 	    {"table-max", required_argument, NULL, 'T'},
 	    {"ip6", required_argument, NULL, '6'},
 	    {"v6-clients", required_argument, NULL, 'V'},
+	    {"profile", required_argument, NULL, 'P'},
+	    {"key", required_argument, NULL, 'K'},
+	    {"wire", required_argument, NULL, 'W'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -145,6 +157,18 @@ static int parse(int argc, char **argv, struct args *a)
 		case 'V':
 			a->v6_clients = (unsigned)strtoul(optarg, NULL, 10);
 			break;
+		case 'P':
+			if (!strcmp(optarg, "quic"))
+				a->profile = DUST_PROFILE_QUIC;
+			else if (strcmp(optarg, "random") != 0)
+				die("--profile: random or quic, not %s", optarg);
+			break;
+		case 'K':
+			a->key = optarg;
+			break;
+		case 'W':
+			a->wire = optarg;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			exit(0);
@@ -174,7 +198,7 @@ int main(int argc, char **argv)
 	if (parse(argc - 1, argv + 1, &a) != 0)
 		return 2;
 	if (!strcmp(cmd, "gen"))
-		return cmd_gen(&a);
+		return a.profile == DUST_PROFILE_QUIC ? cmd_gen_quic(&a) : cmd_gen(&a);
 	if (!strcmp(cmd, "inject"))
 		return cmd_inject(&a);
 	if (!strcmp(cmd, "check"))

@@ -78,6 +78,8 @@ struct args {
 	unsigned clients, packets, wrong_key, roam, table_max, v6_clients;
 	int bad, unordered;
 	const char *ip6;
+	int profile;            /* gen --profile: enum dust_profile */
+	const char *key, *wire; /* gen --profile quic: server key, two-way capture */
 };
 
 struct pkt {
@@ -113,6 +115,7 @@ void queues_build(struct queues *q, const struct manifest *m);
 void queues_free(struct queues *q);
 
 int cmd_gen(const struct args *a);
+int cmd_gen_quic(const struct args *a);
 int cmd_inject(const struct args *a);
 int cmd_check(const struct args *a);
 int cmd_decode(const struct args *a);

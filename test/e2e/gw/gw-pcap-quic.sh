@@ -1,0 +1,34 @@
+#!/bin/sh
+# dust-pcap gen --profile quic replayed through dustgw: 20 quic-profile
+# clients send their QUIC Initials to quic_port 443, then 3 short-header data
+# packets each under keys of dust-pcap's own server side. The gateway must
+# accept and answer every Initial (one answer each, from port 443) and drop
+# the data it cannot know the keys of as quic_no_session, delivering nothing.
+. "$(dirname "$0")/lib.sh"
+
+"$INVITE" keygen --out server.key >/dev/null
+"$INVITE" create --store inv.store --key server.key --server 10.0.0.1 --port 443 \
+	--tunnel-net 10.9.0.0/16 --count 20 --store-only --profile quic \
+	--cover-sni www.example.com >/dev/null
+make_conf 1
+sed -i 's/^udp_port = 4433/&\nquic_port = 443/' gw.conf
+"$PCAP" gen --profile quic --store inv.store --key server.key --out in.pcap \
+	--manifest m.txt --clients 20 --packets 4 --wire wire.pcap
+# the store is only read: nothing is bound before the gateway runs
+[ ! -s inv.store.bind ] || fail "dust-pcap gen wrote the store's binding journal"
+run_gw quic "rx_pcap=in.pcap,tx_pcap=out.pcap" "tx_pcap=clear.pcap" 1
+"$PCAP" check --manifest m.txt --stats quic.stats --delivered clear.pcap ||
+	fail "counters differ from the manifest"
+n=$(tcpdump -nr out.pcap 'udp src port 443' 2>/dev/null | wc -l)
+[ "$n" = 20 ] || fail "expected 20 answers from port 443, saw $n"
+n=$(tcpdump -nr wire.pcap udp 2>/dev/null | wc -l)
+[ "$n" = 160 ] || fail "expected 160 datagrams on the wire capture, saw $n"
+# a random-profile store is refused with a clear message
+"$INVITE" create --store rnd.store --key server.key --server 10.0.0.1 --port 4433 \
+	--tunnel-net 10.9.0.0/16 --count 1 --store-only >/dev/null
+if "$PCAP" gen --profile quic --store rnd.store --key server.key --out x.pcap \
+	--manifest x.txt 2>err.txt; then
+	fail "gen --profile quic took a random-profile store"
+fi
+grep -q "not a quic one" err.txt || fail "unclear error: $(cat err.txt)"
+echo "PASS gw-pcap-quic"
