@@ -509,7 +509,8 @@ dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint
                        const struct dust_quic_eph *eph, struct dust_session *s,
                        struct dust_quic_accept *acc, struct dust_intro_info *info)
 {
-	struct accept_tmp *t = sodium_malloc(sizeof(*t));
+	/* on the stack (5 KiB): an allocation per Initial would cost a flood more than it */
+	struct accept_tmp tmp, *t = &tmp;
 	struct dust_store_entry *e = NULL;
 	struct quic_long qh;
 	uint64_t pn = 0;
@@ -517,8 +518,6 @@ dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint
 	bool first_use = false;
 	enum dust_drop d;
 
-	if (!t)
-		return DUST_DROP_MALFORMED;
 	ch_len = read_client_hello(dg, len, &qh, &pn, &t->cb);
 	if (!ch_len || !tls_client_hello_parse(t->cb.b, ch_len, &t->h)) {
 		d = len < DUST_QUIC_INITIAL_MIN ? DUST_DROP_TRUNCATED : DUST_DROP_MALFORMED;
@@ -548,7 +547,7 @@ dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint
 		info->first_use = first_use;
 	}
 out_wipe:
-	sodium_free(t); /* sodium_free wipes */
+	sodium_memzero(t, sizeof(*t));
 	return d;
 }
 
