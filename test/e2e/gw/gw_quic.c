@@ -59,30 +59,13 @@ static int send_dg(const struct dust_endpoint *from, uint16_t port, const uint8_
 	return rg_put(&H, H.nrx[0], f, rg_frame(f, from->ip.a, gw_ip, from->port, port, dg, len));
 }
 
-/* Next frame the gateway sent toward clients, or 0 after a while. */
-static size_t recv_net(uint8_t *f, size_t cap)
+/* Next frame the gateway put on ring r (toward clients, or delivered), or 0 after a while. */
+static size_t recv_ring(struct rte_ring *r, uint8_t *f, size_t cap)
 {
 	struct rte_mbuf *m;
 
 	for (int i = 0; i < 2000; i++) {
-		if (rte_ring_dequeue(H.ntx[0], (void **)&m) == 0) {
-			size_t n = RTE_MIN((size_t)rte_pktmbuf_data_len(m), cap);
-
-			memcpy(f, rte_pktmbuf_mtod(m, void *), n);
-			rte_pktmbuf_free(m);
-			return n;
-		}
-		rte_delay_us_sleep(500);
-	}
-	return 0;
-}
-
-static size_t recv_dlv(uint8_t *f, size_t cap)
-{
-	struct rte_mbuf *m;
-
-	for (int i = 0; i < 2000; i++) {
-		if (rte_ring_dequeue(H.dtx[0], (void **)&m) == 0) {
+		if (rte_ring_dequeue(r, (void **)&m) == 0) {
 			size_t n = RTE_MIN((size_t)rte_pktmbuf_data_len(m), cap);
 
 			memcpy(f, rte_pktmbuf_mtod(m, void *), n);
@@ -138,7 +121,7 @@ static int intro(struct cl *c, uint8_t *ans, size_t *alen)
 
 	CHECK(n == DUST_QUIC_CLIENT_DGRAM, "intro build");
 	CHECK(send_dg(&c->a, QUIC_PORT, dg, (size_t)n) == 0, "send");
-	fl = recv_net(f, sizeof(f));
+	fl = recv_ring(H.ntx[0], f, sizeof(f));
 	CHECK(fl > 42, "no answer to an Initial");
 	CHECK(be16(f + 34) == QUIC_PORT && be16(f + 36) == c->a.port, "answer ports");
 	*alen = fl - 42;
@@ -167,7 +150,7 @@ static int send_data(struct cl *c, const struct dust_endpoint *from, uint8_t mar
 static int expect_delivered(struct cl *c, uint8_t mark)
 {
 	uint8_t f[1600], want[128];
-	size_t n = recv_dlv(f, sizeof(f)), il = inner(c, true, mark, want);
+	size_t n = recv_ring(H.dtx[0], f, sizeof(f)), il = inner(c, true, mark, want);
 
 	CHECK(n == 14 + il && memcmp(f + 14, want, il) == 0, "inner packet not delivered as sent");
 	return 0;
@@ -185,7 +168,7 @@ static int reverse(struct cl *c, uint16_t want_port, uint8_t mark)
 	f[12] = 0x08, f[13] = 0;
 	memcpy(f + 14, ip, il);
 	CHECK(rg_put(&H, H.drx[0], f, 14 + il) == 0, "put");
-	n = recv_net(f, sizeof(f));
+	n = recv_ring(H.ntx[0], f, sizeof(f));
 	CHECK(n > 42 + 1, "no reply toward the client");
 	CHECK(be16(f + 34) == QUIC_PORT && be16(f + 36) == want_port, "reply ports");
 	CHECK(dust_quic_short_match(&c->cur, f + 42, n - 42), "reply is no short header for us");
@@ -284,7 +267,7 @@ static int phases(void)
 		size_t fl;
 
 		CHECK(n > 0 && send_dg(&c->a, RANDOM_PORT, dg, (size_t)n) == 0, "random intro");
-		fl = recv_net(f, sizeof(f));
+		fl = recv_ring(H.ntx[0], f, sizeof(f));
 		CHECK(fl > 42 && be16(f + 34) == RANDOM_PORT, "random profile keepalive");
 	}
 	return 0;

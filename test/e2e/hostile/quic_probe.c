@@ -133,54 +133,49 @@ static int load_invite(struct dust_invite *inv, const char *file, const char *pw
 	return rc;
 }
 
-/* Initials for inv: n with one bit flipped, n cut short; a fresh key each. */
-static void broken_initials(const struct dust_invite *inv, unsigned n)
+/* An intact Initial for inv from a fresh client key; its length. */
+static size_t initial(const struct dust_invite *inv, uint8_t dg[DG_MAX])
 {
 	struct dust_identity id;
 	struct dust_quic_client qc;
+	int len;
+
+	if (dust_identity_generate(&id) != 0)
+		exit(1);
+	len = dust_quic_intro_build(inv, &id, &rng, (uint64_t)time(NULL) * 1000, dg, DG_MAX, &qc);
+	if (len < 0)
+		exit(1);
+	dust_quic_client_wipe(&qc);
+	dust_identity_wipe(&id);
+	return (size_t)len;
+}
+
+/* Initials for inv: n with one bit flipped, n cut short. */
+static void broken_initials(const struct dust_invite *inv, unsigned n)
+{
 	uint8_t dg[DG_MAX];
 
 	for (unsigned i = 0; i < 2 * n; i++) {
-		int len;
+		size_t len = initial(inv, dg);
 
-		if (dust_identity_generate(&id) != 0)
-			exit(1);
-		len = dust_quic_intro_build(inv, &id, &rng, (uint64_t)time(NULL) * 1000, dg,
-		                            sizeof(dg), &qc);
-		if (len < 0)
-			exit(1);
 		if (i < n) {
 			unsigned bit = dust_rng_uniform(&rng, (uint32_t)len * 8);
 
 			dg[bit / 8] ^= (uint8_t)(1u << (bit % 8));
 		} else {
-			len = (int)dust_rng_uniform(&rng, (uint32_t)len);
+			len = dust_rng_uniform(&rng, (uint32_t)len);
 		}
-		probe(dg, (size_t)len);
-		dust_quic_client_wipe(&qc);
-		dust_identity_wipe(&id);
+		probe(dg, len);
 	}
 }
 
 /* Intact Initials of an invitation this gateway never issued. */
 static void stranger(const struct dust_invite *inv, unsigned n)
 {
-	struct dust_identity id;
-	struct dust_quic_client qc;
 	uint8_t dg[DG_MAX];
 
-	for (unsigned i = 0; i < n; i++) {
-		int len;
-
-		if (dust_identity_generate(&id) != 0)
-			exit(1);
-		len = dust_quic_intro_build(inv, &id, &rng, (uint64_t)time(NULL) * 1000, dg,
-		                            sizeof(dg), &qc);
-		if (len < 0)
-			exit(1);
-		probe(dg, (size_t)len);
-		dust_quic_client_wipe(&qc);
-	}
+	for (unsigned i = 0; i < n; i++)
+		probe(dg, initial(inv, dg));
 }
 
 static size_t seal(struct dust_session *s, uint8_t *pkt, size_t data_len)
