@@ -46,11 +46,19 @@ gen() { # gen NAME DLV_LOG2_RING ARGS...
 	name=$1
 	ring=$2
 	shift 2
-	# shellcheck disable=SC2046
-	timeout 120 "$DUSTGEN" --lcores "0@0" --no-huge -m 512 --no-pci --file-prefix "$PREFIX-gen" \
-		$(memif client "$ring") -- --store inv.store --clients 16 --size 300 --duration 2 --drain-ms 1500 \
-		--json "$name.json" "$@" >"$name.out" 2>"$name.log" ||
-		{ cat "$name.log" "$name.out"; fail "dust-gen $name failed"; }
+	# A memif server may refuse a client right after the previous one left: retry then.
+	for try in 1 2 3; do
+		rc=0
+		# shellcheck disable=SC2046
+		timeout 120 "$DUSTGEN" --lcores "0@0" --no-huge -m 512 --no-pci \
+			--file-prefix "$PREFIX-gen" $(memif client "$ring") -- --store inv.store \
+			--clients 16 --size 300 --duration 2 --drain-ms 1500 --json "$name.json" "$@" \
+			>"$name.out" 2>"$name.log" || rc=$?
+		[ $rc != 0 ] && grep -q "Failed to connect socket" "$name.log" || break
+		echo "dust-gen $name: memif connect refused (try $try), again in 1 s"
+		sleep 1
+	done
+	[ $rc = 0 ] || { cat "$name.log" "$name.out"; fail "dust-gen $name failed"; }
 	cat "$name.out"
 }
 val() { # val FILE EXPR: a value of dust-gen's JSON summary
