@@ -22,9 +22,14 @@ static void usage(FILE *f)
 		"  -l, --len-share S   length check: flag a length shown to hold more than\n"
 		"                      share S of payloads (default 0.0625)\n"
 		"  -m, --min N         refuse to judge fewer than N payloads (default 100)\n"
+		"  -q, --quic          with --port N (the server's): instead of the randomness\n"
+		"                      checks, check that the traffic is QUIC v1: packets parse,\n"
+		"                      Initials decrypt to Client/ServerHellos, CIDs consistent\n"
 		"  -h, --help\n"
 		"Exit status: 0 nothing flagged, 1 flagged, 2 error or too few payloads.\n");
 }
+
+static bool quic_mode; /* --quic */
 
 static int parse_args(int argc, char **argv, struct dpi_filter *f, struct dpi_params *p,
 		      long *min_n, const char **path)
@@ -33,12 +38,13 @@ static int parse_args(int argc, char **argv, struct dpi_filter *f, struct dpi_pa
 		{"port", required_argument, NULL, 'p'},  {"dir", required_argument, NULL, 'd'},
 		{"alpha", required_argument, NULL, 'a'}, {"len-share", required_argument, NULL, 'l'},
 		{"min", required_argument, NULL, 'm'},   {"help", no_argument, NULL, 'h'},
+		{"quic", no_argument, NULL, 'q'},
 		{NULL, 0, NULL, 0},
 	};
 	char *end;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "p:d:a:l:m:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:d:a:l:m:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			f->port = (int)strtol(optarg, &end, 10);
@@ -68,6 +74,9 @@ static int parse_args(int argc, char **argv, struct dpi_filter *f, struct dpi_pa
 			if (*end || *min_n < 1)
 				goto bad;
 			break;
+		case 'q':
+			quic_mode = true;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -76,7 +85,8 @@ static int parse_args(int argc, char **argv, struct dpi_filter *f, struct dpi_pa
 			return -1;
 		}
 	}
-	if (optind != argc - 1 || (f->dir != DPI_DIR_ANY && f->port < 0)) {
+	if (optind != argc - 1 || (f->dir != DPI_DIR_ANY && f->port < 0) ||
+	    (quic_mode && f->port < 0)) {
 		usage(stderr);
 		return -1;
 	}
@@ -133,6 +143,15 @@ int main(int argc, char **argv)
 		dpi_capture_free(&cap);
 		return 2;
 	}
+	if (quic_mode) {
+		struct dpi_result r = {0};
+
+		printf("checks (QUIC v1, server port %d):\n", f.port);
+		dpi_check_quic(&cap, &p, f.port, &r);
+		printf("  %-13s %s  %s\n", r.name, verdict_name(r.verdict), r.detail);
+		flags += r.verdict == DPI_FLAG;
+		goto out;
+	}
 	printf("checks (each flags random payloads with probability <= %g):\n", p.alpha);
 	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) {
 		struct dpi_result r = {0};
@@ -141,6 +160,7 @@ int main(int argc, char **argv)
 		printf("  %-13s %s  %s\n", r.name, verdict_name(r.verdict), r.detail);
 		flags += r.verdict == DPI_FLAG;
 	}
+out:
 	printf("result: %s\n", flags ? "FLAGGED: this traffic stands out" : "nothing flagged");
 	dpi_capture_free(&cap);
 	return flags ? 1 : 0;

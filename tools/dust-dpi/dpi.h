@@ -73,6 +73,12 @@ void dpi_check_prefixes(const struct dpi_capture *c, const struct dpi_params *p,
 			struct dpi_result *r);
 void dpi_check_repeats(const struct dpi_capture *c, const struct dpi_params *p,
 		       struct dpi_result *r);
+/*
+ * --quic: every payload is QUIC v1, Initials decrypt to hellos, CIDs are
+ * consistent per connection (quic.c). port: the server's UDP port.
+ */
+void dpi_check_quic(const struct dpi_capture *c, const struct dpi_params *p, int port,
+		    struct dpi_result *r);
 /* Wu et al. 2023 rule: informational, always DPI_INFO. */
 void dpi_check_gfw(const struct dpi_capture *c, const struct dpi_params *p, struct dpi_result *r);
 

@@ -1,0 +1,462 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dust-dpi --quic: does a capture look like QUIC v1 to a parser that knows
+ * the protocol, as the GFW's QUIC decryption (2024-) and nDPI do? Every
+ * datagram on the server port must be well-formed QUIC packets, every
+ * Initial must decrypt with the public keys (RFC 9001 §5) to a ClientHello
+ * (from the client) or a ServerHello (from the server), and connection IDs
+ * must stay consistent within each connection. libdust's QUIC pieces
+ * (quic_pvt.h) remove the Initial protection.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dpi.h"
+#include "quic_pvt.h"
+
+enum { SLOTS = 4, HELLO_MAX = DUST_QUIC_CRYPTO_MAX, SNIS = 8 };
+
+/* One connection attempt of a client: its first DCID and the CRYPTO stream. */
+struct attempt {
+	uint8_t odcid[DUST_QUIC_CID_MAX], odcid_len;
+	uint8_t hello[HELLO_MAX];
+	uint8_t have[HELLO_MAX / 8];
+	bool judged;
+};
+
+struct cid {
+	uint8_t b[DUST_QUIC_CID_MAX], len;
+};
+
+/* A client endpoint talking to the server port. */
+struct conn {
+	uint8_t family, ip[16];
+	uint16_t port;
+	struct attempt *a[SLOTS]; /* newest attempts, a[0] first */
+	struct cid client_scid;
+	struct cid server[SLOTS]; /* server CIDs seen in its Initials, newest first */
+};
+
+struct qstate {
+	const struct dpi_capture *c;
+	int port;
+	struct conn *conns;
+	size_t nconns, cap;
+	uint64_t dgrams, initials_c, initials_s, hellos, server_hellos, shorts, handshakes,
+	    migrated, no_cid;
+	uint64_t bad;
+	char first_bad[200];
+	char sni[SNIS][64];
+	unsigned nsni;
+};
+
+static void bad(struct qstate *q, size_t i, const char *why)
+{
+	if (!q->bad++)
+		snprintf(q->first_bad, sizeof(q->first_bad), "payload %zu (%u bytes): %s", i,
+		         q->c->dg[i].len, why);
+}
+
+static struct conn *conn_of(struct qstate *q, const struct dpi_flow_key *k, bool c2s)
+{
+	const uint8_t *ip = c2s ? k->src : k->dst;
+	uint16_t port = c2s ? k->sport : k->dport;
+
+	for (size_t i = 0; i < q->nconns; i++)
+		if (q->conns[i].family == k->family && q->conns[i].port == port &&
+		    !memcmp(q->conns[i].ip, ip, 16))
+			return &q->conns[i];
+	if (q->nconns == q->cap) {
+		size_t cap = q->cap ? 2 * q->cap : 64;
+		struct conn *n = realloc(q->conns, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		q->conns = n;
+		q->cap = cap;
+	}
+	memset(&q->conns[q->nconns], 0, sizeof(q->conns[0]));
+	q->conns[q->nconns].family = k->family;
+	memcpy(q->conns[q->nconns].ip, ip, 16);
+	q->conns[q->nconns].port = port;
+	return &q->conns[q->nconns++];
+}
+
+static void cid_push(struct cid *ring, const uint8_t *b, uint8_t len)
+{
+	for (int i = 0; i < SLOTS; i++)
+		if (ring[i].len == len && !memcmp(ring[i].b, b, len))
+			return;
+	memmove(ring + 1, ring, (SLOTS - 1) * sizeof(*ring));
+	memcpy(ring[0].b, b, len);
+	ring[0].len = len;
+}
+
+/* Does dg + 1 start with one of ring's CIDs (a short header's DCID)? */
+static bool cid_prefix(const struct cid *ring, const uint8_t *dg, size_t len)
+{
+	for (int i = 0; i < SLOTS; i++)
+		if (ring[i].len && 1u + ring[i].len <= len &&
+		    !memcmp(dg + 1, ring[i].b, ring[i].len))
+			return true;
+	return false;
+}
+
+static bool cid_in(const struct cid *ring, const uint8_t *b, uint8_t len)
+{
+	for (int i = 0; i < SLOTS; i++)
+		if (ring[i].len && ring[i].len == len && !memcmp(ring[i].b, b, len))
+			return true;
+	return false;
+}
+
+static bool cid_eq(const struct cid *c, const uint8_t *b, uint8_t len)
+{
+	return c->len == len && !memcmp(c->b, b, len);
+}
+
+/* ---- frames and hellos --------------------------------------------------------- */
+
+static bool skip_ack(const uint8_t *f, size_t n, size_t *pos)
+{
+	uint64_t v, ranges;
+	bool ecn = f[*pos] == 0x03;
+
+	(*pos)++;
+	if (!quic_varint_get(f, n, pos, &v) || !quic_varint_get(f, n, pos, &v) ||
+	    !quic_varint_get(f, n, pos, &ranges) || !quic_varint_get(f, n, pos, &v) || ranges > 256)
+		return false;
+	for (uint64_t i = 0; i < 2 * ranges + (ecn ? 3 : 0); i++)
+		if (!quic_varint_get(f, n, pos, &v))
+			return false;
+	return true;
+}
+
+/* Frames an Initial may carry (RFC 9000 §12.4); CRYPTO data into a. */
+static bool walk(const uint8_t *f, size_t n, struct attempt *a)
+{
+	size_t pos = 0;
+	uint64_t off, len, v;
+
+	while (pos < n) {
+		switch (f[pos]) {
+		case 0x00: /* PADDING */
+		case 0x01: /* PING */
+			pos++;
+			break;
+		case 0x02:
+		case 0x03:
+			if (!skip_ack(f, n, &pos))
+				return false;
+			break;
+		case 0x06: /* CRYPTO */
+			pos++;
+			if (!quic_varint_get(f, n, &pos, &off) ||
+			    !quic_varint_get(f, n, &pos, &len) || len > n - pos ||
+			    off > HELLO_MAX || len > HELLO_MAX - off)
+				return false;
+			memcpy(a->hello + off, f + pos, len);
+			for (uint64_t i = off; i < off + len; i++)
+				a->have[i / 8] |= (uint8_t)(1u << (i % 8));
+			pos += len;
+			break;
+		case 0x1c: /* CONNECTION_CLOSE (transport): code, frame type, reason */
+			pos++;
+			if (!quic_varint_get(f, n, &pos, &v) || !quic_varint_get(f, n, &pos, &v) ||
+			    !quic_varint_get(f, n, &pos, &len) || len > n - pos)
+				return false;
+			pos += len;
+			break;
+		default:
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool complete(const struct attempt *a, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!(a->have[i / 8] & (1u << (i % 8))))
+			return false;
+	return true;
+}
+
+/* Length of the handshake message of type t at the stream's start, once complete; else 0. */
+static size_t message(const struct attempt *a, uint8_t t)
+{
+	size_t n;
+
+	if (!complete(a, 4) || a->hello[0] != t)
+		return 0;
+	n = 4 + ((size_t)a->hello[1] << 16 | be16_get(a->hello + 2));
+	return n <= HELLO_MAX && complete(a, n) ? n : 0;
+}
+
+/* A ClientHello's structure (RFC 8446 §4.1.2), and its SNI for the report. */
+static bool client_hello_ok(const uint8_t *h, size_t n, char *sni, size_t sni_cap)
+{
+	size_t pos = 4 + 2 + 32, end;
+
+	sni[0] = '\0';
+	if (n < pos + 1 || be16_get(h + 4) != DUST_TLS_LEGACY_VERSION)
+		return false;
+	pos += 1 + (size_t)h[pos];
+	if (n < pos + 2 || n - pos - 2 < be16_get(h + pos))
+		return false;
+	pos += 2 + be16_get(h + pos);
+	if (n < pos + 1 || n - pos - 1 < h[pos])
+		return false;
+	pos += 1 + (size_t)h[pos];
+	if (n < pos + 2 || be16_get(h + pos) != n - pos - 2)
+		return false;
+	for (pos += 2, end = n; pos < end;) {
+		uint16_t type, len;
+
+		if (end - pos < 4)
+			return false;
+		type = be16_get(h + pos);
+		len = be16_get(h + pos + 2);
+		if (end - pos - 4 < len)
+			return false;
+		if (type == DUST_TLS_EXT_SERVER_NAME && len >= 5 &&
+		    be16_get(h + pos + 7) <= len - 5)
+			snprintf(sni, sni_cap, "%.*s", (int)be16_get(h + pos + 7), h + pos + 9);
+		pos += 4 + (size_t)len;
+	}
+	return true;
+}
+
+static void sni_note(struct qstate *q, const char *sni)
+{
+	for (unsigned i = 0; i < q->nsni; i++)
+		if (!strcmp(q->sni[i], sni))
+			return;
+	if (q->nsni < SNIS)
+		snprintf(q->sni[q->nsni++], sizeof(q->sni[0]), "%s", sni);
+}
+
+/* Judge an attempt's ClientHello once it is complete. */
+static void hello_judge(struct qstate *q, struct attempt *a, size_t i)
+{
+	char sni[64];
+	size_t n = message(a, DUST_TLS_CLIENT_HELLO);
+
+	if (a->judged || !n)
+		return;
+	a->judged = true;
+	if (!client_hello_ok(a->hello, n, sni, sizeof(sni))) {
+		bad(q, i, "Initial CRYPTO data is no well-formed ClientHello");
+		return;
+	}
+	q->hellos++;
+	sni_note(q, sni[0] ? sni : "(none)");
+}
+
+/* ---- packets --------------------------------------------------------------------- */
+
+static struct attempt *attempt_of(struct conn *cn, const struct quic_long *h)
+{
+	struct attempt *a;
+
+	for (int s = 0; s < SLOTS; s++)
+		if (cn->a[s] && cn->a[s]->odcid_len == h->dcid_len &&
+		    !memcmp(cn->a[s]->odcid, h->dcid, h->dcid_len))
+			return cn->a[s];
+	a = cn->a[SLOTS - 1] ? cn->a[SLOTS - 1] : malloc(sizeof(*a));
+	if (!a)
+		return NULL;
+	memset(a, 0, sizeof(*a));
+	memcpy(a->odcid, h->dcid, h->dcid_len);
+	a->odcid_len = h->dcid_len;
+	memmove(cn->a + 1, cn->a, (SLOTS - 1) * sizeof(cn->a[0]));
+	cn->a[0] = a;
+	return a;
+}
+
+static void client_initial(struct qstate *q, struct conn *cn, const uint8_t *p,
+                           const struct quic_long *h, size_t i)
+{
+	struct dust_quic_keys k;
+	struct attempt *a;
+	uint8_t frames[2048];
+	uint64_t pn;
+	size_t plen = 0;
+	bool ok;
+
+	q->initials_c++;
+	if (h->dcid_len < 8 || h->length > sizeof(frames)) {
+		bad(q, i, "client Initial: DCID shorter than 8 bytes (RFC 9000 §7.2) or too long");
+		return;
+	}
+	a = attempt_of(cn, h);
+	if (!a)
+		return;
+	dust_quic_initial_keys(h->dcid, h->dcid_len, false, &k);
+	ok = quic_unprotect(&k, p, h->pn_off, h->length, &pn, frames, &plen);
+	if (!ok) {
+		bad(q, i, "client Initial does not decrypt with the v1 Initial keys");
+		return;
+	}
+	if (!walk(frames, plen, a)) {
+		bad(q, i, "client Initial holds a frame an Initial may not carry");
+		return;
+	}
+	cn->client_scid.len = h->scid_len;
+	memcpy(cn->client_scid.b, h->scid, h->scid_len);
+	hello_judge(q, a, i);
+}
+
+static void server_initial(struct qstate *q, struct conn *cn, const uint8_t *p,
+                           const struct quic_long *h, size_t i)
+{
+	struct dust_quic_keys k;
+	struct attempt *tmp = calloc(1, sizeof(*tmp));
+	uint8_t frames[2048];
+	uint64_t pn;
+	size_t plen = 0;
+	bool ok = false;
+
+	q->initials_s++;
+	if (!tmp)
+		return;
+	/* the server's keys come from the DCID of the client attempt it answers */
+	for (int s = 0; s < SLOTS && !ok && h->length <= sizeof(frames); s++) {
+		if (!cn->a[s])
+			continue;
+		dust_quic_initial_keys(cn->a[s]->odcid, cn->a[s]->odcid_len, true, &k);
+		ok = quic_unprotect(&k, p, h->pn_off, h->length, &pn, frames, &plen);
+	}
+	if (!ok)
+		bad(q, i, "server Initial decrypts with no client attempt's Initial keys");
+	else if (!cid_eq(&cn->client_scid, h->dcid, h->dcid_len))
+		bad(q, i, "server Initial: DCID is not the client's SCID");
+	else if (!walk(frames, plen, tmp) || !message(tmp, DUST_TLS_SERVER_HELLO))
+		bad(q, i, "server Initial holds no complete ServerHello");
+	else {
+		q->server_hellos++;
+		cid_push(cn->server, h->scid, h->scid_len);
+	}
+	free(tmp);
+}
+
+/* Handshake and 0-RTT packets: not decryptable here, but their CIDs are known. */
+static void other_long(struct qstate *q, struct conn *cn, const struct quic_long *h, bool c2s,
+                       size_t i)
+{
+	q->handshakes++;
+	if (h->type != DUST_QUIC_TYPE_HANDSHAKE)
+		return; /* 0-RTT: the Initial's DCID, checked there */
+	if (c2s && !cid_in(cn->server, h->dcid, h->dcid_len))
+		bad(q, i, "client Handshake packet: DCID is not the server's CID");
+	else if (!c2s && (!cid_eq(&cn->client_scid, h->dcid, h->dcid_len) ||
+	                  !cid_in(cn->server, h->scid, h->scid_len)))
+		bad(q, i, "server Handshake packet: CIDs differ from its Initial's");
+}
+
+static void short_header(struct qstate *q, struct conn *cn, const uint8_t *p, size_t len, bool c2s,
+                         size_t i)
+{
+	q->shorts++;
+	if (!c2s) {
+		if (len < 1u + cn->client_scid.len ||
+		    memcmp(p + 1, cn->client_scid.b, cn->client_scid.len) != 0)
+			bad(q, i, "server short header: DCID is not the client's SCID");
+		return;
+	}
+	if (cid_prefix(cn->server, p, len))
+		return;
+	/* a client that moved (NAT rebinding) keeps the server's CID */
+	for (size_t c = 0; c < q->nconns; c++)
+		if (cid_prefix(q->conns[c].server, p, len)) {
+			q->migrated++;
+			return;
+		}
+	q->no_cid++;
+	bad(q, i, "client short header names no connection ID the server gave");
+}
+
+static void datagram(struct qstate *q, size_t i)
+{
+	const struct dpi_dgram *d = &q->c->dg[i];
+	const struct dpi_flow_key *k = &q->c->flows[d->flow];
+	bool c2s = k->dport == q->port;
+	struct conn *cn = conn_of(q, k, c2s);
+	size_t pos = 0, len = d->len;
+	bool has_initial = false;
+
+	if (!cn)
+		return;
+	q->dgrams++;
+	while (pos < len) {
+		const uint8_t *p = d->data + pos;
+		struct quic_long h;
+
+		if (!(p[0] & DUST_QUIC_FIXED)) {
+			bad(q, i,
+			    pos ? "bytes after a packet are no QUIC packet"
+			        : "fixed bit clear: not QUIC v1");
+			return;
+		}
+		if (!(p[0] & DUST_QUIC_LONG)) {
+			short_header(q, cn, p, len - pos, c2s, i);
+			break;
+		}
+		if (!quic_long_parse(p, len - pos, &h) || h.version != DUST_QUIC_VERSION ||
+		    h.length > len - pos - h.pn_off || h.length < 20 || h.type == 0x30) {
+			bad(q, i,
+			    "long header: no well-formed QUIC v1 Initial, 0-RTT or Handshake");
+			return;
+		}
+		if (h.type == DUST_QUIC_TYPE_INITIAL) {
+			has_initial = true;
+			if (c2s)
+				client_initial(q, cn, p, &h, i);
+			else
+				server_initial(q, cn, p, &h, i);
+		} else {
+			other_long(q, cn, &h, c2s, i);
+		}
+		pos += h.pn_off + h.length;
+	}
+	if (has_initial && len < DUST_QUIC_INITIAL_MIN)
+		bad(q, i, "a datagram with an Initial is shorter than 1200 bytes (RFC 9000 §14.1)");
+}
+
+void dpi_check_quic(const struct dpi_capture *c, const struct dpi_params *p, int port,
+                    struct dpi_result *r)
+{
+	struct qstate q = {.c = c, .port = port};
+	size_t incomplete = 0;
+	char snis[200] = "";
+
+	(void)p;
+	r->name = "quic";
+	for (size_t i = 0; i < c->n; i++)
+		datagram(&q, i);
+	for (size_t i = 0; i < q.nconns; i++)
+		for (int s = 0; s < SLOTS; s++)
+			if (q.conns[i].a[s]) {
+				incomplete += !q.conns[i].a[s]->judged;
+				free(q.conns[i].a[s]);
+			}
+	free(q.conns);
+	for (unsigned i = 0; i < q.nsni; i++)
+		snprintf(snis + strlen(snis), sizeof(snis) - strlen(snis), "%s%s", i ? "," : "",
+		         q.sni[i]);
+	if (incomplete && !q.bad)
+		snprintf(q.first_bad, sizeof(q.first_bad),
+		         "%zu connection attempts without a complete ClientHello", incomplete);
+	r->verdict = q.bad || incomplete || !q.dgrams ? DPI_FLAG : DPI_PASS;
+	snprintf(r->detail, sizeof(r->detail),
+	         "%llu datagrams, %zu clients: %llu client Initials (%llu ClientHellos, SNI %s), "
+	         "%llu server Initials (%llu ServerHellos), %llu other long, %llu short headers "
+	         "(%llu after a move); %llu bad%s%s",
+	         (unsigned long long)q.dgrams, q.nconns, (unsigned long long)q.initials_c,
+	         (unsigned long long)q.hellos, q.nsni ? snis : "-",
+	         (unsigned long long)q.initials_s, (unsigned long long)q.server_hellos,
+	         (unsigned long long)q.handshakes, (unsigned long long)q.shorts,
+	         (unsigned long long)q.migrated, (unsigned long long)q.bad,
+	         q.bad || incomplete ? ", first: " : "", q.first_bad);
+}
