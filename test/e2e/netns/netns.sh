@@ -31,6 +31,12 @@
 # own invitation, all served both ways; a dustgw restart: every client
 # notices the silence and introduces again (no crash; the bindings survive,
 # so an intro from another key for a used invitation is still refused).
+# Beside them, quic-profile clients (SPEC §12) on dustgw's quic port 443 go
+# through the same steps (both ways, restart, stop). Their part of the wire
+# is kept as test-artifacts/netns-quic.pcap and must pass as real QUIC:
+# tshark dissects every datagram as QUIC, nothing malformed, no expert
+# error, every decrypted ClientHello names the cover SNI; nDPI labels
+# >= 99% of the flows QUIC.
 # The client<->gateway wire is kept as test-artifacts/netns-wire.pcap;
 # the measured figures go to test-artifacts/netns-results.txt.
 #
@@ -47,6 +53,10 @@ PEER=$(realpath "$4")
 W=$5
 ART=$6
 NCLIENTS=${NETNS_CLIENTS:-20}
+NQUIC=${NETNS_QUIC_CLIENTS:-4}
+LAST=$NCLIENTS # the highest client index started so far
+QPORT=443
+COVER=www.example.com
 PFX=dn$$
 WIRE=$PFX-wire
 GW=$PFX-gw
@@ -64,7 +74,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-need_root_tools ping iperf3 tcpdump ethtool sha256sum /usr/bin/python3
+need_root_tools ping iperf3 tcpdump ethtool sha256sum /usr/bin/python3 tshark ndpiReader
 [[ $DUSTGW == peer || -x $DUSTGW ]] || fail "no dustgw binary at $DUSTGW"
 rm -rf "$W"
 mkdir -p "$W/inv" "$ART"
@@ -80,6 +90,11 @@ step "server key and $((NCLIENTS + 1)) invitations"
 	--out-dir "$W/inv" >/dev/null
 INVITES=("$W"/inv/invite-*.txt)
 [[ ${#INVITES[@]} -eq $((NCLIENTS + 1)) ]] || fail "dust-invite wrote ${#INVITES[@]} invitations"
+"$INVITE" create --store "$W/store" --key "$W/gw.key" --server $GWADDR --port $QPORT \
+	--profile quic --cover-sni $COVER --tunnel-net 10.9.0.0/24 --count "$NQUIC" \
+	--password-file "$W/pw" --out-dir "$W/qinv" >/dev/null
+INVITES+=("$W"/qinv/invite-*.txt)
+[[ ${#INVITES[@]} -eq $((NCLIENTS + NQUIC + 1)) ]] || fail "no $NQUIC quic invitations"
 
 step "namespaces and links"
 ns_add $WIRE
@@ -126,7 +141,7 @@ client_ns_add() { # client_ns_add I
 	n "$ns" ip link set $PFX-c$1 up
 	[[ $1 -gt 1 ]] || csum_offload "$ns" $PFX-c$1 "$([[ $1 -eq 0 ]] && echo on || echo off)"
 }
-for i in $(seq 0 $NCLIENTS); do
+for i in $(seq 0 $((NCLIENTS + NQUIC))); do
 	client_ns_add "$i"
 done
 
@@ -135,6 +150,7 @@ cat >"$W/dustgw.conf" <<EOF
 [gateway]
 ipv4 = $GWADDR
 udp_port = $PORT
+quic_port = $QPORT
 key_file = $W/gw.key
 store = $W/store
 
@@ -273,17 +289,29 @@ both_ways() { # both_ways I: client I pings far, far pings client I
 }
 all_both_ways() {
 	local pids=() i bad=0
-	for i in $(seq 0 $NCLIENTS); do
+	for i in $(seq 0 $LAST); do
 		both_ways "$i" &
 		pids[$i]=$!
 	done
-	for i in $(seq 0 $NCLIENTS); do
+	for i in $(seq 0 $LAST); do
 		wait "${pids[$i]}" || { echo "client $i not served" >&2; bad=1; }
 	done
 	return $bad
 }
 all_both_ways || fail "not every client was served"
 echo "clients served at once: $((NCLIENTS + 1))" >>"$RESULTS"
+
+step "$NQUIC quic-profile clients on port $QPORT (cover $COVER)"
+for i in $(seq $((NCLIENTS + 1)) $((NCLIENTS + NQUIC))); do
+	start_client "$i"
+done
+for i in $(seq $((NCLIENTS + 1)) $((NCLIENTS + NQUIC))); do
+	client_up "$i"
+	grep -q "connected to $GWADDR:$QPORT" "$W/client-$i.log" || fail "client $i is not on port $QPORT"
+done
+LAST=$((NCLIENTS + NQUIC))
+all_both_ways || fail "not every client was served with the quic ones"
+echo "clients served at once: $((LAST + 1)) ($NQUIC of them quic on port $QPORT)" >>"$RESULTS"
 
 step "restart dustgw: every client introduces again"
 # a steady ping across the restart measures the outage (5 pings a second)
@@ -295,11 +323,13 @@ summary_event() {
 	sed -n "s/.* $2=\([0-9]*\).*/\1/p" "$W/dustgw-$1.log" | tail -1
 }
 FIRST=$(summary_event 1 intro_first_use)
-[[ $FIRST -eq $((NCLIENTS + 1)) ]] ||
-	{ cat "$W/dustgw-1.log"; fail "first run: $FIRST first uses, want $((NCLIENTS + 1))"; }
+[[ $FIRST -eq $((LAST + 1)) ]] ||
+	{ cat "$W/dustgw-1.log"; fail "first run: $FIRST first uses, want $((LAST + 1))"; }
+[[ $(summary_event 1 quic_answers) -ge $NQUIC ]] ||
+	{ cat "$W/dustgw-1.log"; fail "first run: fewer than $NQUIC quic answers"; }
 sleep 1
 start_gw 2
-for i in $(seq 0 $NCLIENTS); do
+for i in $(seq 0 $LAST); do
 	wait_for 60 grep -q "connected again" "$W/client-$i.log" ||
 		{ cat "$W/client-$i.log"; fail "client $i did not come back after the restart"; }
 done
@@ -310,7 +340,7 @@ read -r PTX PRX <<<"$(sed -n 's/^\([0-9]*\) packets transmitted, \([0-9]*\) rece
 echo "ping -i 0.2 across the restart: $PTX sent, $PRX answered, unanswered for about $(((PTX - PRX) * 200)) ms" >>"$RESULTS"
 RESTART_INTROS=$(grep -h "connected again" "$W"/client-*.log | sed -n 's/.*after \([0-9]*\) intro.*/\1/p' |
 	sort -n | tail -1)
-echo "gateway restart: all $((NCLIENTS + 1)) clients re-introduced (dead-after 4 s; at most $RESTART_INTROS intro(s) each)" >>"$RESULTS"
+echo "gateway restart: all $((LAST + 1)) clients re-introduced (dead-after 4 s; at most $RESTART_INTROS intro(s) each)" >>"$RESULTS"
 
 step "used invitations stay used: another key is refused"
 ns_add $PFX-thief
@@ -332,6 +362,14 @@ TCPDUMP=
 UDPCOUNT=$(tcpdump -n -r "$ART/netns-wire.pcap" "udp port $PORT" 2>/dev/null | wc -l)
 [[ $UDPCOUNT -gt 3000 ]] || fail "the wire capture holds only $UDPCOUNT Dust datagrams"
 echo "wire capture: $ART/netns-wire.pcap, $UDPCOUNT Dust datagrams" >>"$RESULTS"
+tcpdump -n -r "$ART/netns-wire.pcap" -w "$ART/netns-quic.pcap" "udp port $QPORT" 2>/dev/null ||
+	fail "cannot cut the quic flows out of the wire capture"
+"$(dirname "$0")/quic-wire.sh" "$ART/netns-quic.pcap" $QPORT $COVER "$NQUIC" >>"$RESULTS" ||
+	fail "the quic flows do not pass as QUIC (see above)"
+# the same checks refuse the random profile's flows (they can fail)
+tcpdump -n -r "$ART/netns-wire.pcap" -c 500 -w "$W/random.pcap" "udp port $PORT" 2>/dev/null
+! "$(dirname "$0")/quic-wire.sh" "$W/random.pcap" $PORT $COVER 1 >/dev/null 2>&1 ||
+	fail "quic-wire.sh passed random-profile flows as QUIC"
 
 step "TCP throughput: iperf3 -t 5 (not captured)"
 n $PFX-c0 iperf3 -c $FARADDR -t 5 -J >"$W/iperf-tcp.json" || fail "iperf3 TCP failed"
@@ -349,15 +387,16 @@ print("%.1f Mbit/s" % (e["sum_received"]["bits_per_second"] / 1e6))' "$W/iperf-t
 echo "tcp iperf3 -c $FARADDR -t 5 -R (far->client): $TPUT" >>"$RESULTS"
 
 step "stop every client: exit 0 and a stats line"
-for i in $(seq 0 $NCLIENTS); do
+for i in $(seq 0 $LAST); do
 	kill -TERM "${CPID[$i]}"
 done
-for i in $(seq 0 $NCLIENTS); do
+for i in $(seq 0 $LAST); do
 	wait_exit "${CPID[$i]}" 10 || fail "client $i did not stop"
 	[[ $RC -eq 0 ]] || fail "client $i exit status $RC"
 	grep -q "dust-client stats:" "$W/client-$i.log" || fail "client $i printed no stats"
 done
 grep "dust-client stats:" "$W/client-0.log" >>"$RESULTS"
+grep "dust-client stats:" "$W/client-$LAST.log" | sed 's/^/quic /' >>"$RESULTS"
 stop_gw 2
 cp "$W/dustgw-2.log" "$ART/netns-dustgw-summary.txt"
 # after the restart every intro found its binding on disk: no first use, and
@@ -367,12 +406,14 @@ cp "$W/dustgw-2.log" "$ART/netns-dustgw-summary.txt"
 ! grep -h "udp_csum" "$W"/dustgw-*.log || fail "dustgw dropped datagrams for their UDP checksum"
 # the TAP kernel's own IPv6 chatter is dlv_local, not a client's no_tunnel
 ! grep -h "no_tunnel" "$W"/dustgw-*.log || fail "dustgw counted no_tunnel drops"
-[[ $(summary_event 2 intro_ok) -ge $((NCLIENTS + 1)) ]] || fail "second run: too few intros"
+[[ $(summary_event 2 intro_ok) -ge $((LAST + 1)) ]] || fail "second run: too few intros"
 grep -Eq "intro_wrong_key +[1-9]" "$W/dustgw-2.log" || fail "no intro_wrong_key drop counted"
 # read the store only now: dust-invite may compact the journal when it opens it
 "$INVITE" list --store "$W/store" >"$W/list.txt"
 USED=$(grep -c " used by client " "$W/list.txt" || true)
-[[ $USED -eq $((NCLIENTS + 1)) ]] || { cat "$W/list.txt"; fail "store lists $USED used invitations"; }
+[[ $USED -eq $((LAST + 1)) ]] || { cat "$W/list.txt"; fail "store lists $USED used invitations"; }
+QUSED=$(grep " quic:$COVER " "$W/list.txt" | grep -c " used by client " || true)
+[[ $QUSED -eq $NQUIC ]] || { cat "$W/list.txt"; fail "store lists $QUSED used quic invitations"; }
 
 cat "$RESULTS"
 echo "PASS: netns"

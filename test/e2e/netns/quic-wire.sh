@@ -1,0 +1,64 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Do quic-profile flows pass as QUIC to real parsers? On a capture of them:
+# tshark dissects every datagram on PORT as QUIC, with no malformed packet
+# and no expert item of Error severity, and decrypts every client Initial to
+# a ClientHello naming SNI. As tshark hands any datagram on a QUIC port to
+# its QUIC dissector, it must also have followed every datagram into a
+# connection, and every client short header's DCID must be one it learnt
+# from that connection's handshake (random bytes fail these two); nDPI (DPI only, no port guess) labels >= 99% of
+# the flows QUIC. Prints the figures; exit 1 with the reason on a failure.
+#
+# usage: quic-wire.sh PCAP PORT SNI MIN_FLOWS
+set -u
+F=$1 PORT=$2 SNI=$3 MINFLOWS=$4
+bad=0
+
+no() {
+	echo "quic-wire: $*" >&2
+	bad=1
+}
+
+# ts FILTER [tshark args]: the frames of F that FILTER matches, one a line
+ts() {
+	local filter=$1
+	shift
+	tshark -n -r "$F" -d "udp.port==$PORT,quic" -Y "$filter" "$@" 2>/dev/null
+}
+
+TOTAL=$(ts "udp.port==$PORT" | wc -l)
+NOTQ=$(ts "udp.port==$PORT && !quic" | wc -l)
+MAL=$(ts "_ws.malformed" | wc -l)
+ERR=$(ts "_ws.expert.severity==error" | wc -l)
+NOCONN=$(ts "udp.port==$PORT && !quic.connection.number" | wc -l)
+NODCID=$(ts "udp.dstport==$PORT && quic.header_form==0 && !quic.dcid" | wc -l)
+SHORT=$(ts "udp.dstport==$PORT && quic.header_form==0" | wc -l)
+INIT=$(ts "udp.dstport==$PORT && quic.long.packet_type==0" | wc -l)
+ts "tls.handshake.type==1" -T fields -e tls.handshake.extensions_server_name >"$F.sni"
+HELLOS=$(wc -l <"$F.sni")
+WITHSNI=$(grep -cx "$SNI" "$F.sni")
+[[ $TOTAL -gt 0 ]] || no "no datagram on port $PORT in $F"
+[[ $NOTQ -eq 0 ]] || no "$NOTQ of $TOTAL datagrams are not dissected as QUIC"
+[[ $MAL -eq 0 ]] || no "$MAL malformed packets"
+[[ $ERR -eq 0 ]] || no "$ERR packets with an expert item of Error severity"
+[[ $NOCONN -eq 0 ]] || no "$NOCONN datagrams outside any QUIC connection tshark followed"
+[[ $SHORT -gt 0 && $NODCID -eq 0 ]] ||
+	no "$NODCID of $SHORT client short headers without a DCID of a known connection"
+[[ $INIT -gt 0 && $HELLOS -eq $INIT ]] || no "$INIT client Initials, $HELLOS decrypted ClientHellos"
+[[ $WITHSNI -eq $HELLOS ]] || no "$WITHSNI of $HELLOS ClientHellos name $SNI"
+echo "tshark $(tshark -v 2>/dev/null | sed -n '1s/.*(Wireshark) \([^ ]*\).*/\1/p') on $F: $TOTAL datagrams on udp $PORT," \
+	"$NOTQ not QUIC, $MAL malformed, $ERR with an Error expert item, $NOCONN outside a" \
+	"connection, $NODCID of $SHORT client short headers with an unknown DCID;" \
+	"$INIT client Initials, $HELLOS ClientHellos decrypted, $WITHSNI with SNI $SNI"
+
+# nDPI: -d turns port guessing off, so a QUIC label comes from the payload
+ndpiReader -d -i "$F" -v 2 >"$F.ndpi" 2>&1 || no "ndpiReader failed on $F"
+FLOWS=$(grep -cE '^[[:space:]]+[0-9]+[[:space:]]+UDP ' "$F.ndpi")
+QFLOWS=$(grep -E '^[[:space:]]+[0-9]+[[:space:]]+UDP ' "$F.ndpi" | grep -c '/QUIC\]')
+NSNI=$(grep -E '^[[:space:]]+[0-9]+[[:space:]]+UDP ' "$F.ndpi" | grep -c "$SNI")
+[[ $FLOWS -ge $MINFLOWS ]] || no "nDPI saw $FLOWS flows, want at least $MINFLOWS"
+[[ $((QFLOWS * 100)) -ge $((FLOWS * 99)) ]] || no "nDPI labels $QFLOWS of $FLOWS flows QUIC"
+echo "$(ndpiReader -h 2>&1 | sed -n 's/Welcome to \(nDPI [^ ]*\).*/\1/p') (ndpiReader -d -i F -v 2):" \
+	"$QFLOWS of $FLOWS flows QUIC, $NSNI showing SNI $SNI"
+exit $bad
