@@ -93,15 +93,23 @@ static void drain(void)
 		rte_pktmbuf_free_bulk(m, n);
 }
 
-/* Until the worker has read every frame sent and its loop went round. */
+/* The worker is between bursts (a burst of first-use intros waits for fsync). */
+static bool worker_idle(void)
+{
+	return atomic_load(&H.gw->w[0]->last_net_rx_tsc) != DGW_BUSY;
+}
+
+/* Until the worker has read every frame sent and handled its last burst. */
 static bool settled(void)
 {
 	for (int i = 0; i < 4000; i++) {
 		drain();
 		if (rg_ctr(&H, 0, DGW_CTR_NET_RX) == T.sent && rte_ring_count(H.nrx[0]) == 0) {
 			rte_delay_us_sleep(20000);
+			for (int j = 0; j < 10000 && !worker_idle(); j++)
+				rte_delay_us_sleep(1000);
 			drain();
-			return true;
+			return worker_idle();
 		}
 		rte_delay_us_sleep(500);
 	}

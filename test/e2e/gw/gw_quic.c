@@ -77,12 +77,20 @@ static size_t recv_ring(struct rte_ring *r, uint8_t *f, size_t cap)
 	return 0;
 }
 
+static bool worker_idle(void)
+{
+	return atomic_load(&H.gw->w[0]->last_net_rx_tsc) != DGW_BUSY;
+}
+
+/* Until the worker has read every frame sent and handled its last burst. */
 static bool settled(void)
 {
 	for (int i = 0; i < 4000; i++) {
 		if (rg_ctr(&H, 0, DGW_CTR_NET_RX) == T.sent && rte_ring_count(H.nrx[0]) == 0) {
 			rte_delay_us_sleep(20000);
-			return true;
+			for (int j = 0; j < 10000 && !worker_idle(); j++)
+				rte_delay_us_sleep(1000);
+			return worker_idle();
 		}
 		rte_delay_us_sleep(500);
 	}

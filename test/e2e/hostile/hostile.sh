@@ -120,6 +120,8 @@ proxy_arp = yes
 [sessions]
 max_per_lcore = $MAXSESS
 idle_timeout_s = 600
+; phase 3 tests refusal by a full table: no session here may be evicted as idle
+evict_idle_s = 3600
 [padding]
 mode = uniform
 min = 0
