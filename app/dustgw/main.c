@@ -223,7 +223,8 @@ static int run(struct opts *o)
 int main(int argc, char **argv)
 {
 	struct opts o = {0};
-	int n, rc;
+	char **eal_argv;
+	int n, rc = 1;
 
 	if (wants_help(argc, argv)) {
 		usage(stdout);
@@ -231,22 +232,22 @@ int main(int argc, char **argv)
 	}
 	if (wants_check(argc, argv))
 		return check_only(argc, argv);
-	argc = dgw_eal_args(argc, argv, &argv);
+	argc = dgw_eal_args(argc, argv, &eal_argv);
 	if (argc < 0) {
 		fprintf(stderr, "dustgw: out of memory\n");
 		return 1;
 	}
+	argv = eal_argv;
 	n = rte_eal_init(argc, argv);
 	if (n < 0) {
 		fprintf(stderr, "dustgw: EAL init failed: %s\n", rte_strerror(rte_errno));
-		return 1;
+		goto out_free;
 	}
 	argv[n] = argv[0];
-	if (parse_opts(argc - n, argv + n, &o) != 0 || dust_init() != 0) {
-		rte_eal_cleanup();
-		return 1;
-	}
-	rc = run(&o);
+	if (parse_opts(argc - n, argv + n, &o) == 0 && dust_init() == 0)
+		rc = run(&o);
 	rte_eal_cleanup();
+out_free:
+	free(eal_argv); /* the EAL arguments with the quiet log levels added */
 	return rc;
 }
