@@ -40,6 +40,7 @@ enum dgw_msg_type {
 	DGW_MSG_RETIRED,     /* worker -> main: s left the worker's table */
 	DGW_MSG_EVICT,       /* main -> worker: idx moved elsewhere, retire s */
 	DGW_MSG_RELEASE,     /* main -> worker: grace period over, free s's slot */
+	DGW_MSG_REVOKE,      /* main -> worker: idx was revoked, retire s */
 };
 
 struct dgw_msg {
@@ -117,9 +118,12 @@ struct dgw {
 	unsigned nworkers;
 	struct dgw_worker *w[DGW_MAX_WORKERS];
 	/* session publication (sessmap.c) */
-	uint32_t ninv;
-	struct dgw_pub *pub;
-	struct rte_hash *tunnel_map; /* struct dust_ipaddr -> invitation index */
+	uint32_t ninv;               /* invitations merged from the store (under pub_lock) */
+	uint32_t pub_cap;            /* entries of pub[] */
+	struct dgw_pub *pub;         /* swapped when it grows (see sessmap.c) */
+	struct rte_hash *tunnel_map; /* struct dust_ipaddr -> invitation index; swapped too */
+	unsigned maps_made;          /* tunnel maps created, for unique names */
+	bool reload_failing;         /* live.c: the last reload failed (logged once) */
 	struct rte_ring *to_main;    /* workers -> main, MP/SC */
 	struct rte_rcu_qsbr *rcu;
 	struct rte_rcu_qsbr_dq *dq;
@@ -186,6 +190,11 @@ void dgw_sess_note_mac(struct dgw_worker *w, const struct dust_session *s, uint6
 void dgw_worker_inbox(struct dgw_worker *w);
 void dgw_main_messages(struct dgw *gw);
 void dgw_worker_expire(struct dgw_worker *w);
+int dgw_sessmap_merge(struct dgw *gw);
+unsigned dgw_sessmap_revoke(struct dgw *gw);
+
+/* live.c: the main lcore follows the store files (dust-invite create/revoke) */
+void dgw_store_poll(struct dgw *gw);
 
 /* replay.c: the capture's clock */
 int dgw_replay_setup(struct dgw *gw);

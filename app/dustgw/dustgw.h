@@ -128,6 +128,7 @@ enum dgw_ctr {
 	DGW_CTR_SESS_EVICTED_IDLE, /**< full table: the idlest made room for an intro */
 	DGW_CTR_QUIC_ANSWER,       /**< quic profile: server first flights sent */
 	DGW_CTR_QUIC_MIGRATED,     /**< quic profile: sessions moved to a new address by CID */
+	DGW_CTR_SESS_REVOKED,      /**< its invitation was revoked */
 	DGW_CTR_MAX
 };
 

@@ -30,6 +30,16 @@
  *   across iterations, so once the token is seen no encoder can still hold
  *   s; the defer queue's callback sends RELEASE to the owner, which wipes
  *   the slot and makes it reusable. A slot is never reused under a reader.
+ * - Live invitations (main lcore, dgw_sessmap_merge): new invitations are
+ *   appended to the store (entries never move); pub[] grows by copy, the
+ *   new array swapped in and the old one freed after an RCU grace period
+ *   (a worker's MAC hint written to the old copy meanwhile is lost, and
+ *   written again by the client's next datagram); their tunnel addresses
+ *   are added to tunnel_map, or a bigger map is built and swapped the same
+ *   way. The telemetry thread is no RCU reader: it takes pub_lock, under
+ *   which both swaps happen. A revoked invitation's published session gets
+ *   REVOKE (as EVICT); a PUBLISH for a revoked invitation is answered with
+ *   REVOKE instead of being published.
  * - Ordering: main is the only producer of a worker's inbox, and it sends
  *   EVICT(s) (if at all) before it can have deferred s, so an EVICT always
  *   arrives before the RELEASE of the same slot: a stale EVICT finds the
@@ -64,9 +74,10 @@ static void dq_free(void *p, void *e, unsigned int n)
 	}
 }
 
-static int tunnel_map_fill(struct dgw *gw)
+/* Map the tunnel addresses of invitations [from, to) to their index. */
+static int tunnel_map_fill(struct dgw *gw, struct rte_hash *map, uint32_t from, uint32_t to)
 {
-	for (uint32_t i = 0; i < gw->ninv; i++) {
+	for (uint32_t i = from; i < to; i++) {
 		struct dust_store_entry *e = dust_store_at(gw->srv.store, i);
 		struct dgw_tkey key;
 		void *old;
@@ -74,7 +85,7 @@ static int tunnel_map_fill(struct dgw *gw)
 		memset(&key, 0, sizeof(key));
 		key.ip.family = e->inv.tunnel.family;
 		memcpy(key.ip.a, e->inv.tunnel.a, key.ip.family == 4 ? 4 : 16);
-		if (rte_hash_lookup_data(gw->tunnel_map, &key, &old) >= 0) {
+		if (rte_hash_lookup_data(map, &key, &old) >= 0) {
 			char buf[64];
 
 			DGW_LOG(WARNING,
@@ -84,28 +95,41 @@ static int tunnel_map_fill(struct dgw *gw)
 			        (unsigned)(uintptr_t)old);
 			continue;
 		}
-		if (rte_hash_add_key_data(gw->tunnel_map, &key, (void *)(uintptr_t)i) != 0)
+		if (rte_hash_add_key_data(map, &key, (void *)(uintptr_t)i) != 0)
 			return -ENOSPC;
 	}
 	return 0;
 }
 
-static int maps_create(struct dgw *gw)
+/* A tunnel map with room for twice n invitations, filled with the first n. */
+static struct rte_hash *tunnel_map_new(struct dgw *gw, uint32_t n)
 {
+	char name[RTE_HASH_NAMESIZE];
 	struct rte_hash_parameters hp = {
-	    .name = "dgw_tunnel",
-	    .entries = RTE_MAX(gw->ninv, 64u) * 2,
+	    .name = name,
+	    .entries = RTE_MAX(n, 64u) * 2,
 	    .key_len = sizeof(struct dgw_tkey),
 	    .hash_func = rte_jhash,
 	    .socket_id = (int)rte_socket_id(),
 	    .extra_flag = RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF,
 	};
+	struct rte_hash *map;
 
-	gw->pub = rte_zmalloc("dgw_pub", sizeof(*gw->pub) * RTE_MAX(gw->ninv, 1u), 0);
-	gw->tunnel_map = rte_hash_create(&hp);
-	if (!gw->pub || !gw->tunnel_map)
-		return -ENOMEM;
-	return tunnel_map_fill(gw);
+	snprintf(name, sizeof(name), "dgw_tunnel%u", gw->maps_made++);
+	map = rte_hash_create(&hp);
+	if (map && tunnel_map_fill(gw, map, 0, n) != 0) {
+		rte_hash_free(map);
+		map = NULL;
+	}
+	return map;
+}
+
+static int maps_create(struct dgw *gw)
+{
+	gw->pub_cap = RTE_MAX(2 * gw->ninv, 1024u);
+	gw->pub = rte_zmalloc("dgw_pub", sizeof(*gw->pub) * gw->pub_cap, 0);
+	gw->tunnel_map = tunnel_map_new(gw, gw->ninv);
+	return gw->pub && gw->tunnel_map ? 0 : -ENOMEM;
 }
 
 static int rcu_create(struct dgw *gw, uint32_t slots)
@@ -148,10 +172,9 @@ int dgw_sessmap_create(struct dgw *gw)
 		char name[32];
 
 		snprintf(name, sizeof(name), "dgw_inbox%u", i);
-		gw->w[i]->inbox =
-		    rte_ring_create_elem(name, sizeof(struct dgw_msg),
-		                         rte_align32pow2(2 * per + 64),
-		                         (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+		gw->w[i]->inbox = rte_ring_create_elem(
+		    name, sizeof(struct dgw_msg), rte_align32pow2(2 * per + 64),
+		    (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 		if (!gw->w[i]->inbox)
 			return -ENOMEM;
 	}
@@ -224,10 +247,11 @@ void dgw_worker_inbox(struct dgw_worker *w)
 
 		if (m[i].type == DGW_MSG_RELEASE) {
 			dust_session_table_release(w->tab, s);
-		} else if (m[i].type == DGW_MSG_EVICT && s->state == DUST_SESSION_LIVE &&
-		           s->invite_idx == m[i].idx) {
+		} else if ((m[i].type == DGW_MSG_EVICT || m[i].type == DGW_MSG_REVOKE) &&
+		           s->state == DUST_SESSION_LIVE && s->invite_idx == m[i].idx) {
 			dgw_sess_retire(w, s);
-			w->st.ctr[DGW_CTR_SESS_EVICTED]++;
+			w->st.ctr[m[i].type == DGW_MSG_EVICT ? DGW_CTR_SESS_EVICTED
+			                                     : DGW_CTR_SESS_REVOKED]++;
 		}
 	}
 }
@@ -237,6 +261,15 @@ static void main_publish(struct dgw *gw, const struct dgw_msg *m)
 	struct dgw_pub *p = &gw->pub[m->idx];
 	struct dust_session *old = atomic_load_explicit(&p->s, memory_order_relaxed);
 	uint16_t old_wid = p->wid;
+
+	/* accepted just before its revocation reached the worker: never published */
+	if (__atomic_load_n(&dust_store_at(gw->srv.store, m->idx)->revoked, __ATOMIC_ACQUIRE)) {
+		struct dgw_msg rv = {
+		    .type = DGW_MSG_REVOKE, .wid = m->wid, .idx = m->idx, .s = m->s};
+
+		send_inbox(gw, m->wid, &rv);
+		return;
+	}
 
 	/* The MAC first: an encoder that sees s must also see where to send. */
 	atomic_store_explicit(&p->mac, m->mac, memory_order_relaxed);
@@ -288,4 +321,79 @@ void dgw_main_messages(struct dgw *gw)
 		}
 	} while (n == RTE_DIM(m));
 	rte_rcu_qsbr_dq_reclaim(gw->dq, 256, NULL, NULL, NULL);
+}
+
+/* pub[] for at least n invitations: a bigger copy, swapped under pub_lock. */
+static int pub_grow(struct dgw *gw, uint32_t n)
+{
+	uint32_t cap = RTE_MAX(2 * n, gw->pub_cap);
+	struct dgw_pub *np = rte_zmalloc("dgw_pub", sizeof(*np) * cap, 0), *old = gw->pub;
+
+	if (!np)
+		return -ENOMEM;
+	rte_spinlock_lock(&gw->pub_lock);
+	memcpy(np, old, sizeof(*np) * gw->ninv);
+	__atomic_store_n(&gw->pub, np, __ATOMIC_RELEASE);
+	gw->pub_cap = cap;
+	rte_spinlock_unlock(&gw->pub_lock);
+	rte_rcu_qsbr_synchronize(gw->rcu, RTE_QSBR_THRID_INVALID);
+	rte_free(old);
+	return 0;
+}
+
+/* Map the new invitations' tunnel addresses; a full map is rebuilt bigger. */
+static int tunnel_map_extend(struct dgw *gw, uint32_t n)
+{
+	struct rte_hash *map, *old = gw->tunnel_map;
+
+	if (tunnel_map_fill(gw, old, gw->ninv, n) == 0)
+		return 0;
+	map = tunnel_map_new(gw, n);
+	if (!map)
+		return -ENOMEM;
+	rte_spinlock_lock(&gw->pub_lock);
+	__atomic_store_n(&gw->tunnel_map, map, __ATOMIC_RELEASE);
+	rte_spinlock_unlock(&gw->pub_lock);
+	rte_rcu_qsbr_synchronize(gw->rcu, RTE_QSBR_THRID_INVALID);
+	rte_hash_free(old);
+	return 0;
+}
+
+int dgw_sessmap_merge(struct dgw *gw)
+{
+	uint32_t n = (uint32_t)dust_store_count(gw->srv.store);
+	int rc;
+
+	if (n <= gw->ninv)
+		return 0;
+	if (n > gw->pub_cap && (rc = pub_grow(gw, n)) != 0)
+		return rc;
+	if ((rc = tunnel_map_extend(gw, n)) != 0)
+		return rc;
+	rte_spinlock_lock(&gw->pub_lock);
+	gw->ninv = n;
+	rte_spinlock_unlock(&gw->pub_lock);
+	return 0;
+}
+
+unsigned dgw_sessmap_revoke(struct dgw *gw)
+{
+	unsigned sent = 0;
+
+	for (uint32_t i = 0; i < gw->ninv; i++) {
+		struct dust_store_entry *e = dust_store_at(gw->srv.store, i);
+		struct dgw_pub *p = &gw->pub[i];
+		struct dust_session *s;
+
+		if (!__atomic_load_n(&e->revoked, __ATOMIC_ACQUIRE))
+			continue;
+		s = atomic_load_explicit(&p->s, memory_order_relaxed);
+		if (s) {
+			struct dgw_msg rv = {
+			    .type = DGW_MSG_REVOKE, .wid = (uint8_t)p->wid, .idx = i, .s = s};
+
+			sent += send_inbox(gw, p->wid, &rv) == 0;
+		}
+	}
+	return sent;
 }

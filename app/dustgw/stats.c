@@ -31,6 +31,7 @@ static const char *const ctr_names[DGW_CTR_MAX] = {
     [DGW_CTR_SESS_EVICTED_IDLE] = "sessions_evicted_idle",
     [DGW_CTR_QUIC_ANSWER] = "quic_answers",
     [DGW_CTR_QUIC_MIGRATED] = "quic_migrated",
+    [DGW_CTR_SESS_REVOKED] = "sessions_revoked",
 };
 
 static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {

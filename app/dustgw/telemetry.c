@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * DPDK telemetry commands, readable with dpdk-telemetry.py while dustgw
- * runs: /dustgw/stats[,worker] (every counter and drop reason) and
- * /dustgw/sessions[,tunnel-address] (live and published sessions).
+ * runs: /dustgw/stats[,worker] (every counter and drop reason),
+ * /dustgw/sessions[,tunnel-address] (live and published sessions) and
+ * /dustgw/store (the invitation store's generation and counts).
  */
 #include <stdlib.h>
 
@@ -51,9 +52,12 @@ static int session_one(struct dgw *gw, const char *addr, struct rte_tel_data *d)
 	memset(&key, 0, sizeof(key));
 	if (dust_ipaddr_parse(&key.ip, addr) != 0)
 		return -EINVAL;
-	if (rte_hash_lookup_data(gw->tunnel_map, &key, &idx) < 0)
-		return -ENOENT;
+	/* pub_lock: the map and pub[] are swapped under it when they grow */
 	rte_spinlock_lock(&gw->pub_lock);
+	if (rte_hash_lookup_data(gw->tunnel_map, &key, &idx) < 0) {
+		rte_spinlock_unlock(&gw->pub_lock);
+		return -ENOENT;
+	}
 	p.wid = gw->pub[(uintptr_t)idx].wid;
 	p.peer = gw->pub[(uintptr_t)idx].peer;
 	p.s = atomic_load(&gw->pub[(uintptr_t)idx].s);
@@ -110,6 +114,40 @@ static int sessions_cb(const char *cmd, const char *params, struct rte_tel_data 
 	return 0;
 }
 
+/*
+ * Counted from the entries, which never move; their flags are read without
+ * the store lock, so the counts are a snapshot that may be a moment old.
+ */
+static int store_cb(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct dgw *gw = dgw_global;
+	struct dust_store *st;
+	uint64_t bound = 0, revoked = 0;
+	uint32_t n;
+
+	(void)cmd;
+	(void)params;
+	if (!gw)
+		return -ENODEV;
+	st = gw->srv.store;
+	rte_spinlock_lock(&gw->pub_lock);
+	n = gw->ninv;
+	rte_spinlock_unlock(&gw->pub_lock);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct dust_store_entry *e = dust_store_at(st, i);
+
+		bound += __atomic_load_n(&e->bound, __ATOMIC_RELAXED) != 0;
+		revoked += __atomic_load_n(&e->revoked, __ATOMIC_RELAXED) != 0;
+	}
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "path", gw->cfg.store_path);
+	rte_tel_data_add_dict_u64(d, "generation", dust_store_generation(st));
+	rte_tel_data_add_dict_u64(d, "invitations", n);
+	rte_tel_data_add_dict_u64(d, "bound", bound);
+	rte_tel_data_add_dict_u64(d, "revoked", revoked);
+	return 0;
+}
+
 int dgw_telemetry_register(void)
 {
 	int rc = rte_telemetry_register_cmd(
@@ -120,5 +158,9 @@ int dgw_telemetry_register(void)
 		rc = rte_telemetry_register_cmd(
 		    "/dustgw/sessions", sessions_cb,
 		    "Sessions per worker. Parameters: tunnel address (optional)");
+	if (rc == 0)
+		rc = rte_telemetry_register_cmd(
+		    "/dustgw/store", store_cb,
+		    "Invitation store: generation (changes merged while running), counts");
 	return rc;
 }

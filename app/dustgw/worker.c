@@ -143,8 +143,8 @@ static void main_tick(struct dgw *gw, uint64_t now, uint64_t *next_store)
 	if (gw->cfg.clock == DGW_CLOCK_CAPTURE)
 		dgw_replay_main(gw);
 	else if (now >= *next_store) {
-		dust_store_tick(gw->srv.store, (uint64_t)time(NULL));
-		*next_store = now + rte_get_tsc_hz();
+		dgw_store_poll(gw); /* live.c: dust-invite create/revoke within 200 ms */
+		*next_store = now + rte_get_tsc_hz() / 5;
 	}
 	if (!atomic_load_explicit(&gw->dlv_open, memory_order_relaxed) &&
 	    idle_ms(gw, true) >= gw->cfg.dlv_hold_ms && rte_ring_count(gw->to_main) == 0) {

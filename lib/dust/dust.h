@@ -51,6 +51,7 @@ enum dust_drop {
 	DUST_DROP_INTRO_REPLAY,    /**< intro not newer than the last accepted one */
 	DUST_DROP_INTRO_DUP,       /**< the very intro already accepted: no-op */
 	DUST_DROP_INTRO_PERSIST,   /**< first binding could not be written to disk */
+	DUST_DROP_INTRO_REVOKED,   /**< invitation revoked (dust-invite revoke) */
 	DUST_DROP_MAX
 };
 
@@ -311,6 +312,9 @@ struct dust_store_entry {
 	uint64_t last_ts_ms;                   /**< newest accepted intro */
 	uint8_t last_nonce[DUST_XNONCE_BYTES]; /**< its nonce: spots a duplicate */
 	uint64_t bound_at;                     /**< unix seconds of first use */
+	uint64_t revoked_at;                   /**< unix seconds of the revocation */
+	uint32_t idx;                          /**< index in the store, for ever */
+	uint8_t revoked;                       /**< atomic: no intro is accepted any more */
 };
 
 struct dust_store;
@@ -340,8 +344,9 @@ DUST_MUST_CHECK int dust_store_add(struct dust_store *st, const struct dust_invi
 DUST_MUST_CHECK int dust_store_save(struct dust_store *st);
 /**
  * Rebuild the tag index for now_s's epoch (and its neighbours) if the epoch
- * changed. Call from one thread; lookups from others stay valid for one
- * epoch after the swap (the old index is freed at the next rebuild).
+ * changed; index entries added since. Call from one thread. Returns 1 when
+ * a new index was swapped in: lookups on other threads may still read the
+ * old one, freed by dust_store_reclaim() or else at the next rebuild.
  */
 int dust_store_tick(struct dust_store *st, uint64_t now_s);
 /** Entry whose tag for epoch-1..epoch+1 equals tag; NULL if none. Thread-safe. */
@@ -349,6 +354,27 @@ struct dust_store_entry *dust_store_lookup_tag(struct dust_store *st,
                                                const uint8_t tag[DUST_TAG_BYTES]);
 /** Index of an entry. */
 uint32_t dust_store_index(const struct dust_store *st, const struct dust_store_entry *e);
+/** The entry with this invitation id, or NULL. */
+struct dust_store_entry *dust_store_find(struct dust_store *st, const uint8_t id[DUST_ID_BYTES]);
+/**
+ * Revoke: a journal record, fsynced, then no intro of e is accepted any
+ * more. -EALREADY if it was; -EROFS on a read-only store.
+ */
+DUST_MUST_CHECK int dust_store_revoke(struct dust_store *st, struct dust_store_entry *e,
+                                      uint64_t now_s);
+/**
+ * Merge what changed on disk since the last look, from the thread that
+ * ticks: invitations added to the file (appended: indexes unchanged) and
+ * journal records of other processes (revocations). Cheap when nothing
+ * changed (one stat, one pread). Entries never move. New entries are found
+ * by intro tag after the next dust_store_tick(). Returns how many entries
+ * changed (0: nothing new) or -errno.
+ */
+int dust_store_reload(struct dust_store *st);
+/** Free the tag index a rebuild replaced (dust_store_tick/_reload returned a swap). */
+void dust_store_reclaim(struct dust_store *st);
+/** How many reloads changed something since open (telemetry). */
+uint64_t dust_store_generation(const struct dust_store *st);
 
 /* ---- Intro (intro.c) -------------------------------------------------------- */
 

@@ -153,6 +153,8 @@ DUST_EXPORT enum dust_drop dust_intro_accept(struct dust_server *srv, const uint
 	e = dust_store_lookup_tag(srv->store, tag);
 	if (!e)
 		return DUST_DROP_INTRO_UNKNOWN;
+	if (__atomic_load_n(&e->revoked, __ATOMIC_ACQUIRE))
+		return DUST_DROP_INTRO_REVOKED;
 	if (crypto_aead_xchacha20poly1305_ietf_decrypt(
 	        (uint8_t *)&pt, NULL, NULL, pkt + DUST_INTRO_CT_OFF, DUST_INTRO_CT_BYTES, pkt,
 	        DUST_TAG_BYTES, nonce, e->keys.intro_key) != 0)

@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The server's invitation store (SPEC.md §7). Invitations live in one text
- * file rewritten by write-then-rename; bindings and intro freshness go to an
- * append-only journal (<path>.bind), each line checksummed, bindings fsynced
- * before the intro that made them is accepted. The tag index maps the
- * rotating intro tags of the current epoch and its neighbours to entries.
+ * file rewritten by write-then-rename; bindings, intro freshness and
+ * revocations go to an append-only journal (<path>.bind), each line
+ * checksummed, bindings fsynced before the intro that made them is
+ * accepted. The tag index maps the rotating intro tags of the current epoch
+ * and its neighbours to entries. A running gateway merges what dust-invite
+ * adds or revokes (dust_store_reload); entries never move, so lookups on
+ * other threads need no lock.
  */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +27,10 @@
 #define STORE_MAGIC  "# dust invitation store v2"
 #define LINE_MAX_LEN 512
 #define EMPTY_SLOT   UINT32_MAX
+/* Entries live in chunks that never move: 4096 chunks of 1024, 4M invitations. */
+#define CHUNK_SHIFT 10
+#define CHUNK_LEN   (1u << CHUNK_SHIFT)
+#define CHUNKS_MAX  4096
 
 struct tag_slot {
 	uint8_t tag[DUST_TAG_BYTES];
@@ -36,16 +44,35 @@ struct tag_index {
 	struct tag_slot slots[];
 };
 
+struct dust_orphan {
+	uint8_t id[DUST_ID_BYTES];
+	uint64_t at;
+};
+
+/* What a file looked like when it was last read, to notice a change. */
+struct file_mark {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+};
+
 struct dust_store {
 	char *path;
 	char *journal_path;
-	int journal_fd;
+	int journal_fd; /* holds a shared flock: nobody compacts under us */
 	size_t journal_lines;
-	struct dust_store_entry *e;
-	size_t n, cap;
-	uint32_t *id_index;     /* entry index + 1, 0 = empty; 2 * cap slots */
+	off_t journal_read; /* bytes of the journal applied (whole lines) */
+	struct file_mark invites_mark;
+	uint64_t gen;                /* changes merged by dust_store_reload */
+	struct dust_orphan *orphans; /* revocations of ids not (yet) in the store */
+	size_t norphans;
+	struct dust_store_entry *chunk[CHUNKS_MAX];
+	size_t n, cap;      /* n: atomic (readers on other threads) */
+	uint32_t *id_index; /* entry index + 1, 0 = empty; id_size slots */
+	size_t id_size;
 	struct tag_index *cur;  /* atomic: read by lookups on any thread */
-	struct tag_index *prev; /* freed at the next rebuild */
+	struct tag_index *prev; /* freed by dust_store_reclaim or at the next rebuild */
 	pthread_mutex_t lock;   /* serialises commits and journal writes */
 	bool readonly;          /* DUST_STORE_READONLY: memory only */
 };
@@ -69,18 +96,23 @@ static int hex_field(uint8_t *out, size_t outlen, const char *hex)
 	return 0;
 }
 
+static struct dust_store_entry *entry(const struct dust_store *st, size_t idx)
+{
+	return &st->chunk[idx >> CHUNK_SHIFT][idx & (CHUNK_LEN - 1)];
+}
+
 /* IDs are random bytes from the store's own file: their first word is a fine hash. */
 static size_t id_home(const struct dust_store *st, const uint8_t id[DUST_ID_BYTES])
 {
-	return le32_get(id) & (2 * st->cap - 1);
+	return le32_get(id) & (st->id_size - 1);
 }
 
 static struct dust_store_entry *find_id(struct dust_store *st, const uint8_t id[DUST_ID_BYTES])
 {
 	if (!st->id_index)
 		return NULL;
-	for (size_t h = id_home(st, id); st->id_index[h]; h = (h + 1) & (2 * st->cap - 1)) {
-		struct dust_store_entry *e = &st->e[st->id_index[h] - 1];
+	for (size_t h = id_home(st, id); st->id_index[h]; h = (h + 1) & (st->id_size - 1)) {
+		struct dust_store_entry *e = entry(st, st->id_index[h] - 1);
 
 		if (memcmp(e->inv.id, id, DUST_ID_BYTES) == 0)
 			return e;
@@ -90,41 +122,47 @@ static struct dust_store_entry *find_id(struct dust_store *st, const uint8_t id[
 
 static void id_insert(struct dust_store *st, size_t idx)
 {
-	size_t h = id_home(st, st->e[idx].inv.id);
+	size_t h = id_home(st, entry(st, idx)->inv.id);
 
 	while (st->id_index[h])
-		h = (h + 1) & (2 * st->cap - 1);
+		h = (h + 1) & (st->id_size - 1);
 	st->id_index[h] = (uint32_t)idx + 1;
 }
 
+/* The id index (one thread: loading and merging) doubles at half load. */
+static int id_grow(struct dust_store *st)
+{
+	size_t size = st->id_size ? st->id_size * 2 : 128;
+	uint32_t *ix = calloc(size, sizeof(*ix));
+
+	if (!ix)
+		return dust_fail(ENOMEM, "out of memory for %zu invitations", st->n);
+	free(st->id_index);
+	st->id_index = ix;
+	st->id_size = size;
+	for (size_t i = 0; i < st->n; i++)
+		id_insert(st, i);
+	return 0;
+}
+
 /*
- * Entries hold invitation secrets and cached DH results: move them by hand
- * rather than realloc, so the old block is wiped (and unlocked) before it
- * goes back to the heap, and keep the new one out of swap where allowed.
+ * One more chunk of entries. Entries hold invitation secrets and cached DH
+ * results: kept out of swap where allowed, wiped when the store closes.
+ * Chunks never move, so a lookup on another thread never reads freed memory.
  */
 static int grow(struct dust_store *st)
 {
-	size_t cap = st->cap ? st->cap * 2 : 64;
-	struct dust_store_entry *e = malloc(cap * sizeof(*e));
-	uint32_t *ix = calloc(2 * cap, sizeof(*ix));
+	size_t k = st->cap >> CHUNK_SHIFT;
+	struct dust_store_entry *c;
 
-	if (!e || !ix) {
-		free(e);
-		free(ix);
-		return dust_fail(ENOMEM, "out of memory for %zu invitations", cap);
-	}
-	(void)sodium_mlock(e, cap * sizeof(*e));
-	if (st->e) {
-		memcpy(e, st->e, st->n * sizeof(*e));
-		sodium_munlock(st->e, st->cap * sizeof(*st->e)); /* also zeroes */
-		free(st->e);
-	}
-	st->e = e;
-	st->cap = cap;
-	free(st->id_index);
-	st->id_index = ix;
-	for (size_t i = 0; i < st->n; i++)
-		id_insert(st, i);
+	if (k == CHUNKS_MAX)
+		return dust_fail(ENOSPC, "more than %u invitations", CHUNKS_MAX * CHUNK_LEN);
+	c = calloc(CHUNK_LEN, sizeof(*c));
+	if (!c)
+		return dust_fail(ENOMEM, "out of memory for %zu invitations", st->cap + CHUNK_LEN);
+	(void)sodium_mlock(c, CHUNK_LEN * sizeof(*c));
+	st->chunk[k] = c;
+	st->cap += CHUNK_LEN;
 	return 0;
 }
 
@@ -137,26 +175,37 @@ static int entry_add(struct dust_store *st, const struct dust_invite *inv)
 		return dust_fail(EEXIST, "invitation id already in the store");
 	if (st->n == st->cap && (rc = grow(st)) != 0)
 		return rc;
-	e = &st->e[st->n++];
+	if (2 * (st->n + 1) > st->id_size && (rc = id_grow(st)) != 0)
+		return rc;
+	e = entry(st, st->n);
 	memset(e, 0, sizeof(*e));
 	e->inv = *inv;
+	e->idx = (uint32_t)st->n;
 	dust_invite_derive(inv, &e->keys);
-	id_insert(st, st->n - 1);
+	id_insert(st, st->n);
+	/* release: a reader that sees the new count sees the entry */
+	__atomic_store_n(&st->n, st->n + 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
 /* ---- invitations file ---------------------------------------------------- */
 
-static int load_invites(struct dust_store *st, FILE *f)
+/*
+ * Read the invitations file. With merge, ids already known are skipped (a
+ * running gateway picking up what dust-invite added); returns how many
+ * entries were added, or -errno.
+ */
+static int load_invites(struct dust_store *st, FILE *f, bool merge)
 {
 	char line[LINE_MAX_LEN];
 	unsigned lineno = 0;
+	int added = 0;
 
 	while (fgets(line, sizeof(line), f)) {
 		uint8_t pt[DUST_INVITE_PT_MAX];
 		struct dust_invite inv;
 		size_t ptlen;
-		int rc;
+		int rc = 0;
 
 		lineno++;
 		line[strcspn(line, "\r\n")] = '\0';
@@ -168,13 +217,17 @@ static int load_invites(struct dust_store *st, FILE *f)
 		ptlen = strlen(line) > 2 ? (strlen(line) - 2) / 2 : 0;
 		if (strncmp(line, "I ", 2) != 0 ||
 		    (ptlen != DUST_INVITE_PT_BYTES && ptlen != DUST_INVITE_PT_MAX) ||
-		    hex_field(pt, ptlen, line + 2) != 0 || dust_invite_unpack_full(&inv, pt, ptlen) != 0) {
+		    hex_field(pt, ptlen, line + 2) != 0 ||
+		    dust_invite_unpack_full(&inv, pt, ptlen) != 0) {
 			sodium_memzero(pt, sizeof(pt));
 			sodium_memzero(line, sizeof(line)); /* the record's hex holds a secret */
 			return dust_fail(EINVAL, "%s:%u: corrupt invitation record", st->path,
 			                 lineno);
 		}
-		rc = entry_add(st, &inv);
+		if (!merge || !find_id(st, inv.id)) {
+			rc = entry_add(st, &inv);
+			added += rc == 0;
+		}
 		sodium_memzero(pt, sizeof(pt));
 		dust_invite_wipe(&inv);
 		if (rc) {
@@ -185,7 +238,7 @@ static int load_invites(struct dust_store *st, FILE *f)
 	sodium_memzero(line, sizeof(line));
 	if (lineno == 0)
 		return dust_fail(EINVAL, "%s: empty file, not a Dust invitation store", st->path);
-	return 0;
+	return added;
 }
 
 DUST_EXPORT int dust_store_save(struct dust_store *st)
@@ -203,9 +256,9 @@ DUST_EXPORT int dust_store_save(struct dust_store *st)
 	p = buf + sprintf(buf, "%s\n", STORE_MAGIC);
 	for (size_t i = 0; i < st->n; i++) {
 		uint8_t pt[DUST_INVITE_PT_MAX];
-		size_t ptlen = dust_invite_pt_len(&st->e[i].inv);
+		size_t ptlen = dust_invite_pt_len(&entry(st, i)->inv);
 
-		dust_invite_pack_full(&st->e[i].inv, pt);
+		dust_invite_pack_full(&entry(st, i)->inv, pt);
 		*p++ = 'I';
 		*p++ = ' ';
 		sodium_bin2hex(p, 2 * ptlen + 1, pt, ptlen);
@@ -221,70 +274,131 @@ DUST_EXPORT int dust_store_save(struct dust_store *st)
 
 /* ---- journal ------------------------------------------------------------- */
 
-static int journal_apply(struct dust_store *st, char *line)
+/* A revocation read before its invitation (created and revoked between two reloads). */
+static int orphan_add(struct dust_store *st, const uint8_t id[DUST_ID_BYTES], uint64_t at)
+{
+	struct dust_orphan *o = realloc(st->orphans, (st->norphans + 1) * sizeof(*o));
+
+	if (!o)
+		return dust_fail(ENOMEM, "out of memory");
+	st->orphans = o;
+	memcpy(o[st->norphans].id, id, DUST_ID_BYTES);
+	o[st->norphans++].at = at;
+	return 0;
+}
+
+static void revoke_set(struct dust_store_entry *e, uint64_t at)
+{
+	if (__atomic_load_n(&e->revoked, __ATOMIC_RELAXED))
+		return;
+	e->revoked_at = at;
+	/* release: read without the lock by the intro path */
+	__atomic_store_n(&e->revoked, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * Apply one record. Idempotent, since a running gateway reads its own lines
+ * back when it follows the journal: the first binding wins, freshness only
+ * moves forward, a revocation stays.
+ */
+static int journal_apply(struct dust_store *st, char *line, int *changed)
 {
 	char kind, idhex[64], v1[128], v2[128];
-	uint8_t id[DUST_ID_BYTES];
+	uint8_t id[DUST_ID_BYTES], pk[DUST_PK_BYTES], nonce[DUST_XNONCE_BYTES];
 	struct dust_store_entry *e;
+	uint64_t ts;
 
 	if (sscanf(line, "%c %63s %127s %127s", &kind, idhex, v1, v2) != 4 ||
 	    hex_field(id, sizeof(id), idhex) != 0)
 		return -1;
 	e = find_id(st, id);
-	if (!e)
-		return 0; /* invitation removed from the store since: ignore */
 	if (kind == 'B') {
-		if (hex_field(e->client_pk, DUST_PK_BYTES, v1) != 0)
+		if (hex_field(pk, sizeof(pk), v1) != 0)
 			return -1;
-		e->bound = 1;
-		e->bound_at = strtoull(v2, NULL, 10);
-		return 0;
+		if (e && !e->bound) {
+			memcpy(e->client_pk, pk, DUST_PK_BYTES);
+			e->bound_at = strtoull(v2, NULL, 10);
+			e->bound = 1;
+			*changed += 1;
+		}
+		return 0; /* no entry: invitation removed from the store since */
 	}
 	if (kind == 'T') {
-		uint64_t ts = strtoull(v1, NULL, 10);
-
-		if (hex_field(e->last_nonce, DUST_XNONCE_BYTES, v2) != 0)
+		ts = strtoull(v1, NULL, 10);
+		if (hex_field(nonce, sizeof(nonce), v2) != 0)
 			return -1;
-		if (ts > e->last_ts_ms)
+		if (e && ts >= e->last_ts_ms) {
 			e->last_ts_ms = ts;
+			memcpy(e->last_nonce, nonce, DUST_XNONCE_BYTES);
+		}
+		return 0;
+	}
+	if (kind == 'R') {
+		ts = strtoull(v1, NULL, 10);
+		if (!e)
+			return orphan_add(st, id, ts) == 0 ? 0 : -1;
+		*changed += !e->revoked;
+		revoke_set(e, ts);
 		return 0;
 	}
 	return -1;
 }
 
-static int load_journal(struct dust_store *st)
+static int journal_line(struct dust_store *st, char *line, int *changed)
 {
-	char line[LINE_MAX_LEN];
-	unsigned lineno = 0;
-	FILE *f;
-	int fd = dust_file_open_private(st->journal_path);
+	char sum[17], *hash = strrchr(line, '#');
+	int rc;
 
-	if (fd < 0)
-		return errno == ENOENT ? 0 : fd;
-	f = fdopen(fd, "r");
-	if (!f) {
-		close(fd);
-		return dust_fail(errno, "%s: %s", st->journal_path, strerror(errno));
-	}
-	while (fgets(line, sizeof(line), f)) {
-		size_t len = strlen(line);
-		char sum[17], *hash;
+	if (!hash)
+		return -1;
+	line_sum(line, (size_t)(hash - line), sum);
+	if (strcmp(sum, hash + 1) != 0)
+		return -1;
+	pthread_mutex_lock(&st->lock);
+	rc = journal_apply(st, line, changed);
+	pthread_mutex_unlock(&st->lock);
+	return rc;
+}
 
-		lineno++;
-		if (len == 0 || line[len - 1] != '\n')
-			break; /* torn last line of a crash: its intro was never accepted */
-		line[--len] = '\0';
-		hash = strrchr(line, '#');
-		if (!hash || (line_sum(line, (size_t)(hash - line), sum), strcmp(sum, hash + 1)) ||
-		    journal_apply(st, line) != 0) {
-			fclose(f);
-			return dust_fail(EINVAL, "%s:%u: corrupt journal line", st->journal_path,
-			                 lineno);
+/*
+ * Apply the journal's whole lines from st->journal_read on. A last line
+ * without its newline is left for later: a crash's torn write (its intro
+ * was never accepted) or another process's write in progress. Returns how
+ * many records changed the state, or -errno.
+ */
+static int journal_follow(struct dust_store *st, int fd)
+{
+	char buf[16384];
+	size_t have = 0;
+	off_t done = st->journal_read;
+	int changed = 0;
+
+	for (;;) {
+		ssize_t r = pread(fd, buf + have, sizeof(buf) - have, done + (off_t)have);
+		char *p = buf, *nl;
+
+		if (r < 0)
+			return dust_fail(errno, "%s: %s", st->journal_path, strerror(errno));
+		if (r == 0)
+			break;
+		have += (size_t)r;
+		while ((nl = memchr(p, '\n', have - (size_t)(p - buf))) != NULL) {
+			*nl = '\0';
+			if (journal_line(st, p, &changed) != 0)
+				return dust_fail(EINVAL, "%s: corrupt journal line at byte %lld",
+				                 st->journal_path, (long long)(done + (p - buf)));
+			st->journal_lines++;
+			p = nl + 1;
 		}
-		st->journal_lines++;
+		if (p == buf && have == sizeof(buf))
+			return dust_fail(EINVAL, "%s: journal line too long at byte %lld",
+			                 st->journal_path, (long long)done);
+		done += p - buf;
+		have -= (size_t)(p - buf);
+		memmove(buf, p, have);
 	}
-	fclose(f);
-	return 0;
+	st->journal_read = done;
+	return changed;
 }
 
 static size_t record_format(char *out, size_t cap, const char *body)
@@ -313,53 +427,141 @@ static int journal_append(struct dust_store *st, const char *body, bool durable)
 	return 0;
 }
 
+static size_t entry_records(const struct dust_store_entry *e, char *out, size_t cap)
+{
+	char body[256], idhex[2 * DUST_ID_BYTES + 1], hex[2 * DUST_PK_BYTES + 1];
+	size_t len = 0;
+
+	sodium_bin2hex(idhex, sizeof(idhex), e->inv.id, DUST_ID_BYTES);
+	if (e->bound) {
+		sodium_bin2hex(hex, sizeof(hex), e->client_pk, DUST_PK_BYTES);
+		snprintf(body, sizeof(body), "B %s %s %" PRIu64 " ", idhex, hex, e->bound_at);
+		len += record_format(out + len, cap - len, body);
+		sodium_bin2hex(hex, sizeof(hex), e->last_nonce, DUST_XNONCE_BYTES);
+		snprintf(body, sizeof(body), "T %s %" PRIu64 " %s ", idhex, e->last_ts_ms, hex);
+		len += record_format(out + len, cap - len, body);
+	}
+	if (e->revoked) {
+		snprintf(body, sizeof(body), "R %s %" PRIu64 " - ", idhex, e->revoked_at);
+		len += record_format(out + len, cap - len, body);
+	}
+	return len;
+}
+
 /*
  * Rewrite the journal as one binding and one freshness line per used
- * invitation once it has grown well past that (each intro appends a line).
+ * invitation, and one per revocation, once it has grown well past that
+ * (each intro appends a line). Only with the journal's lock held exclusive.
  */
 static int journal_compact(struct dust_store *st)
 {
-	size_t cap = 256 * 2 * (st->n + 1), len = 0;
-	char *buf, body[256], idhex[2 * DUST_ID_BYTES + 1], hex[2 * DUST_PK_BYTES + 1];
+	size_t cap = 256 * 3 * (st->n + 1), len = 0;
+	char *buf = malloc(cap);
 	int rc;
 
-	if (st->journal_lines <= 2 * st->n + 1024)
-		return 0;
-	buf = malloc(cap);
 	if (!buf)
 		return dust_fail(ENOMEM, "out of memory");
-	for (size_t i = 0; i < st->n; i++) {
-		const struct dust_store_entry *e = &st->e[i];
-
-		if (!e->bound)
-			continue;
-		sodium_bin2hex(idhex, sizeof(idhex), e->inv.id, DUST_ID_BYTES);
-		sodium_bin2hex(hex, sizeof(hex), e->client_pk, DUST_PK_BYTES);
-		snprintf(body, sizeof(body), "B %s %s %" PRIu64 " ", idhex, hex, e->bound_at);
-		len += record_format(buf + len, cap - len, body);
-		sodium_bin2hex(hex, sizeof(hex), e->last_nonce, DUST_XNONCE_BYTES);
-		snprintf(body, sizeof(body), "T %s %" PRIu64 " %s ", idhex, e->last_ts_ms, hex);
-		len += record_format(buf + len, cap - len, body);
-	}
+	for (size_t i = 0; i < st->n; i++)
+		len += entry_records(entry(st, i), buf + len, cap - len);
 	rc = dust_file_replace(st->journal_path, buf, len, 0600);
 	free(buf);
 	return rc;
 }
 
+static bool same_file(int fd, const char *path)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino &&
+	       a.st_dev == b.st_dev;
+}
+
+/*
+ * Open the journal and flock it: exclusive if nobody else has it open (we
+ * may compact), else shared. Every process with the store open holds the
+ * lock, so the journal is never replaced under a writer; one that opened
+ * the old file just before a compaction finds it renamed and opens again.
+ */
+static int journal_lock(struct dust_store *st, bool *excl)
+{
+	for (int tries = 0; tries < 16; tries++) {
+		int fd = open(st->journal_path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+		struct stat sb;
+
+		if (fd < 0)
+			return dust_fail(errno, "%s: %s", st->journal_path, strerror(errno));
+		*excl = flock(fd, LOCK_EX | LOCK_NB) == 0;
+		if (!*excl && flock(fd, LOCK_SH) != 0) {
+			close(fd);
+			return dust_fail(errno, "%s: flock: %s", st->journal_path, strerror(errno));
+		}
+		if (same_file(fd, st->journal_path)) {
+			if (fstat(fd, &sb) == 0 && (sb.st_mode & 077)) {
+				close(fd);
+				return dust_fail(EPERM,
+				                 "%s: holds secrets but is accessible by group or "
+				                 "others; run: chmod 600 %s",
+				                 st->journal_path, st->journal_path);
+			}
+			return fd;
+		}
+		close(fd);
+	}
+	return dust_fail(EAGAIN, "%s: replaced again and again while opening", st->journal_path);
+}
+
 static int journal_open(struct dust_store *st)
 {
-	int rc = journal_compact(st);
+	for (int tries = 0; tries < 4; tries++) {
+		bool excl = false;
+		int rc, fd = journal_lock(st, &excl);
 
-	if (rc)
-		return rc;
-	st->journal_fd = open(st->journal_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-	if (st->journal_fd < 0)
-		return dust_fail(errno, "%s: %s", st->journal_path, strerror(errno));
-	return 0;
+		if (fd < 0)
+			return fd;
+		st->journal_fd = fd;
+		st->journal_read = 0;
+		st->journal_lines = 0;
+		if ((rc = journal_follow(st, fd)) < 0)
+			return rc;
+		if (!excl)
+			return 0;
+		if (st->journal_lines > 2 * st->n + 1024) {
+			if ((rc = journal_compact(st)) != 0)
+				return rc;
+			close(fd);
+			st->journal_fd = -1;
+			continue; /* the compacted file: read again (idempotent) */
+		}
+		/* alone: a torn last line is a crash's; cut it before appending */
+		if (ftruncate(fd, st->journal_read) != 0 || flock(fd, LOCK_SH) != 0)
+			return dust_fail(errno, "%s: %s", st->journal_path, strerror(errno));
+		if (same_file(fd, st->journal_path))
+			return 0;
+		close(fd);
+		st->journal_fd = -1;
+	}
+	return dust_fail(EAGAIN, "%s: could not settle the journal", st->journal_path);
+}
+
+/* Read-only (replay): read the journal through, keep nothing open. */
+static int journal_load_readonly(struct dust_store *st)
+{
+	int rc, fd = dust_file_open_private(st->journal_path);
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : fd;
+	rc = journal_follow(st, fd);
+	close(fd);
+	return rc < 0 ? rc : 0;
 }
 
 /* ---- tag index ------------------------------------------------------------ */
 
+/*
+ * One writer (the thread that ticks), readers anywhere: the tag is written
+ * before the slot's idx is published, and a reader that loads an idx other
+ * than EMPTY_SLOT (acquire) sees the whole tag. Slots are only ever added.
+ */
 static void index_put(struct tag_index *ix, const uint8_t tag[DUST_TAG_BYTES], uint32_t idx)
 {
 	uint32_t h = (uint32_t)le64_get(tag) & ix->mask;
@@ -367,32 +569,39 @@ static void index_put(struct tag_index *ix, const uint8_t tag[DUST_TAG_BYTES], u
 	while (ix->slots[h].idx != EMPTY_SLOT)
 		h = (h + 1) & ix->mask;
 	memcpy(ix->slots[h].tag, tag, DUST_TAG_BYTES);
-	ix->slots[h].idx = idx;
+	__atomic_store_n(&ix->slots[h].idx, idx, __ATOMIC_RELEASE);
 }
 
+static void index_add(struct dust_store *st, struct tag_index *ix, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++) {
+		for (uint64_t d = 0; d < 3; d++) {
+			uint8_t tag[DUST_TAG_BYTES];
+
+			dust_intro_tag(&entry(st, i)->keys, ix->epoch + d - 1, tag);
+			index_put(ix, tag, (uint32_t)i);
+		}
+	}
+	ix->nent = to;
+}
+
+/* Three tags an entry at most half full, with room for a quarter more entries. */
 static struct tag_index *index_build(struct dust_store *st, uint64_t epoch)
 {
 	uint32_t size = 16;
 	struct tag_index *ix;
 
-	while (size < 6 * st->n)
+	while (size < 6 * (st->n + st->n / 4 + 16))
 		size <<= 1;
 	ix = malloc(sizeof(*ix) + size * sizeof(ix->slots[0]));
 	if (!ix)
 		return NULL;
 	ix->epoch = epoch;
-	ix->nent = st->n;
+	ix->nent = 0;
 	ix->mask = size - 1;
 	for (uint32_t i = 0; i < size; i++)
 		ix->slots[i].idx = EMPTY_SLOT;
-	for (size_t i = 0; i < st->n; i++) {
-		for (uint64_t d = 0; d < 3; d++) {
-			uint8_t tag[DUST_TAG_BYTES];
-
-			dust_intro_tag(&st->e[i].keys, epoch + d - 1, tag);
-			index_put(ix, tag, (uint32_t)i);
-		}
-	}
+	index_add(st, ix, 0, st->n);
 	return ix;
 }
 
@@ -403,6 +612,11 @@ DUST_EXPORT int dust_store_tick(struct dust_store *st, uint64_t now_s)
 
 	if (cur && cur->epoch == epoch && cur->nent == st->n)
 		return 0;
+	/* new entries of this epoch go into the live index while it has room */
+	if (cur && cur->epoch == epoch && 6 * st->n <= (size_t)cur->mask + 1) {
+		index_add(st, cur, cur->nent, st->n);
+		return 0;
+	}
 	ix = index_build(st, epoch);
 	if (!ix)
 		return dust_fail(ENOMEM, "out of memory for the tag index");
@@ -412,25 +626,47 @@ DUST_EXPORT int dust_store_tick(struct dust_store *st, uint64_t now_s)
 	return 1;
 }
 
+DUST_EXPORT void dust_store_reclaim(struct dust_store *st)
+{
+	free(st->prev);
+	st->prev = NULL;
+}
+
 DUST_EXPORT struct dust_store_entry *dust_store_lookup_tag(struct dust_store *st,
                                                            const uint8_t tag[DUST_TAG_BYTES])
 {
 	struct tag_index *ix = __atomic_load_n(&st->cur, __ATOMIC_ACQUIRE);
-	uint32_t h;
+	uint32_t h, idx;
 
 	if (!ix)
 		return NULL;
 	h = (uint32_t)le64_get(tag) & ix->mask;
-	for (; ix->slots[h].idx != EMPTY_SLOT; h = (h + 1) & ix->mask)
+	for (; (idx = __atomic_load_n(&ix->slots[h].idx, __ATOMIC_ACQUIRE)) != EMPTY_SLOT;
+	     h = (h + 1) & ix->mask)
 		if (crypto_verify_16(ix->slots[h].tag, tag) == 0)
-			return &st->e[ix->slots[h].idx];
+			return entry(st, idx);
 	return NULL;
 }
 
 /* ---- open / close ---------------------------------------------------------- */
 
-static int load_invites_file(struct dust_store *st, int flags)
+static void mark_take(struct file_mark *m, const struct stat *sb)
 {
+	m->dev = sb->st_dev;
+	m->ino = sb->st_ino;
+	m->size = sb->st_size;
+	m->mtime = sb->st_mtim;
+}
+
+static bool mark_same(const struct file_mark *m, const struct stat *sb)
+{
+	return m->dev == sb->st_dev && m->ino == sb->st_ino && m->size == sb->st_size &&
+	       m->mtime.tv_sec == sb->st_mtim.tv_sec && m->mtime.tv_nsec == sb->st_mtim.tv_nsec;
+}
+
+static int load_invites_file(struct dust_store *st, int flags, bool merge)
+{
+	struct stat sb;
 	FILE *f;
 	int rc, fd = dust_file_open_private(st->path);
 
@@ -438,14 +674,63 @@ static int load_invites_file(struct dust_store *st, int flags)
 		return dust_store_save(st);
 	if (fd < 0)
 		return fd;
+	if (fstat(fd, &sb) == 0)
+		mark_take(&st->invites_mark, &sb);
 	f = fdopen(fd, "r");
 	if (!f) {
 		close(fd);
 		return dust_fail(errno, "%s: %s", st->path, strerror(errno));
 	}
-	rc = load_invites(st, f);
+	rc = load_invites(st, f, merge);
 	fclose(f);
 	return rc;
+}
+
+/* Revocations read before their invitation was: apply them now. */
+static int orphans_apply(struct dust_store *st)
+{
+	int changed = 0;
+
+	for (size_t i = 0; i < st->norphans;) {
+		struct dust_store_entry *e = find_id(st, st->orphans[i].id);
+
+		if (!e) {
+			i++;
+			continue;
+		}
+		changed += !e->revoked;
+		revoke_set(e, st->orphans[i].at);
+		st->orphans[i] = st->orphans[--st->norphans];
+	}
+	return changed;
+}
+
+DUST_EXPORT int dust_store_reload(struct dust_store *st)
+{
+	struct stat sb;
+	int rc, changed = 0;
+
+	if (stat(st->path, &sb) == 0 && !mark_same(&st->invites_mark, &sb)) {
+		rc = load_invites_file(st, 0, true);
+		if (rc < 0)
+			return rc;
+		changed += rc;
+	}
+	if (st->journal_fd >= 0) {
+		rc = journal_follow(st, st->journal_fd);
+		if (rc < 0)
+			return rc;
+		changed += rc;
+	}
+	changed += orphans_apply(st);
+	if (changed > 0)
+		__atomic_store_n(&st->gen, st->gen + 1, __ATOMIC_RELAXED); /* telemetry reads it */
+	return changed;
+}
+
+DUST_EXPORT uint64_t dust_store_generation(const struct dust_store *st)
+{
+	return __atomic_load_n(&st->gen, __ATOMIC_RELAXED);
 }
 
 DUST_EXPORT struct dust_store *dust_store_open(const char *path, int flags)
@@ -465,11 +750,13 @@ DUST_EXPORT struct dust_store *dust_store_open(const char *path, int flags)
 		goto err_free;
 	}
 	st->readonly = (flags & DUST_STORE_READONLY) != 0;
-	rc = load_invites_file(st, flags);
+	rc = load_invites_file(st, flags, false);
+	if (rc > 0)
+		rc = 0;
 	if (!rc)
-		rc = load_journal(st);
-	if (!rc && !st->readonly)
-		rc = journal_open(st);
+		rc = st->readonly ? journal_load_readonly(st) : journal_open(st);
+	if (rc > 0)
+		rc = 0;
 	if (!rc && dust_store_tick(st, (uint64_t)time(NULL)) < 0)
 		rc = -ENOMEM;
 	if (rc) {
@@ -490,12 +777,13 @@ DUST_EXPORT void dust_store_close(struct dust_store *st)
 		return;
 	if (st->journal_fd >= 0) {
 		(void)fdatasync(st->journal_fd);
-		close(st->journal_fd);
+		close(st->journal_fd); /* drops the flock */
 	}
-	if (st->e) {
-		sodium_munlock(st->e, st->cap * sizeof(*st->e)); /* also zeroes */
-		free(st->e);
+	for (size_t k = 0; k < (st->cap >> CHUNK_SHIFT); k++) {
+		sodium_munlock(st->chunk[k], CHUNK_LEN * sizeof(struct dust_store_entry));
+		free(st->chunk[k]); /* munlock also zeroes */
 	}
+	free(st->orphans);
 	free(st->id_index);
 	free(st->cur);
 	free(st->prev);
@@ -507,17 +795,18 @@ DUST_EXPORT void dust_store_close(struct dust_store *st)
 
 DUST_EXPORT size_t dust_store_count(const struct dust_store *st)
 {
-	return st->n;
+	return __atomic_load_n(&st->n, __ATOMIC_ACQUIRE);
 }
 
 DUST_EXPORT struct dust_store_entry *dust_store_at(struct dust_store *st, size_t idx)
 {
-	return idx < st->n ? &st->e[idx] : NULL;
+	return idx < dust_store_count(st) ? entry(st, idx) : NULL;
 }
 
 DUST_EXPORT uint32_t dust_store_index(const struct dust_store *st, const struct dust_store_entry *e)
 {
-	return (uint32_t)(e - st->e);
+	(void)st;
+	return e->idx;
 }
 
 DUST_EXPORT int dust_store_add(struct dust_store *st, const struct dust_invite *inv)
@@ -574,7 +863,9 @@ enum dust_drop dust_store_commit(struct dust_store *st, struct dust_store_entry 
 
 	pthread_mutex_lock(&st->lock);
 	*first_use = false;
-	if (e->bound && sodium_memcmp(e->client_pk, client_pk, DUST_PK_BYTES) != 0)
+	if (e->revoked)
+		d = DUST_DROP_INTRO_REVOKED;
+	else if (e->bound && sodium_memcmp(e->client_pk, client_pk, DUST_PK_BYTES) != 0)
 		d = DUST_DROP_INTRO_WRONG_KEY;
 	else if (ts_ms == e->last_ts_ms &&
 	         sodium_memcmp(nonce, e->last_nonce, DUST_XNONCE_BYTES) == 0)
@@ -598,4 +889,30 @@ enum dust_drop dust_store_commit(struct dust_store *st, struct dust_store_entry 
 	}
 	pthread_mutex_unlock(&st->lock);
 	return d;
+}
+
+/* ---- revocation ---------------------------------------------------------------- */
+
+DUST_EXPORT struct dust_store_entry *dust_store_find(struct dust_store *st,
+                                                     const uint8_t id[DUST_ID_BYTES])
+{
+	return find_id(st, id);
+}
+
+DUST_EXPORT int dust_store_revoke(struct dust_store *st, struct dust_store_entry *e, uint64_t now_s)
+{
+	char body[128], idhex[2 * DUST_ID_BYTES + 1];
+	int rc = 0;
+
+	if (st->readonly)
+		return dust_fail(EROFS, "%s: store opened read-only", st->path);
+	sodium_bin2hex(idhex, sizeof(idhex), e->inv.id, DUST_ID_BYTES);
+	snprintf(body, sizeof(body), "R %s %" PRIu64 " - ", idhex, now_s);
+	pthread_mutex_lock(&st->lock);
+	if (e->revoked)
+		rc = dust_fail(EALREADY, "invitation already revoked");
+	else if ((rc = journal_append(st, body, true)) == 0)
+		revoke_set(e, now_s);
+	pthread_mutex_unlock(&st->lock);
+	return rc;
 }

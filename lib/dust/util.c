@@ -52,6 +52,7 @@ static const char *const drop_names[DUST_DROP_MAX] = {
     [DUST_DROP_INTRO_REPLAY] = "intro_replay",
     [DUST_DROP_INTRO_DUP] = "intro_dup",
     [DUST_DROP_INTRO_PERSIST] = "intro_persist",
+    [DUST_DROP_INTRO_REVOKED] = "intro_revoked",
 };
 
 DUST_EXPORT const char *dust_drop_name(enum dust_drop d)

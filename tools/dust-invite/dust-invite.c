@@ -2,7 +2,8 @@
 /*
  * dust-invite: the operator's tool for server identities and invitations.
  * keygen makes the gateway's key file; create writes invitation texts for
- * clients and adds them to the server's store; show opens a text with its
+ * clients and adds them to the server's store; revoke ends one (a running
+ * dustgw drops its session within a second); show opens a text with its
  * password; list prints the store with each invitation's state.
  */
 #include <errno.h>
@@ -42,15 +43,19 @@ static const char usage[] =
     "      its ClientHello names (lowercase a-z, 0-9, '-', '.'); ALPN is h3, the only one.\n"
     "  show [--file F | TEXT] [--password-file F]\n"
     "      Open an invitation with its password and print its fields.\n"
+    "  revoke --store STORE (--id HEX | --file F [--password-file F] | --tunnel ADDR)\n"
+    "      Revoke one invitation, named by its id (or a prefix of 8+ hex digits, as\n"
+    "      list prints it), its text, or its tunnel address. A running dustgw drops\n"
+    "      its session and refuses its intros within a second; no restart.\n"
     "  list --store STORE\n"
     "      Print every invitation in STORE: tunnel address, expiry, profile (and cover\n"
-    "      name), used/unused/expired.\n"
+    "      name), used/unused/expired/revoked.\n"
     "\n"
     "The password comes from --password-file, else $DUST_PASSWORD, else a prompt;\n"
     "never from the command line.\n";
 
 struct opts {
-	const char *out, *store, *key, *server, *tunnel, *tunnel_net, *out_dir, *pwfile, *file;
+	const char *out, *store, *key, *server, *tunnel, *tunnel_net, *out_dir, *pwfile, *file, *id;
 	const char *profile, *cover_sni, *cover_alpn;
 	unsigned port, count, expiry_days;
 	int force, store_only;
@@ -422,7 +427,7 @@ static int cmd_list(const struct opts *o)
 {
 	struct dust_store *st;
 	uint64_t now = (uint64_t)time(NULL);
-	size_t used = 0, expired = 0;
+	size_t used = 0, expired = 0, revoked = 0;
 
 	if (!o->store)
 		return die("list needs --store STORE");
@@ -446,7 +451,10 @@ static int cmd_list(const struct opts *o)
 			snprintf(prof, sizeof(prof), "quic:%s", e->inv.cover_sni);
 		else
 			snprintf(prof, sizeof(prof), "random");
-		if (e->bound) {
+		if (e->revoked) {
+			state = "revoked";
+			revoked++;
+		} else if (e->bound) {
 			sodium_bin2hex(key, sizeof(key), e->client_pk, 8);
 			state = "used";
 			used++;
@@ -455,36 +463,142 @@ static int cmd_list(const struct opts *o)
 			expired++;
 		}
 		printf("%.16s  %-24s  %-20s  %-24s  %s%s%s\n", id, tun, when, prof, state,
-		       e->bound ? " by client " : "", e->bound ? key : "");
+		       e->bound && !e->revoked ? " by client " : "",
+		       e->bound && !e->revoked ? key : "");
 	}
-	printf("%zu invitations: %zu used, %zu expired, %zu unused\n", dust_store_count(st), used,
-	       expired, dust_store_count(st) - used - expired);
+	printf("%zu invitations: %zu used, %zu expired, %zu unused, %zu revoked\n",
+	       dust_store_count(st), used, expired, dust_store_count(st) - used - expired - revoked,
+	       revoked);
 	dust_store_close(st);
 	return 0;
+}
+
+/* The entry an id prefix names (at least 8 hex digits, as list prints 16). */
+static struct dust_store_entry *find_prefix(struct dust_store *st, const char *hex)
+{
+	struct dust_store_entry *hit = NULL;
+	size_t len = strlen(hex);
+
+	if (len < 8 || len > 2 * DUST_ID_BYTES || strspn(hex, "0123456789abcdefABCDEF") != len) {
+		die("--id wants 8 to 32 hex digits");
+		return NULL;
+	}
+	for (size_t i = 0; i < dust_store_count(st); i++) {
+		struct dust_store_entry *e = dust_store_at(st, i);
+		char id[2 * DUST_ID_BYTES + 1];
+
+		sodium_bin2hex(id, sizeof(id), e->inv.id, DUST_ID_BYTES);
+		if (strncasecmp(id, hex, len) != 0)
+			continue;
+		if (hit) {
+			die("--id prefix matches more than one invitation: give more digits");
+			return NULL;
+		}
+		hit = e;
+	}
+	if (!hit)
+		die("no invitation with that id in the store");
+	return hit;
+}
+
+static struct dust_store_entry *find_tunnel(struct dust_store *st, const char *text)
+{
+	struct dust_ipaddr ip;
+
+	if (dust_ipaddr_parse(&ip, text) != 0) {
+		die("--tunnel wants an address");
+		return NULL;
+	}
+	for (size_t i = 0; i < dust_store_count(st); i++) {
+		struct dust_store_entry *e = dust_store_at(st, i);
+
+		if (dust_ipaddr_equal(&e->inv.tunnel, &ip))
+			return e;
+	}
+	die("no invitation with that tunnel address in the store");
+	return NULL;
+}
+
+/* Open the invitation text of --file with its password: its id names it. */
+static struct dust_store_entry *find_text(struct dust_store *st, const struct opts *o)
+{
+	static char text[8192];
+	struct dust_store_entry *e = NULL;
+	struct dust_invite inv;
+	char pw[256];
+	FILE *f = fopen(o->file, "r");
+	size_t n;
+	int rc;
+
+	if (!f) {
+		fprintf(stderr, "dust-invite: %s: %s\n", o->file, strerror(errno));
+		return NULL;
+	}
+	n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	if (dust_password_read(pw, sizeof(pw), o->pwfile, 0) != 0)
+		return NULL;
+	rc = dust_invite_open(&inv, text, pw, strlen(pw));
+	sodium_memzero(pw, sizeof(pw));
+	sodium_memzero(text, sizeof(text));
+	if (rc != 0) {
+		fail("cannot open the invitation");
+		return NULL;
+	}
+	e = dust_store_find(st, inv.id);
+	dust_invite_wipe(&inv);
+	if (!e)
+		die("that invitation is not in the store");
+	return e;
+}
+
+static int cmd_revoke(const struct opts *o)
+{
+	struct dust_store *st;
+	struct dust_store_entry *e;
+	char id[2 * DUST_ID_BYTES + 1], addr[48];
+	int rc;
+
+	if (!o->store || (!!o->id + !!o->file + !!o->tunnel) != 1)
+		return die("revoke needs --store and one of --id, --file or --tunnel");
+	st = dust_store_open(o->store, 0);
+	if (!st)
+		return fail(o->store);
+	e = o->id     ? find_prefix(st, o->id)
+	    : o->file ? find_text(st, o)
+	              : find_tunnel(st, o->tunnel);
+	if (!e) {
+		dust_store_close(st);
+		return 1;
+	}
+	sodium_bin2hex(id, sizeof(id), e->inv.id, DUST_ID_BYTES);
+	rc = dust_store_revoke(st, e, (uint64_t)time(NULL));
+	if (rc == -EALREADY)
+		fprintf(stderr, "dust-invite: %.16s (%s) was already revoked\n", id,
+		        dust_ipaddr_format(&e->inv.tunnel, addr, sizeof(addr)));
+	else if (rc != 0)
+		fail("revoke");
+	else
+		fprintf(stderr, "dust-invite: revoked %.16s (tunnel %s)\n", id,
+		        dust_ipaddr_format(&e->inv.tunnel, addr, sizeof(addr)));
+	dust_store_close(st);
+	return rc == 0 || rc == -EALREADY ? 0 : 1;
 }
 
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-	    {"out", 1, 0, 'o'},
-	    {"store", 1, 0, 's'},
-	    {"key", 1, 0, 'k'},
-	    {"server", 1, 0, 'S'},
-	    {"port", 1, 0, 'p'},
-	    {"tunnel", 1, 0, 't'},
-	    {"tunnel-net", 1, 0, 'T'},
-	    {"count", 1, 0, 'n'},
-	    {"expiry-days", 1, 0, 'e'},
-	    {"out-dir", 1, 0, 'd'},
-	    {"password-file", 1, 0, 'P'},
-	    {"file", 1, 0, 'f'},
-	    {"force", 0, 0, 'F'},
-	    {"store-only", 0, 0, 'O'},
-	    {"profile", 1, 0, 'R'},
-	    {"cover-sni", 1, 0, 'N'},
-	    {"cover-alpn", 1, 0, 'A'},
-	    {"help", 0, 0, 'h'},
-	    {0, 0, 0, 0},
+	    {"out", 1, 0, 'o'},           {"store", 1, 0, 's'},
+	    {"key", 1, 0, 'k'},           {"server", 1, 0, 'S'},
+	    {"port", 1, 0, 'p'},          {"tunnel", 1, 0, 't'},
+	    {"tunnel-net", 1, 0, 'T'},    {"count", 1, 0, 'n'},
+	    {"expiry-days", 1, 0, 'e'},   {"out-dir", 1, 0, 'd'},
+	    {"password-file", 1, 0, 'P'}, {"file", 1, 0, 'f'},
+	    {"force", 0, 0, 'F'},         {"store-only", 0, 0, 'O'},
+	    {"profile", 1, 0, 'R'},       {"cover-sni", 1, 0, 'N'},
+	    {"cover-alpn", 1, 0, 'A'},    {"id", 1, 0, 'I'},
+	    {"help", 0, 0, 'h'},          {0, 0, 0, 0},
 	};
 	int c;
 
@@ -543,6 +657,9 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'A':
 			o->cover_alpn = optarg;
 			break;
+		case 'I':
+			o->id = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			exit(0);
@@ -577,6 +694,8 @@ int main(int argc, char **argv)
 		return cmd_show(&o);
 	if (strcmp(cmd, "list") == 0)
 		return cmd_list(&o);
+	if (strcmp(cmd, "revoke") == 0)
+		return cmd_revoke(&o);
 	fprintf(stderr, "dust-invite: unknown command '%s'\n%s", cmd, usage);
 	return 2;
 }

@@ -1,8 +1,10 @@
 #!/bin/sh
 # Telemetry, idle expiry and signals: while dustgw runs (no exit-on-idle),
-# dpdk-telemetry.py reads /dustgw/stats and /dustgw/sessions; the sessions
-# then expire (idle_timeout_s = 5) and are unpublished; SIGTERM stops the
-# workers cleanly and the summary is printed.
+# dpdk-telemetry.py reads /dustgw/stats and /dustgw/sessions; dust-invite
+# revokes one invitation, which /dustgw/store shows as a new generation and
+# which takes that client's session; the others then expire
+# (idle_timeout_s = 5) and are unpublished; SIGTERM stops the workers
+# cleanly and the summary is printed.
 . "$(dirname "$0")/lib.sh"
 
 TEL=$(command -v dpdk-telemetry.py || true)
@@ -34,6 +36,20 @@ tel /dustgw/stats,0 | grep -q '"intro_ok":20' || { kill -TERM $GW; fail "per-wor
 # the first invitation's tunnel address (dust-invite hands out 10.9.0.2 first)
 tel /dustgw/sessions,10.9.0.2 | tee one.json | grep -q '"live":1' || { kill -TERM $GW; fail "one session"; }
 grep -q '"peer":"198.18.0.0","peer_port":20000' one.json || { kill -TERM $GW; fail "session peer"; }
+tel /dustgw/store | tee store0.json | grep -q '"generation":0,"invitations":30,"bound":20,"revoked":0' ||
+	{ kill -TERM $GW; fail "store telemetry before the revoke"; }
+"$INVITE" revoke --store inv.store --tunnel 10.9.0.3 || { kill -TERM $GW; fail "dust-invite revoke"; }
+ok=0
+for i in $(seq 1 20); do
+	if tel /dustgw/store | grep -q '"generation":1,"invitations":30,"bound":20,"revoked":1' &&
+		tel /dustgw/sessions,10.9.0.3 | grep -q '"live":0'; then
+		ok=1
+		break
+	fi
+	sleep 0.1
+done
+[ $ok = 1 ] || { kill -TERM $GW; fail "no new store generation or session still there after 2 s"; }
+tel /dustgw/stats | grep -q '"sessions_revoked":1' || { kill -TERM $GW; fail "revoke count"; }
 ok=0
 for i in $(seq 1 60); do
 	tel /dustgw/sessions >expired.json
@@ -44,7 +60,7 @@ for i in $(seq 1 60); do
 	sleep 0.5
 done
 [ $ok = 1 ] || { kill -TERM $GW; cat expired.json; fail "idle sessions did not expire"; }
-tel /dustgw/stats | grep -q '"sessions_expired":20' || { kill -TERM $GW; fail "expiry count"; }
+tel /dustgw/stats | grep -q '"sessions_expired":19' || { kill -TERM $GW; fail "expiry count"; }
 kill -TERM $GW
 wait $GW || fail "dustgw exit status after SIGTERM"
 grep -q "dustgw summary" t.summary || fail "no summary after SIGTERM"

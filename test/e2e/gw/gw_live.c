@@ -2,23 +2,33 @@
 /*
  * gw-live: the session table and the store while the gateway runs, through
  * the real loop (dustgw_core, one worker) on net_ring ports, with a driver
- * lcore that controls time. Eviction: in a full table an authenticated
- * intro evicts the idlest session (idle evict_idle_s or more); a flood of
- * datagrams that do not authenticate evicts nothing; with no session idle
- * long enough the intro is refused.
+ * lcore that controls time. Two modes:
+ * - evict: in a full table an authenticated intro evicts the idlest session
+ *   (idle evict_idle_s or more); a flood of datagrams that do not
+ *   authenticate evicts nothing; with no session idle long enough the intro
+ *   is refused.
+ * - invite: dust-invite (the real tool) creates an invitation while the
+ *   gateway runs: it connects within 1 s, no restart; dust-invite revoke (by
+ *   file, id and tunnel address) cuts a live session within 1 s and later
+ *   intros are refused; a client streaming all along loses no reply.
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <sodium.h>
 
 #include <rte_eal.h>
 #include <rte_lcore.h>
 
 #include "ringgw.h"
 
-enum { CAP = 4, NCL = 6, EVICT_IDLE_S = 2 };
+enum { CAP = 4, NCL = 6, EVICT_IDLE_S = 2, LIVE_CAP = 64 };
+
+#define PASSWORD "gw-live test password"
 
 struct cl {
 	struct dust_invite inv;
@@ -38,6 +48,9 @@ static struct {
 	struct cl c[NCL];
 	uint64_t sent; /* frames put on the net RX ring */
 	const char *why;
+	const char *dir, *invite_exe; /* invite mode: work dir, dust-invite */
+	struct cl d;                  /* invite mode: the client made by dust-invite */
+	uint64_t b_ka, b_replies;     /* invite mode: client 1's stream */
 } T;
 
 #define CHECK(cond, msg)                                                                           \
@@ -82,34 +95,50 @@ static int send_ka(struct cl *c)
 	return n < 0 ? -1 : send_dg(&c->a, pkt, (size_t)n);
 }
 
+/* Replies the gateway sent to client 1 (invite mode: it must see them all). */
+static void count_replies(struct rte_mbuf **m, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		const uint8_t *f = rte_pktmbuf_mtod(m[i], const uint8_t *);
+
+		if (m[i]->data_len >= 42 && !memcmp(f + 30, T.c[1].a.ip.a, 4) &&
+		    (uint16_t)(f[36] << 8 | f[37]) == T.c[1].a.port)
+			T.b_replies++;
+	}
+}
+
 static void drain(void)
 {
 	struct rte_mbuf *m[32];
 	unsigned n;
 
-	while ((n = rte_ring_dequeue_burst(H.ntx[0], (void **)m, 32, NULL)) != 0)
+	while ((n = rte_ring_dequeue_burst(H.ntx[0], (void **)m, 32, NULL)) != 0) {
+		count_replies(m, n);
 		rte_pktmbuf_free_bulk(m, n);
+	}
 	while ((n = rte_ring_dequeue_burst(H.dtx[0], (void **)m, 32, NULL)) != 0)
 		rte_pktmbuf_free_bulk(m, n);
 }
 
-/* The worker is between bursts (a burst of first-use intros waits for fsync). */
-static bool worker_idle(void)
-{
-	return atomic_load(&H.gw->w[0]->last_net_rx_tsc) != DGW_BUSY;
-}
-
-/* Until the worker has read every frame sent and handled its last burst. */
+/*
+ * Until the worker has read every frame sent and finished the burst (a
+ * first-use intro waits for its fsync): it marks itself busy right after
+ * counting a burst in, so once the count is in, a moment later a stamp that
+ * is not DGW_BUSY means done.
+ */
 static bool settled(void)
 {
-	for (int i = 0; i < 4000; i++) {
+	struct dgw_worker *w = H.gw->w[0];
+
+	for (int i = 0; i < 20000; i++) {
 		drain();
 		if (rg_ctr(&H, 0, DGW_CTR_NET_RX) == T.sent && rte_ring_count(H.nrx[0]) == 0) {
-			rte_delay_us_sleep(20000);
-			for (int j = 0; j < 10000 && !worker_idle(); j++)
-				rte_delay_us_sleep(1000);
+			rte_delay_us_sleep(2000);
+			while (atomic_load(&w->last_net_rx_tsc) == DGW_BUSY)
+				rte_delay_us_sleep(500);
+			rte_delay_us_sleep(5000);
 			drain();
-			return worker_idle();
+			return true;
 		}
 		rte_delay_us_sleep(500);
 	}
@@ -222,13 +251,188 @@ static int phases(void)
 	return 0;
 }
 
+/* ---- invite mode ------------------------------------------------------------ */
+
+static uint64_t store_gen(void)
+{
+	return dust_store_generation(H.gw->srv.store);
+}
+
+/* Run dust-invite with args; the ms it took from start to exit is in *ms. */
+static int invite(const char *args, uint64_t *done_ms)
+{
+	char cmd[2048];
+	int rc;
+
+	if (snprintf(cmd, sizeof(cmd), "%s %s >>%s/invite.log 2>&1", T.invite_exe, args, T.dir) >=
+	    (int)sizeof(cmd))
+		return -1;
+	rc = system(cmd);
+	*done_ms = rg_now_ms();
+	if (rc != 0)
+		printf("gw-live: '%s' failed (%d)\n", cmd, rc);
+	return rc;
+}
+
+/* Client 1 streams: a keepalive every 20 ms, each answered by the gateway. */
+static int stream_for(unsigned ms)
+{
+	for (unsigned t = 0; t < ms; t += 20) {
+		if (send_ka(&T.c[1]))
+			return -1;
+		T.b_ka++;
+		rte_delay_us_sleep(20000);
+		drain();
+	}
+	return 0;
+}
+
+/* Read the text dust-invite wrote and open it, as a client would. */
+static int open_text(struct dust_invite *inv)
+{
+	char path[512], text[8192];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/texts/invite-1.txt", T.dir);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	return dust_invite_open(inv, text, PASSWORD, strlen(PASSWORD));
+}
+
+/* Intros from d every 50 ms (client 1 streaming between) until one is accepted. */
+static uint64_t connect_d(uint64_t deadline_ms)
+{
+	uint64_t ok0 = rg_ctr(&H, 0, DGW_CTR_INTRO_OK);
+
+	while (rg_now_ms() < deadline_ms) {
+		if (send_intro(&T.d) || stream_for(40))
+			return 0;
+		if (rg_ctr(&H, 0, DGW_CTR_INTRO_OK) > ok0)
+			return rg_now_ms();
+	}
+	return 0;
+}
+
+/* Until idx has no published session (or the deadline); the time it went. */
+static uint64_t unpublished(const struct cl *c, uint64_t deadline_ms)
+{
+	while (rg_now_ms() < deadline_ms) {
+		if (!published(c))
+			return rg_now_ms();
+		if (stream_for(20))
+			return 0;
+	}
+	return 0;
+}
+
+static int revoke_and_check(struct cl *c, const char *how, uint64_t *cut_ms)
+{
+	char args[1024];
+	uint64_t t0, t1;
+
+	snprintf(args, sizeof(args), "revoke --store %s/inv.store %s", T.dir, how);
+	CHECK(invite(args, &t0) == 0, "dust-invite revoke failed");
+	t1 = unpublished(c, t0 + 3000);
+	CHECK(t1 != 0, "a revoked session is still published after 3 s");
+	*cut_ms = t1 - t0;
+	return 0;
+}
+
+static int phases_invite(void)
+{
+	char args[1024], hex[2 * DUST_ID_BYTES + 1];
+	uint64_t t0, t1, t2, t3, cut_d, cut_a, gen0 = store_gen(), refused;
+	struct cl *a = &T.c[0], *c = &T.c[2], *d = &T.d;
+
+	d->a.ip.family = 4;
+	memcpy(d->a.ip.a, (uint8_t[]){198, 18, 1, 1}, 4);
+	d->a.port = 21000;
+	CHECK(dust_identity_generate(&d->id) == 0, "client key");
+	CHECK(send_intro(a) == 0 && send_intro(&T.c[1]) == 0, "intro build");
+	CHECK(settled() && rg_ctr(&H, 0, DGW_CTR_INTRO_OK) == 2, "first clients not up");
+	CHECK(stream_for(200) == 0, "stream");
+
+	printf("gw-live: dust-invite create while the gateway runs\n");
+	snprintf(args, sizeof(args),
+	         "create --store %s/inv.store --key %s/server.key --server 10.0.0.1 --port 4433 "
+	         "--tunnel-net 10.9.0.0/16 --password-file %s/pw --out-dir %s/texts",
+	         T.dir, T.dir, T.dir, T.dir);
+	CHECK(invite(args, &t0) == 0, "dust-invite create failed");
+	while (store_gen() == gen0 && rg_now_ms() < t0 + 3000)
+		rte_delay_us_sleep(2000);
+	t1 = rg_now_ms();
+	CHECK(store_gen() > gen0, "store generation did not move within 3 s");
+	/* the client's side (Argon2id on the text) is not the gateway's to count */
+	CHECK(open_text(&d->inv) == 0, "cannot open the new invitation text");
+	t2 = rg_now_ms();
+	t3 = connect_d(t2 + 3000);
+	CHECK(t3 != 0, "the new invitation was not accepted");
+	/* in effect: create's return to the merge, then the first intro through */
+	printf("gw-live: new invitation merged %" PRIu64 " ms after dust-invite create returned, "
+	       "connected %" PRIu64 " ms later (client-side Argon2id not counted)\n",
+	       t1 - t0, t3 - t2);
+	CHECK(t1 - t0 + t3 - t2 < 1000, "new invitation took 1 s or more to take effect");
+	d->idx = (uint32_t)dust_store_count(H.gw->srv.store) - 1; /* appended last */
+	CHECK(stream_for(100) == 0 && published(d), "new client not published");
+
+	printf("gw-live: revoke by text, by id and by tunnel address\n");
+	snprintf(args, sizeof(args), "--file %s/texts/invite-1.txt --password-file %s/pw", T.dir,
+	         T.dir);
+	CHECK(revoke_and_check(d, args, &cut_d) == 0, "revoke by file");
+	sodium_bin2hex(hex, sizeof(hex), a->inv.id, DUST_ID_BYTES);
+	snprintf(args, sizeof(args), "--id %.16s", hex);
+	CHECK(revoke_and_check(a, args, &cut_a) == 0, "revoke by id");
+	printf("gw-live: sessions cut %" PRIu64 " ms (file) and %" PRIu64
+	       " ms (id) after dust-invite revoke returned\n",
+	       cut_d, cut_a);
+	CHECK(cut_d < 1000 && cut_a < 1000, "a revoke took 1 s or more");
+	snprintf(args, sizeof(args), "revoke --store %s/inv.store --tunnel 10.9.0.4", T.dir);
+	CHECK(invite(args, &t0) == 0, "revoke by tunnel address");
+	CHECK(stream_for(600) == 0, "stream");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_SESS_REVOKED) == 2, "sessions_revoked is not 2");
+
+	printf("gw-live: later intros of the three are refused\n");
+	refused = rg_drop(&H, 0, DUST_DROP_INTRO_REVOKED);
+	CHECK(send_intro(d) == 0 && send_intro(a) == 0 && send_intro(c) == 0, "intro build");
+	CHECK(settled(), "intros not read");
+	CHECK(rg_drop(&H, 0, DUST_DROP_INTRO_REVOKED) == refused + 3, "not refused as revoked");
+	CHECK(!published(d) && !published(a) && !published(c), "a revoked client came back");
+
+	/* client 1 streamed through all of it: every keepalive answered */
+	CHECK(stream_for(100) == 0 && settled(), "stream");
+	printf("gw-live: client 1 sent %" PRIu64 " keepalives, got %" PRIu64 " replies\n", T.b_ka,
+	       T.b_replies);
+	CHECK(T.b_replies == T.b_ka + 1, "client 1 lost replies (+1: its intro's)");
+	CHECK(published(&T.c[1]), "client 1 lost its session");
+	return 0;
+}
+
 static int driver(void *arg)
 {
 	(void)arg;
-	if (phases() != 0)
+	if ((T.invite_exe ? phases_invite() : phases()) != 0)
 		printf("FAIL: %s\n", T.why);
 	dgw_stop(H.gw);
 	return 0;
+}
+
+static int write_password(void)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/pw", T.dir);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs(PASSWORD "\n", f);
+	fclose(f);
+	return chmod(path, 0600);
 }
 
 static int make_store(const char *dir, struct dgw_config *cfg)
@@ -272,9 +476,12 @@ int main(int argc, char **argv)
 	unsigned drv = rg_driver_lcore(2);
 
 	if (n < 0 || argc - n < 2 || dust_init() != 0) {
-		fprintf(stderr, "usage: gw-live EAL-ARGS (3 lcores) -- WORKDIR\n");
+		fprintf(stderr, "usage: gw-live EAL-ARGS (3 lcores) -- WORKDIR [DUST_INVITE]\n"
+		                "  without DUST_INVITE: eviction; with it: live invitations\n");
 		return 1;
 	}
+	T.dir = argv[n + 1];
+	T.invite_exe = argc - n >= 3 ? argv[n + 2] : NULL;
 	if (drv == RTE_MAX_LCORE) {
 		fprintf(stderr, "gw-live: needs 2 worker lcores\n");
 		return 1;
@@ -282,11 +489,13 @@ int main(int argc, char **argv)
 	dgw_config_defaults(&cfg);
 	dust_ipaddr_parse(&cfg.ip4, "10.0.0.1");
 	cfg.queues = 1;
-	cfg.sessions_per_lcore = CAP;
-	cfg.evict_idle_s = EVICT_IDLE_S;
+	cfg.sessions_per_lcore = T.invite_exe ? LIVE_CAP : CAP;
+	if (!T.invite_exe)
+		cfg.evict_idle_s = EVICT_IDLE_S;
 	dust_rng_init(&T.rng);
 	dust_pad_default(&T.pad);
-	if (make_store(argv[n + 1], &cfg) || !(H.gw = dgw_create(&cfg)) || rg_ports(&H, 1)) {
+	if (make_store(T.dir, &cfg) || write_password() || !(H.gw = dgw_create(&cfg)) ||
+	    rg_ports(&H, 1)) {
 		fprintf(stderr, "gw-live: setup failed\n");
 		return 1;
 	}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Live invitations: the main lcore looks at the store's files a few times a
+ * second (dust-invite create and revoke write them while dustgw runs),
+ * merges what changed and keeps the tag index on the current epoch. A
+ * revoked invitation loses its session at once. Workers never wait for any
+ * of it: they see new entries through the index, revocations through a flag.
+ */
+#include <inttypes.h>
+#include <time.h>
+
+#include "dgw_pvt.h"
+
+static int reload(struct dgw *gw)
+{
+	int changed = dust_store_reload(gw->srv.store);
+
+	if (changed < 0) {
+		if (!gw->reload_failing)
+			DGW_LOG(WARNING, "store %s: %s (serving what was loaded)",
+			        gw->cfg.store_path, dust_last_error());
+		gw->reload_failing = true;
+		return 0;
+	}
+	if (gw->reload_failing)
+		DGW_LOG(INFO, "store %s: read again", gw->cfg.store_path);
+	gw->reload_failing = false;
+	return changed;
+}
+
+void dgw_store_poll(struct dgw *gw)
+{
+	struct dust_store *st = gw->srv.store;
+	int changed = reload(gw), rc;
+	unsigned revoked = 0;
+
+	/* pub[] and the tunnel map first: a new entry is findable after the tick */
+	if (changed > 0 && (rc = dgw_sessmap_merge(gw)) != 0)
+		DGW_LOG(ERR, "new invitations not served: %s", strerror(-rc));
+	if (dust_store_tick(st, (uint64_t)time(NULL)) == 1) {
+		/* no lookup can still hold the replaced index once each worker passed a QS */
+		rte_rcu_qsbr_synchronize(gw->rcu, RTE_QSBR_THRID_INVALID);
+		dust_store_reclaim(st);
+	}
+	if (changed > 0) {
+		revoked = dgw_sessmap_revoke(gw);
+		DGW_LOG(INFO, "store generation %" PRIu64 ": %u invitations, %u session(s) revoked",
+		        dust_store_generation(st), gw->ninv, revoked);
+	}
+}

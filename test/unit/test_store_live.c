@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The store while a gateway has it open: a second handle on the same files
+ * (as dust-invite is) adds and revokes invitations; dust_store_reload on
+ * the first merges them, entries never move, the tag index finds the new
+ * ones, a revoked invitation refuses intros, and the gateway's own journal
+ * lines read back change nothing.
+ */
+#include <sys/stat.h>
+
+#include "fixture.h"
+
+/* A second handle (the operator's tool) adds count invitations and saves. */
+static void tool_add(struct fixture *f, unsigned count, struct dust_invite *out)
+{
+	struct dust_store *st = dust_store_open(f->store_path, 0);
+	struct dust_ipaddr addr, tun;
+
+	CHECK(st != NULL);
+	if (!st)
+		return;
+	CHECK(dust_ipaddr_parse(&addr, "192.0.2.1") == 0);
+	for (unsigned i = 0; i < count; i++) {
+		struct dust_invite inv;
+
+		CHECK(dust_ipaddr_parse(&tun, "10.8.0.0") == 0);
+		tun.a[2] = (uint8_t)(i >> 8);
+		tun.a[3] = (uint8_t)i;
+		CHECK(dust_invite_new(&inv, &f->server, &addr, 4433, &tun, 16, FIX_NOW_S + 3600) ==
+		      0);
+		CHECK(dust_store_add(st, &inv) == 0);
+		if (out)
+			out[i] = inv;
+	}
+	CHECK(dust_store_save(st) == 0);
+	dust_store_close(st);
+}
+
+static void tool_revoke(struct fixture *f, const uint8_t id[DUST_ID_BYTES])
+{
+	struct dust_store *st = dust_store_open(f->store_path, 0);
+	struct dust_store_entry *e = st ? dust_store_find(st, id) : NULL;
+
+	CHECK(e != NULL);
+	if (e) {
+		CHECK_EQ(dust_store_revoke(st, e, FIX_NOW_S), 0);
+		CHECK_EQ(dust_store_revoke(st, e, FIX_NOW_S), -EALREADY);
+	}
+	dust_store_close(st);
+}
+
+/* As the gateway does: merge, then index the new entries. */
+static int reload(struct fixture *f)
+{
+	int rc = dust_store_reload(f->srv.store);
+
+	if (dust_store_tick(f->srv.store, FIX_NOW_S) == 1)
+		dust_store_reclaim(f->srv.store); /* no reader on other threads here */
+	return rc;
+}
+
+static enum dust_drop connect_with(struct fixture *f, const struct dust_invite *inv,
+                                   uint64_t now_ms)
+{
+	uint8_t buf[2048];
+	struct dust_endpoint from = fix_endpoint("198.51.100.8", 40001);
+	struct dust_session cs, ss;
+	size_t used = 0;
+	int n = dust_intro_build(inv, &f->client, &f->rng, &f->pad, now_ms, buf, sizeof(buf), &cs);
+
+	CHECK(n >= DUST_INTRO_MIN_BYTES);
+	return dust_intro_accept(&f->srv, buf, (size_t)n, now_ms, &from, &ss, &used, NULL);
+}
+
+static void test_reload_adds(void)
+{
+	static struct dust_invite added[600];
+	struct fixture f;
+	struct dust_store_entry *first;
+	uint64_t gen;
+
+	fix_init(&f);
+	first = dust_store_at(f.srv.store, 0);
+	gen = dust_store_generation(f.srv.store);
+	CHECK_EQ(reload(&f), 0); /* nothing changed */
+	CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS), DUST_OK);
+	/* the gateway's own journal lines, read back, change nothing */
+	CHECK_EQ(reload(&f), 0);
+	CHECK_EQ(dust_store_generation(f.srv.store), gen);
+	/* a few: they go into the live tag index */
+	tool_add(&f, 3, added);
+	CHECK_EQ(reload(&f), 3);
+	CHECK_EQ(dust_store_count(f.srv.store), 4);
+	CHECK_EQ(dust_store_generation(f.srv.store), gen + 1);
+	CHECK(dust_store_at(f.srv.store, 0) == first); /* entries never move */
+	CHECK_EQ(connect_with(&f, &added[2], FIX_NOW_MS), DUST_OK);
+	/* many more: the index is rebuilt bigger and swapped */
+	tool_add(&f, 600, added);
+	CHECK_EQ(reload(&f), 600);
+	CHECK_EQ(dust_store_count(f.srv.store), 604);
+	CHECK(dust_store_at(f.srv.store, 0) == first);
+	CHECK_EQ(connect_with(&f, &added[599], FIX_NOW_MS), DUST_OK);
+	CHECK_EQ(connect_with(&f, &added[0], FIX_NOW_MS), DUST_OK);
+	/* the first client is still bound and fresh: an old intro is a replay */
+	CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS - 1000), DUST_DROP_INTRO_REPLAY);
+	fix_fini(&f);
+}
+
+static void test_reload_revokes(void)
+{
+	struct dust_invite added[2];
+	struct fixture f;
+	struct dust_store_entry *e;
+
+	fix_init(&f);
+	CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS), DUST_OK);
+	tool_revoke(&f, f.inv.id);
+	e = dust_store_find(f.srv.store, f.inv.id);
+	CHECK(e && !e->revoked);
+	CHECK_EQ(reload(&f), 1);
+	CHECK(e && e->revoked && e->revoked_at == FIX_NOW_S);
+	CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS + 1000), DUST_DROP_INTRO_REVOKED);
+	/* created and revoked between two reloads: the revocation is not lost */
+	tool_add(&f, 2, added);
+	tool_revoke(&f, added[1].id);
+	CHECK_EQ(reload(&f), 3);
+	CHECK_EQ(connect_with(&f, &added[1], FIX_NOW_MS), DUST_DROP_INTRO_REVOKED);
+	CHECK_EQ(connect_with(&f, &added[0], FIX_NOW_MS), DUST_OK);
+	/* the revocation read before its invitation: held until the invitation comes */
+	{
+		struct dust_store *tool = dust_store_open(f.store_path, 0);
+		struct dust_ipaddr addr, tun;
+		struct dust_invite late;
+
+		CHECK(tool != NULL);
+		CHECK(dust_ipaddr_parse(&addr, "192.0.2.1") == 0);
+		CHECK(dust_ipaddr_parse(&tun, "10.7.0.9") == 0);
+		CHECK(dust_invite_new(&late, &f.server, &addr, 4433, &tun, 16, FIX_NOW_S + 60) ==
+		      0);
+		CHECK(dust_store_add(tool, &late) == 0);
+		CHECK_EQ(dust_store_revoke(tool, dust_store_find(tool, late.id), FIX_NOW_S), 0);
+		CHECK_EQ(reload(&f), 0);
+		CHECK(dust_store_save(tool) == 0);
+		dust_store_close(tool);
+		CHECK_EQ(reload(&f), 2);
+		CHECK_EQ(connect_with(&f, &late, FIX_NOW_MS), DUST_DROP_INTRO_REVOKED);
+	}
+	/* a restart keeps every revocation (and reopening may compact: still kept) */
+	fix_reopen_store(&f);
+	CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS + 2000), DUST_DROP_INTRO_REVOKED);
+	CHECK_EQ(connect_with(&f, &added[1], FIX_NOW_MS + 2000), DUST_DROP_INTRO_REVOKED);
+	CHECK_EQ(connect_with(&f, &added[0], FIX_NOW_MS + 2000), DUST_OK);
+	fix_fini(&f);
+}
+
+/*
+ * The journal is never compacted under an open handle: the tool (opened
+ * second) must not replace the file the gateway appends to. Alone, a
+ * reopen compacts it and keeps every record.
+ */
+static void test_no_compaction_under_a_reader(void)
+{
+	struct fixture f;
+	struct dust_store *tool;
+	char path[192];
+	struct stat a, b;
+
+	fix_init(&f);
+	for (int i = 0; i < 1100; i++)
+		CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS + (uint64_t)i), DUST_OK);
+	snprintf(path, sizeof(path), "%s.bind", f.store_path);
+	CHECK(stat(path, &a) == 0);
+	tool = dust_store_open(f.store_path, 0);
+	CHECK(tool != NULL);
+	CHECK(stat(path, &b) == 0);
+	CHECK(a.st_ino == b.st_ino); /* not replaced */
+	dust_store_close(tool);
+	fix_reopen_store(&f); /* alone now: compacts */
+	CHECK(stat(path, &b) == 0);
+	CHECK(b.st_size < a.st_size / 100);
+	CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS + 1099), DUST_DROP_INTRO_REPLAY);
+	CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS + 1100), DUST_OK);
+	fix_fini(&f);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct check_test tests[] = {
+	    {"reload_adds", test_reload_adds},
+	    {"reload_revokes", test_reload_revokes},
+	    {"no_compaction_under_a_reader", test_no_compaction_under_a_reader},
+	};
+
+	CHECK(dust_init() == 0);
+	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
+}
