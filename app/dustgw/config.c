@@ -32,7 +32,8 @@ static const char *const known_keys[][12] = {
      "delivery_mac", "proxy_arp", NULL},
     {"sessions", "max_per_lcore", "idle_timeout_s", "ts_window_s", "evict_idle_s", NULL},
     {"padding", "mode", "min", "max", "mtu", NULL},
-    {"runtime", "drain_us", "exit_on_idle_ms", "delivery_hold_ms", "clock", NULL},
+    {"runtime", "drain_us", "exit_on_idle_ms", "delivery_hold_ms", "clock", "poll",
+     "poll_nap_max_us", NULL},
 };
 
 void dgw_config_defaults(struct dgw_config *cfg)
@@ -51,6 +52,7 @@ void dgw_config_defaults(struct dgw_config *cfg)
 	dust_limits_default(&cfg->lim);
 	dust_pad_default(&cfg->pad);
 	cfg->drain_us = 100;
+	cfg->poll_nap_max_us = 200;
 	cfg->proxy_arp = true;
 }
 
@@ -269,6 +271,14 @@ static int load_runtime(struct cfg_ctx *c, struct dgw_config *cfg)
 	else if (v)
 		return fail(c, "[runtime] clock = '%s': want real or capture", v);
 	GET_UINT(c, "runtime", "drain_us", 1, 1000000, cfg->drain_us);
+	v = get(c, "runtime", "poll");
+	if (v && !strcmp(v, "busy"))
+		cfg->poll = DGW_POLL_BUSY;
+	else if (v && !strcmp(v, "adaptive"))
+		cfg->poll = DGW_POLL_ADAPTIVE;
+	else if (v)
+		return fail(c, "[runtime] poll = '%s': want busy or adaptive", v);
+	GET_UINT(c, "runtime", "poll_nap_max_us", 10, 100000, cfg->poll_nap_max_us);
 	GET_UINT(c, "runtime", "exit_on_idle_ms", 0, UINT32_MAX, cfg->exit_on_idle_ms);
 	GET_UINT(c, "runtime", "delivery_hold_ms", 0, UINT32_MAX, cfg->dlv_hold_ms);
 	return 0;

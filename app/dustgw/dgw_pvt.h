@@ -104,6 +104,10 @@ struct dgw_worker {
 	/* full table: the oldest last_rx_s seen by the last scan, and when (decode.c) */
 	uint32_t evict_oldest_s, evict_scan_s;
 	bool evict_scanned;
+	/* poll.c: adaptive polling (idle since, in TSC; the next nap, in us) */
+	bool adaptive;
+	uint64_t idle_since;
+	uint32_t nap_us;
 	struct dgw_stats st;
 } __rte_cache_aligned;
 
@@ -210,6 +214,10 @@ int dgw_telemetry_register(void);
 
 /* check.c: --check-config (no EAL needed); 0 or -errno with a message */
 int dgw_config_check(const struct dgw_config *cfg, const char *path);
+
+/* poll.c: adaptive polling */
+void dgw_poll_init(struct dgw_worker *w);
+void dgw_poll_idle(struct dgw_worker *w, uint16_t got, uint64_t now_tsc);
 
 /* hints.c */
 void dgw_csum_resolve(struct dgw *gw);

@@ -46,6 +46,13 @@ enum dgw_framing {
 	DGW_FRAME_RAW = 1, /**< bare IP packet (net_tun, rings of IP packets) */
 };
 
+/** How workers wait for packets ([runtime] poll). */
+enum dgw_poll {
+	DGW_POLL_AUTO = 0, /**< ADAPTIVE for a live run, BUSY for replay (exit on idle) */
+	DGW_POLL_BUSY,     /**< spin on the RX queues: lowest latency, a core per worker */
+	DGW_POLL_ADAPTIVE, /**< after empty polls, sleep with growing naps up to a cap */
+};
+
 /** Outer UDP checksums on the net port ([gateway] udp_checksum). */
 enum dgw_csum {
 	DGW_CSUM_AUTO = 0, /**< by port type: PARTIAL on kernel-fed ports, else VERIFY */
@@ -80,6 +87,9 @@ struct dgw_config {
 	bool proxy_arp;     /**< answer ARP/ND on the delivery port (tunnel side) */
 	uint8_t clock;      /**< enum dgw_clock; CAPTURE also opens the store read-only */
 	uint8_t udp_csum;   /**< enum dgw_csum */
+	uint8_t poll;       /**< enum dgw_poll */
+	/** ADAPTIVE: the longest nap (bounds the wake-up latency) */
+	uint32_t poll_nap_max_us;
 };
 
 struct dgw;

@@ -40,13 +40,14 @@ static void housekeeping(struct dgw_worker *w, uint64_t now_tsc, uint64_t *next_
 	w->st.sessions = dust_session_table_live(w->tab);
 }
 
-static void poll_once(struct dgw_worker *w, uint64_t now_tsc)
+/* One RX burst on each port; returns the frames read (adaptive polling). */
+static uint16_t poll_once(struct dgw_worker *w, uint64_t now_tsc)
 {
 	struct dgw *gw = w->gw;
 	struct rte_mbuf *pkts[DGW_BURST];
-	uint16_t n;
+	uint16_t n, got;
 
-	n = rte_eth_rx_burst(gw->net_port, w->wid, pkts, DGW_BURST);
+	n = got = rte_eth_rx_burst(gw->net_port, w->wid, pkts, DGW_BURST);
 	if (n) {
 		if (unlikely(!w->first_rx_tsc))
 			w->first_rx_tsc = now_tsc;
@@ -63,8 +64,9 @@ static void poll_once(struct dgw_worker *w, uint64_t now_tsc)
 		atomic_store_explicit(&w->last_net_rx_tsc, rte_rdtsc(), memory_order_relaxed);
 	}
 	if (!atomic_load_explicit(&gw->dlv_open, memory_order_relaxed))
-		return;
+		return got;
 	n = rte_eth_rx_burst(gw->dlv_port, w->wid, pkts, DGW_BURST);
+	got += n;
 	if (n) {
 		w->st.ctr[DGW_CTR_DLV_RX] += n;
 		if (gw->cfg.clock == DGW_CLOCK_CAPTURE)
@@ -73,6 +75,7 @@ static void poll_once(struct dgw_worker *w, uint64_t now_tsc)
 		dgw_encode_burst(w, pkts, n);
 		atomic_store_explicit(&w->last_dlv_rx_tsc, rte_rdtsc(), memory_order_relaxed);
 	}
+	return got;
 }
 
 int dgw_worker_main(void *arg)
@@ -86,17 +89,20 @@ int dgw_worker_main(void *arg)
 	clock_update(w);
 	rte_rcu_qsbr_thread_register(gw->rcu, w->wid);
 	rte_rcu_qsbr_thread_online(gw->rcu, w->wid);
-	DGW_LOG(INFO, "worker %u on lcore %u: net queue %u, delivery queue %u", w->wid, w->lcore,
-	        w->wid, w->wid);
+	dgw_poll_init(w);
+	DGW_LOG(INFO, "worker %u on lcore %u: net queue %u, delivery queue %u, %s polling", w->wid,
+	        w->lcore, w->wid, w->wid, w->adaptive ? "adaptive" : "busy");
 	while (!gw->stop) {
 		uint64_t now = rte_rdtsc();
+		uint16_t got;
 
 		if (now - prev >= drain) {
 			housekeeping(w, now, &next_expire);
 			prev = now;
 		}
-		poll_once(w, now);
+		got = poll_once(w, now);
 		rte_rcu_qsbr_quiescent(gw->rcu, w->wid);
+		dgw_poll_idle(w, got, now);
 	}
 	rte_eth_tx_buffer_flush(gw->net_port, w->wid, w->net_txb);
 	rte_eth_tx_buffer_flush(gw->dlv_port, w->wid, w->dlv_txb);

@@ -6,7 +6,8 @@
 # no invitation's address). (2) As root, a live start on net_tap in a
 # namespace prints no EAL details and no net_tap multiq/qdisc lines unless
 # --log-level asks for them; SIGTERM ends with a live summary (uptime,
-# rates, sessions) instead of the replay's "net side" line.
+# rates, sessions) instead of the replay's "net side" line. (3) An idle live
+# worker naps (adaptive polling, the default) where poll = busy spins.
 . "$(dirname "$0")/lib.sh"
 
 make_store 1
@@ -132,4 +133,40 @@ echo "== --log-level still shows what is asked for"
 live loud --log-level=lib.eal:info
 grep -q "EAL: Detected CPU lcores" loud.log || { cat loud.log; fail "--log-level=lib.eal:info ignored"; }
 echo "ok: --log-level=lib.eal:info prints EAL's details"
+# idle MODE: an idle live gateway for 2 s; its worker's voluntary context
+# switches (a nap is one, a spin has none) and the process's CPU share
+idle() {
+	sed -i '/^poll = /d' gw.conf
+	[ "$1" = default ] || sed -i "s/^\[runtime\]/&\npoll = $1/" gw.conf
+	ip netns exec "$PREFIX" "$DUSTGW" --lcores "$(lcores 1)" --no-huge -m 512 --no-pci \
+		--file-prefix "$PREFIX" --vdev net_null0,no-rx=1 --vdev net_tap0,iface=dgwlive0 \
+		-- --config gw.conf >"idle-$1.summary" 2>"idle-$1.log" &
+	pid=$!
+	for _ in $(seq 100); do
+		grep -q "^dustgw: 1 invitations" "idle-$1.summary" && break
+		sleep 0.1
+	done
+	sleep 0.5
+	task=$(grep -l "^rte-worker" /proc/$pid/task/*/comm | head -1)
+	task=${task%/comm}
+	[ -n "$task" ] || { kill -KILL $pid; fail "$1: no worker thread"; }
+	v0=$(sed -n 's/^voluntary_ctxt_switches:[[:space:]]*//p' "$task/status")
+	t0=$(awk '{ print $14 + $15 }' /proc/$pid/stat)
+	sleep 2
+	v1=$(sed -n 's/^voluntary_ctxt_switches:[[:space:]]*//p' "$task/status")
+	t1=$(awk '{ print $14 + $15 }' /proc/$pid/stat)
+	kill -TERM $pid
+	wait $pid || fail "$1: exit status $?"
+	NAPS=$((v1 - v0))
+	CPU=$(( (t1 - t0) * 100 / $(getconf CLK_TCK) / 2 ))
+	grep -q "$2 polling" "idle-$1.log" || { cat "idle-$1.log"; fail "$1: not $2 polling"; }
+	echo "$1 ($2): worker slept $NAPS times in 2 s idle; process CPU $CPU% of one core"
+}
+
+echo "== an idle live gateway naps (adaptive, the default), or spins (busy)"
+idle default adaptive
+[ "$NAPS" -ge 400 ] || fail "an idle adaptive worker slept only $NAPS times in 2 s"
+[ "$CPU" -lt 50 ] || fail "an idle adaptive gateway used $CPU% of a core"
+idle busy busy
+[ "$NAPS" -lt 100 ] || fail "a busy-polling worker slept $NAPS times"
 echo "PASS gw-operator"
