@@ -42,7 +42,8 @@ struct dg_opts {
 	unsigned search_steps;
 	bool quiet; /* no per-second lines */
 	const char *gw_mac;
-	bool no_confirm; /* send intros, wait for no keepalive (a sink port: headroom) */
+	bool no_confirm;    /* send intros, wait for no keepalive (a sink port: headroom) */
+	unsigned linger_ms; /* at the end, wait without polling for the peer to leave */
 };
 
 struct dg_client {

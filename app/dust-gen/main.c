@@ -49,6 +49,10 @@ static void usage(FILE *f)
 	    "  --quiet            no per-second lines\n"
 	    "  --no-confirm       send the intros but wait for no keepalive: toward a sink\n"
 	    "                     (net_null), to measure the generator's own rate\n"
+	    "  --linger-ms MS     at the end, wait MS ms without polling before closing the\n"
+	    "                     ports: a memif peer that leaves while the other end polls\n"
+	    "                     can crash it (DPDK 22.11 frees the rings under the poller),\n"
+	    "                     so let dustgw --exit-on-idle leave first\n"
 	    "One lcore, one queue per port. Over memif, next to dustgw (its ports are servers):\n"
 	    "  dust-gen -l 1 --no-huge -m 512 --no-pci --file-prefix gen \\\n"
 	    "    --vdev net_memif0,role=client,socket=/tmp/net.sock,socket-abstract=no \\\n"
@@ -60,16 +64,27 @@ static void usage(FILE *f)
 static int parse(int argc, char **argv, struct dg_opts *o)
 {
 	static const struct option lo[] = {
-	    {"store", required_argument, NULL, 'S'},    {"clients", required_argument, NULL, 'n'},
-	    {"net", required_argument, NULL, 'N'},      {"dlv", required_argument, NULL, 'D'},
-	    {"pps", required_argument, NULL, 'p'},      {"gbps", required_argument, NULL, 'g'},
-	    {"size", required_argument, NULL, 's'},     {"imix", no_argument, NULL, 'I'},
-	    {"duration", required_argument, NULL, 'd'}, {"drain-ms", required_argument, NULL, 'r'},
-	    {"search", no_argument, NULL, 'x'},         {"loss-max", required_argument, NULL, 'l'},
-	    {"steps", required_argument, NULL, 'X'},    {"stall-ms", required_argument, NULL, 'T'},
-	    {"json", required_argument, NULL, 'j'},     {"quiet", no_argument, NULL, 'q'},
-	    {"gw-mac", required_argument, NULL, 'M'},   {"no-confirm", no_argument, NULL, 'C'},
-	    {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+	    {"store", required_argument, NULL, 'S'},
+	    {"clients", required_argument, NULL, 'n'},
+	    {"net", required_argument, NULL, 'N'},
+	    {"dlv", required_argument, NULL, 'D'},
+	    {"pps", required_argument, NULL, 'p'},
+	    {"gbps", required_argument, NULL, 'g'},
+	    {"size", required_argument, NULL, 's'},
+	    {"imix", no_argument, NULL, 'I'},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"drain-ms", required_argument, NULL, 'r'},
+	    {"search", no_argument, NULL, 'x'},
+	    {"loss-max", required_argument, NULL, 'l'},
+	    {"steps", required_argument, NULL, 'X'},
+	    {"stall-ms", required_argument, NULL, 'T'},
+	    {"json", required_argument, NULL, 'j'},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"gw-mac", required_argument, NULL, 'M'},
+	    {"no-confirm", no_argument, NULL, 'C'},
+	    {"linger-ms", required_argument, NULL, 'L'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -135,6 +150,9 @@ static int parse(int argc, char **argv, struct dg_opts *o)
 			break;
 		case 'C':
 			o->no_confirm = true;
+			break;
+		case 'L':
+			o->linger_ms = (unsigned)strtoul(optarg, NULL, 10);
 			break;
 		default:
 			usage(stderr);
@@ -422,6 +440,8 @@ int main(int argc, char **argv)
 		rc = dg_clients_intro(&g);
 	if (!rc)
 		rc = run(&g);
+	if (!rc && g.o.linger_ms)
+		rte_delay_us_sleep(1000 * g.o.linger_ms); /* no polling: the peer may leave now */
 	if (g.pool) {
 		rte_eth_dev_stop(g.net);
 		rte_eth_dev_stop(g.dlv);
