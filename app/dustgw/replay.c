@@ -90,16 +90,18 @@ void dgw_replay_clock(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 void dgw_replay_main(struct dgw *gw)
 {
 	uint64_t want = atomic_load_explicit(&gw->want_epoch, memory_order_acquire);
+	int rc;
 
 	if (want <= atomic_load_explicit(&gw->tick_epoch, memory_order_relaxed))
 		return;
-	/*
-	 * The tick frees the index that the previous tick replaced: every lookup
-	 * that could still hold it ended once each worker passed a quiescent state.
-	 */
-	rte_rcu_qsbr_synchronize(gw->rcu, RTE_QSBR_THRID_INVALID);
-	if (dust_store_tick(gw->srv.store, want * DUST_EPOCH_S) < 0)
+	rc = dust_store_tick(gw->srv.store, want * DUST_EPOCH_S);
+	if (rc < 0)
 		DGW_LOG(ERR, "replay: tag index for epoch %" PRIu64 ": %s", want,
 		        dust_last_error());
+	if (rc == 1) {
+		/* no lookup still holds the replaced index once each worker passed a QS */
+		rte_rcu_qsbr_synchronize(gw->rcu, RTE_QSBR_THRID_INVALID);
+		dust_store_reclaim(gw->srv.store);
+	}
 	atomic_store_explicit(&gw->tick_epoch, want, memory_order_release);
 }
