@@ -48,12 +48,17 @@ memif() {
 		"--vdev net_memif1,role=$1,socket=$OUT/dlv.sock,socket-abstract=no,rsize=12"
 }
 eal_gen="--lcores 0@$GEN_CPU --no-huge -m 1024 --no-pci --log-level=lib.eal:warning"
-# shellcheck disable=SC2046
-"$BUILD/app/dustgw/dustgw" --lcores "0@$GEN_CPU,1@$GW_CPU" --no-huge -m 1024 --no-pci \
-	--file-prefix "$PREFIX-gw" $(memif server) -- --config gw.conf --stats-out gw.stats \
-	>gw.summary 2>gw.log &
-GW=$!
-while [ ! -S dlv.sock ]; do sleep 0.1; done
+# One dustgw per dust-gen run, leaving first (--exit-on-idle) while dust-gen
+# lingers without polling: a memif peer that leaves under a poller can crash it.
+gw_start() {
+	rm -f net.sock dlv.sock
+	# shellcheck disable=SC2046
+	"$BUILD/app/dustgw/dustgw" --lcores "0@$GEN_CPU,1@$GW_CPU" --no-huge -m 1024 --no-pci \
+		--file-prefix "$PREFIX-gw" $(memif server) -- --config gw.conf --exit-on-idle 3000 \
+		--stats-out "gw-$1.stats" >"gw-$1.summary" 2>"gw-$1.log" &
+	GW=$!
+	while [ ! -S dlv.sock ]; do sleep 0.1; done
+}
 
 : >blackbox.jsonl
 for s in $SIZES; do
@@ -68,10 +73,14 @@ for s in $SIZES; do
 	"$BUILD/app/dust-gen/dust-gen" $eal_gen --file-prefix "$PREFIX-null" \
 		--vdev net_null0 --vdev net_null1 -- --store inv.store --clients 64 --size "$s" \
 		--duration "$SECS" --no-confirm --quiet --json "null-$s.json" >"null-$s.out"
+	gw_start "$s"
 	# shellcheck disable=SC2046,SC2086
 	"$BUILD/app/dust-gen/dust-gen" $eal_gen --file-prefix "$PREFIX-gen" $(memif client) -- \
 		--store inv.store --clients 64 --size "$s" --duration "$SECS" --search \
-		--steps "$STEPS" --loss-max "$LOSS" --quiet --json "gen-$s.json" >"gen-$s.out"
+		--steps "$STEPS" --loss-max "$LOSS" --drain-ms 500 --linger-ms 5000 --quiet \
+		--json "gen-$s.json" >"gen-$s.out"
+	wait "$GW" || true
+	GW=
 	$PY - "$s" "gen-$s.json" "null-$s.json" "$pipe" >>blackbox.jsonl <<'PY'
 import json, sys
 size, gen, null, pipe = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(sys.argv[3])), json.loads(sys.argv[4])
@@ -89,9 +98,6 @@ if pipe:
 print(json.dumps(row))
 PY
 done
-kill -TERM "$GW"
-wait "$GW" || true
-GW=
 $PY - blackbox.jsonl <<'PY'
 import json, sys
 f = lambda v, p="%.3f": "-" if v is None else p % v
@@ -105,4 +111,4 @@ for line in open(sys.argv[1]):
           "%.0f / %.0f / %.0f" % (lat["p50"], lat["p99"], lat["p99_9"]) if lat else "-",
           f(r["gen_alone_mpps"]), f(r.get("gen_headroom"), "%.2fx")))
 PY
-echo "raw: $OUT/blackbox.jsonl; dustgw's counters: $OUT/gw.stats"
+echo "raw: $OUT/blackbox.jsonl; dustgw's counters: $OUT/gw-SIZE.stats"
