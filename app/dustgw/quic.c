@@ -215,6 +215,18 @@ void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)
 		return;
 	}
 	if (rx->dg[0] & DUST_QUIC_LONG) {
+		size_t pre = s ? dust_quic_hs_match(s, rx->dg, rx->len) : 0;
+
+		/* the client's Handshake packet (its "Finished"): Dust data inside */
+		if (pre) {
+			rx->dg += pre;
+			rx->len = (uint16_t)(rx->len - pre);
+			res.nseg = (uint8_t)dust_datagram_open(s, &w->gw->cfg.lim, w->now_s, rx->dg,
+			                                       rx->len, 0, res.seg, DUST_CHAIN_MAX,
+			                                       &res.drop);
+			dgw_datagram_done(w, m, rx, s, &res, false);
+			return;
+		}
 		/* a client Initial (maybe a restart from the same address), else nothing we take */
 		if (dust_quic_is_initial(rx->dg, rx->len))
 			dgw_intro_path(w, m, rx, s, DUST_OK);

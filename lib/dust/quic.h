@@ -142,6 +142,21 @@ void dust_quic_short_put(const struct dust_session *s, struct dust_rng *rng, uin
  */
 bool dust_quic_short_match(const struct dust_session *s, const uint8_t *dg, size_t len);
 
+/* ---- the client's Handshake packet (SPEC §12.3) ------------------------ */
+
+/*
+ * A real client answers the server's first flight with a Handshake packet
+ * (its Finished) before 1-RTT: the quic-profile client sends its first Dust
+ * packet after the answer inside one. Long header: type Handshake, DCID the
+ * server's CID, SCID empty, a 2-byte Length, then the Dust packet(s).
+ */
+size_t dust_quic_hs_prefix(const struct dust_session *s);
+/** Write the header at pkt (dust_quic_hs_prefix(s) bytes) for dust_len bytes after it. */
+void dust_quic_hs_put(const struct dust_session *s, struct dust_rng *rng, uint8_t *pkt,
+                      size_t dust_len);
+/** Server: the header length if dg is a Handshake packet of s's client, else 0. */
+size_t dust_quic_hs_match(const struct dust_session *s, const uint8_t *dg, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -763,3 +763,40 @@ DUST_EXPORT bool dust_quic_short_match(const struct dust_session *s, const uint8
 		return false;
 	return s->role == DUST_ROLE_CLIENT || memcmp(dg + 1, s->cid, s->cid_len) == 0;
 }
+
+/* ---- the client's Handshake packet ------------------------------------------- */
+
+DUST_EXPORT size_t dust_quic_hs_prefix(const struct dust_session *s)
+{
+	return 1 + 4 + 1 + (size_t)s->cid_len + 1 + 2;
+}
+
+DUST_EXPORT void dust_quic_hs_put(const struct dust_session *s, struct dust_rng *rng, uint8_t *pkt,
+                                  size_t dust_len)
+{
+	uint8_t r;
+	size_t pos = 0;
+
+	dust_rng_bytes(rng, &r, 1);
+	pkt[pos++] = (uint8_t)(0xe0 | (r & 0x0f)); /* Handshake; protected bits look random */
+	memcpy(pkt + pos, "\x00\x00\x00\x01", 4);
+	pos += 4;
+	pkt[pos++] = s->cid_len; /* DCID: the server's CID */
+	memcpy(pkt + pos, s->cid, s->cid_len);
+	pos += s->cid_len;
+	pkt[pos++] = 0; /* SCID: empty */
+	quic_varint_put(pkt + pos, dust_len, 2);
+}
+
+DUST_EXPORT size_t dust_quic_hs_match(const struct dust_session *s, const uint8_t *dg, size_t len)
+{
+	struct quic_long h;
+
+	if (s->profile != DUST_PROFILE_QUIC || s->role != DUST_ROLE_SERVER ||
+	    !quic_long_parse(dg, len, &h) || h.type != DUST_QUIC_TYPE_HANDSHAKE ||
+	    h.version != DUST_QUIC_VERSION || h.dcid_len != s->cid_len || h.scid_len != 0 ||
+	    memcmp(h.dcid, s->cid, s->cid_len) != 0 || h.length != len - h.pn_off ||
+	    h.length < DUST_DATA_MIN_BYTES)
+		return 0;
+	return h.pn_off;
+}

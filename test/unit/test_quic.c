@@ -141,6 +141,22 @@ static void test_handshake_and_data(void)
 	         DUST_OK);
 	CHECK(seg.len == 5 && memcmp(pkt + pre + seg.off, "world", 5) == 0);
 
+	/* the client's Handshake packet: only its own server session matches it */
+	pre = dust_quic_hs_prefix(&f.cs);
+	n = dust_data_seal(&f.cs, &f.rng, &f.pad, FIX_NOW_S, pkt + pre, 0, sizeof(pkt) - pre);
+	CHECK(n > 0);
+	dust_quic_hs_put(&f.cs, &f.rng, pkt, (size_t)n);
+	CHECK((pkt[0] & 0xf0) == 0xe0);
+	CHECK_EQ(dust_quic_hs_match(&f.ss, pkt, pre + (size_t)n), pre);
+	CHECK_EQ(dust_quic_hs_match(&f.cs, pkt, pre + (size_t)n), 0u);     /* a client takes none */
+	CHECK_EQ(dust_quic_hs_match(&f.ss, pkt, pre + (size_t)n - 1), 0u); /* Length disagrees */
+	pkt[6] ^= 1;                                                       /* another CID */
+	CHECK_EQ(dust_quic_hs_match(&f.ss, pkt, pre + (size_t)n), 0u);
+	pkt[6] ^= 1;
+	CHECK_EQ(dust_data_open(&f.ss, &f.lim, FIX_NOW_S, pkt + pre, (size_t)n, &seg, &used),
+	         DUST_OK);
+	CHECK_EQ(seg.len, 0u);
+
 	/* the same Initial again is a duplicate: no second session */
 	CHECK_EQ(server_accept(&f, &h, h.intro, (size_t)h.intro_len, FIX_NOW_MS),
 	         DUST_DROP_INTRO_DUP);
