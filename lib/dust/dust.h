@@ -31,6 +31,26 @@ int dust_init(void);
 /** Reason for the last failed non-packet call on this thread. */
 const char *dust_last_error(void);
 
+/* ---- Crypto backend (aead.c) ------------------------------------------------ */
+
+/**
+ * The data-packet AEAD's backend and code path, e.g. "ipsec-mb 1.3.0 (AVX-512)"
+ * or "libsodium 1.0.18 (AES-NI)". A per-thread buffer, valid until the next call.
+ */
+const char *dust_crypto_backend_name(void);
+/**
+ * Choose the backend at run time: "ipsec-mb" or "sodium" (the default is the
+ * best one built in). For tests and benchmarks; call before packets flow.
+ * 0, or -ENOTSUP when that backend is not built in or cannot run here.
+ */
+int dust_crypto_select(const char *name);
+/** Can this process seal and open data packets of suite (DUST_SUITE_*)? */
+bool dust_suite_available(uint8_t suite);
+/** "chacha20-poly1305", "aes-256-gcm", or "unknown". */
+const char *dust_suite_name(uint8_t suite);
+/** DUST_SUITE_* for a name above; -EINVAL when unknown. */
+int dust_suite_parse(const char *name);
+
 /* ---- Results ------------------------------------------------------------ */
 
 /** Why a packet was not accepted. One name per reason in dust_drop_name(). */
@@ -238,6 +258,25 @@ struct dust_session {
 	uint8_t spin;              /**< quic: this connection's spin bit (0 or 0x20) */
 	uint8_t cid_len;           /**< quic: server-chosen connection ID */
 	uint8_t cid[20];
+	uint8_t suite;             /**< DUST_SUITE_* of the data AEAD */
+	/*
+	 * Key update (SPEC.md §8.1). rx_key and tx_key are epoch 0's keys; the
+	 * key of epoch n >= 1 is kdf(K_upd, n). The receiver holds the keys of
+	 * epochs rx_epoch - 1 .. rx_epoch + 1 in rx_ek[n % 3] (rx_ek_epoch
+	 * says which); senders cache two epochs in txk[n % 2] under a
+	 * sequence lock, since several threads may seal on one session.
+	 */
+	uint8_t rx_upd[DUST_KEY_BYTES]; /**< K_upd of the receive direction */
+	uint8_t tx_upd[DUST_KEY_BYTES]; /**< K_upd of the send direction */
+	uint64_t rx_epoch;              /**< epoch of the newest authenticated packet */
+	uint64_t rx_ek_epoch[3];
+	uint8_t rx_ek[3][DUST_KEY_BYTES];
+	uint64_t rx_forged; /**< packets that failed their tag (integrity limit) */
+	struct dust_txk {
+		uint64_t seq;   /**< odd while a writer fills the slot */
+		uint64_t epoch; /**< 0 = empty */
+		uint64_t w[DUST_KEY_BYTES / 8];
+	} txk[2];
 };
 
 void dust_session_wipe(struct dust_session *s);
@@ -266,10 +305,27 @@ DUST_MUST_CHECK int dust_data_seal(struct dust_session *s, struct dust_rng *rng,
                                    const struct dust_pad *pad, uint32_t now_s, uint8_t *pkt,
                                    size_t data_len, size_t cap);
 
+/** One packet of a sealing burst (dust_data_seal_burst). */
+struct dust_tx_pkt {
+	struct dust_session *s;
+	uint8_t *pkt; /**< data_len bytes of data at pkt + DUST_DATA_PREFIX */
+	size_t data_len;
+	size_t cap; /**< room from pkt on */
+	int result; /**< out: packet length, or -errno as dust_data_seal */
+};
+
+/**
+ * Seal a burst of data packets in place, each on its own session, with one
+ * call into the AEAD backend. Returns how many were sealed (result > 0).
+ */
+unsigned dust_data_seal_burst(struct dust_tx_pkt *p, unsigned n, struct dust_rng *rng,
+                              const struct dust_pad *pad, uint32_t now_s);
+
 /**
  * Open one data packet at pkt[0..len) in place. On DUST_OK, seg gives the
  * cleartext and *consumed the packet's length (for chaining). On any drop
- * nothing in s changes and the bytes of pkt that were decrypted are zeroed.
+ * pkt keeps its bytes as they came and nothing in s changes but rx_forged
+ * (a failed tag counts toward the integrity limit, SPEC.md §8.1).
  */
 DUST_MUST_CHECK enum dust_drop dust_data_open(struct dust_session *s, const struct dust_limits *lim,
                                               uint32_t now_s, uint8_t *pkt, size_t len,

@@ -77,6 +77,8 @@ struct dust_session_keys {
 	uint8_t c2s_hp[DUST_HP_KEY_BYTES];
 	uint8_t s2c_hp[DUST_HP_KEY_BYTES];
 	uint8_t confirm[DUST_KEY_BYTES];
+	uint8_t c2s_upd[DUST_KEY_BYTES]; /* key-update secrets (SPEC.md §8.1) */
+	uint8_t s2c_upd[DUST_KEY_BYTES];
 };
 
 /* dh_es = DH(e, S), dh_cs = DH(c, S); transcript = intro bytes [0, PAD_OFF). */
@@ -88,9 +90,11 @@ void dust_session_keys_derive(struct dust_session_keys *k, const uint8_t secret[
 /* Confirmation MAC over the intro's bytes before the confirm field. */
 void dust_intro_confirm(const struct dust_session_keys *k, const uint8_t *intro, size_t len,
                         uint8_t out[DUST_CONFIRM_BYTES]);
-/* Fill a session's keys for its role from k. */
+/* Fill a session's keys for its role and suite from k, epochs 0 and 1 ready. */
 void dust_session_keys_install(struct dust_session *s, const struct dust_session_keys *k,
-                               enum dust_role role);
+                               enum dust_role role, uint8_t suite);
+/* The data key of epoch >= 1: kdf(K_upd, epoch, "dustKUPD"). */
+void dust_epoch_key(uint8_t key[DUST_KEY_BYTES], const uint8_t upd[DUST_KEY_BYTES], uint64_t epoch);
 
 /* intro.c, shared with the quic profile's intro (quic_intro.c) */
 void dust_intro_tag_mask(uint8_t tag[DUST_TAG_BYTES], const uint8_t nonce[DUST_XNONCE_BYTES],

@@ -46,9 +46,11 @@ void dust_intro_tag_mask(uint8_t tag[DUST_TAG_BYTES], const uint8_t nonce[DUST_X
 }
 
 static void session_fill(struct dust_session *s, const struct dust_session_keys *k,
-                         enum dust_role role, const struct dust_ipaddr *tunnel, uint32_t now_s)
+                         enum dust_role role, const struct dust_invite *inv, uint32_t now_s)
 {
-	dust_session_keys_install(s, k, role);
+	const struct dust_ipaddr *tunnel = &inv->tunnel;
+
+	dust_session_keys_install(s, k, role, inv->suite);
 	s->tunnel = *tunnel;
 	s->last_rx_s = now_s;
 }
@@ -67,6 +69,11 @@ DUST_EXPORT int dust_intro_build(const struct dust_invite *inv, const struct dus
 
 	if (cap < DUST_INTRO_MIN_BYTES)
 		return dust_fail(EMSGSIZE, "intro needs %d bytes of room", DUST_INTRO_MIN_BYTES);
+	if (!dust_suite_available(inv->suite))
+		return dust_fail(ENOTSUP,
+		                 "the invitation uses %s, which this build cannot run on this CPU "
+		                 "(AES-256-GCM needs AES-NI or libipsec-mb)",
+		                 dust_suite_name(inv->suite));
 	padlen = intro_pad_len(pad, rng, cap);
 	dust_invite_derive(inv, &ik);
 	dust_rng_bytes(rng, esk, sizeof(esk));
@@ -93,7 +100,7 @@ DUST_EXPORT int dust_intro_build(const struct dust_invite *inv, const struct dus
 	                         DUST_INTRO_PAD_OFF);
 	dust_intro_confirm(&k, out, DUST_INTRO_PAD_OFF + padlen, out + DUST_INTRO_PAD_OFF + padlen);
 
-	session_fill(s, &k, DUST_ROLE_CLIENT, &inv->tunnel, (uint32_t)(now_ms / 1000));
+	session_fill(s, &k, DUST_ROLE_CLIENT, inv, (uint32_t)(now_ms / 1000));
 	s->peer.ip = inv->server;
 	s->peer.port = inv->port;
 	s->state = DUST_SESSION_LIVE;
@@ -199,7 +206,7 @@ DUST_EXPORT enum dust_drop dust_intro_accept(struct dust_server *srv, const uint
 	if (d != DUST_OK)
 		goto out_wipe;
 
-	session_fill(s, &k, DUST_ROLE_SERVER, &e->inv.tunnel, (uint32_t)now_s);
+	session_fill(s, &k, DUST_ROLE_SERVER, &e->inv, (uint32_t)now_s);
 	s->peer = *from;
 	s->invite_idx = dust_store_index(srv->store, e);
 	*consumed = total;

@@ -77,7 +77,7 @@ DUST_EXPORT int dust_invite_unpack(struct dust_invite *inv, const uint8_t in[DUS
 	if (w->version != DUST_INVITE_VERSION)
 		return dust_fail(EINVAL, "invitation version %u, expected %u", w->version,
 		                 DUST_INVITE_VERSION);
-	if (w->suite != DUST_SUITE_CHACHA20POLY1305)
+	if (w->suite >= DUST_SUITE_COUNT)
 		return dust_fail(EINVAL, "invitation uses an unknown cipher suite");
 	if (w->profile >= DUST_PROFILE_MAX)
 		return dust_fail(EINVAL, "invitation uses an unknown wire profile");

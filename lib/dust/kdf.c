@@ -56,6 +56,10 @@ void dust_session_keys_derive(struct dust_session_keys *k, const uint8_t secret[
 	                           DUST_KDF_CTX_SESSION, prk);
 	crypto_kdf_derive_from_key(k->confirm, DUST_KEY_BYTES, DUST_KDF_CONFIRM,
 	                           DUST_KDF_CTX_SESSION, prk);
+	crypto_kdf_derive_from_key(k->c2s_upd, DUST_KEY_BYTES, DUST_KDF_C2S_UPD,
+	                           DUST_KDF_CTX_SESSION, prk);
+	crypto_kdf_derive_from_key(k->s2c_upd, DUST_KEY_BYTES, DUST_KDF_S2C_UPD,
+	                           DUST_KDF_CTX_SESSION, prk);
 	sodium_memzero(prk, sizeof(prk));
 	sodium_memzero(&st, sizeof(st));
 }
@@ -66,18 +70,36 @@ void dust_intro_confirm(const struct dust_session_keys *k, const uint8_t *intro,
 	crypto_generichash(out, DUST_CONFIRM_BYTES, intro, len, k->confirm, sizeof(k->confirm));
 }
 
+void dust_epoch_key(uint8_t key[DUST_KEY_BYTES], const uint8_t upd[DUST_KEY_BYTES], uint64_t epoch)
+{
+	crypto_kdf_derive_from_key(key, DUST_KEY_BYTES, epoch, DUST_KDF_CTX_KEYUPD, upd);
+}
+
 void dust_session_keys_install(struct dust_session *s, const struct dust_session_keys *k,
-                               enum dust_role role)
+                               enum dust_role role, uint8_t suite)
 {
 	bool client = role == DUST_ROLE_CLIENT;
+	uint8_t *txk1 = (uint8_t *)s->txk[1].w;
 
 	memcpy(s->tx_key, client ? k->c2s_data : k->s2c_data, DUST_KEY_BYTES);
 	memcpy(s->tx_hp, client ? k->c2s_hp : k->s2c_hp, DUST_HP_KEY_BYTES);
 	memcpy(s->rx_key, client ? k->s2c_data : k->c2s_data, DUST_KEY_BYTES);
 	memcpy(s->rx_hp, client ? k->s2c_hp : k->c2s_hp, DUST_HP_KEY_BYTES);
+	memcpy(s->tx_upd, client ? k->c2s_upd : k->s2c_upd, DUST_KEY_BYTES);
+	memcpy(s->rx_upd, client ? k->s2c_upd : k->c2s_upd, DUST_KEY_BYTES);
 	dust_replay_init(&s->replay);
 	__atomic_store_n(&s->tx_counter, 0, __ATOMIC_RELAXED);
 	s->role = (uint8_t)role;
+	s->suite = suite;
+	/* Epoch 1 ready on both sides before the session is published. */
+	s->rx_epoch = 0;
+	s->rx_forged = 0;
+	memset(s->rx_ek_epoch, 0, sizeof(s->rx_ek_epoch));
+	dust_epoch_key(s->rx_ek[1], s->rx_upd, 1);
+	s->rx_ek_epoch[1] = 1;
+	memset(s->txk, 0, sizeof(s->txk));
+	dust_epoch_key(txk1, s->tx_upd, 1);
+	s->txk[1].epoch = 1;
 }
 
 DUST_EXPORT void dust_session_wipe(struct dust_session *s)

@@ -39,6 +39,7 @@ struct dust_quic_client {
 	struct dust_ipaddr tunnel;
 	struct dust_endpoint server;
 	bool pending;
+	uint8_t suite; /**< DUST_SUITE_* of the invitation */
 };
 
 /**

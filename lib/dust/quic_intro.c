@@ -81,6 +81,10 @@ static void session_keys(struct dust_session_keys *k, const uint8_t prk[DUST_KEY
 	                           DUST_KDF_CTX_SESSION, prk2);
 	crypto_kdf_derive_from_key(k->s2c_hp, DUST_HP_KEY_BYTES, DUST_KDF_S2C_HP,
 	                           DUST_KDF_CTX_SESSION, prk2);
+	crypto_kdf_derive_from_key(k->c2s_upd, DUST_KEY_BYTES, DUST_KDF_C2S_UPD,
+	                           DUST_KDF_CTX_SESSION, prk2);
+	crypto_kdf_derive_from_key(k->s2c_upd, DUST_KEY_BYTES, DUST_KDF_S2C_UPD,
+	                           DUST_KDF_CTX_SESSION, prk2);
 	memset(k->confirm, 0, sizeof(k->confirm));
 	sodium_memzero(prk2, sizeof(prk2));
 	sodium_memzero(&st, sizeof(st));
@@ -286,6 +290,7 @@ DUST_EXPORT int dust_quic_intro_build(const struct dust_invite *inv,
 	memcpy(qc->dcid, dcid, sizeof(dcid));
 	qc->dcid_len = sizeof(dcid);
 	qc->tunnel = inv->tunnel;
+	qc->suite = inv->suite;
 	qc->server.ip = inv->server;
 	qc->server.port = inv->port;
 	qc->pending = true;
@@ -494,7 +499,7 @@ static void server_session(struct dust_session *s, struct dust_rng *rng,
 {
 	uint8_t spin;
 
-	dust_session_keys_install(s, k, DUST_ROLE_SERVER);
+	dust_session_keys_install(s, k, DUST_ROLE_SERVER, e->inv.suite);
 	s->profile = DUST_PROFILE_QUIC;
 	s->cid_len = server_cid_len(e);
 	dust_rng_bytes(rng, s->cid, s->cid_len);
@@ -698,7 +703,7 @@ DUST_EXPORT enum dust_drop dust_quic_answer_open(struct dust_quic_client *qc,
 		return DUST_DROP_AUTH;
 	memset(&t, 0, sizeof(t));
 	session_keys(&k, qc->prk, ee, server_pk);
-	dust_session_keys_install(&t, &k, DUST_ROLE_CLIENT);
+	dust_session_keys_install(&t, &k, DUST_ROLE_CLIENT, qc->suite);
 	t.profile = DUST_PROFILE_QUIC;
 	t.cid_len = h.scid_len;
 	memcpy(t.cid, h.scid, h.scid_len);

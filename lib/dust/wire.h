@@ -30,6 +30,8 @@ enum dust_crypto_sizes {
 enum dust_invite_layout {
 	DUST_INVITE_VERSION = 2,
 	DUST_SUITE_CHACHA20POLY1305 = 0,
+	DUST_SUITE_AES256GCM = 1, /* SPEC.md §6.4 */
+	DUST_SUITE_COUNT = 2,
 	DUST_INVITE_PT_BYTES = 128,
 	/* sealed = salt | xnonce | E(pt) | mac, then base64url without padding */
 	DUST_INVITE_SEALED_BYTES =
@@ -127,9 +129,21 @@ static_assert(sizeof(struct dust_wire_hdr) == DUST_HDR_BYTES, "data header");
 #define DUST_REKEY_AFTER_PACKETS  (UINT64_C(1) << 56) /* client re-intros */
 #define DUST_REJECT_AFTER_PACKETS (UINT64_C(1) << 60) /* sender refuses */
 
+/*
+ * Key update (SPEC.md §8.1): the data key changes every 2^22 packets, the
+ * key epoch being counter >> DUST_KEY_EPOCH_LOG; half AES-GCM's
+ * confidentiality limit of 2^23 packets (RFC 9001 §6.6).
+ */
+enum { DUST_KEY_EPOCH_LOG = 22 };
+#define DUST_KEY_EPOCH_PACKETS (UINT64_C(1) << DUST_KEY_EPOCH_LOG)
+/* Integrity limits (RFC 9001 §6.6): packets failing authentication per session. */
+#define DUST_FORGERY_LIMIT_CHACHA20POLY1305 (UINT64_C(1) << 36)
+#define DUST_FORGERY_LIMIT_AES256GCM        (UINT64_C(1) << 52)
+
 /* KDF contexts (crypto_kdf_CONTEXTBYTES == 8) and subkey ids. */
 #define DUST_KDF_CTX_INVITE  "dustINVT"
 #define DUST_KDF_CTX_SESSION "dustSESS"
+#define DUST_KDF_CTX_KEYUPD  "dustKUPD" /* epoch n >= 1 data key from K_upd */
 enum dust_kdf_id {
 	DUST_KDF_TAG = 1,      /* invitation -> K_tag */
 	DUST_KDF_INTRO = 2,    /* invitation -> K_intro */
@@ -138,6 +152,8 @@ enum dust_kdf_id {
 	DUST_KDF_C2S_HP = 3, /* header protection */
 	DUST_KDF_S2C_HP = 4,
 	DUST_KDF_CONFIRM = 5,
+	DUST_KDF_C2S_UPD = 6, /* key-update secret, client to server */
+	DUST_KDF_S2C_UPD = 7,
 };
 
 #endif /* DUST_WIRE_H */

@@ -208,7 +208,12 @@ static void test_bytes_per_session(void)
 	per = (double)dust_session_table_bytes(t) / 1e6;
 	printf("     %.1f bytes per session at 1M (sizeof session %zu)\n", per,
 	       sizeof(struct dust_session));
-	CHECK(per < 300);
+	/*
+	 * Under 300 B before key update; its state (two update secrets, three
+	 * receive and two cached send keys, epoch, forgery count) adds 289 B
+	 * (SPEC.md §8.1).
+	 */
+	CHECK(per < 600);
 	dust_session_table_free(t);
 	CHECK(dust_session_table_create(0) == NULL);
 }

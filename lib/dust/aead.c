@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Which AEAD backend runs the data packets: libipsec-mb when it was built in
+ * and this thread could get a manager, libsodium otherwise (or when chosen
+ * with dust_crypto_select). Also the suite names and availability.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "aead.h"
+#include "dust_pvt.h"
+
+enum backend { BACKEND_SODIUM = 0, BACKEND_IPSECMB = 1 };
+
+#ifdef DUST_HAVE_IPSECMB
+static int chosen = BACKEND_IPSECMB;
+#else
+static int chosen = BACKEND_SODIUM;
+#endif
+
+#ifdef DUST_HAVE_IPSECMB
+static bool use_ipsecmb(void)
+{
+	return __atomic_load_n(&chosen, __ATOMIC_RELAXED) == BACKEND_IPSECMB;
+}
+#endif
+
+void aead_seal_burst(struct aead_op *ops, unsigned n)
+{
+#ifdef DUST_HAVE_IPSECMB
+	if (use_ipsecmb() && aead_ipsecmb_seal(ops, n))
+		return;
+#endif
+	for (unsigned i = 0; i < n; i++)
+		aead_sodium_seal(&ops[i]);
+}
+
+void aead_open_burst(struct aead_op *ops, unsigned n)
+{
+#ifdef DUST_HAVE_IPSECMB
+	if (use_ipsecmb() && aead_ipsecmb_open(ops, n))
+		return;
+#endif
+	for (unsigned i = 0; i < n; i++)
+		aead_sodium_open(&ops[i]);
+}
+
+DUST_EXPORT int dust_crypto_select(const char *name)
+{
+	if (!strcmp(name, "sodium")) {
+		__atomic_store_n(&chosen, BACKEND_SODIUM, __ATOMIC_RELAXED);
+		return 0;
+	}
+#ifdef DUST_HAVE_IPSECMB
+	if (!strcmp(name, "ipsec-mb") && aead_ipsecmb_usable()) {
+		__atomic_store_n(&chosen, BACKEND_IPSECMB, __ATOMIC_RELAXED);
+		return 0;
+	}
+#endif
+	return dust_fail(ENOTSUP, "crypto backend %s is not built in or cannot run here", name);
+}
+
+DUST_EXPORT const char *dust_crypto_backend_name(void)
+{
+	static __thread char name[96];
+
+#ifdef DUST_HAVE_IPSECMB
+	if (use_ipsecmb() && aead_ipsecmb_usable()) {
+		aead_ipsecmb_name(name, sizeof(name));
+		return name;
+	}
+#endif
+	aead_sodium_name(name, sizeof(name));
+	return name;
+}
+
+DUST_EXPORT bool dust_suite_available(uint8_t suite)
+{
+#ifdef DUST_HAVE_IPSECMB
+	if (use_ipsecmb() && aead_ipsecmb_usable())
+		return suite < DUST_SUITE_COUNT;
+#endif
+	return aead_sodium_suite_ok(suite);
+}
+
+static const char *const suite_names[DUST_SUITE_COUNT] = {
+    [DUST_SUITE_CHACHA20POLY1305] = "chacha20-poly1305",
+    [DUST_SUITE_AES256GCM] = "aes-256-gcm",
+};
+
+DUST_EXPORT const char *dust_suite_name(uint8_t suite)
+{
+	return suite < DUST_SUITE_COUNT ? suite_names[suite] : "unknown";
+}
+
+DUST_EXPORT int dust_suite_parse(const char *name)
+{
+	for (int i = 0; i < DUST_SUITE_COUNT; i++)
+		if (!strcmp(name, suite_names[i]))
+			return i;
+	return dust_fail(EINVAL, "unknown cipher suite %s (chacha20-poly1305 or aes-256-gcm)",
+	                 name);
+}

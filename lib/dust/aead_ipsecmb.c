@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The libipsec-mb AEAD backend: one IMB_MGR per thread (init_mb_mgr_auto
+ * picks the AVX-512, AVX2, AVX or SSE code), a whole burst per
+ * IMB_SUBMIT_BURST. AES-256-GCM's expanded keys live in a per-thread cache
+ * keyed by the raw key, so a session's key is expanded once, not per packet.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <intel-ipsec-mb.h>
+#include <sodium.h>
+
+#include "aead.h"
+
+enum {
+	GCM_CACHE = 64, /* expanded keys per thread: 64 KiB with the VAES tables */
+	CHUNK = 64,     /* jobs per submission, within IMB_MAX_BURST_SIZE */
+};
+static_assert(CHUNK <= IMB_MAX_BURST_SIZE, "one submission per chunk");
+
+struct gcm_slot {
+	struct gcm_key_data kd
+	    __attribute__((aligned(64))); /* the header aligns it only under -DLINUX */
+	uint8_t raw[DUST_KEY_BYTES];
+	uint32_t stamp; /* chunk that last used this slot: not evictable within it */
+	uint8_t used;
+};
+
+struct imb_thread {
+	struct gcm_slot gcm[GCM_CACHE];
+	IMB_MGR *mgr;
+	IMB_ARCH arch;
+	uint32_t chunk;
+};
+
+static __thread struct imb_thread *tls;
+static __thread bool tls_failed;
+static pthread_key_t tls_key;
+static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
+
+static void thread_free(void *p)
+{
+	struct imb_thread *t = p;
+
+	free_mb_mgr(t->mgr);
+	sodium_munlock(t->gcm, sizeof(t->gcm)); /* also zeroes the keys */
+	free(t);
+}
+
+static void key_create(void)
+{
+	(void)pthread_key_create(&tls_key, thread_free);
+}
+
+static struct imb_thread *thread_get(void)
+{
+	struct imb_thread *t;
+
+	if (tls || tls_failed)
+		return tls;
+	pthread_once(&tls_once, key_create);
+	t = aligned_alloc(64, sizeof(*t));
+	if (!t)
+		goto fail;
+	memset(t, 0, sizeof(*t));
+	t->mgr = alloc_mb_mgr(0);
+	if (!t->mgr)
+		goto fail_free;
+	init_mb_mgr_auto(t->mgr, &t->arch);
+	if (imb_get_errno(t->mgr) != 0 || t->arch == IMB_ARCH_NONE)
+		goto fail_mgr;
+	(void)sodium_mlock(t->gcm, sizeof(t->gcm));
+	(void)pthread_setspecific(tls_key, t);
+	tls = t;
+	return t;
+fail_mgr:
+	free_mb_mgr(t->mgr);
+fail_free:
+	free(t);
+fail:
+	tls_failed = true;
+	return NULL;
+}
+
+bool aead_ipsecmb_usable(void)
+{
+	return thread_get() != NULL;
+}
+
+/*
+ * The expanded key for raw, or NULL when its slot already serves another key
+ * in this chunk (the chunk must be submitted before the slot is reused).
+ * Keys are uniform random, so their first bytes index the cache well.
+ */
+static const struct gcm_key_data *gcm_key(struct imb_thread *t, const uint8_t *raw)
+{
+	struct gcm_slot *g = &t->gcm[(raw[0] | raw[1] << 8) % GCM_CACHE];
+
+	if (g->used && sodium_memcmp(g->raw, raw, DUST_KEY_BYTES) == 0) {
+		g->stamp = t->chunk;
+		return &g->kd;
+	}
+	if (g->used && g->stamp == t->chunk)
+		return NULL;
+	IMB_AES256_GCM_PRE(t->mgr, raw, &g->kd);
+	memcpy(g->raw, raw, DUST_KEY_BYTES);
+	g->used = 1;
+	g->stamp = t->chunk;
+	return &g->kd;
+}
+
+/* Fill a job for op; false when op must wait for the next chunk. */
+static bool job_fill(struct imb_thread *t, IMB_JOB *j, struct aead_op *op, bool seal,
+                     uint8_t *tag_out)
+{
+	const void *key = op->key;
+	bool gcm = op->suite == DUST_SUITE_AES256GCM;
+
+	if (gcm && !(key = gcm_key(t, op->key)))
+		return false;
+	j->cipher_mode = gcm ? IMB_CIPHER_GCM : IMB_CIPHER_CHACHA20_POLY1305;
+	j->hash_alg = gcm ? IMB_AUTH_AES_GMAC : IMB_AUTH_CHACHA20_POLY1305;
+	j->cipher_direction = seal ? IMB_DIR_ENCRYPT : IMB_DIR_DECRYPT;
+	j->chain_order = seal ? IMB_ORDER_CIPHER_HASH : IMB_ORDER_HASH_CIPHER;
+	j->enc_keys = key;
+	j->dec_keys = key;
+	j->key_len_in_bytes = IMB_KEY_256_BYTES;
+	j->src = op->src;
+	j->dst = op->dst;
+	j->cipher_start_src_offset_in_bytes = 0;
+	j->msg_len_to_cipher_in_bytes = op->len;
+	j->hash_start_src_offset_in_bytes = 0;
+	j->msg_len_to_hash_in_bytes = op->len;
+	j->iv = op->nonce;
+	j->iv_len_in_bytes = DUST_NONCE_BYTES;
+	if (gcm) {
+		j->u.GCM.aad = op->ad;
+		j->u.GCM.aad_len_in_bytes = AEAD_AD_BYTES;
+		j->u.GCM.ctx = NULL;
+	} else {
+		j->u.CHACHA20_POLY1305.aad = op->ad;
+		j->u.CHACHA20_POLY1305.aad_len_in_bytes = AEAD_AD_BYTES;
+		j->u.CHACHA20_POLY1305.ctx = NULL;
+	}
+	j->auth_tag_output = tag_out;
+	j->auth_tag_output_len_in_bytes = DUST_MAC_BYTES;
+	j->user_data = op;
+	j->user_data2 = tag_out;
+	return true;
+}
+
+/* A finished job: sealed, or opened with its tag compared in constant time. */
+static void job_done(IMB_JOB *j, bool seal)
+{
+	struct aead_op *op = j->user_data;
+
+	if (seal) {
+		op->ok = j->status == IMB_STATUS_COMPLETED;
+		return;
+	}
+	op->ok = j->status == IMB_STATUS_COMPLETED && crypto_verify_16(j->user_data2, op->tag) == 0;
+	if (!op->ok)
+		sodium_memzero(op->dst, op->len);
+}
+
+/* Submit up to CHUNK ops; returns how many were taken (the rest wait). */
+static unsigned run_chunk(struct imb_thread *t, struct aead_op *ops, unsigned n, bool seal,
+                          uint8_t (*tags)[DUST_MAC_BYTES])
+{
+	IMB_JOB *jobs[CHUNK];
+	unsigned k = 0, done, got;
+
+	if (n > CHUNK)
+		n = CHUNK;
+	t->chunk++;
+	got = IMB_GET_NEXT_BURST(t->mgr, n, jobs);
+	while (k < got && job_fill(t, jobs[k], &ops[k], seal, seal ? ops[k].tag : tags[k]))
+		k++;
+	if (k == 0)
+		return 0;
+	done = IMB_SUBMIT_BURST(t->mgr, k, jobs);
+	for (unsigned i = 0; i < done; i++)
+		job_done(jobs[i], seal);
+	while (done < k) {
+		unsigned c = IMB_FLUSH_BURST(t->mgr, k - done, jobs);
+
+		if (c == 0)
+			break;
+		for (unsigned i = 0; i < c; i++)
+			job_done(jobs[i], seal);
+		done += c;
+	}
+	return done == k ? k : 0;
+}
+
+/* false: this thread has no manager, or a submission failed; the caller falls back. */
+static bool run(struct aead_op *ops, unsigned n, bool seal)
+{
+	uint8_t tags[CHUNK][DUST_MAC_BYTES];
+	struct imb_thread *t = thread_get();
+	unsigned at = 0;
+
+	if (!t)
+		return false;
+	for (unsigned i = 0; i < n; i++)
+		ops[i].ok = 0;
+	while (at < n) {
+		unsigned k = run_chunk(t, ops + at, n - at, seal, tags);
+
+		if (k == 0)
+			break;
+		at += k;
+	}
+	if (!seal)
+		sodium_memzero(tags, sizeof(tags));
+	if (at == n)
+		return true;
+	/* A refused submission (never seen): finish on libsodium, same bytes. */
+	for (; at < n; at++)
+		if (!ops[at].ok)
+			seal ? aead_sodium_seal(&ops[at]) : aead_sodium_open(&ops[at]);
+	return true;
+}
+
+bool aead_ipsecmb_seal(struct aead_op *ops, unsigned n)
+{
+	return run(ops, n, true);
+}
+
+bool aead_ipsecmb_open(struct aead_op *ops, unsigned n)
+{
+	return run(ops, n, false);
+}
+
+static const char *arch_name(IMB_ARCH a)
+{
+	switch (a) {
+	case IMB_ARCH_NOAESNI:
+		return "no AES-NI";
+	case IMB_ARCH_SSE:
+		return "SSE";
+	case IMB_ARCH_AVX:
+		return "AVX";
+	case IMB_ARCH_AVX2:
+		return "AVX2";
+	case IMB_ARCH_AVX512:
+		return "AVX-512";
+	default:
+		return "?";
+	}
+}
+
+void aead_ipsecmb_name(char *buf, size_t len)
+{
+	struct imb_thread *t = thread_get();
+
+	if (!t) {
+		snprintf(buf, len, "libipsec-mb %s (no manager)", imb_get_version_str());
+		return;
+	}
+	snprintf(buf, len, "libipsec-mb %s (%s%s)", imb_get_version_str(), arch_name(t->arch),
+	         (t->mgr->features & IMB_FEATURE_VAES) ? ", VAES" : "");
+}
