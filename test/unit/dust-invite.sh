@@ -36,6 +36,14 @@ expect store-mode 0 '^600$' -- stat -c %a "$T/store"
 expect show 0 'tunnel: +10\.9\.0\.3/24' -- "$BIN" show --file "$T/invite-2.txt" --password-file "$T/pw"
 expect show-env 0 'server: +192\.0\.2\.1 port 4433' -- env DUST_PASSWORD="first password" \
 	"$BIN" show --file "$T/invite-1.txt"
+expect suite-default 0 'suite: +chacha20-poly1305' -- "$BIN" show --file "$T/invite-1.txt" --password-file "$T/pw"
+mkdir "$T/gcm"
+expect create-gcm 0 '1 invitation\(s\) added' -- "$BIN" create --store "$T/gcm/store" --key "$T/key" \
+	--server 192.0.2.1 --port 4433 --tunnel 10.9.1.2/24 --suite aes-256-gcm \
+	--password-file "$T/pw" --out-dir "$T/gcm"
+expect show-gcm 0 'suite: +aes-256-gcm' -- "$BIN" show --file "$T/gcm/invite-1.txt" --password-file "$T/pw"
+expect bad-suite 2 'unknown cipher suite rot13' -- "$BIN" create --store "$T/gcm/store" --key "$T/key" \
+	--server 192.0.2.1 --port 4433 --tunnel 10.9.1.3/24 --suite rot13 --store-only
 expect show-wrong-password 1 'wrong password' -- "$BIN" show --file "$T/invite-1.txt" --password-file "$T/wrong"
 echo "this is not an invitation" >"$T/junk.txt"
 expect show-junk 1 'not a Dust invitation' -- "$BIN" show --file "$T/junk.txt" --password-file "$T/pw"

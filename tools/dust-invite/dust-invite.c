@@ -31,6 +31,7 @@ static const char usage[] =
     "         (--tunnel ADDR/PREFIX | --tunnel-net NET/PREFIX) [--count N]\n"
     "         [--expiry-days D] [--out-dir DIR] [--password-file F] [--store-only]\n"
     "         [--profile random|quic] [--cover-sni NAME] [--cover-alpn h3]\n"
+    "         [--suite chacha20-poly1305|aes-256-gcm]\n"
     "      Create N invitations (default 1) for this server, add them to STORE (created\n"
     "      if missing) and write each sealed text to DIR/invite-<n>.txt, or to stdout.\n"
     "      DIR is created if missing; texts already there are never overwritten.\n"
@@ -41,6 +42,8 @@ static const char usage[] =
     "      --profile: the wire profile the client speaks (default random); PORT is the\n"
     "      gateway's UDP port for that profile. quic needs --cover-sni, the host name\n"
     "      its ClientHello names (lowercase a-z, 0-9, '-', '.'); ALPN is h3, the only one.\n"
+    "      --suite: the data AEAD (default chacha20-poly1305, constant time on every\n"
+    "      client CPU); aes-256-gcm is faster on the gateway, clients need AES-NI.\n"
     "  show [--file F | TEXT] [--password-file F]\n"
     "      Open an invitation with its password and print its fields.\n"
     "  revoke --store STORE (--id HEX | --file F [--password-file F] | --tunnel ADDR)\n"
@@ -59,6 +62,7 @@ struct opts {
 	const char *profile, *cover_sni, *cover_alpn;
 	unsigned port, count, expiry_days;
 	int force, store_only;
+	int suite; /* DUST_SUITE_*: the data AEAD (default ChaCha20-Poly1305) */
 	const char *arg;
 };
 
@@ -251,6 +255,7 @@ static int create_one(struct dust_store *st, const struct opts *o, const struct 
 		fail("--cover-sni");
 		goto out;
 	}
+	inv.suite = (uint8_t)o->suite;
 	if (!o->store_only && dust_invite_seal(&inv, pw, strlen(pw), text, sizeof(text)) != 0) {
 		fail("seal");
 		goto out;
@@ -387,6 +392,7 @@ static void print_invite(const struct dust_invite *inv)
 	printf("tunnel:     %s/%u\n", dust_ipaddr_format(&inv->tunnel, t, sizeof(t)),
 	       inv->tunnel_prefix);
 	printf("id:         %s\n", id);
+	printf("suite:      %s\n", dust_suite_name(inv->suite));
 	printf("expires:    %s%s\n", when, (uint64_t)time(NULL) > inv->expiry ? " (expired)" : "");
 }
 
@@ -598,7 +604,8 @@ static int parse(int argc, char **argv, struct opts *o)
 	    {"force", 0, 0, 'F'},         {"store-only", 0, 0, 'O'},
 	    {"profile", 1, 0, 'R'},       {"cover-sni", 1, 0, 'N'},
 	    {"cover-alpn", 1, 0, 'A'},    {"id", 1, 0, 'I'},
-	    {"help", 0, 0, 'h'},          {0, 0, 0, 0},
+	    {"help", 0, 0, 'h'},          {"suite", 1, 0, 'C'},
+	    {0, 0, 0, 0},
 	};
 	int c;
 
@@ -659,6 +666,13 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'I':
 			o->id = optarg;
+			break;
+		case 'C':
+			o->suite = dust_suite_parse(optarg);
+			if (o->suite < 0) {
+				fprintf(stderr, "dust-invite: --suite: %s\n", dust_last_error());
+				return -1;
+			}
 			break;
 		case 'h':
 			fputs(usage, stdout);
