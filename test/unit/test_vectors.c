@@ -18,6 +18,7 @@ struct vec {
 	char server_sk[65], client_sk[65];
 	char intro_dg[4096]; /* intro + 2 data, hex */
 	char reply[1024];
+	char e1_c2s[1024], e1_s2c[1024]; /* suite 1 file: data of key epoch 1 (§8.1) */
 	char invite_text[DUST_INVITE_TEXT_MAX];
 	struct dust_invite inv;
 };
@@ -34,7 +35,23 @@ static void fixed_identity(struct dust_identity *id, uint8_t seed)
 	CHECK(crypto_scalarmult_base(id->pk, id->sk) == 0);
 }
 
-static void build(struct vec *v, struct fixture *f)
+/* A data packet of key epoch 1 (counter 2^22 + at), hex. */
+static void epoch1_packet(struct dust_session *s, struct dust_rng *rng, uint64_t at,
+                          const char *text, char *out, size_t cap)
+{
+	struct dust_pad pad = {.kind = DUST_PAD_UNIFORM, .min = 0, .max = 40};
+	uint8_t pkt[256];
+	int m;
+
+	s->tx_counter = DUST_KEY_EPOCH_PACKETS + at;
+	memcpy(pkt + DUST_DATA_PREFIX, text, strlen(text));
+	m = dust_data_seal(s, rng, &pad, (uint32_t)(VEC_NOW_MS / 1000), pkt, strlen(text),
+	                   sizeof(pkt));
+	CHECK(m > 0);
+	hex(out, cap, pkt, m > 0 ? (size_t)m : 0);
+}
+
+static void build(struct vec *v, struct fixture *f, uint8_t suite)
 {
 	struct dust_identity server, client;
 	struct dust_ipaddr addr, tun;
@@ -52,6 +69,7 @@ static void build(struct vec *v, struct fixture *f)
 	CHECK(dust_ipaddr_parse(&addr, "192.0.2.1") == 0 &&
 	      dust_ipaddr_parse(&tun, "10.9.0.2") == 0);
 	CHECK(dust_invite_new(&v->inv, &server, &addr, 4433, &tun, 24, 1900000000) == 0);
+	v->inv.suite = suite;
 	for (int i = 0; i < DUST_ID_BYTES; i++)
 		v->inv.id[i] = (uint8_t)(0xa0 + i);
 	for (int i = 0; i < DUST_KEY_BYTES; i++)
@@ -95,6 +113,10 @@ static void build(struct vec *v, struct fixture *f)
 		                   sizeof(dg));
 		CHECK(m > 0);
 		hex(v->reply, sizeof(v->reply), dg, (size_t)m);
+		if (suite != DUST_SUITE_CHACHA20POLY1305) {
+			epoch1_packet(&cs, &rng, 5, "epoch one up", v->e1_c2s, sizeof(v->e1_c2s));
+			epoch1_packet(&ss, &rng, 9, "epoch one down", v->e1_s2c, sizeof(v->e1_s2c));
+		}
 	}
 }
 
@@ -106,8 +128,13 @@ static void write_file(const struct vec *v, const char *path)
 
 	dust_invite_pack(&v->inv, pt);
 	hex(pthex, sizeof(pthex), pt, sizeof(pt));
-	fprintf(f, "# Dust v2 golden vectors (SPEC.md §10). Written by test_vectors --write;\n"
-	           "# checked by test_vectors (C) and refdecode.py (independent Python).\n");
+	if (v->inv.suite == DUST_SUITE_CHACHA20POLY1305)
+		fprintf(f, "# Dust v2 golden vectors (SPEC.md §10). Written by test_vectors --write;\n"
+		           "# checked by test_vectors (C) and refdecode.py (independent Python).\n");
+	else
+		fprintf(f, "# Dust v2 golden vectors, suite 1 = AES-256-GCM (SPEC.md §6.4, §10), with\n"
+		           "# a data packet of key epoch 1 each way (§8.1). Written by test_vectors\n"
+		           "# --write-aesgcm; checked by test_vectors (C) and refdecode.py (Python).\n");
 	fprintf(f, "now_ms: %llu\n", (unsigned long long)VEC_NOW_MS);
 	fprintf(f, "server_sk: %s\nclient_sk: %s\n", v->server_sk, v->client_sk);
 	fprintf(f, "invite_pt: %s\n", pthex);
@@ -117,6 +144,10 @@ static void write_file(const struct vec *v, const char *path)
 	fprintf(f, "expect_reply: reply\n");
 	fprintf(f, "password: %s\n", VEC_PASSWORD);
 	fprintf(f, "invite_text: %s\n", v->invite_text);
+	if (v->inv.suite != DUST_SUITE_CHACHA20POLY1305)
+		fprintf(f, "epoch1_c2s: %s\nexpect_epoch1_c2s: epoch one up\n"
+		           "epoch1_s2c: %s\nexpect_epoch1_s2c: epoch one down\n",
+		        v->e1_c2s, v->e1_s2c);
 	fclose(f);
 }
 
@@ -154,7 +185,7 @@ static void test_golden_bytes(void)
 	struct fixture f;
 
 	fix_init(&f);
-	build(&vec, &f);
+	build(&vec, &f, DUST_SUITE_CHACHA20POLY1305);
 	file = path ? slurp(path) : NULL;
 	CHECK(file != NULL);
 	if (!file)
@@ -162,6 +193,35 @@ static void test_golden_bytes(void)
 	CHECK(field(file, "intro_datagram: ", got, sizeof(got)) && strcmp(got, vec.intro_dg) == 0);
 	CHECK(field(file, "reply: ", got, sizeof(got)) && strcmp(got, vec.reply) == 0);
 	CHECK(field(file, "server_sk: ", got, sizeof(got)) && strcmp(got, vec.server_sk) == 0);
+out:
+	fix_fini(&f);
+}
+
+static struct vec gvec;
+
+/* Suite 1: the same exchange under AES-256-GCM, and packets of key epoch 1. */
+static void test_aesgcm_golden_bytes(void)
+{
+	const char *path = getenv("DUST_AESGCM_VECTORS");
+	char *file, got[8192];
+	struct fixture f;
+
+	if (!dust_suite_available(DUST_SUITE_AES256GCM)) {
+		printf("     (no AES-256-GCM here: skipped)\n");
+		return;
+	}
+	fix_init(&f);
+	build(&gvec, &f, DUST_SUITE_AES256GCM);
+	file = path ? slurp(path) : NULL;
+	CHECK(file != NULL);
+	if (!file)
+		goto out;
+	CHECK(field(file, "intro_datagram: ", got, sizeof(got)) && strcmp(got, gvec.intro_dg) == 0);
+	CHECK(field(file, "reply: ", got, sizeof(got)) && strcmp(got, gvec.reply) == 0);
+	CHECK(field(file, "epoch1_c2s: ", got, sizeof(got)) && strcmp(got, gvec.e1_c2s) == 0);
+	CHECK(field(file, "epoch1_s2c: ", got, sizeof(got)) && strcmp(got, gvec.e1_s2c) == 0);
+	/* and it differs from suite 0's: the suite byte reached the AEAD */
+	CHECK(strcmp(gvec.intro_dg, vec.intro_dg) != 0);
 out:
 	fix_fini(&f);
 }
@@ -333,16 +393,28 @@ int main(int argc, char **argv)
 	    {"golden_bytes", test_golden_bytes},
 	    {"invite_text_opens", test_invite_text_opens},
 	    {"quic_golden_bytes", test_quic_golden_bytes},
+	    {"aesgcm_golden_bytes", test_aesgcm_golden_bytes},
 	};
 
 	if (argc == 3 && strcmp(argv[1], "--write") == 0) {
 		struct fixture f;
 
 		fix_init(&f);
-		build(&vec, &f);
+		build(&vec, &f, DUST_SUITE_CHACHA20POLY1305);
 		CHECK(dust_invite_seal(&vec.inv, VEC_PASSWORD, strlen(VEC_PASSWORD),
 		                       vec.invite_text, sizeof(vec.invite_text)) == 0);
 		write_file(&vec, argv[2]);
+		fix_fini(&f);
+		return check_failures != 0;
+	}
+	if (argc == 3 && strcmp(argv[1], "--write-aesgcm") == 0) {
+		struct fixture f;
+
+		fix_init(&f);
+		build(&gvec, &f, DUST_SUITE_AES256GCM);
+		CHECK(dust_invite_seal(&gvec.inv, VEC_PASSWORD, strlen(VEC_PASSWORD),
+		                       gvec.invite_text, sizeof(gvec.invite_text)) == 0);
+		write_file(&gvec, argv[2]);
 		fix_fini(&f);
 		return check_failures != 0;
 	}
@@ -350,7 +422,7 @@ int main(int argc, char **argv)
 		struct fixture f;
 
 		fix_init(&f);
-		build(&vec, &f);
+		build(&vec, &f, DUST_SUITE_CHACHA20POLY1305);
 		build_quic(&qvec, &f);
 		write_quic_file(&vec, &qvec, argv[2]);
 		fix_fini(&f);

@@ -6,8 +6,10 @@ Reads the golden vector file and decodes it from the spec alone: opens the
 invitation text (Argon2id + XChaCha20-Poly1305), accepts the intro as a server
 would (tag unmasking, tag index match, X25519, key schedule, confirmation),
 opens the chained data and the server's reply (header protection with its
-own SipHash-2-4-128, ChaCha20-Poly1305-IETF). Exits non-zero on any mismatch.
-Uses only PyNaCl's bindings and hashlib.
+own SipHash-2-4-128, ChaCha20-Poly1305-IETF, or for suite 1 AES-256-GCM from
+python3-cryptography), and packets of later key epochs (SPEC.md §8.1) when the
+file has them. Exits non-zero on any mismatch. Uses PyNaCl's bindings,
+hashlib and (suite 1 only) cryptography's AESGCM.
 """
 import hashlib
 import struct
@@ -17,6 +19,7 @@ import nacl.bindings as nb
 import nacl.pwhash
 
 EPOCH_S = 120
+KEY_EPOCH_LOG = 22  # SPEC.md §8.1: a new data key every 2^22 packets
 
 
 M64 = (1 << 64) - 1
@@ -85,8 +88,10 @@ def open_invite_text(text, password):
 
 
 def parse_invite(pt):
-    expect(len(pt) == 128 and pt[0] == 2 and pt[1] == 0, 'invitation version 2, suite 0')
+    expect(len(pt) == 128 and pt[0] == 2 and pt[1] in (0, 1),
+           'invitation version 2, suite %d' % pt[1])
     return {
+        'suite': pt[1],
         'port': pt[4] << 8 | pt[5],
         'server_pk': pt[40:72], 'id': pt[72:88], 'secret': pt[88:120],
         'expiry': struct.unpack('<Q', pt[120:128])[0],
@@ -111,20 +116,35 @@ def accept_intro(dg, inv, server_sk, now_ms):
     prk = b2(b'dust v2 session' + dh_es + dh_cs + server_pk + dg[:132], inv['secret'], 32)
     keys = {name: kdf(prk, i, 'dustSESS', n) for i, (name, n) in
             enumerate([('c2s', 32), ('s2c', 32), ('c2s_hp', 16), ('s2c_hp', 16),
-                       ('confirm', 32)], start=1)}
+                       ('confirm', 32), ('c2s_upd', 32), ('s2c_upd', 32)], start=1)}
     end = 132 + pad_len
     expect(b2(dg[:end], keys['confirm'], 16) == dg[end:end + 16], 'intro confirmation MAC')
     return keys, end + 16
 
 
-def open_data(pkt, key, hp):
+def epoch_key(key, upd, counter):
+    """SPEC.md §8.1: epoch 0 uses the §4 key, epoch n the KDF of K_upd."""
+    epoch = counter >> KEY_EPOCH_LOG
+    if epoch == 0:
+        return key
+    return kdf(upd, epoch, 'dustKUPD')
+
+
+def aead_open(suite, body, hdr, nonce, key):
+    if suite == 1:
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+        return AESGCM(key).decrypt(nonce, body, hdr)
+    return nb.crypto_aead_chacha20poly1305_ietf_decrypt(body, hdr, nonce, key)
+
+
+def open_data(pkt, key, hp, suite=0, upd=None):
     sample = pkt[16:32]
     ks = siphash_2_4_128(hp, sample)
     hdr = bytes(a ^ b for a, b in zip(pkt[:16], ks))
     counter, ctlen, ts, dlen = struct.unpack('<QHIH', hdr)
     nonce = bytes(4) + struct.pack('<Q', counter)
     body = pkt[16:16 + ctlen + 16]
-    pt = nb.crypto_aead_chacha20poly1305_ietf_decrypt(body, hdr, nonce, key)
+    pt = aead_open(suite, body, hdr, nonce, epoch_key(key, upd, counter))
     expect(dlen <= ctlen and not any(pt[dlen:]), 'data lengths and zero padding')
     return counter, ts, pt[:dlen], 16 + ctlen + 16
 
@@ -148,15 +168,22 @@ def main(path):
     got = []
     want_counter = 0
     while off < len(dg):
-        counter, ts, data, used = open_data(dg[off:], keys['c2s'], keys['c2s_hp'])
+        counter, ts, data, used = open_data(dg[off:], keys['c2s'], keys['c2s_hp'], inv['suite'], keys['c2s_upd'])
         expect(counter == want_counter and ts == now_ms // 1000, 'data counter %d' % counter)
         want_counter += 1
         got.append(data.decode())
         off += used
     expect('|'.join(got) == v['expect_data'], 'chained data decodes to ' + v['expect_data'])
     reply = bytes.fromhex(v['reply'])
-    counter, ts, data, used = open_data(reply, keys['s2c'], keys['s2c_hp'])
+    counter, ts, data, used = open_data(reply, keys['s2c'], keys['s2c_hp'], inv['suite'], keys['s2c_upd'])
     expect(used == len(reply) and data.decode() == v['expect_reply'], 'server reply decodes')
+    for d in ('c2s', 's2c'):
+        if 'epoch1_' + d not in v:
+            continue
+        pkt = bytes.fromhex(v['epoch1_' + d])
+        counter, ts, data, used = open_data(pkt, keys[d], keys[d + '_hp'], inv['suite'], keys[d + '_upd'])
+        expect(counter >> KEY_EPOCH_LOG == 1 and used == len(pkt) and
+               data.decode() == v['expect_epoch1_' + d], '%s packet of key epoch 1 decodes' % d)
     print('1 passed, 0 failed')
 
 
