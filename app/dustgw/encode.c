@@ -89,29 +89,40 @@ static bool host_local(const struct enc *e)
 	return a[0] == 0xff || (a[0] == 0xfe && (a[1] & 0xc0) == 0x80);
 }
 
-/* Seal e in place behind fresh outer headers and queue it for the net port. */
-static void seal_one(struct dgw_worker *w, struct enc *e, struct dust_session *s, uint64_t mac)
+/* Where e's Dust packet lies in its mbuf; -1 when it cannot be sealed (m consumed). */
+static int seal_place(struct dgw_worker *w, struct enc *e, struct dust_session *s,
+                      struct dust_tx_pkt *t)
 {
 	struct rte_mbuf *m = e->m;
-	uint16_t outer = dgw_net_outer_len(&s->peer);
 	size_t pre = dust_quic_tx_prefix(s); /* quic: the 1-RTT short header */
 	uint8_t *pkt = e->ip - DUST_DATA_PREFIX;
-	uint8_t *first = pkt - pre - outer;
-	size_t cap;
-	int r;
 
-	if (first < (uint8_t *)m->buf_addr)
-		return (void)drop(w, m, DGW_DROP_TOO_BIG);
-	cap = (size_t)((uint8_t *)m->buf_addr + m->buf_len - pkt);
-	r = dust_data_seal(s, &w->rng, &w->gw->cfg.pad, w->now_s, pkt, e->len, cap);
-	if (r < 0)
-		return (void)drop(w, m, r == -EMSGSIZE ? DGW_DROP_TOO_BIG : DGW_DROP_SEAL);
+	if (pkt - pre - dgw_net_outer_len(&s->peer) < (uint8_t *)m->buf_addr)
+		return drop(w, m, DGW_DROP_TOO_BIG);
+	t->s = s;
+	t->pkt = pkt;
+	t->data_len = e->len;
+	t->cap = (size_t)((uint8_t *)m->buf_addr + m->buf_len - pkt);
+	return 0;
+}
+
+/* A sealed packet goes behind fresh outer headers onto the net port. */
+static void seal_done(struct dgw_worker *w, struct rte_mbuf *m, const struct dust_tx_pkt *t,
+                      uint64_t mac)
+{
+	struct dust_session *s = t->s;
+	size_t pre = dust_quic_tx_prefix(s);
+	uint8_t *first = t->pkt - pre - dgw_net_outer_len(&s->peer);
+
+	if (t->result < 0)
+		return (void)drop(w, m, t->result == -EMSGSIZE ? DGW_DROP_TOO_BIG : DGW_DROP_SEAL);
 	if (pre)
-		dust_quic_short_put(s, &w->rng, pkt - pre);
+		dust_quic_short_put(s, &w->rng, t->pkt - pre);
 	m->data_off = (uint16_t)(first - (uint8_t *)m->buf_addr);
 	m->ol_flags = 0;
 	m->packet_type = 0;
-	if (dgw_net_outer(w, m, &s->peer, mac, (uint16_t)(pre + (size_t)r), s->profile) != 0) {
+	if (dgw_net_outer(w, m, &s->peer, mac, (uint16_t)(pre + (size_t)t->result), s->profile) !=
+	    0) {
 		rte_pktmbuf_free(m);
 		return;
 	}
@@ -125,8 +136,11 @@ void dgw_encode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 	struct enc e[DGW_BURST];
 	const void *keys[DGW_BURST];
 	void *data[DGW_BURST];
+	struct dust_tx_pkt tx[DGW_BURST];
+	struct rte_mbuf *txm[DGW_BURST];
+	uint64_t mac[DGW_BURST];
 	uint64_t hits = 0;
-	uint16_t k = 0;
+	uint16_t k = 0, nt = 0;
 
 	for (uint16_t i = 0; i < n; i++) {
 		if (i + DGW_PREFETCH_AHEAD < n)
@@ -154,6 +168,13 @@ void dgw_encode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 			drop(w, e[i].m, DGW_DROP_NO_SESSION);
 			continue;
 		}
-		seal_one(w, &e[i], s, atomic_load_explicit(&p->mac, memory_order_relaxed));
+		if (seal_place(w, &e[i], s, &tx[nt]) != 0)
+			continue;
+		txm[nt] = e[i].m;
+		mac[nt++] = atomic_load_explicit(&p->mac, memory_order_relaxed);
 	}
+	/* One call into the AEAD backend for the whole burst. */
+	dust_data_seal_burst(tx, nt, &w->rng, &gw->cfg.pad, w->now_s);
+	for (uint16_t i = 0; i < nt; i++)
+		seal_done(w, txm[i], &tx[i], mac[i]);
 }
