@@ -136,27 +136,41 @@ static const uint8_t *tx_key_for(struct dust_session *s, uint64_t counter,
 	return buf;
 }
 
-/* The receive key for epoch ep: only rx_epoch - 1 .. rx_epoch + 1 are held. */
-static const uint8_t *rx_key_for(const struct dust_session *s, uint64_t ep)
+/*
+ * The receive key for epoch ep: those of rx_epoch - 1 .. rx_epoch + 1 are
+ * held; a later one (a sender that jumped ahead, or 2^22 packets lost) is
+ * derived into buf, one KDF call before the tag check. Earlier ones: NULL.
+ */
+static const uint8_t *rx_key_for(struct dust_session *s, uint64_t ep,
+                                 uint8_t buf[DUST_KEY_BYTES])
 {
-	if (ep + 1 < s->rx_epoch || ep > s->rx_epoch + 1)
+	if (ep + 1 < s->rx_epoch)
 		return NULL;
 	if (ep == 0)
 		return s->rx_key;
-	return s->rx_ek_epoch[ep % 3] == ep ? s->rx_ek[ep % 3] : NULL;
+	if (s->rx_ek_epoch[ep % 3] == ep)
+		return s->rx_ek[ep % 3];
+	if (ep <= s->rx_epoch)
+		return NULL;
+	dust_epoch_key(buf, s->rx_upd, ep);
+	return buf;
 }
 
 /*
- * An authenticated packet of the next epoch moves the receiver on: the key
- * of epoch - 2 gives way to the one after next, derived now so the first
- * packet of that epoch finds it ready.
+ * An authenticated packet of a later epoch moves the receiver on: it keeps
+ * that epoch's key (key) and the one before when it has it, and derives the
+ * next one now, off the path of the packets that will need it.
  */
-static void rx_epoch_advance(struct dust_session *s, uint64_t ep)
+static void rx_epoch_advance(struct dust_session *s, uint64_t ep, const uint8_t *key)
 {
 	uint64_t next = ep + 1;
 
 	if (ep <= s->rx_epoch)
 		return;
+	if (s->rx_ek_epoch[ep % 3] != ep) {
+		memcpy(s->rx_ek[ep % 3], key, DUST_KEY_BYTES);
+		s->rx_ek_epoch[ep % 3] = ep;
+	}
 	s->rx_epoch = ep;
 	dust_epoch_key(s->rx_ek[next % 3], s->rx_upd, next);
 	s->rx_ek_epoch[next % 3] = next;
@@ -275,6 +289,7 @@ static enum dust_drop ts_check(uint32_t ts, uint32_t now_s, const struct dust_li
 /* One packet on its way through the backend. */
 struct rx_meta {
 	uint8_t hdr[DUST_HDR_BYTES]; /* unmasked: the AD, judged once it is authentic */
+	uint8_t key[DUST_KEY_BYTES]; /* a key derived for this packet (rx_key_for) */
 	uint64_t counter;
 	uint32_t off; /* packet offset in its datagram */
 };
@@ -323,7 +338,7 @@ static enum dust_drop job_add(struct rx_ctx *c, struct dust_session *s, uint8_t 
 	if (!dust_replay_check(&s->replay, m->counter))
 		return DUST_DROP_REPLAY;
 	if (s->rx_forged >= forgery_limit(s->suite) ||
-	    !(op->key = rx_key_for(s, m->counter >> DUST_KEY_EPOCH_LOG)))
+	    !(op->key = rx_key_for(s, m->counter >> DUST_KEY_EPOCH_LOG, m->key)))
 		return DUST_DROP_AUTH;
 	nonce_make(op->nonce, m->counter);
 	op->ad = m->hdr;
@@ -382,7 +397,7 @@ static enum dust_drop job_commit(struct rx_ctx *c, struct dust_session *s, unsig
 		d = DUST_DROP_REPLAY;
 	if (d != DUST_OK)
 		return d;
-	rx_epoch_advance(s, m->counter >> DUST_KEY_EPOCH_LOG);
+	rx_epoch_advance(s, m->counter >> DUST_KEY_EPOCH_LOG, op->key);
 	memcpy(dg + m->off + DUST_DATA_PREFIX, op->dst, datalen);
 	s->last_rx_s = c->now_s;
 	seg->off = (uint16_t)(m->off + DUST_DATA_PREFIX);
@@ -419,6 +434,9 @@ static void rx_flush(struct rx_ctx *c)
 	aead_open_burst(c->op, c->njob);
 	for (unsigned i = 0; i < c->ndg; i++)
 		dg_judge(c, &c->dg[i]);
+	for (unsigned j = 0; j < c->njob; j++)
+		if (c->op[j].key == c->meta[j].key)
+			sodium_memzero(c->meta[j].key, DUST_KEY_BYTES);
 	c->njob = 0;
 	c->ndg = 0;
 	c->used = 0;
