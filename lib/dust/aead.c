@@ -48,6 +48,22 @@ void aead_open_burst(struct aead_op *ops, unsigned n)
 		aead_sodium_open(&ops[i]);
 }
 
+void aead_warm(void)
+{
+	uint8_t key[DUST_KEY_BYTES] = {0}, ad[AEAD_AD_BYTES] = {0}, buf[64] = {0}, tag[16];
+	struct aead_op op[DUST_SUITE_COUNT];
+
+	for (unsigned i = 0; i < DUST_SUITE_COUNT; i++)
+		op[i] = (struct aead_op){.key = key,
+		                         .ad = ad,
+		                         .src = buf,
+		                         .dst = buf,
+		                         .tag = tag,
+		                         .len = sizeof(buf),
+		                         .suite = (uint8_t)i};
+	aead_seal_burst(op, DUST_SUITE_COUNT);
+}
+
 DUST_EXPORT int dust_crypto_select(const char *name)
 {
 	if (!strcmp(name, "sodium")) {

@@ -10,13 +10,17 @@
 
 #include <sodium.h>
 
+#include "aead.h"
 #include "dust_pvt.h"
 
 static _Thread_local char last_error[256];
 
 DUST_EXPORT int dust_init(void)
 {
-	return sodium_init() < 0 ? -1 : 0;
+	if (sodium_init() < 0)
+		return -1;
+	aead_warm();
+	return 0;
 }
 
 DUST_EXPORT const char *dust_last_error(void)
