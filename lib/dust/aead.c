@@ -97,7 +97,7 @@ DUST_EXPORT bool dust_suite_available(uint8_t suite)
 {
 #ifdef DUST_HAVE_IPSECMB
 	if (use_ipsecmb() && aead_ipsecmb_usable())
-		return suite < DUST_SUITE_COUNT;
+		return aead_ipsecmb_suite_ok(suite);
 #endif
 	return aead_sodium_suite_ok(suite);
 }

@@ -53,6 +53,7 @@ bool aead_ipsecmb_seal(struct aead_op *ops, unsigned n);
 bool aead_ipsecmb_open(struct aead_op *ops, unsigned n);
 void aead_ipsecmb_name(char *buf, size_t len);
 bool aead_ipsecmb_usable(void);
+bool aead_ipsecmb_suite_ok(uint8_t suite);
 #endif
 
 #endif /* DUST_AEAD_H */

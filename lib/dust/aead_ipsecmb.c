@@ -90,6 +90,21 @@ bool aead_ipsecmb_usable(void)
 	return thread_get() != NULL;
 }
 
+/* Its AES-GCM without AES-NI would be table-based: slow and open to cache timing. */
+static bool has_aesni(const struct imb_thread *t)
+{
+	return t->arch != IMB_ARCH_NOAESNI;
+}
+
+bool aead_ipsecmb_suite_ok(uint8_t suite)
+{
+	struct imb_thread *t = thread_get();
+
+	if (!t || suite >= DUST_SUITE_COUNT)
+		return false;
+	return suite == DUST_SUITE_CHACHA20POLY1305 || has_aesni(t);
+}
+
 /*
  * The expanded key for raw, or NULL when its slot already serves another key
  * in this chunk (the chunk must be submitted before the slot is reused).
@@ -119,7 +134,7 @@ static bool job_fill(struct imb_thread *t, IMB_JOB *j, struct aead_op *op, bool 
 	const void *key = op->key;
 	bool gcm = op->suite == DUST_SUITE_AES256GCM;
 
-	if (gcm && !(key = gcm_key(t, op->key)))
+	if (gcm && (!has_aesni(t) || !(key = gcm_key(t, op->key))))
 		return false;
 	j->cipher_mode = gcm ? IMB_CIPHER_GCM : IMB_CIPHER_CHACHA20_POLY1305;
 	j->hash_alg = gcm ? IMB_AUTH_AES_GMAC : IMB_AUTH_CHACHA20_POLY1305;

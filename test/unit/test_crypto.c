@@ -139,6 +139,59 @@ static void test_burst_forgery(void)
 		burst_forgery(DUST_SUITE_AES256GCM);
 }
 
+/*
+ * 100 sessions with their own keys in one burst: AES-GCM's per-thread cache
+ * of expanded keys (64 slots) must split the burst where two keys collide.
+ */
+static void many_sessions(uint8_t suite)
+{
+	enum { N = 100 };
+	static struct dust_session cs[N], ss[N];
+	static uint8_t buf[N][256];
+	struct dust_session *sess[N];
+	uint8_t *dg[N];
+	uint16_t len[N];
+	static struct dust_rx_result res[N];
+	struct dust_rng rng;
+	struct dust_pad pad;
+	unsigned ok = 0;
+
+	fix_rng_seed(&rng, 9);
+	dust_pad_default(&pad);
+	for (int i = 0; i < N; i++) {
+		int n;
+
+		memset(&cs[i], 0, sizeof(cs[i]));
+		randombytes_buf(cs[i].tx_key, sizeof(cs[i].tx_key));
+		randombytes_buf(cs[i].tx_hp, sizeof(cs[i].tx_hp));
+		cs[i].suite = suite;
+		ss[i] = cs[i];
+		memcpy(ss[i].rx_key, cs[i].tx_key, DUST_KEY_BYTES);
+		memcpy(ss[i].rx_hp, cs[i].tx_hp, DUST_HP_KEY_BYTES);
+		memset(buf[i] + DUST_DATA_PREFIX, i, 100);
+		n = dust_data_seal(&cs[i], &rng, &pad, FIX_NOW_S, buf[i], 100, sizeof(buf[i]));
+		CHECK(n > 0);
+		sess[i] = &ss[i];
+		dg[i] = buf[i];
+		len[i] = (uint16_t)n;
+	}
+	struct dust_limits lim;
+
+	dust_limits_default(&lim);
+	CHECK_EQ(dust_datagram_open_burst(sess, dg, len, N, &lim, FIX_NOW_S, res), N);
+	for (int i = 0; i < N; i++)
+		ok += res[i].drop == DUST_OK && res[i].nseg == 1 &&
+		      buf[i][res[i].seg[0].off + 99] == (uint8_t)i;
+	CHECK_EQ(ok, N);
+}
+
+static void test_many_sessions(void)
+{
+	many_sessions(DUST_SUITE_CHACHA20POLY1305);
+	if (dust_suite_available(DUST_SUITE_AES256GCM))
+		many_sessions(DUST_SUITE_AES256GCM);
+}
+
 /* A tiny deterministic shuffle within windows of w: reordering that stays in the replay window. */
 static void shuffle(unsigned *v, unsigned n, unsigned w, uint32_t *seed)
 {
@@ -295,6 +348,7 @@ int main(int argc, char **argv)
 	    {"backends_agree_chacha", test_backends_agree_chacha},
 	    {"backends_agree_aesgcm", test_backends_agree_aesgcm},
 	    {"burst_forgery", test_burst_forgery},
+	    {"many_sessions", test_many_sessions},
 	    {"key_update_chacha", test_key_update_chacha},
 	    {"key_update_aesgcm", test_key_update_aesgcm},
 	    {"integrity_limit", test_integrity_limit},

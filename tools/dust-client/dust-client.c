@@ -521,6 +521,13 @@ static int open_invite(struct client *c)
 		logmsg("cannot open the invitation: %s", dust_last_error());
 		return EXIT_USAGE;
 	}
+	/* No table-based AES fallback: it would be slow and leak through cache timing. */
+	if (!dust_suite_available(c->inv.suite)) {
+		logmsg("this invitation uses %s, which this CPU cannot run safely (it has no "
+		       "AES-NI); ask for a chacha20-poly1305 invitation",
+		       dust_suite_name(c->inv.suite));
+		return EXIT_BAD_INVITE;
+	}
 	return 0;
 }
 
