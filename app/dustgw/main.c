@@ -45,6 +45,8 @@ static void usage(FILE *f)
 	    "    --vdev net_pcap1,tx_pcap=clear.pcap -- --config dustgw.conf --exit-on-idle 500\n"
 	    "Telemetry (while running): dpdk-telemetry.py, then /dustgw/stats, "
 	    "/dustgw/sessions.\n");
+	if (dust_init() == 0)
+		fprintf(f, "Data AEAD here: %s\n", dust_crypto_backend_name());
 }
 
 struct opts {
@@ -179,6 +181,7 @@ static void banner(const struct dgw *gw)
 	       "port %u (%s), %u worker%s\n",
 	       gw->ninv, gw->cfg.udp_port, quic, a4, a6, gw->net_port, net, gw->dlv_port, dlv,
 	       gw->nworkers, gw->nworkers > 1 ? "s" : "");
+	printf("dustgw: data AEAD %s\n", dust_crypto_backend_name());
 	fflush(stdout);
 }
 
