@@ -1020,9 +1020,9 @@ static void became_up(struct client *c)
 		c->st.reconnects++;
 		logmsg("connected again to %s after %u intro(s)", c->server, c->attempts);
 	} else {
-		logmsg("connected to %s: tunnel %s/%u on %s", c->server,
+		logmsg("connected to %s: tunnel %s/%u on %s, %s", c->server,
 		       dust_ipaddr_format(&c->inv.tunnel, a, sizeof(a)), c->inv.tunnel_prefix,
-		       c->ifname);
+		       c->ifname, dust_suite_name(c->inv.suite));
 		invite_mark_used(c->o, &c->inv);
 	}
 	c->ever_up = true;

@@ -86,9 +86,14 @@ chmod 600 "$W/pw"
 step "server key and $((NCLIENTS + 1)) invitations"
 "$INVITE" keygen --out "$W/gw.key" >/dev/null
 "$INVITE" create --store "$W/store" --key "$W/gw.key" --server $GWADDR --port $PORT \
-	--tunnel-net 10.9.0.0/24 --count $((NCLIENTS + 1)) --password-file "$W/pw" \
+	--tunnel-net 10.9.0.0/24 --count $NCLIENTS --password-file "$W/pw" \
 	--out-dir "$W/inv" >/dev/null
 INVITES=("$W"/inv/invite-*.txt)
+# the last random-profile client speaks suite 1 (SPEC §6.4)
+"$INVITE" create --store "$W/store" --key "$W/gw.key" --server $GWADDR --port $PORT \
+	--tunnel-net 10.9.0.0/24 --suite aes-256-gcm --password-file "$W/pw" \
+	--out-dir "$W/ginv" >/dev/null
+INVITES+=("$W"/ginv/invite-*.txt)
 [[ ${#INVITES[@]} -eq $((NCLIENTS + 1)) ]] || fail "dust-invite wrote ${#INVITES[@]} invitations"
 "$INVITE" create --store "$W/store" --key "$W/gw.key" --server $GWADDR --port $QPORT \
 	--profile quic --cover-sni $COVER --tunnel-net 10.9.0.0/24 --count "$NQUIC" \
@@ -309,7 +314,9 @@ for i in $(seq 1 $NCLIENTS); do
 	first_served "$i"
 done
 all_both_ways || fail "not every client was served"
-echo "clients served at once: $((NCLIENTS + 1))" >>"$RESULTS"
+grep -q "connected to .*, aes-256-gcm$" "$W/client-$NCLIENTS.log" ||
+	fail "client $NCLIENTS is not on AES-256-GCM"
+echo "clients served at once: $((NCLIENTS + 1)) (client $NCLIENTS on AES-256-GCM)" >>"$RESULTS"
 
 step "$NQUIC quic-profile clients on port $QPORT (cover $COVER)"
 for i in $(seq $((NCLIENTS + 1)) $((NCLIENTS + NQUIC))); do
