@@ -4,8 +4,10 @@
  * or a prober would at a running dustgw over plain UDP sockets: random
  * datagrams of every length, floods of bogus intros, replays of captured
  * datagrams, and, holding a real session, fresh packets truncated or with a
- * flipped bit; or fills the session table. Prints "key=value" results the
- * test script checks against the gateway's counters. Test-only.
+ * flipped bit; or fills the session table. Over IPv4 or IPv6 (an address
+ * in brackets: [fd00::1]:4433); random datagrams up to 65507 bytes leave
+ * fragmented. Prints "key=value" results the test script checks against
+ * the gateway's counters. Test-only.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -24,14 +26,21 @@
 
 #include "dust.h"
 
-enum { DG_MAX = 2048, MAX_INVITES = 256 };
+enum { DG_MAX = 65536, UDP_MAX = 65507, MAX_INVITES = 256 };
+
+/* An IPv4 or IPv6 socket address. */
+union ep {
+	struct sockaddr sa;
+	struct sockaddr_in v4;
+	struct sockaddr_in6 v6;
+};
 
 struct opts {
-	struct sockaddr_in to, from;
-	unsigned min, max, count;
+	union ep to, from;
+	unsigned min, max, count, mtu;
 	double seconds;
 	const char *pcap, *what, *password_file;
-	struct sockaddr_in client;
+	union ep client;
 	const char *invites[MAX_INVITES];
 	unsigned ninvites;
 	unsigned truncated, flipped;
@@ -46,30 +55,75 @@ static void die(const char *what)
 	exit(1);
 }
 
-static int parse_ep(struct sockaddr_in *sa, const char *s)
+static socklen_t ep_len(const union ep *e)
+{
+	return e->sa.sa_family == AF_INET6 ? sizeof(e->v6) : sizeof(e->v4);
+}
+
+static uint16_t ep_port(const union ep *e)
+{
+	return ntohs(e->sa.sa_family == AF_INET6 ? e->v6.sin6_port : e->v4.sin_port);
+}
+
+static void ep_set_port(union ep *e, uint16_t port)
+{
+	if (e->sa.sa_family == AF_INET6)
+		e->v6.sin6_port = htons(port);
+	else
+		e->v4.sin_port = htons(port);
+}
+
+/* The address bytes (4 or 16) of e, and their count. */
+static const uint8_t *ep_addr(const union ep *e, size_t *n)
+{
+	*n = e->sa.sa_family == AF_INET6 ? 16 : 4;
+	return e->sa.sa_family == AF_INET6 ? e->v6.sin6_addr.s6_addr
+	                                   : (const uint8_t *)&e->v4.sin_addr;
+}
+
+/* ADDR[:PORT] or [ADDR6][:PORT] or a bare ADDR6 */
+static int parse_ep(union ep *e, const char *s)
 {
 	char host[64];
-	const char *colon = strchr(s, ':');
-	size_t hl = colon ? (size_t)(colon - s) : strlen(s);
+	const char *end = s[0] == '[' ? strchr(s, ']') : NULL, *colon;
+	size_t hl;
 
+	memset(e, 0, sizeof(*e));
+	if (s[0] == '[' && !end)
+		return -1;
+	if (s[0] == '[')
+		s++, colon = end[1] == ':' ? end + 1 : NULL, hl = (size_t)(end - s);
+	else if (strchr(s, ':') != strrchr(s, ':'))
+		colon = NULL, hl = strlen(s);
+	else
+		colon = strchr(s, ':'), hl = colon ? (size_t)(colon - s) : strlen(s);
 	if (hl >= sizeof(host))
 		return -1;
 	memcpy(host, s, hl);
 	host[hl] = '\0';
-	memset(sa, 0, sizeof(*sa));
-	sa->sin_family = AF_INET;
-	sa->sin_port = htons(colon ? (uint16_t)atoi(colon + 1) : 0);
-	return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
+	if (inet_pton(AF_INET6, host, &e->v6.sin6_addr) == 1)
+		e->v6.sin6_family = AF_INET6;
+	else if (inet_pton(AF_INET, host, &e->v4.sin_addr) == 1)
+		e->v4.sin_family = AF_INET;
+	else
+		return -1;
+	ep_set_port(e, colon ? (uint16_t)atoi(colon + 1) : 0);
+	return 0;
 }
 
-static int sock_from(const struct sockaddr_in *from)
+static int sock_from(const union ep *from)
 {
-	int fd = socket(AF_INET, SOCK_DGRAM, 0), one = 1;
+	int v6 = from->sa.sa_family == AF_INET6, one = 1;
+	int fd = socket(from->sa.sa_family, SOCK_DGRAM, 0);
+	/* a datagram over the MTU leaves in fragments, as a prober's would */
+	int dont = v6 ? IPV6_PMTUDISC_DONT : IP_PMTUDISC_DONT;
 
 	if (fd < 0)
 		die("socket");
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (const struct sockaddr *)from, sizeof(*from)) != 0)
+	setsockopt(fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP, v6 ? IPV6_MTU_DISCOVER : IP_MTU_DISCOVER,
+	           &dont, sizeof(dont));
+	if (bind(fd, &from->sa, ep_len(from)) != 0)
 		die("bind");
 	return fd;
 }
@@ -103,9 +157,9 @@ static void pace(double start, unsigned i, unsigned n, double seconds)
 	}
 }
 
-static void send_to(int fd, const struct sockaddr_in *to, const uint8_t *p, size_t len)
+static void send_to(int fd, const union ep *to, const uint8_t *p, size_t len)
 {
-	if (sendto(fd, p, len, 0, (const struct sockaddr *)to, sizeof(*to)) != (ssize_t)len)
+	if (sendto(fd, p, len, 0, &to->sa, ep_len(to)) != (ssize_t)len)
 		die("sendto");
 }
 
@@ -127,30 +181,46 @@ static unsigned drain(int fd, unsigned ms, uint8_t *buf, size_t cap, ssize_t *la
 
 /* ---- random datagrams and floods ------------------------------------------ */
 
+/* Frames a UDP payload of len bytes takes on a link of MTU o->mtu (Linux's
+ * fragment sizes: all but the last carry a multiple of 8 bytes). */
+static unsigned frames(const struct opts *o, unsigned len)
+{
+	unsigned iph = o->to.sa.sa_family == AF_INET6 ? 40 : 20;
+	unsigned per = (o->mtu - iph - (iph == 40 ? 8 : 0)) & ~7u;
+
+	return iph + 8 + len <= o->mtu ? 1 : (len + 8 + per - 1) / per;
+}
+
+/* Every length from min to max once, or --count lengths drawn in between. */
 static int cmd_random(const struct opts *o)
 {
-	uint8_t buf[DG_MAX];
+	static uint8_t buf[DG_MAX];
 	int fd = sock_from(&o->from);
-	unsigned n = o->max - o->min + 1, small = 0;
+	unsigned n = o->count ? o->count : o->max - o->min + 1, small = 0, whole = 0, frags = 0;
 	double start = now_s();
 	ssize_t last;
 
 	for (unsigned i = 0; i < n; i++) {
-		unsigned len = o->min + i;
+		unsigned len =
+		    o->count ? o->min + dust_rng_uniform(&rng, o->max - o->min + 1) : o->min + i;
+		unsigned f = frames(o, len);
 
 		dust_rng_bytes(&rng, buf, len);
 		pace(start, i, n, o->seconds);
 		send_to(fd, &o->to, buf, len);
-		small += len < DUST_INTRO_MIN_BYTES;
+		whole += f == 1;
+		small += f == 1 && len < DUST_INTRO_MIN_BYTES;
+		frags += f > 1 ? f : 0;
 	}
-	printf("sent=%u short=%u long=%u replies=%u\n", n, small, n - small,
-	       drain(fd, 500, buf, sizeof(buf), &last));
+	/* whole datagrams are Dust's to judge by length; fragments the IP layer's */
+	printf("sent=%u short=%u long=%u fragmented=%u frags=%u replies=%u\n", n, small,
+	       whole - small, n - whole, frags, drain(fd, 500, buf, sizeof(buf), &last));
 	return 0;
 }
 
 static int cmd_flood(const struct opts *o)
 {
-	uint8_t buf[DG_MAX];
+	static uint8_t buf[DG_MAX];
 	int fd = sock_from(&o->from);
 	double start = now_s();
 	ssize_t last;
@@ -175,23 +245,40 @@ struct cap_dg {
 	bool intro; /* sent before the gateway's first answer */
 };
 
-static bool frame_udp(const uint8_t *f, uint32_t caplen, const uint8_t **pl, uint16_t *len,
-                      uint32_t *src, uint16_t *sport, uint32_t *dst, uint16_t *dport)
-{
-	unsigned ihl;
+/* A UDP datagram in an IPv4 or IPv6 (no extension header) Ethernet frame:
+ * its payload, and the addresses (alen bytes) and ports in src/dst. */
+struct frame_ep {
+	const uint8_t *addr;
+	uint16_t port;
+};
 
-	if (caplen < 14 + 20 + 8 || f[12] != 0x08 || f[13] != 0x00 || f[23] != 17)
+static bool frame_udp(const uint8_t *f, uint32_t caplen, const uint8_t **pl, uint16_t *len,
+                      size_t *alen, struct frame_ep *src, struct frame_ep *dst)
+{
+	bool v6 = caplen >= 14 + 40 + 8 && f[12] == 0x86 && f[13] == 0xdd && f[20] == 17;
+	unsigned ihl = v6 ? 40 : (f[14] & 15u) * 4;
+	const uint8_t *u = f + 14 + ihl;
+
+	if (!v6 && (caplen < 14 + 20 + 8 || f[12] != 0x08 || f[13] != 0x00 || f[23] != 17))
 		return false;
-	ihl = (f[14] & 15u) * 4;
-	if (caplen < 14 + ihl + 8)
+	if (caplen < 14 + ihl + 8 || (u[4] << 8 | u[5]) < 8)
 		return false;
-	memcpy(src, f + 26, 4);
-	memcpy(dst, f + 30, 4);
-	*sport = (uint16_t)(f[14 + ihl] << 8 | f[15 + ihl]);
-	*dport = (uint16_t)(f[16 + ihl] << 8 | f[17 + ihl]);
-	*len = (uint16_t)((f[18 + ihl] << 8 | f[19 + ihl]) - 8);
-	*pl = f + 14 + ihl + 8;
+	*alen = v6 ? 16 : 4;
+	src->addr = f + (v6 ? 22 : 26);
+	dst->addr = f + (v6 ? 38 : 30);
+	src->port = (uint16_t)(u[0] << 8 | u[1]);
+	dst->port = (uint16_t)(u[2] << 8 | u[3]);
+	*len = (uint16_t)((u[4] << 8 | u[5]) - 8);
+	*pl = u + 8;
 	return 14 + ihl + 8 + *len <= caplen;
+}
+
+static bool ep_is(const union ep *e, const struct frame_ep *f, size_t alen)
+{
+	size_t n;
+	const uint8_t *a = ep_addr(e, &n);
+
+	return n == alen && !memcmp(a, f->addr, n) && ep_port(e) == f->port;
 }
 
 /* The client's datagrams to the gateway, in capture order. */
@@ -210,16 +297,15 @@ static size_t cap_load(const struct opts *o, struct cap_dg *out, size_t cap)
 	}
 	while (n < cap && pcap_next_ex(pc, &h, &f) == 1) {
 		const uint8_t *pl;
-		uint32_t src, dst;
-		uint16_t len, sp, dp;
+		struct frame_ep src, dst;
+		uint16_t len;
+		size_t alen;
 
-		if (!frame_udp(f, h->caplen, &pl, &len, &src, &sp, &dst, &dp))
+		if (!frame_udp(f, h->caplen, &pl, &len, &alen, &src, &dst))
 			continue;
-		if (src == o->to.sin_addr.s_addr && sp == ntohs(o->to.sin_port) &&
-		    dst == o->client.sin_addr.s_addr && dp == ntohs(o->client.sin_port))
+		if (ep_is(&o->to, &src, alen) && ep_is(&o->client, &dst, alen))
 			answered = true;
-		if (src != o->client.sin_addr.s_addr || sp != ntohs(o->client.sin_port) ||
-		    dst != o->to.sin_addr.s_addr || dp != ntohs(o->to.sin_port))
+		if (!ep_is(&o->client, &src, alen) || !ep_is(&o->to, &dst, alen))
 			continue;
 		out[n].p = malloc(len);
 		if (!out[n].p)
@@ -235,7 +321,7 @@ static size_t cap_load(const struct opts *o, struct cap_dg *out, size_t cap)
 static int cmd_replay(const struct opts *o)
 {
 	static struct cap_dg dg[100000];
-	uint8_t buf[DG_MAX];
+	static uint8_t buf[DG_MAX];
 	size_t n = cap_load(o, dg, sizeof(dg) / sizeof(dg[0]));
 	bool intros = !strcmp(o->what, "intros"), untag = !strcmp(o->what, "untag");
 	unsigned sent = 0, small = 0, want = o->count ? o->count : UINT32_MAX;
@@ -249,7 +335,7 @@ static int cmd_replay(const struct opts *o)
 		unsigned before = sent;
 
 		for (size_t i = 0; i < n && sent < want; i++) {
-			if (dg[i].intro != (intros || untag) || dg[i].len > sizeof(buf))
+			if (dg[i].intro != (intros || untag))
 				continue;
 			memcpy(buf, dg[i].p, dg[i].len);
 			if (untag) /* an intro whose tag names no invitation */
@@ -298,8 +384,8 @@ struct peer {
 /* Intro from p->fd, up to tries times, each waiting ms for the keepalive. */
 static unsigned intros_sent;
 
-static bool peer_connect(struct peer *p, const struct dust_identity *id,
-                         const struct sockaddr_in *to, unsigned tries, unsigned ms)
+static bool peer_connect(struct peer *p, const struct dust_identity *id, const union ep *to,
+                         unsigned tries, unsigned ms)
 {
 	struct dust_pad pad;
 	struct dust_limits lim;
@@ -328,7 +414,7 @@ static bool peer_connect(struct peer *p, const struct dust_identity *id,
 }
 
 /* Keepalive and its answer: true when the gateway still serves this session. */
-static bool peer_alive(struct peer *p, const struct sockaddr_in *to)
+static bool peer_alive(struct peer *p, const union ep *to)
 {
 	struct dust_pad pad;
 	struct dust_limits lim;
@@ -350,8 +436,7 @@ static bool peer_alive(struct peer *p, const struct sockaddr_in *to)
 	                          DUST_CHAIN_MAX, &d) > 0;
 }
 
-static void peer_open(struct peer *p, const char *invite, const char *pw,
-                      const struct sockaddr_in *from)
+static void peer_open(struct peer *p, const char *invite, const char *pw, const union ep *from)
 {
 	char *text = read_text(invite);
 
@@ -433,9 +518,9 @@ static int cmd_fill(const struct opts *o)
 	if (dust_identity_generate(&id) != 0)
 		die("identity");
 	for (unsigned i = 0; i < o->ninvites; i++) {
-		struct sockaddr_in from = o->from;
+		union ep from = o->from;
 
-		from.sin_port = htons((uint16_t)(ntohs(o->from.sin_port) + i));
+		ep_set_port(&from, (uint16_t)(ep_port(&o->from) + i));
 		unsigned before = intros_sent;
 
 		peer_open(&p[i], o->invites[i], pw, &from);
@@ -461,7 +546,9 @@ static __attribute__((noreturn)) void usage(void)
 {
 	fprintf(stderr,
 	        "usage: dust-hostile COMMAND --to ADDR:PORT --from ADDR[:PORT] [options]\n"
-	        "  random  --min L --max L [--seconds S]   every length from L to L once\n"
+	        "  random  --min L --max L [--count N] [--mtu M] [--seconds S]\n"
+	        "          every length from L to L once, or N lengths drawn in between\n"
+	        "          (up to 65507; over the MTU M, default 1500, they leave in fragments)\n"
 	        "  flood   --count N [--seconds S]         bogus intros (random bytes)\n"
 	        "  replay  --pcap F --client ADDR:PORT --what data|intros|untag [--count N]\n"
 	        "  session --invite F --password-file P --truncated N --flipped N\n"
@@ -472,24 +559,15 @@ static __attribute__((noreturn)) void usage(void)
 static void parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-	    {"to", 1, NULL, 't'},
-	    {"from", 1, NULL, 'f'},
-	    {"min", 1, NULL, 'm'},
-	    {"max", 1, NULL, 'M'},
-	    {"count", 1, NULL, 'n'},
-	    {"seconds", 1, NULL, 's'},
-	    {"pcap", 1, NULL, 'p'},
-	    {"what", 1, NULL, 'w'},
-	    {"client", 1, NULL, 'c'},
-	    {"invite", 1, NULL, 'i'},
-	    {"password-file", 1, NULL, 'P'},
-	    {"truncated", 1, NULL, 'T'},
-	    {"flipped", 1, NULL, 'F'},
-	    {NULL, 0, NULL, 0},
+	    {"to", 1, NULL, 't'},      {"from", 1, NULL, 'f'},          {"min", 1, NULL, 'm'},
+	    {"max", 1, NULL, 'M'},     {"count", 1, NULL, 'n'},         {"seconds", 1, NULL, 's'},
+	    {"pcap", 1, NULL, 'p'},    {"what", 1, NULL, 'w'},          {"client", 1, NULL, 'c'},
+	    {"invite", 1, NULL, 'i'},  {"password-file", 1, NULL, 'P'}, {"truncated", 1, NULL, 'T'},
+	    {"flipped", 1, NULL, 'F'}, {"mtu", 1, NULL, 'u'},           {NULL, 0, NULL, 0},
 	};
 	int c;
 
-	o->min = 1, o->max = 1472, o->what = "data";
+	o->min = 1, o->max = 1472, o->what = "data", o->mtu = 1500;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 't':
@@ -531,6 +609,9 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'F':
 			o->flipped = (unsigned)atoi(optarg);
 			break;
+		case 'u':
+			o->mtu = (unsigned)atoi(optarg);
+			break;
 		case 'i':
 			if (o->ninvites == MAX_INVITES)
 				usage();
@@ -540,7 +621,8 @@ static void parse(int argc, char **argv, struct opts *o)
 			usage();
 		}
 	}
-	if (!o->to.sin_port || o->min < 1 || o->max > DG_MAX || o->min > o->max)
+	if (!ep_port(&o->to) || o->min < 1 || o->max > UDP_MAX || o->min > o->max ||
+	    o->mtu < 1280 || (o->from.sa.sa_family && o->from.sa.sa_family != o->to.sa.sa_family))
 		usage();
 }
 
