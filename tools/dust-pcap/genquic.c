@@ -100,7 +100,9 @@ static void handshake(struct qgen *g, unsigned i, const uint8_t *init, size_t le
 	                           NULL);
 	sodium_memzero(&eph, sizeof(eph));
 	if (d != DUST_OK)
-		die("in-process accept: %s (is --key the store's server key?)", dust_drop_name(d));
+		die("in-process accept: %s (is --key the store's server key, and are its "
+		    "invitations unused?)",
+		    dust_drop_name(d));
 	n = dust_quic_answer_build(&c->ss, &acc, &rng, now_s(), ans, sizeof(ans));
 	if (n < 0)
 		die("answer: %s", strerror(-n));
