@@ -8,7 +8,8 @@
 # delivery-side reads stalled for 1 s: dustgw's TX toward it overflows, and
 # the loss dust-gen counts equals what dustgw counted as not sent.
 # memif: the client sets ring sizes (16384 slots ride out a busy machine's
-# scheduling stalls; run 2's delivery ring has 1024). A memif peer leaving
+# scheduling stalls; run 2's rings have 1024, so little is still queued in
+# a slow dustgw when the trial ends, and it drains 3 s). A memif peer leaving
 # while the other end polls can crash the poller (DPDK 22.11 frees the rings
 # under it), so dustgw leaves first (--exit-on-idle) while dust-gen lingers
 # without polling.
@@ -29,8 +30,8 @@ net = net_memif0
 delivery = net_memif1
 queues = 1
 CONF
-memif() { # memif ROLE [DLV_LOG2_RING]: two vdevs, one socket per pair, in the work directory
-	echo "--vdev net_memif0,role=$1,socket=$WORK/net.sock,socket-abstract=no,rsize=14" \
+memif() { # memif ROLE [LOG2_RING]: two vdevs, one socket per pair, in the work directory
+	echo "--vdev net_memif0,role=$1,socket=$WORK/net.sock,socket-abstract=no,rsize=${2:-14}" \
 		"--vdev net_memif1,role=$1,socket=$WORK/dlv.sock,socket-abstract=no,rsize=${2:-14}"
 }
 GW=
@@ -80,7 +81,7 @@ run run1 14 --pps 5000
 	fail "run 1: dustgw decoded $(st run1 ctr.decoded) of dust-gen's probes"
 [ "$(st run1 ctr.intro_first_use)" = 16 ] || fail "run 1: expected 16 bindings"
 
-run run2 10 --pps 20000 --stall-ms 1000
+run run2 10 --pps 20000 --stall-ms 1000 --drain-ms 3000
 tx2=$(val run2.json 'r["result"]["tx"]')
 lost2=$(val run2.json 'r["result"]["lost"]')
 [ "$lost2" -gt 0 ] || fail "run 2: the stall caused no loss"
