@@ -1010,6 +1010,32 @@ static void deliver(struct client *c, const uint8_t *p, size_t len)
 	c->st.rx_bytes += len;
 }
 
+/*
+ * quic: a real client answers the server's first flight with a Handshake
+ * packet (its Finished) before any 1-RTT packet. Ours carries the packet
+ * held back for the answer, or a keepalive (SPEC §12.3).
+ */
+static void send_finished(struct client *c)
+{
+	size_t pre = dust_quic_hs_prefix(&c->cur), len = c->held_len;
+	int n;
+
+	if (len)
+		memcpy(c->txbuf + pre + DUST_DATA_PREFIX, c->held, len);
+	n = seal(c, c->txbuf + pre, len, c->dg_max - pre);
+	if (n < 0)
+		return;
+	dust_quic_hs_put(&c->cur, &c->rng, c->txbuf, (size_t)n);
+	sock_send(c, c->txbuf, pre + (size_t)n);
+	if (len) {
+		c->st.tx_packets++;
+		c->st.tx_bytes += len;
+	} else {
+		c->st.keepalive_tx++;
+		c->last_ka_ms = mono_ms();
+	}
+}
+
 static void became_up(struct client *c)
 {
 	char a[64];
@@ -1027,9 +1053,9 @@ static void became_up(struct client *c)
 	}
 	c->ever_up = true;
 	c->attempts = 0;
-	/* quic held the first packet back until now */
-	if (c->inv.profile == DUST_PROFILE_QUIC && c->held_len)
-		send_data(c, c->held, c->held_len);
+	/* quic held the first packet back until now: it goes in the Handshake packet */
+	if (c->inv.profile == DUST_PROFILE_QUIC)
+		send_finished(c);
 	c->held_len = 0;
 	c->have_prev = false;
 	dust_session_wipe(&c->prev);

@@ -192,13 +192,14 @@ grep "dust-client stats:" "$W/c30.log"
 [[ $(stats_field "$W/c30.log" intros) -ge 3 ]] || fail "quic stats show too few intros"
 [[ $(stats_field "$W/c30.log" rx_packets) -ge 8 ]] || fail "quic stats show too few packets"
 stop_pid "$CAPP"
-# client datagrams: 1250-byte long-header Initials (0b1100xxxx, version 1) or
-# short headers (0b01xxxxxx); server ones: first flights (Initials) or short
+# client datagrams: 1250-byte long-header Initials (0b1100xxxx, version 1),
+# after each answer one Handshake packet (0b1110xxxx, version 1, the server's
+# CID), or short headers (0b01xxxxxx); server ones: first flights (Initials) or short
 /usr/bin/python3 - "$W/quic.pcap" $QPORT <<'PY' || fail "quic wire check"
 import struct, sys
 d, qport = open(sys.argv[1], "rb").read(), int(sys.argv[2])
 link = struct.unpack("<I", d[20:24])[0]
-off, n, init_c, init_s, short, bad = 24, 0, 0, 0, 0, []
+off, n, init_c, init_s, short, hs_c, bad = 24, 0, 0, 0, 0, 0, []
 while off + 16 <= len(d):
     incl = struct.unpack("<I", d[off + 8:off + 12])[0]
     fr = d[off + 16:off + 16 + incl]
@@ -215,14 +216,17 @@ while off + 16 <= len(d):
                 bad.append("client Initial of %d bytes" % len(u))
         else:
             init_s += 1
+    elif u[0] & 0xf0 == 0xe0 and u[1:5] == b"\0\0\0\1" and dport == qport:
+        hs_c += 1
     elif u[0] & 0xc0 == 0x40:
         short += 1
     else:
         bad.append("datagram starting %02x" % u[0])
-print("quic capture: %d datagrams, %d client Initials, %d server first flights, %d short headers"
-      % (n, init_c, init_s, short))
+print("quic capture: %d datagrams, %d client Initials, %d server first flights, "
+      "%d client Handshake packets, %d short headers" % (n, init_c, init_s, hs_c, short))
 assert not bad, bad[:5]
 assert init_c >= 3 and init_s >= 2 and short >= 20
+assert hs_c >= 1 and hs_c <= init_s, "one client Handshake packet per answered Initial"
 PY
 
 echo "PASS: netns-client"

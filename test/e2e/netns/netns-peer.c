@@ -328,12 +328,20 @@ static void quic_accept(struct server *sv, const struct dust_endpoint *ep, size_
 	send_to(p, out, (size_t)n);
 }
 
-static struct peer *peer_by_cid(struct server *sv, size_t len)
+/* The session whose CID dg names (short header, or the client's Handshake packet); *off: its Dust.
+ */
+static struct peer *peer_by_cid(struct server *sv, size_t len, size_t *off)
 {
 	for (int i = 0; i < MAX_SESSIONS; i++) {
 		struct peer *p = &sv->peers[i];
 
-		if (p->live && p->sock == sv->qsock && dust_quic_short_match(&p->s, sv->buf, len))
+		if (!p->live || p->sock != sv->qsock)
+			continue;
+		if (dust_quic_short_match(&p->s, sv->buf, len)) {
+			*off = dust_quic_rx_prefix(&p->s);
+			return p;
+		}
+		if ((*off = dust_quic_hs_match(&p->s, sv->buf, len)) != 0)
 			return p;
 	}
 	return NULL;
@@ -346,6 +354,7 @@ static void on_quic_datagram(struct server *sv, const struct sockaddr_in *from, 
 	struct dust_seg segs[DUST_CHAIN_MAX];
 	enum dust_drop drop = DUST_OK;
 	struct peer *p;
+	size_t off = 0;
 	unsigned n;
 
 	memcpy(ep.ip.a, &from->sin_addr, 4);
@@ -353,13 +362,13 @@ static void on_quic_datagram(struct server *sv, const struct sockaddr_in *from, 
 		quic_accept(sv, &ep, len);
 		return;
 	}
-	p = peer_by_cid(sv, len);
+	p = peer_by_cid(sv, len, &off);
 	if (!p) {
 		sv->quic_foreign++;
 		return;
 	}
-	n = dust_datagram_open(&p->s, &sv->srv.lim, (uint32_t)time(NULL), sv->buf, len,
-	                       dust_quic_rx_prefix(&p->s), segs, DUST_CHAIN_MAX, &drop);
+	n = dust_datagram_open(&p->s, &sv->srv.lim, (uint32_t)time(NULL), sv->buf, len, off, segs,
+	                       DUST_CHAIN_MAX, &drop);
 	if (drop != DUST_OK)
 		sv->drops[drop]++;
 	deliver_segs(sv, p, sv->buf, segs, n);
