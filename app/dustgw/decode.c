@@ -120,7 +120,8 @@ static void send_keepalive(struct dgw_worker *w, struct dust_session *s, uint64_
 	                   rte_pktmbuf_tailroom(c) - outer - pre);
 	if (r >= 0 && pre)
 		dust_quic_short_put(s, &w->rng, pkt);
-	if (r < 0 || dgw_net_outer(w, c, &s->peer, mac, (uint16_t)(pre + (size_t)r), s->profile) != 0) {
+	if (r < 0 ||
+	    dgw_net_outer(w, c, &s->peer, mac, (uint16_t)(pre + (size_t)r), s->profile) != 0) {
 		if (r < 0)
 			dgw_count_drop(w, r == -EMSGSIZE ? DGW_DROP_TOO_BIG : DGW_DROP_SEAL);
 		rte_pktmbuf_free(c);
@@ -132,7 +133,7 @@ static void send_keepalive(struct dgw_worker *w, struct dust_session *s, uint64_
 
 /* Deliver the segments of an opened datagram; m is consumed. */
 void dgw_datagram_done(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
-                          struct dust_session *s, const struct dust_rx_result *res, bool ka)
+                       struct dust_session *s, const struct dust_rx_result *res, bool ka)
 {
 	int last = -1;
 
@@ -216,10 +217,13 @@ void dgw_intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_r
 	struct dust_session tmp, *s = dust_session_table_reserve(w->tab);
 	struct dust_intro_info info;
 	struct dust_quic_accept acc;
-	struct dust_rx_result res;
 	size_t consumed = 0;
 	enum dust_drop d;
 
+	/* first uses waiting for their fsync hold places in the table too */
+	if (s && w->npend &&
+	    dust_session_table_live(w->tab) + w->npend >= dust_session_table_capacity(w->tab))
+		s = NULL;
 	if (!s && !old && !evict_possible(w)) {
 		dgw_drop_m(w, m, DGW_DROP_TABLE_FULL);
 		return;
@@ -245,7 +249,28 @@ void dgw_intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_r
 	}
 	if (old)
 		dgw_sess_retire(w, old);
-	if (!s && !(s = make_room(w, &tmp))) {
+	if (w->gw->deferred && info.first_use) {
+		/* answered once the binding is durable (pending.c); held, not dropped */
+		dgw_pending_hold(w, s ? s : &tmp, m, rx, consumed, &acc);
+		return;
+	}
+	if (w->gw->deferred)
+		dgw_store_fresh(w, info.invite_idx);
+	dgw_intro_live(w, s, &tmp, m, rx, consumed, &acc, info.first_use);
+}
+
+/*
+ * An accepted intro's session goes live: into slot s, or (s NULL) a slot
+ * made for tmp; published; answered (keepalive, or the quic first flight)
+ * with any chained data delivered.
+ */
+void dgw_intro_live(struct dgw_worker *w, struct dust_session *s, struct dust_session *tmp,
+                    struct rte_mbuf *m, const struct dgw_rx *rx, size_t consumed,
+                    const struct dust_quic_accept *acc, bool first_use)
+{
+	struct dust_rx_result res;
+
+	if (!s && !(s = make_room(w, tmp))) {
 		dgw_drop_m(w, m, DGW_DROP_TABLE_FULL);
 		return;
 	}
@@ -256,11 +281,11 @@ void dgw_intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_r
 		return;
 	}
 	w->st.ctr[DGW_CTR_INTRO_OK]++;
-	w->st.ctr[DGW_CTR_INTRO_FIRST] += info.first_use;
+	w->st.ctr[DGW_CTR_INTRO_FIRST] += first_use;
 	dgw_sess_publish(w, s, rx->mac);
 	if (rx->profile == DUST_PROFILE_QUIC) {
 		/* No chained data (SPEC §12.3): the answer is the server's first flight. */
-		dgw_quic_answer(w, m, s, &acc, rx->mac);
+		dgw_quic_answer(w, m, s, acc, rx->mac);
 		return;
 	}
 	res.nseg = (uint8_t)dust_datagram_open(s, &w->gw->cfg.lim, w->now_s, rx->dg, rx->len,
@@ -284,12 +309,17 @@ static bool maybe_intro(const struct dust_rx_result *res)
 	                          res->drop == DUST_DROP_REPLAY);
 }
 
-/* A datagram whose burst lookup missed, or whose session changed in this burst. */
-static void miss_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx)
+/*
+ * A datagram whose burst lookup missed, or whose session changed in this
+ * burst; or one held while its endpoint's first use became durable.
+ */
+void dgw_decode_one(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx)
 {
 	struct dust_session *s = dust_session_table_lookup(w->tab, &rx->ep);
 	struct dust_rx_result res;
 
+	if (!s && dgw_pending_take(w, m, rx))
+		return; /* its endpoint's first use waits for the fsync: keep the order */
 	if (!s) {
 		dgw_intro_path(w, m, rx, NULL, DUST_OK);
 		return;
@@ -363,7 +393,7 @@ void dgw_decode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 		 * Opening failed without touching any byte, so the retry is safe.
 		 */
 		if (!s[i] || (retry && s[i]->state != DUST_SESSION_LIVE))
-			miss_path(w, m[i], &rx[i]);
+			dgw_decode_one(w, m[i], &rx[i]);
 		else if (retry && rx[i].len >= DUST_INTRO_MIN_BYTES)
 			dgw_intro_path(w, m[i], &rx[i], s[i], res[i].drop);
 		else

@@ -41,6 +41,9 @@ enum dgw_msg_type {
 	DGW_MSG_EVICT,       /* main -> worker: idx moved elsewhere, retire s */
 	DGW_MSG_RELEASE,     /* main -> worker: grace period over, free s's slot */
 	DGW_MSG_REVOKE,      /* main -> worker: idx was revoked, retire s */
+	DGW_MSG_PERSIST,     /* worker -> main: write and fsync idx's pending binding */
+	DGW_MSG_FRESH,       /* worker -> main: journal idx's newest intro (not fsynced) */
+	DGW_MSG_DURABLE,     /* main -> worker: idx's binding is durable (mac 1) or undone (0) */
 };
 
 struct dgw_msg {
@@ -80,6 +83,20 @@ struct dgw_rx {
 
 #define DGW_BUSY UINT64_MAX
 
+/* pending.c: a first use waiting for its binding to be durable */
+enum { DGW_PENDING_MAX = 1024, DGW_PENDING_HOLD = 8 };
+struct dgw_pending {
+	struct dust_session s; /* accepted, not in the table yet */
+	struct rte_mbuf *m;    /* its intro datagram (chained data after consumed) */
+	struct dgw_rx rx;
+	uint16_t consumed;
+	uint16_t nheld;
+	uint64_t since_tsc;
+	struct dust_quic_accept acc; /* quic profile: what the answer needs */
+	struct rte_mbuf *held[DGW_PENDING_HOLD]; /* later datagrams from the endpoint */
+	struct dgw_rx held_rx[DGW_PENDING_HOLD];
+};
+
 struct dgw_worker {
 	struct dgw *gw;
 	unsigned lcore;
@@ -108,6 +125,8 @@ struct dgw_worker {
 	bool adaptive;
 	uint64_t idle_since;
 	uint32_t nap_us;
+	struct dgw_pending *pend; /* first uses waiting for durability (pending.c) */
+	unsigned npend;
 	struct dgw_stats st;
 } __rte_cache_aligned;
 
@@ -128,6 +147,7 @@ struct dgw {
 	struct rte_hash *tunnel_map; /* struct dust_ipaddr -> invitation index; swapped too */
 	unsigned maps_made;          /* tunnel maps created, for unique names */
 	bool reload_failing;         /* live.c: the last reload failed (logged once) */
+	bool deferred;               /* store commits on the main lcore (pending.c) */
 	struct rte_ring *to_main;    /* workers -> main, MP/SC */
 	struct rte_rcu_qsbr *rcu;
 	struct rte_rcu_qsbr_dq *dq;
@@ -168,6 +188,20 @@ void dgw_intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_r
 void dgw_datagram_done(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
                        struct dust_session *s, const struct dust_rx_result *res, bool ka);
 void dgw_drop_m(struct dgw_worker *w, struct rte_mbuf *m, unsigned reason);
+void dgw_intro_live(struct dgw_worker *w, struct dust_session *s, struct dust_session *tmp,
+                    struct rte_mbuf *m, const struct dgw_rx *rx, size_t consumed,
+                    const struct dust_quic_accept *acc, bool first_use);
+void dgw_decode_one(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx);
+
+/* pending.c */
+bool dgw_pending_hold(struct dgw_worker *w, struct dust_session *s, struct rte_mbuf *m,
+                      const struct dgw_rx *rx, size_t consumed, const struct dust_quic_accept *acc);
+bool dgw_pending_take(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx);
+void dgw_pending_done(struct dgw_worker *w, uint32_t idx, bool durable);
+void dgw_pending_expire(struct dgw_worker *w);
+void dgw_pending_free(struct dgw_worker *w);
+bool dgw_pending_any(struct dgw *gw);
+void dgw_store_fresh(struct dgw_worker *w, uint32_t idx);
 
 /* quic.c: the quic profile's gateway side (SPEC §12) */
 int dgw_quic_worker_init(struct dgw_worker *w);

@@ -161,6 +161,7 @@ enum dgw_drop {
 	DGW_DROP_UDP_CSUM,             /**< bad UDP checksum */
 	DGW_DROP_MULTISEG,             /**< could not linearise a chained mbuf */
 	DGW_DROP_TABLE_FULL,           /**< session table full: intro refused */
+	DGW_DROP_PENDING_FULL,         /**< too many first uses waiting for their binding's fsync */
 	DGW_DROP_INNER_BAD,            /**< decoded data is not one IP packet */
 	DGW_DROP_INNER_SRC,            /**< inner source is not the session's tunnel address */
 	DGW_DROP_DLV_NOT_IP,           /**< delivery side frame not IP */

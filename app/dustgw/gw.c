@@ -42,6 +42,9 @@ static int load_server(struct dgw *gw)
 	}
 	gw->srv.lim = gw->cfg.lim;
 	dust_store_tick(gw->srv.store, (uint64_t)time(NULL));
+	/* store I/O on the main lcore, first uses held until durable (pending.c) */
+	gw->deferred = !(flags & DUST_STORE_READONLY);
+	dust_store_set_deferred(gw->srv.store, gw->deferred);
 	return 0;
 }
 
@@ -57,7 +60,8 @@ static int workers_create(struct dgw *gw)
 		w->wid = (uint16_t)i;
 		w->lcore = LCORE_ID_ANY;
 		w->tab = dust_session_table_create(gw->cfg.sessions_per_lcore);
-		if (!w->tab || dgw_quic_worker_init(w) != 0)
+		w->pend = rte_zmalloc("dgw_pending", sizeof(*w->pend) * DGW_PENDING_MAX, 0);
+		if (!w->tab || !w->pend || dgw_quic_worker_init(w) != 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -118,6 +122,7 @@ void dgw_destroy(struct dgw *gw)
 		if (!w)
 			continue;
 		dust_session_table_free(w->tab);
+		dgw_pending_free(w);
 		dgw_quic_worker_free(w);
 		rte_free(w->net_txb);
 		rte_free(w->dlv_txb);

@@ -172,9 +172,10 @@ int dgw_sessmap_create(struct dgw *gw)
 		char name[32];
 
 		snprintf(name, sizeof(name), "dgw_inbox%u", i);
-		gw->w[i]->inbox = rte_ring_create_elem(
-		    name, sizeof(struct dgw_msg), rte_align32pow2(2 * per + 64),
-		    (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+		gw->w[i]->inbox =
+		    rte_ring_create_elem(name, sizeof(struct dgw_msg),
+		                         rte_align32pow2(2 * per + 2 * DGW_PENDING_MAX + 64),
+		                         (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 		if (!gw->w[i]->inbox)
 			return -ENOMEM;
 	}
@@ -233,6 +234,8 @@ void dgw_sess_note_mac(struct dgw_worker *w, const struct dust_session *s, uint6
 
 void dgw_worker_expire(struct dgw_worker *w)
 {
+	if (w->npend)
+		dgw_pending_expire(w);
 	w->st.ctr[DGW_CTR_SESS_EXPIRED] +=
 	    dust_session_table_expire(w->tab, w->now_s, w->gw->cfg.idle_timeout_s, retired, w);
 }
@@ -247,6 +250,8 @@ void dgw_worker_inbox(struct dgw_worker *w)
 
 		if (m[i].type == DGW_MSG_RELEASE) {
 			dust_session_table_release(w->tab, s);
+		} else if (m[i].type == DGW_MSG_DURABLE) {
+			dgw_pending_done(w, m[i].idx, m[i].mac != 0);
 		} else if ((m[i].type == DGW_MSG_EVICT || m[i].type == DGW_MSG_REVOKE) &&
 		           s->state == DUST_SESSION_LIVE && s->invite_idx == m[i].idx) {
 			dgw_sess_retire(w, s);
@@ -304,8 +309,60 @@ static void main_retired(struct dgw *gw, struct dgw_msg *m)
 	}
 }
 
+/*
+ * Bindings of first uses written so far, made durable by one fsync for the
+ * whole batch (group commit), then each worker told. The main lcore is the
+ * journal's only writer in the gateway: no worker waits on this disk.
+ */
+struct persist_batch {
+	unsigned n;
+	struct dgw_msg m[256];
+	int rc[256];
+};
+
+static void persist_flush(struct dgw *gw, struct persist_batch *b)
+{
+	struct dust_store *st = gw->srv.store;
+	int sync = b->n ? dust_store_sync(st) : 0;
+
+	if (sync)
+		DGW_LOG(ERR, "store journal fsync: %s: %u first use(s) refused", dust_last_error(),
+		        b->n);
+	for (unsigned i = 0; i < b->n; i++) {
+		struct dust_store_entry *e = dust_store_at(st, b->m[i].idx);
+		bool ok = b->rc[i] == 0 && sync == 0;
+		struct dgw_msg r = {
+		    .type = DGW_MSG_DURABLE, .wid = b->m[i].wid, .idx = b->m[i].idx, .mac = ok};
+
+		dust_store_persist_done(st, e, ok);
+		if (ok)
+			dust_store_persist_fresh(st, e);
+		send_inbox(gw, r.wid, &r);
+	}
+	b->n = 0;
+}
+
+static void main_store(struct dgw *gw, const struct dgw_msg *m, struct persist_batch *b)
+{
+	struct dust_store *st = gw->srv.store;
+	struct dust_store_entry *e = dust_store_at(st, m->idx);
+
+	if (m->type == DGW_MSG_FRESH) {
+		dust_store_persist_fresh(st, e);
+		return;
+	}
+	if (b->n == RTE_DIM(b->m))
+		persist_flush(gw, b);
+	b->m[b->n] = *m;
+	b->rc[b->n] = dust_store_persist_write(st, e);
+	if (b->rc[b->n])
+		DGW_LOG(ERR, "store journal: %s", dust_last_error());
+	b->n++;
+}
+
 void dgw_main_messages(struct dgw *gw)
 {
+	static struct persist_batch b; /* main lcore only */
 	struct dgw_msg m[64];
 	unsigned n;
 
@@ -318,8 +375,11 @@ void dgw_main_messages(struct dgw *gw)
 				main_publish(gw, &m[i]);
 			else if (m[i].type == DGW_MSG_RETIRED)
 				main_retired(gw, &m[i]);
+			else if (m[i].type == DGW_MSG_PERSIST || m[i].type == DGW_MSG_FRESH)
+				main_store(gw, &m[i], &b);
 		}
 	} while (n == RTE_DIM(m));
+	persist_flush(gw, &b);
 	rte_rcu_qsbr_dq_reclaim(gw->dq, 256, NULL, NULL, NULL);
 }
 

@@ -49,6 +49,7 @@ static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {
     [DGW_DROP_UDP_CSUM - DUST_DROP_MAX] = "udp_csum",
     [DGW_DROP_MULTISEG - DUST_DROP_MAX] = "multiseg",
     [DGW_DROP_TABLE_FULL - DUST_DROP_MAX] = "table_full",
+    [DGW_DROP_PENDING_FULL - DUST_DROP_MAX] = "pending_full",
     [DGW_DROP_INNER_BAD - DUST_DROP_MAX] = "inner_bad",
     [DGW_DROP_INNER_SRC - DUST_DROP_MAX] = "inner_src",
     [DGW_DROP_DLV_NOT_IP - DUST_DROP_MAX] = "dlv_not_ip",

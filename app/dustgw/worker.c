@@ -153,7 +153,8 @@ static void main_tick(struct dgw *gw, uint64_t now, uint64_t *next_store)
 		*next_store = now + rte_get_tsc_hz() / 5;
 	}
 	if (!atomic_load_explicit(&gw->dlv_open, memory_order_relaxed) &&
-	    idle_ms(gw, true) >= gw->cfg.dlv_hold_ms && rte_ring_count(gw->to_main) == 0) {
+	    idle_ms(gw, true) >= gw->cfg.dlv_hold_ms && rte_ring_count(gw->to_main) == 0 &&
+	    !dgw_pending_any(gw)) {
 		DGW_LOG(INFO, "delivery RX open");
 		atomic_store_explicit(&gw->dlv_open, true, memory_order_release);
 	}

@@ -371,6 +371,7 @@ struct dust_store_entry {
 	uint64_t revoked_at;                   /**< unix seconds of the revocation */
 	uint32_t idx;                          /**< index in the store, for ever */
 	uint8_t revoked;                       /**< atomic: no intro is accepted any more */
+	uint8_t bind_pending;                  /**< deferred store: bound, not yet durable */
 };
 
 struct dust_store;
@@ -429,6 +430,22 @@ DUST_MUST_CHECK int dust_store_revoke(struct dust_store *st, struct dust_store_e
 int dust_store_reload(struct dust_store *st);
 /** Free the tag index a rebuild replaced (dust_store_tick/_reload returned a swap). */
 void dust_store_reclaim(struct dust_store *st);
+/**
+ * Deferred commits (dustgw: no worker may wait on a disk): dust_intro_accept
+ * changes the store in memory only. A first binding stays pending, and
+ * every intro of it reports first_use so that its session waits, until one
+ * thread (the only journal writer) persists it: dust_store_persist_write
+ * for each pending entry, one dust_store_sync for them all (group commit),
+ * then dust_store_persist_done(e, durable): durable clears the pending
+ * state, otherwise the binding is undone (the invitation is unused again).
+ * Accepted intros' freshness goes through dust_store_persist_fresh (not
+ * fsynced, as in SPEC §7).
+ */
+void dust_store_set_deferred(struct dust_store *st, bool deferred);
+DUST_MUST_CHECK int dust_store_persist_write(struct dust_store *st, struct dust_store_entry *e);
+DUST_MUST_CHECK int dust_store_sync(struct dust_store *st);
+void dust_store_persist_done(struct dust_store *st, struct dust_store_entry *e, bool durable);
+void dust_store_persist_fresh(struct dust_store *st, struct dust_store_entry *e);
 /** How many reloads changed something since open (telemetry). */
 uint64_t dust_store_generation(const struct dust_store *st);
 

@@ -75,6 +75,7 @@ struct dust_store {
 	struct tag_index *prev; /* freed by dust_store_reclaim or at the next rebuild */
 	pthread_mutex_t lock;   /* serialises commits and journal writes */
 	bool readonly;          /* DUST_STORE_READONLY: memory only */
+	bool deferred;          /* commits touch memory only; dust_store_persist writes */
 };
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -872,19 +873,23 @@ enum dust_drop dust_store_commit(struct dust_store *st, struct dust_store_entry 
 		d = DUST_DROP_INTRO_DUP;
 	else if (ts_ms <= e->last_ts_ms)
 		d = DUST_DROP_INTRO_REPLAY;
-	else if (!e->bound && !st->readonly && bind_persist(st, e, client_pk, now_s) != 0)
+	else if (!e->bound && !st->readonly && !st->deferred &&
+	         bind_persist(st, e, client_pk, now_s) != 0)
 		d = DUST_DROP_INTRO_PERSIST;
 	if (d == DUST_OK) {
 		if (!e->bound) {
 			memcpy(e->client_pk, client_pk, DUST_PK_BYTES);
 			e->bound_at = now_s;
 			e->bound = 1;
+			e->bind_pending = st->deferred && !st->readonly;
 			*first_use = true;
 		}
+		/* deferred: a binding not yet durable holds every session of it back */
+		*first_use |= e->bind_pending;
 		memcpy(e->static_ss, static_ss, DUST_KEY_BYTES);
 		e->last_ts_ms = ts_ms;
 		memcpy(e->last_nonce, nonce, DUST_XNONCE_BYTES);
-		if (!st->readonly)
+		if (!st->readonly && !st->deferred)
 			fresh_record(st, e);
 	}
 	pthread_mutex_unlock(&st->lock);
@@ -915,4 +920,70 @@ DUST_EXPORT int dust_store_revoke(struct dust_store *st, struct dust_store_entry
 		revoke_set(e, now_s);
 	pthread_mutex_unlock(&st->lock);
 	return rc;
+}
+
+/* ---- deferred commits: the journal written by one thread off the data path ---- */
+
+DUST_EXPORT void dust_store_set_deferred(struct dust_store *st, bool deferred)
+{
+	st->deferred = deferred;
+}
+
+/*
+ * Only the thread that persists writes the journal of a deferred store, so
+ * the write and the fsync need no lock: the store lock is held only to copy
+ * the entry's state and to mark the outcome, never across the disk.
+ */
+DUST_EXPORT int dust_store_persist_write(struct dust_store *st, struct dust_store_entry *e)
+{
+	char body[256], idhex[2 * DUST_ID_BYTES + 1], pkhex[2 * DUST_PK_BYTES + 1];
+	bool pending;
+	uint64_t at;
+
+	pthread_mutex_lock(&st->lock);
+	pending = e->bound && e->bind_pending;
+	sodium_bin2hex(pkhex, sizeof(pkhex), e->client_pk, DUST_PK_BYTES);
+	at = e->bound_at;
+	pthread_mutex_unlock(&st->lock);
+	if (!pending || st->readonly)
+		return 0;
+	sodium_bin2hex(idhex, sizeof(idhex), e->inv.id, DUST_ID_BYTES);
+	snprintf(body, sizeof(body), "B %s %s %" PRIu64 " ", idhex, pkhex, at);
+	return journal_append(st, body, false);
+}
+
+DUST_EXPORT int dust_store_sync(struct dust_store *st)
+{
+	if (st->journal_fd < 0 || fdatasync(st->journal_fd) == 0)
+		return 0;
+	return dust_fail(errno, "%s: %s", st->journal_path, strerror(errno));
+}
+
+DUST_EXPORT void dust_store_persist_done(struct dust_store *st, struct dust_store_entry *e,
+                                         bool durable)
+{
+	pthread_mutex_lock(&st->lock);
+	if (e->bind_pending && !durable) {
+		/* never durable, never answered: the invitation is unused again */
+		e->bound = 0;
+		sodium_memzero(e->client_pk, DUST_PK_BYTES);
+		sodium_memzero(e->static_ss, DUST_KEY_BYTES);
+	}
+	e->bind_pending = 0;
+	pthread_mutex_unlock(&st->lock);
+}
+
+DUST_EXPORT void dust_store_persist_fresh(struct dust_store *st, struct dust_store_entry *e)
+{
+	struct dust_store_entry snap;
+
+	if (st->readonly)
+		return;
+	pthread_mutex_lock(&st->lock);
+	memcpy(snap.inv.id, e->inv.id, DUST_ID_BYTES);
+	snap.last_ts_ms = e->last_ts_ms;
+	memcpy(snap.last_nonce, e->last_nonce, DUST_XNONCE_BYTES);
+	pthread_mutex_unlock(&st->lock);
+	fresh_record(st, &snap);
+	sodium_memzero(&snap, sizeof(snap));
 }

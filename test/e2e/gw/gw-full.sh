@@ -11,7 +11,7 @@ sed -i 's/^\[runtime\]/[sessions]\nmax_per_lcore = 30\n&/' gw.conf
 "$PCAP" gen --store inv.store --out in.pcap --manifest m.txt --packets 3 --table-max 30 \
 	--state clients.bin
 run_gw full "rx_pcap=in.pcap,tx_pcap=out.pcap" "tx_pcap=clear.pcap" 1
-"$PCAP" check --manifest m.txt --stats full.stats --delivered clear.pcap || fail "check"
+"$PCAP" check --unordered --manifest m.txt --stats full.stats --delivered clear.pcap || fail "check"
 grep -q "intro_first_use=30" full.summary || fail "expected 30 first uses"
 "$PCAP" decode --state clients.bin --in out.pcap >decode.txt || { cat decode.txt; fail "decode"; }
 cat decode.txt

@@ -26,7 +26,7 @@
 
 #include "ringgw.h"
 
-enum { CAP = 4, NCL = 6, EVICT_IDLE_S = 2, LIVE_CAP = 64 };
+enum { CAP = 4, NCL = 6, EVICT_IDLE_S = 2, LIVE_CAP = 64, BURST = 500, PER_INTRO = 8, ROUNDS = 3 };
 
 #define PASSWORD "gw-live test password"
 
@@ -48,9 +48,11 @@ static struct {
 	struct cl c[NCL];
 	uint64_t sent; /* frames put on the net RX ring */
 	const char *why;
-	const char *dir, *invite_exe; /* invite mode: work dir, dust-invite */
-	struct cl d;                  /* invite mode: the client made by dust-invite */
-	uint64_t b_ka, b_replies;     /* invite mode: client 1's stream */
+	const char *dir, *invite_exe;        /* invite mode: work dir, dust-invite */
+	struct cl d;                         /* invite mode: the client made by dust-invite */
+	uint64_t b_ka, b_replies;            /* invite mode: client 1's stream */
+	bool bench;                          /* bench mode: first-use bursts, store I/O where */
+	struct cl burst[2 * ROUNDS * BURST]; /* bench mode: one first use each */
 } T;
 
 #define CHECK(cond, msg)                                                                           \
@@ -134,7 +136,9 @@ static bool settled(void)
 		drain();
 		if (rg_ctr(&H, 0, DGW_CTR_NET_RX) == T.sent && rte_ring_count(H.nrx[0]) == 0) {
 			rte_delay_us_sleep(2000);
-			while (atomic_load(&w->last_net_rx_tsc) == DGW_BUSY)
+			/* busy, or first uses waiting for their fsync (pending.c) */
+			while (atomic_load(&w->last_net_rx_tsc) == DGW_BUSY ||
+			       __atomic_load_n(&w->npend, __ATOMIC_RELAXED))
 				rte_delay_us_sleep(500);
 			rte_delay_us_sleep(5000);
 			drain();
@@ -412,10 +416,85 @@ static int phases_invite(void)
 	return 0;
 }
 
+/* ---- bench mode ------------------------------------------------------------- */
+
+/* Store commits on the worker (the old way) or on the main lcore. */
+static void store_mode(bool deferred)
+{
+	H.gw->deferred = deferred;
+	dust_store_set_deferred(H.gw->srv.store, deferred);
+}
+
+/*
+ * PER_INTRO keepalives of the established clients per first-use intro of
+ * burst[from..from+n) (none: n = 0, BURST rounds); their rate from the
+ * first frame until the worker is done with all (fsyncs included).
+ */
+static double est_rate(unsigned from, unsigned n)
+{
+	uint64_t t0 = rte_rdtsc(), est = 0;
+
+	for (unsigned r = 0; r < BURST; r++) {
+		if (n && send_intro(&T.burst[from + r]))
+			return -1;
+		for (unsigned k = 0; k < PER_INTRO; k++, est++)
+			if (send_ka(&T.c[k % NCL]))
+				return -1;
+	}
+	if (!settled())
+		return -1;
+	return (double)est * rte_get_tsc_hz() / (double)(rte_rdtsc() - t0);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Rounds alternate: the worker commits (the old way), then the main lcore,
+ * each round with fresh invitations; medians of ROUNDS.
+ */
+static int phases_bench(void)
+{
+	double alone[2][ROUNDS], during[2][ROUNDS];
+	unsigned next = 0;
+
+	for (unsigned i = 0; i < NCL; i++)
+		CHECK(send_intro(&T.c[i]) == 0, "intro build");
+	CHECK(settled(), "first clients not up");
+	for (unsigned r = 0; r < ROUNDS; r++) {
+		for (unsigned mode = 0; mode < 2; mode++) {
+			store_mode(mode == 1);
+			alone[mode][r] = est_rate(0, 0);
+			during[mode][r] = est_rate(next, BURST);
+			next += BURST;
+			CHECK(alone[mode][r] > 0 && during[mode][r] > 0, "a bench round stalled");
+		}
+	}
+	CHECK(rg_ctr(&H, 0, DGW_CTR_INTRO_FIRST) == NCL + next, "first uses missing");
+	for (unsigned mode = 0; mode < 2; mode++) {
+		qsort(alone[mode], ROUNDS, sizeof(double), cmp_double);
+		qsort(during[mode], ROUNDS, sizeof(double), cmp_double);
+	}
+	printf("gw-live bench: established keepalives/s (medians of %u), %u per first-use intro, "
+	       "bursts of %u first uses:\n"
+	       "  store commits on the worker:      alone %.0f, during a burst %.0f (%.3f)\n"
+	       "  store commits on the main lcore:  alone %.0f, during a burst %.0f (%.3f)\n"
+	       "  during a burst, main lcore / worker: %.2f\n",
+	       ROUNDS, PER_INTRO, BURST, alone[0][ROUNDS / 2], during[0][ROUNDS / 2],
+	       during[0][ROUNDS / 2] / alone[0][ROUNDS / 2], alone[1][ROUNDS / 2],
+	       during[1][ROUNDS / 2], during[1][ROUNDS / 2] / alone[1][ROUNDS / 2],
+	       during[1][ROUNDS / 2] / during[0][ROUNDS / 2]);
+	return 0;
+}
+
 static int driver(void *arg)
 {
 	(void)arg;
-	if ((T.invite_exe ? phases_invite() : phases()) != 0)
+	if ((T.bench ? phases_bench() : T.invite_exe ? phases_invite() : phases()) != 0)
 		printf("FAIL: %s\n", T.why);
 	dgw_stop(H.gw);
 	return 0;
@@ -463,6 +542,19 @@ static int make_store(const char *dir, struct dgw_config *cfg)
 		memcpy(c->a.ip.a, (uint8_t[]){198, 18, 0, (uint8_t)i}, 4);
 		c->a.port = (uint16_t)(20000 + i);
 	}
+	for (unsigned i = 0; T.bench && i < 2 * ROUNDS * BURST; i++) {
+		struct cl *c = &T.burst[i];
+
+		dust_ipaddr_parse(&tun, "10.10.0.0");
+		tun.a[2] = (uint8_t)(i >> 8);
+		tun.a[3] = (uint8_t)i;
+		if (dust_invite_new(&c->inv, &srv, &addr, 4433, &tun, 16, time(NULL) + 3600) ||
+		    dust_store_add(st, &c->inv) || dust_identity_generate(&c->id))
+			return -1;
+		c->a.ip.family = 4;
+		memcpy(c->a.ip.a, (uint8_t[]){198, 20, (uint8_t)(i >> 8), (uint8_t)i}, 4);
+		c->a.port = 40000;
+	}
 	if (dust_store_save(st))
 		return -1;
 	dust_store_close(st);
@@ -476,12 +568,15 @@ int main(int argc, char **argv)
 	unsigned drv = rg_driver_lcore(2);
 
 	if (n < 0 || argc - n < 2 || dust_init() != 0) {
-		fprintf(stderr, "usage: gw-live EAL-ARGS (3 lcores) -- WORKDIR [DUST_INVITE]\n"
-		                "  without DUST_INVITE: eviction; with it: live invitations\n");
+		fprintf(stderr,
+		        "usage: gw-live EAL-ARGS (3 lcores) -- WORKDIR [DUST_INVITE | bench]\n"
+		        "  without DUST_INVITE: eviction; with it: live invitations;\n"
+		        "  bench: established throughput during first-use bursts\n");
 		return 1;
 	}
 	T.dir = argv[n + 1];
-	T.invite_exe = argc - n >= 3 ? argv[n + 2] : NULL;
+	T.bench = argc - n >= 3 && !strcmp(argv[n + 2], "bench");
+	T.invite_exe = argc - n >= 3 && !T.bench ? argv[n + 2] : NULL;
 	if (drv == RTE_MAX_LCORE) {
 		fprintf(stderr, "gw-live: needs 2 worker lcores\n");
 		return 1;
@@ -489,8 +584,8 @@ int main(int argc, char **argv)
 	dgw_config_defaults(&cfg);
 	dust_ipaddr_parse(&cfg.ip4, "10.0.0.1");
 	cfg.queues = 1;
-	cfg.sessions_per_lcore = T.invite_exe ? LIVE_CAP : CAP;
-	if (!T.invite_exe)
+	cfg.sessions_per_lcore = T.bench ? 2 * ROUNDS * BURST + 64 : T.invite_exe ? LIVE_CAP : CAP;
+	if (!T.invite_exe && !T.bench)
 		cfg.evict_idle_s = EVICT_IDLE_S;
 	dust_rng_init(&T.rng);
 	dust_pad_default(&T.pad);

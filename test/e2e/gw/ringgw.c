@@ -60,6 +60,11 @@ int rg_put(struct ringgw *h, struct rte_ring *r, const uint8_t *f, size_t len)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(h->pool);
 
+	/* the gateway frees what it read: a driver ahead of it waits (5 s at most) */
+	for (int i = 0; !m && i < 5000; i++) {
+		rte_delay_us_sleep(1000);
+		m = rte_pktmbuf_alloc(h->pool);
+	}
 	if (!m)
 		return -1;
 	memcpy(rte_pktmbuf_append(m, (uint16_t)len), f, len);

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * First uses held until their binding is durable (SPEC §7): the worker
+ * accepts a first-use intro in memory only, keeps the session, its datagram
+ * (with any chained data) and later datagrams from the same endpoint here,
+ * and asks the main lcore to write and fsync the binding. Nothing is
+ * answered until the main lcore says DURABLE; then the session goes live
+ * and the held datagrams are decoded in order. No worker waits on a disk.
+ */
+#include <rte_cycles.h>
+#include <rte_malloc.h>
+
+#include "dgw_pvt.h"
+
+static struct dgw_pending *find_ep(struct dgw_worker *w, const struct dust_endpoint *ep)
+{
+	for (unsigned i = 0; i < w->npend; i++) {
+		struct dust_endpoint *e = &w->pend[i].rx.ep;
+
+		if (e->port == ep->port && dust_ipaddr_equal(&e->ip, &ep->ip))
+			return &w->pend[i];
+	}
+	return NULL;
+}
+
+static void to_main(struct dgw_worker *w, uint8_t type, uint32_t idx)
+{
+	struct dgw_msg m = {.type = type, .wid = (uint8_t)w->wid, .idx = idx};
+
+	if (rte_ring_enqueue_elem(w->gw->to_main, &m, sizeof(m)) != 0)
+		DGW_LOG(ERR, "main ring full, store message %u from worker %u lost", type, w->wid);
+}
+
+void dgw_store_fresh(struct dgw_worker *w, uint32_t idx)
+{
+	to_main(w, DGW_MSG_FRESH, idx);
+}
+
+/* Replay opens delivery only once no first use waits (its replies need the session). */
+bool dgw_pending_any(struct dgw *gw)
+{
+	for (unsigned i = 0; i < gw->nworkers; i++)
+		if (__atomic_load_n(&gw->w[i]->npend, __ATOMIC_RELAXED) ||
+		    rte_ring_count(gw->w[i]->inbox))
+			return true;
+	return false;
+}
+
+bool dgw_pending_hold(struct dgw_worker *w, struct dust_session *s, struct rte_mbuf *m,
+                      const struct dgw_rx *rx, size_t consumed, const struct dust_quic_accept *acc)
+{
+	struct dgw_pending *p;
+
+	if (w->npend == DGW_PENDING_MAX) {
+		dust_session_wipe(s);
+		dgw_drop_m(w, m, DGW_DROP_PENDING_FULL);
+		return false;
+	}
+	p = &w->pend[w->npend++];
+	p->s = *s;
+	dust_session_wipe(s); /* a reserved slot goes back to FREE */
+	p->m = m;
+	p->rx = *rx;
+	p->consumed = (uint16_t)consumed;
+	p->nheld = 0;
+	p->since_tsc = rte_rdtsc();
+	if (acc)
+		p->acc = *acc;
+	to_main(w, DGW_MSG_PERSIST, p->s.invite_idx);
+	return true;
+}
+
+bool dgw_pending_take(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx)
+{
+	struct dgw_pending *p = w->npend ? find_ep(w, &rx->ep) : NULL;
+
+	if (!p)
+		return false;
+	if (p->nheld == DGW_PENDING_HOLD) {
+		dgw_drop_m(w, m, DGW_DROP_PENDING_FULL);
+		return true;
+	}
+	p->held[p->nheld] = m;
+	p->held_rx[p->nheld++] = *rx;
+	return true;
+}
+
+/* Take p out of the list (order does not matter), its contents in out. */
+static void unlink_pending(struct dgw_worker *w, struct dgw_pending *p, struct dgw_pending *out)
+{
+	*out = *p;
+	*p = w->pend[--w->npend];
+	dust_session_wipe(&w->pend[w->npend].s);
+}
+
+static void finish(struct dgw_worker *w, struct dgw_pending *p, bool durable)
+{
+	if (!durable) {
+		dust_session_wipe(&p->s);
+		dgw_drop_m(w, p->m, DUST_DROP_INTRO_PERSIST);
+		for (unsigned i = 0; i < p->nheld; i++)
+			dgw_drop_m(w, p->held[i], DUST_DROP_INTRO_PERSIST);
+		return;
+	}
+	dgw_intro_live(w, NULL, &p->s, p->m, &p->rx, p->consumed,
+	               p->rx.profile == DUST_PROFILE_QUIC ? &p->acc : NULL, true);
+	for (unsigned i = 0; i < p->nheld; i++)
+		dgw_decode_one(w, p->held[i], &p->held_rx[i]);
+}
+
+void dgw_pending_done(struct dgw_worker *w, uint32_t idx, bool durable)
+{
+	for (unsigned i = 0; i < w->npend;) {
+		struct dgw_pending p;
+
+		if (w->pend[i].s.invite_idx != idx) {
+			i++;
+			continue;
+		}
+		unlink_pending(w, &w->pend[i], &p);
+		finish(w, &p, durable);
+	}
+}
+
+/* A DURABLE that never came (main ring full): refuse after two seconds. */
+void dgw_pending_expire(struct dgw_worker *w)
+{
+	uint64_t limit = 2 * rte_get_tsc_hz(), now = rte_rdtsc();
+
+	for (unsigned i = 0; i < w->npend;) {
+		struct dgw_pending p;
+
+		if (now - w->pend[i].since_tsc < limit) {
+			i++;
+			continue;
+		}
+		unlink_pending(w, &w->pend[i], &p);
+		finish(w, &p, false);
+	}
+}
+
+/* At exit: what still waits is dropped (never answered), its keys wiped. */
+void dgw_pending_free(struct dgw_worker *w)
+{
+	if (!w->pend)
+		return;
+	for (unsigned i = 0; i < w->npend; i++) {
+		struct dgw_pending *p = &w->pend[i];
+
+		rte_pktmbuf_free(p->m);
+		for (unsigned k = 0; k < p->nheld; k++)
+			rte_pktmbuf_free(p->held[k]);
+		dust_session_wipe(&p->s);
+	}
+	w->npend = 0;
+	rte_free(w->pend);
+	w->pend = NULL;
+}
