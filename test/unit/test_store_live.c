@@ -4,7 +4,8 @@
  * (as dust-invite is) adds and revokes invitations; dust_store_reload on
  * the first merges them, entries never move, the tag index finds the new
  * ones, a revoked invitation refuses intros, and the gateway's own journal
- * lines read back change nothing.
+ * lines read back change nothing. Deferred commits (the journal written off
+ * the data path): pending bindings, undone or made durable.
  */
 #include <sys/stat.h>
 
@@ -183,12 +184,76 @@ static void test_no_compaction_under_a_reader(void)
 	fix_fini(&f);
 }
 
+static enum dust_drop accept_info(struct fixture *f, const struct dust_identity *client,
+                                  uint64_t now_ms, bool *first_use)
+{
+	uint8_t buf[2048];
+	struct dust_endpoint from = fix_endpoint("198.51.100.9", 40002);
+	struct dust_session cs, ss;
+	struct dust_intro_info info = {0};
+	size_t used = 0;
+	int n = dust_intro_build(&f->inv, client, &f->rng, &f->pad, now_ms, buf, sizeof(buf), &cs);
+	enum dust_drop d;
+
+	CHECK(n >= DUST_INTRO_MIN_BYTES);
+	d = dust_intro_accept(&f->srv, buf, (size_t)n, now_ms, &from, &ss, &used, &info);
+	*first_use = info.first_use;
+	return d;
+}
+
+/*
+ * Deferred commits: a first binding is pending (every intro of it reports
+ * first_use, so its session waits) until persisted; a failed persist undoes
+ * it; a durable one survives a restart. Nothing is written before.
+ */
+static void test_deferred_binding(void)
+{
+	struct fixture f;
+	struct dust_identity other;
+	struct dust_store_entry *e;
+	bool first;
+
+	fix_init(&f);
+	CHECK(dust_identity_generate(&other) == 0);
+	dust_store_set_deferred(f.srv.store, true);
+	e = dust_store_find(f.srv.store, f.inv.id);
+	CHECK_EQ(accept_info(&f, &f.client, FIX_NOW_MS, &first), DUST_OK);
+	CHECK(first && e->bound && e->bind_pending);
+	/* pending: another key is refused, the same client's newer intro waits too */
+	CHECK_EQ(accept_info(&f, &other, FIX_NOW_MS + 10, &first), DUST_DROP_INTRO_WRONG_KEY);
+	CHECK_EQ(accept_info(&f, &f.client, FIX_NOW_MS + 20, &first), DUST_OK);
+	CHECK(first);
+	/* the write failed: undone, the invitation is unused again */
+	dust_store_persist_done(f.srv.store, e, false);
+	CHECK(!e->bound && !e->bind_pending);
+	fix_reopen_store(&f); /* nothing on disk */
+	e = dust_store_find(f.srv.store, f.inv.id);
+	CHECK(!e->bound);
+	dust_store_set_deferred(f.srv.store, true);
+	CHECK_EQ(accept_info(&f, &other, FIX_NOW_MS + 30, &first), DUST_OK);
+	CHECK(first && e->bind_pending);
+	CHECK_EQ(dust_store_persist_write(f.srv.store, e), 0);
+	CHECK_EQ(dust_store_sync(f.srv.store), 0);
+	dust_store_persist_done(f.srv.store, e, true);
+	dust_store_persist_fresh(f.srv.store, e);
+	CHECK(e->bound && !e->bind_pending);
+	CHECK_EQ(accept_info(&f, &other, FIX_NOW_MS + 40, &first), DUST_OK);
+	CHECK(!first); /* durable: a returning client goes live at once */
+	dust_store_persist_fresh(f.srv.store, e); /* as dustgw's main lcore does */
+	fix_reopen_store(&f);
+	CHECK_EQ(accept_info(&f, &f.client, FIX_NOW_MS + 50, &first), DUST_DROP_INTRO_WRONG_KEY);
+	CHECK_EQ(accept_info(&f, &other, FIX_NOW_MS + 35, &first), DUST_DROP_INTRO_REPLAY);
+	dust_identity_wipe(&other);
+	fix_fini(&f);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
 	    {"reload_adds", test_reload_adds},
 	    {"reload_revokes", test_reload_revokes},
 	    {"no_compaction_under_a_reader", test_no_compaction_under_a_reader},
+	    {"deferred_binding", test_deferred_binding},
 	};
 
 	CHECK(dust_init() == 0);
