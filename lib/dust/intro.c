@@ -53,6 +53,11 @@ static void session_fill(struct dust_session *s, const struct dust_session_keys 
 	dust_session_keys_install(s, k, role, inv->suite);
 	s->tunnel = *tunnel;
 	s->last_rx_s = now_s;
+	/* the random profile: no short header, whatever the slot held before */
+	s->profile = DUST_PROFILE_RANDOM;
+	s->cid_len = 0;
+	s->spin = 0;
+	memset(s->cid, 0, sizeof(s->cid));
 }
 
 DUST_EXPORT int dust_intro_build(const struct dust_invite *inv, const struct dust_identity *client,

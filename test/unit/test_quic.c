@@ -306,6 +306,22 @@ static void test_profile_mismatch(void)
 	fix_fini(&f);
 }
 
+/* A random-profile intro into a slot full of old bytes: no quic header on either end. */
+static void test_random_session_fields(void)
+{
+	struct fixture f;
+
+	fix_init(&f);
+	memset(&f.cs, 0xff, sizeof(f.cs));
+	memset(&f.ss, 0xff, sizeof(f.ss));
+	CHECK_EQ(fix_connect(&f, FIX_NOW_MS), DUST_OK);
+	CHECK_EQ(f.cs.profile, DUST_PROFILE_RANDOM);
+	CHECK_EQ(f.ss.profile, DUST_PROFILE_RANDOM);
+	CHECK_EQ(dust_quic_tx_prefix(&f.cs) + dust_quic_rx_prefix(&f.cs), 0u);
+	CHECK_EQ(dust_quic_tx_prefix(&f.ss) + dust_quic_rx_prefix(&f.ss), 0u);
+	fix_fini(&f);
+}
+
 /* Invitation text round trip with the cover block. */
 static void test_invite_cover(void)
 {
@@ -338,6 +354,7 @@ int main(int argc, char **argv)
 	    {"bit_flips_hello", test_bit_flips_hello},
 	    {"profile_mismatch", test_profile_mismatch},
 	    {"invite_cover", test_invite_cover},
+	    {"random_session_fields", test_random_session_fields},
 	};
 
 	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
