@@ -164,9 +164,15 @@ idle() {
 }
 
 echo "== an idle live gateway naps (adaptive, the default), or spins (busy)"
+# A nap is a voluntary context switch, a spin never is. How many naps fit in
+# 2 s depends on how soon a loaded machine (ASan, other jobs) wakes the
+# worker: 315 were seen under the sanitizers at load 13, thousands when idle.
+# So the check is the difference between the modes, not a rate.
 idle default adaptive
-[ "$NAPS" -ge 400 ] || fail "an idle adaptive worker slept only $NAPS times in 2 s"
+ADAPTIVE_NAPS=$NAPS
 [ "$CPU" -lt 50 ] || fail "an idle adaptive gateway used $CPU% of a core"
 idle busy busy
-[ "$NAPS" -lt 100 ] || fail "a busy-polling worker slept $NAPS times"
+[ "$NAPS" -lt 20 ] || fail "a busy-polling worker slept $NAPS times"
+[ "$ADAPTIVE_NAPS" -ge 100 ] && [ "$ADAPTIVE_NAPS" -ge $((10 * (NAPS + 1))) ] ||
+	fail "an idle adaptive worker slept only $ADAPTIVE_NAPS times in 2 s (busy: $NAPS)"
 echo "PASS gw-operator"
