@@ -158,8 +158,9 @@ static void main_tick(struct dgw *gw, uint64_t now, uint64_t *next_store)
 		DGW_LOG(INFO, "delivery RX open");
 		atomic_store_explicit(&gw->dlv_open, true, memory_order_release);
 	}
+	/* first uses held for their fsync are not done yet: stopping would lose them */
 	if (gw->cfg.exit_on_idle_ms && idle_ms(gw, false) >= gw->cfg.exit_on_idle_ms &&
-	    atomic_load_explicit(&gw->dlv_open, memory_order_relaxed)) {
+	    atomic_load_explicit(&gw->dlv_open, memory_order_relaxed) && !dgw_pending_any(gw)) {
 		DGW_LOG(INFO, "idle for %u ms: stopping", gw->cfg.exit_on_idle_ms);
 		gw->stop = true;
 	}
