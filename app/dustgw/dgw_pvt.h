@@ -84,7 +84,7 @@ struct dgw_rx {
 #define DGW_BUSY UINT64_MAX
 
 /* pending.c: a first use waiting for its binding to be durable */
-enum { DGW_PENDING_MAX = 1024, DGW_PENDING_HOLD = 8 };
+enum { DGW_PENDING_MAX = 1024, DGW_PENDING_HOLD = 8, DGW_PENDING_TIMEOUT_S = 10 };
 struct dgw_pending {
 	struct dust_session s; /* accepted, not in the table yet */
 	struct rte_mbuf *m;    /* its intro datagram (chained data after consumed) */
@@ -92,7 +92,7 @@ struct dgw_pending {
 	uint16_t consumed;
 	uint16_t nheld;
 	uint64_t since_tsc;
-	struct dust_quic_accept acc; /* quic profile: what the answer needs */
+	struct dust_quic_accept acc;             /* quic profile: what the answer needs */
 	struct rte_mbuf *held[DGW_PENDING_HOLD]; /* later datagrams from the endpoint */
 	struct dgw_rx held_rx[DGW_PENDING_HOLD];
 };
@@ -125,7 +125,7 @@ struct dgw_worker {
 	bool adaptive;
 	uint64_t idle_since;
 	uint32_t nap_us;
-	struct dgw_pending *pend; /* first uses waiting for durability (pending.c) */
+	struct dgw_pending *pend; /* first uses waiting for durability, then scratch (pending.c) */
 	unsigned npend;
 	struct dgw_stats st;
 } __rte_cache_aligned;

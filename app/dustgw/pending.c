@@ -85,14 +85,6 @@ bool dgw_pending_take(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw
 	return true;
 }
 
-/* Take p out of the list (order does not matter), its contents in out. */
-static void unlink_pending(struct dgw_worker *w, struct dgw_pending *p, struct dgw_pending *out)
-{
-	*out = *p;
-	*p = w->pend[--w->npend];
-	dust_session_wipe(&w->pend[w->npend].s);
-}
-
 static void finish(struct dgw_worker *w, struct dgw_pending *p, bool durable)
 {
 	if (!durable) {
@@ -108,35 +100,59 @@ static void finish(struct dgw_worker *w, struct dgw_pending *p, bool durable)
 		dgw_decode_one(w, p->held[i], &p->held_rx[i]);
 }
 
-void dgw_pending_done(struct dgw_worker *w, uint32_t idx, bool durable)
+/*
+ * Finish every entry that done() picks, in arrival order (a client that
+ * moved while its first use waited: its later intro must win), keeping the
+ * others in order too. Picked entries are copied out first: finishing one
+ * decodes held datagrams, which must not find it still pending.
+ */
+static void finish_where(struct dgw_worker *w, bool (*done)(const struct dgw_pending *, void *),
+                         void *arg, bool durable)
 {
-	for (unsigned i = 0; i < w->npend;) {
-		struct dgw_pending p;
+	struct dgw_pending *out = w->pend + DGW_PENDING_MAX; /* the worker's scratch half */
+	unsigned keep = 0, nout = 0, n = w->npend;
 
-		if (w->pend[i].s.invite_idx != idx) {
-			i++;
-			continue;
-		}
-		unlink_pending(w, &w->pend[i], &p);
-		finish(w, &p, durable);
+	for (unsigned i = 0; i < n; i++) {
+		struct dgw_pending *p = &w->pend[i];
+
+		if (done(p, arg))
+			out[nout++] = *p;
+		else if (keep++ != i)
+			w->pend[keep - 1] = *p;
+	}
+	for (unsigned i = keep; i < n; i++)
+		dust_session_wipe(&w->pend[i].s);
+	w->npend = keep;
+	for (unsigned i = 0; i < nout; i++) {
+		finish(w, &out[i], durable);
+		dust_session_wipe(&out[i].s);
 	}
 }
 
-/* A DURABLE that never came (main ring full): refuse after two seconds. */
+static bool is_idx(const struct dgw_pending *p, void *arg)
+{
+	return p->s.invite_idx == *(const uint32_t *)arg;
+}
+
+void dgw_pending_done(struct dgw_worker *w, uint32_t idx, bool durable)
+{
+	finish_where(w, is_idx, &idx, durable);
+}
+
+/*
+ * A DURABLE that never came (main ring full), or an fsync slower than any
+ * client waits: refuse after DGW_PENDING_TIMEOUT_S.
+ */
+static bool is_old(const struct dgw_pending *p, void *arg)
+{
+	return *(const uint64_t *)arg - p->since_tsc >= DGW_PENDING_TIMEOUT_S * rte_get_tsc_hz();
+}
+
 void dgw_pending_expire(struct dgw_worker *w)
 {
-	uint64_t limit = 2 * rte_get_tsc_hz(), now = rte_rdtsc();
+	uint64_t now = rte_rdtsc();
 
-	for (unsigned i = 0; i < w->npend;) {
-		struct dgw_pending p;
-
-		if (now - w->pend[i].since_tsc < limit) {
-			i++;
-			continue;
-		}
-		unlink_pending(w, &w->pend[i], &p);
-		finish(w, &p, false);
-	}
+	finish_where(w, is_old, &now, false);
 }
 
 /* At exit: what still waits is dropped (never answered), its keys wiped. */
