@@ -51,6 +51,8 @@ struct opts {
 	unsigned max_frames;
 	unsigned mem_mb; /* budget for the mbufs of all workers (EAL -m must exceed it) */
 	bool sw_csum;
+	int suite;          /* DUST_SUITE_* of every client's invitation */
+	const char *crypto; /* AEAD backend (dust_crypto_select), NULL = default */
 };
 
 struct client {
@@ -135,8 +137,12 @@ static int server_files(struct bench *b, struct dgw_config *cfg)
 			struct client *cl = client_at(b, w, c);
 			if (make_tunnel(&tun, w, c) != 0 ||
 			    dust_invite_new(&cl->inv, &b->server, &addr, UDP_PORT, &tun, 32, exp) !=
-			        0 ||
-			    dust_store_add(st, &cl->inv) != 0) {
+			        0) {
+				dust_store_close(st);
+				return -EINVAL;
+			}
+			cl->inv.suite = (uint8_t)b->o.suite;
+			if (dust_store_add(st, &cl->inv) != 0) {
 				dust_store_close(st);
 				return -EINVAL;
 			}
@@ -724,7 +730,9 @@ static void report(struct bench *b, int rc)
 	for (unsigned w = 0; w < b->o.workers; w++)
 		sum += b->pps[w];
 	dgw_stats_get(b->gw, UINT32_MAX, &st);
-	printf("{\"dir\": \"%s\", \"workers\": %u, \"size\": %u, \"avg_payload\": %.1f, "
+	printf("{\"suite\": \"%s\", \"backend\": \"%s\", ", dust_suite_name((uint8_t)b->o.suite),
+	       dust_crypto_backend_name());
+	printf("\"dir\": \"%s\", \"workers\": %u, \"size\": %u, \"avg_payload\": %.1f, "
 	       "\"frames_per_worker\": %u, \"clients_per_worker\": %u, \"sw_csum\": %s, "
 	       "\"aead_pps\": %.0f, \"aead_pre_pps\": %.0f, \"aead_post_pps\": %.0f, "
 	       "\"aead_cold_pps\": %.0f, \"pps_per_lcore\": [",
@@ -772,7 +780,8 @@ static void usage(void)
 	fprintf(
 	    stderr,
 	    "usage: dgw_pipe [EAL args] -- [--workers N] [--dir decode|encode] [--size N|imix]\n"
-	    "       [--clients N] [--seconds S] [--max-frames N] [--mem-mb M] [--sw-csum]\n");
+	    "       [--clients N] [--seconds S] [--max-frames N] [--mem-mb M] [--sw-csum]\n"
+	    "       [--suite chacha20-poly1305|aes-256-gcm] [--crypto sodium|ipsec-mb]\n");
 	exit(2);
 }
 
@@ -781,7 +790,8 @@ static void parse(int argc, char **argv, struct opts *o)
 	static const struct option lo[] = {
 	    {"workers", 1, NULL, 'w'}, {"dir", 1, NULL, 'd'},     {"size", 1, NULL, 's'},
 	    {"clients", 1, NULL, 'c'}, {"seconds", 1, NULL, 't'}, {"max-frames", 1, NULL, 'm'},
-	    {"sw-csum", 0, NULL, 'k'}, {"mem-mb", 1, NULL, 'M'},  {NULL, 0, NULL, 0},
+	    {"sw-csum", 0, NULL, 'k'}, {"mem-mb", 1, NULL, 'M'},  {"suite", 1, NULL, 'S'},
+	    {"crypto", 1, NULL, 'C'},  {NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -816,6 +826,14 @@ static void parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'M':
 			o->mem_mb = (unsigned)atoi(optarg);
+			break;
+		case 'S':
+			o->suite = dust_suite_parse(optarg);
+			if (o->suite < 0)
+				usage();
+			break;
+		case 'C':
+			o->crypto = optarg;
 			break;
 		default:
 			usage();
@@ -934,6 +952,10 @@ int main(int argc, char **argv)
 	parse(argc - n, argv + n, &b.o);
 	if (dust_init() != 0)
 		return 1;
+	if (b.o.crypto && dust_crypto_select(b.o.crypto) != 0) {
+		fprintf(stderr, "dgw_pipe: %s\n", dust_last_error());
+		return 1;
+	}
 	rc = setup(&b, &cfg);
 	if (rc) {
 		fprintf(stderr, "dgw_pipe: setup failed: %s\n", strerror(-rc));
