@@ -42,6 +42,21 @@ static unsigned open_all(struct dust_session *s, const uint8_t *data, size_t siz
 	return dust_datagram_open(s, &lim, FZ_NOW_S, buf, size, 0, segs, DUST_CHAIN_MAX, drop);
 }
 
+/*
+ * A refused datagram changes nothing in the session but rx_forged, the
+ * count of packets that failed their tag (the AEAD's integrity limit,
+ * SPEC §8.1), and that by at most one: opening stops at the first failure.
+ */
+static bool unchanged_but_forged(const struct dust_session *a, const struct dust_session *b)
+{
+	struct dust_session x = *a;
+
+	if (x.rx_forged != b->rx_forged && x.rx_forged != b->rx_forged + 1)
+		return false;
+	x.rx_forged = b->rx_forged;
+	return memcmp(&x, b, sizeof(x)) == 0;
+}
+
 static void raw(const uint8_t *data, size_t size)
 {
 	struct dust_seg segs[DUST_CHAIN_MAX];
@@ -57,7 +72,7 @@ static void raw(const uint8_t *data, size_t size)
 	for (unsigned i = 0; i < n; i++)
 		if ((size_t)segs[i].off + segs[i].len > size || segs[i].off < DUST_DATA_PREFIX)
 			abort();
-	if (n == 0 && memcmp(&s, &tmpl, sizeof(s)) != 0)
+	if (n == 0 && !unchanged_but_forged(&s, &tmpl))
 		abort();
 	if (n > 0) {
 		struct dust_session before = s;
@@ -106,8 +121,9 @@ static uint8_t pattern(size_t i, unsigned k)
 static size_t ref_seal(const struct rec *r, unsigned k, uint8_t *p)
 {
 	uint8_t hdr[DUST_HDR_BYTES], nonce[DUST_NONCE_BYTES] = {0}, *ct = p + DUST_HDR_BYTES;
-	uint8_t mask[crypto_shorthash_siphashx24_BYTES];
+	uint8_t mask[crypto_shorthash_siphashx24_BYTES], key[DUST_KEY_BYTES];
 	uint16_t claimed = r->lie ? (uint16_t)(r->ptlen + 1) : r->data_len;
+	uint64_t epoch = r->counter >> DUST_KEY_EPOCH_LOG;
 
 	for (size_t i = 0; i < r->data_len; i++)
 		ct[i] = pattern(i, k);
@@ -118,8 +134,14 @@ static size_t ref_seal(const struct rec *r, unsigned k, uint8_t *p)
 	le_put(hdr + 10, (uint32_t)((int64_t)FZ_NOW_S + r->ts_delta), 4);
 	le_put(hdr + 14, claimed, 2);
 	le_put(nonce + 4, r->counter, 8);
-	crypto_aead_chacha20poly1305_ietf_encrypt_detached(
-	    ct, ct + r->ptlen, NULL, ct, r->ptlen, hdr, sizeof(hdr), NULL, nonce, tmpl.rx_key);
+	/* SPEC §8.1: epoch 0 uses the data key, epoch n >= 1 kdf(K_upd, n, "dustKUPD") */
+	if (epoch)
+		crypto_kdf_derive_from_key(key, sizeof(key), epoch, DUST_KDF_CTX_KEYUPD,
+		                           tmpl.rx_upd);
+	else
+		memcpy(key, tmpl.rx_key, sizeof(key));
+	crypto_aead_chacha20poly1305_ietf_encrypt_detached(ct, ct + r->ptlen, NULL, ct, r->ptlen,
+	                                                   hdr, sizeof(hdr), NULL, nonce, key);
 	if (r->bad_tag)
 		ct[r->ptlen] ^= 0x01;
 	/* header protection: XOR with SipHash-2-4-128(HP key, sample = ct|tag [0..16]) */
@@ -129,17 +151,21 @@ static size_t ref_seal(const struct rec *r, unsigned k, uint8_t *p)
 	return DUST_HDR_BYTES + r->ptlen + DUST_MAC_BYTES;
 }
 
-/* The model of §6/§7: the verdict for r given the window state (top, seen). */
+/*
+ * The model of §6/§7: the verdict for r given the window state (top, seen)
+ * left by the datagram's earlier packets. A datagram's packets are checked
+ * as one burst: each header's replay pre-check sees the window as it was
+ * when the datagram arrived (here: empty), then every tag; judged in order
+ * on their authenticated headers, each packet updates the window, so a
+ * counter an earlier packet of the same datagram used is refused there.
+ */
 static enum dust_drop model(const struct rec *r, uint64_t top, const uint64_t *seen, unsigned ns)
 {
 	bool dup = false;
 
 	if (r->cut)
 		return DUST_DROP_TRUNCATED;
-	for (unsigned i = 0; i < ns; i++)
-		dup |= seen[i] == r->counter;
-	if (r->counter >= DUST_REJECT_AFTER_PACKETS ||
-	    (r->counter < top && (top - r->counter > WINDOW || dup)))
+	if (r->counter >= DUST_REJECT_AFTER_PACKETS)
 		return DUST_DROP_REPLAY;
 	if (r->bad_tag)
 		return DUST_DROP_AUTH;
@@ -149,6 +175,10 @@ static enum dust_drop model(const struct rec *r, uint64_t top, const uint64_t *s
 		return DUST_DROP_STALE;
 	if (r->lie)
 		return DUST_DROP_MALFORMED;
+	for (unsigned i = 0; i < ns; i++)
+		dup |= seen[i] == r->counter;
+	if (r->counter < top && (top - r->counter > WINDOW || dup))
+		return DUST_DROP_REPLAY;
 	return DUST_OK;
 }
 
