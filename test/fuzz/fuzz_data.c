@@ -153,11 +153,10 @@ static size_t ref_seal(const struct rec *r, unsigned k, uint8_t *p)
 
 /*
  * The model of §6/§7: the verdict for r given the window state (top, seen)
- * left by the datagram's earlier packets. A datagram's packets are checked
- * as one burst: each header's replay pre-check sees the window as it was
- * when the datagram arrived (here: empty), then every tag; judged in order
- * on their authenticated headers, each packet updates the window, so a
- * counter an earlier packet of the same datagram used is refused there.
+ * left by the datagram's earlier packets. A datagram's packets go through
+ * the AEAD as one burst, but each is judged in order as if opened alone:
+ * the replay check against the window its predecessors left, then its tag,
+ * then its authenticated header.
  */
 static enum dust_drop model(const struct rec *r, uint64_t top, const uint64_t *seen, unsigned ns)
 {
@@ -165,7 +164,10 @@ static enum dust_drop model(const struct rec *r, uint64_t top, const uint64_t *s
 
 	if (r->cut)
 		return DUST_DROP_TRUNCATED;
-	if (r->counter >= DUST_REJECT_AFTER_PACKETS)
+	for (unsigned i = 0; i < ns; i++)
+		dup |= seen[i] == r->counter;
+	if (r->counter >= DUST_REJECT_AFTER_PACKETS ||
+	    (r->counter < top && (top - r->counter > WINDOW || dup)))
 		return DUST_DROP_REPLAY;
 	if (r->bad_tag)
 		return DUST_DROP_AUTH;
@@ -175,10 +177,6 @@ static enum dust_drop model(const struct rec *r, uint64_t top, const uint64_t *s
 		return DUST_DROP_STALE;
 	if (r->lie)
 		return DUST_DROP_MALFORMED;
-	for (unsigned i = 0; i < ns; i++)
-		dup |= seen[i] == r->counter;
-	if (r->counter < top && (top - r->counter > WINDOW || dup))
-		return DUST_DROP_REPLAY;
 	return DUST_OK;
 }
 
