@@ -28,6 +28,18 @@
 
 enum { CAP = 4, NCL = 6, EVICT_IDLE_S = 2, LIVE_CAP = 64, BURST = 500, PER_INTRO = 8, ROUNDS = 3 };
 
+/*
+ * The issue's promise is 1 s (dustgw polls every 200 ms). Sanitizer builds
+ * run several times slower on a shared machine: they get 5 s. Effects are
+ * awaited up to WAIT_MS either way, so a slow run reports its time.
+ */
+#ifdef __SANITIZE_ADDRESS__
+#define LIMIT_MS 5000
+#else
+#define LIMIT_MS 1000
+#endif
+#define WAIT_MS 10000
+
 #define PASSWORD "gw-live test password"
 
 struct cl {
@@ -341,8 +353,8 @@ static int revoke_and_check(struct cl *c, const char *how, uint64_t *cut_ms)
 
 	snprintf(args, sizeof(args), "revoke --store %s/inv.store %s", T.dir, how);
 	CHECK(invite(args, &t0) == 0, "dust-invite revoke failed");
-	t1 = unpublished(c, t0 + 3000);
-	CHECK(t1 != 0, "a revoked session is still published after 3 s");
+	t1 = unpublished(c, t0 + WAIT_MS);
+	CHECK(t1 != 0, "a revoked session is still published");
 	*cut_ms = t1 - t0;
 	return 0;
 }
@@ -367,20 +379,20 @@ static int phases_invite(void)
 	         "--tunnel-net 10.9.0.0/16 --password-file %s/pw --out-dir %s/texts",
 	         T.dir, T.dir, T.dir, T.dir);
 	CHECK(invite(args, &t0) == 0, "dust-invite create failed");
-	while (store_gen() == gen0 && rg_now_ms() < t0 + 3000)
+	while (store_gen() == gen0 && rg_now_ms() < t0 + WAIT_MS)
 		rte_delay_us_sleep(2000);
 	t1 = rg_now_ms();
-	CHECK(store_gen() > gen0, "store generation did not move within 3 s");
+	CHECK(store_gen() > gen0, "store generation did not move");
 	/* the client's side (Argon2id on the text) is not the gateway's to count */
 	CHECK(open_text(&d->inv) == 0, "cannot open the new invitation text");
 	t2 = rg_now_ms();
-	t3 = connect_d(t2 + 3000);
+	t3 = connect_d(t2 + WAIT_MS);
 	CHECK(t3 != 0, "the new invitation was not accepted");
 	/* in effect: create's return to the merge, then the first intro through */
 	printf("gw-live: new invitation merged %" PRIu64 " ms after dust-invite create returned, "
 	       "connected %" PRIu64 " ms later (client-side Argon2id not counted)\n",
 	       t1 - t0, t3 - t2);
-	CHECK(t1 - t0 + t3 - t2 < 1000, "new invitation took 1 s or more to take effect");
+	CHECK(t1 - t0 + t3 - t2 < LIMIT_MS, "new invitation too slow to take effect");
 	d->idx = (uint32_t)dust_store_count(H.gw->srv.store) - 1; /* appended last */
 	CHECK(stream_for(100) == 0 && published(d), "new client not published");
 
@@ -394,7 +406,7 @@ static int phases_invite(void)
 	printf("gw-live: sessions cut %" PRIu64 " ms (file) and %" PRIu64
 	       " ms (id) after dust-invite revoke returned\n",
 	       cut_d, cut_a);
-	CHECK(cut_d < 1000 && cut_a < 1000, "a revoke took 1 s or more");
+	CHECK(cut_d < LIMIT_MS && cut_a < LIMIT_MS, "a revoke too slow to take effect");
 	snprintf(args, sizeof(args), "revoke --store %s/inv.store --tunnel 10.9.0.4", T.dir);
 	CHECK(invite(args, &t0) == 0, "revoke by tunnel address");
 	CHECK(stream_for(600) == 0, "stream");
