@@ -451,6 +451,9 @@ static enum dust_drop open_fields(struct dust_server *srv, const struct quic_lon
 	e = dust_store_lookup_tag(srv->store, tag);
 	if (!e || e->inv.profile != DUST_PROFILE_QUIC)
 		return DUST_DROP_INTRO_UNKNOWN;
+	/* a revoked invitation costs no crypto at all (checked again at commit) */
+	if (__atomic_load_n(&e->revoked, __ATOMIC_ACQUIRE))
+		return DUST_DROP_INTRO_REVOKED;
 	intro_ad(ad, &t->h);
 	if (crypto_aead_xchacha20poly1305_ietf_decrypt(t->pt, NULL, NULL, t->h.ech_payload,
 	                                               DUST_QI_CT_BYTES, ad, sizeof(ad), t->nonce,
