@@ -81,6 +81,8 @@ struct dust_session_keys {
 	uint8_t s2c_upd[DUST_KEY_BYTES];
 };
 
+/* Every session key from one PRK (§4's split; the quic profile's prk2 too, §12.3). */
+void dust_session_keys_split(struct dust_session_keys *k, const uint8_t prk[DUST_KEY_BYTES]);
 /* dh_es = DH(e, S), dh_cs = DH(c, S); transcript = intro bytes [0, PAD_OFF). */
 void dust_session_keys_derive(struct dust_session_keys *k, const uint8_t secret[DUST_KEY_BYTES],
                               const uint8_t dh_es[DUST_KEY_BYTES],

@@ -45,7 +45,13 @@ void dust_session_keys_derive(struct dust_session_keys *k, const uint8_t secret[
 	crypto_generichash_update(&st, server_pk, DUST_PK_BYTES);
 	crypto_generichash_update(&st, transcript, transcript_len);
 	crypto_generichash_final(&st, prk, sizeof(prk));
+	dust_session_keys_split(k, prk);
+	sodium_memzero(prk, sizeof(prk));
+	sodium_memzero(&st, sizeof(st));
+}
 
+void dust_session_keys_split(struct dust_session_keys *k, const uint8_t prk[DUST_KEY_BYTES])
+{
 	crypto_kdf_derive_from_key(k->c2s_data, DUST_KEY_BYTES, DUST_KDF_C2S_DATA,
 	                           DUST_KDF_CTX_SESSION, prk);
 	crypto_kdf_derive_from_key(k->s2c_data, DUST_KEY_BYTES, DUST_KDF_S2C_DATA,
@@ -60,8 +66,6 @@ void dust_session_keys_derive(struct dust_session_keys *k, const uint8_t secret[
 	                           DUST_KDF_CTX_SESSION, prk);
 	crypto_kdf_derive_from_key(k->s2c_upd, DUST_KEY_BYTES, DUST_KDF_S2C_UPD,
 	                           DUST_KDF_CTX_SESSION, prk);
-	sodium_memzero(prk, sizeof(prk));
-	sodium_memzero(&st, sizeof(st));
 }
 
 void dust_intro_confirm(const struct dust_session_keys *k, const uint8_t *intro, size_t len,

@@ -73,19 +73,9 @@ static void session_keys(struct dust_session_keys *k, const uint8_t prk[DUST_KEY
 	crypto_generichash_update(&st, ee, DUST_KEY_BYTES);
 	crypto_generichash_update(&st, server_eph, DUST_PK_BYTES);
 	crypto_generichash_final(&st, prk2, sizeof(prk2));
-	crypto_kdf_derive_from_key(k->c2s_data, DUST_KEY_BYTES, DUST_KDF_C2S_DATA,
-	                           DUST_KDF_CTX_SESSION, prk2);
-	crypto_kdf_derive_from_key(k->s2c_data, DUST_KEY_BYTES, DUST_KDF_S2C_DATA,
-	                           DUST_KDF_CTX_SESSION, prk2);
-	crypto_kdf_derive_from_key(k->c2s_hp, DUST_HP_KEY_BYTES, DUST_KDF_C2S_HP,
-	                           DUST_KDF_CTX_SESSION, prk2);
-	crypto_kdf_derive_from_key(k->s2c_hp, DUST_HP_KEY_BYTES, DUST_KDF_S2C_HP,
-	                           DUST_KDF_CTX_SESSION, prk2);
-	crypto_kdf_derive_from_key(k->c2s_upd, DUST_KEY_BYTES, DUST_KDF_C2S_UPD,
-	                           DUST_KDF_CTX_SESSION, prk2);
-	crypto_kdf_derive_from_key(k->s2c_upd, DUST_KEY_BYTES, DUST_KDF_S2C_UPD,
-	                           DUST_KDF_CTX_SESSION, prk2);
-	memset(k->confirm, 0, sizeof(k->confirm));
+	dust_session_keys_split(k, prk2);
+	/* the quic intro's confirmation key comes from the intro-stage prk (12.2) */
+	sodium_memzero(k->confirm, sizeof(k->confirm));
 	sodium_memzero(prk2, sizeof(prk2));
 	sodium_memzero(&st, sizeof(st));
 }
