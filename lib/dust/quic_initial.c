@@ -241,3 +241,54 @@ bool quic_long_parse(const uint8_t *dg, size_t len, struct quic_long *h)
 	h->length = (size_t)v;
 	return true;
 }
+
+bool quic_ack_skip(const uint8_t *f, size_t n, size_t *pos, uint64_t max_ranges)
+{
+	uint64_t v, ranges;
+	bool ecn = f[*pos] == 0x03;
+
+	(*pos)++;
+	if (!quic_varint_get(f, n, pos, &v) || !quic_varint_get(f, n, pos, &v) ||
+	    !quic_varint_get(f, n, pos, &ranges) || !quic_varint_get(f, n, pos, &v) ||
+	    ranges > max_ranges)
+		return false;
+	for (uint64_t i = 0; i < 2 * ranges + (ecn ? 3 : 0); i++)
+		if (!quic_varint_get(f, n, pos, &v))
+			return false;
+	return true;
+}
+
+/* ---- CRYPTO stream reassembly ------------------------------------------------ */
+
+void quic_crypto_reset(struct quic_crypto_buf *cb)
+{
+	memset(cb->have, 0, sizeof(cb->have));
+}
+
+bool quic_crypto_store(struct quic_crypto_buf *cb, uint64_t off, const uint8_t *p, uint64_t len)
+{
+	if (off > DUST_QUIC_CRYPTO_MAX || len > DUST_QUIC_CRYPTO_MAX - off)
+		return false;
+	memcpy(cb->b + off, p, len);
+	for (uint64_t i = off; i < off + len; i++)
+		cb->have[i / 8] |= (uint8_t)(1u << (i % 8));
+	return true;
+}
+
+static bool crypto_complete(const struct quic_crypto_buf *cb, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!(cb->have[i / 8] & (1u << (i % 8))))
+			return false;
+	return true;
+}
+
+size_t quic_crypto_message(const struct quic_crypto_buf *cb, uint8_t t)
+{
+	size_t n;
+
+	if (!crypto_complete(cb, 4) || cb->b[0] != t)
+		return 0;
+	n = 4 + ((size_t)cb->b[1] << 16 | be16_get(cb->b + 2));
+	return n <= DUST_QUIC_CRYPTO_MAX && crypto_complete(cb, n) ? n : 0;
+}

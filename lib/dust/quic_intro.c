@@ -300,47 +300,8 @@ DUST_EXPORT void dust_quic_client_wipe(struct dust_quic_client *qc)
 
 /* ---- server: reading the Initial ------------------------------------------ */
 
-struct crypto_buf {
-	uint8_t b[DUST_QUIC_CRYPTO_MAX];
-	uint8_t have[DUST_QUIC_CRYPTO_MAX / 8];
-};
-
-static bool crypto_store(struct crypto_buf *cb, uint64_t off, const uint8_t *p, uint64_t len)
-{
-	if (off > DUST_QUIC_CRYPTO_MAX || len > DUST_QUIC_CRYPTO_MAX - off)
-		return false;
-	memcpy(cb->b + off, p, len);
-	for (uint64_t i = off; i < off + len; i++)
-		cb->have[i / 8] |= (uint8_t)(1u << (i % 8));
-	return true;
-}
-
-static bool crypto_complete(const struct crypto_buf *cb, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!(cb->have[i / 8] & (1u << (i % 8))))
-			return false;
-	return true;
-}
-
-/* Skip an ACK frame (RFC 9000 §19.3) whose type byte is at *pos. */
-static bool skip_ack(const uint8_t *f, size_t n, size_t *pos)
-{
-	uint64_t v, ranges;
-	bool ecn = f[*pos] == 0x03;
-
-	(*pos)++;
-	if (!quic_varint_get(f, n, pos, &v) || !quic_varint_get(f, n, pos, &v) ||
-	    !quic_varint_get(f, n, pos, &ranges) || !quic_varint_get(f, n, pos, &v) || ranges > 64)
-		return false;
-	for (uint64_t i = 0; i < 2 * ranges + (ecn ? 3 : 0); i++)
-		if (!quic_varint_get(f, n, pos, &v))
-			return false;
-	return true;
-}
-
 /* Walk an Initial's frames; CRYPTO data goes to cb. Only frames an Initial may hold. */
-static bool initial_walk(const uint8_t *f, size_t n, struct crypto_buf *cb)
+static bool initial_walk(const uint8_t *f, size_t n, struct quic_crypto_buf *cb)
 {
 	size_t pos = 0;
 
@@ -354,14 +315,14 @@ static bool initial_walk(const uint8_t *f, size_t n, struct crypto_buf *cb)
 			break;
 		case DUST_QUIC_FRAME_ACK:
 		case DUST_QUIC_FRAME_ACK + 1:
-			if (!skip_ack(f, n, &pos))
+			if (!quic_ack_skip(f, n, &pos, 64))
 				return false;
 			break;
 		case DUST_QUIC_FRAME_CRYPTO:
 			pos++;
 			if (!quic_varint_get(f, n, &pos, &off) ||
 			    !quic_varint_get(f, n, &pos, &len) || len > n - pos ||
-			    !crypto_store(cb, off, f + pos, len))
+			    !quic_crypto_store(cb, off, f + pos, len))
 				return false;
 			pos += len;
 			break;
@@ -380,11 +341,11 @@ DUST_EXPORT bool dust_quic_is_initial(const uint8_t *dg, size_t len)
 
 /* Decrypt the Initial and reassemble its ClientHello into cb; its length, or 0. */
 static size_t read_client_hello(const uint8_t *dg, size_t len, struct quic_long *h, uint64_t *pn,
-                                struct crypto_buf *cb)
+                                struct quic_crypto_buf *cb)
 {
 	struct dust_quic_keys k;
 	uint8_t frames[1500];
-	size_t plen = 0, ch_len;
+	size_t plen = 0;
 	bool ok;
 
 	if (len < DUST_QUIC_INITIAL_MIN || len > 1500 || !dust_quic_is_initial(dg, len) ||
@@ -394,14 +355,10 @@ static size_t read_client_hello(const uint8_t *dg, size_t len, struct quic_long 
 	dust_quic_initial_keys(h->dcid, h->dcid_len, false, &k);
 	ok = quic_unprotect(&k, dg, h->pn_off, h->length, pn, frames, &plen);
 	sodium_memzero(&k, sizeof(k));
-	memset(cb->have, 0, sizeof(cb->have));
-	if (!ok || !initial_walk(frames, plen, cb) || !crypto_complete(cb, 4))
+	quic_crypto_reset(cb);
+	if (!ok || !initial_walk(frames, plen, cb))
 		return 0;
-	ch_len = 4 + ((size_t)cb->b[1] << 16 | be16_get(cb->b + 2));
-	if (cb->b[0] != DUST_TLS_CLIENT_HELLO || ch_len > DUST_QUIC_CRYPTO_MAX ||
-	    !crypto_complete(cb, ch_len))
-		return 0;
-	return ch_len;
+	return quic_crypto_message(cb, DUST_TLS_CLIENT_HELLO);
 }
 
 /* Server CID length for an invitation: 8..20, fixed per invitation, from K_tag. */
@@ -415,7 +372,7 @@ static uint8_t server_cid_len(const struct dust_store_entry *e)
 }
 
 struct accept_tmp {
-	struct crypto_buf cb;
+	struct quic_crypto_buf cb;
 	struct tls_hello_dust h;
 	struct dust_store_view v;
 	struct dust_session_keys k;
@@ -645,7 +602,7 @@ static bool answer_server_hello(struct dust_quic_client *qc, const uint8_t *dg, 
                                 struct quic_long *h, uint8_t server_pk[DUST_PK_BYTES])
 {
 	struct dust_quic_keys k;
-	struct crypto_buf *cb = sodium_malloc(sizeof(*cb));
+	struct quic_crypto_buf *cb = sodium_malloc(sizeof(*cb));
 	uint8_t frames[1500];
 	uint64_t pn;
 	size_t plen = 0, sh_len;
@@ -662,13 +619,11 @@ static bool answer_server_hello(struct dust_quic_client *qc, const uint8_t *dg, 
 		ok = quic_unprotect(&k, dg, h->pn_off, h->length, &pn, frames, &plen);
 		sodium_memzero(&k, sizeof(k));
 	}
-	memset(cb->have, 0, sizeof(cb->have));
-	ok = ok && initial_walk(frames, plen, cb) && crypto_complete(cb, 4);
-	if (ok) {
-		sh_len = 4 + ((size_t)cb->b[1] << 16 | be16_get(cb->b + 2));
-		ok = sh_len <= DUST_QUIC_CRYPTO_MAX && crypto_complete(cb, sh_len) &&
-		     tls_server_hello_parse(cb->b, sh_len, server_pk);
-	}
+	quic_crypto_reset(cb);
+	sh_len = ok && initial_walk(frames, plen, cb)
+	             ? quic_crypto_message(cb, DUST_TLS_SERVER_HELLO)
+	             : 0;
+	ok = sh_len && tls_server_hello_parse(cb->b, sh_len, server_pk);
 	sodium_free(cb);
 	return ok;
 }

@@ -36,6 +36,22 @@ struct quic_long {
 };
 
 bool quic_long_parse(const uint8_t *dg, size_t len, struct quic_long *h);
+
+/* Skip an ACK frame (RFC 9000 §19.3) whose type byte is at *pos; at most max_ranges ranges. */
+bool quic_ack_skip(const uint8_t *f, size_t n, size_t *pos, uint64_t max_ranges);
+
+/* A CRYPTO stream being reassembled from frames in any order (the gateway, dust-dpi). */
+struct quic_crypto_buf {
+	uint8_t b[DUST_QUIC_CRYPTO_MAX];
+	uint8_t have[DUST_QUIC_CRYPTO_MAX / 8]; /* a bit per byte received */
+};
+
+/* Clear what was received (the bytes need not be). */
+void quic_crypto_reset(struct quic_crypto_buf *cb);
+/* Store a CRYPTO frame's data at off; false if it reaches past the buffer. */
+bool quic_crypto_store(struct quic_crypto_buf *cb, uint64_t off, const uint8_t *p, uint64_t len);
+/* Length of the handshake message of type t at the stream's start, once complete; else 0. */
+size_t quic_crypto_message(const struct quic_crypto_buf *cb, uint8_t t);
 bool quic_protect(const struct dust_quic_keys *k, uint8_t *pkt, size_t pn_off, size_t pn_len,
                   uint64_t pn, size_t plen);
 bool quic_unprotect(const struct dust_quic_keys *k, const uint8_t *pkt, size_t pn_off, size_t len,

@@ -15,13 +15,12 @@
 #include "dpi.h"
 #include "quic_pvt.h"
 
-enum { SLOTS = 4, HELLO_MAX = DUST_QUIC_CRYPTO_MAX, SNIS = 8 };
+enum { SLOTS = 4, SNIS = 8 };
 
 /* One connection attempt of a client: its first DCID and the CRYPTO stream. */
 struct attempt {
 	uint8_t odcid[DUST_QUIC_CID_MAX], odcid_len;
-	uint8_t hello[HELLO_MAX];
-	uint8_t have[HELLO_MAX / 8];
+	struct quic_crypto_buf cb; /* the handshake stream being reassembled */
 	bool judged;
 };
 
@@ -118,21 +117,6 @@ static bool cid_eq(const struct cid *c, const uint8_t *b, uint8_t len)
 
 /* ---- frames and hellos --------------------------------------------------------- */
 
-static bool skip_ack(const uint8_t *f, size_t n, size_t *pos)
-{
-	uint64_t v, ranges;
-	bool ecn = f[*pos] == 0x03;
-
-	(*pos)++;
-	if (!quic_varint_get(f, n, pos, &v) || !quic_varint_get(f, n, pos, &v) ||
-	    !quic_varint_get(f, n, pos, &ranges) || !quic_varint_get(f, n, pos, &v) || ranges > 256)
-		return false;
-	for (uint64_t i = 0; i < 2 * ranges + (ecn ? 3 : 0); i++)
-		if (!quic_varint_get(f, n, pos, &v))
-			return false;
-	return true;
-}
-
 /* Frames an Initial may carry (RFC 9000 §12.4); CRYPTO data into a. */
 static bool walk(const uint8_t *f, size_t n, struct attempt *a)
 {
@@ -147,18 +131,15 @@ static bool walk(const uint8_t *f, size_t n, struct attempt *a)
 			break;
 		case 0x02:
 		case 0x03:
-			if (!skip_ack(f, n, &pos))
+			if (!quic_ack_skip(f, n, &pos, 256))
 				return false;
 			break;
 		case 0x06: /* CRYPTO */
 			pos++;
 			if (!quic_varint_get(f, n, &pos, &off) ||
 			    !quic_varint_get(f, n, &pos, &len) || len > n - pos ||
-			    off > HELLO_MAX || len > HELLO_MAX - off)
+			    !quic_crypto_store(&a->cb, off, f + pos, len))
 				return false;
-			memcpy(a->hello + off, f + pos, len);
-			for (uint64_t i = off; i < off + len; i++)
-				a->have[i / 8] |= (uint8_t)(1u << (i % 8));
 			pos += len;
 			break;
 		case 0x1c: /* CONNECTION_CLOSE (transport): code, frame type, reason */
@@ -173,25 +154,6 @@ static bool walk(const uint8_t *f, size_t n, struct attempt *a)
 		}
 	}
 	return true;
-}
-
-static bool complete(const struct attempt *a, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!(a->have[i / 8] & (1u << (i % 8))))
-			return false;
-	return true;
-}
-
-/* Length of the handshake message of type t at the stream's start, once complete; else 0. */
-static size_t message(const struct attempt *a, uint8_t t)
-{
-	size_t n;
-
-	if (!complete(a, 4) || a->hello[0] != t)
-		return 0;
-	n = 4 + ((size_t)a->hello[1] << 16 | be16_get(a->hello + 2));
-	return n <= HELLO_MAX && complete(a, n) ? n : 0;
 }
 
 /* A ClientHello's structure (RFC 8446 §4.1.2), and its SNI for the report. */
@@ -241,12 +203,12 @@ static void sni_note(struct qstate *q, const char *sni)
 static void hello_judge(struct qstate *q, struct attempt *a, size_t i)
 {
 	char sni[64];
-	size_t n = message(a, DUST_TLS_CLIENT_HELLO);
+	size_t n = quic_crypto_message(&a->cb, DUST_TLS_CLIENT_HELLO);
 
 	if (a->judged || !n)
 		return;
 	a->judged = true;
-	if (!client_hello_ok(a->hello, n, sni, sizeof(sni))) {
+	if (!client_hello_ok(a->cb.b, n, sni, sizeof(sni))) {
 		bad(q, i, "Initial CRYPTO data is no well-formed ClientHello");
 		return;
 	}
@@ -332,7 +294,7 @@ static void server_initial(struct qstate *q, struct conn *cn, const uint8_t *p,
 		bad(q, i, "server Initial decrypts with no client attempt's Initial keys");
 	else if (!cid_eq(&cn->client_scid, h->dcid, h->dcid_len))
 		bad(q, i, "server Initial: DCID is not the client's SCID");
-	else if (!walk(frames, plen, tmp) || !message(tmp, DUST_TLS_SERVER_HELLO))
+	else if (!walk(frames, plen, tmp) || !quic_crypto_message(&tmp->cb, DUST_TLS_SERVER_HELLO))
 		bad(q, i, "server Initial holds no complete ServerHello");
 	else {
 		q->server_hellos++;
