@@ -134,7 +134,7 @@ enum dgw_ctr {
 	DGW_CTR_ARP_REPLY,
 	DGW_CTR_ND_REPLY,
 	DGW_CTR_SESS_EXPIRED,
-	DGW_CTR_SESS_EVICTED, /**< replaced by an intro elsewhere */
+	DGW_CTR_SESS_EVICTED,      /**< replaced by an intro elsewhere */
 	DGW_CTR_SESS_EVICTED_IDLE, /**< full table: the idlest made room for an intro */
 	DGW_CTR_QUIC_ANSWER,       /**< quic profile: server first flights sent */
 	DGW_CTR_QUIC_MIGRATED,     /**< quic profile: sessions moved to a new address by CID */

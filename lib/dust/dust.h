@@ -155,7 +155,7 @@ enum { DUST_COVER_SNI_MAX = 62 };
 
 struct dust_invite {
 	uint8_t suite;
-	uint8_t profile; /**< enum dust_profile: random (0) or quic (1) */
+	uint8_t profile;                        /**< enum dust_profile: random (0) or quic (1) */
 	char cover_sni[DUST_COVER_SNI_MAX + 1]; /**< quic: SNI of the cover, NUL-terminated */
 	struct dust_ipaddr server;
 	uint16_t port; /**< host order */
@@ -186,8 +186,7 @@ DUST_MUST_CHECK int dust_invite_cover_set(struct dust_invite *inv, const char *s
 /** 128 bytes, then the 64-byte cover block for a quic invitation. */
 void dust_invite_pack_full(const struct dust_invite *inv, uint8_t out[DUST_INVITE_PT_MAX]);
 /** Unpack 128 (random profile) or 192 (quic) bytes; -EINVAL on any mismatch. */
-DUST_MUST_CHECK int dust_invite_unpack_full(struct dust_invite *inv, const uint8_t *in,
-                                            size_t len);
+DUST_MUST_CHECK int dust_invite_unpack_full(struct dust_invite *inv, const uint8_t *in, size_t len);
 
 /** Argon2id-seal under password and base64url-encode into text (DUST_INVITE_TEXT_MAX). */
 DUST_MUST_CHECK int dust_invite_seal(const struct dust_invite *inv, const char *password,
@@ -258,7 +257,7 @@ struct dust_session {
 	uint8_t spin;              /**< quic: this connection's spin bit (0 or 0x20) */
 	uint8_t cid_len;           /**< quic: server-chosen connection ID */
 	uint8_t cid[20];
-	uint8_t suite;             /**< DUST_SUITE_* of the data AEAD */
+	uint8_t suite; /**< DUST_SUITE_* of the data AEAD */
 	/*
 	 * Key update (SPEC.md §8.1). rx_key and tx_key are epoch 0's keys; the
 	 * key of epoch n >= 1 is kdf(K_upd, n). The receiver holds the keys of

@@ -112,12 +112,14 @@ DUST_EXPORT int dust_invite_cover_set(struct dust_invite *inv, const char *sni)
 	size_t n = strlen(sni);
 
 	if (n == 0 || n > DUST_COVER_SNI_MAX)
-		return dust_fail(EINVAL, "cover name must have 1 to %d characters", DUST_COVER_SNI_MAX);
+		return dust_fail(EINVAL, "cover name must have 1 to %d characters",
+		                 DUST_COVER_SNI_MAX);
 	for (size_t i = 0; i < n; i++) {
 		char c = sni[i];
 
 		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.'))
-			return dust_fail(EINVAL, "cover name '%s': only a-z, 0-9, '-' and '.'", sni);
+			return dust_fail(EINVAL, "cover name '%s': only a-z, 0-9, '-' and '.'",
+			                 sni);
 	}
 	if (sni[0] == '.' || sni[n - 1] == '.' || strstr(sni, ".."))
 		return dust_fail(EINVAL, "cover name '%s' is not a host name", sni);
@@ -207,8 +209,8 @@ DUST_EXPORT int dust_invite_seal(const struct dust_invite *inv, const char *pass
 	if (rc)
 		goto out_wipe;
 	dust_invite_pack_full(inv, pt);
-	crypto_aead_xchacha20poly1305_ietf_encrypt(ct, NULL, pt, ptlen, salt, DUST_SALT_BYTES,
-	                                           NULL, nonce, key);
+	crypto_aead_xchacha20poly1305_ietf_encrypt(ct, NULL, pt, ptlen, salt, DUST_SALT_BYTES, NULL,
+	                                           nonce, key);
 	sodium_bin2base64(text, text_cap, sealed, sealed_len,
 	                  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
 out_wipe:

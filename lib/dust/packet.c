@@ -141,8 +141,7 @@ static const uint8_t *tx_key_for(struct dust_session *s, uint64_t counter,
  * held; a later one (a sender that jumped ahead, or 2^22 packets lost) is
  * derived into buf, one KDF call before the tag check. Earlier ones: NULL.
  */
-static const uint8_t *rx_key_for(struct dust_session *s, uint64_t ep,
-                                 uint8_t buf[DUST_KEY_BYTES])
+static const uint8_t *rx_key_for(struct dust_session *s, uint64_t ep, uint8_t buf[DUST_KEY_BYTES])
 {
 	if (ep + 1 < s->rx_epoch)
 		return NULL;

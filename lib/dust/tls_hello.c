@@ -188,7 +188,7 @@ static void ext_transport_params(struct ext *e, struct dust_rng *rng)
 	tp_int(&t[n++], 0x05, 6291456, 4);                   /* ..._bidi_local */
 	tp_int(&t[n++], 0x09, 103, 2);                       /* initial_max_streams_uni */
 	tp_put(&t[n++], 0x0f, (const uint8_t *)"", 0); /* initial_source_connection_id: empty */
-	tp_int(&t[n++], 0x03, 1472, 2); /* max_udp_payload_size */
+	tp_int(&t[n++], 0x03, 1472, 2);                /* max_udp_payload_size */
 	for (size_t i = 0; i < n; i++)
 		idx[i] = i;
 	shuffle(rng, idx, n);
