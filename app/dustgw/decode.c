@@ -132,6 +132,14 @@ static void send_keepalive(struct dgw_worker *w, struct dust_session *s, uint64_
 }
 
 /* Deliver the segments of an opened datagram; m is consumed. */
+/* Open the chained Dust packets of rx->dg from off with s (one datagram, off the burst). */
+void dgw_open(struct dgw_worker *w, struct dust_session *s, const struct dgw_rx *rx, size_t off,
+              struct dust_rx_result *res)
+{
+	res->nseg = (uint8_t)dust_datagram_open(s, &w->gw->cfg.lim, w->now_s, rx->dg, rx->len, off,
+	                                        res->seg, DUST_CHAIN_MAX, &res->drop);
+}
+
 void dgw_datagram_done(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
                        struct dust_session *s, const struct dust_rx_result *res, bool ka)
 {
@@ -288,8 +296,7 @@ void dgw_intro_live(struct dgw_worker *w, struct dust_session *s, struct dust_se
 		dgw_quic_answer(w, m, s, acc, rx->mac);
 		return;
 	}
-	res.nseg = (uint8_t)dust_datagram_open(s, &w->gw->cfg.lim, w->now_s, rx->dg, rx->len,
-	                                       consumed, res.seg, DUST_CHAIN_MAX, &res.drop);
+	dgw_open(w, s, rx, consumed, &res);
 	/* The keepalive tells the client its session is up. */
 	dgw_datagram_done(w, m, rx, s, &res, true);
 }
@@ -324,8 +331,7 @@ void dgw_decode_one(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_r
 		dgw_intro_path(w, m, rx, NULL, DUST_OK);
 		return;
 	}
-	res.nseg = (uint8_t)dust_datagram_open(s, &w->gw->cfg.lim, w->now_s, rx->dg, rx->len, 0,
-	                                       res.seg, DUST_CHAIN_MAX, &res.drop);
+	dgw_open(w, s, rx, 0, &res);
 	if (maybe_intro(&res) && rx->len >= DUST_INTRO_MIN_BYTES)
 		dgw_intro_path(w, m, rx, s, res.drop);
 	else
@@ -370,7 +376,7 @@ void dgw_decode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 	for (uint16_t i = 0; i < k; i++)
 		if (rx[i].profile == DUST_PROFILE_QUIC) {
 			/* strip the short header of a matching session, or leave it to the miss */
-			(void)dgw_quic_short(w, &rx[i], &s[i]);
+			(void)dgw_quic_short(&rx[i], &s[i]);
 			dg[i] = rx[i].dg;
 			len[i] = rx[i].len;
 		}

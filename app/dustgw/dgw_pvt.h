@@ -185,6 +185,8 @@ bool dgw_neigh_ns(struct dgw_worker *w, struct rte_mbuf *m, const struct rte_eth
 /* decode.c / encode.c */
 void dgw_intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
                     struct dust_session *old, enum dust_drop old_drop);
+void dgw_open(struct dgw_worker *w, struct dust_session *s, const struct dgw_rx *rx, size_t off,
+              struct dust_rx_result *res);
 void dgw_datagram_done(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
                        struct dust_session *s, const struct dust_rx_result *res, bool ka);
 void dgw_drop_m(struct dgw_worker *w, struct rte_mbuf *m, unsigned reason);
@@ -212,7 +214,7 @@ enum dust_drop dgw_quic_accept(struct dgw_worker *w, const struct dgw_rx *rx,
                                struct dust_intro_info *info);
 void dgw_quic_answer(struct dgw_worker *w, struct rte_mbuf *m, struct dust_session *s,
                      const struct dust_quic_accept *acc, uint64_t mac);
-bool dgw_quic_short(struct dgw_worker *w, struct dgw_rx *rx, struct dust_session **s);
+bool dgw_quic_short(struct dgw_rx *rx, struct dust_session **s);
 void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx);
 void dgw_quic_cid_add(struct dgw_worker *w, struct dust_session *s);
 void dgw_quic_cid_del(struct dgw_worker *w, const struct dust_session *s);

@@ -39,6 +39,8 @@ int dgw_quic_worker_init(struct dgw_worker *w)
 
 	static _Atomic unsigned seq; /* several gateways may share a process (bench, tests) */
 
+	if (!w->gw->cfg.quic_port)
+		return 0; /* no quic port: no session ever has a server CID */
 	snprintf(name, sizeof(name), "dgw_cid_%u_%u", w->wid, atomic_fetch_add(&seq, 1));
 	w->cid_map = rte_hash_create(&p);
 	return w->cid_map ? 0 : -ENOMEM;
@@ -91,16 +93,16 @@ enum dust_drop dgw_quic_accept(struct dgw_worker *w, const struct dgw_rx *rx,
 	enum dust_drop d;
 
 	/* an ephemeral from the pool; made here only when intros outrun housekeeping */
-	if (w->neph)
+	if (w->neph) {
 		eph = w->eph[--w->neph];
-	else if (dust_quic_eph_generate(&eph) != 0)
+		dust_quic_eph_wipe(&w->eph[w->neph]);
+	} else if (dust_quic_eph_generate(&eph) != 0) {
 		return DUST_DROP_INTRO_AUTH;
+	}
 	d = dust_quic_intro_accept(&w->gw->srv, &w->rng, rx->dg, rx->len, w->now_ms, &rx->ep, &eph,
 	                           s, acc, info);
 	/* used or not, an ephemeral that met a datagram is never used again */
 	dust_quic_eph_wipe(&eph);
-	if (w->neph < DGW_EPH_POOL)
-		dust_quic_eph_wipe(&w->eph[w->neph]);
 	return d;
 }
 
@@ -132,11 +134,10 @@ void dgw_quic_answer(struct dgw_worker *w, struct rte_mbuf *m, struct dust_sessi
 	dgw_net_tx(w, m);
 }
 
-bool dgw_quic_short(struct dgw_worker *w, struct dgw_rx *rx, struct dust_session **s)
+bool dgw_quic_short(struct dgw_rx *rx, struct dust_session **s)
 {
 	size_t pre;
 
-	(void)w;
 	if (!*s || (*s)->profile != DUST_PROFILE_QUIC ||
 	    !dust_quic_short_match(*s, rx->dg, rx->len)) {
 		*s = NULL;
@@ -191,12 +192,11 @@ static void by_cid(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)
 		if (rte_hash_lookup_data(w->cid_map, &k, &v) >= 0)
 			s = v;
 	}
-	if (!s || s->state != DUST_SESSION_LIVE || !dgw_quic_short(w, rx, &s)) {
+	if (!s || s->state != DUST_SESSION_LIVE || !dgw_quic_short(rx, &s)) {
 		dgw_drop_m(w, m, DGW_DROP_QUIC_NO_SESSION);
 		return;
 	}
-	res.nseg = (uint8_t)dust_datagram_open(s, &w->gw->cfg.lim, w->now_s, rx->dg, rx->len, 0,
-	                                       res.seg, DUST_CHAIN_MAX, &res.drop);
+	dgw_open(w, s, rx, 0, &res);
 	if (!res.nseg) {
 		dgw_datagram_done(w, m, rx, s, &res, false); /* counts the drop, moves nothing */
 		return;
@@ -219,11 +219,7 @@ void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)
 
 		/* the client's Handshake packet (its "Finished"): Dust data inside */
 		if (pre) {
-			rx->dg += pre;
-			rx->len = (uint16_t)(rx->len - pre);
-			res.nseg = (uint8_t)dust_datagram_open(s, &w->gw->cfg.lim, w->now_s, rx->dg,
-			                                       rx->len, 0, res.seg, DUST_CHAIN_MAX,
-			                                       &res.drop);
+			dgw_open(w, s, rx, pre, &res);
 			dgw_datagram_done(w, m, rx, s, &res, false);
 			return;
 		}
@@ -234,12 +230,11 @@ void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)
 			dgw_drop_m(w, m, DGW_DROP_QUIC_LONG);
 		return;
 	}
-	if (!dgw_quic_short(w, rx, &s)) {
+	if (!dgw_quic_short(rx, &s)) {
 		by_cid(w, m, rx);
 		return;
 	}
 	/* the session came up earlier in this burst */
-	res.nseg = (uint8_t)dust_datagram_open(s, &w->gw->cfg.lim, w->now_s, rx->dg, rx->len, 0,
-	                                       res.seg, DUST_CHAIN_MAX, &res.drop);
+	dgw_open(w, s, rx, 0, &res);
 	dgw_datagram_done(w, m, rx, s, &res, false);
 }
