@@ -134,27 +134,17 @@ static void drain(void)
 		rte_pktmbuf_free_bulk(m, n);
 }
 
-/*
- * Until the worker has read every frame sent and finished the burst (a
- * first-use intro waits for its fsync): it marks itself busy right after
- * counting a burst in, so once the count is in, a moment later a stamp that
- * is not DGW_BUSY means done.
- */
+/* Until the worker has read every frame sent and finished with them. */
 static bool settled(void)
 {
-	struct dgw_worker *w = H.gw->w[0];
-
 	for (int i = 0; i < 20000; i++) {
 		drain();
 		if (rg_ctr(&H, 0, DGW_CTR_NET_RX) == T.sent && rte_ring_count(H.nrx[0]) == 0) {
-			rte_delay_us_sleep(2000);
-			/* busy, or first uses waiting for their fsync (pending.c) */
-			while (atomic_load(&w->last_net_rx_tsc) == DGW_BUSY ||
-			       __atomic_load_n(&w->npend, __ATOMIC_RELAXED))
-				rte_delay_us_sleep(500);
+			bool done = rg_worker_done(&H, 0);
+
 			rte_delay_us_sleep(5000);
 			drain();
-			return true;
+			return done;
 		}
 		rte_delay_us_sleep(500);
 	}

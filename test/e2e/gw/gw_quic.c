@@ -59,12 +59,15 @@ static int send_dg(const struct dust_endpoint *from, uint16_t port, const uint8_
 	return rg_put(&H, H.nrx[0], f, rg_frame(f, from->ip.a, gw_ip, from->port, port, dg, len));
 }
 
-/* Next frame the gateway put on ring r (toward clients, or delivered), or 0 after a while. */
+/*
+ * Next frame the gateway put on ring r (toward clients, or delivered), or 0
+ * after 10 s (a first use is answered once its binding is durable).
+ */
 static size_t recv_ring(struct rte_ring *r, uint8_t *f, size_t cap)
 {
 	struct rte_mbuf *m;
 
-	for (int i = 0; i < 2000; i++) {
+	for (int i = 0; i < 20000; i++) {
 		if (rte_ring_dequeue(r, (void **)&m) == 0) {
 			size_t n = RTE_MIN((size_t)rte_pktmbuf_data_len(m), cap);
 
@@ -77,20 +80,13 @@ static size_t recv_ring(struct rte_ring *r, uint8_t *f, size_t cap)
 	return 0;
 }
 
-static bool worker_idle(void)
-{
-	return atomic_load(&H.gw->w[0]->last_net_rx_tsc) != DGW_BUSY;
-}
-
-/* Until the worker has read every frame sent and handled its last burst. */
+/* Until the worker has read every frame sent and finished with them. */
 static bool settled(void)
 {
 	for (int i = 0; i < 4000; i++) {
 		if (rg_ctr(&H, 0, DGW_CTR_NET_RX) == T.sent && rte_ring_count(H.nrx[0]) == 0) {
 			rte_delay_us_sleep(20000);
-			for (int j = 0; j < 10000 && !worker_idle(); j++)
-				rte_delay_us_sleep(1000);
-			return worker_idle();
+			return rg_worker_done(&H, 0);
 		}
 		rte_delay_us_sleep(500);
 	}

@@ -125,6 +125,20 @@ unsigned rg_driver_lcore(unsigned nth)
 	return RTE_MAX_LCORE;
 }
 
+bool rg_worker_done(struct ringgw *h, unsigned w)
+{
+	struct dgw_worker *wk = h->gw->w[w];
+
+	rte_delay_us_sleep(2000);
+	for (int i = 0; i < 20000; i++) {
+		if (atomic_load(&wk->last_net_rx_tsc) != DGW_BUSY &&
+		    !__atomic_load_n(&wk->npend, __ATOMIC_RELAXED))
+			return true;
+		rte_delay_us_sleep(500);
+	}
+	return false;
+}
+
 uint64_t rg_ctr(struct ringgw *h, unsigned w, unsigned c)
 {
 	struct dgw_stats s;
