@@ -5,11 +5,11 @@
  * BSD loopback), and groups the payloads by directional 5-tuple.
  */
 #include <errno.h>
-#include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "capfile.h"
 #include "dpi.h"
 
 enum { ETH_IPV4 = 0x0800, ETH_IPV6 = 0x86dd, ETH_VLAN = 0x8100, ETH_QINQ = 0x88a8 };
@@ -261,40 +261,36 @@ static bool dlt_known(int dlt)
 
 int dpi_capture_read(struct dpi_capture *cap, const char *path, const struct dpi_filter *f)
 {
-	char err[PCAP_ERRBUF_SIZE];
-	struct pcap_pkthdr *h;
-	const u_char *data;
-	pcap_t *pc;
-	int dlt, rc;
+	struct capfile_in in;
+	struct capfile_rec r;
+	int rc;
 
-	pc = pcap_open_offline(path, err);
-	if (!pc) {
-		fprintf(stderr, "dust-dpi: %s: %s\n", path, err);
+	if (capfile_open(&in, path) < 0) {
+		fprintf(stderr, "dust-dpi: %s: %s\n", path, in.err);
 		return -1;
 	}
-	dlt = pcap_datalink(pc);
-	if (!dlt_known(dlt)) {
+	if (!dlt_known(in.dlt)) {
 		fprintf(stderr, "dust-dpi: %s: link type %s is not supported\n", path,
-			pcap_datalink_val_to_name(dlt) ? pcap_datalink_val_to_name(dlt) : "?");
-		pcap_close(pc);
+			pcap_datalink_val_to_name(in.dlt) ? pcap_datalink_val_to_name(in.dlt) : "?");
+		capfile_done(&in);
 		return -1;
 	}
-	while ((rc = pcap_next_ex(pc, &h, &data)) == 1) {
-		if (on_frame(cap, f, dlt, data, h->caplen) < 0) {
+	while ((rc = capfile_next(&in, &r)) == 1) {
+		if (on_frame(cap, f, in.dlt, r.f, (uint32_t)r.caplen) < 0) {
 			fprintf(stderr, "dust-dpi: out of memory\n");
-			pcap_close(pc);
+			capfile_done(&in);
 			return -1;
 		}
 	}
 	/* a capture cut off mid-record (tcpdump killed) still has its earlier frames */
-	if (rc == PCAP_ERROR && cap->frames == 0) {
-		fprintf(stderr, "dust-dpi: %s: %s\n", path, pcap_geterr(pc));
-		pcap_close(pc);
+	if (rc < 0 && cap->frames == 0) {
+		fprintf(stderr, "dust-dpi: %s: %s\n", path, in.err);
+		capfile_done(&in);
 		return -1;
 	}
-	if (rc == PCAP_ERROR)
-		fprintf(stderr, "dust-dpi: %s: warning: %s\n", path, pcap_geterr(pc));
-	pcap_close(pc);
+	if (rc < 0)
+		fprintf(stderr, "dust-dpi: %s: warning: %s\n", path, in.err);
+	capfile_done(&in);
 	return 0;
 }
 

@@ -258,7 +258,8 @@ int main(int argc, char **argv)
 		clients, (unsigned long long)wd.packets, (unsigned long long)wd.bytes);
 	rc = 0;
 out:
-	pcapw_close(wd.w);
+	if (pcapw_close(wd.w) < 0)
+		rc = 2;
 	cleanup(&wd);
 	return rc;
 }

@@ -194,8 +194,7 @@ int main(int argc, char **argv)
 		if (emit(&g, f, modes[m].fill(&g, f, i)) < 0)
 			return 2;
 	}
-	pcapw_close(g.w);
 	free(g.hist);
 	free(g.hist_len);
-	return 0;
+	return pcapw_close(g.w) < 0 ? 2 : 0;
 }

@@ -15,6 +15,7 @@ struct pcapw *pcapw_open(const char *path);
 /* Append one datagram src:sport -> dst:dport (IPv4, host-order ports). 0 or -1. */
 int pcapw_udp4(struct pcapw *w, uint32_t src, uint16_t sport, uint32_t dst, uint16_t dport,
 	       const uint8_t *payload, size_t len);
-void pcapw_close(struct pcapw *w);
+/* 0, or -1 (said on stderr) if the capture did not reach its file. */
+int pcapw_close(struct pcapw *w);
 
 #endif /* DPI_PCAPW_H */

@@ -3,7 +3,6 @@
  * dust-pcap decode: open the gateway's replies with the saved client sessions.
  */
 #include <inttypes.h>
-#include <netinet/in.h>
 
 #include "dust-pcap.h"
 
@@ -29,27 +28,13 @@ static long client_of(struct dec *d, int family, const uint8_t *ip, uint16_t por
 /* UDP payload of an IPv4 or IPv6 frame and its destination client; -1 if none. */
 static long dec_udp(struct dec *d, const uint8_t *f, size_t len, const uint8_t **pl, size_t *plen)
 {
-	size_t l3 = 14, ihl;
-	const uint8_t *u;
+	struct frame_udp u;
 	long w;
 
-	if (len >= 62 && f[12] == 0x86 && f[13] == 0xdd && f[20] == IPPROTO_UDP) {
-		u = f + l3 + 40;
-		w = client_of(d, 6, f + l3 + 24, (uint16_t)(u[2] << 8 | u[3]));
-	} else if (len >= 42 && f[12] == 0x08 && f[13] == 0x00 && f[23] == IPPROTO_UDP) {
-		ihl = (size_t)(f[14] & 0xf) * 4;
-		u = f + l3 + ihl;
-		if (l3 + ihl + 8 > len)
-			return -1;
-		w = client_of(d, 4, f + l3 + 16, (uint16_t)(u[2] << 8 | u[3]));
-	} else {
+	if (frame_udp_parse(f, len, &u) < 0 || (w = client_of(d, u.family, u.dip, u.dport)) < 0)
 		return -1;
-	}
-	*plen = (size_t)(u[4] << 8 | u[5]);
-	if (w < 0 || *plen < 8 || (size_t)(u - f) + *plen > len)
-		return -1;
-	*pl = u + 8;
-	*plen -= 8;
+	*pl = u.pl;
+	*plen = u.plen;
 	return w;
 }
 

@@ -6,7 +6,6 @@
 #ifndef DUST_PCAP_H
 #define DUST_PCAP_H
 
-#include <pcap/pcap.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 
 #include <sodium.h>
 
+#include "capfile.h"
 #include "dust.h"
 #include "frame.h"
 
@@ -28,8 +28,7 @@ extern struct dust_pad pad;
 int die(const char *fmt, const char *arg);
 
 struct outs {
-	pcap_t *dead;
-	pcap_dumper_t *d[MAX_OUT];
+	struct capfile_out f[MAX_OUT];
 	unsigned n;
 	uint64_t frames;
 };

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * dust-pcap: writing frames to one or more pcap files and reading them back.
+ * dust-pcap: its output files and its reads over tools/common's capfile,
+ * where an error ends the run.
  */
 #include <sys/time.h>
 
@@ -8,41 +9,37 @@
 
 void outs_open(struct outs *o, char **paths, unsigned n)
 {
-	o->dead = pcap_open_dead(DLT_EN10MB, 65535);
 	o->n = n;
-	for (unsigned i = 0; i < n; i++) {
-		o->d[i] = pcap_dump_open(o->dead, paths[i]);
-		if (!o->d[i])
-			die("%s", pcap_geterr(o->dead));
-	}
+	for (unsigned i = 0; i < n; i++)
+		if (capfile_create(&o->f[i], paths[i], 65535, false) < 0)
+			die("%s", o->f[i].err);
 }
 
 void outs_close(struct outs *o)
 {
 	for (unsigned i = 0; i < o->n; i++)
-		pcap_dump_close(o->d[i]);
-	pcap_close(o->dead);
+		if (capfile_close(&o->f[i]) < 0)
+			die("%s", o->f[i].err);
 }
 
 void emit(struct outs *o, unsigned q, const uint8_t *f, size_t len)
 {
-	struct pcap_pkthdr h;
+	struct timeval tv;
 
-	gettimeofday(&h.ts, NULL);
-	h.caplen = h.len = (bpf_u_int32)len;
-	pcap_dump((u_char *)o->d[q % o->n], &h, f);
+	gettimeofday(&tv, NULL);
+	capfile_put(&o->f[q % o->n],
+	            (uint64_t)tv.tv_sec * 1000000000u + (uint64_t)tv.tv_usec * 1000, f, len);
 	o->frames++;
 }
+
 void read_pcap(const char *path, unsigned file, frame_fn fn, void *arg)
 {
-	char err[PCAP_ERRBUF_SIZE];
-	pcap_t *p = pcap_open_offline(path, err);
-	struct pcap_pkthdr *h;
-	const u_char *data;
+	struct capfile_in in;
+	struct capfile_rec r;
 
-	if (!p)
-		die("%s", err);
-	while (pcap_next_ex(p, &h, &data) == 1)
-		fn(data, h->caplen, file, arg);
-	pcap_close(p);
+	if (capfile_open(&in, path) < 0)
+		die("%s", in.err);
+	while (capfile_next(&in, &r) == 1)
+		fn(r.f, r.caplen, file, arg);
+	capfile_done(&in);
 }
