@@ -11,6 +11,7 @@
 #include <rte_ip.h>
 
 #include "dgw_pvt.h"
+#include "loopprof.h"
 
 static void free_m(struct rte_mbuf *m)
 {
@@ -100,7 +101,9 @@ static void deliver(struct dgw_worker *w, const struct dust_session *s, struct r
 	if (hdr)
 		frame_eth(gw, start, ip[0] >> 4);
 	w->st.ctr[DGW_CTR_DELIVERED]++;
+	DUST_PROF_LAP(FRAME);
 	dgw_dlv_tx(w, m);
+	DUST_PROF_LAP(TX);
 }
 
 static void send_keepalive(struct dgw_worker *w, struct dust_session *s, uint64_t mac)
@@ -365,6 +368,7 @@ void dgw_decode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 	struct dust_rx_result res[DGW_BURST];
 	uint16_t k = parse_burst(w, pkts, n, rx, m);
 
+	DUST_PROF_LAP(PARSE);
 	if (!k)
 		return;
 	for (uint16_t i = 0; i < k; i++) {
@@ -373,6 +377,7 @@ void dgw_decode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 		len[i] = rx[i].len;
 	}
 	dust_session_table_lookup_bulk(w->tab, eps, k, s);
+	DUST_PROF_LAP(LOOKUP);
 	for (uint16_t i = 0; i < k; i++)
 		if (rx[i].profile == DUST_PROFILE_QUIC) {
 			/* strip the short header of a matching session, or leave it to the miss */
@@ -380,6 +385,7 @@ void dgw_decode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 			dg[i] = rx[i].dg;
 			len[i] = rx[i].len;
 		}
+	DUST_PROF_LAP(PARSE);
 	dust_datagram_open_burst(s, dg, len, k, &w->gw->cfg.lim, w->now_s, res);
 	for (uint16_t i = 0; i < k; i++) {
 		bool retry = maybe_intro(&res[i]);

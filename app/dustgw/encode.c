@@ -8,6 +8,7 @@
 #include <rte_ip.h>
 
 #include "dgw_pvt.h"
+#include "loopprof.h"
 
 struct enc {
 	struct rte_mbuf *m;
@@ -121,13 +122,16 @@ static void seal_done(struct dgw_worker *w, struct rte_mbuf *m, const struct dus
 	m->data_off = (uint16_t)(first - (uint8_t *)m->buf_addr);
 	m->ol_flags = 0;
 	m->packet_type = 0;
+	DUST_PROF_LAP(FRAME);
 	if (dgw_net_outer(w, m, &s->peer, mac, (uint16_t)(pre + (size_t)t->result), s->profile) !=
 	    0) {
 		rte_pktmbuf_free(m);
 		return;
 	}
 	w->st.ctr[DGW_CTR_ENCODED]++;
+	DUST_PROF_LAP(FRAME);
 	dgw_net_tx(w, m);
+	DUST_PROF_LAP(TX);
 }
 
 void dgw_encode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
@@ -150,6 +154,7 @@ void dgw_encode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 			k++;
 		}
 	}
+	DUST_PROF_LAP(PARSE);
 	if (!k)
 		return;
 	rte_hash_lookup_bulk_data(gw->tunnel_map, keys, k, &hits, data);
@@ -173,6 +178,7 @@ void dgw_encode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 		txm[nt] = e[i].m;
 		mac[nt++] = atomic_load_explicit(&p->mac, memory_order_relaxed);
 	}
+	DUST_PROF_LAP(LOOKUP);
 	/* One call into the AEAD backend for the whole burst. */
 	dust_data_seal_burst(tx, nt, &w->rng, &gw->cfg.pad, w->now_s);
 	for (uint16_t i = 0; i < nt; i++)

@@ -13,6 +13,7 @@
 #include <rte_udp.h>
 
 #include "dgw_pvt.h"
+#include "loopprof.h"
 
 static int drop(struct dgw_worker *w, struct rte_mbuf *m, unsigned reason)
 {
@@ -202,7 +203,9 @@ static void outer4(struct dgw *gw, struct rte_ipv4_hdr *ip, const struct dust_en
 	udp->dst_port = rte_cpu_to_be_16(to->port);
 	udp->dgram_len = rte_cpu_to_be_16(l4len);
 	udp->dgram_cksum = 0;
+	DUST_PROF_LAP(FRAME);
 	udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
+	DUST_PROF_LAP(CSUM);
 }
 
 static void outer6(struct dgw *gw, struct rte_ipv6_hdr *ip, const struct dust_endpoint *to,
@@ -220,7 +223,9 @@ static void outer6(struct dgw *gw, struct rte_ipv6_hdr *ip, const struct dust_en
 	udp->dst_port = rte_cpu_to_be_16(to->port);
 	udp->dgram_len = rte_cpu_to_be_16(l4len);
 	udp->dgram_cksum = 0;
+	DUST_PROF_LAP(FRAME);
 	udp->dgram_cksum = rte_ipv6_udptcp_cksum(ip, udp);
+	DUST_PROF_LAP(CSUM);
 }
 
 /*

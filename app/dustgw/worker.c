@@ -12,6 +12,7 @@
 #include <rte_lcore.h>
 
 #include "dgw_pvt.h"
+#include "loopprof.h"
 
 static void clock_update(struct dgw_worker *w)
 {
@@ -28,8 +29,10 @@ static void housekeeping(struct dgw_worker *w, uint64_t now_tsc, uint64_t *next_
 {
 	struct dgw *gw = w->gw;
 
+	DUST_PROF_LAP(OTHER);
 	rte_eth_tx_buffer_flush(gw->net_port, w->wid, w->net_txb);
 	rte_eth_tx_buffer_flush(gw->dlv_port, w->wid, w->dlv_txb);
+	DUST_PROF_LAP(TX);
 	clock_update(w);
 	dgw_worker_inbox(w);
 	dgw_quic_eph_refill(w);
@@ -47,7 +50,9 @@ static uint16_t poll_once(struct dgw_worker *w, uint64_t now_tsc)
 	struct rte_mbuf *pkts[DGW_BURST];
 	uint16_t n, got;
 
+	DUST_PROF_LAP(OTHER);
 	n = got = rte_eth_rx_burst(gw->net_port, w->wid, pkts, DGW_BURST);
+	DUST_PROF_LAP(RX);
 	if (n) {
 		if (unlikely(!w->first_rx_tsc))
 			w->first_rx_tsc = now_tsc;
@@ -65,7 +70,9 @@ static uint16_t poll_once(struct dgw_worker *w, uint64_t now_tsc)
 	}
 	if (!atomic_load_explicit(&gw->dlv_open, memory_order_relaxed))
 		return got;
+	DUST_PROF_LAP(OTHER);
 	n = rte_eth_rx_burst(gw->dlv_port, w->wid, pkts, DGW_BURST);
+	DUST_PROF_LAP(RX);
 	got += n;
 	if (n) {
 		w->st.ctr[DGW_CTR_DLV_RX] += n;

@@ -32,6 +32,7 @@
 #include <sodium.h>
 
 #include "dustgw.h"
+#include "loopprof.h"
 
 enum {
 	IMIX = 0,
@@ -83,6 +84,10 @@ struct bench {
 	double pps_wall[DGW_MAX_WORKERS];  /* per wall-clock second */
 	double cpu_share[DGW_MAX_WORKERS]; /* on-CPU time / wall time in the window */
 	uint64_t done[DGW_MAX_WORKERS];
+	double window[DGW_MAX_WORKERS]; /* packets between the 10% and 90% marks */
+	/* loop profile (a -Dloop_profile build, 1 worker): stage cycles at the 10% and 90% marks */
+	struct dust_prof prof10, prof90;
+	double lap_cycles;
 	int err;
 };
 
@@ -624,10 +629,14 @@ static void watch(struct bench *b, const uint64_t *base)
 			uint64_t c = progress(b, w) - base[w];
 			b->done[w] = c;
 			sum += c;
-			if (!mk[w].t10 && c >= lo)
+			if (!mk[w].t10 && c >= lo) {
 				mk[w].t10 = t, mk[w].c10 = c, mk[w].cpu10 = thread_cpu_s(tid[w]);
-			if (!mk[w].t90 && c >= hi)
+				dust_prof_sum(&b->prof10);
+			}
+			if (!mk[w].t90 && c >= hi) {
 				mk[w].t90 = t, mk[w].c90 = c, mk[w].cpu90 = thread_cpu_s(tid[w]);
+				dust_prof_sum(&b->prof90);
+			}
 			all = all && c >= b->nframes;
 		}
 		if (sum != last_sum)
@@ -653,6 +662,7 @@ static void watch(struct bench *b, const uint64_t *base)
 		b->cpu_share[w] = cpu / wall;
 		/* Without schedstat, fall back to wall time. */
 		b->pps[w] = cpu > 0 ? n / cpu : n / wall;
+		b->window[w] = n;
 	}
 }
 
@@ -721,6 +731,35 @@ static void rings_free(struct bench *b)
 	}
 }
 
+/*
+ * A -Dloop_profile build: ns per packet by stage over the measured window
+ * (TSC cycles between the marks / packets), laps per packet, and what one
+ * lap costs back to back, so a reader can take the stamps' own cost out.
+ */
+static void prof_report(const struct bench *b)
+{
+	double hz = (double)rte_get_tsc_hz(), n = b->window[0], sum = 0;
+
+	/*
+	 * The stages are TSC (wall) time; bench/loop_profile scales them to the
+	 * worker's CPU time (ns_per_pkt) to take out time it was descheduled.
+	 */
+	if (b->lap_cycles <= 0 || b->o.workers != 1 || n <= 0)
+		return;
+	printf(", \"prof_ns\": {");
+	for (unsigned st = 0; st < DUST_PROF_MAX; st++) {
+		double ns = (double)(b->prof90.cyc[st] - b->prof10.cyc[st]) * 1e9 / hz / n;
+		sum += ns;
+		printf("%s\"%s\": %.1f", st ? ", " : "", dust_prof_name(st), ns);
+	}
+	printf("}, \"prof_laps\": {");
+	for (unsigned st = 0; st < DUST_PROF_MAX; st++)
+		printf("%s\"%s\": %.2f", st ? ", " : "", dust_prof_name(st),
+		       (double)(b->prof90.laps[st] - b->prof10.laps[st]) / n);
+	printf("}, \"prof_sum_ns\": %.1f, \"lap_ns\": %.2f, \"tsc_hz\": %.0f", sum,
+	       b->lap_cycles * 1e9 / hz, hz);
+}
+
 static void report(struct bench *b, int rc)
 {
 	struct dgw_stats st;
@@ -771,7 +810,9 @@ static void report(struct bench *b, int rc)
 		printf("%s\"%s\": %" PRIu64, first ? "" : ", ", dgw_ctr_name(c), st.ctr[c]);
 		first = false;
 	}
-	printf("}, \"error\": \"%s\"}\n", rc ? strerror(-rc) : "");
+	printf("}");
+	prof_report(b);
+	printf(", \"error\": \"%s\"}\n", rc ? strerror(-rc) : "");
 	fflush(stdout);
 }
 
@@ -956,6 +997,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dgw_pipe: %s\n", dust_last_error());
 		return 1;
 	}
+	b.lap_cycles = dust_prof_lap_cycles();
 	rc = setup(&b, &cfg);
 	if (rc) {
 		fprintf(stderr, "dgw_pipe: setup failed: %s\n", strerror(-rc));

@@ -12,6 +12,7 @@
 
 #include "aead.h"
 #include "dust_pvt.h"
+#include "loopprof.h"
 
 enum {
 	RX_JOBS = 128,        /* packets opened per backend call */
@@ -228,7 +229,9 @@ static unsigned seal_chunk(struct dust_tx_pkt *p, unsigned n, struct dust_rng *r
 		if (p[i].result == 0)
 			slot[k++] = (uint8_t)i;
 	}
+	DUST_PROF_LAP(CODEC);
 	aead_seal_burst(op, k);
+	DUST_PROF_LAP(CRYPTO);
 	for (unsigned j = 0; j < k; j++) {
 		struct dust_tx_pkt *t = &p[slot[j]];
 
@@ -241,7 +244,9 @@ static unsigned seal_chunk(struct dust_tx_pkt *p, unsigned n, struct dust_rng *r
 		t->result = (int)(DUST_DATA_OVERHEAD + op[j].len);
 		ok++;
 	}
+	DUST_PROF_LAP(HP);
 	sodium_memzero(key, k * sizeof(key[0]));
+	DUST_PROF_LAP(CODEC);
 	return ok;
 }
 
@@ -328,14 +333,17 @@ static enum dust_drop job_add(struct rx_ctx *c, struct dust_session *s, uint8_t 
 
 	if (len < DUST_DATA_MIN_BYTES)
 		return DUST_DROP_TRUNCATED;
+	DUST_PROF_LAP(CODEC);
 	memcpy(m->hdr, pkt, DUST_HDR_BYTES);
 	hdr_mask(m->hdr, ct, s->rx_hp);
+	DUST_PROF_LAP(HP);
 	m->counter = le64_get(m->hdr);
 	ctlen = le16_get(m->hdr + 8);
 	if (DUST_DATA_OVERHEAD + ctlen > len)
 		return DUST_DROP_TRUNCATED;
 	if (!dust_replay_check(&s->replay, m->counter))
 		return DUST_DROP_REPLAY;
+	DUST_PROF_LAP(REPLAY);
 	if (s->rx_forged >= forgery_limit(s->suite) ||
 	    !(op->key = rx_key_for(s, m->counter >> DUST_KEY_EPOCH_LOG, m->key)))
 		return DUST_DROP_AUTH;
@@ -348,6 +356,7 @@ static enum dust_drop job_add(struct rx_ctx *c, struct dust_session *s, uint8_t 
 	op->suite = s->suite;
 	c->used += (ctlen + 63) & ~(size_t)63;
 	c->njob++;
+	DUST_PROF_LAP(CODEC);
 	return DUST_OK;
 }
 
@@ -400,10 +409,12 @@ static enum dust_drop job_commit(struct rx_ctx *c, struct dust_session *s, unsig
 		d = DUST_DROP_MALFORMED;
 	if (d == DUST_OK && !dust_replay_update(&s->replay, m->counter))
 		d = DUST_DROP_REPLAY;
+	DUST_PROF_LAP(REPLAY);
 	if (d != DUST_OK)
 		return d;
 	rx_epoch_advance(s, m->counter >> DUST_KEY_EPOCH_LOG, op->key);
 	memcpy(dg + m->off + DUST_DATA_PREFIX, op->dst, datalen);
+	DUST_PROF_LAP(COPY);
 	s->last_rx_s = c->now_s;
 	seg->off = (uint16_t)(m->off + DUST_DATA_PREFIX);
 	seg->len = (uint16_t)datalen;
@@ -432,16 +443,20 @@ static void dg_judge(struct rx_ctx *c, struct rx_dg *d)
 	for (; k < d->count; k++)
 		if (c->op[d->first + k].ok)
 			sodium_memzero(c->op[d->first + k].dst, c->op[d->first + k].len);
+	DUST_PROF_LAP(CODEC);
 }
 
 static void rx_flush(struct rx_ctx *c)
 {
+	DUST_PROF_LAP(CODEC);
 	aead_open_burst(c->op, c->njob);
+	DUST_PROF_LAP(CRYPTO);
 	for (unsigned i = 0; i < c->ndg; i++)
 		dg_judge(c, &c->dg[i]);
 	for (unsigned j = 0; j < c->njob; j++)
 		if (c->op[j].key == c->meta[j].key)
 			sodium_memzero(c->meta[j].key, DUST_KEY_BYTES);
+	DUST_PROF_LAP(CODEC);
 	c->njob = 0;
 	c->ndg = 0;
 	c->used = 0;
