@@ -22,15 +22,14 @@
 #include <rte_errno.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
-#include <rte_ip.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
-#include <rte_udp.h>
 
 #include <sodium.h>
 
+#include "frame.h"
 #include "dustgw.h"
 #include "loopprof.h"
 
@@ -234,64 +233,32 @@ static void csum_flags(const struct bench *b, struct rte_mbuf *m)
 		m->ol_flags |= RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
 }
 
-static void ip4_fill(struct rte_ipv4_hdr *ip, const uint8_t src[4], const uint8_t dst[4],
-                     uint16_t tot)
-{
-	memset(ip, 0, sizeof(*ip));
-	ip->version_ihl = 0x45;
-	ip->total_length = rte_cpu_to_be_16(tot);
-	ip->time_to_live = 64;
-	ip->next_proto_id = IPPROTO_UDP;
-	memcpy(&ip->src_addr, src, 4);
-	memcpy(&ip->dst_addr, dst, 4);
-	ip->hdr_checksum = rte_ipv4_cksum(ip);
-}
-
-/* An inner IPv4/UDP packet of exactly len bytes from src to dst. */
+/* An inner IPv4/UDP packet of exactly len bytes from src to dst (no DF, UDP checksum 0). */
 static void inner_fill(uint8_t *p, unsigned len, const uint8_t src[4], const uint8_t dst[4])
 {
-	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)p;
-	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
-
-	ip4_fill(ip, src, dst, (uint16_t)len);
-	udp->src_port = rte_cpu_to_be_16(5000);
-	udp->dst_port = rte_cpu_to_be_16(5001);
-	udp->dgram_len = rte_cpu_to_be_16((uint16_t)(len - sizeof(*ip)));
-	udp->dgram_cksum = 0;
-	for (unsigned i = sizeof(*ip) + sizeof(*udp); i < len; i++)
+	for (unsigned i = 28; i < len; i++)
 		p[i] = (uint8_t)i;
+	ip_udp4_opt(p, src, dst, 5000, 5001, p + 28, len - 28, 0, FRAME_NO_UDP_CSUM);
 }
 
-/* Eth + IPv4 + UDP toward the gateway from a client; returns the payload pointer. */
-static uint8_t *outer_fill(struct bench *b, struct rte_mbuf *m, const struct client *cl,
-                           unsigned dust_len)
+/* Eth toward the gateway from a client, room for IPv4 + UDP; returns the payload pointer. */
+static uint8_t *outer_fill(struct bench *b, struct rte_mbuf *m, unsigned dust_len)
+{
+	uint8_t *p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(42 + dust_len));
+
+	if (!p)
+		return NULL;
+	eth(p, b->net_mac.addr_bytes, (const uint8_t[6]){2, 2, 2, 2, 2, 2}, 0x0800);
+	return p + 42;
+}
+
+/* After the Dust bytes are in: IPv4 + UDP with the checksum a client's kernel would send. */
+static void outer_ip(struct rte_mbuf *m, const struct client *cl, unsigned dust_len)
 {
 	static const uint8_t gw_ip[4] = {192, 0, 2, 1};
-	unsigned l =
-	    sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr);
-	uint8_t *p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(l + dust_len));
-	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)p;
-	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
-	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+	uint8_t *ip = rte_pktmbuf_mtod_offset(m, uint8_t *, 14);
 
-	eth->dst_addr = b->net_mac;
-	memset(&eth->src_addr, 0x02, sizeof(eth->src_addr));
-	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-	ip4_fill(ip, cl->ep.ip.a, gw_ip, (uint16_t)(l - sizeof(*eth) + dust_len));
-	udp->src_port = rte_cpu_to_be_16(cl->ep.port);
-	udp->dst_port = rte_cpu_to_be_16(UDP_PORT);
-	udp->dgram_len = rte_cpu_to_be_16((uint16_t)(sizeof(*udp) + dust_len));
-	udp->dgram_cksum = 0;
-	return (uint8_t *)(udp + 1);
-}
-
-/* After the Dust bytes are in: the real UDP checksum a client's kernel would send. */
-static void outer_csum(struct rte_mbuf *m)
-{
-	struct rte_ipv4_hdr *ip =
-	    rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, sizeof(struct rte_ether_hdr));
-	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
-	udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
+	ip_udp4_opt(ip, cl->ep.ip.a, gw_ip, cl->ep.port, UDP_PORT, ip + 28, dust_len, 0, 0);
 }
 
 static struct dust_pad pad_none(void)
@@ -322,8 +289,8 @@ static struct rte_mbuf *intro_frame(struct bench *b, struct client *cl, struct d
 		rte_pktmbuf_free(m);
 		return NULL;
 	}
-	memcpy(outer_fill(b, m, cl, (unsigned)n), buf, (size_t)n);
-	outer_csum(m);
+	memcpy(outer_fill(b, m, (unsigned)n), buf, (size_t)n);
+	outer_ip(m, cl, (unsigned)n);
 	csum_flags(b, m);
 	return m;
 }
@@ -339,14 +306,14 @@ static struct rte_mbuf *data_frame(struct bench *b, struct client *cl, struct du
 
 	if (!m)
 		return NULL;
-	d = outer_fill(b, m, cl, dust_len);
+	d = outer_fill(b, m, dust_len);
 	if (!d)
 		goto err;
 	inner_fill(d + DUST_DATA_PREFIX, len, cl->inv.tunnel.a, dst);
 	if (dust_data_seal(&cl->s, rng, &pad, (uint32_t)time(NULL), d, len, dust_len) !=
 	    (int)dust_len)
 		goto err;
-	outer_csum(m);
+	outer_ip(m, cl, dust_len);
 	csum_flags(b, m);
 	return m;
 err:

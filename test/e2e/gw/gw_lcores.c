@@ -18,6 +18,7 @@
 #include <rte_eal.h>
 #include <rte_lcore.h>
 
+#include "frame.h"
 #include "ringgw.h"
 
 enum { K = 16, STREAM = 4000 };
@@ -95,28 +96,29 @@ static struct cl *client_at(const uint8_t *ip, uint16_t port, bool *new_addr)
 /* A reply must open with the session of the address it went to. */
 static void reply(struct rte_mbuf *m)
 {
-	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *), buf[2048];
+	uint8_t buf[2048];
 	struct dust_seg segs[DUST_CHAIN_MAX];
 	struct dust_limits lim;
+	struct frame_udp u;
 	enum dust_drop d;
 	bool new_addr;
 	struct cl *c;
 	unsigned n;
-	size_t len = m->data_len;
 
-	if (len < 42 || f[23] != 17 || len - 42 > sizeof(buf)) {
+	if (frame_udp_parse(rte_pktmbuf_mtod(m, uint8_t *), m->data_len, &u) < 0 || u.family != 4 ||
+	    u.plen > sizeof(buf)) {
 		T.bad_reply++;
 		return;
 	}
-	c = client_at(f + 30, (uint16_t)(f[36] << 8 | f[37]), &new_addr);
+	c = client_at(u.dip, u.dport, &new_addr);
 	if (!c) {
 		T.bad_reply++;
 		return;
 	}
-	memcpy(buf, f + 42, len - 42);
+	memcpy(buf, u.pl, u.plen);
 	dust_limits_default(&lim);
 	n = dust_datagram_open(new_addr ? &c->cur : &c->old, &lim, (uint32_t)time(NULL), buf,
-	                       len - 42, 0, segs, DUST_CHAIN_MAX, &d);
+	                       u.plen, 0, segs, DUST_CHAIN_MAX, &d);
 	if (d != DUST_OK || !n) {
 		T.bad_reply++;
 		return;

@@ -17,6 +17,7 @@
 #include <rte_eal.h>
 #include <rte_lcore.h>
 
+#include "frame.h"
 #include "ringgw.h"
 
 enum { NQ = 3, QUIC_PORT = 443, RANDOM_PORT = 4433 };
@@ -102,19 +103,12 @@ static uint16_t be16(const uint8_t *p)
 static size_t inner(const struct cl *c, bool from_client, uint8_t mark, uint8_t *p)
 {
 	static const uint8_t far[4] = {10, 9, 255, 1};
-	size_t n = 20 + 8 + 32;
+	uint8_t pl[32];
 
-	memset(p, 0, n);
-	p[0] = 0x45;
-	p[2] = (uint8_t)(n >> 8);
-	p[3] = (uint8_t)n;
-	p[8] = 64;
-	p[9] = 17;
-	memcpy(p + (from_client ? 12 : 16), c->inv.tunnel.a, 4);
-	memcpy(p + (from_client ? 16 : 12), far, 4);
-	p[21] = 9, p[23] = 9, p[25] = 40;
-	memset(p + 28, mark, 32);
-	return n;
+	memset(pl, mark, sizeof(pl));
+	return ip_udp4_opt(p, from_client ? c->inv.tunnel.a : far,
+	                   from_client ? far : c->inv.tunnel.a, 9, 9, pl, sizeof(pl), 0,
+	                   FRAME_NO_UDP_CSUM);
 }
 
 /*
@@ -194,8 +188,7 @@ static int reverse(struct cl *c, uint16_t want_port, uint8_t mark)
 	struct dust_seg seg;
 	size_t used = 0;
 
-	memset(f, 0x02, 12);
-	f[12] = 0x08, f[13] = 0;
+	eth(f, (const uint8_t[6]){2, 2, 2, 2, 2, 2}, (const uint8_t[6]){2, 2, 2, 2, 2, 2}, 0x0800);
 	memcpy(f + 14, ip, il);
 	CHECK(rg_put(&H, H.drx[0], f, 14 + il) == 0, "put");
 	n = recv_ring(H.ntx[0], f, sizeof(f));
