@@ -72,6 +72,8 @@ enum dust_drop {
 	DUST_DROP_INTRO_DUP,       /**< the very intro already accepted: no-op */
 	DUST_DROP_INTRO_PERSIST,   /**< first binding could not be written to disk */
 	DUST_DROP_INTRO_REVOKED,   /**< invitation revoked (dust-invite revoke) */
+	/** etcd store: no quorum (or no member) to commit a first binding */
+	DUST_DROP_STORE_UNAVAILABLE,
 	DUST_DROP_MAX
 };
 
@@ -447,6 +449,30 @@ void dust_store_persist_done(struct dust_store *st, struct dust_store_entry *e, 
 void dust_store_persist_fresh(struct dust_store *st, struct dust_store_entry *e);
 /** How many reloads changed something since open (telemetry). */
 uint64_t dust_store_generation(const struct dust_store *st);
+
+/*
+ * The store on etcd (path "etcd://HOST:PORT[,HOST:PORT...]/PREFIX", SPEC
+ * §7.5): always deferred. A pending binding is committed by the store's own
+ * thread (dust_store_persist_submit) and its outcome comes back through
+ * dust_store_persist_poll, already applied to the entry: DUST_OK (committed
+ * by a quorum), DUST_DROP_INTRO_WRONG_KEY (another key won cluster-wide),
+ * DUST_DROP_INTRO_REVOKED, DUST_DROP_STORE_UNAVAILABLE (nothing committed:
+ * the invitation is unused again here). dust_store_reload applies what the
+ * store's watch brought in. Neither waits on the network.
+ */
+struct dust_store_outcome {
+	uint32_t idx, cookie;
+	enum dust_drop drop;
+};
+/** True for an etcd store: bindings through submit/poll, not write/sync. */
+bool dust_store_is_remote(const struct dust_store *st);
+/** Queue e's pending binding; cookie comes back with its outcome. -ENOBUFS: queue full. */
+DUST_MUST_CHECK int dust_store_persist_submit(struct dust_store *st, struct dust_store_entry *e,
+                                              uint32_t cookie);
+unsigned dust_store_persist_poll(struct dust_store *st, struct dust_store_outcome *out,
+                                 unsigned max);
+/** The etcd revision the store has followed to; -1 for the file store. */
+int64_t dust_store_revision(const struct dust_store *st);
 
 /* ---- Intro (intro.c) -------------------------------------------------------- */
 

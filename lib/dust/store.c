@@ -23,6 +23,7 @@
 
 #include "dust_pvt.h"
 #include "fileio.h"
+#include "store_etcd.h"
 
 #define STORE_MAGIC  "# dust invitation store v2"
 #define LINE_MAX_LEN 512
@@ -76,6 +77,9 @@ struct dust_store {
 	pthread_mutex_t lock;   /* serialises commits and journal writes */
 	bool readonly;          /* DUST_STORE_READONLY: memory only */
 	bool deferred;          /* commits touch memory only; dust_store_persist writes */
+	/* etcd:// store (SPEC §7.5): no files; etcd_saved entries are in etcd */
+	struct etcd_store *etcd;
+	size_t etcd_saved;
 };
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -192,6 +196,30 @@ static int entry_add(struct dust_store *st, const struct dust_invite *inv)
 /* ---- invitations file ---------------------------------------------------- */
 
 /*
+ * One invitation record's hex (the file's "I " lines, etcd's i/ keys): 1 if
+ * added, 0 if merge found its id known already, -EINVAL if corrupt.
+ */
+static int invite_hex(struct dust_store *st, const char *hex, bool merge)
+{
+	uint8_t pt[DUST_INVITE_PT_MAX];
+	struct dust_invite inv;
+	/* 128 bytes (random profile) or 192 (quic: the cover block follows) */
+	size_t ptlen = strlen(hex) / 2;
+	int rc = 0;
+
+	if ((ptlen != DUST_INVITE_PT_BYTES && ptlen != DUST_INVITE_PT_MAX) ||
+	    hex_field(pt, ptlen, hex) != 0 || dust_invite_unpack_full(&inv, pt, ptlen) != 0) {
+		sodium_memzero(pt, sizeof(pt));
+		return -EINVAL;
+	}
+	if ((!merge || !find_id(st, inv.id)) && (rc = entry_add(st, &inv)) == 0)
+		rc = 1;
+	sodium_memzero(pt, sizeof(pt));
+	dust_invite_wipe(&inv);
+	return rc;
+}
+
+/*
  * Read the invitations file. With merge, ids already known are skipped (a
  * running gateway picking up what dust-invite added); returns how many
  * entries were added, or -errno.
@@ -203,10 +231,7 @@ static int load_invites(struct dust_store *st, FILE *f, bool merge)
 	int added = 0;
 
 	while (fgets(line, sizeof(line), f)) {
-		uint8_t pt[DUST_INVITE_PT_MAX];
-		struct dust_invite inv;
-		size_t ptlen;
-		int rc = 0;
+		int rc;
 
 		lineno++;
 		line[strcspn(line, "\r\n")] = '\0';
@@ -214,33 +239,22 @@ static int load_invites(struct dust_store *st, FILE *f, bool merge)
 			return dust_fail(EINVAL, "%s: not a Dust invitation store", st->path);
 		if (line[0] == '#' || line[0] == '\0')
 			continue;
-		/* 128 bytes (random profile) or 192 (quic: the cover block follows) */
-		ptlen = strlen(line) > 2 ? (strlen(line) - 2) / 2 : 0;
-		if (strncmp(line, "I ", 2) != 0 ||
-		    (ptlen != DUST_INVITE_PT_BYTES && ptlen != DUST_INVITE_PT_MAX) ||
-		    hex_field(pt, ptlen, line + 2) != 0 ||
-		    dust_invite_unpack_full(&inv, pt, ptlen) != 0) {
-			sodium_memzero(pt, sizeof(pt));
-			sodium_memzero(line, sizeof(line)); /* the record's hex holds a secret */
+		rc = strncmp(line, "I ", 2) == 0 ? invite_hex(st, line + 2, merge) : -EINVAL;
+		sodium_memzero(line, sizeof(line)); /* the record's hex holds a secret */
+		if (rc == -EINVAL)
 			return dust_fail(EINVAL, "%s:%u: corrupt invitation record", st->path,
 			                 lineno);
-		}
-		if (!merge || !find_id(st, inv.id)) {
-			rc = entry_add(st, &inv);
-			added += rc == 0;
-		}
-		sodium_memzero(pt, sizeof(pt));
-		dust_invite_wipe(&inv);
-		if (rc) {
-			sodium_memzero(line, sizeof(line));
+		if (rc < 0)
 			return dust_fail(-rc, "%s:%u: %s", st->path, lineno, dust_last_error());
-		}
+		added += rc;
 	}
 	sodium_memzero(line, sizeof(line));
 	if (lineno == 0)
 		return dust_fail(EINVAL, "%s: empty file, not a Dust invitation store", st->path);
 	return added;
 }
+
+static int store_etcd_save(struct dust_store *st);
 
 DUST_EXPORT int dust_store_save(struct dust_store *st)
 {
@@ -251,6 +265,8 @@ DUST_EXPORT int dust_store_save(struct dust_store *st)
 
 	if (st->readonly)
 		return dust_fail(EROFS, "%s: store opened read-only", st->path);
+	if (st->etcd)
+		return store_etcd_save(st);
 	buf = malloc(len + 1);
 	if (!buf)
 		return dust_fail(ENOMEM, "out of memory");
@@ -706,12 +722,18 @@ static int orphans_apply(struct dust_store *st)
 	return changed;
 }
 
+static int store_etcd_follow(struct dust_store *st);
+
 DUST_EXPORT int dust_store_reload(struct dust_store *st)
 {
 	struct stat sb;
 	int rc, changed = 0;
 
-	if (stat(st->path, &sb) == 0 && !mark_same(&st->invites_mark, &sb)) {
+	if (st->etcd) {
+		if ((rc = store_etcd_follow(st)) < 0)
+			return rc;
+		changed += rc;
+	} else if (stat(st->path, &sb) == 0 && !mark_same(&st->invites_mark, &sb)) {
 		rc = load_invites_file(st, 0, true);
 		if (rc < 0)
 			return rc;
@@ -734,6 +756,8 @@ DUST_EXPORT uint64_t dust_store_generation(const struct dust_store *st)
 	return __atomic_load_n(&st->gen, __ATOMIC_RELAXED);
 }
 
+static int store_etcd_open(struct dust_store *st);
+
 DUST_EXPORT struct dust_store *dust_store_open(const char *path, int flags)
 {
 	struct dust_store *st = calloc(1, sizeof(*st));
@@ -751,11 +775,15 @@ DUST_EXPORT struct dust_store *dust_store_open(const char *path, int flags)
 		goto err_free;
 	}
 	st->readonly = (flags & DUST_STORE_READONLY) != 0;
-	rc = load_invites_file(st, flags, false);
-	if (rc > 0)
-		rc = 0;
-	if (!rc)
-		rc = st->readonly ? journal_load_readonly(st) : journal_open(st);
+	if (etcd_is_url(path)) {
+		rc = store_etcd_open(st);
+	} else {
+		rc = load_invites_file(st, flags, false);
+		if (rc > 0)
+			rc = 0;
+		if (!rc)
+			rc = st->readonly ? journal_load_readonly(st) : journal_open(st);
+	}
 	if (rc > 0)
 		rc = 0;
 	if (!rc && dust_store_tick(st, (uint64_t)time(NULL)) < 0)
@@ -776,6 +804,9 @@ DUST_EXPORT void dust_store_close(struct dust_store *st)
 {
 	if (!st)
 		return;
+#ifdef DUST_HAVE_ETCD
+	etcd_close(st->etcd); /* its threads stop before the entries go */
+#endif
 	if (st->journal_fd >= 0) {
 		(void)fdatasync(st->journal_fd);
 		close(st->journal_fd); /* drops the flock */
@@ -904,6 +935,8 @@ DUST_EXPORT struct dust_store_entry *dust_store_find(struct dust_store *st,
 	return find_id(st, id);
 }
 
+static int store_etcd_revoke(struct dust_store *st, struct dust_store_entry *e, uint64_t now_s);
+
 DUST_EXPORT int dust_store_revoke(struct dust_store *st, struct dust_store_entry *e, uint64_t now_s)
 {
 	char body[128], idhex[2 * DUST_ID_BYTES + 1];
@@ -913,6 +946,8 @@ DUST_EXPORT int dust_store_revoke(struct dust_store *st, struct dust_store_entry
 		return dust_fail(EROFS, "%s: store opened read-only", st->path);
 	sodium_bin2hex(idhex, sizeof(idhex), e->inv.id, DUST_ID_BYTES);
 	snprintf(body, sizeof(body), "R %s %" PRIu64 " - ", idhex, now_s);
+	if (st->etcd)
+		return store_etcd_revoke(st, e, now_s);
 	pthread_mutex_lock(&st->lock);
 	if (e->revoked)
 		rc = dust_fail(EALREADY, "invitation already revoked");
@@ -926,7 +961,7 @@ DUST_EXPORT int dust_store_revoke(struct dust_store *st, struct dust_store_entry
 
 DUST_EXPORT void dust_store_set_deferred(struct dust_store *st, bool deferred)
 {
-	st->deferred = deferred;
+	st->deferred = deferred || st->etcd; /* etcd: every commit goes through a thread */
 }
 
 /*
@@ -947,6 +982,9 @@ DUST_EXPORT int dust_store_persist_write(struct dust_store *st, struct dust_stor
 	pthread_mutex_unlock(&st->lock);
 	if (!pending || st->readonly)
 		return 0;
+	if (st->etcd)
+		return dust_fail(EINVAL, "%s: bindings go through dust_store_persist_submit",
+		                 st->path);
 	sodium_bin2hex(idhex, sizeof(idhex), e->inv.id, DUST_ID_BYTES);
 	snprintf(body, sizeof(body), "B %s %s %" PRIu64 " ", idhex, pkhex, at);
 	return journal_append(st, body, false);
@@ -954,7 +992,7 @@ DUST_EXPORT int dust_store_persist_write(struct dust_store *st, struct dust_stor
 
 DUST_EXPORT int dust_store_sync(struct dust_store *st)
 {
-	if (st->journal_fd < 0 || fdatasync(st->journal_fd) == 0)
+	if (st->etcd || st->journal_fd < 0 || fdatasync(st->journal_fd) == 0)
 		return 0;
 	return dust_fail(errno, "%s: %s", st->journal_path, strerror(errno));
 }
@@ -973,6 +1011,8 @@ DUST_EXPORT void dust_store_persist_done(struct dust_store *st, struct dust_stor
 	pthread_mutex_unlock(&st->lock);
 }
 
+static void store_etcd_fresh(struct dust_store *st, const struct dust_store_entry *snap);
+
 DUST_EXPORT void dust_store_persist_fresh(struct dust_store *st, struct dust_store_entry *e)
 {
 	struct dust_store_entry snap;
@@ -984,6 +1024,248 @@ DUST_EXPORT void dust_store_persist_fresh(struct dust_store *st, struct dust_sto
 	snap.last_ts_ms = e->last_ts_ms;
 	memcpy(snap.last_nonce, e->last_nonce, DUST_XNONCE_BYTES);
 	pthread_mutex_unlock(&st->lock);
-	fresh_record(st, &snap);
+	if (st->etcd)
+		store_etcd_fresh(st, &snap);
+	else
+		fresh_record(st, &snap);
 	sodium_memzero(&snap, sizeof(snap));
+}
+
+/* ---- the store on etcd (store_etcd.c does the network) ------------------------- */
+
+#ifdef DUST_HAVE_ETCD
+struct rec_ctx {
+	struct dust_store *st;
+	int changed;
+};
+
+/*
+ * One record from etcd, loaded or watched: applied as the journal's lines
+ * are (idempotent: the first binding wins, freshness moves forward, a
+ * revocation stays), so the gateway reads its own writes back harmlessly.
+ * A corrupt record is skipped with an error for the caller to report.
+ */
+static int etcd_rec(void *arg, char kind, const uint8_t id[DUST_ID_BYTES], const char *val)
+{
+	struct rec_ctx *c = arg;
+	char line[LINE_MAX_LEN], idhex[2 * DUST_ID_BYTES + 1];
+	int rc;
+
+	if (kind == 'I') {
+		rc = invite_hex(c->st, val, true);
+		if (rc > 0)
+			c->changed += rc;
+		return rc == -EINVAL
+		           ? dust_fail(EINVAL, "%s: corrupt invitation record", c->st->path)
+		           : (rc < 0 ? rc : 0);
+	}
+	sodium_bin2hex(idhex, sizeof(idhex), id, DUST_ID_BYTES);
+	snprintf(line, sizeof(line), "%c %s %s", kind, idhex, val);
+	pthread_mutex_lock(&c->st->lock);
+	rc = journal_apply(c->st, line, &c->changed);
+	pthread_mutex_unlock(&c->st->lock);
+	return rc ? dust_fail(EINVAL, "%s: corrupt %c record", c->st->path, kind) : 0;
+}
+
+static int store_etcd_open(struct dust_store *st)
+{
+	struct rec_ctx c = {.st = st};
+	int rc;
+
+	st->etcd = etcd_open(st->path);
+	if (!st->etcd)
+		return -errno;
+	st->deferred = true;
+	rc = etcd_load(st->etcd, etcd_rec, &c);
+	st->etcd_saved = st->n;
+	return rc < 0 ? rc : 0;
+}
+
+static int store_etcd_follow(struct dust_store *st)
+{
+	struct rec_ctx c = {.st = st};
+	int rc = st->readonly ? 0 : etcd_start(st->etcd);
+
+	if (rc == 0)
+		rc = etcd_events(st->etcd, etcd_rec, &c);
+	return rc < 0 ? rc : c.changed;
+}
+
+/* New invitations, each created if absent (a retry after a lost reply is harmless). */
+static int store_etcd_save(struct dust_store *st)
+{
+	for (; st->etcd_saved < st->n; st->etcd_saved++) {
+		struct dust_store_entry *e = entry(st, st->etcd_saved);
+		size_t ptlen = dust_invite_pt_len(&e->inv);
+		uint8_t pt[DUST_INVITE_PT_MAX];
+		char hex[2 * DUST_INVITE_PT_MAX + 1];
+		int rc;
+
+		dust_invite_pack_full(&e->inv, pt);
+		sodium_bin2hex(hex, sizeof(hex), pt, ptlen);
+		rc = etcd_create(st->etcd, 'I', e->inv.id, hex);
+		sodium_memzero(pt, sizeof(pt));
+		sodium_memzero(hex, sizeof(hex));
+		if (rc && rc != -EEXIST)
+			return dust_fail(-rc, "%s: %s", st->path, dust_last_error());
+	}
+	return 0;
+}
+
+static int store_etcd_revoke(struct dust_store *st, struct dust_store_entry *e, uint64_t now_s)
+{
+	char val[64];
+	int rc;
+
+	if (__atomic_load_n(&e->revoked, __ATOMIC_ACQUIRE))
+		return dust_fail(EALREADY, "invitation already revoked");
+	snprintf(val, sizeof(val), "%" PRIu64 " -", now_s);
+	rc = etcd_create(st->etcd, 'R', e->inv.id, val);
+	if (rc == -EAGAIN)
+		return dust_fail(EAGAIN, "%s: %s", st->path, dust_last_error());
+	pthread_mutex_lock(&st->lock);
+	revoke_set(e, now_s);
+	pthread_mutex_unlock(&st->lock);
+	return rc == -EEXIST ? dust_fail(EALREADY, "invitation already revoked") : rc;
+}
+
+static void store_etcd_fresh(struct dust_store *st, const struct dust_store_entry *snap)
+{
+	struct etcd_req rq = {.kind = 'T', .at = snap->last_ts_ms};
+
+	memcpy(rq.id, snap->inv.id, DUST_ID_BYTES);
+	memcpy(rq.nonce, snap->last_nonce, DUST_XNONCE_BYTES);
+	/* best effort: the watch of a later intro's freshness supersedes a lost one */
+	(void)etcd_submit(st->etcd, &rq);
+}
+
+DUST_EXPORT int dust_store_persist_submit(struct dust_store *st, struct dust_store_entry *e,
+                                          uint32_t cookie)
+{
+	struct etcd_req rq = {.kind = 'B', .idx = e->idx, .cookie = cookie};
+	int rc;
+
+	if (!st->etcd || st->readonly)
+		return dust_fail(EINVAL, "%s: not a writable etcd store", st->path);
+	if ((rc = etcd_start(st->etcd)) != 0)
+		return rc;
+	pthread_mutex_lock(&st->lock);
+	memcpy(rq.id, e->inv.id, DUST_ID_BYTES);
+	memcpy(rq.pk, e->client_pk, DUST_PK_BYTES);
+	rq.at = e->bound_at;
+	pthread_mutex_unlock(&st->lock);
+	rc = etcd_submit(st->etcd, &rq);
+	return rc ? dust_fail(-rc, "%s: too many bindings waiting for the cluster", st->path) : 0;
+}
+
+/* The cluster's binding, adopted by an entry that was unbound or pending here. */
+static void bind_adopt(struct dust_store_entry *e, const uint8_t pk[DUST_PK_BYTES])
+{
+	if (e->bound && !e->bind_pending)
+		return;
+	if (!e->bound || sodium_memcmp(e->client_pk, pk, DUST_PK_BYTES) != 0) {
+		memcpy(e->client_pk, pk, DUST_PK_BYTES);
+		sodium_memzero(e->static_ss, DUST_KEY_BYTES); /* DH(s, C) of the loser */
+		e->bound_at = (uint64_t)time(NULL);
+	}
+	e->bound = 1;
+	e->bind_pending = 0;
+}
+
+static enum dust_drop outcome_apply(struct dust_store *st, struct dust_store_entry *e,
+                                    const struct etcd_res *r)
+{
+	pthread_mutex_lock(&st->lock);
+	if (r->status == ETCD_OK || r->status == ETCD_CONFLICT)
+		bind_adopt(e, r->pk);
+	else if (e->bind_pending) /* not committed: unused again here */
+		e->bound = e->bind_pending = 0;
+	if (r->status == ETCD_REVOKED)
+		revoke_set(e, (uint64_t)time(NULL));
+	pthread_mutex_unlock(&st->lock);
+	if (r->status == ETCD_OK)
+		return DUST_OK;
+	return r->status == ETCD_CONFLICT  ? DUST_DROP_INTRO_WRONG_KEY
+	       : r->status == ETCD_REVOKED ? DUST_DROP_INTRO_REVOKED
+	                                   : DUST_DROP_STORE_UNAVAILABLE;
+}
+
+DUST_EXPORT unsigned dust_store_persist_poll(struct dust_store *st, struct dust_store_outcome *out,
+                                             unsigned max)
+{
+	struct etcd_res r[64];
+	unsigned n = 0;
+
+	if (!st->etcd)
+		return 0;
+	max = max < (sizeof(r) / sizeof(r[0])) ? max : (sizeof(r) / sizeof(r[0]));
+	n = etcd_results(st->etcd, r, max);
+	for (unsigned i = 0; i < n; i++) {
+		struct dust_store_entry *e = dust_store_at(st, r[i].idx);
+
+		out[i].idx = r[i].idx;
+		out[i].cookie = r[i].cookie;
+		out[i].drop = e ? outcome_apply(st, e, &r[i]) : DUST_DROP_INTRO_UNKNOWN;
+		if (e && out[i].drop == DUST_OK)
+			dust_store_persist_fresh(st, e);
+	}
+	return n;
+}
+
+DUST_EXPORT int64_t dust_store_revision(const struct dust_store *st)
+{
+	return st->etcd ? etcd_revision(st->etcd) : -1;
+}
+#else
+static int store_etcd_open(struct dust_store *st)
+{
+	return dust_fail(ENOTSUP, "%s: this build has no etcd support (needs libcurl and jansson)",
+	                 st->path);
+}
+
+static int store_etcd_follow(struct dust_store *st)
+{
+	return store_etcd_open(st);
+}
+
+static int store_etcd_save(struct dust_store *st)
+{
+	return store_etcd_open(st);
+}
+
+static int store_etcd_revoke(struct dust_store *st, struct dust_store_entry *e, uint64_t now_s)
+{
+	(void)e, (void)now_s;
+	return store_etcd_open(st);
+}
+
+static void store_etcd_fresh(struct dust_store *st, const struct dust_store_entry *snap)
+{
+	(void)st, (void)snap;
+}
+
+DUST_EXPORT int dust_store_persist_submit(struct dust_store *st, struct dust_store_entry *e,
+                                          uint32_t cookie)
+{
+	(void)e, (void)cookie;
+	return store_etcd_open(st);
+}
+
+DUST_EXPORT unsigned dust_store_persist_poll(struct dust_store *st, struct dust_store_outcome *out,
+                                             unsigned max)
+{
+	(void)st, (void)out, (void)max;
+	return 0;
+}
+
+DUST_EXPORT int64_t dust_store_revision(const struct dust_store *st)
+{
+	(void)st;
+	return -1;
+}
+#endif
+
+DUST_EXPORT bool dust_store_is_remote(const struct dust_store *st)
+{
+	return st->etcd != NULL;
 }

@@ -1,0 +1,827 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The invitation store on etcd (SPEC §7.5): an etcd v3 client over the
+ * HTTP/JSON gateway. Keys PREFIX/{i,b,t,r}/IDHEX hold invitations,
+ * bindings (create-if-absent), freshness (compare-and-swap on mod_revision)
+ * and revocations. A watch thread follows the prefix; a request thread
+ * commits bindings and freshness. Callers only queue and drain.
+ */
+#include <ctype.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+#include <sodium.h>
+
+#include "dust_pvt.h"
+#include "store_etcd.h"
+
+#define EP_MAX     8
+#define KEY_MAX    256
+#define VAL_MAX    512
+#define QUEUE_MAX  4096
+#define PAGE       1000
+#define CONNECT_MS 500L
+#define REQUEST_MS 2500L /* above a leader change's stall (~1.4 s), below quorum loss's 503 */
+#define LOAD_MS    30000L
+
+struct rec_node {
+	struct rec_node *next;
+	char kind;
+	uint8_t id[DUST_ID_BYTES];
+	char val[];
+};
+
+struct etcd_store {
+	char *ep[EP_MAX];
+	unsigned nep;
+	unsigned good;             /* atomic: the endpoint that answered last */
+	char prefix[KEY_MAX - 64]; /* parse_url keeps it that short */
+	int64_t rev;               /* atomic: newest revision applied or loaded */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	/* request thread */
+	struct etcd_req *q;
+	unsigned qhead, qlen;
+	struct etcd_res *res;
+	unsigned nres;
+	/* watch thread: records waiting for etcd_events */
+	struct rec_node *ev_head, **ev_tail;
+	bool started, stop;
+	pthread_t req_thr, watch_thr;
+};
+
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+
+static size_t buf_write(char *data, size_t size, size_t n, void *arg)
+{
+	struct buf *b = arg;
+	size_t add = size * n;
+
+	if (b->len + add + 1 > b->cap) {
+		size_t cap = (b->len + add + 1) * 2;
+		char *p = realloc(b->p, cap);
+
+		if (!p)
+			return 0;
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, data, add);
+	b->len += add;
+	b->p[b->len] = '\0';
+	return add;
+}
+
+static void buf_free(struct buf *b)
+{
+	if (b->p)
+		sodium_memzero(b->p, b->cap); /* values may hold invitation secrets */
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+static void b64(char *out, size_t cap, const void *in, size_t len)
+{
+	sodium_bin2base64(out, cap, in, len, sodium_base64_VARIANT_ORIGINAL);
+}
+
+/* A base64 field of a JSON object into out (NUL-terminated); its length or -1. */
+static int unb64(const json_t *obj, const char *field, char *out, size_t cap)
+{
+	const char *s = json_string_value(json_object_get(obj, field));
+	size_t len = 0;
+
+	if (!s) {
+		out[0] = '\0';
+		return 0; /* an empty value is omitted from the JSON */
+	}
+	if (sodium_base642bin((uint8_t *)out, cap - 1, s, strlen(s), NULL, &len, NULL,
+	                      sodium_base64_VARIANT_ORIGINAL) != 0)
+		return -1;
+	out[len] = '\0';
+	return (int)len;
+}
+
+/* int64 fields come as JSON strings from the gateway; absent means 0. */
+static int64_t jint(const json_t *obj, const char *field)
+{
+	const json_t *v = json_object_get(obj, field);
+
+	if (json_is_string(v))
+		return strtoll(json_string_value(v), NULL, 10);
+	return json_is_integer(v) ? json_integer_value(v) : 0;
+}
+
+static void key_of(const struct etcd_store *es, char *out, char kind, const uint8_t *id)
+{
+	char idhex[2 * DUST_ID_BYTES + 1];
+
+	sodium_bin2hex(idhex, sizeof(idhex), id, DUST_ID_BYTES);
+	snprintf(out, KEY_MAX, "%s/%c/%s", es->prefix, tolower((unsigned char)kind), idhex);
+}
+
+/* PREFIX/ and its range end PREFIX0 ('/' + 1), base64. */
+static void prefix_range(const struct etcd_store *es, char *k64, char *e64)
+{
+	char k[KEY_MAX];
+	size_t n = (size_t)snprintf(k, sizeof(k), "%s/", es->prefix);
+
+	b64(k64, 2 * KEY_MAX, k, n);
+	k[n - 1]++;
+	b64(e64, 2 * KEY_MAX, k, n);
+}
+
+/* ---- HTTP ------------------------------------------------------------------ */
+
+/*
+ * POST body to one endpoint: 0 and the parsed reply for a 200 that carries a
+ * header (a real answer), -EAGAIN otherwise (refused, timed out, 503 on a
+ * quorum loss, an error body): never mistaken for a failed compare.
+ */
+static int post_one(CURL *c, const char *ep, const char *path, const char *body, long ms,
+                    json_t **out)
+{
+	char url[KEY_MAX + 64];
+	struct buf b = {0};
+	long code = 0;
+	CURLcode rc;
+
+	snprintf(url, sizeof(url), "http://%s%s", ep, path);
+	curl_easy_reset(c);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, buf_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_MS);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, ms);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
+	rc = curl_easy_perform(c);
+	if (rc == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	*out = NULL;
+	if (rc == CURLE_OK && code == 200 && b.p)
+		*out = json_loads(b.p, 0, NULL);
+	buf_free(&b);
+	if (*out && json_is_object(json_object_get(*out, "header")))
+		return 0;
+	json_decref(*out);
+	*out = NULL;
+	if (rc != CURLE_OK)
+		return dust_fail(EAGAIN, "etcd %s: %s", ep, curl_easy_strerror(rc));
+	return dust_fail(EAGAIN, "etcd %s%s: HTTP %ld", ep, path, code);
+}
+
+/* Each endpoint once, starting with the one that answered last. */
+static int post(struct etcd_store *es, CURL *c, const char *path, const char *body, long ms,
+                json_t **out)
+{
+	unsigned first = __atomic_load_n(&es->good, __ATOMIC_RELAXED);
+	int rc = -EAGAIN;
+
+	for (unsigned k = 0; k < es->nep; k++) {
+		unsigned i = (first + k) % es->nep;
+
+		if ((rc = post_one(c, es->ep[i], path, body, ms, out)) == 0) {
+			__atomic_store_n(&es->good, i, __ATOMIC_RELAXED);
+			return 0;
+		}
+	}
+	return rc;
+}
+
+/* ---- records ----------------------------------------------------------------- */
+
+/* A kv under the prefix as a record; 1 if it is one of ours, 0 if not, -1 if corrupt. */
+static int kv_rec(const struct etcd_store *es, const json_t *kv, char *kind,
+                  uint8_t id[DUST_ID_BYTES], char *val)
+{
+	char key[KEY_MAX];
+	size_t plen = strlen(es->prefix);
+	const char *idhex;
+
+	if (unb64(kv, "key", key, sizeof(key)) < 0 || strncmp(key, es->prefix, plen) != 0 ||
+	    key[plen] != '/' || !key[plen + 1] || key[plen + 2] != '/')
+		return 0;
+	*kind = (char)toupper((unsigned char)key[plen + 1]);
+	if (!strchr("IBTR", *kind))
+		return 0;
+	idhex = key + plen + 3;
+	if (strlen(idhex) != 2 * DUST_ID_BYTES ||
+	    sodium_hex2bin(id, DUST_ID_BYTES, idhex, strlen(idhex), NULL, NULL, NULL) != 0)
+		return -1;
+	return unb64(kv, "value", val, VAL_MAX) < 0 ? -1 : 1;
+}
+
+static int kv_apply(const struct etcd_store *es, const json_t *kv, etcd_rec_fn fn, void *arg)
+{
+	char val[VAL_MAX], kind;
+	uint8_t id[DUST_ID_BYTES];
+	int rc = kv_rec(es, kv, &kind, id, val);
+
+	if (rc < 0)
+		return dust_fail(EINVAL, "etcd: corrupt key under %s/", es->prefix);
+	rc = rc > 0 ? fn(arg, kind, id, val) : 0;
+	sodium_memzero(val, sizeof(val));
+	return rc;
+}
+
+/*
+ * Every key under the prefix, PAGE at a time, all at the revision of the
+ * first page, so the watch can follow from exactly there.
+ */
+static int load_with(struct etcd_store *es, CURL *c, etcd_rec_fn fn, void *arg)
+{
+	char k64[2 * KEY_MAX], e64[2 * KEY_MAX], body[6 * KEY_MAX], key[KEY_MAX];
+	int64_t rev = 0;
+	bool more = true;
+
+	prefix_range(es, k64, e64);
+	while (more) {
+		json_t *r, *kvs;
+		size_t i, n;
+		int rc;
+
+		snprintf(body, sizeof(body),
+		         "{\"key\":\"%s\",\"range_end\":\"%s\",\"limit\":%d,\"revision\":\"%" PRId64
+		         "\"}",
+		         k64, e64, PAGE, rev);
+		if ((rc = post(es, c, "/v3/kv/range", body, LOAD_MS, &r)) != 0)
+			return rc;
+		if (!rev)
+			rev = jint(json_object_get(r, "header"), "revision");
+		kvs = json_object_get(r, "kvs");
+		n = json_array_size(kvs);
+		more = json_is_true(json_object_get(r, "more")) && n > 0;
+		for (i = 0, rc = 0; i < n && rc == 0; i++)
+			rc = kv_apply(es, json_array_get(kvs, i), fn, arg);
+		if (!rc && more) {
+			int len = unb64(json_array_get(kvs, n - 1), "key", key, sizeof(key) - 1);
+
+			/* the next page starts just after the last key */
+			key[len] = '\0';
+			b64(k64, sizeof(k64), key, (size_t)len + 1);
+		}
+		json_decref(r);
+		if (rc)
+			return rc;
+	}
+	__atomic_store_n(&es->rev, rev, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int etcd_load(struct etcd_store *es, etcd_rec_fn fn, void *arg)
+{
+	CURL *c = curl_easy_init();
+	int rc;
+
+	if (!c)
+		return dust_fail(ENOMEM, "curl_easy_init");
+	rc = load_with(es, c, fn, arg);
+	curl_easy_cleanup(c);
+	return rc;
+}
+
+int64_t etcd_revision(const struct etcd_store *es)
+{
+	return __atomic_load_n(&es->rev, __ATOMIC_ACQUIRE);
+}
+
+/* ---- transactions ---------------------------------------------------------------- */
+
+/*
+ * Put key=val if none of the keys exists yet (compare create_revision == 0
+ * on each), else read them back: 1 if it was put, 0 if not (the reads in
+ * *got, one response per key), -EAGAIN if the cluster did not answer. A
+ * false "succeeded" is omitted from the reply: absent means not put.
+ */
+static int txn_create(struct etcd_store *es, CURL *c, const char *key, const char *val,
+                      const char *const *also, unsigned nalso, json_t **got)
+{
+	char k64[2 * KEY_MAX], v64[2 * VAL_MAX], a64[2 * KEY_MAX];
+	char *body = malloc(8192), *p;
+	json_t *r;
+	int rc;
+
+	if (!body)
+		return dust_fail(ENOMEM, "out of memory");
+	b64(k64, sizeof(k64), key, strlen(key));
+	b64(v64, sizeof(v64), val, strlen(val));
+	p = body + sprintf(body,
+	                   "{\"compare\":[{\"key\":\"%s\",\"target\":\"CREATE\","
+	                   "\"create_revision\":\"0\"}",
+	                   k64);
+	for (unsigned i = 0; i < nalso; i++) {
+		b64(a64, sizeof(a64), also[i], strlen(also[i]));
+		p += sprintf(p, ",{\"key\":\"%s\",\"target\":\"CREATE\",\"create_revision\":\"0\"}",
+		             a64);
+	}
+	p += sprintf(p, "],\"success\":[{\"request_put\":{\"key\":\"%s\",\"value\":\"%s\"}}]", k64,
+	             v64);
+	p += sprintf(p, ",\"failure\":[{\"request_range\":{\"key\":\"%s\"}}", k64);
+	for (unsigned i = 0; i < nalso; i++) {
+		b64(a64, sizeof(a64), also[i], strlen(also[i]));
+		p += sprintf(p, ",{\"request_range\":{\"key\":\"%s\"}}", a64);
+	}
+	sprintf(p, "]}");
+	rc = post(es, c, "/v3/kv/txn", body, REQUEST_MS, &r);
+	sodium_memzero(body, 8192);
+	sodium_memzero(v64, sizeof(v64));
+	free(body);
+	if (rc)
+		return rc;
+	if (json_is_true(json_object_get(r, "succeeded"))) {
+		json_decref(r);
+		return 1;
+	}
+	*got = r;
+	return 0;
+}
+
+/* The first kv of the i-th response of a txn reply, or NULL (no such key). */
+static const json_t *txn_kv(const json_t *r, size_t i)
+{
+	const json_t *rr =
+	    json_object_get(json_array_get(json_object_get(r, "responses"), i), "response_range");
+
+	return json_array_get(json_object_get(rr, "kvs"), 0);
+}
+
+int etcd_create(struct etcd_store *es, char kind, const uint8_t id[DUST_ID_BYTES], const char *val)
+{
+	char key[KEY_MAX];
+	json_t *got = NULL;
+	CURL *c = curl_easy_init();
+	int rc;
+
+	if (!c)
+		return dust_fail(ENOMEM, "curl_easy_init");
+	key_of(es, key, kind, id);
+	rc = txn_create(es, c, key, val, NULL, 0, &got);
+	curl_easy_cleanup(c);
+	json_decref(got);
+	if (rc == 0)
+		return -EEXIST;
+	return rc < 0 ? rc : 0;
+}
+
+/*
+ * A binding: put b/ID unless b/ID or r/ID exists. When b/ID exists, the
+ * answer says whose: ours (a retry of a commit whose reply was lost, or
+ * another worker's intro of the same client) is OK. Never a second key.
+ */
+static enum etcd_status do_bind(struct etcd_store *es, CURL *c, struct etcd_req *rq,
+                                struct etcd_res *res)
+{
+	char key[KEY_MAX], rkey[KEY_MAX], val[VAL_MAX], pkhex[2 * DUST_PK_BYTES + 1];
+	const char *also[1] = {rkey};
+	json_t *got = NULL;
+	const json_t *kv;
+	int rc;
+
+	key_of(es, key, 'B', rq->id);
+	key_of(es, rkey, 'R', rq->id);
+	sodium_bin2hex(pkhex, sizeof(pkhex), rq->pk, DUST_PK_BYTES);
+	snprintf(val, sizeof(val), "%s %" PRIu64, pkhex, rq->at);
+	memcpy(res->pk, rq->pk, DUST_PK_BYTES);
+	rc = txn_create(es, c, key, val, also, 1, &got);
+	if (rc != 0)
+		return rc > 0 ? ETCD_OK : ETCD_UNAVAILABLE;
+	rc = ETCD_UNAVAILABLE;
+	if (txn_kv(got, 1))
+		rc = ETCD_REVOKED;
+	else if ((kv = txn_kv(got, 0)) &&
+	         unb64(kv, "value", val, sizeof(val)) > 2 * DUST_PK_BYTES &&
+	         sodium_hex2bin(res->pk, DUST_PK_BYTES, val, 2 * DUST_PK_BYTES, NULL, NULL, NULL) ==
+	             0)
+		rc = sodium_memcmp(res->pk, rq->pk, DUST_PK_BYTES) == 0 ? ETCD_OK : ETCD_CONFLICT;
+	json_decref(got);
+	return (enum etcd_status)rc;
+}
+
+/*
+ * Freshness only moves forward cluster-wide: read t/ID, and unless it
+ * already holds this intro or a newer one, swap it if its mod_revision is
+ * still the one read (another gateway's write in between: read again).
+ */
+static enum etcd_status do_fresh(struct etcd_store *es, CURL *c, const struct etcd_req *rq)
+{
+	char key[KEY_MAX], k64[2 * KEY_MAX], v64[2 * VAL_MAX], val[VAL_MAX],
+	    body[4 * VAL_MAX + 256];
+	char nhex[2 * DUST_XNONCE_BYTES + 1];
+
+	key_of(es, key, 'T', rq->id);
+	b64(k64, sizeof(k64), key, strlen(key));
+	sodium_bin2hex(nhex, sizeof(nhex), rq->nonce, sizeof(rq->nonce));
+	snprintf(val, sizeof(val), "%" PRIu64 " %s", rq->at, nhex);
+	b64(v64, sizeof(v64), val, strlen(val));
+	for (int tries = 0; tries < 8; tries++) {
+		json_t *r;
+		const json_t *kv;
+		int64_t mod = 0;
+		bool put;
+
+		snprintf(body, sizeof(body), "{\"key\":\"%s\"}", k64);
+		if (post(es, c, "/v3/kv/range", body, REQUEST_MS, &r) != 0)
+			return ETCD_UNAVAILABLE;
+		kv = json_array_get(json_object_get(r, "kvs"), 0);
+		if (kv) {
+			char old[VAL_MAX];
+
+			mod = jint(kv, "mod_revision");
+			if (unb64(kv, "value", old, sizeof(old)) > 0 &&
+			    strtoull(old, NULL, 10) >= rq->at) {
+				json_decref(r);
+				return ETCD_OK; /* this intro or a newer one is there already */
+			}
+		}
+		json_decref(r);
+		snprintf(
+		    body, sizeof(body),
+		    "{\"compare\":[{\"key\":\"%s\",\"target\":\"MOD\",\"mod_revision\":\"%" PRId64
+		    "\"}],\"success\":[{\"request_put\":{\"key\":\"%s\",\"value\":\"%s\"}}]}",
+		    k64, mod, k64, v64);
+		if (post(es, c, "/v3/kv/txn", body, REQUEST_MS, &r) != 0)
+			return ETCD_UNAVAILABLE;
+		put = json_is_true(json_object_get(r, "succeeded"));
+		json_decref(r);
+		if (put)
+			return ETCD_OK;
+	}
+	return ETCD_CONFLICT;
+}
+
+/* ---- the request thread ---------------------------------------------------------- */
+
+static void result_push(struct etcd_store *es, const struct etcd_res *res)
+{
+	if (es->nres < QUEUE_MAX)
+		es->res[es->nres++] = *res;
+}
+
+/*
+ * After a request found the cluster unavailable, the bindings already
+ * queued fail at once instead of each waiting out its own timeout.
+ */
+static void fail_queued(struct etcd_store *es)
+{
+	while (es->qlen) {
+		struct etcd_req *rq = &es->q[es->qhead];
+		struct etcd_res res = {
+		    .idx = rq->idx, .cookie = rq->cookie, .status = ETCD_UNAVAILABLE};
+
+		if (rq->kind == 'B')
+			result_push(es, &res);
+		es->qhead = (es->qhead + 1) % QUEUE_MAX;
+		es->qlen--;
+	}
+}
+
+static void *req_main(void *arg)
+{
+	struct etcd_store *es = arg;
+	CURL *c = curl_easy_init();
+
+	pthread_mutex_lock(&es->lock);
+	while (!es->stop) {
+		struct etcd_req rq;
+		struct etcd_res res;
+
+		if (!es->qlen) {
+			pthread_cond_wait(&es->cond, &es->lock);
+			continue;
+		}
+		rq = es->q[es->qhead];
+		es->qhead = (es->qhead + 1) % QUEUE_MAX;
+		es->qlen--;
+		pthread_mutex_unlock(&es->lock);
+		memset(&res, 0, sizeof(res));
+		res.idx = rq.idx;
+		res.cookie = rq.cookie;
+		if (!c)
+			res.status = ETCD_UNAVAILABLE;
+		else
+			res.status =
+			    rq.kind == 'B' ? do_bind(es, c, &rq, &res) : do_fresh(es, c, &rq);
+		pthread_mutex_lock(&es->lock);
+		if (rq.kind == 'B')
+			result_push(es, &res);
+		if (res.status == ETCD_UNAVAILABLE)
+			fail_queued(es);
+	}
+	pthread_mutex_unlock(&es->lock);
+	if (c)
+		curl_easy_cleanup(c);
+	return NULL;
+}
+
+int etcd_submit(struct etcd_store *es, const struct etcd_req *rq)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&es->lock);
+	if (es->qlen + es->nres >= QUEUE_MAX) {
+		rc = -ENOBUFS;
+	} else {
+		es->q[(es->qhead + es->qlen++) % QUEUE_MAX] = *rq;
+		pthread_cond_signal(&es->cond);
+	}
+	pthread_mutex_unlock(&es->lock);
+	return rc;
+}
+
+unsigned etcd_results(struct etcd_store *es, struct etcd_res *out, unsigned max)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&es->lock);
+	n = es->nres < max ? es->nres : max;
+	memcpy(out, es->res, n * sizeof(*out));
+	memmove(es->res, es->res + n, (es->nres - n) * sizeof(*out));
+	es->nres -= n;
+	pthread_mutex_unlock(&es->lock);
+	return n;
+}
+
+/* ---- the watch thread -------------------------------------------------------------- */
+
+static int ev_push(void *arg, char kind, const uint8_t id[DUST_ID_BYTES], const char *val)
+{
+	struct etcd_store *es = arg;
+	size_t len = strlen(val);
+	struct rec_node *n = malloc(sizeof(*n) + len + 1);
+
+	if (!n)
+		return dust_fail(ENOMEM, "out of memory");
+	n->next = NULL;
+	n->kind = kind;
+	memcpy(n->id, id, DUST_ID_BYTES);
+	memcpy(n->val, val, len + 1);
+	pthread_mutex_lock(&es->lock);
+	*es->ev_tail = n;
+	es->ev_tail = &n->next;
+	pthread_mutex_unlock(&es->lock);
+	return 0;
+}
+
+int etcd_events(struct etcd_store *es, etcd_rec_fn fn, void *arg)
+{
+	struct rec_node *n, *next;
+	int count = 0, rc = 0, err;
+
+	pthread_mutex_lock(&es->lock);
+	n = es->ev_head;
+	es->ev_head = NULL;
+	es->ev_tail = &es->ev_head;
+	pthread_mutex_unlock(&es->lock);
+	for (; n; n = next) {
+		size_t len = strlen(n->val);
+
+		next = n->next;
+		/* a corrupt record is reported, the others still applied */
+		if ((err = fn(arg, n->kind, n->id, n->val)) == 0)
+			count++;
+		else if (!rc)
+			rc = err;
+		sodium_memzero(n->val, len);
+		free(n);
+	}
+	return rc ? rc : count;
+}
+
+struct watch_ctx {
+	struct etcd_store *es;
+	struct buf b;
+	bool resync; /* compacted or cancelled: read everything again */
+};
+
+/* One watch message: its events as records; deletions are ignored (nothing is undone). */
+static void watch_msg(struct watch_ctx *w, const char *line)
+{
+	json_t *m = json_loads(line, 0, NULL), *res = json_object_get(m, "result"), *evs;
+
+	if (!res || jint(res, "compact_revision") || json_is_true(json_object_get(res, "canceled")))
+		w->resync = true;
+	evs = json_object_get(res, "events");
+	for (size_t i = 0; i < json_array_size(evs); i++) {
+		const json_t *ev = json_array_get(evs, i), *kv = json_object_get(ev, "kv");
+		int64_t mod = jint(kv, "mod_revision");
+
+		if (!json_object_get(ev, "type"))
+			(void)kv_apply(w->es, kv, ev_push, w->es); /* a corrupt key: skipped */
+		if (mod > __atomic_load_n(&w->es->rev, __ATOMIC_RELAXED))
+			__atomic_store_n(&w->es->rev, mod, __ATOMIC_RELEASE);
+	}
+	json_decref(m);
+}
+
+/* The stream is one JSON message a line. */
+static size_t watch_write(char *data, size_t size, size_t n, void *arg)
+{
+	struct watch_ctx *w = arg;
+	char *nl;
+
+	if (buf_write(data, size, n, &w->b) != size * n)
+		return 0;
+	while ((nl = memchr(w->b.p, '\n', w->b.len)) != NULL) {
+		size_t used = (size_t)(nl - w->b.p) + 1;
+
+		*nl = '\0';
+		watch_msg(w, w->b.p);
+		sodium_memzero(w->b.p, used);
+		memmove(w->b.p, nl + 1, w->b.len - used);
+		w->b.len -= used;
+	}
+	return w->resync || __atomic_load_n(&w->es->stop, __ATOMIC_RELAXED) ? 0 : size * n;
+}
+
+static int watch_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
+{
+	(void)a, (void)b, (void)c, (void)d;
+	return __atomic_load_n(&((struct etcd_store *)arg)->stop, __ATOMIC_RELAXED);
+}
+
+static void watch_once(struct etcd_store *es, CURL *c, struct watch_ctx *w, const char *ep)
+{
+	char k64[2 * KEY_MAX], e64[2 * KEY_MAX], body[8 * KEY_MAX], url[KEY_MAX + 64];
+
+	prefix_range(es, k64, e64);
+	snprintf(
+	    body, sizeof(body),
+	    "{\"create_request\":{\"key\":\"%s\",\"range_end\":\"%s\",\"start_revision\":\"%" PRId64
+	    "\"}}",
+	    k64, e64, etcd_revision(es) + 1);
+	snprintf(url, sizeof(url), "http://%s/v3/watch", ep);
+	curl_easy_reset(c);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, watch_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, w);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_MS);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, watch_progress);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, es);
+	curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
+	(void)curl_easy_perform(c);
+	buf_free(&w->b);
+}
+
+static void nap_ms(struct etcd_store *es, long ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += ms * 1000000L;
+	ts.tv_sec += ts.tv_nsec / 1000000000L;
+	ts.tv_nsec %= 1000000000L;
+	pthread_mutex_lock(&es->lock);
+	if (!es->stop)
+		pthread_cond_timedwait(&es->cond, &es->lock, &ts);
+	pthread_mutex_unlock(&es->lock);
+}
+
+/*
+ * Follow the prefix from the loaded revision on, endpoint after endpoint
+ * (a killed member closes its stream). A compacted start revision means
+ * events were missed: everything is read again (applying is idempotent).
+ */
+static void *watch_main(void *arg)
+{
+	struct etcd_store *es = arg;
+	struct watch_ctx w = {.es = es};
+	CURL *c = curl_easy_init();
+	unsigned i = 0;
+
+	while (c && !__atomic_load_n(&es->stop, __ATOMIC_RELAXED)) {
+		if (w.resync && load_with(es, c, ev_push, es) != 0) {
+			nap_ms(es, 200);
+			continue;
+		}
+		w.resync = false;
+		watch_once(es, c, &w, es->ep[i]);
+		i = (i + 1) % es->nep;
+		nap_ms(es, 100);
+	}
+	if (c)
+		curl_easy_cleanup(c);
+	return NULL;
+}
+
+int etcd_start(struct etcd_store *es)
+{
+	if (es->started)
+		return 0;
+	if (pthread_create(&es->req_thr, NULL, req_main, es) != 0)
+		return dust_fail(EAGAIN, "etcd: cannot start the request thread");
+	if (pthread_create(&es->watch_thr, NULL, watch_main, es) != 0) {
+		pthread_mutex_lock(&es->lock);
+		es->stop = true;
+		pthread_cond_broadcast(&es->cond);
+		pthread_mutex_unlock(&es->lock);
+		pthread_join(es->req_thr, NULL);
+		return dust_fail(EAGAIN, "etcd: cannot start the watch thread");
+	}
+	es->started = true;
+	return 0;
+}
+
+/* ---- open / close ---------------------------------------------------------------- */
+
+bool etcd_is_url(const char *path)
+{
+	return strncmp(path, ETCD_URL_SCHEME, strlen(ETCD_URL_SCHEME)) == 0;
+}
+
+/* etcd://HOST:PORT[,HOST:PORT...]/PREFIX */
+static int parse_url(struct etcd_store *es, const char *url)
+{
+	const char *p = url + strlen(ETCD_URL_SCHEME), *slash = strchr(p, '/');
+
+	if (!slash || slash == p || !slash[1] || strlen(slash + 1) >= KEY_MAX - 64)
+		return dust_fail(EINVAL, "%s: want etcd://HOST:PORT[,HOST:PORT...]/PREFIX", url);
+	snprintf(es->prefix, sizeof(es->prefix), "%s", slash + 1);
+	while (es->prefix[0] && es->prefix[strlen(es->prefix) - 1] == '/')
+		es->prefix[strlen(es->prefix) - 1] = '\0';
+	while (p < slash) {
+		size_t len = strcspn(p, ",/");
+
+		if (len == 0 || es->nep == EP_MAX || !memchr(p, ':', len))
+			return dust_fail(EINVAL, "%s: bad endpoint list (HOST:PORT, at most %d)",
+			                 url, EP_MAX);
+		es->ep[es->nep] = strndup(p, len);
+		if (!es->ep[es->nep++])
+			return dust_fail(ENOMEM, "out of memory");
+		p += len + (p[len] == ',');
+	}
+	return es->prefix[0] ? 0 : dust_fail(EINVAL, "%s: empty prefix", url);
+}
+
+static void curl_init_once(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+struct etcd_store *etcd_open(const char *url)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	struct etcd_store *es = calloc(1, sizeof(*es));
+
+	pthread_once(&once, curl_init_once);
+	if (!es) {
+		dust_fail(ENOMEM, "out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&es->lock, NULL);
+	pthread_cond_init(&es->cond, NULL);
+	es->ev_tail = &es->ev_head;
+	es->q = calloc(QUEUE_MAX, sizeof(*es->q));
+	es->res = calloc(QUEUE_MAX, sizeof(*es->res));
+	if (!es->q || !es->res) {
+		dust_fail(ENOMEM, "out of memory");
+		etcd_close(es);
+		return NULL;
+	}
+	if (parse_url(es, url) != 0) {
+		etcd_close(es);
+		return NULL;
+	}
+	return es;
+}
+
+void etcd_close(struct etcd_store *es)
+{
+	struct rec_node *n, *next;
+
+	if (!es)
+		return;
+	if (es->started) {
+		pthread_mutex_lock(&es->lock);
+		__atomic_store_n(&es->stop, true, __ATOMIC_RELAXED);
+		pthread_cond_broadcast(&es->cond);
+		pthread_mutex_unlock(&es->lock);
+		pthread_join(es->req_thr, NULL);
+		pthread_join(es->watch_thr, NULL);
+	}
+	for (n = es->ev_head; n; n = next) {
+		next = n->next;
+		sodium_memzero(n->val, strlen(n->val));
+		free(n);
+	}
+	for (unsigned i = 0; i < es->nep; i++)
+		free(es->ep[i]);
+	free(es->q);
+	free(es->res);
+	pthread_mutex_destroy(&es->lock);
+	pthread_cond_destroy(&es->cond);
+	free(es);
+}

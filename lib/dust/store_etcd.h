@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The invitation store's etcd backend (SPEC §7.5), private to libdust: an
+ * etcd v3 client over the HTTP/JSON gateway (libcurl, jansson) with a watch
+ * thread and a request thread, so that no caller of the store waits on the
+ * network except dust-invite's own writes.
+ */
+#ifndef DUST_STORE_ETCD_H
+#define DUST_STORE_ETCD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dust.h"
+
+#define ETCD_URL_SCHEME "etcd://"
+
+enum etcd_status {
+	ETCD_OK,          /* committed by the cluster */
+	ETCD_CONFLICT,    /* bound to another key cluster-wide (pk holds it) */
+	ETCD_REVOKED,     /* the invitation is revoked cluster-wide */
+	ETCD_UNAVAILABLE, /* no quorum, no endpoint, a timeout: nothing known */
+};
+
+/* A binding to commit (kind 'B') or an accepted intro's freshness ('T'). */
+struct etcd_req {
+	char kind;
+	uint32_t idx, cookie; /* handed back in the result */
+	uint8_t id[DUST_ID_BYTES];
+	uint8_t pk[DUST_PK_BYTES];
+	uint64_t at; /* B: unix seconds of the first use; T: intro ts (ms) */
+	uint8_t nonce[DUST_XNONCE_BYTES];
+};
+
+struct etcd_res {
+	uint32_t idx, cookie;
+	enum etcd_status status;
+	uint8_t pk[DUST_PK_BYTES]; /* OK, CONFLICT: the key bound cluster-wide */
+};
+
+/*
+ * One record under the prefix, in the journal's words: kind 'I' (val: the
+ * invitation's hex), 'B' ("PKHEX AT"), 'T' ("TS NONCEHEX"), 'R' ("AT -").
+ * Returns 0 to go on, or -errno to stop.
+ */
+typedef int (*etcd_rec_fn)(void *arg, char kind, const uint8_t id[DUST_ID_BYTES], const char *val);
+
+struct etcd_store;
+
+#ifdef DUST_HAVE_ETCD
+bool etcd_is_url(const char *path);
+struct etcd_store *etcd_open(const char *url);
+void etcd_close(struct etcd_store *es);
+/* Every record under the prefix (paged, one revision); the watch follows from there. */
+int etcd_load(struct etcd_store *es, etcd_rec_fn fn, void *arg);
+/* Create-if-absent of one record: 0, -EEXIST (already there), -EAGAIN (unavailable). */
+int etcd_create(struct etcd_store *es, char kind, const uint8_t id[DUST_ID_BYTES], const char *val);
+/* Start the watch and request threads (idempotent). */
+int etcd_start(struct etcd_store *es);
+/* Queue a request for the request thread: -ENOBUFS when the queue is full. */
+int etcd_submit(struct etcd_store *es, const struct etcd_req *rq);
+unsigned etcd_results(struct etcd_store *es, struct etcd_res *out, unsigned max);
+/* Apply the records the watch brought in since the last call; how many, or -errno. */
+int etcd_events(struct etcd_store *es, etcd_rec_fn fn, void *arg);
+/* The newest revision the store has seen (load or watch). */
+int64_t etcd_revision(const struct etcd_store *es);
+#else
+static inline bool etcd_is_url(const char *path)
+{
+	return strncmp(path, ETCD_URL_SCHEME, strlen(ETCD_URL_SCHEME)) == 0;
+}
+#endif
+
+#endif /* DUST_STORE_ETCD_H */

@@ -1,0 +1,21 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# The etcd store's library test: a 3-member cluster on loopback in a
+# temporary directory (etcd-cluster.sh), test_store_etcd against it, the
+# cluster stopped and removed on exit whatever happens.
+# usage: store-etcd.sh TEST_STORE_ETCD
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+exe=$1
+[ -x /usr/bin/etcd ] || { echo "SKIP: no /usr/bin/etcd (etcd-server)"; exit 77; }
+dir=$(mktemp -d /tmp/dust-etcd-XXXXXX)
+cleanup() {
+	"$here/etcd-cluster.sh" "$dir" stop || true
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+"$here/etcd-cluster.sh" "$dir" start
+DUST_ETCD_URL=$("$here/etcd-cluster.sh" "$dir" url lib)
+DUST_ETCD_CTL="$here/etcd-cluster.sh $dir"
+export DUST_ETCD_URL DUST_ETCD_CTL
+"$exe"

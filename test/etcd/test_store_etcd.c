@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The invitation store on a real 3-member etcd cluster (store-etcd.sh starts
+ * it): two gateway handles race to bind one invitation, one key wins; the
+ * freshness CAS and the watch refuse a replay through the other handle; a
+ * killed member is survived, a lost quorum refuses first uses with a clear
+ * outcome while returning clients go on, and a revocation arrives by watch.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fixture.h"
+
+#define WAIT_MS 20000 /* generous: the machine may be loaded */
+
+static const char *url, *ctl;
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void cluster(const char *what)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "%s %s", ctl, what);
+	CHECK_EQ(system(cmd), 0);
+}
+
+struct gw {
+	struct dust_server srv;
+	struct dust_rng rng;
+};
+
+static void gw_open(struct gw *g, const struct dust_identity *server, uint8_t seed)
+{
+	memset(g, 0, sizeof(*g));
+	g->srv.id = *server;
+	g->srv.store = dust_store_open(url, 0);
+	if (!g->srv.store)
+		fprintf(stderr, "  open %s: %s\n", url, dust_last_error());
+	CHECK(g->srv.store != NULL);
+	dust_store_set_deferred(g->srv.store, true);
+	CHECK(dust_store_is_remote(g->srv.store));
+	CHECK(dust_store_tick(g->srv.store, FIX_NOW_S) >= 0);
+	dust_limits_default(&g->srv.lim);
+	fix_rng_seed(&g->rng, seed);
+}
+
+/* As dustgw's main lcore does: apply what the watch brought, index new entries. */
+static int gw_reload(struct gw *g)
+{
+	int rc = dust_store_reload(g->srv.store);
+
+	if (dust_store_tick(g->srv.store, FIX_NOW_S) == 1)
+		dust_store_reclaim(g->srv.store);
+	return rc;
+}
+
+/* An intro of inv by client at now_ms; its bytes in buf for a replay. */
+static int intro(struct gw *g, const struct dust_invite *inv, const struct dust_identity *client,
+                 uint64_t now_ms, uint8_t *buf)
+{
+	struct dust_pad pad;
+	struct dust_session cs;
+	int n;
+
+	dust_pad_default(&pad);
+	n = dust_intro_build(inv, client, &g->rng, &pad, now_ms, buf, 2048, &cs);
+	CHECK(n >= DUST_INTRO_MIN_BYTES);
+	dust_session_wipe(&cs);
+	return n;
+}
+
+static enum dust_drop accept_bytes(struct gw *g, const uint8_t *buf, int n, uint64_t now_ms,
+                                   bool *first)
+{
+	struct dust_endpoint from = fix_endpoint("198.51.100.9", 40002);
+	struct dust_session ss;
+	struct dust_intro_info info = {0};
+	size_t used = 0;
+	enum dust_drop d =
+	    dust_intro_accept(&g->srv, buf, (size_t)n, now_ms, &from, &ss, &used, &info);
+
+	*first = info.first_use;
+	dust_session_wipe(&ss);
+	return d;
+}
+
+static enum dust_drop accept_new(struct gw *g, const struct dust_invite *inv,
+                                 const struct dust_identity *client, uint64_t now_ms, bool *first)
+{
+	uint8_t buf[2048];
+	int n = intro(g, inv, client, now_ms, buf);
+
+	return accept_bytes(g, buf, n, now_ms, first);
+}
+
+/* The outcome of one submitted binding, waited for (the store's thread commits it). */
+static enum dust_drop outcome(struct gw *g, uint64_t *took_ms)
+{
+	struct dust_store_outcome o;
+	uint64_t t0 = mono_ms();
+
+	while (mono_ms() - t0 < WAIT_MS) {
+		if (dust_store_persist_poll(g->srv.store, &o, 1) == 1) {
+			if (took_ms)
+				*took_ms = mono_ms() - t0;
+			return o.drop;
+		}
+		usleep(5000);
+	}
+	CHECK(!"no outcome within the wait");
+	return DUST_DROP_MAX;
+}
+
+/* A first use through g: accepted in memory (pending), then committed or not. */
+static enum dust_drop first_use(struct gw *g, const struct dust_invite *inv,
+                                const struct dust_identity *client, uint64_t now_ms,
+                                uint64_t *took_ms)
+{
+	struct dust_store_entry *e = dust_store_find(g->srv.store, inv->id);
+	bool first = false;
+
+	CHECK(e != NULL);
+	CHECK_EQ(accept_new(g, inv, client, now_ms, &first), DUST_OK);
+	CHECK(first && e->bind_pending);
+	CHECK_EQ(dust_store_persist_submit(g->srv.store, e, 7), 0);
+	return outcome(g, took_ms);
+}
+
+static bool wait_until(struct gw *g, bool (*cond)(struct dust_store_entry *),
+                       struct dust_store_entry *e)
+{
+	uint64_t t0 = mono_ms();
+
+	while (mono_ms() - t0 < WAIT_MS) {
+		CHECK(gw_reload(g) >= 0);
+		if (cond(e))
+			return true;
+		usleep(5000);
+	}
+	return false;
+}
+
+static uint64_t want_ts;
+
+static bool fresh_seen(struct dust_store_entry *e)
+{
+	return e->last_ts_ms >= want_ts;
+}
+
+static bool revoked_seen(struct dust_store_entry *e)
+{
+	return __atomic_load_n(&e->revoked, __ATOMIC_ACQUIRE);
+}
+
+static bool bound_seen(struct dust_store_entry *e)
+{
+	return e->bound && !e->bind_pending;
+}
+
+static void add_invites(const struct dust_identity *server, struct dust_invite *inv, unsigned n)
+{
+	struct dust_store *tool = dust_store_open(url, 0);
+	struct dust_ipaddr addr, tun;
+
+	CHECK(tool != NULL);
+	CHECK(dust_ipaddr_parse(&addr, "192.0.2.1") == 0);
+	for (unsigned i = 0; i < n; i++) {
+		CHECK(dust_ipaddr_parse(&tun, "10.9.0.2") == 0);
+		tun.a[3] = (uint8_t)(2 + i);
+		CHECK(dust_invite_new(&inv[i], server, &addr, 4433, &tun, 24, FIX_NOW_S + 3600) ==
+		      0);
+		CHECK(dust_store_add(tool, &inv[i]) == 0);
+	}
+	CHECK_EQ(dust_store_save(tool), 0);
+	dust_store_close(tool);
+}
+
+static void test_cluster(void)
+{
+	struct dust_identity server, c1, c2;
+	struct dust_invite inv[4];
+	struct gw a, b;
+	struct dust_store_entry *ea, *eb;
+	struct dust_store_outcome oa, ob;
+	struct dust_store *tool;
+	uint8_t buf[2048];
+	uint64_t took;
+	bool first;
+	int n;
+
+	CHECK(dust_identity_generate(&server) == 0);
+	CHECK(dust_identity_generate(&c1) == 0);
+	CHECK(dust_identity_generate(&c2) == 0);
+	add_invites(&server, inv, 4);
+	gw_open(&a, &server, 1);
+	gw_open(&b, &server, 2);
+	CHECK_EQ(dust_store_count(a.srv.store), 4);
+	CHECK(dust_store_revision(a.srv.store) > 0);
+
+	/* 1. the race: both handles accept a first use in memory, one key wins */
+	ea = dust_store_find(a.srv.store, inv[0].id);
+	eb = dust_store_find(b.srv.store, inv[0].id);
+	CHECK_EQ(accept_new(&a, &inv[0], &c1, FIX_NOW_MS, &first), DUST_OK);
+	CHECK(first);
+	CHECK_EQ(accept_new(&b, &inv[0], &c2, FIX_NOW_MS + 1, &first), DUST_OK);
+	CHECK(first);
+	CHECK_EQ(dust_store_persist_submit(a.srv.store, ea, 1), 0);
+	CHECK_EQ(dust_store_persist_submit(b.srv.store, eb, 2), 0);
+	oa.drop = outcome(&a, NULL);
+	ob.drop = outcome(&b, NULL);
+	printf("  race: a %s, b %s\n", dust_drop_name(oa.drop), dust_drop_name(ob.drop));
+	CHECK((oa.drop == DUST_OK) != (ob.drop == DUST_OK));
+	CHECK(oa.drop == DUST_DROP_INTRO_WRONG_KEY || ob.drop == DUST_DROP_INTRO_WRONG_KEY);
+	/* both handles now hold the winner's key; the loser's key is refused on both */
+	CHECK(bound_seen(ea) && bound_seen(eb));
+	CHECK(sodium_memcmp(ea->client_pk, eb->client_pk, DUST_PK_BYTES) == 0);
+	{
+		const struct dust_identity *win = oa.drop == DUST_OK ? &c1 : &c2;
+		const struct dust_identity *lose = oa.drop == DUST_OK ? &c2 : &c1;
+		struct gw *wg = oa.drop == DUST_OK ? &a : &b, *og = oa.drop == DUST_OK ? &b : &a;
+		struct dust_store_entry *we = oa.drop == DUST_OK ? ea : eb;
+		struct dust_store_entry *oe = oa.drop == DUST_OK ? eb : ea;
+
+		CHECK_EQ(accept_new(&a, &inv[0], lose, FIX_NOW_MS + 10, &first),
+		         DUST_DROP_INTRO_WRONG_KEY);
+		CHECK_EQ(accept_new(&b, &inv[0], lose, FIX_NOW_MS + 11, &first),
+		         DUST_DROP_INTRO_WRONG_KEY);
+
+		/* 2. freshness: the winner returns at its gateway; the replay of that
+		 * intro through the other handle is refused once the watch brought
+		 * the CAS'd freshness in; a newer intro there goes through. */
+		n = intro(wg, &inv[0], win, FIX_NOW_MS + 1000, buf);
+		CHECK_EQ(accept_bytes(wg, buf, n, FIX_NOW_MS + 1000, &first), DUST_OK);
+		CHECK(!first);
+		dust_store_persist_fresh(wg->srv.store, we);
+		want_ts = FIX_NOW_MS + 1000;
+		CHECK(wait_until(og, fresh_seen, oe));
+		CHECK_EQ(accept_bytes(og, buf, n, FIX_NOW_MS + 1000, &first), DUST_DROP_INTRO_DUP);
+		CHECK_EQ(accept_new(og, &inv[0], win, FIX_NOW_MS + 900, &first),
+		         DUST_DROP_INTRO_REPLAY);
+		n = intro(og, &inv[0], win, FIX_NOW_MS + 2000, buf);
+		CHECK_EQ(accept_bytes(og, buf, n, FIX_NOW_MS + 2000, &first), DUST_OK);
+		dust_store_persist_fresh(og->srv.store, oe);
+		want_ts = FIX_NOW_MS + 2000;
+		CHECK(wait_until(wg, fresh_seen, we));
+		CHECK_EQ(accept_bytes(wg, buf, n, FIX_NOW_MS + 2000, &first), DUST_DROP_INTRO_DUP);
+
+		/* 3. one member killed (the first endpoint): a binding still commits */
+		cluster("kill a");
+		CHECK_EQ(first_use(&a, &inv[1], &c1, FIX_NOW_MS + 3000, &took), DUST_OK);
+		printf("  one member down: bound in %llu ms\n", (unsigned long long)took);
+		CHECK(wait_until(&b, bound_seen, dust_store_find(b.srv.store, inv[1].id)));
+
+		/* 4. quorum lost: first uses refused with a clear outcome, unused again */
+		cluster("kill b");
+		CHECK_EQ(first_use(&a, &inv[2], &c1, FIX_NOW_MS + 4000, &took),
+		         DUST_DROP_STORE_UNAVAILABLE);
+		printf("  quorum lost: refused in %llu ms\n", (unsigned long long)took);
+		CHECK(!dust_store_find(a.srv.store, inv[2].id)->bound);
+		/* the tool's writes fail with a message, not silently */
+		tool = dust_store_open(url, 0);
+		if (!tool) /* a member without a leader serves no linearizable read */
+			printf("  open without quorum: %s\n", dust_last_error());
+		if (tool) {
+			CHECK_EQ(
+			    dust_store_revoke(tool, dust_store_find(tool, inv[3].id), FIX_NOW_S),
+			    -EAGAIN);
+			printf("  revoke without quorum: %s\n", dust_last_error());
+			dust_store_close(tool);
+		}
+		/* returning clients go on from what the gateway knows (SPEC §7.5) */
+		CHECK_EQ(accept_new(wg, &inv[0], win, FIX_NOW_MS + 5000, &first), DUST_OK);
+		CHECK(!first);
+		cluster("restore a");
+		CHECK_EQ(first_use(&a, &inv[2], &c1, FIX_NOW_MS + 6000, &took), DUST_OK);
+		printf("  restored: bound in %llu ms\n", (unsigned long long)took);
+		cluster("restore b");
+	}
+
+	/* 5. a revocation through a third handle reaches both by watch */
+	tool = dust_store_open(url, 0);
+	CHECK(tool != NULL);
+	CHECK_EQ(dust_store_revoke(tool, dust_store_find(tool, inv[0].id), FIX_NOW_S), 0);
+	CHECK_EQ(dust_store_revoke(tool, dust_store_find(tool, inv[0].id), FIX_NOW_S), -EALREADY);
+	dust_store_close(tool);
+	CHECK(wait_until(&a, revoked_seen, ea));
+	CHECK(wait_until(&b, revoked_seen, eb));
+	CHECK_EQ(accept_new(&a, &inv[0], &c1, FIX_NOW_MS + 7000, &first), DUST_DROP_INTRO_REVOKED);
+	CHECK_EQ(accept_new(&b, &inv[0], &c2, FIX_NOW_MS + 7000, &first), DUST_DROP_INTRO_REVOKED);
+	/* a binding of an invitation revoked in etcd but not yet seen here is refused */
+	tool = dust_store_open(url, 0);
+	CHECK(tool != NULL);
+	CHECK_EQ(dust_store_revoke(tool, dust_store_find(tool, inv[3].id), FIX_NOW_S), 0);
+	dust_store_close(tool);
+	CHECK_EQ(first_use(&b, &inv[3], &c2, FIX_NOW_MS + 8000, NULL), DUST_DROP_INTRO_REVOKED);
+
+	dust_store_close(a.srv.store);
+	dust_store_close(b.srv.store);
+	for (unsigned i = 0; i < 4; i++)
+		dust_invite_wipe(&inv[i]);
+	dust_identity_wipe(&server);
+	dust_identity_wipe(&c1);
+	dust_identity_wipe(&c2);
+}
+
+/* A URL nobody answers: open fails at once with the reason. */
+static void test_unreachable(void)
+{
+	struct dust_store *st = dust_store_open("etcd://127.0.0.1:1/dust", 0);
+
+	CHECK(st == NULL);
+	printf("  unreachable: %s\n", dust_last_error());
+	CHECK(strstr(dust_last_error(), "127.0.0.1:1") != NULL);
+	CHECK(dust_store_open("etcd://127.0.0.1:1", 0) == NULL);
+	CHECK(strstr(dust_last_error(), "PREFIX") != NULL);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct check_test tests[] = {
+	    {"cluster", test_cluster},
+	    {"unreachable", test_unreachable},
+	};
+
+	url = getenv("DUST_ETCD_URL");
+	ctl = getenv("DUST_ETCD_CTL");
+	if (!url || !ctl) {
+		fprintf(stderr, "run through store-etcd.sh (DUST_ETCD_URL, DUST_ETCD_CTL)\n");
+		return 77;
+	}
+	CHECK(dust_init() == 0);
+	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
+}
