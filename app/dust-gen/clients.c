@@ -81,29 +81,51 @@ uint16_t dg_frame(struct dg *g, struct dg_client *c, uint8_t *f, const uint8_t *
 	                              dg_bytes, len));
 }
 
-static int send_intro(struct dg *g, struct dg_client *c)
+/*
+ * A new intro (a new session) for c, sent at once; the client waits in
+ * DG_INTRO for the keepalive that answers it, and tries again after 3 s.
+ * The session it had still opens what the gateway sealed before it moved.
+ */
+int dg_intro_send(struct dg *g, struct dg_client *c)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(g->pool);
+	struct dust_session s;
 	struct timespec ts;
 	uint8_t *f;
 	int n;
 
 	if (!m)
-		return -ENOMEM;
+		return -EAGAIN;
 	f = rte_pktmbuf_mtod(m, uint8_t *);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	n = dust_intro_build(&c->inv, &c->id, &g->rng, &g->pad,
 	                     (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000, f + 42,
-	                     600, &c->s);
+	                     600, &s);
 	if (n < 0) {
 		rte_pktmbuf_free(m);
 		return n;
 	}
 	m->data_len = m->pkt_len = dg_frame(g, c, f, f + 42, (size_t)n);
 	if (rte_eth_tx_burst(g->net, 0, &m, 1) != 1) {
+		/* not sent: the client keeps the session the gateway knows */
 		rte_pktmbuf_free(m);
+		dust_session_wipe(&s);
 		return -EAGAIN;
 	}
+	if (c->state == DG_UP || c->state == DG_INTRO) {
+		c->prev = c->s;
+		c->prev_port = c->s_port;
+	}
+	c->s = s;
+	c->s_port = c->ep.port;
+	dust_session_wipe(&s);
+	if (c->state == DG_UP)
+		g->nup--;
+	if (c->state != DG_INTRO)
+		g->nintro++;
+	c->state = DG_INTRO;
+	c->until = rte_rdtsc() + 3 * g->hz;
+	g->ch.intros++;
 	return 0;
 }
 
@@ -122,7 +144,8 @@ static long client_of(const struct dg *g, const uint8_t *f, size_t len, const ui
 	if (14 + ihl + 8 > len || f[30] != 198 || f[31] != 18)
 		return -1;
 	i = (unsigned)f[32] << 8 | f[33];
-	if (i >= g->n || (uint16_t)(u[2] << 8 | u[3]) != g->c[i].ep.port)
+	if (i >= g->n || ((uint16_t)(u[2] << 8 | u[3]) != g->c[i].s_port &&
+	                  (uint16_t)(u[2] << 8 | u[3]) != g->c[i].prev_port))
 		return -1;
 	*pl = u + 8;
 	*plen = (size_t)(u[4] << 8 | u[5]);
@@ -132,76 +155,102 @@ static long client_of(const struct dg *g, const uint8_t *f, size_t len, const ui
 	return i;
 }
 
-/* Replies on the net port: keepalives that confirm a client's session. */
-void dg_net_poll(struct dg *g, struct dg_count *k)
+/* Open a datagram from the gateway with the session of the port it came to. */
+static int open_reply(struct dg *g, struct dg_client *c, uint16_t port, uint8_t *pl, size_t plen,
+                      struct dust_seg *segs)
+{
+	struct dust_limits lim;
+	enum dust_drop d;
+	int n;
+
+	dust_limits_default(&lim);
+	n = dust_datagram_open(port == c->s_port ? &c->s : &c->prev, &lim, g->now_s, pl, plen, 0,
+	                       segs, DUST_CHAIN_MAX, &d);
+	return d == DUST_OK ? n : -1;
+}
+
+/*
+ * The net port: keepalives that confirm a client's session, and (--dir rev
+ * or both) data the gateway sealed toward a client, handed to fn as the
+ * inner IP packet.
+ */
+void dg_net_poll(struct dg *g, struct dg_count *k, dg_rx_fn *fn, void *arg)
 {
 	struct rte_mbuf *pkts[DG_BURST];
 	uint16_t n = rte_eth_rx_burst(g->net, 0, pkts, DG_BURST);
+	uint64_t now = rte_rdtsc();
 
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
 		const uint8_t *pl;
 		size_t plen;
-		struct dust_seg segs[4];
-		struct dust_limits lim;
-		enum dust_drop d;
+		struct dust_seg segs[DUST_CHAIN_MAX];
 		long w =
 		    rte_pktmbuf_is_contiguous(m) ? client_of(g, f, m->data_len, &pl, &plen) : -1;
+		int ns = w < 0 ? -1
+		               : open_reply(g, &g->c[w], (uint16_t)(f[36] << 8 | f[37]),
+		                            (uint8_t *)pl, plen, segs);
 
-		dust_limits_default(&lim);
-		if (w >= 0 &&
-		    dust_datagram_open(&g->c[w].s, &lim, g->now_s, (uint8_t *)pl, plen, 0, segs, 4,
-		                       &d) > 0 &&
-		    d == DUST_OK) {
-			g->c[w].up = true;
-			k->ka++;
-		} else {
+		if (ns <= 0) {
 			k->foreign++;
+			continue;
+		}
+		for (int j = 0; j < ns; j++) {
+			if (segs[j].len) {
+				if (fn)
+					fn(g, arg, pl + segs[j].off, segs[j].len, now);
+				continue;
+			}
+			if (g->c[w].state == DG_INTRO)
+				dg_client_up(g, &g->c[w]);
+			g->ch.ka++;
+			k->ka++;
 		}
 	}
 	rte_pktmbuf_free_bulk(pkts, n);
 }
 
-/* Introduce every client; up to 3 rounds for those whose keepalive did not come back. */
+/* Introduce the first --start-clients (3 rounds for those whose keepalive did not come back). */
 int dg_clients_intro(struct dg *g)
 {
 	struct dg_count k = {0};
-	unsigned up = 0;
+	unsigned want = g->o.start_clients ? g->o.start_clients : g->n;
 
-	for (int round = 0; round < 3 && up < g->n; round++) {
+	for (int round = 0; round < 3 && g->nup < want; round++) {
 		uint64_t end;
 
 		g->now_s = (uint32_t)time(NULL);
-		for (unsigned i = 0; i < g->n; i++) {
+		for (unsigned i = 0; i < want; i++) {
 			int rc;
 
-			if (g->c[i].up)
+			if (g->c[i].state == DG_UP)
 				continue;
-			while ((rc = send_intro(g, &g->c[i])) == -EAGAIN)
-				dg_net_poll(g, &k);
+			g->ch.retries += round > 0;
+			while ((rc = dg_intro_send(g, &g->c[i])) == -EAGAIN)
+				dg_net_poll(g, &k, NULL, NULL);
 			if (rc)
 				return rc;
 			if (i % 16 == 15)
-				dg_net_poll(g, &k);
+				dg_net_poll(g, &k, NULL, NULL);
 		}
 		end = rte_rdtsc() + (g->o.no_confirm ? 0 : g->hz);
-		while (rte_rdtsc() < end && k.ka < g->n)
-			dg_net_poll(g, &k);
-		up = 0;
-		for (unsigned i = 0; i < g->n; i++)
-			up += g->c[i].up;
+		while (rte_rdtsc() < end && g->nup < want)
+			dg_net_poll(g, &k, NULL, NULL);
 		if (g->o.no_confirm) {
-			printf("dust-gen: %u intros sent, not confirmed (--no-confirm)\n", g->n);
+			for (unsigned i = 0; i < want; i++)
+				if (g->c[i].state == DG_INTRO)
+					dg_client_up(g, &g->c[i]);
+			printf("dust-gen: %u intros sent, not confirmed (--no-confirm)\n", want);
 			return 0;
 		}
 	}
-	printf("dust-gen: %u of %u clients introduced (keepalive received)\n", up, g->n);
-	if (up < g->n) {
+	printf("dust-gen: %u of %u clients introduced (keepalive received)\n", g->nup, want);
+	if (g->nup < want) {
 		fprintf(stderr,
 		        "dust-gen: %u clients got no keepalive: is dustgw running on the other "
 		        "end, with the same store?\n",
-		        g->n - up);
+		        want - g->nup);
 		return -ETIMEDOUT;
 	}
 	return 0;

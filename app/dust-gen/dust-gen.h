@@ -42,18 +42,43 @@ struct dg_opts {
 	unsigned search_steps;
 	bool quiet; /* no per-second lines */
 	const char *gw_mac;
-	bool no_confirm;    /* send intros, wait for no keepalive (a sink port: headroom) */
-	unsigned linger_ms; /* at the end, wait without polling for the peer to leave */
+	bool no_confirm;        /* send intros, wait for no keepalive (a sink port: headroom) */
+	unsigned linger_ms;     /* at the end, wait without polling for the peer to leave */
+	unsigned start_clients; /* introduced before traffic; the rest join by churn */
+	double churn;           /* churn events per second (churn.c) */
+	unsigned idle_s;        /* an idled client's silence (0: no idle events) */
+};
+
+/* A client's place in its life (churn.c moves it along). */
+enum dg_state {
+	DG_DOWN,  /* not introduced yet */
+	DG_INTRO, /* intro sent, waiting for the gateway's keepalive */
+	DG_UP,    /* sending */
+	DG_IDLE,  /* silent until its session expires in the gateway, then back */
+};
+
+/* Churn and intro counts of the whole run: each has a dustgw counter to match. */
+struct dg_churn {
+	uint64_t intros;   /* intros sent (dustgw intro_ok when none is lost) */
+	uint64_t joins;    /* first intros of clients that joined late */
+	uint64_t expiries; /* idle silences sat out (dustgw sessions_expired) */
+	uint64_t roams;    /* moves to a new source port (dustgw sessions_evicted) */
+	uint64_t reintros; /* new intro on a live session, same address */
+	uint64_t retries;  /* intros sent again: no keepalive within 3 s */
+	uint64_t ka;       /* keepalives received (dustgw keepalive_tx) */
 };
 
 struct dg_client {
 	struct dust_invite inv;
 	struct dust_identity id;
 	struct dust_session s;
-	struct dust_endpoint ep; /* our outer address */
-	uint32_t tx_seq;         /* next per-client sequence number */
-	uint32_t rx_next;        /* highest per-client sequence received + 1 */
-	bool up;                 /* the gateway's keepalive came back */
+	struct dust_session prev;   /* the session before the last intro: late replies */
+	struct dust_endpoint ep;    /* our outer address */
+	uint16_t s_port, prev_port; /* our port when s, prev were made (0: none) */
+	uint32_t tx_seq;            /* next per-client sequence number */
+	uint32_t rx_next;           /* highest per-client sequence received + 1 */
+	uint8_t state;              /* enum dg_state */
+	uint64_t until;             /* TSC: DG_INTRO's retry, DG_IDLE's end */
 };
 
 struct dg_hist {
@@ -83,6 +108,12 @@ struct dg {
 	uint64_t *seen; /* bitmap of received global sequence numbers */
 	uint64_t seen_bits;
 	uint32_t now_s;
+	unsigned cur;    /* next client to send a probe (round-robin over those up) */
+	unsigned nup;    /* clients in DG_UP */
+	unsigned nintro; /* clients in DG_INTRO */
+	struct dg_churn ch;
+	uint64_t churn_t0, churn_done, churn_scan; /* churn.c's schedule */
+	unsigned churn_kind, churn_cur, join_next;
 };
 
 /* One trial's result. */
@@ -97,9 +128,18 @@ struct dg_result {
 /* clients.c */
 int dg_clients_load(struct dg *g);
 int dg_clients_intro(struct dg *g);
-void dg_net_poll(struct dg *g, struct dg_count *k);
+/* An inner IP packet the gateway sealed toward a client (the reverse direction). */
+typedef void dg_rx_fn(struct dg *g, void *arg, const uint8_t *ip, size_t len, uint64_t now);
+void dg_net_poll(struct dg *g, struct dg_count *k, dg_rx_fn *fn, void *arg);
 uint16_t dg_frame(struct dg *g, struct dg_client *c, uint8_t *f, const uint8_t *dg_bytes,
                   size_t len);
+
+int dg_intro_send(struct dg *g, struct dg_client *c);
+
+/* churn.c */
+void dg_churn_start(struct dg *g);
+void dg_churn_tick(struct dg *g, uint64_t now, uint64_t end);
+void dg_client_up(struct dg *g, struct dg_client *c);
 
 /* traffic.c */
 int dg_trial(struct dg *g, double pps, struct dg_result *r);

@@ -54,6 +54,22 @@ static void usage(FILE *f)
 	    "                     ports: a memif peer that leaves while the other end polls\n"
 	    "                     can crash it (DPDK 22.11 frees the rings under the poller),\n"
 	    "                     so let dustgw --exit-on-idle leave first\n"
+	    "Churn (fixed-rate runs, not --search):\n"
+	    "  --start-clients K  introduce only the first K clients before traffic (default:\n"
+	    "                     all); the others join by churn\n"
+	    "  --churn E          E events per second, taking turns: a client joins (first\n"
+	    "                     intro), one goes idle, one roams (new source port, new\n"
+	    "                     intro), one re-introduces on its live session; a kind with\n"
+	    "                     no fitting client passes its turn on\n"
+	    "  --idle-s S         an idle client is silent S s, then introduces itself again;\n"
+	    "                     set S >= the gateway's idle_timeout_s + 3 so that its\n"
+	    "                     session has expired by then (0, the default: no idle events)\n"
+	    "  Every up client must still send a probe well within idle_timeout_s: rate /\n"
+	    "  clients sets how often. The JSON's \"churn\" counts (intros, joins, expiries,\n"
+	    "  roams, reintros, retries, keepalives) match dustgw's intro_ok, sessions_expired,\n"
+	    "  sessions_evicted and keepalive_tx when nothing is lost. No event starts in a\n"
+	    "  trial's last 3 s, nor an idle silence that would end after them; an intro not\n"
+	    "  answered in 3 s is sent again (a retry).\n"
 	    "One lcore, one queue per port. Over memif, next to dustgw (its ports are servers):\n"
 	    "  dust-gen -l 1 --no-huge -m 512 --no-pci --file-prefix gen \\\n"
 	    "    --vdev net_memif0,role=client,socket=/tmp/net.sock,socket-abstract=no \\\n"
@@ -84,6 +100,9 @@ static int parse(int argc, char **argv, struct dg_opts *o)
 	    {"gw-mac", required_argument, NULL, 'M'},
 	    {"no-confirm", no_argument, NULL, 'C'},
 	    {"linger-ms", required_argument, NULL, 'L'},
+	    {"start-clients", required_argument, NULL, 'K'},
+	    {"churn", required_argument, NULL, 'E'},
+	    {"idle-s", required_argument, NULL, 'i'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -155,6 +174,15 @@ static int parse(int argc, char **argv, struct dg_opts *o)
 		case 'L':
 			o->linger_ms = (unsigned)strtoul(optarg, NULL, 10);
 			break;
+		case 'K':
+			o->start_clients = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'E':
+			o->churn = strtod(optarg, NULL);
+			break;
+		case 'i':
+			o->idle_s = (unsigned)strtoul(optarg, NULL, 10);
+			break;
 		default:
 			usage(stderr);
 			return -1;
@@ -168,6 +196,15 @@ static int parse(int argc, char **argv, struct dg_opts *o)
 	if (o->size && (o->size < DG_MIN_SIZE || o->size > DG_MAX_SIZE)) {
 		fprintf(stderr, "dust-gen: --size %u: want %d..%d\n", o->size, DG_MIN_SIZE,
 		        DG_MAX_SIZE);
+		return -1;
+	}
+	if ((o->churn > 0 || o->start_clients) && o->search) {
+		fprintf(stderr, "dust-gen: churn is for fixed-rate runs, not --search\n");
+		return -1;
+	}
+	if (o->churn < 0 || (o->start_clients && o->clients && o->start_clients > o->clients)) {
+		fprintf(stderr,
+		        "dust-gen: --churn >= 0 and --start-clients <= --clients, please\n");
 		return -1;
 	}
 	if (o->duration_s <= 0 || o->loss_max_pct < 0 || o->loss_max_pct > 100) {
@@ -327,7 +364,13 @@ static int json_write(const struct dg *g, struct dg_result *t, unsigned nt, int 
 		fprintf(f, "%s\n  ", i ? "," : "");
 		json_trial(f, &t[i]);
 	}
-	fprintf(f, "],\n \"result\": ");
+	fprintf(f,
+	        "],\n \"churn\": {\"intros\": %" PRIu64 ", \"joins\": %" PRIu64
+	        ", \"expiries\": %" PRIu64 ", \"roams\": %" PRIu64 ", \"reintros\": %" PRIu64
+	        ", \"retries\": %" PRIu64 ", \"keepalives\": %" PRIu64 ", \"up\": %u},",
+	        g->ch.intros, g->ch.joins, g->ch.expiries, g->ch.roams, g->ch.reintros,
+	        g->ch.retries, g->ch.ka, g->nup);
+	fprintf(f, "\n \"result\": ");
 	if (best >= 0)
 		json_trial(f, &t[best]);
 	else
@@ -394,6 +437,11 @@ static int run(struct dg *g)
 		else
 			printf("dust-gen: search: no rate met loss <= %.4f%%\n", g->o.loss_max_pct);
 	}
+	printf("dust-gen: intros %" PRIu64 " (joins %" PRIu64 ", roams %" PRIu64
+	       ", re-intros %" PRIu64 ", after idle %" PRIu64 ", retries %" PRIu64
+	       "), keepalives %" PRIu64 ", %u clients up at the end\n",
+	       g->ch.intros, g->ch.joins, g->ch.roams, g->ch.reintros, g->ch.expiries,
+	       g->ch.retries, g->ch.ka, g->nup);
 	rc = g->o.json ? json_write(g, t, nt, best) : 0;
 	for (unsigned i = 0; i < nt; i++)
 		dg_hist_free(&t[i].h);

@@ -103,17 +103,34 @@ struct probe {
 	uint64_t gseq, tsc;
 };
 
+/* The next client of the round-robin over those up, or NULL. */
+static struct dg_client *next_sender(struct dg *g)
+{
+	for (unsigned k = 0; k < g->n; k++) {
+		struct dg_client *c = &g->c[g->cur];
+
+		g->cur = g->cur + 1 < g->n ? g->cur + 1 : 0;
+		if (c->state == DG_UP)
+			return c;
+	}
+	return NULL;
+}
+
 /* Build the next probe of the round-robin over clients into m. */
 static int probe_build(struct dg *g, struct rte_mbuf *m, uint64_t tsc)
 {
-	struct dg_client *c = &g->c[g->gseq % g->n];
+	struct dg_client *c = next_sender(g);
 	unsigned size = dg_size_of(g, g->gseq);
 	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *), *dgp = f + 42;
 	uint8_t *in = dgp + DUST_DATA_PREFIX, *pl = in + 28;
-	struct probe p = {DG_MAGIC, (uint32_t)(c - g->c), c->tx_seq, 0, g->gseq, tsc};
+	struct probe p = {DG_MAGIC, 0, 0, 0, g->gseq, tsc};
 	size_t ilen;
 	int r;
 
+	if (!c)
+		return -EAGAIN; /* nobody up: churn took them all */
+	p.client = (uint32_t)(c - g->c);
+	p.cseq = c->tx_seq;
 	memcpy(pl, &p, sizeof(p));
 	memset(pl + sizeof(p), 0, size - 28 - sizeof(p));
 	ilen = ip_udp4(in, c->inv.tunnel.a, far_ip, (uint16_t)(1000 + p.client % 50000), 9, pl,
@@ -224,12 +241,12 @@ static void report(struct dg *g, struct trial *t, double secs, double dt)
 
 	if (!g->o.quiet)
 		printf("dust-gen: %5.1fs tx %9.0f pps %7.3f Gbit/s | rx %9.0f pps | reord %" PRIu64
-		       " dup %" PRIu64 " | latency us p50 %.1f p99 %.1f p99.9 %.1f\n",
+		       " dup %" PRIu64 " | latency us p50 %.1f p99 %.1f p99.9 %.1f | up %u\n",
 		       secs, (double)(a->tx - b->tx) / dt,
 		       (double)(a->tx_bytes - b->tx_bytes) * 8 / dt / 1e9,
 		       (double)(a->rx - b->rx) / dt, a->reordered - b->reordered, a->dup - b->dup,
 		       dg_hist_pct(&t->ih, 50) / 1e3, dg_hist_pct(&t->ih, 99) / 1e3,
-		       dg_hist_pct(&t->ih, 99.9) / 1e3);
+		       dg_hist_pct(&t->ih, 99.9) / 1e3, g->nup);
 	fflush(stdout);
 	t->k_mark = *a;
 	dg_hist_init(&t->ih);
@@ -263,9 +280,11 @@ static void trial_run(struct dg *g, struct trial *t, double pps)
 			want = due > done ? (unsigned)RTE_MIN(due - done, (uint64_t)DG_BURST) : 0;
 		}
 		tx_some(g, t, want);
+		if (t->npend == t->ipend)
+			dg_churn_tick(g, now, end);
 		if (!g->o.stall_ms || now < stall_from || now >= stall_to)
 			rx_dlv(g, t);
-		dg_net_poll(g, &k0);
+		dg_net_poll(g, &k0, NULL, NULL);
 		if (now >= next_rep) {
 			report(g, t, (double)(now - t0) / (double)g->hz,
 			       (double)(now - last_rep) / (double)g->hz);
@@ -292,19 +311,23 @@ int dg_trial(struct dg *g, double pps, struct dg_result *r)
 	r->rate_pps = pps;
 	t.first_gseq = g->gseq;
 	g->now_s = (uint32_t)time(NULL);
+	dg_churn_start(g);
 	trial_run(g, &t, pps);
 	/* whatever the port still refused was never offered */
 	t.k.unsent = t.npend - t.ipend;
 	if (t.npend > t.ipend)
 		rte_pktmbuf_free_bulk(t.pend + t.ipend, t.npend - t.ipend);
-	/* until drain_ms pass with nothing new (at most 10 times that) */
+	/*
+	 * Until drain_ms pass with nothing new and every intro is answered (at
+	 * most 10 times drain_ms).
+	 */
 	last_rx = t.k.rx + t.k.late + t.k.dup;
 	quiet = g->hz / 1000 * g->o.drain_ms;
 	end = rte_rdtsc() + quiet;
 	cap = rte_rdtsc() + 10 * quiet;
-	while ((now = rte_rdtsc()) < end && now < cap) {
+	while ((now = rte_rdtsc()) < cap && (now < end || g->nintro)) {
 		rx_dlv(g, &t);
-		dg_net_poll(g, &k0);
+		dg_net_poll(g, &k0, NULL, NULL);
 		if (t.k.rx + t.k.late + t.k.dup != last_rx) {
 			last_rx = t.k.rx + t.k.late + t.k.dup;
 			end = rte_rdtsc() + quiet;
