@@ -393,21 +393,11 @@ static void gen_ip6(struct gen *g, const char *addr)
 	emit(&g->o, 0, f, 14 + 40 + 32);
 	g->nd_reply++;
 	/* UDP to another IPv6 address of the same network */
-	memset(f + 14, 0, sizeof(f) - 14);
+	a.a[15] ^= 1;
 	eth(f, gw_mac, smac, 0x86dd);
-	ip[0] = 0x60;
-	put16(ip + 4, 16);
-	ip[6] = IPPROTO_UDP;
-	ip[7] = 64;
-	memcpy(ip + 8, (uint8_t[]){0xfd, 0, [15] = 0x99}, 16);
-	memcpy(ip + 24, a.a, 16);
-	ip[39] ^= 1;
-	put16(ip + 40, 1234);
-	put16(ip + 42, g->gw_port);
-	put16(ip + 44, 16);
-	s = sum_ip6_pseudo(ip, 16, IPPROTO_UDP);
-	put16(ip + 46, fold(sum16(ip + 40, 16, s)));
-	emit(&g->o, 0, f, 14 + 40 + 16);
+	emit(&g->o, 0, f,
+	     14 + ip_udp6(ip, (uint8_t[16]){0xfd, 0, [15] = 0x99}, a.a, 1234, g->gw_port,
+	                  (uint8_t[8]){0}, 8));
 	gw_drop(g, "not_ours");
 }
 

@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <netinet/in.h>
-#include <pcap/pcap.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +23,9 @@
 
 #include <sodium.h>
 
+#include "capfile.h"
 #include "dust.h"
+#include "frame.h"
 
 enum { DG_MAX = 65536, UDP_MAX = 65507, MAX_INVITES = 256 };
 
@@ -245,76 +246,46 @@ struct cap_dg {
 	bool intro; /* sent before the gateway's first answer */
 };
 
-/* A UDP datagram in an IPv4 or IPv6 (no extension header) Ethernet frame:
- * its payload, and the addresses (alen bytes) and ports in src/dst. */
-struct frame_ep {
-	const uint8_t *addr;
-	uint16_t port;
-};
-
-static bool frame_udp(const uint8_t *f, uint32_t caplen, const uint8_t **pl, uint16_t *len,
-                      size_t *alen, struct frame_ep *src, struct frame_ep *dst)
-{
-	bool v6 = caplen >= 14 + 40 + 8 && f[12] == 0x86 && f[13] == 0xdd && f[20] == 17;
-	unsigned ihl = v6 ? 40 : (f[14] & 15u) * 4;
-	const uint8_t *u = f + 14 + ihl;
-
-	if (!v6 && (caplen < 14 + 20 + 8 || f[12] != 0x08 || f[13] != 0x00 || f[23] != 17))
-		return false;
-	if (caplen < 14 + ihl + 8 || (u[4] << 8 | u[5]) < 8)
-		return false;
-	*alen = v6 ? 16 : 4;
-	src->addr = f + (v6 ? 22 : 26);
-	dst->addr = f + (v6 ? 38 : 30);
-	src->port = (uint16_t)(u[0] << 8 | u[1]);
-	dst->port = (uint16_t)(u[2] << 8 | u[3]);
-	*len = (uint16_t)((u[4] << 8 | u[5]) - 8);
-	*pl = u + 8;
-	return 14 + ihl + 8 + *len <= caplen;
-}
-
-static bool ep_is(const union ep *e, const struct frame_ep *f, size_t alen)
+/* Is e the address (4 or 16 bytes by family) and port of a frame? */
+static bool ep_is(const union ep *e, uint8_t family, const uint8_t *addr, uint16_t port)
 {
 	size_t n;
 	const uint8_t *a = ep_addr(e, &n);
 
-	return n == alen && !memcmp(a, f->addr, n) && ep_port(e) == f->port;
+	return n == (family == 6 ? 16u : 4u) && !memcmp(a, addr, n) && ep_port(e) == port;
 }
 
 /* The client's datagrams to the gateway, in capture order. */
 static size_t cap_load(const struct opts *o, struct cap_dg *out, size_t cap)
 {
-	char err[PCAP_ERRBUF_SIZE];
-	struct pcap_pkthdr *h;
-	const u_char *f;
-	pcap_t *pc = pcap_open_offline(o->pcap, err);
+	struct capfile_in in;
+	struct capfile_rec r;
 	bool answered = false;
 	size_t n = 0;
 
-	if (!pc) {
-		fprintf(stderr, "dust-hostile: %s\n", err);
+	if (capfile_open(&in, o->pcap) < 0) {
+		fprintf(stderr, "dust-hostile: %s\n", in.err);
 		exit(1);
 	}
-	while (n < cap && pcap_next_ex(pc, &h, &f) == 1) {
-		const uint8_t *pl;
-		struct frame_ep src, dst;
-		uint16_t len;
-		size_t alen;
+	while (n < cap && capfile_next(&in, &r) == 1) {
+		struct frame_udp u;
 
-		if (!frame_udp(f, h->caplen, &pl, &len, &alen, &src, &dst))
+		if (frame_udp_parse(r.f, r.caplen, &u) < 0)
 			continue;
-		if (ep_is(&o->to, &src, alen) && ep_is(&o->client, &dst, alen))
+		if (ep_is(&o->to, u.family, u.sip, u.sport) &&
+		    ep_is(&o->client, u.family, u.dip, u.dport))
 			answered = true;
-		if (!ep_is(&o->client, &src, alen) || !ep_is(&o->to, &dst, alen))
+		if (!ep_is(&o->client, u.family, u.sip, u.sport) ||
+		    !ep_is(&o->to, u.family, u.dip, u.dport))
 			continue;
-		out[n].p = malloc(len);
+		out[n].p = malloc(u.plen);
 		if (!out[n].p)
 			die("malloc");
-		memcpy(out[n].p, pl, len);
-		out[n].len = len;
+		memcpy(out[n].p, u.pl, u.plen);
+		out[n].len = (uint16_t)u.plen;
 		out[n++].intro = !answered;
 	}
-	pcap_close(pc);
+	capfile_done(&in);
 	return n;
 }
 

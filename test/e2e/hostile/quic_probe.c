@@ -13,7 +13,6 @@
 #include <arpa/inet.h>
 #include <getopt.h>
 #include <netinet/in.h>
-#include <pcap/pcap.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +23,7 @@
 
 #include <sodium.h>
 
+#include "capfile.h"
 #include "quic.h"
 
 enum { DG_MAX = 1600 };
@@ -70,28 +70,27 @@ static void probe(const uint8_t *dg, size_t len)
 /* The UDP payloads of every datagram to port 443 in a capture (a browser's Initials). */
 static unsigned chromium(const char *path)
 {
-	char err[PCAP_ERRBUF_SIZE];
-	pcap_t *p = pcap_open_offline(path, err);
-	struct pcap_pkthdr *h;
-	const uint8_t *d;
+	struct capfile_in in;
+	struct capfile_rec r;
 	unsigned n = 0;
 
-	if (!p) {
-		fprintf(stderr, "dust-quic-probe: %s: %s\n", path, err);
+	if (capfile_open(&in, path) < 0) {
+		fprintf(stderr, "dust-quic-probe: %s: %s\n", path, in.err);
 		exit(1);
 	}
-	while (pcap_next_ex(p, &h, &d) == 1) {
-		size_t l2 = pcap_datalink(p) == DLT_EN10MB ? 14 : 16, ihl;
+	while (capfile_next(&in, &r) == 1) {
+		size_t l2 = in.dlt == DLT_EN10MB ? 14 : 16, ihl;
+		const uint8_t *d = r.f;
 
-		if (h->caplen < l2 + 28 || (d[l2] >> 4) != 4)
+		if (r.caplen < l2 + 28 || (d[l2] >> 4) != 4)
 			continue;
 		ihl = (size_t)(d[l2] & 15) * 4;
 		if (d[l2 + 9] != 17 || ((d[l2 + ihl + 2] << 8) | d[l2 + ihl + 3]) != 443)
 			continue;
-		probe(d + l2 + ihl + 8, h->caplen - l2 - ihl - 8);
+		probe(d + l2 + ihl + 8, r.caplen - l2 - ihl - 8);
 		n++;
 	}
-	pcap_close(p);
+	capfile_done(&in);
 	return n;
 }
 
