@@ -54,15 +54,11 @@ static struct {
 
 static int send_intro(struct cl *c, const struct dust_endpoint *from, unsigned q)
 {
-	static const uint8_t gw_ip[4] = {10, 0, 0, 1};
-	uint8_t dg[1024], f[1100];
+	uint8_t dg[1024];
 	int n =
 	    dust_intro_build(&c->inv, &c->id, &T.rng, &T.pad, rg_now_ms(), dg, sizeof(dg), &c->cur);
 
-	if (n < 0)
-		return -1;
-	return rg_put(&H, H.nrx[q], f,
-	              rg_frame(f, from->ip.a, gw_ip, from->port, 4433, dg, (size_t)n));
+	return n < 0 ? -1 : rg_send(&H, q, from, 4433, dg, (size_t)n);
 }
 
 static void send_clear(struct cl *c, unsigned q, uint32_t seq)
@@ -262,30 +258,18 @@ static int driver(void *arg)
 static int make_store(const char *dir, struct dgw_config *cfg)
 {
 	struct dust_identity srv;
-	struct dust_ipaddr addr, tun;
-	struct dust_store *st;
+	struct dust_store *st = rg_store_new(dir, cfg, &srv);
 
-	snprintf(cfg->key_file, sizeof(cfg->key_file), "%s/server.key", dir);
-	snprintf(cfg->store_path, sizeof(cfg->store_path), "%s/inv.store", dir);
-	remove(cfg->store_path);
-	if (dust_identity_generate(&srv) || dust_identity_save(&srv, cfg->key_file))
-		return -1;
-	st = dust_store_open(cfg->store_path, DUST_STORE_CREATE);
 	if (!st)
 		return -1;
-	dust_ipaddr_parse(&addr, "10.0.0.1");
 	for (unsigned i = 0; i < 2 * K; i++) {
 		struct cl *c = &T.c[i];
 
-		dust_ipaddr_parse(&tun, "10.9.0.0");
-		tun.a[3] = (uint8_t)(i + 2);
-		if (dust_invite_new(&c->inv, &srv, &addr, 4433, &tun, 16, time(NULL) + 3600) ||
-		    dust_store_add(st, &c->inv) || dust_identity_generate(&c->id))
+		if (rg_client_new(&srv, i, 4433, &c->inv, &c->id, &c->a) ||
+		    dust_store_add(st, &c->inv))
 			return -1;
-		c->a.ip.family = c->b.ip.family = 4;
-		memcpy(c->a.ip.a, (uint8_t[]){198, 18, 0, (uint8_t)i}, 4);
+		c->b = c->a;
 		memcpy(c->b.ip.a, (uint8_t[]){198, 19, 0, (uint8_t)i}, 4);
-		c->a.port = (uint16_t)(20000 + i);
 		c->b.port = (uint16_t)(30000 + i);
 	}
 	if (dust_store_save(st))

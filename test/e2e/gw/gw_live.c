@@ -76,14 +76,10 @@ static struct {
 		}                                                                                  \
 	} while (0)
 
-static const uint8_t gw_ip[4] = {10, 0, 0, 1};
-
 static int send_dg(const struct dust_endpoint *from, const uint8_t *dg, size_t len)
 {
-	uint8_t f[1200];
-
 	T.sent++;
-	return rg_put(&H, H.nrx[0], f, rg_frame(f, from->ip.a, gw_ip, from->port, 4433, dg, len));
+	return rg_send(&H, 0, from, 4433, dg, len);
 }
 
 static int send_intro_at(struct cl *c, uint64_t ts_ms)

@@ -50,14 +50,10 @@ static struct {
 		}                                                                                  \
 	} while (0)
 
-static const uint8_t gw_ip[4] = {10, 0, 0, 1};
-
 static int send_dg(const struct dust_endpoint *from, uint16_t port, const uint8_t *dg, size_t len)
 {
-	uint8_t f[1600];
-
 	T.sent++;
-	return rg_put(&H, H.nrx[0], f, rg_frame(f, from->ip.a, gw_ip, from->port, port, dg, len));
+	return rg_send(&H, 0, from, port, dg, len);
 }
 
 /*
@@ -309,21 +305,13 @@ static int make_client(struct dust_store *st, const struct dust_identity *srv, u
                        uint8_t profile)
 {
 	struct cl *c = &T.c[i];
-	struct dust_ipaddr addr, tun;
 
-	dust_ipaddr_parse(&addr, "10.0.0.1");
-	dust_ipaddr_parse(&tun, "10.9.0.0");
-	tun.a[3] = (uint8_t)(i + 2);
-	if (dust_invite_new(&c->inv, srv, &addr, profile ? QUIC_PORT : RANDOM_PORT, &tun, 16,
-	                    time(NULL) + 3600))
+	if (rg_client_new(srv, i, profile ? QUIC_PORT : RANDOM_PORT, &c->inv, &c->id, &c->a))
 		return -1;
 	c->inv.profile = profile;
 	if ((profile && dust_invite_cover_set(&c->inv, "www.example.org")) ||
-	    dust_store_add(st, &c->inv) || dust_identity_generate(&c->id))
+	    dust_store_add(st, &c->inv))
 		return -1;
-	c->a.ip.family = 4;
-	memcpy(c->a.ip.a, (uint8_t[]){198, 18, 0, (uint8_t)i}, 4);
-	c->a.port = (uint16_t)(20000 + i);
 	return 0;
 }
 
@@ -331,14 +319,8 @@ static int make_store(const char *dir, struct dgw_config *cfg)
 {
 	struct dust_identity srv, other;
 	struct dust_ipaddr addr, tun;
-	struct dust_store *st;
+	struct dust_store *st = rg_store_new(dir, cfg, &srv);
 
-	snprintf(cfg->key_file, sizeof(cfg->key_file), "%s/server.key", dir);
-	snprintf(cfg->store_path, sizeof(cfg->store_path), "%s/inv.store", dir);
-	remove(cfg->store_path);
-	if (dust_identity_generate(&srv) || dust_identity_save(&srv, cfg->key_file))
-		return -1;
-	st = dust_store_open(cfg->store_path, DUST_STORE_CREATE);
 	if (!st)
 		return -1;
 	for (unsigned i = 0; i <= NQ; i++)

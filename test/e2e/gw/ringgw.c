@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/time.h>
+#include <time.h>
 
 #include <rte_eth_ring.h>
 #include <rte_lcore.h>
@@ -128,4 +129,42 @@ uint64_t rg_drop(struct ringgw *h, unsigned w, unsigned d)
 
 	dgw_stats_get(h->gw, w, &s);
 	return s.drop[d];
+}
+
+int rg_send(struct ringgw *h, unsigned q, const struct dust_endpoint *from, uint16_t port,
+            const uint8_t *dg, size_t len)
+{
+	static const uint8_t gw_ip[4] = {10, 0, 0, 1};
+	uint8_t f[2048];
+
+	if (len > sizeof(f) - 42)
+		return -1;
+	return rg_put(h, h->nrx[q], f, rg_frame(f, from->ip.a, gw_ip, from->port, port, dg, len));
+}
+
+struct dust_store *rg_store_new(const char *dir, struct dgw_config *cfg, struct dust_identity *srv)
+{
+	snprintf(cfg->key_file, sizeof(cfg->key_file), "%s/server.key", dir);
+	snprintf(cfg->store_path, sizeof(cfg->store_path), "%s/inv.store", dir);
+	remove(cfg->store_path);
+	if (dust_identity_generate(srv) || dust_identity_save(srv, cfg->key_file))
+		return NULL;
+	return dust_store_open(cfg->store_path, DUST_STORE_CREATE);
+}
+
+int rg_client_new(const struct dust_identity *srv, unsigned i, uint16_t port,
+                  struct dust_invite *inv, struct dust_identity *id, struct dust_endpoint *ep)
+{
+	struct dust_ipaddr addr, tun;
+
+	dust_ipaddr_parse(&addr, "10.0.0.1");
+	dust_ipaddr_parse(&tun, "10.9.0.0");
+	tun.a[3] = (uint8_t)(i + 2);
+	if (dust_invite_new(inv, srv, &addr, port, &tun, 16, time(NULL) + 3600) ||
+	    dust_identity_generate(id))
+		return -1;
+	ep->ip.family = 4;
+	memcpy(ep->ip.a, (uint8_t[]){198, 18, 0, (uint8_t)i}, 4);
+	ep->port = (uint16_t)(20000 + i);
+	return 0;
 }

@@ -43,4 +43,17 @@ uint64_t rg_drop(struct ringgw *h, unsigned w, unsigned d);
  */
 bool rg_worker_done(struct ringgw *h, unsigned w);
 
+/*
+ * The gateway's client side: a datagram from `from` to the gateway
+ * (10.0.0.1:port) onto net RX queue q; the gateway's key file and a new store
+ * under dir, named in cfg (srv: its identity); client i's invitation to
+ * 10.0.0.1:port (tunnel 10.9.0.i+2, not yet in a store), key and address
+ * 198.18.0.i:20000+i.
+ */
+int rg_send(struct ringgw *h, unsigned q, const struct dust_endpoint *from, uint16_t port,
+            const uint8_t *dg, size_t len);
+struct dust_store *rg_store_new(const char *dir, struct dgw_config *cfg, struct dust_identity *srv);
+int rg_client_new(const struct dust_identity *srv, unsigned i, uint16_t port,
+                  struct dust_invite *inv, struct dust_identity *id, struct dust_endpoint *ep);
+
 #endif
