@@ -129,29 +129,16 @@ int dg_intro_send(struct dg *g, struct dg_client *c)
 	return 0;
 }
 
-/* Client index of a frame sent to one of our outer addresses, -1 if none. */
-static long client_of(const struct dg *g, const uint8_t *f, size_t len, const uint8_t **pl,
-                      size_t *plen)
+/* Client index of a frame sent to one of our outer addresses (its datagram in u), -1 if none. */
+static long client_of(const struct dg *g, const uint8_t *f, size_t len, struct frame_udp *u)
 {
-	size_t ihl;
-	const uint8_t *u;
 	unsigned i;
 
-	if (len < 42 || f[12] != 0x08 || f[13] != 0x00 || f[23] != 17)
+	if (frame_udp_parse(f, len, u) < 0 || u->family != 4 || u->dip[0] != 198 || u->dip[1] != 18)
 		return -1;
-	ihl = (size_t)(f[14] & 0xf) * 4;
-	u = f + 14 + ihl;
-	if (14 + ihl + 8 > len || f[30] != 198 || f[31] != 18)
+	i = (unsigned)u->dip[2] << 8 | u->dip[3];
+	if (i >= g->n || (u->dport != g->c[i].s_port && u->dport != g->c[i].prev_port))
 		return -1;
-	i = (unsigned)f[32] << 8 | f[33];
-	if (i >= g->n || ((uint16_t)(u[2] << 8 | u[3]) != g->c[i].s_port &&
-	                  (uint16_t)(u[2] << 8 | u[3]) != g->c[i].prev_port))
-		return -1;
-	*pl = u + 8;
-	*plen = (size_t)(u[4] << 8 | u[5]);
-	if (*plen < 8 || (size_t)(u - f) + *plen > len)
-		return -1;
-	*plen -= 8;
 	return i;
 }
 
@@ -183,14 +170,11 @@ void dg_net_poll(struct dg *g, struct dg_count *k, dg_rx_fn *fn, void *arg)
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
-		const uint8_t *pl;
-		size_t plen;
+		struct frame_udp u;
 		struct dust_seg segs[DUST_CHAIN_MAX];
-		long w =
-		    rte_pktmbuf_is_contiguous(m) ? client_of(g, f, m->data_len, &pl, &plen) : -1;
-		int ns = w < 0 ? -1
-		               : open_reply(g, &g->c[w], (uint16_t)(f[36] << 8 | f[37]),
-		                            (uint8_t *)pl, plen, segs);
+		long w = rte_pktmbuf_is_contiguous(m) ? client_of(g, f, m->data_len, &u) : -1;
+		int ns =
+		    w < 0 ? -1 : open_reply(g, &g->c[w], u.dport, (uint8_t *)u.pl, u.plen, segs);
 
 		if (ns <= 0) {
 			k->foreign++;
@@ -199,7 +183,7 @@ void dg_net_poll(struct dg *g, struct dg_count *k, dg_rx_fn *fn, void *arg)
 		for (int j = 0; j < ns; j++) {
 			if (segs[j].len) {
 				if (fn)
-					fn(g, arg, pl + segs[j].off, segs[j].len, now);
+					fn(g, arg, u.pl + segs[j].off, segs[j].len, now);
 				continue;
 			}
 			if (g->c[w].state == DG_INTRO)

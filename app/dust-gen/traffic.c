@@ -157,17 +157,14 @@ struct trial {
 
 static void rx_probe(struct dg *g, struct trial *t, const uint8_t *f, size_t len, uint64_t now)
 {
-	size_t ihl;
+	struct frame_udp u;
 	struct probe p;
 	struct dg_client *c;
 	uint64_t ns;
 
-	if (len < 42 + sizeof(p) || f[12] != 0x08 || f[13] != 0x00 || f[23] != 17)
+	if (frame_udp_parse(f, len, &u) < 0 || u.family != 4 || u.plen < sizeof(p))
 		goto foreign;
-	ihl = (size_t)(f[14] & 0xf) * 4;
-	if (14 + ihl + 8 + sizeof(p) > len)
-		goto foreign;
-	memcpy(&p, f + 14 + ihl + 8, sizeof(p));
+	memcpy(&p, u.pl, sizeof(p));
 	if (p.magic != DG_MAGIC || p.client >= g->n || p.gseq >= g->gseq)
 		goto foreign;
 	if (p.gseq < t->first_gseq) {
