@@ -3,7 +3,6 @@
  * dust-pcap read: per-flow summary of a capture.
  */
 #include <inttypes.h>
-#include <netinet/in.h>
 
 #include "dust-pcap.h"
 
@@ -21,17 +20,20 @@ struct rd {
 static void rd_frame(const uint8_t *f, size_t len, unsigned file, void *arg)
 {
 	struct rd *r = arg;
+	struct frame_udp u;
 	uint8_t key[12];
 	size_t i;
 
 	(void)file;
 	r->frames++;
-	if (len < 42 || f[12] != 0x08 || f[13] != 0x00 || f[23] != IPPROTO_UDP) {
+	if (frame_udp_parse(f, len, &u) < 0 || u.family != 4) {
 		r->other++;
 		return;
 	}
-	memcpy(key, f + 26, 8);
-	memcpy(key + 8, f + 34, 4);
+	memcpy(key, u.sip, 4);
+	memcpy(key + 4, u.dip, 4);
+	put16(key + 8, u.sport);
+	put16(key + 10, u.dport);
 	for (i = 0; i < r->n && memcmp(r->f[i].key, key, 12); i++)
 		;
 	if (i == r->n) {
