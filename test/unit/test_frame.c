@@ -114,10 +114,12 @@ static void test_parse(void)
 	CHECK_EQ(frame_udp_parse(f, n - 1, &u), -1); /* the UDP length does not fit */
 	CHECK_EQ(frame_udp_parse(f, n + 10, &u), 0); /* trailing padding is fine */
 	CHECK_EQ(u.plen, 5);
-	f[14] = 0x44; /* IHL 4: no IPv4 header */
-	CHECK_EQ(frame_udp_parse(f, n, &u), -1);
-	f[14] = 0x45;
 	f[23] = 6; /* TCP */
+	CHECK_EQ(frame_udp_parse(f, n, &u), -1);
+	/* IHL 4 is no IPv4 header, though a "UDP length" (the source port, 16) would fit */
+	ip_udp4(f + 14, ip4_a, ip4_b, 16, 4433, (const uint8_t *)"hello", 5);
+	CHECK_EQ(frame_udp_parse(f, n, &u), 0);
+	f[14] = 0x44;
 	CHECK_EQ(frame_udp_parse(f, n, &u), -1);
 
 	n = eth(f, mac_d, mac_s, 0x86dd);
