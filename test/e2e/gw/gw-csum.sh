@@ -11,18 +11,9 @@ make_store 1
 make_conf 1
 sed -i 's/^ipv4 = .*/&\nipv6 = fd00::1/' gw.conf
 
-/usr/bin/python3 - <<'EOF'
+PYTHONPATH="$HERE" /usr/bin/python3 - <<'EOF'
 import os, struct
-
-def fold(s):
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return s
-
-def sum16(b):
-    if len(b) % 2:
-        b += b"\0"
-    return sum(struct.unpack("!%dH" % (len(b) // 2), b))
+from frames import fold, sum16, pcap_write
 
 def frame(v6, kind, n):
     src = bytes([0xfd] + [0] * 14 + [2]) if v6 else bytes([192, 0, 2, 7])
@@ -44,16 +35,10 @@ def frame(v6, kind, n):
         et = 0x0800
     return b"\x02\0\0\0\0\1\x02\0\0\0\0\2" + struct.pack("!H", et) + ip + udp
 
-with open("csum.pcap", "wb") as f:
-    f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-    n = 0
-    for v6 in (False, True):
-        # 3 right, 5 left for offload, 2 wrong per family
-        for kind, count in (("good", 3), ("partial", 5), ("bad", 2)):
-            for _ in range(count):
-                fr = frame(v6, kind, n)
-                f.write(struct.pack("<IIII", 1, n, len(fr), len(fr)) + fr)
-                n += 1
+# 3 right, 5 left for offload, 2 wrong per family
+kinds = [(v6, kind) for v6 in (False, True)
+         for kind, count in (("good", 3), ("partial", 5), ("bad", 2)) for _ in range(count)]
+pcap_write("csum.pcap", [frame(v6, kind, n) for n, (v6, kind) in enumerate(kinds)])
 EOF
 
 stat() { # stat NAME KEY

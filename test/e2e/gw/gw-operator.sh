@@ -15,18 +15,9 @@ make_conf 1
 sed -i 's/^ipv4 = .*/&\nipv6 = fd00::1/' gw.conf
 sed -i "s/^net = .*/net = net_null0/" gw.conf
 
-/usr/bin/python3 - <<'EOF'
+PYTHONPATH="$HERE" /usr/bin/python3 - <<'EOF'
 import struct
-
-def fold(s):
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return s
-
-def sum16(b):
-    if len(b) % 2:
-        b += b"\0"
-    return sum(struct.unpack("!%dH" % (len(b) // 2), b))
+from frames import fold, sum16, pcap_write
 
 LL = bytes([0xfe, 0x80] + [0] * 13 + [1])
 def ip6(dst, nh, payload):
@@ -63,10 +54,7 @@ frames = [
     eth(b"\x33\x33\xff\0\0\x01", 0x86DD, dad),
     eth(b"\x02\0\0\0\0\x01", 0x0800, ip4(bytes([10, 250, 0, 1]), 17, bytes(16))),
 ]
-with open("dlv.pcap", "wb") as f:
-    f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-    for n, fr in enumerate(frames):
-        f.write(struct.pack("<IIII", 1, n, len(fr), len(fr)) + fr)
+pcap_write("dlv.pcap", frames)
 EOF
 
 stat() { # stat NAME KEY

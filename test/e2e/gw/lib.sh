@@ -8,6 +8,7 @@ PCAP=$(realpath "$2")
 INVITE=$(realpath "$3")
 WORK=$(realpath -m "$4")
 PREFIX=dgwtest-$(basename "$0" .sh)-$$
+HERE=$(realpath "$(dirname "$0")") # the test scripts and frames.py
 rm -rf "$WORK"
 mkdir -p "$WORK"
 cd "$WORK"
