@@ -346,6 +346,7 @@ static uint16_t parse_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16
 {
 	uint16_t k = 0;
 
+	dgw_prefetch_mbufs(pkts, n);
 	for (uint16_t i = 0; i < n && i < DGW_PREFETCH_AHEAD; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 	for (uint16_t i = 0; i < n; i++) {

@@ -146,6 +146,7 @@ void dgw_encode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 	uint64_t hits = 0;
 	uint16_t k = 0, nt = 0;
 
+	dgw_prefetch_mbufs(pkts, n);
 	for (uint16_t i = 0; i < n; i++) {
 		if (i + DGW_PREFETCH_AHEAD < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + DGW_PREFETCH_AHEAD], void *));

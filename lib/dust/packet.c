@@ -13,6 +13,7 @@
 #include "aead.h"
 #include "dust_pvt.h"
 #include "loopprof.h"
+#include "siphash.h"
 
 enum {
 	RX_JOBS = 128,        /* packets opened per backend call */
@@ -38,12 +39,9 @@ static void nonce_make(uint8_t n[DUST_NONCE_BYTES], uint64_t counter)
 static void hdr_mask(uint8_t hdr[DUST_HDR_BYTES], const uint8_t sample[DUST_SAMPLE_BYTES],
                      const uint8_t hp[DUST_HP_KEY_BYTES])
 {
-	uint8_t m[crypto_shorthash_siphashx24_BYTES];
-
-	static_assert(sizeof(m) >= DUST_HDR_BYTES, "mask covers the header");
-	crypto_shorthash_siphashx24(m, sample, DUST_SAMPLE_BYTES, hp);
-	for (int i = 0; i < DUST_HDR_BYTES; i++)
-		hdr[i] ^= m[i];
+	static_assert(DUST_SAMPLE_BYTES == 16 && DUST_HDR_BYTES == 16 && DUST_HP_KEY_BYTES == 16,
+	              "one SipHash-128 output over a 16-byte sample masks the header");
+	dust_siphash128_16_xor(hdr, sample, hp);
 }
 
 static size_t pad_choose(const struct dust_pad *pad, struct dust_rng *rng, size_t need, size_t room)
@@ -221,7 +219,8 @@ static unsigned seal_chunk(struct dust_tx_pkt *p, unsigned n, struct dust_rng *r
 {
 	struct aead_op op[TX_CHUNK];
 	uint8_t hdr[TX_CHUNK][DUST_HDR_BYTES], key[TX_CHUNK][DUST_KEY_BYTES];
-	uint8_t slot[TX_CHUNK];
+	uint8_t slot[TX_CHUNK], *hb[TX_CHUNK];
+	const uint8_t *hs[TX_CHUNK], *hk[TX_CHUNK];
 	unsigned k = 0, ok = 0;
 
 	for (unsigned i = 0; i < n; i++) {
@@ -239,11 +238,15 @@ static unsigned seal_chunk(struct dust_tx_pkt *p, unsigned n, struct dust_rng *r
 			t->result = -ENOTSUP;
 			continue;
 		}
-		hdr_mask(hdr[j], t->pkt + DUST_DATA_PREFIX, t->s->tx_hp);
-		memcpy(t->pkt, hdr[j], DUST_HDR_BYTES);
 		t->result = (int)(DUST_DATA_OVERHEAD + op[j].len);
-		ok++;
+		hb[ok] = hdr[j];
+		hs[ok] = t->pkt + DUST_DATA_PREFIX;
+		hk[ok++] = t->s->tx_hp;
 	}
+	/* The masks of the whole chunk at once (the sample is ciphertext: after the AEAD). */
+	dust_siphash128_16_xor_burst(hb, hs, hk, ok);
+	for (unsigned j = 0; j < ok; j++)
+		memcpy((uint8_t *)hs[j] - DUST_DATA_PREFIX, hb[j], DUST_HDR_BYTES);
 	DUST_PROF_LAP(HP);
 	sodium_memzero(key, k * sizeof(key[0]));
 	DUST_PROF_LAP(CODEC);
@@ -305,7 +308,8 @@ struct rx_dg {
 	struct dust_seg *segs;
 	uint8_t *nseg;
 	enum dust_drop *drop;
-	size_t *end; /* NULL, or where the last opened packet ends */
+	size_t *end;        /* NULL, or where the last opened packet ends */
+	const uint8_t *hdr; /* NULL, or the first packet's header, unmasked */
 	uint16_t first, count;
 	enum dust_drop stop; /* why the scan stopped; DUST_OK: every byte is a job */
 };
@@ -324,7 +328,8 @@ struct rx_ctx {
  * Unmask and check one packet's header and queue its AEAD job. Reads only:
  * the counter and length are not authentic yet.
  */
-static enum dust_drop job_add(struct rx_ctx *c, struct dust_session *s, uint8_t *pkt, size_t len)
+static enum dust_drop job_add(struct rx_ctx *c, struct dust_session *s, uint8_t *pkt, size_t len,
+                              const uint8_t *hdr)
 {
 	struct rx_meta *m = &c->meta[c->njob];
 	struct aead_op *op = &c->op[c->njob];
@@ -334,8 +339,12 @@ static enum dust_drop job_add(struct rx_ctx *c, struct dust_session *s, uint8_t 
 	if (len < DUST_DATA_MIN_BYTES)
 		return DUST_DROP_TRUNCATED;
 	DUST_PROF_LAP(CODEC);
-	memcpy(m->hdr, pkt, DUST_HDR_BYTES);
-	hdr_mask(m->hdr, ct, s->rx_hp);
+	if (hdr) {
+		memcpy(m->hdr, hdr, DUST_HDR_BYTES); /* unmasked by hdr_first */
+	} else {
+		memcpy(m->hdr, pkt, DUST_HDR_BYTES);
+		hdr_mask(m->hdr, ct, s->rx_hp);
+	}
 	DUST_PROF_LAP(HP);
 	m->counter = le64_get(m->hdr);
 	ctlen = le16_get(m->hdr + 8);
@@ -372,7 +381,7 @@ static void dg_scan(struct rx_ctx *c, struct rx_dg *d, size_t len, size_t off, u
 			d->stop = chain ? DUST_DROP_MALFORMED : DUST_OK;
 			break;
 		}
-		d->stop = job_add(c, d->s, d->dg + off, len - off);
+		d->stop = job_add(c, d->s, d->dg + off, len - off, d->count ? NULL : d->hdr);
 		if (d->stop != DUST_OK)
 			break;
 		c->meta[c->njob - 1].off = (uint32_t)off;
@@ -513,26 +522,80 @@ DUST_EXPORT unsigned dust_datagram_open(struct dust_session *s, const struct dus
 	return nseg;
 }
 
+/*
+ * Pull in a datagram ahead of its scan: every line of it, not only the first
+ * (the header's sample crosses into the second, and the AEAD then reads the
+ * rest from cache, not DRAM), and the session lines opening reads.
+ */
+static void rx_prefetch(const struct dust_session *s, const uint8_t *dg, uint16_t len)
+{
+	static const uint16_t at[] = {
+	    offsetof(struct dust_session, rx_hp),     offsetof(struct dust_session, replay),
+	    offsetof(struct dust_session, suite),     offsetof(struct dust_session, rx_epoch),
+	    offsetof(struct dust_session, rx_forged),
+	};
+
+	for (unsigned o = 0; o < len; o += 64)
+		__builtin_prefetch(dg + o);
+	if (len)
+		__builtin_prefetch(dg + len - 1);
+	if (!s)
+		return;
+	for (unsigned i = 0; i < sizeof(at) / sizeof(at[0]); i++)
+		__builtin_prefetch((const uint8_t *)s + at[i]);
+}
+
+/*
+ * Unmask the first packet's header of every datagram of a block at once
+ * (SipHash eight at a time, siphash.c); dg_scan does the chained ones. Only
+ * where job_add would unmask it: a session, and a datagram long enough.
+ */
+static void hdr_first(struct dust_session *const *s, uint8_t *const *dg, const uint16_t *len,
+                      unsigned n, uint8_t (*hdr)[DUST_HDR_BYTES])
+{
+	uint8_t *hb[RX_DGS];
+	const uint8_t *hs[RX_DGS], *hk[RX_DGS];
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		if (s[i]) {
+			__builtin_prefetch(dg[i]);
+			__builtin_prefetch(dg[i] + DUST_DATA_PREFIX + DUST_SAMPLE_BYTES - 1);
+		}
+	for (unsigned i = 0; i < n; i++) {
+		if (!s[i] || len[i] < DUST_DATA_MIN_BYTES)
+			continue;
+		memcpy(hdr[i], dg[i], DUST_HDR_BYTES);
+		hb[k] = hdr[i];
+		hs[k] = dg[i] + DUST_DATA_PREFIX;
+		hk[k++] = s[i]->rx_hp;
+	}
+	dust_siphash128_16_xor_burst(hb, hs, hk, k);
+}
+
 DUST_EXPORT uint16_t dust_datagram_open_burst(struct dust_session *const *s, uint8_t *const *dg,
                                               const uint16_t *len, uint16_t n,
                                               const struct dust_limits *lim, uint32_t now_s,
                                               struct dust_rx_result *res)
 {
-	enum { AHEAD = 3 };
+	enum { AHEAD = 3, BLOCK = 32 };
+	uint8_t hdr[BLOCK][DUST_HDR_BYTES];
 	struct rx_ctx c;
 	uint16_t ok = 0;
 
+	static_assert((int)BLOCK <= (int)RX_DGS, "hdr_first's arrays");
 	rx_init(&c, lim, now_s);
 	for (uint16_t i = 0; i < n && i < AHEAD; i++)
-		__builtin_prefetch(dg[i]);
+		rx_prefetch(s[i], dg[i], len[i]);
 	for (uint16_t i = 0; i < n; i++) {
 		struct rx_dg *d;
 
-		if (i + AHEAD < n) {
-			__builtin_prefetch(dg[i + AHEAD]);
-			if (s[i + AHEAD])
-				__builtin_prefetch(s[i + AHEAD]);
+		if (i % BLOCK == 0) {
+			hdr_first(s + i, dg + i, len + i, n - i < BLOCK ? n - i : BLOCK, hdr);
+			DUST_PROF_LAP(HP);
 		}
+		if (i + AHEAD < n)
+			rx_prefetch(s[i + AHEAD], dg[i + AHEAD], len[i + AHEAD]);
 		if (rx_full(&c, len[i]))
 			rx_flush(&c);
 		d = &c.dg[c.ndg++];
@@ -540,7 +603,8 @@ DUST_EXPORT uint16_t dust_datagram_open_burst(struct dust_session *const *s, uin
 		                    .dg = dg[i],
 		                    .segs = res[i].seg,
 		                    .nseg = &res[i].nseg,
-		                    .drop = &res[i].drop};
+		                    .drop = &res[i].drop,
+		                    .hdr = hdr[i % BLOCK]};
 		dg_scan(&c, d, len[i], 0, DUST_CHAIN_MAX, true);
 	}
 	rx_flush(&c);
