@@ -33,7 +33,7 @@ static const char *const known_keys[][12] = {
     {"sessions", "max_per_lcore", "idle_timeout_s", "ts_window_s", "evict_idle_s", NULL},
     {"padding", "mode", "min", "max", "mtu", NULL},
     {"runtime", "drain_us", "exit_on_idle_ms", "delivery_hold_ms", "clock", "poll",
-     "poll_nap_max_us", NULL},
+     "poll_nap_max_us", "intro_share", NULL},
 };
 
 void dgw_config_defaults(struct dgw_config *cfg)
@@ -52,6 +52,7 @@ void dgw_config_defaults(struct dgw_config *cfg)
 	dust_limits_default(&cfg->lim);
 	dust_pad_default(&cfg->pad);
 	cfg->drain_us = 100;
+	cfg->intro_share = 5;
 	cfg->poll_nap_max_us = 200;
 	cfg->proxy_arp = true;
 }
@@ -279,6 +280,7 @@ static int load_runtime(struct cfg_ctx *c, struct dgw_config *cfg)
 	else if (v)
 		return fail(c, "[runtime] poll = '%s': want busy or adaptive", v);
 	GET_UINT(c, "runtime", "poll_nap_max_us", 10, 100000, cfg->poll_nap_max_us);
+	GET_UINT(c, "runtime", "intro_share", 0, 90, cfg->intro_share);
 	GET_UINT(c, "runtime", "exit_on_idle_ms", 0, UINT32_MAX, cfg->exit_on_idle_ms);
 	GET_UINT(c, "runtime", "delivery_hold_ms", 0, UINT32_MAX, cfg->dlv_hold_ms);
 	return 0;

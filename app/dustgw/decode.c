@@ -328,6 +328,8 @@ void dgw_decode_one(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_r
 	struct dust_session *s = dust_session_table_lookup(w->tab, &rx->ep);
 	struct dust_rx_result res;
 
+	if (!s && dgw_slow_defer(w, m, rx))
+		return; /* opened in the slow path's share of the worker (slow.c) */
 	if (!s && dgw_pending_take(w, m, rx))
 		return; /* its endpoint's first use waits for the fsync: keep the order */
 	if (!s) {
@@ -400,6 +402,12 @@ void dgw_decode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 			continue;
 		}
 
+		/*
+		 * No session at the bulk lookup: queued behind earlier misses, and
+		 * looked up again when its turn comes.
+		 */
+		if (!s[i] && dgw_slow_defer(w, m[i], &rx[i]))
+			continue; /* opened in the slow path's share of the worker */
 		/*
 		 * An intro earlier in this burst may have created or replaced the
 		 * session of this endpoint after the bulk lookup: look again.

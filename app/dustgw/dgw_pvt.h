@@ -97,6 +97,13 @@ struct dgw_pending {
 	struct dgw_rx held_rx[DGW_PENDING_HOLD];
 };
 
+/* slow.c: a datagram from an endpoint with no session, waiting for its turn */
+enum { DGW_SLOW_MAX = 1024 };
+struct dgw_slow {
+	struct rte_mbuf *m;
+	struct dgw_rx rx;
+};
+
 struct dgw_worker {
 	struct dgw *gw;
 	unsigned lcore;
@@ -127,6 +134,10 @@ struct dgw_worker {
 	uint32_t nap_us;
 	struct dgw_pending *pend; /* first uses waiting for durability, then scratch (pending.c) */
 	unsigned npend;
+	struct dgw_slow *slow; /* a ring of DGW_SLOW_MAX: slow_n from slow_head (slow.c) */
+	unsigned slow_head, slow_n;
+	int64_t slow_credit; /* TSC cycles the queue may still take */
+	bool slow_running;
 	struct dgw_stats st;
 } __rte_cache_aligned;
 
@@ -194,6 +205,12 @@ void dgw_intro_live(struct dgw_worker *w, struct dust_session *s, struct dust_se
                     struct rte_mbuf *m, const struct dgw_rx *rx, size_t consumed,
                     const struct dust_quic_accept *acc, bool first_use);
 void dgw_decode_one(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx);
+
+/* slow.c */
+int dgw_slow_init(struct dgw_worker *w);
+bool dgw_slow_defer(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx);
+void dgw_slow_run(struct dgw_worker *w, uint64_t data_tsc, bool saturated);
+void dgw_slow_free(struct dgw_worker *w);
 
 /* pending.c */
 bool dgw_pending_hold(struct dgw_worker *w, struct dust_session *s, struct rte_mbuf *m,

@@ -79,6 +79,7 @@ struct dgw_config {
 	struct dust_limits lim;   /**< ts window */
 	struct dust_pad pad;      /**< padding of packets we send */
 	uint32_t drain_us;        /**< TX buffer drain interval */
+	uint32_t intro_share;     /**< % of a busy worker for intros (slow.c) */
 	uint32_t exit_on_idle_ms; /**< 0: run until a signal */
 	uint32_t dlv_hold_ms;     /**< replay: delivery RX waits until net RX idle this long */
 	uint8_t framing;          /**< enum dgw_framing */

@@ -108,8 +108,10 @@ int dgw_worker_main(void *arg)
 			prev = now;
 		}
 		got = poll_once(w, now);
+		if (w->slow_n)
+			dgw_slow_run(w, rte_rdtsc() - now, got >= DGW_BURST);
 		rte_rcu_qsbr_quiescent(gw->rcu, w->wid);
-		dgw_poll_idle(w, got, now);
+		dgw_poll_idle(w, got ? got : (uint16_t)(w->slow_n != 0), now);
 	}
 	rte_eth_tx_buffer_flush(gw->net_port, w->wid, w->net_txb);
 	rte_eth_tx_buffer_flush(gw->dlv_port, w->wid, w->dlv_txb);

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The slow path's queue (SPEC §7): datagrams from endpoints with no session
+ * (intros, mostly: a first use costs two X25519s) wait here in arrival order,
+ * and the worker opens them in a bounded share of its time, so established
+ * sessions' data keeps flowing through a burst of first uses.
+ */
+#include <rte_cycles.h>
+#include <rte_malloc.h>
+
+#include "dgw_pvt.h"
+
+/* With the worker not saturated, this much per poll goes to the queue. */
+#define SLICE_US 200
+
+int dgw_slow_init(struct dgw_worker *w)
+{
+	w->slow = rte_zmalloc("dgw_slow", sizeof(*w->slow) * DGW_SLOW_MAX, 0);
+	return w->slow ? 0 : -1;
+}
+
+/* Replay's clock moves with the packets: it opens intros in the burst, as they came. */
+static unsigned share(const struct dgw_worker *w)
+{
+	if (w->gw->cfg.clock == DGW_CLOCK_CAPTURE)
+		return 0;
+	return __atomic_load_n(&w->gw->cfg.intro_share, __ATOMIC_RELAXED);
+}
+
+/* The oldest entry, opened now; slow_n counts down once it is done. */
+static void run_head(struct dgw_worker *w)
+{
+	struct dgw_slow e = w->slow[w->slow_head];
+
+	w->slow_running = true;
+	w->slow_head = (w->slow_head + 1) % DGW_SLOW_MAX;
+	dgw_decode_one(w, e.m, &e.rx);
+	/* a test that waits for an empty queue then sees the entry's effects */
+	__atomic_store_n(&w->slow_n, w->slow_n - 1, __ATOMIC_RELAXED);
+	w->slow_running = false;
+}
+
+/*
+ * Queued behind the others, in arrival order. A full queue opens its oldest
+ * entry first: intros then take what they need (as before the queue), and
+ * nothing is dropped or reordered.
+ */
+bool dgw_slow_defer(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx)
+{
+	if (w->slow_running || !share(w))
+		return false;
+	if (w->slow_n == DGW_SLOW_MAX)
+		run_head(w);
+	w->slow[(w->slow_head + w->slow_n) % DGW_SLOW_MAX] = (struct dgw_slow){.m = m, .rx = *rx};
+	__atomic_store_n(&w->slow_n, w->slow_n + 1, __ATOMIC_RELAXED);
+	return true;
+}
+
+/*
+ * After a poll that took data_tsc: with a full burst (data waiting) the
+ * queue earns share/(100 - share) of the data's time, so data keeps
+ * (100 - share)% of the worker (an intro that overran is a debt paid from
+ * later earnings); otherwise it gets a slice of spare time. An entry runs
+ * whenever the credit is positive: the queue always moves.
+ */
+void dgw_slow_run(struct dgw_worker *w, uint64_t data_tsc, bool saturated)
+{
+	uint64_t hz = rte_get_tsc_hz(), slice = hz / 1000000 * SLICE_US;
+	unsigned sh = share(w);
+
+	if (saturated && sh) /* no credit saved from spare time: a debt is kept */
+		w->slow_credit = RTE_MIN(w->slow_credit, 0) +
+		                 (int64_t)(data_tsc * sh / (100 - RTE_MIN(sh, 99u)));
+	else
+		w->slow_credit = (int64_t)slice;
+	while (w->slow_n && w->slow_credit > 0) {
+		uint64_t t0 = rte_rdtsc();
+
+		run_head(w);
+		w->slow_credit -= (int64_t)(rte_rdtsc() - t0);
+	}
+}
+
+/* At exit: what still waits is dropped unread. */
+void dgw_slow_free(struct dgw_worker *w)
+{
+	for (unsigned i = 0; w->slow && i < w->slow_n; i++)
+		rte_pktmbuf_free(w->slow[(w->slow_head + i) % DGW_SLOW_MAX].m);
+	w->slow_n = 0;
+	rte_free(w->slow);
+	w->slow = NULL;
+}
