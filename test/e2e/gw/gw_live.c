@@ -482,14 +482,10 @@ static void worker_sched(uint64_t *run, uint64_t *wait)
 /* A frame built ahead, for bench_round to put on the ring at once. */
 static int pre_dg(const struct dust_endpoint *from, const uint8_t *dg, int len)
 {
-	uint8_t f[1200];
-	struct rte_mbuf *m = len < 0 ? NULL : rte_pktmbuf_alloc(H.pool);
-	size_t n;
+	struct rte_mbuf *m = len < 0 ? NULL : rg_dg_mbuf(&H, from, 4433, dg, (size_t)len);
 
 	if (!m)
 		return -1;
-	n = rg_frame(f, from->ip.a, gw_ip, from->port, 4433, dg, (size_t)len);
-	memcpy(rte_pktmbuf_append(m, (uint16_t)n), f, n);
 	T.pre[T.npre++] = m;
 	return 0;
 }

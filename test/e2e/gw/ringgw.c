@@ -32,21 +32,33 @@ size_t rg_frame(uint8_t *f, const uint8_t sip[4], const uint8_t dip[4], uint16_t
 	return h + ip_udp4_opt(f + h, sip, dip, sp, dp, pl, plen, 0, FRAME_NO_UDP_CSUM);
 }
 
-int rg_put(struct ringgw *h, struct rte_ring *r, const uint8_t *f, size_t len)
+/* A frame copied into an mbuf of the driver's pool (the gateway frees what it read). */
+static struct rte_mbuf *frame_mbuf(struct ringgw *h, const uint8_t *f, size_t len)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(h->pool);
 
-	/* the gateway frees what it read: a driver ahead of it waits (5 s at most) */
+	/* a driver ahead of the gateway waits (5 s at most) */
 	for (int i = 0; !m && i < 5000; i++) {
 		rte_delay_us_sleep(1000);
 		m = rte_pktmbuf_alloc(h->pool);
 	}
+	if (m)
+		memcpy(rte_pktmbuf_append(m, (uint16_t)len), f, len);
+	return m;
+}
+
+static int put_mbuf(struct rte_ring *r, struct rte_mbuf *m)
+{
 	if (!m)
 		return -1;
-	memcpy(rte_pktmbuf_append(m, (uint16_t)len), f, len);
 	while (rte_ring_enqueue(r, m) != 0)
 		rte_pause();
 	return 0;
+}
+
+int rg_put(struct ringgw *h, struct rte_ring *r, const uint8_t *f, size_t len)
+{
+	return put_mbuf(r, frame_mbuf(h, f, len));
 }
 
 static int port_from_rings(struct ringgw *h, const char *name, struct rte_ring **rx,
@@ -132,15 +144,21 @@ uint64_t rg_drop(struct ringgw *h, unsigned w, unsigned d)
 	return s.drop[d];
 }
 
-int rg_send(struct ringgw *h, unsigned q, const struct dust_endpoint *from, uint16_t port,
-            const uint8_t *dg, size_t len)
+struct rte_mbuf *rg_dg_mbuf(struct ringgw *h, const struct dust_endpoint *from, uint16_t port,
+                            const uint8_t *dg, size_t len)
 {
 	static const uint8_t gw_ip[4] = {10, 0, 0, 1};
 	uint8_t f[2048];
 
 	if (len > sizeof(f) - 42)
-		return -1;
-	return rg_put(h, h->nrx[q], f, rg_frame(f, from->ip.a, gw_ip, from->port, port, dg, len));
+		return NULL;
+	return frame_mbuf(h, f, rg_frame(f, from->ip.a, gw_ip, from->port, port, dg, len));
+}
+
+int rg_send(struct ringgw *h, unsigned q, const struct dust_endpoint *from, uint16_t port,
+            const uint8_t *dg, size_t len)
+{
+	return put_mbuf(h->nrx[q], rg_dg_mbuf(h, from, port, dg, len));
 }
 
 struct dust_store *rg_store_new(const char *dir, struct dgw_config *cfg, struct dust_identity *srv)

@@ -52,6 +52,9 @@ bool rg_worker_done(struct ringgw *h, unsigned w);
  */
 int rg_send(struct ringgw *h, unsigned q, const struct dust_endpoint *from, uint16_t port,
             const uint8_t *dg, size_t len);
+/* The same datagram's frame in an mbuf, for a driver that queues frames itself; NULL on failure. */
+struct rte_mbuf *rg_dg_mbuf(struct ringgw *h, const struct dust_endpoint *from, uint16_t port,
+                            const uint8_t *dg, size_t len);
 struct dust_store *rg_store_new(const char *dir, struct dgw_config *cfg, struct dust_identity *srv);
 int rg_client_new(const struct dust_identity *srv, unsigned i, uint16_t port,
                   struct dust_invite *inv, struct dust_identity *id, struct dust_endpoint *ep);
