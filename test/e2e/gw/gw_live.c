@@ -30,6 +30,8 @@
 enum { CAP = 4, NCL = 6, EVICT_IDLE_S = 2, LIVE_CAP = 64 };
 /* bench mode: rounds of BURST first uses, each with PER_INTRO keepalives beside it */
 enum { BURST = 1000, PER_INTRO = 6, ROUNDS = 5, NMODES = 3 };
+/* rate mode: clients measured (one at a time for the latency, RATE_ONE of them) */
+enum { RATE_CLIENTS = 3000, RATE_ONE = 500 };
 
 /*
  * The issue's promise is 1 s (dustgw polls every 200 ms). Sanitizer builds
@@ -69,6 +71,8 @@ static struct {
 	bool bench;                               /* bench mode: first-use bursts */
 	bool burst_ci;                            /* burst mode: one, in CI */
 	unsigned nburst;                          /* invitations in burst[] */
+	const char *rate_key, *rate_store;        /* rate mode: a store made by dust-invite */
+	uint64_t rate_tsc[RATE_CLIENTS];          /* rate mode: burst[i]'s reply came */
 	struct cl burst[NMODES * ROUNDS * BURST]; /* bench mode: one first use each */
 	struct rte_mbuf *pre[BURST * (PER_INTRO + 1)]; /* bench mode: a round's frames */
 	unsigned npre;
@@ -125,6 +129,10 @@ static void count_replies(struct rte_mbuf **m, unsigned n)
 			T.b_replies++;
 		if (m[i]->data_len >= 42 && f[30] == 198 && f[31] == 18)
 			T.est_replies++;
+		if (m[i]->data_len >= 42 && f[30] == 198 && f[31] == 20 &&
+		    (unsigned)(f[32] << 8 | f[33]) < RATE_CLIENTS &&
+		    !T.rate_tsc[f[32] << 8 | f[33]])
+			T.rate_tsc[f[32] << 8 | f[33]] = rte_rdtsc();
 	}
 }
 
@@ -608,10 +616,128 @@ static int phases_burst(void)
 	return 0;
 }
 
+/* ---- rate mode: intros per second and latency, a large store ------------------ */
+
+static double us(uint64_t tsc)
+{
+	return (double)tsc * 1e6 / (double)rte_get_tsc_hz();
+}
+
+/* Waits for the replies of burst[from..to); false after 20 s. */
+static bool rate_wait(unsigned from, unsigned to)
+{
+	uint64_t t0 = rte_rdtsc();
+
+	for (unsigned i = from; i < to;) {
+		drain();
+		if (T.rate_tsc[i])
+			i++;
+		else if (rte_rdtsc() - t0 > 20 * rte_get_tsc_hz())
+			return false;
+	}
+	return true;
+}
+
+/* burst[i]'s intro from port, built ahead into T.pre. */
+static int rate_pre(unsigned i, uint16_t port)
+{
+	struct cl *c = &T.burst[i];
+	uint8_t dg[1024];
+
+	c->a.port = port;
+	T.rate_tsc[i] = 0;
+	return pre_dg(&c->a, dg,
+	              dust_intro_build(&c->inv, &c->id, &T.rng, &T.pad, rg_now_ms(), dg, sizeof(dg),
+	                               &c->cur));
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * One kind of intro (first uses, or returning clients from a new port):
+ * RATE_ONE clients one at a time, each sent once the last was answered (its
+ * latency: queued to answered); then the others all at once (the rate: from
+ * the first queued to the last answered).
+ */
+static int rate_kind(const char *kind, uint16_t port)
+{
+	uint64_t lat[RATE_ONE], t0;
+	unsigned rest = RATE_CLIENTS - RATE_ONE;
+
+	for (unsigned i = 0; i < RATE_ONE; i++) {
+		T.npre = 0;
+		if (rate_pre(i, port))
+			return -1;
+		t0 = rte_rdtsc();
+		while (rte_ring_enqueue(H.nrx[0], T.pre[0]) != 0)
+			rte_pause();
+		T.sent++;
+		if (!rate_wait(i, i + 1))
+			return -1;
+		lat[i] = T.rate_tsc[i] - t0;
+	}
+	T.npre = 0;
+	for (unsigned i = RATE_ONE; i < RATE_CLIENTS; i++)
+		if (rate_pre(i, port))
+			return -1;
+	t0 = rte_rdtsc();
+	for (unsigned q = 0; q < T.npre;)
+		q += rte_ring_enqueue_burst(H.nrx[0], (void **)T.pre + q, T.npre - q, NULL);
+	T.sent += T.npre;
+	if (!rate_wait(RATE_ONE, RATE_CLIENTS))
+		return -1;
+	qsort(lat, RATE_ONE, sizeof(lat[0]), cmp_u64);
+	printf("  %-40s %6.0f intros/s (%u at once); one at a time (%u): p50 %.0f us, p99 %.0f "
+	       "us\n",
+	       kind, rest * 1e6 / us(T.rate_tsc[RATE_CLIENTS - 1] - t0), rest, RATE_ONE,
+	       us(lat[RATE_ONE / 2]), us(lat[RATE_ONE * 99 / 100]));
+	return 0;
+}
+
+static int phases_rate(void)
+{
+	uint64_t first0 = rg_ctr(&H, 0, DGW_CTR_INTRO_FIRST);
+
+	printf("gw-live rate: %zu invitations in %s, %u clients, one worker:\n",
+	       dust_store_count(H.gw->srv.store), T.rate_store, RATE_CLIENTS);
+	CHECK(rate_kind("first uses (binding fsynced on main)", 40000) == 0, "first uses");
+	CHECK(settled(), "first uses not settled");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_INTRO_FIRST) == first0 + RATE_CLIENTS, "first uses missing");
+	CHECK(rate_kind("returning clients, from a new port", 40001) == 0, "returning clients");
+	CHECK(settled(), "returning clients not settled");
+	return 0;
+}
+
+/* Rate mode: the clients take the store's first RATE_CLIENTS invitations. */
+static int rate_clients(void)
+{
+	struct dust_store *st = H.gw->srv.store;
+
+	if (dust_store_count(st) < RATE_CLIENTS)
+		return -1;
+	for (unsigned i = 0; i < RATE_CLIENTS; i++) {
+		struct cl *c = &T.burst[i];
+
+		c->inv = dust_store_at(st, i)->inv;
+		c->idx = i;
+		c->a.ip.family = 4;
+		memcpy(c->a.ip.a, (uint8_t[]){198, 20, (uint8_t)(i >> 8), (uint8_t)i}, 4);
+		if (dust_identity_generate(&c->id))
+			return -1;
+	}
+	return 0;
+}
+
 static int driver(void *arg)
 {
 	(void)arg;
-	if ((T.bench        ? phases_bench()
+	if ((T.rate_store   ? phases_rate()
+	     : T.bench      ? phases_bench()
 	     : T.burst_ci   ? phases_burst()
 	     : T.invite_exe ? phases_invite()
 	                    : phases()) != 0)
@@ -689,10 +815,14 @@ int main(int argc, char **argv)
 	unsigned drv = rg_driver_lcore(2);
 
 	if (n < 0 || argc - n < 2 || dust_init() != 0) {
-		fprintf(stderr,
-		        "usage: gw-live EAL-ARGS (3 lcores) -- WORKDIR [DUST_INVITE | bench]\n"
-		        "  without DUST_INVITE: eviction; with it: live invitations;\n"
-		        "  bench: established throughput during first-use bursts\n");
+		fprintf(
+		    stderr,
+		    "usage: gw-live EAL-ARGS (3 lcores) -- WORKDIR [DUST_INVITE | bench | burst |\n"
+		    "       rate KEY STORE]\n"
+		    "  without DUST_INVITE: eviction; with it: live invitations;\n"
+		    "  bench: established throughput during first-use bursts; burst: one, "
+		    "checked;\n"
+		    "  rate: intros/s and latency with STORE (dust-invite create --store-only)\n");
 		return 1;
 	}
 	T.dir = argv[n + 1];
@@ -700,6 +830,11 @@ int main(int argc, char **argv)
 	T.burst_ci = argc - n >= 3 && !strcmp(argv[n + 2], "burst");
 	T.invite_exe = argc - n >= 3 && !T.bench && !T.burst_ci ? argv[n + 2] : NULL;
 	T.nburst = T.bench ? NMODES * ROUNDS * BURST : T.burst_ci ? BURST : 0;
+	if (argc - n >= 5 && !strcmp(argv[n + 2], "rate")) {
+		T.invite_exe = NULL;
+		T.rate_key = argv[n + 3];
+		T.rate_store = argv[n + 4];
+	}
 	if (drv == RTE_MAX_LCORE) {
 		fprintf(stderr, "gw-live: needs 2 worker lcores\n");
 		return 1;
@@ -712,8 +847,13 @@ int main(int argc, char **argv)
 		cfg.evict_idle_s = EVICT_IDLE_S;
 	dust_rng_init(&T.rng);
 	dust_pad_default(&T.pad);
-	if (make_store(T.dir, &cfg) || write_password() || !(H.gw = dgw_create(&cfg)) ||
-	    rg_ports(&H, 1)) {
+	if (T.rate_store) {
+		cfg.sessions_per_lcore = 2 * RATE_CLIENTS + 64;
+		snprintf(cfg.key_file, sizeof(cfg.key_file), "%s", T.rate_key);
+		snprintf(cfg.store_path, sizeof(cfg.store_path), "%s", T.rate_store);
+	}
+	if ((!T.rate_store && make_store(T.dir, &cfg)) || write_password() ||
+	    !(H.gw = dgw_create(&cfg)) || rg_ports(&H, 1) || (T.rate_store && rate_clients())) {
 		fprintf(stderr, "gw-live: setup failed\n");
 		return 1;
 	}
