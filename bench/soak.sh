@@ -2,8 +2,10 @@
 # Soak: dust-gen drives dustgw over net_memif for SECS seconds with churn
 # (clients joining late, going idle until the gateway expires them, roaming
 # to new source ports, re-introducing) while dustgw's RSS is sampled every
-# second. It then checks: zero loss; every dust-gen count equal to dustgw's
-# counter (sent = decoded, received = delivered, intros = intro_ok, joins =
+# second, in both directions (Dust in and cleartext out; cleartext in to the
+# tunnel addresses and Dust out). It then checks: zero loss each way; every
+# dust-gen count equal to dustgw's counter (sent = decoded, received =
+# delivered; reverse sent = dlv_rx, reverse received = encoded; intros = intro_ok, joins =
 # first uses, idle silences = sessions_expired, roams = sessions_evicted,
 # keepalives = keepalive_tx); every churn kind happened; RSS flat after
 # warm-up. "Flat": over the traffic's seconds after the warm-up, max - min
@@ -20,8 +22,9 @@
 # PPS=auto (the default) first runs a short dust-gen --search against a
 # throwaway dustgw (on a copy of the store) and soaks at half its result.
 # usage: bench/soak.sh [BUILD_DIR] [OUT_DIR]
-#   env SECS=600 PPS=auto CLIENTS=256 SIZE=512 CHURN=2 IDLE_TIMEOUT=5 RSS_SLACK_KB=1024
-#       RSIZE=14 (log2 of the memif ring slots)
+#   env SECS=600 PPS=auto CLIENTS=256 SIZE=512 CHURN=2 IDLE_TIMEOUT=10 RSS_SLACK_KB=1024
+#       RSIZE=14 (log2 of the memif ring slots) DIR=both (dust-gen --dir: fwd, rev, both;
+#       the rate is PPS each way)
 # Exits 0 on PASS; the CI runs SECS=60 at a low fixed rate (test gw-soak).
 set -eu
 BUILD=$(realpath "${1:-build}")
@@ -32,9 +35,10 @@ CLIENTS=${CLIENTS:-256}
 START=${START:-$((CLIENTS / 2))}
 SIZE=${SIZE:-512}
 CHURN=${CHURN:-2}
-IDLE_TIMEOUT=${IDLE_TIMEOUT:-5}
+IDLE_TIMEOUT=${IDLE_TIMEOUT:-10}
 RSS_SLACK_KB=${RSS_SLACK_KB:-1024}
 RSIZE=${RSIZE:-14}
+DIR=${DIR:-both}
 GW_LCORES=${GW_LCORES:-0@0,1@$(($(nproc) > 1 ? 1 : 0))}
 PY=/usr/bin/python3
 mkdir -p "$OUT"
@@ -75,14 +79,16 @@ memif() {
 	echo "--vdev net_memif0,role=$1,socket=$OUT/net.sock,socket-abstract=no,rsize=$RSIZE" \
 		"--vdev net_memif1,role=$1,socket=$OUT/dlv.sock,socket-abstract=no,rsize=$RSIZE"
 }
-# gw NAME: start dustgw on NAME.conf. It leaves 1.5 s after the traffic
-# stops, before any session still up can reach its idle expiry.
+# gw NAME: start dustgw on NAME.conf. It leaves 6 s after the traffic stops
+# (a busy machine may stall dust-gen for seconds), before any session still
+# up can reach its idle expiry (IDLE_TIMEOUT, at least 10 s), and while
+# dust-gen lingers without polling (see dust-gen --linger-ms).
 gw() {
 	rm -f net.sock dlv.sock
 	# shellcheck disable=SC2046
 	"$BUILD/app/dustgw/dustgw" --lcores "$GW_LCORES" --no-huge -m 1024 --no-pci \
 		--file-prefix "$PREFIX-gw" $(memif server) -- --config "$1.conf" \
-		--exit-on-idle 1500 --stats-out "$1.stats" >"$1.summary" 2>"$1.log" &
+		--exit-on-idle 6000 --stats-out "$1.stats" >"$1.summary" 2>"$1.log" &
 	GW=$!
 	for _ in $(seq 200); do [ -S dlv.sock ] && break; sleep 0.1; done
 	[ -S dlv.sock ] || { cat "$1.log"; fail "dustgw made no memif sockets"; }
@@ -94,7 +100,7 @@ gen() { # gen NAME DUST-GEN-ARGS...: dust-gen against the running dustgw
 	# shellcheck disable=SC2046
 	"$BUILD/app/dust-gen/dust-gen" --lcores 0@0 --no-huge -m 1024 --no-pci \
 		--file-prefix "$PREFIX-gen" --log-level=lib.eal:warning $(memif client) -- \
-		--size "$SIZE" --drain-ms 2000 --linger-ms 6000 --json "$name.json" "$@" \
+		--size "$SIZE" --drain-ms 2000 --linger-ms 12000 --json "$name.json" "$@" \
 		>"$name.out" 2>"$name.log" || rc=$?
 	[ $rc = 0 ] || { cat "$name.log" "$name.out"; fail "dust-gen ($name) failed"; }
 	wait "$GW" || { cat "$name.log"; fail "dustgw ($name) exited with an error"; }
@@ -105,10 +111,11 @@ if [ "$PPS" = auto ]; then
 	cp inv.store search.store
 	conf search.store >search.conf
 	gw search
-	gen search --store search.store --clients "$CLIENTS" --search --duration 2 --steps 5 --quiet
-	PPS=$($PY -c "import json,sys; r=json.load(open(sys.argv[1]))['result']; print(int(r['tx_pps'] / 2) if r else 0)" search.json)
+	gen search --store search.store --clients "$CLIENTS" --dir "$DIR" --search --duration 2 \
+		--steps 5 --quiet
+	PPS=$($PY -c "import json,sys; r=json.load(open(sys.argv[1]))['result']; print(int(max(r['tx_pps'], r.get('reverse', {}).get('tx_pps', 0)) / 2) if r else 0)" search.json)
 	[ "$PPS" -gt 0 ] || fail "the search found no rate without loss"
-	echo "soak: capacity search $((PPS * 2)) pps without loss: soaking at $PPS pps"
+	echo "soak: capacity search $((PPS * 2)) pps ($DIR) without loss: soaking at $PPS pps"
 fi
 
 conf inv.store >soak.conf
@@ -122,7 +129,7 @@ gw soak
 		sleep 1
 	done
 ) >rss.txt &
-gen soak --store inv.store --clients "$CLIENTS" --start-clients "$START" --pps "$PPS" \
+gen soak --store inv.store --clients "$CLIENTS" --dir "$DIR" --start-clients "$START" --pps "$PPS" \
 	--duration "$SECS" --churn "$CHURN" --idle-s $((IDLE_TIMEOUT + 4))
 tail -4 soak.out
 $PY - soak.json soak.stats rss.txt "$SECS" "$START" "$CHURN" "$RSS_SLACK_KB" "$RSIZE" <<'PY' || fail "see above"
@@ -141,10 +148,16 @@ def check(cond, what):
     ok &= cond
 def eq(gen, gw, what):
     check(int(st[gw]) == gen, "%s: dust-gen %d, dustgw %s %s" % (what, gen, gw, st[gw]))
-check(r["lost"] == 0 and r["duplicates"] == 0 and r["tx"] > 0,
-      "zero loss (sent %d, received %d, duplicates %d)" % (r["tx"], r["rx"], r["duplicates"]))
-eq(r["tx"], "ctr.decoded", "probes sent = decoded")
-eq(r["rx"], "ctr.delivered", "probes received = delivered")
+fwd, rev = r, r.get("reverse")
+for name, d in (("forward", fwd), ("reverse", rev)):
+    if d and (d is rev or d["tx"] or not rev):
+        check(d["lost"] == 0 and d["duplicates"] == 0 and d["tx"] > 0,
+              "%s: zero loss (sent %d, received %d, duplicates %d)" % (name, d["tx"], d["rx"], d["duplicates"]))
+eq(fwd["tx"], "ctr.decoded", "probes sent = decoded")
+eq(fwd["rx"], "ctr.delivered", "probes received = delivered")
+if rev:
+    eq(rev["tx"], "ctr.dlv_rx", "reverse probes sent = dlv_rx")
+    eq(rev["rx"], "ctr.encoded", "reverse probes received = encoded")
 eq(ch["intros"], "ctr.intro_ok", "intros")
 eq(start + ch["joins"], "ctr.intro_first_use", "first uses (start + joins)")
 eq(ch["expiries"], "ctr.sessions_expired", "idle expiries")
@@ -162,9 +175,12 @@ if len(after) >= 2:
           "RSS (less memif's regions) flat after warm-up: min %d kB, max %d kB, first %d, last %d (max-min <= %d kB)"
           % (min(after), max(after), after[0], after[-1], slack))
     print("soak: memif regions' RSS %d kB after warm-up, %d kB at the end of traffic" % (mem[w], mem[:secs][-1]))
-print("soak: latency us p50 %.1f p99 %.1f p99.9 %.1f; %d s at %.0f pps, %d clients up at the end" % (
-    r["latency_ns"]["p50"] / 1e3, r["latency_ns"]["p99"] / 1e3, r["latency_ns"]["p99_9"] / 1e3,
-    secs, r["tx_pps"], ch["up"]))
+for name, d in (("forward", fwd), ("reverse", rev)):
+    if d and d["tx"]:
+        print("soak: %s latency us p50 %.1f p99 %.1f p99.9 %.1f; %d s at %.0f pps" % (
+            name, d["latency_ns"]["p50"] / 1e3, d["latency_ns"]["p99"] / 1e3,
+            d["latency_ns"]["p99_9"] / 1e3, secs, d["tx_pps"]))
+print("soak: %d clients up at the end" % ch["up"])
 sys.exit(0 if ok else 1)
 PY
 echo "soak: PASS ($OUT)"

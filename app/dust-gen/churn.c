@@ -47,8 +47,8 @@ static void roam(struct dg_client *c)
 
 /*
  * One event of the given kind; false if no client fits it now. An idle
- * silence is only begun if it ends (and its client is back) before the
- * trial does, so that every expiry counted is one the gateway made.
+ * silence is only begun if it ends 5 s before the trial does (its client is
+ * back in time), so that every expiry counted is one the gateway made.
  */
 static bool event(struct dg *g, unsigned kind, uint64_t now, uint64_t end)
 {
@@ -63,7 +63,7 @@ static bool event(struct dg *g, unsigned kind, uint64_t now, uint64_t end)
 		return true;
 	}
 	if (kind == K_IDLE &&
-	    (!g->o.idle_s || now + (g->o.idle_s + 3) * g->hz >= end || g->nup < 2))
+	    (!g->o.idle_s || now + (g->o.idle_s + 5) * g->hz >= end || g->nup < 2))
 		return false;
 	if (!(c = next_up(g)))
 		return false;
@@ -91,13 +91,12 @@ static void timers(struct dg *g, uint64_t now, uint64_t end)
 	for (unsigned i = 0; i < g->n; i++) {
 		struct dg_client *c = &g->c[i];
 
-		if ((c->state != DG_INTRO && c->state != DG_IDLE) || now < c->until ||
-		    now + 3 * g->hz >= end)
+		if ((c->state != DG_INTRO && c->state != DG_IDLE) || now < c->until)
 			continue;
 		if (c->state == DG_IDLE) {
 			if (dg_intro_send(g, c) == 0)
 				g->ch.expiries++;
-		} else if (dg_intro_send(g, c) == 0) {
+		} else if (now + 3 * g->hz < end && dg_intro_send(g, c) == 0) {
 			g->ch.retries++;
 		}
 	}

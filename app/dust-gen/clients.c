@@ -142,18 +142,31 @@ static long client_of(const struct dg *g, const uint8_t *f, size_t len, struct f
 	return i;
 }
 
-/* Open a datagram from the gateway with the session of the port it came to. */
+/*
+ * Open a datagram from the gateway with the session of the port it came to:
+ * the current one, else the one before (a re-intro keeps the port). A
+ * failed open changes neither session nor the datagram.
+ */
 static int open_reply(struct dg *g, struct dg_client *c, uint16_t port, uint8_t *pl, size_t plen,
                       struct dust_seg *segs)
 {
+	struct dust_session *try[2] = {port == c->s_port ? &c->s : NULL,
+	                               port == c->prev_port ? &c->prev : NULL};
 	struct dust_limits lim;
 	enum dust_drop d;
-	int n;
 
 	dust_limits_default(&lim);
-	n = dust_datagram_open(port == c->s_port ? &c->s : &c->prev, &lim, g->now_s, pl, plen, 0,
-	                       segs, DUST_CHAIN_MAX, &d);
-	return d == DUST_OK ? n : -1;
+	for (unsigned i = 0; i < 2; i++) {
+		int n;
+
+		if (!try[i])
+			continue;
+		n = dust_datagram_open(try[i], &lim, g->now_s, pl, plen, 0, segs, DUST_CHAIN_MAX,
+		                       &d);
+		if (d == DUST_OK && n > 0)
+			return n;
+	}
+	return -1;
 }
 
 /*

@@ -24,6 +24,8 @@ enum {
 	DG_HIST_NS = 100,          /* latency histogram bucket */
 	DG_HIST_BUCKETS = 1000000, /* 100 ns buckets up to 100 ms, then one overflow */
 	DG_TRIALS_MAX = 32,
+	DG_DIR_FWD = 0, /* Dust out on the net port, cleartext back on the delivery port */
+	DG_DIR_REV = 1, /* cleartext in on the delivery port, Dust back on the net port */
 };
 
 struct dg_opts {
@@ -47,6 +49,7 @@ struct dg_opts {
 	unsigned start_clients; /* introduced before traffic; the rest join by churn */
 	double churn;           /* churn events per second (churn.c) */
 	unsigned idle_s;        /* an idled client's silence (0: no idle events) */
+	unsigned dirs;          /* 1 << DG_DIR_FWD | 1 << DG_DIR_REV (--dir) */
 };
 
 /* A client's place in its life (churn.c moves it along). */
@@ -75,8 +78,8 @@ struct dg_client {
 	struct dust_session prev;   /* the session before the last intro: late replies */
 	struct dust_endpoint ep;    /* our outer address */
 	uint16_t s_port, prev_port; /* our port when s, prev were made (0: none) */
-	uint32_t tx_seq;            /* next per-client sequence number */
-	uint32_t rx_next;           /* highest per-client sequence received + 1 */
+	uint32_t tx_seq[2];         /* next per-client sequence number, per direction */
+	uint32_t rx_next[2];        /* highest per-client sequence received + 1 */
 	uint8_t state;              /* enum dg_state */
 	uint64_t until;             /* TSC: DG_INTRO's retry, DG_IDLE's end */
 };
@@ -91,6 +94,14 @@ struct dg_count {
 	uint64_t tx, tx_bytes, unsent, rx, rx_bytes, reordered, dup, late, foreign, ka;
 };
 
+/* One direction's probe sequence and which of its numbers came back. */
+struct dg_flow {
+	uint64_t gseq;  /* next global sequence number */
+	uint64_t *seen; /* bitmap of received global sequence numbers */
+	uint64_t seen_bits;
+	unsigned cur; /* next client to send a probe (round-robin over those up) */
+};
+
 struct dg {
 	struct dg_opts o;
 	uint16_t net, dlv; /* DPDK ports: toward the gateway, from its delivery side */
@@ -99,16 +110,14 @@ struct dg {
 	unsigned n;
 	struct dust_ipaddr gw_ip;
 	uint16_t gw_port;
-	uint8_t mac[6];    /* our net port's MAC */
-	uint8_t gw_mac[6]; /* destination of our frames (--gw-mac) */
+	uint8_t mac[6];     /* our net port's MAC */
+	uint8_t gw_mac[6];  /* destination of our frames (--gw-mac) */
+	uint8_t dlv_mac[6]; /* our delivery port's MAC */
 	struct dust_rng rng;
 	struct dust_pad pad;
 	uint64_t hz;
-	uint64_t gseq;  /* next global sequence number */
-	uint64_t *seen; /* bitmap of received global sequence numbers */
-	uint64_t seen_bits;
+	struct dg_flow fl[2]; /* by direction */
 	uint32_t now_s;
-	unsigned cur;    /* next client to send a probe (round-robin over those up) */
 	unsigned nup;    /* clients in DG_UP */
 	unsigned nintro; /* clients in DG_INTRO */
 	struct dg_churn ch;
@@ -118,11 +127,13 @@ struct dg {
 
 /* One trial's result. */
 struct dg_result {
-	double rate_pps; /* offered (0: max) */
+	double rate_pps; /* offered each way (0: max) */
 	double secs;     /* TX time */
-	struct dg_count k;
-	uint64_t lost;
-	struct dg_hist h;
+	struct {
+		struct dg_count k;
+		uint64_t lost;
+		struct dg_hist h;
+	} d[2]; /* by direction */
 };
 
 /* clients.c */

@@ -24,9 +24,12 @@ static void usage(FILE *f)
 	    "\n"
 	    "Emulates N Dust clients toward a gateway: real intros (each client's key is\n"
 	    "derived from its invitation, so reruns are the client the gateway bound), then\n"
-	    "sealed probes on the net port; the gateway's cleartext comes back on the\n"
-	    "delivery port. Each probe carries a sequence number and its TX TSC: dust-gen\n"
-	    "reports throughput, loss, reordering, duplicates and latency.\n"
+	    "probes: forward, sealed on the net port, the gateway's cleartext back on the\n"
+	    "delivery port; reverse, cleartext to the clients' tunnel addresses on the\n"
+	    "delivery port, the gateway's Dust back on the net port (opened with each\n"
+	    "client's session). Each probe carries a sequence number and its TX TSC:\n"
+	    "dust-gen reports throughput, loss, reordering, duplicates and latency per\n"
+	    "direction.\n"
 	    "\n"
 	    "  --store STORE      invitations (store-only test invitations, one client each)\n"
 	    "  --clients N        the first N invitations (default: all, at most 65536)\n"
@@ -34,19 +37,24 @@ static void usage(FILE *f)
 	    "  --dlv PORT         port on the gateway's delivery side (default 1)\n"
 	    "  --gw-mac MAC       destination MAC of our frames: the gateway NIC's own on a\n"
 	    "                     real link (default 02:00:00:00:00:01; memif takes any)\n"
-	    "  --pps R            offered rate in packets/s, or\n"
-	    "  --gbps G           offered rate in Gbit/s (L1: outer frames + 24 B), default: max\n"
+	    "  --dir D            fwd (default), rev or both (both at the set rate each way)\n"
+	    "  --pps R            offered rate in packets/s (each direction), or\n"
+	    "  --gbps G           offered rate in Gbit/s (L1 of the Dust frames + 24 B, each\n"
+	    "                     direction), default: max\n"
 	    "  --size N           inner IP packet bytes (%d..%d; default 512), or --imix\n"
 	    "  --imix             64/576/1400 B inner packets, 7:4:1\n"
 	    "  --duration S       seconds of traffic (per trial; default 5)\n"
 	    "  --drain-ms MS      after each trial, read until MS ms pass with nothing new\n"
 	    "                     (at most 10 x MS; default 300)\n"
 	    "  --search           highest rate with loss <= --loss-max (RFC 2544 style binary\n"
-	    "                     search from the max-rate trial; --steps trials, default 7)\n"
+	    "                     search from the max-rate trial; --steps trials, default 7;\n"
+	    "                     with --dir both the loss of both directions together)\n"
 	    "  --loss-max PCT     search threshold in percent (default 0)\n"
 	    "  --stall-ms MS      forced overload: stop reading the delivery port for MS ms\n"
-	    "                     mid-trial, so the gateway's TX toward it overflows\n"
-	    "  --json FILE        write the summary (every trial) as JSON\n"
+	    "                     mid-trial, so the gateway's TX toward it overflows (forward)\n"
+	    "  --json FILE        write the summary (every trial) as JSON: the forward\n"
+	    "                     direction's counts at the top of each trial, the reverse's\n"
+	    "                     under \"reverse\" (with --dir rev or both)\n"
 	    "  --quiet            no per-second lines\n"
 	    "  --no-confirm       send the intros but wait for no keepalive: toward a sink\n"
 	    "                     (net_null), to measure the generator's own rate\n"
@@ -68,8 +76,8 @@ static void usage(FILE *f)
 	    "  clients sets how often. The JSON's \"churn\" counts (intros, joins, expiries,\n"
 	    "  roams, reintros, retries, keepalives) match dustgw's intro_ok, sessions_expired,\n"
 	    "  sessions_evicted and keepalive_tx when nothing is lost. No event starts in a\n"
-	    "  trial's last 3 s, nor an idle silence that would end after them; an intro not\n"
-	    "  answered in 3 s is sent again (a retry).\n"
+	    "  trial's last 3 s, nor an idle silence that would end in its last 5 s; an\n"
+	    "  intro not answered in 3 s is sent again (a retry) unless in the last 3 s.\n"
 	    "One lcore, one queue per port. Over memif, next to dustgw (its ports are servers):\n"
 	    "  dust-gen -l 1 --no-huge -m 512 --no-pci --file-prefix gen \\\n"
 	    "    --vdev net_memif0,role=client,socket=/tmp/net.sock,socket-abstract=no \\\n"
@@ -103,6 +111,7 @@ static int parse(int argc, char **argv, struct dg_opts *o)
 	    {"start-clients", required_argument, NULL, 'K'},
 	    {"churn", required_argument, NULL, 'E'},
 	    {"idle-s", required_argument, NULL, 'i'},
+	    {"dir", required_argument, NULL, 'R'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -114,6 +123,7 @@ static int parse(int argc, char **argv, struct dg_opts *o)
 	o->duration_s = 5;
 	o->drain_ms = 300;
 	o->search_steps = 7;
+	o->dirs = 1u << DG_DIR_FWD;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
@@ -173,6 +183,16 @@ static int parse(int argc, char **argv, struct dg_opts *o)
 			break;
 		case 'L':
 			o->linger_ms = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'R':
+			o->dirs = !strcmp(optarg, "fwd")    ? 1u << DG_DIR_FWD
+			          : !strcmp(optarg, "rev")  ? 1u << DG_DIR_REV
+			          : !strcmp(optarg, "both") ? 3u
+			                                    : 0;
+			if (!o->dirs) {
+				fprintf(stderr, "dust-gen: --dir %s: fwd, rev or both\n", optarg);
+				return -1;
+			}
 			break;
 		case 'K':
 			o->start_clients = (unsigned)strtoul(optarg, NULL, 10);
@@ -304,47 +324,81 @@ static int ports_setup(struct dg *g)
 		return rc;
 	rte_eth_macaddr_get(g->net, &mac);
 	memcpy(g->mac, mac.addr_bytes, 6);
+	rte_eth_macaddr_get(g->dlv, &mac);
+	memcpy(g->dlv_mac, mac.addr_bytes, 6);
 	return links_wait(g);
 }
 
+static uint64_t tx_all(const struct dg_result *r)
+{
+	return r->d[0].k.tx + r->d[1].k.tx;
+}
+
+/* Both directions together (--search's measure). */
 static double loss_pct(const struct dg_result *r)
 {
-	return r->k.tx ? 100.0 * (double)r->lost / (double)r->k.tx : 0;
+	uint64_t tx = tx_all(r);
+
+	return tx ? 100.0 * (double)(r->d[0].lost + r->d[1].lost) / (double)tx : 0;
 }
 
 static void summary_print(const struct dg *g, const struct dg_result *r, const char *what)
 {
-	printf("dust-gen: %s: offered %s%.0f pps, sent %" PRIu64 " (%.0f pps, %.3f Gbit/s), "
-	       "received %" PRIu64 ", lost %" PRIu64 " (%.4f%%), reordered %" PRIu64
-	       ", duplicates %" PRIu64 "\n"
-	       "dust-gen: latency us: p50 %.1f p99 %.1f p99.9 %.1f max %.1f (%" PRIu64
-	       " samples, 100 ns buckets)\n",
-	       what, r->rate_pps > 0 ? "" : "max, ", r->rate_pps, r->k.tx,
-	       (double)r->k.tx / r->secs, (double)r->k.tx_bytes * 8 / r->secs / 1e9, r->k.rx,
-	       r->lost, loss_pct(r), r->k.reordered, r->k.dup, dg_hist_pct(&r->h, 50) / 1e3,
-	       dg_hist_pct(&r->h, 99) / 1e3, dg_hist_pct(&r->h, 99.9) / 1e3,
-	       (double)r->h.max_ns / 1e3, r->h.n);
-	(void)g;
+	static const char *const dname[2] = {"", " (reverse)"};
+
+	for (unsigned dir = 0; dir < 2; dir++) {
+		const struct dg_count *k = &r->d[dir].k;
+		const struct dg_hist *h = &r->d[dir].h;
+
+		if (!(g->o.dirs & 1u << dir))
+			continue;
+		printf("dust-gen: %s%s: offered %s%.0f pps, sent %" PRIu64
+		       " (%.0f pps, %.3f Gbit/s), received %" PRIu64 ", lost %" PRIu64
+		       " (%.4f%%), reordered %" PRIu64 ", duplicates %" PRIu64 "\n"
+		       "dust-gen: latency us: p50 %.1f p99 %.1f p99.9 %.1f max %.1f (%" PRIu64
+		       " samples, 100 ns buckets)\n",
+		       what, dname[dir], r->rate_pps > 0 ? "" : "max, ", r->rate_pps, k->tx,
+		       (double)k->tx / r->secs, (double)k->tx_bytes * 8 / r->secs / 1e9, k->rx,
+		       r->d[dir].lost, k->tx ? 100.0 * (double)r->d[dir].lost / (double)k->tx : 0,
+		       k->reordered, k->dup, dg_hist_pct(h, 50) / 1e3, dg_hist_pct(h, 99) / 1e3,
+		       dg_hist_pct(h, 99.9) / 1e3, (double)h->max_ns / 1e3, h->n);
+	}
 }
 
-static void json_trial(FILE *f, const struct dg_result *r)
+/* One direction's fields of a trial object. */
+static void json_dir(FILE *f, const struct dg_result *r, unsigned dir)
 {
-	fprintf(
-	    f,
-	    "{\"offered_pps\": %.0f, \"seconds\": %.3f, \"tx\": %" PRIu64 ", \"tx_bytes\": %" PRIu64
-	    ", \"unsent\": %" PRIu64 ", \"rx\": %" PRIu64 ", \"rx_bytes\": %" PRIu64
-	    ", \"lost\": %" PRIu64 ", \"loss_pct\": %.6f, \"reordered\": %" PRIu64
-	    ", \"duplicates\": %" PRIu64 ", \"late\": %" PRIu64 ", \"foreign\": %" PRIu64
-	    ", \"tx_pps\": %.1f, \"rx_pps\": %.1f, \"tx_gbps\": %.4f, \"rx_gbps\": %.4f"
-	    ", \"latency_ns\": {\"samples\": %" PRIu64 ", \"p50\": %" PRIu64 ", \"p99\": %" PRIu64
-	    ", \"p99_9\": %" PRIu64 ", \"min\": %" PRIu64 ", \"max\": %" PRIu64
-	    ", \"mean\": %.0f}}",
-	    r->rate_pps, r->secs, r->k.tx, r->k.tx_bytes, r->k.unsent, r->k.rx, r->k.rx_bytes,
-	    r->lost, loss_pct(r), r->k.reordered, r->k.dup, r->k.late, r->k.foreign,
-	    (double)r->k.tx / r->secs, (double)r->k.rx / r->secs,
-	    (double)r->k.tx_bytes * 8 / r->secs / 1e9, (double)r->k.rx_bytes * 8 / r->secs / 1e9,
-	    r->h.n, dg_hist_pct(&r->h, 50), dg_hist_pct(&r->h, 99), dg_hist_pct(&r->h, 99.9),
-	    r->h.n ? r->h.min_ns : 0, r->h.max_ns, r->h.n ? (double)r->h.sum_ns / r->h.n : 0);
+	const struct dg_count *k = &r->d[dir].k;
+	const struct dg_hist *h = &r->d[dir].h;
+
+	fprintf(f,
+	        "\"tx\": %" PRIu64 ", \"tx_bytes\": %" PRIu64 ", \"unsent\": %" PRIu64
+	        ", \"rx\": %" PRIu64 ", \"rx_bytes\": %" PRIu64 ", \"lost\": %" PRIu64
+	        ", \"loss_pct\": %.6f, \"reordered\": %" PRIu64 ", \"duplicates\": %" PRIu64
+	        ", \"late\": %" PRIu64 ", \"foreign\": %" PRIu64
+	        ", \"tx_pps\": %.1f, \"rx_pps\": %.1f, \"tx_gbps\": %.4f, \"rx_gbps\": %.4f"
+	        ", \"latency_ns\": {\"samples\": %" PRIu64 ", \"p50\": %" PRIu64
+	        ", \"p99\": %" PRIu64 ", \"p99_9\": %" PRIu64 ", \"min\": %" PRIu64
+	        ", \"max\": %" PRIu64 ", \"mean\": %.0f}",
+	        k->tx, k->tx_bytes, k->unsent, k->rx, k->rx_bytes, r->d[dir].lost,
+	        k->tx ? 100.0 * (double)r->d[dir].lost / (double)k->tx : 0, k->reordered, k->dup,
+	        k->late, k->foreign, (double)k->tx / r->secs, (double)k->rx / r->secs,
+	        (double)k->tx_bytes * 8 / r->secs / 1e9, (double)k->rx_bytes * 8 / r->secs / 1e9,
+	        h->n, dg_hist_pct(h, 50), dg_hist_pct(h, 99), dg_hist_pct(h, 99.9),
+	        h->n ? h->min_ns : 0, h->max_ns, h->n ? (double)h->sum_ns / (double)h->n : 0);
+}
+
+/* The forward direction's fields at the top; the reverse one's under "reverse". */
+static void json_trial(FILE *f, const struct dg *g, const struct dg_result *r)
+{
+	fprintf(f, "{\"offered_pps\": %.0f, \"seconds\": %.3f, ", r->rate_pps, r->secs);
+	json_dir(f, r, DG_DIR_FWD);
+	if (g->o.dirs & 1u << DG_DIR_REV) {
+		fprintf(f, ", \"reverse\": {");
+		json_dir(f, r, DG_DIR_REV);
+		fprintf(f, "}");
+	}
+	fprintf(f, "}");
 }
 
 static int json_write(const struct dg *g, struct dg_result *t, unsigned nt, int best)
@@ -362,7 +416,7 @@ static int json_write(const struct dg *g, struct dg_result *t, unsigned nt, int 
 	        g->o.search ? "true" : "false");
 	for (unsigned i = 0; i < nt; i++) {
 		fprintf(f, "%s\n  ", i ? "," : "");
-		json_trial(f, &t[i]);
+		json_trial(f, g, &t[i]);
 	}
 	fprintf(f,
 	        "],\n \"churn\": {\"intros\": %" PRIu64 ", \"joins\": %" PRIu64
@@ -372,7 +426,7 @@ static int json_write(const struct dg *g, struct dg_result *t, unsigned nt, int 
 	        g->ch.retries, g->ch.ka, g->nup);
 	fprintf(f, "\n \"result\": ");
 	if (best >= 0)
-		json_trial(f, &t[best]);
+		json_trial(f, g, &t[best]);
 	else
 		fprintf(f, "null");
 	fprintf(f, "}\n");
@@ -386,7 +440,8 @@ static int best_trial(const struct dg *g, const struct dg_result *t, unsigned nt
 
 	for (unsigned i = 0; i < nt; i++)
 		if (loss_pct(&t[i]) <= g->o.loss_max_pct &&
-		    (b < 0 || (double)t[i].k.tx / t[i].secs > (double)t[b].k.tx / t[b].secs))
+		    (b < 0 ||
+		     (double)tx_all(&t[i]) / t[i].secs > (double)tx_all(&t[b]) / t[b].secs))
 			b = (int)i;
 	return b;
 }
@@ -394,7 +449,8 @@ static int best_trial(const struct dg *g, const struct dg_result *t, unsigned nt
 /* Bisect the offered rate between 0 and what the max-rate trial sent. */
 static int search(struct dg *g, struct dg_result *t, unsigned *nt)
 {
-	double lo = 0, hi = (double)t[0].k.tx / t[0].secs;
+	/* the rate is per direction */
+	double lo = 0, hi = (double)tx_all(&t[0]) / t[0].secs / __builtin_popcount(g->o.dirs);
 
 	for (unsigned s = 0; s < g->o.search_steps && *nt < DG_TRIALS_MAX; s++) {
 		double mid = (lo + hi) / 2;
@@ -444,7 +500,8 @@ static int run(struct dg *g)
 	       g->ch.retries, g->ch.ka, g->nup);
 	rc = g->o.json ? json_write(g, t, nt, best) : 0;
 	for (unsigned i = 0; i < nt; i++)
-		dg_hist_free(&t[i].h);
+		for (unsigned dir = 0; dir < 2; dir++)
+			dg_hist_free(&t[i].d[dir].h);
 	return rc;
 }
 
@@ -498,7 +555,8 @@ int main(int argc, char **argv)
 		rte_eth_dev_close(g.dlv);
 	}
 	free(g.c);
-	free(g.seen);
+	free(g.fl[0].seen);
+	free(g.fl[1].seen);
 	rte_eal_cleanup();
 	return rc ? 1 : 0;
 }

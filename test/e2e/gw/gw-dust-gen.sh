@@ -6,7 +6,11 @@
 # restarted dustgw, is the same clients again (keys derived from their
 # invitations, bindings from the store's journal) at 20000 pps with its
 # delivery-side reads stalled for 1 s: dustgw's TX toward it overflows, and
-# the loss dust-gen counts equals what dustgw counted as not sent.
+# the loss dust-gen counts equals what dustgw counted as not sent. Run 3
+# offers both directions at once (--dir both): Dust in and cleartext out,
+# and cleartext in to the tunnel addresses with Dust back, which dust-gen
+# opens and checks; each way delivered = offered, and dustgw's counters
+# (decoded, delivered; dlv_rx, encoded) equal dust-gen's.
 # memif: the client sets ring sizes (16384 slots ride out a busy machine's
 # scheduling stalls; run 2's rings have 1024, so little is still queued in
 # a slow dustgw when the trial ends, and it drains 3 s). A memif peer leaving
@@ -92,4 +96,18 @@ gw_lost=$(( $(st run2 ctr.delivered) - $(st run2 ctr.dlv_tx) ))
 [ "$gw_lost" = "$lost2" ] || fail "dust-gen lost $lost2, dustgw did not send $gw_lost"
 [ "$(st run2 drop.tx_full)" = "$lost2" ] || fail "dustgw tx_full $(st run2 drop.tx_full) != $lost2"
 echo "run 2: $(val run2.json 'r["result"]["rx"]') received, $lost2 lost on both sides"
+
+run run3 14 --pps 2000 --dir both
+for d in 'r["result"]' 'r["result"]["reverse"]'; do
+	[ "$(val run3.json "$d[\"lost\"] == 0 and $d[\"rx\"] == $d[\"tx\"] > 200 and
+		$d[\"latency_ns\"][\"samples\"] == $d[\"rx\"]")" = True ] ||
+		fail "run 3: $d: delivered != offered"
+done
+[ "$(st run3 ctr.decoded)" = "$(val run3.json 'r["result"]["tx"]')" ] &&
+	[ "$(st run3 ctr.delivered)" = "$(val run3.json 'r["result"]["rx"]')" ] ||
+	fail "run 3: forward counts differ from dustgw's"
+[ "$(st run3 ctr.dlv_rx)" = "$(val run3.json 'r["result"]["reverse"]["tx"]')" ] &&
+	[ "$(st run3 ctr.encoded)" = "$(val run3.json 'r["result"]["reverse"]["rx"]')" ] ||
+	fail "run 3: reverse counts differ from dustgw's (dlv_rx, encoded)"
+echo "run 3: $(val run3.json 'r["result"]["rx"]') forward, $(val run3.json 'r["result"]["reverse"]["rx"]') reverse, none lost"
 echo "PASS gw-dust-gen"
