@@ -90,7 +90,7 @@ gw() {
 		--file-prefix "$PREFIX-gw" $(memif server) -- --config "$1.conf" \
 		--exit-on-idle 6000 --stats-out "$1.stats" >"$1.summary" 2>"$1.log" &
 	GW=$!
-	for _ in $(seq 200); do [ -S dlv.sock ] && break; sleep 0.1; done
+	for _ in $(seq 600); do [ -S dlv.sock ] && break; sleep 0.1; done
 	[ -S dlv.sock ] || { cat "$1.log"; fail "dustgw made no memif sockets"; }
 }
 gen() { # gen NAME DUST-GEN-ARGS...: dust-gen against the running dustgw
@@ -130,7 +130,7 @@ gw soak
 	done
 ) >rss.txt &
 gen soak --store inv.store --clients "$CLIENTS" --dir "$DIR" --start-clients "$START" --pps "$PPS" \
-	--duration "$SECS" --churn "$CHURN" --idle-s $((IDLE_TIMEOUT + 4))
+	--duration "$SECS" --churn "$CHURN" --idle-s $((IDLE_TIMEOUT + 8))
 tail -4 soak.out
 $PY - soak.json soak.stats rss.txt "$SECS" "$START" "$CHURN" "$RSS_SLACK_KB" "$RSIZE" <<'PY' || fail "see above"
 import json, sys
@@ -159,7 +159,7 @@ if rev:
     eq(rev["tx"], "ctr.dlv_rx", "reverse probes sent = dlv_rx")
     eq(rev["rx"], "ctr.encoded", "reverse probes received = encoded")
 eq(ch["intros"], "ctr.intro_ok", "intros")
-eq(start + ch["joins"], "ctr.intro_first_use", "first uses (start + joins)")
+eq(ch["started"] + ch["joins"], "ctr.intro_first_use", "first uses (started + joins)")
 eq(ch["expiries"], "ctr.sessions_expired", "idle expiries")
 eq(ch["roams"], "ctr.sessions_evicted", "roams")
 eq(ch["keepalives"], "ctr.keepalive_tx", "keepalives")

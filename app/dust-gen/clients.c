@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dust-gen's clients: one per invitation of a store (store-only test
- * invitations, as dust-pcap uses), each with a long-term key derived from
- * its invitation so that a rerun is the same client the gateway bound.
- * Real intros, answered by the gateway's keepalive before traffic starts.
+ * invitations, as dust-pcap uses) or of sealed texts (texts.c), each with a long-term key derived
+ * from its invitation so that a rerun is the same client the gateway bound. Real intros, answered
+ * by the gateway's keepalive before traffic starts.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,39 +28,50 @@ static void client_key(struct dg_client *c)
 	crypto_scalarmult_base(c->id.pk, c->id.sk);
 }
 
-int dg_clients_load(struct dg *g)
+/* Room for the clients: --clients of avail invitations (default all), at most 65536. */
+int dg_clients_alloc(struct dg *g, size_t avail, const char *src)
+{
+	g->n = g->o.clients ? g->o.clients : (unsigned)avail;
+	if (g->n == 0 || g->n > avail || g->n > 65536) {
+		fprintf(stderr, "dust-gen: %u clients wanted, %s has %zu invitations (max 65536)\n",
+		        g->n, src, avail);
+		return -EINVAL;
+	}
+	g->c = calloc(g->n, sizeof(*g->c));
+	return g->c ? 0 : -ENOMEM;
+}
+
+static int load_store(struct dg *g)
 {
 	struct dust_store *st = dust_store_open(g->o.store, DUST_STORE_READONLY);
-	size_t avail;
+	int rc;
 
 	if (!st) {
 		fprintf(stderr, "dust-gen: store %s: %s\n", g->o.store, dust_last_error());
 		return -EINVAL;
 	}
-	avail = dust_store_count(st);
-	g->n = g->o.clients ? g->o.clients : (unsigned)avail;
-	if (g->n == 0 || g->n > avail || g->n > 65536) {
-		fprintf(stderr,
-		        "dust-gen: %u clients wanted, the store has %zu invitations (max 65536)\n",
-		        g->n, avail);
-		dust_store_close(st);
-		return -EINVAL;
-	}
-	g->c = calloc(g->n, sizeof(*g->c));
-	if (!g->c) {
-		dust_store_close(st);
-		return -ENOMEM;
-	}
+	rc = dg_clients_alloc(g, dust_store_count(st), g->o.store);
+	for (unsigned i = 0; !rc && i < g->n; i++)
+		g->c[i].inv = dust_store_at(st, i)->inv;
+	dust_store_close(st);
+	return rc;
+}
+
+/* Invitations from the store or from sealed texts; a key and an outer address each. */
+int dg_clients_load(struct dg *g)
+{
+	int rc = g->o.invites ? dg_texts_load(g) : load_store(g);
+
+	if (rc)
+		return rc;
 	for (unsigned i = 0; i < g->n; i++) {
 		struct dg_client *c = &g->c[i];
 
-		c->inv = dust_store_at(st, i)->inv;
 		client_key(c);
 		c->ep.ip.family = 4;
 		memcpy(c->ep.ip.a, (uint8_t[]){198, 18, (uint8_t)(i >> 8), (uint8_t)i}, 4);
 		c->ep.port = (uint16_t)(20000 + i % 40000);
 	}
-	dust_store_close(st);
 	g->gw_ip = g->c[0].inv.server;
 	g->gw_port = g->c[0].inv.port;
 	if (g->gw_ip.family != 4) {
@@ -106,7 +117,7 @@ int dg_intro_send(struct dg *g, struct dg_client *c)
 		return n;
 	}
 	m->data_len = m->pkt_len = dg_frame(g, c, f, f + 42, (size_t)n);
-	if (rte_eth_tx_burst(g->net, 0, &m, 1) != 1) {
+	if (rte_eth_tx_burst(g->net, g->q, &m, 1) != 1) {
 		/* not sent: the client keeps the session the gateway knows */
 		rte_pktmbuf_free(m);
 		dust_session_wipe(&s);
@@ -136,7 +147,7 @@ static long client_of(const struct dg *g, const uint8_t *f, size_t len, struct f
 
 	if (frame_udp_parse(f, len, u) < 0 || u->family != 4 || u->dip[0] != 198 || u->dip[1] != 18)
 		return -1;
-	i = (unsigned)u->dip[2] << 8 | u->dip[3];
+	i = ((unsigned)u->dip[2] << 8 | u->dip[3]) - g->first; /* wraps past n below first */
 	if (i >= g->n || (u->dport != g->c[i].s_port && u->dport != g->c[i].prev_port))
 		return -1;
 	return i;
@@ -177,7 +188,7 @@ static int open_reply(struct dg *g, struct dg_client *c, uint16_t port, uint8_t 
 void dg_net_poll(struct dg *g, struct dg_count *k, dg_rx_fn *fn, void *arg)
 {
 	struct rte_mbuf *pkts[DG_BURST];
-	uint16_t n = rte_eth_rx_burst(g->net, 0, pkts, DG_BURST);
+	uint16_t n = rte_eth_rx_burst(g->net, g->q, pkts, DG_BURST);
 	uint64_t now = rte_rdtsc();
 
 	for (uint16_t i = 0; i < n; i++) {
@@ -208,6 +219,20 @@ void dg_net_poll(struct dg *g, struct dg_count *k, dg_rx_fn *fn, void *arg)
 	rte_pktmbuf_free_bulk(pkts, n);
 }
 
+/* Send c's intro, waiting up to 5 s for a port that refuses it (a full ring). */
+static int intro_until_sent(struct dg *g, struct dg_client *c, struct dg_count *k)
+{
+	uint64_t give_up = rte_rdtsc() + 5 * g->hz;
+	int rc;
+
+	while ((rc = dg_intro_send(g, c)) == -EAGAIN && rte_rdtsc() < give_up)
+		dg_net_poll(g, k, NULL, NULL);
+	if (rc == -EAGAIN)
+		fprintf(stderr, "dust-gen: port %u took no intro for 5 s: is its peer still up?\n",
+		        g->net);
+	return rc;
+}
+
 /* Introduce the first --start-clients (3 rounds for those whose keepalive did not come back). */
 int dg_clients_intro(struct dg *g)
 {
@@ -224,9 +249,7 @@ int dg_clients_intro(struct dg *g)
 			if (g->c[i].state == DG_UP)
 				continue;
 			g->ch.retries += round > 0;
-			while ((rc = dg_intro_send(g, &g->c[i])) == -EAGAIN)
-				dg_net_poll(g, &k, NULL, NULL);
-			if (rc)
+			if ((rc = intro_until_sent(g, &g->c[i], &k)) != 0)
 				return rc;
 			if (i % 16 == 15)
 				dg_net_poll(g, &k, NULL, NULL);

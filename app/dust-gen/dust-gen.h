@@ -18,7 +18,7 @@
 enum {
 	DG_BURST = 32,
 	DG_MAGIC = 0x4447454e, /* "DGEN": a dust-gen probe in an inner payload */
-	DG_PROBE_BYTES = 32,   /* magic, client, client seq, 0, global seq, TX TSC */
+	DG_PROBE_BYTES = 32,   /* magic, client, client seq, queue, global seq, TX TSC */
 	DG_MIN_SIZE = 28 + DG_PROBE_BYTES,
 	DG_MAX_SIZE = 1400,
 	DG_HIST_NS = 100,          /* latency histogram bucket */
@@ -30,6 +30,8 @@ enum {
 
 struct dg_opts {
 	const char *store;
+	const char *invites; /* directory of sealed invitation texts (instead of store) */
+	const char *password_file;
 	const char *json;
 	const char *net_port, *dlv_port;
 	unsigned clients;
@@ -105,6 +107,11 @@ struct dg_flow {
 struct dg {
 	struct dg_opts o;
 	uint16_t net, dlv; /* DPDK ports: toward the gateway, from its delivery side */
+	uint16_t q;        /* this lcore's queue on both ports (main.c: one dg per lcore) */
+	unsigned first;    /* index of c[0] among all the clients */
+	unsigned nq;       /* lcores = queues per port */
+	struct dg *ls;     /* the base's: one dg per lcore (lcores.c) */
+	unsigned started;  /* the base's: clients introduced before traffic */
 	struct rte_mempool *pool;
 	struct dg_client *c;
 	unsigned n;
@@ -137,6 +144,7 @@ struct dg_result {
 };
 
 /* clients.c */
+int dg_clients_alloc(struct dg *g, size_t avail, const char *src);
 int dg_clients_load(struct dg *g);
 int dg_clients_intro(struct dg *g);
 /* An inner IP packet the gateway sealed toward a client (the reverse direction). */
@@ -146,6 +154,15 @@ uint16_t dg_frame(struct dg *g, struct dg_client *c, uint8_t *f, const uint8_t *
                   size_t len);
 
 int dg_intro_send(struct dg *g, struct dg_client *c);
+
+/* texts.c */
+int dg_texts_load(struct dg *g);
+
+/* lcores.c */
+int dg_lcores_split(struct dg *g);
+void dg_lcores_free(struct dg *g);
+int dg_lcores_intro(struct dg *g);
+int dg_lcores_trial(struct dg *g, double pps, struct dg_result *r);
 
 /* churn.c */
 void dg_churn_start(struct dg *g);

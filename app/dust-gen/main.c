@@ -20,7 +20,7 @@ static void usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "usage: dust-gen [EAL options] -- --store STORE [options]\n"
+	    "usage: dust-gen [EAL options] -- (--store STORE | --invites DIR) [options]\n"
 	    "\n"
 	    "Emulates N Dust clients toward a gateway: real intros (each client's key is\n"
 	    "derived from its invitation, so reruns are the client the gateway bound), then\n"
@@ -32,6 +32,10 @@ static void usage(FILE *f)
 	    "direction.\n"
 	    "\n"
 	    "  --store STORE      invitations (store-only test invitations, one client each)\n"
+	    "  --invites DIR      or sealed invitation texts DIR/invite-<n>.txt (as dust-invite\n"
+	    "                     create --out-dir writes them), in n's order, one client each\n"
+	    "  --password-file F  their password: the first line of F; else $DUST_PASSWORD,\n"
+	    "                     else a prompt on the terminal\n"
 	    "  --clients N        the first N invitations (default: all, at most 65536)\n"
 	    "  --net PORT         port toward the gateway's net side (name or index; default 0)\n"
 	    "  --dlv PORT         port on the gateway's delivery side (default 1)\n"
@@ -78,7 +82,13 @@ static void usage(FILE *f)
 	    "  sessions_evicted and keepalive_tx when nothing is lost. No event starts in a\n"
 	    "  trial's last 3 s, nor an idle silence that would end in its last 5 s; an\n"
 	    "  intro not answered in 3 s is sent again (a retry) unless in the last 3 s.\n"
-	    "One lcore, one queue per port. Over memif, next to dustgw (its ports are servers):\n"
+	    "Lcores: every EAL lcore (-l/--lcores) takes a contiguous share of the clients\n"
+	    "and one queue pair on each port, sends at rate / lcores and reads only its own\n"
+	    "queues; the report merges them (per-second lines are per lcore, [qN]). A probe\n"
+	    "must come back on the queue that sent it, else it counts as lost (foreign):\n"
+	    "so over memif (queue N <-> queue N; give dustgw queues >= lcores), while on NICs\n"
+	    "the peer's RSS picks the queue, so use one lcore there.\n"
+	    "Over memif, next to dustgw (its ports are servers):\n"
 	    "  dust-gen -l 1 --no-huge -m 512 --no-pci --file-prefix gen \\\n"
 	    "    --vdev net_memif0,role=client,socket=/tmp/net.sock,socket-abstract=no \\\n"
 	    "    --vdev net_memif1,role=client,socket=/tmp/dlv.sock,socket-abstract=no \\\n"
@@ -112,6 +122,8 @@ static int parse(int argc, char **argv, struct dg_opts *o)
 	    {"churn", required_argument, NULL, 'E'},
 	    {"idle-s", required_argument, NULL, 'i'},
 	    {"dir", required_argument, NULL, 'R'},
+	    {"invites", required_argument, NULL, 'V'},
+	    {"password-file", required_argument, NULL, 'P'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -184,6 +196,12 @@ static int parse(int argc, char **argv, struct dg_opts *o)
 		case 'L':
 			o->linger_ms = (unsigned)strtoul(optarg, NULL, 10);
 			break;
+		case 'V':
+			o->invites = optarg;
+			break;
+		case 'P':
+			o->password_file = optarg;
+			break;
 		case 'R':
 			o->dirs = !strcmp(optarg, "fwd")    ? 1u << DG_DIR_FWD
 			          : !strcmp(optarg, "rev")  ? 1u << DG_DIR_REV
@@ -208,9 +226,10 @@ static int parse(int argc, char **argv, struct dg_opts *o)
 			return -1;
 		}
 	}
-	if (!o->store || optind < argc) {
+	if (!o->store == !o->invites || optind < argc) {
 		fprintf(stderr, "dust-gen: %s\n",
-		        o->store ? "unexpected argument" : "--store is required");
+		        optind < argc ? "unexpected argument"
+		                      : "one of --store or --invites, please");
 		return -1;
 	}
 	if (o->size && (o->size < DG_MIN_SIZE || o->size > DG_MAX_SIZE)) {
@@ -256,16 +275,21 @@ static int port_start(struct dg *g, uint16_t port)
 	int rc;
 
 	memset(&conf, 0, sizeof(conf));
-	if ((rc = rte_eth_dev_configure(port, 1, 1, &conf)) != 0 ||
-	    (rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &rxd, &txd)) != 0 ||
-	    (rc = rte_eth_rx_queue_setup(port, 0, rxd, rte_eth_dev_socket_id(port), NULL,
-	                                 g->pool)) != 0 ||
-	    (rc = rte_eth_tx_queue_setup(port, 0, txd, rte_eth_dev_socket_id(port), NULL)) != 0 ||
-	    (rc = rte_eth_dev_start(port)) != 0) {
-		fprintf(stderr, "dust-gen: port %u setup: %s\n", port, strerror(-rc));
-		return rc;
-	}
-	return 0;
+	if ((rc = rte_eth_dev_configure(port, g->nq, g->nq, &conf)) != 0 ||
+	    (rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &rxd, &txd)) != 0)
+		goto err;
+	/* one queue pair per lcore */
+	for (uint16_t q = 0; q < g->nq; q++)
+		if ((rc = rte_eth_rx_queue_setup(port, q, rxd, rte_eth_dev_socket_id(port), NULL,
+		                                 g->pool)) != 0 ||
+		    (rc = rte_eth_tx_queue_setup(port, q, txd, rte_eth_dev_socket_id(port),
+		                                 NULL)) != 0)
+			goto err;
+	if ((rc = rte_eth_dev_start(port)) == 0)
+		return 0;
+err:
+	fprintf(stderr, "dust-gen: port %u setup (%u queues): %s\n", port, g->nq, strerror(-rc));
+	return rc;
 }
 
 /*
@@ -277,10 +301,11 @@ static int links_settle(struct dg *g)
 	uint64_t end = rte_rdtsc() + g->hz / 5;
 	struct rte_mbuf *pkts[DG_BURST];
 
-	while (rte_rdtsc() < end) {
-		rte_pktmbuf_free_bulk(pkts, rte_eth_rx_burst(g->net, 0, pkts, DG_BURST));
-		rte_pktmbuf_free_bulk(pkts, rte_eth_rx_burst(g->dlv, 0, pkts, DG_BURST));
-	}
+	while (rte_rdtsc() < end)
+		for (uint16_t q = 0; q < g->nq; q++) {
+			rte_pktmbuf_free_bulk(pkts, rte_eth_rx_burst(g->net, q, pkts, DG_BURST));
+			rte_pktmbuf_free_bulk(pkts, rte_eth_rx_burst(g->dlv, q, pkts, DG_BURST));
+		}
 	return 0;
 }
 
@@ -421,9 +446,10 @@ static int json_write(const struct dg *g, struct dg_result *t, unsigned nt, int 
 	fprintf(f,
 	        "],\n \"churn\": {\"intros\": %" PRIu64 ", \"joins\": %" PRIu64
 	        ", \"expiries\": %" PRIu64 ", \"roams\": %" PRIu64 ", \"reintros\": %" PRIu64
-	        ", \"retries\": %" PRIu64 ", \"keepalives\": %" PRIu64 ", \"up\": %u},",
+	        ", \"retries\": %" PRIu64 ", \"keepalives\": %" PRIu64 ", \"up\": %u"
+	        ", \"started\": %u},",
 	        g->ch.intros, g->ch.joins, g->ch.expiries, g->ch.roams, g->ch.reintros,
-	        g->ch.retries, g->ch.ka, g->nup);
+	        g->ch.retries, g->ch.ka, g->nup, g->started);
 	fprintf(f, "\n \"result\": ");
 	if (best >= 0)
 		json_trial(f, g, &t[best]);
@@ -455,7 +481,7 @@ static int search(struct dg *g, struct dg_result *t, unsigned *nt)
 	for (unsigned s = 0; s < g->o.search_steps && *nt < DG_TRIALS_MAX; s++) {
 		double mid = (lo + hi) / 2;
 		char what[32];
-		int rc = dg_trial(g, mid, &t[*nt]);
+		int rc = dg_lcores_trial(g, mid, &t[*nt]);
 
 		if (rc)
 			return rc;
@@ -480,7 +506,7 @@ static int run(struct dg *g)
 
 	if (!pps && g->o.gbps > 0)
 		pps = g->o.gbps * 1e9 / ((dg_avg_frame(g) + 24) * 8);
-	if ((rc = dg_trial(g, g->o.search ? 0 : pps, &t[0])) != 0)
+	if ((rc = dg_lcores_trial(g, g->o.search ? 0 : pps, &t[0])) != 0)
 		return rc;
 	summary_print(g, &t[0], g->o.search ? "trial 1 (max)" : "result");
 	if (g->o.search) {
@@ -539,11 +565,14 @@ int main(int argc, char **argv)
 	}
 	dust_rng_init(&g.rng);
 	g.pad.kind = DUST_PAD_UNIFORM; /* no padding: sizes are what --size says */
+	g.nq = rte_lcore_count();
 	rc = dg_clients_load(&g);
 	if (!rc)
 		rc = ports_setup(&g);
 	if (!rc)
-		rc = dg_clients_intro(&g);
+		rc = dg_lcores_split(&g);
+	if (!rc)
+		rc = dg_lcores_intro(&g);
 	if (!rc)
 		rc = run(&g);
 	if (!rc && g.o.linger_ms)
@@ -554,9 +583,8 @@ int main(int argc, char **argv)
 		rte_eth_dev_close(g.net);
 		rte_eth_dev_close(g.dlv);
 	}
+	dg_lcores_free(&g);
 	free(g.c);
-	free(g.fl[0].seen);
-	free(g.fl[1].seen);
 	rte_eal_cleanup();
 	return rc ? 1 : 0;
 }

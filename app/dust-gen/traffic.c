@@ -99,7 +99,7 @@ static int seen_reserve(struct dg_flow *fl, uint64_t bit)
 }
 
 struct probe {
-	uint32_t magic, client, cseq, zero;
+	uint32_t magic, client, cseq, q; /* q: the sending lcore's queue */
 	uint64_t gseq, tsc;
 };
 
@@ -147,7 +147,7 @@ static int probe_build(struct dg *g, unsigned dir, struct rte_mbuf *m, uint64_t 
 	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
 	/* the probe's place: behind the inner IPv4 + UDP headers */
 	uint8_t *pl = dir == DG_DIR_FWD ? f + 42 + DUST_DATA_PREFIX + 28 : f + 14 + 28;
-	struct probe p = {DG_MAGIC, 0, 0, 0, fl->gseq, tsc};
+	struct probe p = {DG_MAGIC, 0, 0, g->q, fl->gseq, tsc};
 	int r;
 
 	if (!c)
@@ -194,7 +194,7 @@ static void rx_probe(struct dg *g, struct trial *t, unsigned dir, const uint8_t 
 	if (!pl || plen < sizeof(p))
 		goto foreign;
 	memcpy(&p, pl, sizeof(p));
-	if (p.magic != DG_MAGIC || p.client >= g->n || p.gseq >= fl->gseq)
+	if (p.magic != DG_MAGIC || p.q != g->q || p.client >= g->n || p.gseq >= fl->gseq)
 		goto foreign;
 	if (p.gseq < d->first_gseq) {
 		d->k.late++; /* from an earlier trial */
@@ -223,7 +223,7 @@ foreign:
 static void rx_dlv(struct dg *g, struct trial *t)
 {
 	struct rte_mbuf *pkts[DG_BURST];
-	uint16_t n = rte_eth_rx_burst(g->dlv, 0, pkts, DG_BURST);
+	uint16_t n = rte_eth_rx_burst(g->dlv, g->q, pkts, DG_BURST);
 	uint64_t now = rte_rdtsc();
 
 	for (uint16_t i = 0; i < n; i++) {
@@ -282,7 +282,7 @@ static void tx_some(struct dg *g, struct trial *t, unsigned dir, unsigned want)
 			}
 		d->npend = want;
 	}
-	sent = rte_eth_tx_burst(dir == DG_DIR_FWD ? g->net : g->dlv, 0, d->pend + d->ipend,
+	sent = rte_eth_tx_burst(dir == DG_DIR_FWD ? g->net : g->dlv, g->q, d->pend + d->ipend,
 	                        (uint16_t)(d->npend - d->ipend));
 	for (uint16_t i = 0; i < sent; i++)
 		d->k.tx_bytes += d->pend[d->ipend + i]->data_len;
@@ -293,6 +293,10 @@ static void tx_some(struct dg *g, struct trial *t, unsigned dir, unsigned want)
 static void report(struct dg *g, struct trial *t, double secs, double dt)
 {
 	static const char *const name[2] = {"tx", "rev tx"};
+	char lc[16] = "";
+
+	if (g->nq > 1)
+		snprintf(lc, sizeof(lc), " [q%u]", g->q);
 
 	for (unsigned dir = 0; dir < 2; dir++) {
 		struct tdir *d = &t->d[dir];
@@ -301,15 +305,15 @@ static void report(struct dg *g, struct trial *t, double secs, double dt)
 		if (!(g->o.dirs & 1u << dir))
 			continue;
 		if (!g->o.quiet)
-			printf("dust-gen: %5.1fs %s %9.0f pps %7.3f Gbit/s | rx %9.0f pps | reord "
-			       "%" PRIu64 " dup %" PRIu64
-			       " | latency us p50 %.1f p99 %.1f p99.9 %.1f | up %u\n",
-			       secs, name[dir], (double)(a->tx - b->tx) / dt,
-			       (double)(a->tx_bytes - b->tx_bytes) * 8 / dt / 1e9,
-			       (double)(a->rx - b->rx) / dt, a->reordered - b->reordered,
-			       a->dup - b->dup, dg_hist_pct(&d->ih, 50) / 1e3,
-			       dg_hist_pct(&d->ih, 99) / 1e3, dg_hist_pct(&d->ih, 99.9) / 1e3,
-			       g->nup);
+			printf(
+			    "dust-gen:%s %5.1fs %s %9.0f pps %7.3f Gbit/s | rx %9.0f pps | reord "
+			    "%" PRIu64 " dup %" PRIu64
+			    " | latency us p50 %.1f p99 %.1f p99.9 %.1f | up %u\n",
+			    lc, secs, name[dir], (double)(a->tx - b->tx) / dt,
+			    (double)(a->tx_bytes - b->tx_bytes) * 8 / dt / 1e9,
+			    (double)(a->rx - b->rx) / dt, a->reordered - b->reordered,
+			    a->dup - b->dup, dg_hist_pct(&d->ih, 50) / 1e3,
+			    dg_hist_pct(&d->ih, 99) / 1e3, dg_hist_pct(&d->ih, 99.9) / 1e3, g->nup);
 		d->k_mark = *a;
 		dg_hist_init(&d->ih);
 	}

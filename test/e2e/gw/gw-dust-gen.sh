@@ -10,7 +10,11 @@
 # offers both directions at once (--dir both): Dust in and cleartext out,
 # and cleartext in to the tunnel addresses with Dust back, which dust-gen
 # opens and checks; each way delivered = offered, and dustgw's counters
-# (decoded, delivered; dlv_rx, encoded) equal dust-gen's.
+# (decoded, delivered; dlv_rx, encoded) equal dust-gen's. Its 8 clients come
+# from sealed invitation texts and their password file (--invites), made
+# for this run and so bound at first use by it. It runs dust-gen on 2 lcores
+# (a queue pair each on both memif ports) against dustgw with 2 workers
+# (queues = 2): each worker carries one lcore's share of the clients.
 # memif: the client sets ring sizes (16384 slots ride out a busy machine's
 # scheduling stalls; run 2's rings have 1024, so little is still queued in
 # a slow dustgw when the trial ends, and it drains 3 s). A memif peer leaving
@@ -34,6 +38,7 @@ net = net_memif0
 delivery = net_memif1
 queues = 1
 CONF
+sed 's/^queues = 1$/queues = 2/' gw.conf >gw2.conf
 memif() { # memif ROLE [LOG2_RING]: two vdevs, one socket per pair, in the work directory
 	echo "--vdev net_memif0,role=$1,socket=$WORK/net.sock,socket-abstract=no,rsize=${2:-14}" \
 		"--vdev net_memif1,role=$1,socket=$WORK/dlv.sock,socket-abstract=no,rsize=${2:-14}"
@@ -51,17 +56,17 @@ run() { # run NAME DLV_LOG2_RING DUST-GEN-ARGS...: one dustgw, one dust-gen
 	shift 2
 	rm -f net.sock dlv.sock
 	# shellcheck disable=SC2046
-	"$DUSTGW" --lcores "$(lcores 1)" --no-huge -m 512 --no-pci --file-prefix "$PREFIX" \
-		$(memif server) -- --config gw.conf --exit-on-idle 4000 \
+	"$DUSTGW" --lcores "$(lcores "${WORKERS:-1}")" --no-huge -m 512 --no-pci \
+		--file-prefix "$PREFIX" $(memif server) -- --config "${CONF:-gw.conf}" --exit-on-idle "${GW_IDLE:-4000}" \
 		--stats-out "$name.stats" >"$name.gw.summary" 2>"$name.gw.log" &
 	GW=$!
-	for _ in $(seq 100); do [ -S dlv.sock ] && break; sleep 0.1; done
+	for _ in $(seq 300); do [ -S dlv.sock ] && break; sleep 0.1; done
 	[ -S dlv.sock ] || { cat "$name.gw.log"; fail "dustgw did not create its memif sockets"; }
 	rc=0
-	# shellcheck disable=SC2046
-	timeout 120 "$DUSTGEN" --lcores "0@0" --no-huge -m 512 --no-pci \
-		--file-prefix "$PREFIX-gen" $(memif client "$ring") -- --store inv.store \
-		--clients 16 --size 300 --duration 2 --drain-ms 1500 --linger-ms 6000 \
+	# shellcheck disable=SC2046,SC2086
+	timeout 120 "$DUSTGEN" --lcores "${GEN_LCORES:-0@0}" --no-huge -m 512 --no-pci \
+		--file-prefix "$PREFIX-gen" $(memif client "$ring") -- ${SRC:---store inv.store --clients 16} \
+		--size 300 --duration 2 --drain-ms 1500 --linger-ms "${LINGER:-6000}" \
 		--json "$name.json" "$@" >"$name.out" 2>"$name.log" || rc=$?
 	[ $rc = 0 ] || { cat "$name.log" "$name.out"; fail "dust-gen $name failed"; }
 	cat "$name.out"
@@ -97,7 +102,15 @@ gw_lost=$(( $(st run2 ctr.delivered) - $(st run2 ctr.dlv_tx) ))
 [ "$(st run2 drop.tx_full)" = "$lost2" ] || fail "dustgw tx_full $(st run2 drop.tx_full) != $lost2"
 echo "run 2: $(val run2.json 'r["result"]["rx"]') received, $lost2 lost on both sides"
 
-run run3 14 --pps 2000 --dir both
+printf 'test-only password\n' >pw.txt
+"$INVITE" create --store inv.store --key server.key --server 10.0.0.1 --port 4433 \
+	--tunnel-net 10.9.0.0/16 --count 8 --out-dir texts --password-file pw.txt >/dev/null
+# Opening 8 texts (a password hash each) takes seconds on a loaded machine
+# before dust-gen connects: dustgw waits 12 s idle, dust-gen lingers longer.
+SRC="--invites texts --password-file pw.txt" CONF=gw2.conf WORKERS=2 GEN_LCORES=$(lcores 1) \
+	GW_IDLE=12000 LINGER=16000 run run3 14 --pps 2000 --dir both
+[ "$(val run3.json 'r["clients"]')" = 8 ] || fail "run 3: not the 8 clients of the texts"
+[ "$(st run3 ctr.intro_first_use)" = 8 ] || fail "run 3: expected the 8 new invitations bound"
 for d in 'r["result"]' 'r["result"]["reverse"]'; do
 	[ "$(val run3.json "$d[\"lost\"] == 0 and $d[\"rx\"] == $d[\"tx\"] > 200 and
 		$d[\"latency_ns\"][\"samples\"] == $d[\"rx\"]")" = True ] ||
@@ -109,5 +122,10 @@ done
 [ "$(st run3 ctr.dlv_rx)" = "$(val run3.json 'r["result"]["reverse"]["tx"]')" ] &&
 	[ "$(st run3 ctr.encoded)" = "$(val run3.json 'r["result"]["reverse"]["rx"]')" ] ||
 	fail "run 3: reverse counts differ from dustgw's (dlv_rx, encoded)"
+for w in w0 w1; do
+	[ "$(st run3 $w.ctr.decoded)" -gt 100 ] && [ "$(st run3 $w.ctr.encoded)" -gt 100 ] &&
+		[ "$(st run3 $w.ctr.intro_ok)" = 4 ] ||
+		fail "run 3: dustgw worker $w did not carry one dust-gen lcore's 4 clients"
+done
 echo "run 3: $(val run3.json 'r["result"]["rx"]') forward, $(val run3.json 'r["result"]["reverse"]["rx"]') reverse, none lost"
 echo "PASS gw-dust-gen"

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dust-gen's clients from sealed invitation texts: DIR/invite-<n>.txt as
+ * dust-invite create --out-dir writes them, in n's order, opened with one
+ * password (--password-file, $DUST_PASSWORD or a prompt), as dust-client does.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* versionsort: invite-2 before invite-10 */
+#endif
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "dust-gen.h"
+#include "password.h"
+
+static int is_text(const struct dirent *d)
+{
+	unsigned n;
+	char tail[8];
+
+	return sscanf(d->d_name, "invite-%u%7s", &n, tail) == 2 && !strcmp(tail, ".txt");
+}
+
+/* The text of DIR/name into buf (NUL-terminated); 0 or -errno. */
+static int read_text(const char *dir, const char *name, char *buf, size_t cap)
+{
+	char path[4096];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (!(f = fopen(path, "r")))
+		return -errno;
+	n = fread(buf, 1, cap - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return n == cap - 1 ? -EFBIG : 0;
+}
+
+static int open_all(struct dg *g, struct dirent **ents, const char *pw)
+{
+	char text[4096];
+
+	for (unsigned i = 0; i < g->n; i++) {
+		const char *name = ents[i]->d_name;
+		int rc = read_text(g->o.invites, name, text, sizeof(text));
+
+		if (!rc)
+			rc = dust_invite_open(&g->c[i].inv, text, pw, strlen(pw));
+		if (rc) {
+			fprintf(stderr, "dust-gen: %s/%s: %s\n", g->o.invites, name,
+			        rc == -EBADMSG  ? "wrong password (or a damaged text)"
+			        : rc == -EINVAL ? "not a Dust invitation"
+			                        : strerror(-rc));
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int dg_texts_load(struct dg *g)
+{
+	struct dirent **ents = NULL;
+	int n = scandir(g->o.invites, &ents, is_text, versionsort), rc;
+	char pw[1024];
+
+	if (n < 0) {
+		fprintf(stderr, "dust-gen: --invites %s: %s\n", g->o.invites, strerror(errno));
+		return -errno;
+	}
+	rc = dg_clients_alloc(g, (size_t)n, g->o.invites);
+	if (!rc && dust_password_read(pw, sizeof(pw), g->o.password_file, 0) != 0)
+		rc = -EINVAL;
+	if (!rc)
+		rc = open_all(g, ents, pw);
+	sodium_memzero(pw, sizeof(pw));
+	for (int i = 0; i < n; i++)
+		free(ents[i]);
+	free(ents);
+	return rc;
+}
