@@ -43,7 +43,7 @@ enum dgw_msg_type {
 	DGW_MSG_REVOKE,      /* main -> worker: idx was revoked, retire s */
 	DGW_MSG_PERSIST,     /* worker -> main: write and fsync idx's pending binding */
 	DGW_MSG_FRESH,       /* worker -> main: journal idx's newest intro (not fsynced) */
-	DGW_MSG_DURABLE,     /* main -> worker: idx's binding is durable (mac 1) or undone (0) */
+	DGW_MSG_DURABLE,     /* main -> worker: idx's binding durable (mac DUST_OK) or its drop */
 };
 
 struct dgw_msg {
@@ -158,6 +158,7 @@ struct dgw {
 	struct rte_hash *tunnel_map; /* struct dust_ipaddr -> invitation index; swapped too */
 	unsigned maps_made;          /* tunnel maps created, for unique names */
 	bool reload_failing;         /* live.c: the last reload failed (logged once) */
+	bool store_down;             /* sessmap.c: etcd refused a binding (logged once) */
 	bool deferred;               /* store commits on the main lcore (pending.c) */
 	struct rte_ring *to_main;    /* workers -> main, MP/SC */
 	struct rte_rcu_qsbr *rcu;
@@ -216,7 +217,7 @@ void dgw_slow_free(struct dgw_worker *w);
 bool dgw_pending_hold(struct dgw_worker *w, struct dust_session *s, struct rte_mbuf *m,
                       const struct dgw_rx *rx, size_t consumed, const struct dust_quic_accept *acc);
 bool dgw_pending_take(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx);
-void dgw_pending_done(struct dgw_worker *w, uint32_t idx, bool durable);
+void dgw_pending_done(struct dgw_worker *w, uint32_t idx, enum dust_drop outcome);
 void dgw_pending_expire(struct dgw_worker *w);
 void dgw_pending_free(struct dgw_worker *w);
 bool dgw_pending_any(struct dgw *gw);

@@ -86,13 +86,14 @@ bool dgw_pending_take(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw
 	return true;
 }
 
-static void finish(struct dgw_worker *w, struct dgw_pending *p, bool durable)
+/* outcome: DUST_OK once durable, else the reason (intro_persist, store_unavailable, ...) */
+static void finish(struct dgw_worker *w, struct dgw_pending *p, enum dust_drop outcome)
 {
-	if (!durable) {
+	if (outcome != DUST_OK) {
 		dust_session_wipe(&p->s);
-		dgw_drop_m(w, p->m, DUST_DROP_INTRO_PERSIST);
+		dgw_drop_m(w, p->m, outcome);
 		for (unsigned i = 0; i < p->nheld; i++)
-			dgw_drop_m(w, p->held[i], DUST_DROP_INTRO_PERSIST);
+			dgw_drop_m(w, p->held[i], outcome);
 		return;
 	}
 	dgw_intro_live(w, NULL, &p->s, p->m, &p->rx, p->consumed,
@@ -108,7 +109,7 @@ static void finish(struct dgw_worker *w, struct dgw_pending *p, bool durable)
  * decodes held datagrams, which must not find it still pending.
  */
 static void finish_where(struct dgw_worker *w, bool (*done)(const struct dgw_pending *, void *),
-                         void *arg, bool durable)
+                         void *arg, enum dust_drop outcome)
 {
 	struct dgw_pending *out = w->pend + DGW_PENDING_MAX; /* the worker's scratch half */
 	unsigned keep = 0, nout = 0, n = w->npend;
@@ -125,7 +126,7 @@ static void finish_where(struct dgw_worker *w, bool (*done)(const struct dgw_pen
 		dust_session_wipe(&w->pend[i].s);
 	w->npend = keep;
 	for (unsigned i = 0; i < nout; i++) {
-		finish(w, &out[i], durable);
+		finish(w, &out[i], outcome);
 		dust_session_wipe(&out[i].s);
 	}
 }
@@ -135,9 +136,9 @@ static bool is_idx(const struct dgw_pending *p, void *arg)
 	return p->s.invite_idx == *(const uint32_t *)arg;
 }
 
-void dgw_pending_done(struct dgw_worker *w, uint32_t idx, bool durable)
+void dgw_pending_done(struct dgw_worker *w, uint32_t idx, enum dust_drop outcome)
 {
-	finish_where(w, is_idx, &idx, durable);
+	finish_where(w, is_idx, &idx, outcome);
 }
 
 /*
@@ -153,7 +154,7 @@ void dgw_pending_expire(struct dgw_worker *w)
 {
 	uint64_t now = rte_rdtsc();
 
-	finish_where(w, is_old, &now, false);
+	finish_where(w, is_old, &now, DUST_DROP_INTRO_PERSIST);
 }
 
 /* At exit: what still waits is dropped (never answered), its keys wiped. */

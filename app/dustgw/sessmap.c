@@ -251,7 +251,7 @@ void dgw_worker_inbox(struct dgw_worker *w)
 		if (m[i].type == DGW_MSG_RELEASE) {
 			dust_session_table_release(w->tab, s);
 		} else if (m[i].type == DGW_MSG_DURABLE) {
-			dgw_pending_done(w, m[i].idx, m[i].mac != 0);
+			dgw_pending_done(w, m[i].idx, (enum dust_drop)m[i].mac);
 		} else if ((m[i].type == DGW_MSG_EVICT || m[i].type == DGW_MSG_REVOKE) &&
 		           s->state == DUST_SESSION_LIVE && s->invite_idx == m[i].idx) {
 			dgw_sess_retire(w, s);
@@ -331,8 +331,10 @@ static void persist_flush(struct dgw *gw, struct persist_batch *b)
 	for (unsigned i = 0; i < b->n; i++) {
 		struct dust_store_entry *e = dust_store_at(st, b->m[i].idx);
 		bool ok = b->rc[i] == 0 && sync == 0;
-		struct dgw_msg r = {
-		    .type = DGW_MSG_DURABLE, .wid = b->m[i].wid, .idx = b->m[i].idx, .mac = ok};
+		struct dgw_msg r = {.type = DGW_MSG_DURABLE,
+		                    .wid = b->m[i].wid,
+		                    .idx = b->m[i].idx,
+		                    .mac = ok ? DUST_OK : DUST_DROP_INTRO_PERSIST};
 
 		dust_store_persist_done(st, e, ok);
 		if (ok)
@@ -342,6 +344,49 @@ static void persist_flush(struct dgw *gw, struct persist_batch *b)
 	b->n = 0;
 }
 
+static void durable_send(struct dgw *gw, const struct dust_store_outcome *o)
+{
+	struct dgw_msg r = {
+	    .type = DGW_MSG_DURABLE, .wid = (uint8_t)o->cookie, .idx = o->idx, .mac = o->drop};
+
+	send_inbox(gw, r.wid, &r);
+}
+
+/*
+ * etcd store: the store's own thread commits the binding (a quorum, not an
+ * fsync); its outcome comes back through dgw_main_messages. A queue that
+ * cannot take it refuses the first use at once.
+ */
+static void main_submit(struct dgw *gw, const struct dgw_msg *m, struct dust_store_entry *e)
+{
+	struct dust_store_outcome o = {
+	    .idx = m->idx, .cookie = m->wid, .drop = DUST_DROP_STORE_UNAVAILABLE};
+
+	if (dust_store_persist_submit(gw->srv.store, e, m->wid) == 0)
+		return;
+	DGW_LOG(ERR, "store: %s", dust_last_error());
+	dust_store_persist_done(gw->srv.store, e, false);
+	durable_send(gw, &o);
+}
+
+static void main_outcomes(struct dgw *gw)
+{
+	struct dust_store_outcome o[64];
+	unsigned n;
+
+	do {
+		n = dust_store_persist_poll(gw->srv.store, o, RTE_DIM(o));
+		for (unsigned i = 0; i < n; i++) {
+			if (o[i].drop == DUST_DROP_STORE_UNAVAILABLE && !gw->store_down)
+				DGW_LOG(WARNING,
+				        "store: the cluster did not commit a binding: first "
+				        "uses refused (store_unavailable) until it does");
+			gw->store_down = o[i].drop == DUST_DROP_STORE_UNAVAILABLE;
+			durable_send(gw, &o[i]);
+		}
+	} while (n == RTE_DIM(o));
+}
+
 static void main_store(struct dgw *gw, const struct dgw_msg *m, struct persist_batch *b)
 {
 	struct dust_store *st = gw->srv.store;
@@ -349,6 +394,10 @@ static void main_store(struct dgw *gw, const struct dgw_msg *m, struct persist_b
 
 	if (m->type == DGW_MSG_FRESH) {
 		dust_store_persist_fresh(st, e);
+		return;
+	}
+	if (dust_store_is_remote(st)) {
+		main_submit(gw, m, e);
 		return;
 	}
 	if (b->n == RTE_DIM(b->m))
@@ -380,6 +429,7 @@ void dgw_main_messages(struct dgw *gw)
 		}
 	} while (n == RTE_DIM(m));
 	persist_flush(gw, &b);
+	main_outcomes(gw);
 	rte_rcu_qsbr_dq_reclaim(gw->dq, 256, NULL, NULL, NULL);
 }
 

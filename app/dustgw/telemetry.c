@@ -142,6 +142,9 @@ static int store_cb(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "path", gw->cfg.store_path);
 	rte_tel_data_add_dict_u64(d, "generation", dust_store_generation(st));
+	/* etcd: the revision the gateway's watch has followed to */
+	if (dust_store_revision(st) >= 0)
+		rte_tel_data_add_dict_u64(d, "revision", (uint64_t)dust_store_revision(st));
 	rte_tel_data_add_dict_u64(d, "invitations", n);
 	rte_tel_data_add_dict_u64(d, "bound", bound);
 	rte_tel_data_add_dict_u64(d, "revoked", revoked);
@@ -161,6 +164,7 @@ int dgw_telemetry_register(void)
 	if (rc == 0)
 		rc = rte_telemetry_register_cmd(
 		    "/dustgw/store", store_cb,
-		    "Invitation store: generation (changes merged while running), counts");
+		    "Invitation store: generation (changes merged while running), etcd revision, "
+		    "counts");
 	return rc;
 }

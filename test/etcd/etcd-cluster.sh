@@ -4,7 +4,12 @@
 # members killed and restored, stopped, all in one directory the test owns.
 # usage: etcd-cluster.sh DIR start | kill NAME | restore NAME | url [PREFIX] | stop
 #        (members are a, b, c)
+# env ETCD_NETNS: run the members in this network namespace (its own ports,
+#     no collision), ETCD_HOST: the address they listen on (default 127.0.0.1)
 set -eu
+HOST=${ETCD_HOST:-127.0.0.1}
+IN_NS=()
+[ -n "${ETCD_NETNS:-}" ] && IN_NS=(ip netns exec "$ETCD_NETNS")
 
 MEMBERS="a b c"
 
@@ -48,7 +53,7 @@ port_of() { # DIR NAME client|peer
 initial_cluster() {
 	local out="" m
 	for m in $MEMBERS; do
-		out="$out${out:+,}$m=http://127.0.0.1:$(port_of "$1" "$m" peer)"
+		out="$out${out:+,}$m=http://$HOST:$(port_of "$1" "$m" peer)"
 	done
 	echo "$out"
 }
@@ -58,9 +63,9 @@ run_member() { # DIR NAME
 	local d=$1 m=$2 c p
 	c=$(port_of "$d" "$m" client)
 	p=$(port_of "$d" "$m" peer)
-	setsid /usr/bin/etcd --name "$m" --data-dir "$d/$m.data" \
-		--listen-client-urls "http://127.0.0.1:$c" --advertise-client-urls "http://127.0.0.1:$c" \
-		--listen-peer-urls "http://127.0.0.1:$p" --initial-advertise-peer-urls "http://127.0.0.1:$p" \
+	setsid "${IN_NS[@]}" /usr/bin/etcd --name "$m" --data-dir "$d/$m.data" \
+		--listen-client-urls "http://$HOST:$c" --advertise-client-urls "http://$HOST:$c" \
+		--listen-peer-urls "http://$HOST:$p" --initial-advertise-peer-urls "http://$HOST:$p" \
 		--initial-cluster "$(initial_cluster "$d")" --initial-cluster-state new \
 		--initial-cluster-token "dust-$(basename "$d")" \
 		--heartbeat-interval 50 --election-timeout 500 \
@@ -69,7 +74,8 @@ run_member() { # DIR NAME
 }
 
 healthy() { # DIR NAME: the member answers and has a leader
-	curl -sf -m 2 "http://127.0.0.1:$(port_of "$1" "$2" client)/health" | grep -q '"health":"true"'
+	"${IN_NS[@]}" curl -sf -m 2 "http://$HOST:$(port_of "$1" "$2" client)/health" |
+		grep -q '"health":"true"'
 }
 
 wait_healthy() { # DIR NAMES...
@@ -119,7 +125,7 @@ restore)
 url)
 	u=""
 	for m in $MEMBERS; do
-		u="$u${u:+,}127.0.0.1:$(port_of "$dir" "$m" client)"
+		u="$u${u:+,}$HOST:$(port_of "$dir" "$m" client)"
 	done
 	echo "etcd://$u/${3:-dust}"
 	;;
