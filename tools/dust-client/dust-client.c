@@ -96,6 +96,7 @@ struct client {
 	struct dust_session cur;  /* session of the newest intro */
 	struct dust_session prev; /* the one before, until the server picks one */
 	bool have_prev;
+	bool prev_newer; /* up through an older intro: prev is the newest, still awaited */
 	/* quic: the newest Initial and the one before, until the server answers */
 	struct dust_quic_client qc, qc_prev;
 	bool up;      /* an authenticated packet has arrived for cur */
@@ -932,6 +933,7 @@ static void send_intro(struct client *c)
 		c->prev = c->cur;
 		c->have_prev = true;
 	}
+	c->prev_newer = false;
 	c->cur = next;
 	sodium_memzero(&next, sizeof(next));
 	len = (size_t)n;
@@ -1057,6 +1059,8 @@ static void became_up(struct client *c)
 	if (c->inv.profile == DUST_PROFILE_QUIC)
 		send_finished(c);
 	c->held_len = 0;
+	if (c->prev_newer)
+		return; /* keep the newest intro's keys: its answer is the server's session */
 	c->have_prev = false;
 	dust_session_wipe(&c->prev);
 }
@@ -1078,6 +1082,23 @@ static unsigned open_with_prev(struct client *c, size_t len, struct dust_seg *se
 	sodium_memzero(&tmp, sizeof(tmp));
 	memcpy(c->rxbuf, c->rxcopy, len);
 	return n;
+}
+
+/*
+ * An answer opened with prev (now cur). Coming up that way, cur is an older
+ * intro than the one now in prev: a server that held our first use (its
+ * binding not yet durable) answers every intro it took, in order, and keeps
+ * the newest, so prev stays until its answer arrives and becomes cur.
+ */
+static void prev_answered(struct client *c)
+{
+	if (!c->prev_newer && !c->up) {
+		c->prev_newer = true;
+		return;
+	}
+	c->prev_newer = false;
+	c->have_prev = false;
+	dust_session_wipe(&c->prev);
 }
 
 static void on_opened(struct client *c, const struct dust_seg *segs, unsigned n)
@@ -1156,7 +1177,7 @@ static void on_datagram(struct client *c, size_t len)
 {
 	struct dust_seg segs[DUST_CHAIN_MAX];
 	enum dust_drop drop = DUST_OK;
-	bool try_prev = c->have_prev && !c->up;
+	bool try_prev = c->have_prev && (!c->up || c->prev_newer);
 	unsigned n;
 
 	if (c->inv.profile == DUST_PROFILE_QUIC) {
@@ -1171,8 +1192,8 @@ static void on_datagram(struct client *c, size_t len)
 		memcpy(c->rxcopy, c->rxbuf, len); /* a failed open may zero bytes */
 	n = dust_datagram_open(&c->cur, &c->lim, (uint32_t)time(NULL), c->rxbuf, len, 0, segs,
 	                       DUST_CHAIN_MAX, &drop);
-	if (n == 0 && try_prev)
-		n = open_with_prev(c, len, segs, &drop);
+	if (n == 0 && try_prev && (n = open_with_prev(c, len, segs, &drop)) != 0)
+		prev_answered(c);
 	if (drop != DUST_OK)
 		c->st.drop[drop]++;
 	if (n == 0)
