@@ -16,6 +16,8 @@
 #  2. client 1's captured intro replayed to B is refused (B learnt its
 #     freshness from etcd); client 1 moves to B and is accepted; the old
 #     intro replayed again is refused;
+#     a first use held over the client's retries (etcd stalled) ends on the
+#     session the gateway keeps (the newest intro);
 #  3. one etcd member killed: a new client binds, no ping lost; two killed:
 #     a new first use is refused and counted (store_unavailable) while the
 #     established clients' pings on both gateways all come back; after a
@@ -148,6 +150,7 @@ client_ns() { # client_ns NAME WIRE ADDR
 client_ns c1 a 192.168.77.11
 client_ns c3 a 192.168.77.13
 client_ns c4 a 192.168.77.14
+client_ns c6 a 192.168.77.16
 client_ns c1b b 192.168.77.21
 client_ns c2 b 192.168.77.22
 client_ns c5 b 192.168.77.25
@@ -195,7 +198,7 @@ gw_resolved() { # gw_resolved NS: this namespace has the gateway's MAC (dustgw a
 start_client() {
 	wait_for 20 gw_resolved "$1" || fail "no ARP answer from the gateway in $1"
 	bg "CPID[$1]" $PFX-$1 "$W/$1.log" "$CLIENT" --invite "$2" --password-file "$W/pw" \
-		--key "$W/$3.key" --route 10.9.0.0/24 --keepalive 1 --dead-after 60 --tries "$4"
+		--key "$W/$3.key" --route 10.9.0.0/24 --keepalive 1 --dead-after 60 --tries "$4" -v
 }
 connected() { # connected NS: wait for its client's connection
 	wait_for 40 grep -q "connected to" "$W/$1.log" ||
@@ -257,6 +260,18 @@ connected c1b
 ping_ok c1b
 [[ $(ctr b intro_ok) -eq 1 ]] || fail "B: intro_ok $(ctr b intro_ok), want 1 (client 1 moved)"
 replay after-move
+
+step "2b. a first use held longer than the client's 1 s between intros (etcd stalled)"
+# Every member stopped: client 6's binding waits, its later intros are held
+# with it; once etcd answers, the gateway answers each intro in order and
+# keeps the newest. The client must end on that one (and so pings get through).
+for m in a b c; do kill -STOP "$(cat "$W/etcd/$m.pid")"; done
+start_client c6 "${INV[5]}" k6 10
+wait_for 20 grep -q "intro 3 sent" "$W/c6.log" || fail "client 6 did not retry"
+for m in a b c; do kill -CONT "$(cat "$W/etcd/$m.pid")"; done
+connected c6
+ping_ok c6
+echo "client 6: $(grep -c "intro . sent" "$W/c6.log") intros held for one first use, then served"
 
 step "3. etcd members killed: established sessions flow, first uses wait for a quorum"
 start_client c3 "${INV[2]}" k3 10
