@@ -71,27 +71,17 @@ done
 n $PR ip addr add $PADDR/24 dev $PFX-p
 n $GW ip rule add iif $PFX-g blackhole # only dustgw may answer on the wire
 
-cat >"$W/dustgw.conf" <<EOC
-[gateway]
-ipv4 = $GWADDR
-udp_port = 4433
-quic_port = 443
-key_file = $W/gw.key
-store = $W/store
-[ports]
-net = net_af_packet0
-delivery = net_tap0
-queues = 1
-EOC
+{
+	gw_conf_head $GWADDR 4433 "quic_port = 443"
+	echo "queues = 1"
+} >"$W/dustgw.conf"
 
 bg CAPPID $PR "$W/tcpdump.log" tcpdump -i $PFX-p -U -n -s 2048 -w "$ART/hostile-quic.pcap" \
 	"udp and src host $GWADDR"
 wait_for 10 grep -q "listening on" "$W/tcpdump.log" || fail "tcpdump did not start"
 
 step "start dustgw (quic on 443)"
-bg GWPID $GW "$W/dustgw.log" "$DUSTGW" --no-huge -m 256 --no-pci --file-prefix $PFX -l 0,1 \
-	--vdev "net_af_packet0,iface=$PFX-g" --vdev "net_tap0,iface=$PFX-tap" \
-	-- --config "$W/dustgw.conf"
+gw_bg GWPID $GW "$W/dustgw.log" $PFX 256 --config "$W/dustgw.conf"
 SOCK=$RUNDIR/dpdk_telemetry.v2
 wait_for 60 test -S "$SOCK" || { cat "$W/dustgw.log"; fail "dustgw did not start"; }
 wait_for 20 grep -q "quic 443" "$W/dustgw.log" || { cat "$W/dustgw.log"; fail "no quic port"; }

@@ -126,16 +126,9 @@ v6on $C0 $PFX-c $C6
 v6on $ATK $PFX-x fd00:77::100 fd00:77::101 fd00:77::102 fd00:77::103 fd00:77::104 fd00:77::105
 n $GW ip rule add iif $PFX-g blackhole # only dustgw may answer on the wire
 
-cat >"$W/dustgw.conf" <<EOC
-[gateway]
-ipv4 = $GWADDR
-ipv6 = $GW6
-udp_port = $PORT
-key_file = $W/gw.key
-store = $W/store
-[ports]
-net = net_af_packet0
-delivery = net_tap0
+{
+	gw_conf_head $GWADDR $PORT "ipv6 = $GW6"
+	cat <<EOC
 queues = 1
 delivery_framing = eth
 proxy_arp = yes
@@ -150,6 +143,7 @@ min = 0
 max = 63
 mtu = 1472
 EOC
+} >"$W/dustgw.conf"
 
 capture() { # capture NAME [MAX]: tcpdump on the bridge into hostile-NAME.pcap, at most MAX frames
 	bg CAPPID $WIRE "$W/tcpdump-$1.log" tcpdump -i $PFX-br -U -n -s 2048 ${2:+-c $2} \
@@ -164,9 +158,8 @@ capture_stop() {
 
 step "start dustgw"
 capture early
-bg GWPID $GW "$W/dustgw.log" "$DUSTGW" --no-huge -m 256 --no-pci --file-prefix $PFX -l 0,1 \
-	--vdev "net_af_packet0,iface=$PFX-g" --vdev "net_tap0,iface=$PFX-tap" \
-	-- --config "$W/dustgw.conf" --stats-out "$W/dustgw-final.stats"
+gw_bg GWPID $GW "$W/dustgw.log" $PFX 256 --config "$W/dustgw.conf" \
+	--stats-out "$W/dustgw-final.stats"
 wait_for 60 n $GW ip link show $PFX-tap || { cat "$W/dustgw.log"; fail "dustgw did not start"; }
 n $GW ip addr add $TUNGW/24 dev $PFX-tap
 n $GW sysctl -qw net.ipv6.conf.$PFX-tap.disable_ipv6=1
@@ -287,6 +280,17 @@ check() { # check NAME REASON=COUNT...: exact counter moves, nothing decoded or 
 	note "attack $name: $(cat "$W/$name.txt"); counted: $*"
 	prev=$W/$name.after
 }
+# check_intro_replays NAME: the 20 replayed intros all counted, as
+# intro_dup, intro_replay or intro_stale
+check_intro_replays() {
+	local dup rep stale
+	dup=$(delta "$prev" "$W/$1.after" drop_intro_dup)
+	rep=$(delta "$prev" "$W/$1.after" drop_intro_replay)
+	stale=$(delta "$prev" "$W/$1.after" drop_intro_stale)
+	[[ $((dup + rep + stale)) -eq 20 ]] ||
+		fail "$1: dup $dup + replay $rep + stale $stale != 20"
+	check "$1" intro_dup="$dup"
+}
 
 run_atk $ATK random random --from 192.168.77.101 --min 1 --max 1472 --seconds 1.5
 check random truncated="$(field random short)" intro_unknown="$(field random long)"
@@ -298,12 +302,7 @@ check untag intro_unknown=200
 
 run_atk $ATK intro-replay replay --pcap "$ART/hostile-early.pcap" --client $CADDR:$CPORT \
 	--what intros --count 20 --seconds 0.2 --from 192.168.77.103
-IR_DUP=$(delta "$prev" "$W/intro-replay.after" drop_intro_dup)
-IR_REP=$(delta "$prev" "$W/intro-replay.after" drop_intro_replay)
-IR_STALE=$(delta "$prev" "$W/intro-replay.after" drop_intro_stale)
-[[ $((IR_DUP + IR_REP + IR_STALE)) -eq 20 ]] ||
-	fail "intro replays: dup $IR_DUP + replay $IR_REP + stale $IR_STALE != 20"
-check intro-replay intro_dup="$IR_DUP"
+check_intro_replays intro-replay
 
 run_atk $ATK data-elsewhere replay --pcap "$ART/hostile-early.pcap" --client $CADDR:$CPORT \
 	--what data --count 300 --seconds 0.6 --from 192.168.77.104
@@ -368,12 +367,7 @@ run_atk $ATK untag6 replay --pcap "$ART/hostile-early6.pcap" --client "[$C6]:$CP
 check untag6 intro_unknown=200
 run_atk $ATK intro-replay6 replay --pcap "$ART/hostile-early6.pcap" --client "[$C6]:$CPORT6" \
 	--what intros --count 20 --seconds 0.2 --from fd00:77::103
-IR_DUP=$(delta "$prev" "$W/intro-replay6.after" drop_intro_dup)
-IR_REP=$(delta "$prev" "$W/intro-replay6.after" drop_intro_replay)
-IR_STALE=$(delta "$prev" "$W/intro-replay6.after" drop_intro_stale)
-[[ $((IR_DUP + IR_REP + IR_STALE)) -eq 20 ]] ||
-	fail "IPv6 intro replays: dup $IR_DUP + replay $IR_REP + stale $IR_STALE != 20"
-check intro-replay6 intro_dup="$IR_DUP"
+check_intro_replays intro-replay6
 run_atk $ATK data-elsewhere6 replay --pcap "$ART/hostile-early6.pcap" --client "[$C6]:$CPORT6" \
 	--what data --count 300 --seconds 0.6 --from fd00:77::104
 check data-elsewhere6 truncated="$(field data-elsewhere6 short)" \
@@ -423,9 +417,7 @@ expect "$prev" "$W/fill.after" intro_ok $((MAXSESS - LIVE))
 note "table: $LIVE live + $FILL new sessions with max $MAXSESS: $(tail -1 "$W/fill.txt"); table_full +$(field fill unanswered_intros)"
 
 step "stop dustgw: clean exit and a summary"
-kill -TERM "$GWPID"
-wait_exit "$GWPID" 20 || fail "dustgw did not stop"
-[[ $RC -eq 0 ]] || { cat "$W/dustgw.log"; fail "dustgw exit status $RC"; }
+gw_stop "$GWPID" "$W/dustgw.log"
 cp "$W/dustgw.log" "$ART/hostile-dustgw-summary.txt"
 
 step "broken operator inputs"

@@ -105,3 +105,32 @@ wait_exit() {
 stats_field() {
 	grep -o "[ ]$2=[0-9]*" "$1" | tail -1 | cut -d= -f2
 }
+
+# gw_conf_head ADDR PORT [LINE...]: the head every test's dustgw config
+# shares (key and store in $W, net on net_af_packet0, delivery on
+# net_tap0); LINEs go into [gateway]. The caller appends the rest of [ports].
+gw_conf_head() {
+	printf '[gateway]\nipv4 = %s\nudp_port = %s\n' "$1" "$2"
+	shift 2
+	[[ $# -eq 0 ]] || printf '%s\n' "$@"
+	printf 'key_file = %s\nstore = %s\n\n[ports]\nnet = net_af_packet0\ndelivery = net_tap0\n' \
+		"$W/gw.key" "$W/store"
+}
+
+# gw_bg VAR NS LOG FILE_PREFIX MEM_MB DUSTGW_ARG...: $DUSTGW in NS in the
+# background (pid in $VAR), net_af_packet on $PFX-g, its TAP $PFX-tap,
+# two lcores (one core when the machine has only one)
+gw_bg() {
+	local var=$1 ns=$2 log=$3 fp=$4 mem=$5
+	shift 5
+	bg "$var" "$ns" "$log" "$DUSTGW" --no-huge -m "$mem" --no-pci --file-prefix "$fp" \
+		--lcores "0@0,1@$(($(nproc) > 1 ? 1 : 0))" \
+		--vdev "net_af_packet0,iface=$PFX-g" --vdev "net_tap0,iface=$PFX-tap" -- "$@"
+}
+
+# gw_stop PID LOG: SIGTERM, expect a clean exit (LOG shown if not)
+gw_stop() {
+	kill -TERM "$1"
+	wait_exit "$1" 20 || fail "dustgw did not stop on SIGTERM"
+	[[ $RC -eq 0 ]] || { cat "$2"; fail "dustgw exit status $RC"; }
+}

@@ -150,18 +150,10 @@ for i in $(seq 0 $((NCLIENTS + NQUIC))); do
 	client_ns_add "$i"
 done
 
-cat >"$W/dustgw.conf" <<EOF
-; dustgw for the netns test: net side on a veth, delivery to a TAP
-[gateway]
-ipv4 = $GWADDR
-udp_port = $PORT
-quic_port = $QPORT
-key_file = $W/gw.key
-store = $W/store
-
-[ports]
-net = net_af_packet0
-delivery = net_tap0
+# dustgw for the netns test: net side on a veth, delivery to a TAP
+{
+	gw_conf_head $GWADDR $PORT "quic_port = $QPORT"
+	cat <<EOF
 queues = 1
 mbufs = 8191
 delivery_framing = eth
@@ -177,6 +169,7 @@ min = 0
 max = 63
 mtu = 1472
 EOF
+} >"$W/dustgw.conf"
 
 start_gw() { # start_gw N: the Nth run of the gateway, log in $W/dustgw-N.log
 	local log=$W/dustgw-$1.log
@@ -185,10 +178,7 @@ start_gw() { # start_gw N: the Nth run of the gateway, log in $W/dustgw-N.log
 		bg GWPID $GW "$log" "$PEER" serve --key "$W/gw.key" --store "$W/store" \
 			--server $GWADDR --port $PORT --tun $PFX-tap
 	else
-		bg GWPID $GW "$log" "$DUSTGW" --no-huge -m 512 --no-pci \
-			--file-prefix "$PFX-$1" --lcores "0@0,1@$(($(nproc) > 1 ? 1 : 0))" \
-			--vdev "net_af_packet0,iface=$PFX-g" --vdev "net_tap0,iface=$PFX-tap" \
-			-- --config "$W/dustgw.conf"
+		gw_bg GWPID $GW "$log" "$PFX-$1" 512 --config "$W/dustgw.conf"
 	fi
 	wait_for 60 n $GW ip link show $PFX-tap ||
 		{ cat "$log"; fail "dustgw did not create its TAP"; }
@@ -199,9 +189,7 @@ start_gw() { # start_gw N: the Nth run of the gateway, log in $W/dustgw-N.log
 }
 
 stop_gw() { # stop_gw N: SIGTERM, expect a clean exit
-	kill -TERM "$GWPID"
-	wait_exit "$GWPID" 20 || fail "dustgw did not stop on SIGTERM"
-	[[ $RC -eq 0 ]] || { cat "$W/dustgw-$1.log"; fail "dustgw exit status $RC"; }
+	gw_stop "$GWPID" "$W/dustgw-$1.log"
 }
 
 # A kernel without an address on $PFX-g would still forward (and ICMP-answer)

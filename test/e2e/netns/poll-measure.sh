@@ -61,22 +61,12 @@ pct() { # ticks over IDLE_S as a percentage of one core
 
 measure() { # measure MODE
 	local mode=$1 log=$W/dustgw-$1.log gwpid cpid t0 t1 w0 w1 wt
-	cat >"$W/gw.conf" <<EOF
-[gateway]
-ipv4 = 192.168.78.1
-udp_port = 4433
-key_file = $W/gw.key
-store = $W/store
-[ports]
-net = net_af_packet0
-delivery = net_tap0
-[runtime]
-EOF
-	[[ $mode == default ]] || echo "poll = $mode" >>"$W/gw.conf"
-	bg gwpid $GW "$log" "$DUSTGW" --no-huge -m 512 --no-pci --file-prefix "$PFX-$mode" \
-		--lcores "0@0,1@$(($(nproc) > 1 ? 1 : 0))" \
-		--vdev "net_af_packet0,iface=$PFX-g" --vdev "net_tap0,iface=$PFX-tap" \
-		-- --config "$W/gw.conf"
+	{
+		gw_conf_head 192.168.78.1 4433
+		echo "[runtime]"
+		[[ $mode == default ]] || echo "poll = $mode"
+	} >"$W/gw.conf"
+	gw_bg gwpid $GW "$log" "$PFX-$mode" 512 --config "$W/gw.conf"
 	wait_for 30 n $GW ip link show $PFX-tap || { cat "$log"; fail "no TAP"; }
 	n $GW ip addr replace 10.9.0.1/24 dev $PFX-tap
 	n $GW ip link set $PFX-tap up
