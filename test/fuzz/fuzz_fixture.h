@@ -104,6 +104,65 @@ static inline struct dust_store *fz_store(const char *path, const struct dust_in
 	return st;
 }
 
+/*
+ * The gateway side of the intro harnesses: an identity, default limits and
+ * a store of one invitation in a temp dir, reopened fresh every
+ * FZ_REOPEN_EVERY inputs to bound the journal's growth.
+ */
+enum { FZ_REOPEN_EVERY = 4096 };
+
+struct fz_gw {
+	struct dust_server srv;
+	struct dust_invite inv;
+	char dir[64], path[128], jpath[140];
+	unsigned runs;
+	bool verbose; /* FUZZ_VERBOSE=1: print each input's outcome (seed checks) */
+};
+
+static inline void fz_gw_store_fresh(struct fz_gw *g)
+{
+	if (g->srv.store)
+		dust_store_close(g->srv.store);
+	unlink(g->jpath);
+	g->srv.store = fz_store(g->path, &g->inv);
+}
+
+/* invite: fz_invite or fz_quic_invite, the store's one invitation */
+static inline void fz_gw_init(struct fz_gw *g,
+                              void (*invite)(struct dust_invite *, const struct dust_identity *))
+{
+	if (dust_init() < 0)
+		abort();
+	fz_identity(&g->srv.id, 0x11);
+	invite(&g->inv, &g->srv.id);
+	dust_limits_default(&g->srv.lim);
+	fz_tmpdir(g->dir, sizeof(g->dir));
+	snprintf(g->path, sizeof(g->path), "%s/store", g->dir);
+	snprintf(g->jpath, sizeof(g->jpath), "%s.bind", g->path);
+	fz_gw_store_fresh(g);
+	g->verbose = getenv("FUZZ_VERBOSE") != NULL;
+}
+
+/* Count an input; every FZ_REOPEN_EVERY-th starts on a fresh store. */
+static inline void fz_gw_next(struct fz_gw *g)
+{
+	if (++g->runs % FZ_REOPEN_EVERY == 0)
+		fz_gw_store_fresh(g);
+}
+
+/* The entry's freshness state cleared, so a crash reproduces from its input alone. */
+static inline void fz_gw_entry_reset(struct fz_gw *g)
+{
+	struct dust_store_entry *e = dust_store_at(g->srv.store, 0);
+
+	e->bound = 0;
+	e->bound_at = 0;
+	e->last_ts_ms = 0;
+	memset(e->client_pk, 0, sizeof(e->client_pk));
+	memset(e->static_ss, 0, sizeof(e->static_ss));
+	memset(e->last_nonce, 0, sizeof(e->last_nonce));
+}
+
 /* The quic-profile invitation of fuzz_quic: the fixture's, with a cover on 443. */
 static inline void fz_quic_invite(struct dust_invite *inv, const struct dust_identity *server)
 {

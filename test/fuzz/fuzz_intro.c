@@ -9,48 +9,13 @@
  */
 #include "fuzz_fixture.h"
 
-enum { REOPEN_EVERY = 4096 }; /* bound the journal's growth */
-
-static struct dust_server srv;
-static struct dust_invite inv;
-static char dir[64], path[128], jpath[140];
-static unsigned runs;
-static bool verbose; /* FUZZ_VERBOSE=1: print each input's outcome (seed checks) */
-
-static void store_fresh(void)
-{
-	if (srv.store)
-		dust_store_close(srv.store);
-	unlink(jpath);
-	srv.store = fz_store(path, &inv);
-}
+static struct fz_gw gw;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc, (void)argv;
-	if (dust_init() < 0)
-		abort();
-	fz_identity(&srv.id, 0x11);
-	fz_invite(&inv, &srv.id);
-	dust_limits_default(&srv.lim);
-	fz_tmpdir(dir, sizeof(dir));
-	snprintf(path, sizeof(path), "%s/store", dir);
-	snprintf(jpath, sizeof(jpath), "%s.bind", path);
-	store_fresh();
-	verbose = getenv("FUZZ_VERBOSE") != NULL;
+	fz_gw_init(&gw, fz_invite);
 	return 0;
-}
-
-static void entry_reset(void)
-{
-	struct dust_store_entry *e = dust_store_at(srv.store, 0);
-
-	e->bound = 0;
-	e->bound_at = 0;
-	e->last_ts_ms = 0;
-	memset(e->client_pk, 0, sizeof(e->client_pk));
-	memset(e->static_ss, 0, sizeof(e->static_ss));
-	memset(e->last_nonce, 0, sizeof(e->last_nonce));
 }
 
 static void chained(struct dust_session *s, const uint8_t *data, size_t size, size_t off)
@@ -61,7 +26,8 @@ static void chained(struct dust_session *s, const uint8_t *data, size_t size, si
 	unsigned n;
 
 	memcpy(buf, data, size);
-	n = dust_datagram_open(s, &srv.lim, FZ_NOW_S, buf, size, off, segs, DUST_CHAIN_MAX, &drop);
+	n = dust_datagram_open(s, &gw.srv.lim, FZ_NOW_S, buf, size, off, segs, DUST_CHAIN_MAX,
+	                       &drop);
 	for (unsigned i = 0; i < n; i++)
 		if ((size_t)segs[i].off + segs[i].len > size)
 			abort();
@@ -77,12 +43,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size > 65535)
 		return -1;
-	if (++runs % REOPEN_EVERY == 0)
-		store_fresh();
-	entry_reset();
+	fz_gw_next(&gw);
+	fz_gw_entry_reset(&gw);
 	memset(&s, 0, sizeof(s));
-	d = dust_intro_accept(&srv, data, size, FZ_NOW_MS, &from, &s, &consumed, &info);
-	if (verbose)
+	d = dust_intro_accept(&gw.srv, data, size, FZ_NOW_MS, &from, &s, &consumed, &info);
+	if (gw.verbose)
 		fprintf(stderr, "intro: %zu bytes: %s\n", size, dust_drop_name(d));
 	if (d >= DUST_DROP_MAX)
 		abort();
@@ -91,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		chained(&s, data, size, consumed);
 		memset(&s2, 0, sizeof(s2));
-		if (dust_intro_accept(&srv, data, size, FZ_NOW_MS, &from, &s2, &c2, &info) !=
+		if (dust_intro_accept(&gw.srv, data, size, FZ_NOW_MS, &from, &s2, &c2, &info) !=
 		    DUST_DROP_INTRO_DUP)
 			abort();
 	}

@@ -13,69 +13,26 @@
 #include "fuzz_fixture.h"
 #include "quic_pvt.h"
 
-enum { REOPEN_EVERY = 4096 }; /* bound the journal's growth */
-
-static struct dust_server srv;
-static struct dust_invite inv;
+static struct fz_gw gw;
 static struct dust_quic_client qc0; /* the pending client, restored per input */
 static struct dust_quic_eph eph;
 static struct dust_rng rng;
-static char dir[64], path[128], jpath[140];
-static unsigned runs;
-static bool verbose; /* FUZZ_VERBOSE=1: print each input's outcome (seed checks) */
-
-static void store_fresh(void)
-{
-	if (srv.store)
-		dust_store_close(srv.store);
-	unlink(jpath);
-	srv.store = fz_store(path, &inv);
-}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	uint8_t dg[DUST_QUIC_CLIENT_DGRAM];
 
 	(void)argc, (void)argv;
-	if (dust_init() < 0)
-		abort();
-	fz_identity(&srv.id, 0x11);
-	fz_quic_invite(&inv, &srv.id);
-	dust_limits_default(&srv.lim);
-	fz_tmpdir(dir, sizeof(dir));
-	snprintf(path, sizeof(path), "%s/store", dir);
-	snprintf(jpath, sizeof(jpath), "%s.bind", path);
-	store_fresh();
-	fz_quic_client(&inv, dg, sizeof(dg), &qc0);
+	fz_gw_init(&gw, fz_quic_invite);
+	fz_quic_client(&gw.inv, dg, sizeof(dg), &qc0);
 	fz_quic_eph(&eph);
 	fz_rng(&rng, 0x72);
-	verbose = getenv("FUZZ_VERBOSE") != NULL;
 	return 0;
-}
-
-/* The store entry's freshness state: reset before, compared after. */
-struct entry_state {
-	uint8_t bound;
-	uint64_t last_ts_ms;
-	uint8_t client_pk[DUST_PK_BYTES], static_ss[DUST_KEY_BYTES];
-	uint8_t last_nonce[DUST_XNONCE_BYTES];
-};
-
-static void entry_reset(void)
-{
-	struct dust_store_entry *e = dust_store_at(srv.store, 0);
-
-	e->bound = 0;
-	e->bound_at = 0;
-	e->last_ts_ms = 0;
-	memset(e->client_pk, 0, sizeof(e->client_pk));
-	memset(e->static_ss, 0, sizeof(e->static_ss));
-	memset(e->last_nonce, 0, sizeof(e->last_nonce));
 }
 
 static bool entry_untouched(void)
 {
-	const struct dust_store_entry *e = dust_store_at(srv.store, 0);
+	const struct dust_store_entry *e = dust_store_at(gw.srv.store, 0);
 
 	return !e->bound && !e->last_ts_ms && sodium_is_zero(e->client_pk, DUST_PK_BYTES) &&
 	       sodium_is_zero(e->static_ss, DUST_KEY_BYTES) &&
@@ -90,10 +47,11 @@ static void try_intro(const uint8_t *data, size_t size)
 	struct dust_session s;
 	enum dust_drop d;
 
-	entry_reset();
+	fz_gw_entry_reset(&gw);
 	memset(&s, 0, sizeof(s));
-	d = dust_quic_intro_accept(&srv, &rng, data, size, FZ_NOW_MS, &from, &eph, &s, &acc, &info);
-	if (verbose)
+	d = dust_quic_intro_accept(&gw.srv, &rng, data, size, FZ_NOW_MS, &from, &eph, &s, &acc,
+	                           &info);
+	if (gw.verbose)
 		fprintf(stderr, "quic intro: %zu bytes: %s\n", size, dust_drop_name(d));
 	if (d >= DUST_DROP_MAX)
 		abort();
@@ -105,7 +63,7 @@ static void try_intro(const uint8_t *data, size_t size)
 	if (s.profile != DUST_PROFILE_QUIC || s.role != DUST_ROLE_SERVER || s.cid_len < 8 ||
 	    s.cid_len > DUST_QUIC_CID_MAX || acc.odcid_len < 8 || !info.first_use)
 		abort();
-	if (dust_quic_intro_accept(&srv, &rng, data, size, FZ_NOW_MS, &from, &eph, &s, &acc,
+	if (dust_quic_intro_accept(&gw.srv, &rng, data, size, FZ_NOW_MS, &from, &eph, &s, &acc,
 	                           &info) != DUST_DROP_INTRO_DUP)
 		abort();
 	dust_session_wipe(&s);
@@ -120,8 +78,8 @@ static void try_answer(const uint8_t *data, size_t size)
 
 	memcpy(buf, data, size);
 	memset(&s, 0, sizeof(s));
-	d = dust_quic_answer_open(&qc, &srv.lim, FZ_NOW_S, buf, size, &s);
-	if (verbose)
+	d = dust_quic_answer_open(&qc, &gw.srv.lim, FZ_NOW_S, buf, size, &s);
+	if (gw.verbose)
 		fprintf(stderr, "quic answer: %zu bytes: %s\n", size, dust_drop_name(d));
 	if (d >= DUST_DROP_MAX)
 		abort();
@@ -168,8 +126,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size > 65535)
 		return -1;
-	if (++runs % REOPEN_EVERY == 0)
-		store_fresh();
+	fz_gw_next(&gw);
 	try_intro(data, size);
 	try_answer(data, size);
 	try_frames(data, size);
