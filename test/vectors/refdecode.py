@@ -13,12 +13,12 @@ hashlib and (suite 1 only) cryptography's AESGCM.
 """
 import hashlib
 import struct
-import sys
 
 import nacl.bindings as nb
 import nacl.pwhash
 
-EPOCH_S = 120
+from refcommon import EPOCH_S, expect, read_vectors, run
+
 KEY_EPOCH_LOG = 22  # SPEC.md §8.1: a new data key every 2^22 packets
 
 
@@ -64,16 +64,6 @@ def kdf(master, subkey_id, ctx, n=32):
 
 def b2(data, key, n):
     return hashlib.blake2b(data, digest_size=n, key=key).digest()
-
-
-class Fail(Exception):
-    pass
-
-
-def expect(cond, what):
-    if not cond:
-        raise Fail(what)
-    print('ok  ', what)
 
 
 def open_invite_text(text, password):
@@ -150,12 +140,7 @@ def open_data(pkt, key, hp, suite=0, upd=None):
 
 
 def main(path):
-    v = {}
-    for line in open(path):
-        if line.startswith('#') or ':' not in line:
-            continue
-        k, _, val = line.rstrip('\n').partition(': ')
-        v[k] = val
+    v = read_vectors(path)
     now_ms = int(v['now_ms'])
     inv_pt = bytes.fromhex(v['invite_pt'])
     expect(open_invite_text(v['invite_text'], v['password']) == inv_pt,
@@ -188,9 +173,4 @@ def main(path):
 
 
 if __name__ == '__main__':
-    try:
-        main(sys.argv[1])
-    except Exception as e:  # any mismatch or decrypt failure fails the test
-        print('FAIL', type(e).__name__, e)
-        print('0 passed, 1 failed')
-        sys.exit(1)
+    run(main)
