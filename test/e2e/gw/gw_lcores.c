@@ -15,7 +15,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <rte_eal.h>
 #include <rte_lcore.h>
 
 #include "frame.h"
@@ -278,37 +277,27 @@ static int make_store(const char *dir, struct dgw_config *cfg)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* the config's session table: K a worker; the store */
+static int setup(struct dgw_config *cfg, char **args, int nargs)
 {
-	struct dgw_config cfg;
-	int n = rte_eal_init(argc, argv);
-	unsigned drv = rg_driver_lcore(3);
-
-	if (n < 0 || argc - n < 2 || dust_init() != 0) {
-		fprintf(stderr, "usage: gw-lcores EAL-ARGS (4 lcores) -- WORKDIR\n");
-		return 1;
-	}
-	if (drv == RTE_MAX_LCORE) {
-		fprintf(stderr, "gw-lcores: needs 3 worker lcores\n");
-		return 1;
-	}
-	dgw_config_defaults(&cfg);
-	dust_ipaddr_parse(&cfg.ip4, "10.0.0.1");
-	cfg.queues = 2;
-	cfg.sessions_per_lcore = K;
+	(void)nargs;
+	cfg->sessions_per_lcore = K;
 	dust_rng_init(&T.rng);
 	dust_pad_default(&T.pad);
-	if (make_store(argv[n + 1], &cfg) || !(H.gw = dgw_create(&cfg))) {
-		fprintf(stderr, "gw-lcores: setup failed\n");
+	return make_store(args[0], cfg);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct rg_test t = {.name = "gw-lcores",
+	                                 .usage = "WORKDIR",
+	                                 .driver_nth = 3,
+	                                 .queues = 2,
+	                                 .setup = setup,
+	                                 .driver = driver};
+
+	if (rg_main(&H, &t, argc, argv))
 		return 1;
-	}
-	if (rg_ports(&H, 2)) {
-		fprintf(stderr, "gw-lcores: ports failed\n");
-		return 1;
-	}
-	rte_eal_remote_launch(driver, NULL, drv);
-	dgw_run(H.gw);
-	dgw_stats_print(H.gw, stdout);
 	printf("gw-lcores: %" PRIu64 " replies opened (%" PRIu64 " data, %" PRIu64
 	       " keepalives), %" PRIu64 " did not\n",
 	       T.data + T.keepalives, T.data, T.keepalives, T.bad_reply);

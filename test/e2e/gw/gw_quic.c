@@ -14,7 +14,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <rte_eal.h>
 #include <rte_lcore.h>
 
 #include "frame.h"
@@ -339,34 +338,28 @@ static int make_store(const char *dir, struct dgw_config *cfg)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* the quic port beside the random profile's; the store */
+static int setup(struct dgw_config *cfg, char **args, int nargs)
 {
-	struct dgw_config cfg;
-	int n = rte_eal_init(argc, argv);
-	unsigned drv = rg_driver_lcore(2);
-
-	if (n < 0 || argc - n < 2 || dust_init() != 0) {
-		fprintf(stderr, "usage: gw-quic EAL-ARGS (3 lcores) -- WORKDIR\n");
-		return 1;
-	}
-	if (drv == RTE_MAX_LCORE) {
-		fprintf(stderr, "gw-quic: needs 2 worker lcores\n");
-		return 1;
-	}
-	dgw_config_defaults(&cfg);
-	dust_ipaddr_parse(&cfg.ip4, "10.0.0.1");
-	cfg.queues = 1;
-	cfg.udp_port = RANDOM_PORT;
-	cfg.quic_port = QUIC_PORT;
+	(void)nargs;
+	cfg->udp_port = RANDOM_PORT;
+	cfg->quic_port = QUIC_PORT;
 	dust_rng_init(&T.rng);
 	dust_pad_default(&T.pad);
-	if (make_store(argv[n + 1], &cfg) || !(H.gw = dgw_create(&cfg)) || rg_ports(&H, 1)) {
-		fprintf(stderr, "gw-quic: setup failed\n");
+	return make_store(args[0], cfg);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct rg_test t = {.name = "gw-quic",
+	                                 .usage = "WORKDIR",
+	                                 .driver_nth = 2,
+	                                 .queues = 1,
+	                                 .setup = setup,
+	                                 .driver = driver};
+
+	if (rg_main(&H, &t, argc, argv))
 		return 1;
-	}
-	rte_eal_remote_launch(driver, NULL, drv);
-	dgw_run(H.gw);
-	dgw_stats_print(H.gw, stdout);
 	dgw_destroy(H.gw);
 	if (T.why)
 		return 1;

@@ -8,6 +8,7 @@
 #include <sys/time.h>
 #include <time.h>
 
+#include <rte_eal.h>
 #include <rte_eth_ring.h>
 #include <rte_lcore.h>
 
@@ -185,5 +186,34 @@ int rg_client_new(const struct dust_identity *srv, unsigned i, uint16_t port,
 	ep->ip.family = 4;
 	memcpy(ep->ip.a, (uint8_t[]){198, 18, 0, (uint8_t)i}, 4);
 	ep->port = (uint16_t)(20000 + i);
+	return 0;
+}
+
+int rg_main(struct ringgw *h, const struct rg_test *t, int argc, char **argv)
+{
+	struct dgw_config cfg;
+	int n = rte_eal_init(argc, argv);
+	unsigned drv = rg_driver_lcore(t->driver_nth);
+
+	if (n < 0 || argc - n < 2 || dust_init() != 0) {
+		fprintf(stderr, "usage: %s EAL-ARGS (%u lcores) -- %s\n", t->name,
+		        t->driver_nth + 1, t->usage);
+		return 1;
+	}
+	if (drv == RTE_MAX_LCORE) {
+		fprintf(stderr, "%s: needs %u worker lcores\n", t->name, t->driver_nth);
+		return 1;
+	}
+	dgw_config_defaults(&cfg);
+	dust_ipaddr_parse(&cfg.ip4, "10.0.0.1");
+	cfg.queues = t->queues;
+	if (t->setup(&cfg, argv + n + 1, argc - n - 1) || !(h->gw = dgw_create(&cfg)) ||
+	    rg_ports(h, t->queues)) {
+		fprintf(stderr, "%s: setup failed\n", t->name);
+		return 1;
+	}
+	rte_eal_remote_launch(t->driver, NULL, drv);
+	dgw_run(h->gw);
+	dgw_stats_print(h->gw, stdout);
 	return 0;
 }

@@ -59,4 +59,22 @@ struct dust_store *rg_store_new(const char *dir, struct dgw_config *cfg, struct 
 int rg_client_new(const struct dust_identity *srv, unsigned i, uint16_t port,
                   struct dust_invite *inv, struct dust_identity *id, struct dust_endpoint *ep);
 
+/*
+ * A test's main, the part the ring tests share: EAL from argv (the test's
+ * own arguments after "--", the work dir first), dust_init, a config
+ * (gateway 10.0.0.1, queues) that setup finishes while it builds the store,
+ * the gateway on its ports, the driver launched on the driver_nth worker
+ * lcore; returns 0 once the driver stopped the loop and the stats are
+ * printed (h->gw still to destroy), 1 after a usage or setup failure.
+ */
+struct rg_test {
+	const char *name;    /* gw-lcores: for messages */
+	const char *usage;   /* the test's own arguments, after "--" */
+	unsigned driver_nth; /* the driver's worker lcore: the gateway's are before it */
+	unsigned queues;
+	int (*setup)(struct dgw_config *cfg, char **args, int nargs);
+	int (*driver)(void *arg);
+};
+int rg_main(struct ringgw *h, const struct rg_test *t, int argc, char **argv);
+
 #endif
