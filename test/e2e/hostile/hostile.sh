@@ -291,6 +291,16 @@ check_intro_replays() {
 		fail "$1: dup $dup + replay $rep + stale $stale != 20"
 	check "$1" intro_dup="$dup"
 }
+# check_session NAME: the attacker holds a real session (its intro and one
+# keepalive are answered); its 200 truncated and 200 flipped packets counted
+check_session() {
+	expect "$prev" "$W/$1.after" intro_ok 1
+	expect "$prev" "$W/$1.after" drop_truncated 200
+	expect "$prev" "$W/$1.after" drop_auth 200
+	[[ $(field "$1" alive_after) -eq 1 ]] || fail "$1: the attacker's own session died"
+	note "attack $1: $(cat "$W/$1.txt"); counted: truncated=200 auth=200"
+	prev=$W/$1.after
+}
 
 run_atk $ATK random random --from 192.168.77.101 --min 1 --max 1472 --seconds 1.5
 check random truncated="$(field random short)" intro_unknown="$(field random long)"
@@ -315,13 +325,7 @@ check data-same replay=300
 
 run_atk $ATK session session --invite "${INV[1]}" --password-file "$W/pw" \
 	--truncated 200 --flipped 200 --from 192.168.77.105:7000
-# this attacker holds a real session: its intro and one keepalive are answered
-expect "$prev" "$W/session.after" intro_ok 1
-expect "$prev" "$W/session.after" drop_truncated 200
-expect "$prev" "$W/session.after" drop_auth 200
-[[ $(field session alive_after) -eq 1 ]] || fail "the attacker's own session died"
-note "attack session: $(cat "$W/session.txt"); counted: truncated=200 auth=200"
-prev=$W/session.after
+check_session session
 # Up to the largest UDP datagram, fragmented on the wire (last: a burst of
 # fragments must not disturb the exact counts above). net_af_packet asks
 # the kernel to reassemble IPv4 (PACKET_FANOUT_FLAG_DEFRAG) and its ring
@@ -377,12 +381,7 @@ run_atk $C0 data-same6 replay --pcap "$ART/hostile-early6.pcap" --client "[$C6]:
 check data-same6 replay=300
 run_atk $ATK session6 session --invite "${INV6[1]}" --password-file "$W/pw" \
 	--truncated 200 --flipped 200 --from "[fd00:77::105]:7000"
-expect "$prev" "$W/session6.after" intro_ok 1
-expect "$prev" "$W/session6.after" drop_truncated 200
-expect "$prev" "$W/session6.after" drop_auth 200
-[[ $(field session6 alive_after) -eq 1 ]] || fail "the IPv6 attacker's own session died"
-note "attack session6: $(cat "$W/session6.txt"); counted: truncated=200 auth=200"
-prev=$W/session6.after
+check_session session6
 # IPv6 fragments are not reassembled for af_packet: each is an ip6_ext drop
 run_atk $ATK random6-big random --from fd00:77::101 --min 1453 --max 65507 --count 30 --seconds 3
 check_big random6-big ip6_ext "$(field random6-big frags)"
