@@ -81,6 +81,14 @@ struct dust_session_keys {
 	uint8_t s2c_upd[DUST_KEY_BYTES];
 };
 
+/* One piece of a PRK's input: len bytes at p. */
+struct kdf_part {
+	const uint8_t *p;
+	size_t len;
+};
+/* prk = BLAKE2b-256(key, label | parts[0] | ... | parts[n-1]): the PRKs of §4, §12.2, §12.3. */
+void kdf_prk(uint8_t prk[DUST_KEY_BYTES], const uint8_t key[DUST_KEY_BYTES], const char *label,
+             const struct kdf_part *parts, unsigned n);
 /* Every session key from one PRK (§4's split; the quic profile's prk2 too, §12.3). */
 void dust_session_keys_split(struct dust_session_keys *k, const uint8_t prk[DUST_KEY_BYTES]);
 /* dh_es = DH(e, S), dh_cs = DH(c, S); transcript = intro bytes [0, PAD_OFF). */

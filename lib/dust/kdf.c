@@ -4,6 +4,8 @@
  * session keys split per direction and purpose, and the intro confirmation.
  * All BLAKE2b (crypto_generichash / crypto_kdf).
  */
+#include <string.h>
+
 #include <sodium.h>
 
 #include "dust_pvt.h"
@@ -28,26 +30,35 @@ DUST_EXPORT void dust_intro_tag(const struct dust_invite_keys *keys, uint64_t ep
 	                   sizeof(keys->tag_key));
 }
 
+void kdf_prk(uint8_t prk[DUST_KEY_BYTES], const uint8_t key[DUST_KEY_BYTES], const char *label,
+             const struct kdf_part *parts, unsigned n)
+{
+	crypto_generichash_state st;
+
+	crypto_generichash_init(&st, key, DUST_KEY_BYTES, DUST_KEY_BYTES);
+	crypto_generichash_update(&st, (const uint8_t *)label, strlen(label));
+	for (unsigned i = 0; i < n; i++)
+		crypto_generichash_update(&st, parts[i].p, parts[i].len);
+	crypto_generichash_final(&st, prk, DUST_KEY_BYTES);
+	sodium_memzero(&st, sizeof(st));
+}
+
 void dust_session_keys_derive(struct dust_session_keys *k, const uint8_t secret[DUST_KEY_BYTES],
                               const uint8_t dh_es[DUST_KEY_BYTES],
                               const uint8_t dh_cs[DUST_KEY_BYTES],
                               const uint8_t server_pk[DUST_PK_BYTES], const uint8_t *transcript,
                               size_t transcript_len)
 {
-	crypto_generichash_state st;
-	uint8_t prk[crypto_kdf_KEYBYTES];
-
 	/* prk = BLAKE2b-256(key = invitation secret, label | es | cs | S | transcript) */
-	crypto_generichash_init(&st, secret, DUST_KEY_BYTES, sizeof(prk));
-	crypto_generichash_update(&st, (const uint8_t *)session_label, sizeof(session_label) - 1);
-	crypto_generichash_update(&st, dh_es, DUST_KEY_BYTES);
-	crypto_generichash_update(&st, dh_cs, DUST_KEY_BYTES);
-	crypto_generichash_update(&st, server_pk, DUST_PK_BYTES);
-	crypto_generichash_update(&st, transcript, transcript_len);
-	crypto_generichash_final(&st, prk, sizeof(prk));
+	const struct kdf_part parts[] = {{dh_es, DUST_KEY_BYTES},
+	                                 {dh_cs, DUST_KEY_BYTES},
+	                                 {server_pk, DUST_PK_BYTES},
+	                                 {transcript, transcript_len}};
+	uint8_t prk[DUST_KEY_BYTES];
+
+	kdf_prk(prk, secret, session_label, parts, sizeof(parts) / sizeof(parts[0]));
 	dust_session_keys_split(k, prk);
 	sodium_memzero(prk, sizeof(prk));
-	sodium_memzero(&st, sizeof(st));
 }
 
 void dust_session_keys_split(struct dust_session_keys *k, const uint8_t prk[DUST_KEY_BYTES])

@@ -28,20 +28,15 @@ static void intro_prk(uint8_t prk[DUST_KEY_BYTES], const uint8_t secret[DUST_KEY
                       const uint8_t server_pk[DUST_PK_BYTES], const uint8_t *dcid,
                       const struct tls_hello_dust *h, const uint8_t ct[DUST_QI_CT_BYTES])
 {
-	static const char label[] = DUST_QUIC_INTRO_LABEL;
-	crypto_generichash_state st;
+	const struct kdf_part parts[] = {{es, DUST_KEY_BYTES},
+	                                 {cs, DUST_KEY_BYTES},
+	                                 {server_pk, DUST_PK_BYTES},
+	                                 {dcid, DUST_QUIC_CLIENT_DCID},
+	                                 {h->random, DUST_TLS_RANDOM_BYTES},
+	                                 {h->x25519, DUST_PK_BYTES},
+	                                 {ct, DUST_QI_CT_BYTES}};
 
-	crypto_generichash_init(&st, secret, DUST_KEY_BYTES, DUST_KEY_BYTES);
-	crypto_generichash_update(&st, (const uint8_t *)label, sizeof(label) - 1);
-	crypto_generichash_update(&st, es, DUST_KEY_BYTES);
-	crypto_generichash_update(&st, cs, DUST_KEY_BYTES);
-	crypto_generichash_update(&st, server_pk, DUST_PK_BYTES);
-	crypto_generichash_update(&st, dcid, DUST_QUIC_CLIENT_DCID);
-	crypto_generichash_update(&st, h->random, DUST_TLS_RANDOM_BYTES);
-	crypto_generichash_update(&st, h->x25519, DUST_PK_BYTES);
-	crypto_generichash_update(&st, ct, DUST_QI_CT_BYTES);
-	crypto_generichash_final(&st, prk, DUST_KEY_BYTES);
-	sodium_memzero(&st, sizeof(st));
+	kdf_prk(prk, secret, DUST_QUIC_INTRO_LABEL, parts, sizeof(parts) / sizeof(parts[0]));
 }
 
 /* confirm = BLAKE2b-128(K_conf, DCID | ClientHello with the confirm bytes zero) */
@@ -64,20 +59,14 @@ static void intro_confirm(const uint8_t prk[DUST_KEY_BYTES], const uint8_t *dcid
 static void session_keys(struct dust_session_keys *k, const uint8_t prk[DUST_KEY_BYTES],
                          const uint8_t ee[DUST_KEY_BYTES], const uint8_t server_eph[DUST_PK_BYTES])
 {
-	static const char label[] = DUST_QUIC_SESSION_LABEL;
-	crypto_generichash_state st;
+	const struct kdf_part parts[] = {{ee, DUST_KEY_BYTES}, {server_eph, DUST_PK_BYTES}};
 	uint8_t prk2[DUST_KEY_BYTES];
 
-	crypto_generichash_init(&st, prk, DUST_KEY_BYTES, sizeof(prk2));
-	crypto_generichash_update(&st, (const uint8_t *)label, sizeof(label) - 1);
-	crypto_generichash_update(&st, ee, DUST_KEY_BYTES);
-	crypto_generichash_update(&st, server_eph, DUST_PK_BYTES);
-	crypto_generichash_final(&st, prk2, sizeof(prk2));
+	kdf_prk(prk2, prk, DUST_QUIC_SESSION_LABEL, parts, sizeof(parts) / sizeof(parts[0]));
 	dust_session_keys_split(k, prk2);
 	/* the quic intro's confirmation key comes from the intro-stage prk (12.2) */
 	sodium_memzero(k->confirm, sizeof(k->confirm));
 	sodium_memzero(prk2, sizeof(prk2));
-	sodium_memzero(&st, sizeof(st));
 }
 
 static void intro_nonce(uint8_t nonce[DUST_XNONCE_BYTES], const uint8_t random[32],
