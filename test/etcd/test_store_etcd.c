@@ -47,7 +47,7 @@ static void gw_open(struct gw *g, const struct dust_identity *server, uint8_t se
 		fprintf(stderr, "  open %s: %s\n", url, dust_last_error());
 	CHECK(g->srv.store != NULL);
 	dust_store_set_deferred(g->srv.store, true);
-	CHECK(dust_store_is_remote(g->srv.store));
+	CHECK(dust_store_is_remote(g->srv.store) == (strncmp(url, "etcd://", 7) == 0));
 	CHECK(dust_store_tick(g->srv.store, FIX_NOW_S) >= 0);
 	dust_limits_default(&g->srv.lim);
 	fix_rng_seed(&g->rng, seed);
@@ -312,6 +312,98 @@ static void test_cluster(void)
 	dust_identity_wipe(&c2);
 }
 
+/* ---- first-use commit rate: etcd vs the file store (DUST_ETCD_BENCH=N) ---- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * N first uses one after another through a store as dustgw drives it: the
+ * intro accepted in memory, then committed (etcd: submit, wait for the
+ * outcome; file: journal write + fdatasync), then the accept of the next.
+ * Prints first uses per second and the commit's p50/p99.
+ */
+static void bench_store(const char *path, const struct dust_identity *server, unsigned n)
+{
+	struct dust_store *tool = dust_store_open(path, DUST_STORE_CREATE);
+	struct dust_identity client;
+	struct dust_invite *inv = calloc(n, sizeof(*inv));
+	uint64_t *lat = calloc(n, sizeof(*lat)), t0;
+	struct dust_ipaddr addr, tun;
+	struct gw g;
+	bool first;
+
+	CHECK(tool && inv && lat && dust_identity_generate(&client) == 0);
+	CHECK(dust_ipaddr_parse(&addr, "192.0.2.1") == 0);
+	CHECK(dust_ipaddr_parse(&tun, "10.0.0.0") == 0);
+	for (unsigned i = 0; i < n; i++) {
+		tun.a[2] = (uint8_t)(i >> 8), tun.a[3] = (uint8_t)i;
+		CHECK(dust_invite_new(&inv[i], server, &addr, 4433, &tun, 8, FIX_NOW_S + 3600) ==
+		      0);
+		CHECK(dust_store_add(tool, &inv[i]) == 0);
+	}
+	CHECK_EQ(dust_store_save(tool), 0);
+	dust_store_close(tool);
+	url = path; /* gw_open opens url */
+	gw_open(&g, server, 3);
+	t0 = mono_ms();
+	for (unsigned i = 0; i < n; i++) {
+		struct dust_store_entry *e = dust_store_find(g.srv.store, inv[i].id);
+		struct timespec a, b;
+
+		CHECK_EQ(accept_new(&g, &inv[i], &client, FIX_NOW_MS + i, &first), DUST_OK);
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		if (dust_store_is_remote(g.srv.store)) {
+			CHECK_EQ(dust_store_persist_submit(g.srv.store, e, 0), 0);
+			CHECK_EQ(outcome(&g, NULL), DUST_OK);
+		} else {
+			CHECK_EQ(dust_store_persist_write(g.srv.store, e), 0);
+			CHECK_EQ(dust_store_sync(g.srv.store), 0);
+			dust_store_persist_done(g.srv.store, e, true);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		lat[i] = (uint64_t)((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec));
+	}
+	t0 = mono_ms() - t0;
+	qsort(lat, n, sizeof(*lat), cmp_u64);
+	printf("  %s: %u first uses in %llu ms: %.0f/s; commit p50 %.2f ms, p99 %.2f ms\n",
+	       dust_store_is_remote(g.srv.store) ? "etcd" : "file", n, (unsigned long long)t0,
+	       n * 1000.0 / (double)(t0 ? t0 : 1), lat[n / 2] / 1e6, lat[n * 99 / 100] / 1e6);
+	dust_store_close(g.srv.store);
+	for (unsigned i = 0; i < n; i++)
+		dust_invite_wipe(&inv[i]);
+	free(inv);
+	free(lat);
+	dust_identity_wipe(&client);
+}
+
+static void test_bench(void)
+{
+	const char *etcd_url = url, *nstr = getenv("DUST_ETCD_BENCH");
+	unsigned n = nstr ? (unsigned)atoi(nstr) : 0;
+	struct dust_identity server;
+	char dir[] = "/tmp/dust-bench-XXXXXX", path[64], etcd_path[512];
+
+	if (n == 0) {
+		printf("  (set DUST_ETCD_BENCH=N to measure)\n");
+		return;
+	}
+	CHECK(dust_identity_generate(&server) == 0);
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/store", dir);
+	snprintf(etcd_path, sizeof(etcd_path), "%s-bench", etcd_url);
+	bench_store(path, &server, n);
+	bench_store(etcd_path, &server, n);
+	url = etcd_url;
+	snprintf(etcd_path, sizeof(etcd_path), "rm -rf %s", dir);
+	CHECK_EQ(system(etcd_path), 0);
+	dust_identity_wipe(&server);
+}
+
 /* A URL nobody answers: open fails at once with the reason. */
 static void test_unreachable(void)
 {
@@ -329,6 +421,7 @@ int main(int argc, char **argv)
 	static const struct check_test tests[] = {
 	    {"cluster", test_cluster},
 	    {"unreachable", test_unreachable},
+	    {"bench", test_bench},
 	};
 
 	url = getenv("DUST_ETCD_URL");
