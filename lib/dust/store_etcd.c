@@ -128,11 +128,12 @@ static void key_of(const struct etcd_store *es, char *out, char kind, const uint
 	snprintf(out, KEY_MAX, "%s/%c/%s", es->prefix, tolower((unsigned char)kind), idhex);
 }
 
-/* PREFIX/ and its range end PREFIX0 ('/' + 1), base64. */
-static void prefix_range(const struct etcd_store *es, char *k64, char *e64)
+/* PREFIX/ (or PREFIX/KIND/) and its range end, base64. */
+static void prefix_range(const struct etcd_store *es, char *k64, char *e64, char kind)
 {
 	char k[KEY_MAX];
-	size_t n = (size_t)snprintf(k, sizeof(k), "%s/", es->prefix);
+	size_t n = kind ? (size_t)snprintf(k, sizeof(k), "%s/%c/", es->prefix, kind)
+	                : (size_t)snprintf(k, sizeof(k), "%s/", es->prefix);
 
 	b64(k64, 2 * KEY_MAX, k, n);
 	k[n - 1]++;
@@ -238,13 +239,14 @@ static int kv_apply(const struct etcd_store *es, const json_t *kv, etcd_rec_fn f
  * Every key under the prefix, PAGE at a time, all at the revision of the
  * first page, so the watch can follow from exactly there.
  */
-static int load_with(struct etcd_store *es, CURL *c, etcd_rec_fn fn, void *arg)
+static int load_kind(struct etcd_store *es, CURL *c, char kind, int64_t *revp, etcd_rec_fn fn,
+                     void *arg)
 {
 	char k64[2 * KEY_MAX], e64[2 * KEY_MAX], body[6 * KEY_MAX], key[KEY_MAX];
-	int64_t rev = 0;
+	int64_t rev = *revp;
 	bool more = true;
 
-	prefix_range(es, k64, e64);
+	prefix_range(es, k64, e64, kind);
 	while (more) {
 		json_t *r, *kvs;
 		size_t i, n;
@@ -274,8 +276,25 @@ static int load_with(struct etcd_store *es, CURL *c, etcd_rec_fn fn, void *arg)
 		if (rc)
 			return rc;
 	}
-	__atomic_store_n(&es->rev, rev, __ATOMIC_RELEASE);
+	*revp = rev;
 	return 0;
+}
+
+/*
+ * Invitations first (keys sort b < i < r < t, and a binding, freshness or
+ * revocation applies to a known invitation), then the rest, all at the
+ * revision of the first page.
+ */
+static int load_with(struct etcd_store *es, CURL *c, etcd_rec_fn fn, void *arg)
+{
+	int64_t rev = 0;
+	int rc = 0;
+
+	for (const char *k = "ibrt"; *k && rc == 0; k++)
+		rc = load_kind(es, c, *k, &rev, fn, arg);
+	if (rc == 0)
+		__atomic_store_n(&es->rev, rev, __ATOMIC_RELEASE);
+	return rc;
 }
 
 int etcd_load(struct etcd_store *es, etcd_rec_fn fn, void *arg)
@@ -653,7 +672,7 @@ static void watch_once(struct etcd_store *es, CURL *c, struct watch_ctx *w, cons
 {
 	char k64[2 * KEY_MAX], e64[2 * KEY_MAX], body[8 * KEY_MAX], url[KEY_MAX + 64];
 
-	prefix_range(es, k64, e64);
+	prefix_range(es, k64, e64, 0);
 	snprintf(
 	    body, sizeof(body),
 	    "{\"create_request\":{\"key\":\"%s\",\"range_end\":\"%s\",\"start_revision\":\"%" PRId64

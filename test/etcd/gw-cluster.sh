@@ -23,7 +23,8 @@
 #     established clients' pings on both gateways all come back; after a
 #     restore the waiting client connects;
 #  4. dust-invite revoke on the etcd URL: the invitation's sessions on both
-#     gateways are cut within 1 s (sessions_revoked).
+#     gateways are cut within 1 s (sessions_revoked); by --tunnel as well;
+#     dust-invite list shows the revocations.
 #
 # usage: gw-cluster.sh DUSTGW DUST_CLIENT DUST_INVITE DUST_HOSTILE WORKDIR
 set -e
@@ -322,6 +323,13 @@ echo "revoke: both gateways cut invitation 1's sessions within $CUT ms"
 [[ $CUT -lt $CUT_MS ]] || fail "revocation took $CUT ms (bound $CUT_MS)"
 n $PFX-c1b ping -c 2 -i 0.2 -W 1 $TUNGW >/dev/null && fail "revoked client still answered"
 ping_ok c3
+# by tunnel address too, and list sees both revocations
+TUN4=$(sed -n 's/.*: tunnel \([0-9.]*\)\/.*/\1/p' "$W/c4.log" | head -1)
+RA=$(ctr a sessions_revoked)
+n $CORE "$INVITE" revoke --store "$URL" --tunnel "$TUN4"
+wait_for 10 ctr_above a sessions_revoked "$RA" || fail "A kept client 4's session"
+n $CORE "$INVITE" list --store "$URL" | tee "$W/list.txt" | tail -1
+grep -q "3 used, 0 expired, 0 unused, 2 revoked" "$W/list.txt" || fail "dust-invite list: not 3 used and 2 revoked"
 
 step "stop: gateways exit 0"
 for g in a b; do

@@ -253,6 +253,22 @@ static void test_cluster(void)
 		want_ts = FIX_NOW_MS + 2000;
 		CHECK(wait_until(wg, fresh_seen, we));
 		CHECK_EQ(accept_bytes(wg, buf, n, FIX_NOW_MS + 2000, &first), DUST_DROP_INTRO_DUP);
+		{
+			/* a gateway (re)started now loads the binding and the freshness */
+			struct gw r;
+			struct dust_store_entry *re;
+
+			gw_open(&r, &server, 4);
+			re = dust_store_find(r.srv.store, inv[0].id);
+			CHECK(re && re->bound && re->last_ts_ms == FIX_NOW_MS + 2000);
+			CHECK(re &&
+			      sodium_memcmp(re->client_pk, we->client_pk, DUST_PK_BYTES) == 0);
+			CHECK_EQ(accept_bytes(&r, buf, n, FIX_NOW_MS + 2000, &first),
+			         DUST_DROP_INTRO_DUP);
+			CHECK_EQ(accept_new(&r, &inv[0], lose, FIX_NOW_MS + 2100, &first),
+			         DUST_DROP_INTRO_WRONG_KEY);
+			dust_store_close(r.srv.store);
+		}
 
 		/* 3. one member killed (the first endpoint): a binding still commits */
 		cluster("kill a");
