@@ -28,6 +28,8 @@
 #define CONNECT_MS 500L
 #define REQUEST_MS 2500L /* above a leader change's stall (~1.4 s), below quorum loss's 503 */
 #define LOAD_MS    30000L
+/* all endpoints of one request: a first use is held 10 s at most (dustgw) */
+#define BUDGET_MS 6000L
 
 struct rec_node {
 	struct rec_node *next;
@@ -181,17 +183,33 @@ static int post_one(CURL *c, const char *ep, const char *path, const char *body,
 	return dust_fail(EAGAIN, "etcd %s%s: HTTP %ld", ep, path, code);
 }
 
-/* Each endpoint once, starting with the one that answered last. */
+static long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Each endpoint once, starting with the one that answered last, within
+ * BUDGET_MS in all (unless ms is longer: the initial load), so that a slow
+ * cluster gives an answer ("unavailable") before a held first use times out.
+ */
 static int post(struct etcd_store *es, CURL *c, const char *path, const char *body, long ms,
                 json_t **out)
 {
 	unsigned first = __atomic_load_n(&es->good, __ATOMIC_RELAXED);
+	long end = mono_ms() + (ms > BUDGET_MS ? ms : BUDGET_MS);
 	int rc = -EAGAIN;
 
 	for (unsigned k = 0; k < es->nep; k++) {
 		unsigned i = (first + k) % es->nep;
+		long left = end - mono_ms();
 
-		if ((rc = post_one(c, es->ep[i], path, body, ms, out)) == 0) {
+		if (left < CONNECT_MS)
+			break;
+		if ((rc = post_one(c, es->ep[i], path, body, ms < left ? ms : left, out)) == 0) {
 			__atomic_store_n(&es->good, i, __ATOMIC_RELAXED);
 			return 0;
 		}

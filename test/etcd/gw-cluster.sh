@@ -217,7 +217,7 @@ step "1. client 1 binds invitation 1 through A; another key is refused on B"
 bg CAP $PFX-wa "$W/tcpdump-a.log" tcpdump -i $PFX-br -U -n -s 2048 -c 1 \
 	-w "$W/intro-a.pcap" "udp and src host 192.168.77.11 and dst port $PORT"
 wait_for 10 grep -q "listening on" "$W/tcpdump-a.log" || fail "tcpdump did not start"
-start_client c1 "${INV[1]}" k1 10
+start_client c1 "${INV[1]}" k1 30
 connected c1
 ping_ok c1
 wait_exit "$CAP" 10 || fail "client 1's intro was not captured"
@@ -256,7 +256,7 @@ replay() { # replay NAME: client 1's captured intro, 5 times, to B from the atta
 }
 replay before-move
 stop_client c1
-start_client c1b "${INV[1]}" k1 10
+start_client c1b "${INV[1]}" k1 30
 connected c1b
 ping_ok c1b
 [[ $(ctr b intro_ok) -eq 1 ]] || fail "B: intro_ok $(ctr b intro_ok), want 1 (client 1 moved)"
@@ -267,7 +267,7 @@ step "2b. a first use held longer than the client's 1 s between intros (etcd sta
 # with it; once etcd answers, the gateway answers each intro in order and
 # keeps the newest. The client must end on that one (and so pings get through).
 for m in a b c; do kill -STOP "$(cat "$W/etcd/$m.pid")"; done
-start_client c6 "${INV[5]}" k6 10
+start_client c6 "${INV[5]}" k6 30
 wait_for 20 grep -q "intro 3 sent" "$W/c6.log" || fail "client 6 did not retry"
 for m in a b c; do kill -CONT "$(cat "$W/etcd/$m.pid")"; done
 connected c6
@@ -275,12 +275,12 @@ ping_ok c6
 echo "client 6: $(grep -c "intro . sent" "$W/c6.log") intros held for one first use, then served"
 
 step "3. etcd members killed: established sessions flow, first uses wait for a quorum"
-start_client c3 "${INV[2]}" k3 10
+start_client c3 "${INV[2]}" k3 30
 connected c3
 bg PING_A $PFX-c3 "$W/ping-a.txt" ping -i 0.1 -W 3 $TUNGW
 bg PING_B $PFX-c1b "$W/ping-b.txt" ping -i 0.1 -W 3 $TUNGW
 "$CLUSTER" "$W/etcd" kill a
-start_client c4 "${INV[3]}" k4 10
+start_client c4 "${INV[3]}" k4 30
 connected c4
 ping_ok c4
 echo "one member down: client 4 bound through A"
