@@ -335,12 +335,20 @@ run_atk $ATK random-big random --from 192.168.77.101 --min 1473 --max 65507 --co
 check_big random-big bad_ip "$(field random-big fragmented)"
 capture_stop
 
+# sent_only_to_session CAP GW SESSION: in hostile-CAP.pcap the gateway (GW)
+# sent nothing to a prober, and two datagrams (intro answer, keepalive) to
+# the attacker's own session at SESSION (tcpdump's ADDR.PORT); counts in
+# $OTHERS and $TOSESS
+sent_only_to_session() {
+	tcpdump -n -r "$ART/hostile-$1.pcap" "udp and src host $2" 2>/dev/null >"$W/gw-sent-$1.txt"
+	OTHERS=$(grep -vc " > $3: " "$W/gw-sent-$1.txt" || true)
+	TOSESS=$(grep -c " > $3: " "$W/gw-sent-$1.txt" || true)
+	[[ $OTHERS -eq 0 ]] || { cat "$W/gw-sent-$1.txt"; fail "$1: the gateway sent $OTHERS datagrams to probers"; }
+	[[ $TOSESS -eq 2 ]] || fail "$1: the attacker's session got $TOSESS answers, expected 2 (intro, keepalive)"
+}
+
 step "the capture: not one byte from the gateway to a prober"
-tcpdump -n -r "$ART/hostile-attack.pcap" "udp and src host $GWADDR" 2>/dev/null >"$W/gw-sent.txt"
-OTHERS=$(grep -vc " > 192.168.77.105.7000: " "$W/gw-sent.txt" || true)
-TOSESS=$(grep -c " > 192.168.77.105.7000: " "$W/gw-sent.txt" || true)
-[[ $OTHERS -eq 0 ]] || { cat "$W/gw-sent.txt"; fail "the gateway sent $OTHERS datagrams to probers"; }
-[[ $TOSESS -eq 2 ]] || fail "the attacker's session got $TOSESS answers, expected 2 (intro, keepalive)"
+sent_only_to_session attack $GWADDR 192.168.77.105.7000
 tcpdump -n -r "$ART/hostile-attack.pcap" "arp and arp[6:2] = 1 and arp[14:4] = 0xc0a84d01" 2>/dev/null |
 	grep -v "who-has 192.168.77.105 " | grep -q . && fail "the gateway tried to reach a prober (ARP)"
 PROBES=$(tcpdump -n -r "$ART/hostile-attack.pcap" "udp and dst host $GWADDR" 2>/dev/null | wc -l)
@@ -387,11 +395,7 @@ run_atk $ATK random6-big random --from fd00:77::101 --min 1453 --max 65507 --cou
 check_big random6-big ip6_ext "$(field random6-big frags)"
 TO=$GWADDR:$PORT
 capture_stop
-tcpdump -n -r "$ART/hostile-attack6.pcap" "udp and src host $GW6" 2>/dev/null >"$W/gw-sent6.txt"
-OTHERS=$(grep -vc " > fd00:77::105.7000: " "$W/gw-sent6.txt" || true)
-TOSESS=$(grep -c " > fd00:77::105.7000: " "$W/gw-sent6.txt" || true)
-[[ $OTHERS -eq 0 ]] || { cat "$W/gw-sent6.txt"; fail "the gateway sent $OTHERS datagrams to IPv6 probers"; }
-[[ $TOSESS -eq 2 ]] || fail "the IPv6 attacker's session got $TOSESS answers, expected 2"
+sent_only_to_session attack6 $GW6 fd00:77::105.7000
 tcpdump -n -r "$ART/hostile-attack6.pcap" "icmp6 and ip6[40] = 135 and src host $GW6" 2>/dev/null |
 	grep -q . && fail "the gateway tried to reach a prober (neighbor solicitation)"
 PROBES=$(tcpdump -n -r "$ART/hostile-attack6.pcap" "dst host $GW6" 2>/dev/null | wc -l)
