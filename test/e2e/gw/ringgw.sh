@@ -1,6 +1,7 @@
 #!/bin/sh
-# Runs a net_ring gateway test program (ringgw.c's users: gw_live.c,
-# gw_quic.c): the main lcore, one gateway worker and one driver lcore.
+# Runs a net_ring gateway test program (ringgw.c's users: gw_lcores.c,
+# gw_live.c, gw_quic.c): the main lcore, the gateway's workers and one
+# driver lcore, RINGGW_LCORES in all (default 3; gw_lcores needs 4).
 # args: EXE WORKDIR [ARG...]: the program gets WORKDIR ARG... after "--".
 set -eu
 EXE=$(realpath "$1")
@@ -11,5 +12,11 @@ trap 'rm -rf "/var/run/dpdk/$PREFIX"' EXIT
 rm -rf "$WORK"
 mkdir -p "$WORK"
 cpus=$(nproc)
-timeout 120 "$EXE" --lcores "0@0,1@$((1 % cpus)),2@$((2 % cpus))" --no-huge -m 512 \
+lcores=0@0
+i=1
+while [ "$i" -lt "${RINGGW_LCORES:-3}" ]; do
+	lcores="$lcores,$i@$((i % cpus))"
+	i=$((i + 1))
+done
+timeout 120 "$EXE" --lcores "$lcores" --no-huge -m 512 \
 	--no-pci --file-prefix "$PREFIX" --log-level=dustgw:info -- "$WORK" "$@"
