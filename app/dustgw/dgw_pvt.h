@@ -27,7 +27,7 @@ extern int dgw_logtype;
 
 enum {
 	DGW_BURST = 32,
-	DGW_PREFETCH_AHEAD = 3,
+	DGW_PREFETCH_AHEAD = 8,
 	DGW_EPH_POOL = 16,
 	DGW_ETH_LEN = 14,
 	DGW_OUTER4_LEN = 14 + 20 + 8,
