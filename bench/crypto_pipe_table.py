@@ -24,12 +24,18 @@ def lines(path):
     return [json.loads(x) for x in open(path) if x.startswith("{")]
 
 
+def failed(r):
+    """An error, or no measured window (the watcher thread, starved on a loaded
+    machine, saw the 10% and 90% marks in one look: no rate)."""
+    return bool(r.get("error")) or not r.get("mpps_per_lcore")
+
+
 def backend(r):
     return "ipsec-mb" if r["backend"].startswith("libipsec-mb") else "sodium"
 
 
 def med(rows, key):
-    v = [r[key] for r in rows if not r.get("error")]
+    v = [r[key] for r in rows if not failed(r)]
     return statistics.median(v) if v else None
 
 
@@ -71,14 +77,14 @@ class Table:
                         two = self.rows(suite, be, direction, size, 2)
                         one_tot, two_tot = med(rs, "mpps_total"), med(two, "mpps_total")
                         wall = lambda rr: statistics.median(
-                            sum(r["pps_wall_per_lcore"]) for r in rr) if rr else None
+                            [sum(r["pps_wall_per_lcore"]) for r in rr if not failed(r)] or [0])
                         sc = "-"
                         if two:
                             sc = (f"{fmt(two_tot, 3)}, {fmt(ratio(two_tot, one_tot))}x / "
                                   f"{fmt(ratio(wall(two), wall(rs)))}x")
                         share = "; ".join("/".join(f"{x:.2f}" for x in r["cpu_share"])
-                                          for r in two) or "-"
-                        runs = ", ".join("failed" if r.get("error") else
+                                          for r in two if not failed(r)) or "-"
+                        runs = ", ".join("failed" if failed(r) else
                                          f"{r['mpps_per_lcore']:.2f}" for r in rs)
                         print(f"| {direction} | {size} | {SUITE[suite]} | {be} | {fmt(m, 3)} "
                               f"({runs}) | {fmt(1e3 / m if m else None, 0)} "
@@ -162,25 +168,22 @@ class Table:
                         self.mpps("chacha20-poly1305", "sodium", "decode", s),
                         p and p["ss_pps_per_core"] / 1e6]
                 f.write(f"{s} " + " ".join(gb(v and v * 1e6, s) for v in vals) + "\n")
-        script = f"""
-set terminal pngcairo size 1000,640
-set output '{png}'
-set title 'Decode throughput per core vs payload size (payload Gbps; one run)'
-set xlabel 'payload bytes'
-set ylabel 'Gbit/s of payload, one core'
-set logscale xy
-set key bottom right opaque box
-set grid
-set xtics (64, 1400)
-plot '{dat}' u 1:2 w lp lw 2 t 'bare libipsec-mb ChaCha20-Poly1305 open', \\
-     '' u 1:3 w lp lw 2 t 'bare libipsec-mb AES-256-GCM open', \\
-     '' u 1:4 w lp dt 2 t 'codec open, ChaCha, libipsec-mb', \\
-     '' u 1:5 w lp dt 2 t 'codec open, GCM, libipsec-mb', \\
-     '' u 1:6 w lp lw 3 t 'dustgw pipeline decode, ChaCha, libipsec-mb', \\
-     '' u 1:7 w lp lw 3 t 'dustgw pipeline decode, GCM, libipsec-mb', \\
-     '' u 1:8 w lp t 'dustgw pipeline decode, ChaCha, libsodium', \\
-     '' u 1:9 w lp lw 2 t 'shadowsocks-libev UDP relay'
-"""
+        curves = [("lw 2", "bare libipsec-mb ChaCha20-Poly1305 open"),
+                  ("lw 2", "bare libipsec-mb AES-256-GCM open"),
+                  ("dt 2", "codec open, ChaCha, libipsec-mb"),
+                  ("dt 2", "codec open, GCM, libipsec-mb"),
+                  ("lw 3", "dustgw pipeline decode, ChaCha, libipsec-mb"),
+                  ("lw 3", "dustgw pipeline decode, GCM, libipsec-mb"),
+                  ("lw 1", "dustgw pipeline decode, ChaCha, libsodium"),
+                  ("lw 2", "shadowsocks-libev UDP relay")]
+        plot = ", ".join(f"'{dat}' u 1:{i + 2} w lp {style} t '{title}'"
+                         for i, (style, title) in enumerate(curves))
+        script = "\n".join([
+            "set terminal pngcairo size 1000,640", f"set output '{png}'",
+            "set title 'Decode throughput per core vs payload size (payload Gbps; one run)'",
+            "set xlabel 'payload bytes'", "set ylabel 'Gbit/s of payload, one core'",
+            "set logscale xy", "set key bottom right opaque box", "set grid",
+            "set xtics (64, 1400)", "plot " + plot]) + "\n"
         try:
             subprocess.run(["gnuplot"], input=script, text=True, check=True)
         except (OSError, subprocess.CalledProcessError) as e:
