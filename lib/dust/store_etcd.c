@@ -149,8 +149,15 @@ static void prefix_range(const struct etcd_store *es, char *k64, char *e64, char
  * header (a real answer), -EAGAIN otherwise (refused, timed out, 503 on a
  * quorum loss, an error body): never mistaken for a failed compare.
  */
-static int post_one(CURL *c, const char *ep, const char *path, const char *body, long ms,
-                    json_t **out)
+/* libcurl's progress callback: a transfer ends within about a second of etcd_close. */
+static int stop_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
+{
+	(void)a, (void)b, (void)c, (void)d;
+	return __atomic_load_n(&((struct etcd_store *)arg)->stop, __ATOMIC_RELAXED);
+}
+
+static int post_one(struct etcd_store *es, CURL *c, const char *ep, const char *path,
+                    const char *body, long ms, json_t **out)
 {
 	char url[KEY_MAX + 64];
 	struct buf b = {0};
@@ -166,6 +173,9 @@ static int post_one(CURL *c, const char *ep, const char *path, const char *body,
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_MS);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, ms);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, stop_progress);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, es);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
 	rc = curl_easy_perform(c);
 	if (rc == CURLE_OK)
@@ -209,7 +219,10 @@ static int post(struct etcd_store *es, CURL *c, const char *path, const char *bo
 
 		if (left < CONNECT_MS)
 			break;
-		if ((rc = post_one(c, es->ep[i], path, body, ms < left ? ms : left, out)) == 0) {
+		if (__atomic_load_n(&es->stop, __ATOMIC_RELAXED))
+			return dust_fail(EAGAIN, "etcd: store closing");
+		if ((rc = post_one(es, c, es->ep[i], path, body, ms < left ? ms : left, out)) ==
+		    0) {
 			__atomic_store_n(&es->good, i, __ATOMIC_RELAXED);
 			return 0;
 		}
@@ -680,12 +693,6 @@ static size_t watch_write(char *data, size_t size, size_t n, void *arg)
 	return w->resync || __atomic_load_n(&w->es->stop, __ATOMIC_RELAXED) ? 0 : size * n;
 }
 
-static int watch_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
-{
-	(void)a, (void)b, (void)c, (void)d;
-	return __atomic_load_n(&((struct etcd_store *)arg)->stop, __ATOMIC_RELAXED);
-}
-
 static void watch_once(struct etcd_store *es, CURL *c, struct watch_ctx *w, const char *ep)
 {
 	char k64[2 * KEY_MAX], e64[2 * KEY_MAX], body[8 * KEY_MAX], url[KEY_MAX + 64];
@@ -705,7 +712,7 @@ static void watch_once(struct etcd_store *es, CURL *c, struct watch_ctx *w, cons
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_MS);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, watch_progress);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, stop_progress);
 	curl_easy_setopt(c, CURLOPT_XFERINFODATA, es);
 	curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");

@@ -335,7 +335,11 @@ step "stop: gateways exit 0"
 for g in a b; do
 	tel $g /dustgw/store | sed "s/^/$g store: /"
 	kill -TERM "${GWPID[$g]}"
-	wait_exit "${GWPID[$g]}" 20 || fail "dustgw $g did not stop"
+	wait_exit "${GWPID[$g]}" 20 || {
+		command -v gdb >/dev/null && timeout 30 gdb -p "${GWPID[$g]}" -batch \
+			-ex "thread apply all bt" 2>&1 | grep -E "^#|^Thread" | head -80
+		fail "dustgw $g did not stop"
+	}
 	[[ $RC -eq 0 ]] || { tail -20 "$W/dustgw-$g.log"; fail "dustgw $g exit status $RC"; }
 done
 echo "PASS in $(($(date +%s) - T_START)) s"
