@@ -7,6 +7,7 @@
 #ifndef DGW_PVT_H
 #define DGW_PVT_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -163,7 +164,12 @@ struct dgw {
 	struct rte_ring *to_main;    /* workers -> main, MP/SC */
 	struct rte_rcu_qsbr *rcu;
 	struct rte_rcu_qsbr_dq *dq;
-	rte_spinlock_t pub_lock; /* main vs telemetry on pub[].wid/peer */
+	/*
+	 * main vs telemetry on pub[].wid/peer. A mutex, not a spinlock: both
+	 * threads run on the main lcore's CPU, where a spinner can keep a
+	 * preempted holder off the CPU for whole timeslices.
+	 */
+	pthread_mutex_t pub_lock;
 	uint32_t published;
 	volatile bool stop;
 	_Atomic bool dlv_open; /* replay: delivery RX allowed */

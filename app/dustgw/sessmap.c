@@ -160,7 +160,7 @@ int dgw_sessmap_create(struct dgw *gw)
 	int rc;
 
 	gw->ninv = (uint32_t)dust_store_count(gw->srv.store);
-	rte_spinlock_init(&gw->pub_lock);
+	pthread_mutex_init(&gw->pub_lock, NULL);
 	if ((rc = maps_create(gw)) || (rc = rcu_create(gw, slots)))
 		return rc;
 	gw->to_main = rte_ring_create_elem("dgw_to_main", sizeof(struct dgw_msg),
@@ -279,11 +279,11 @@ static void main_publish(struct dgw *gw, const struct dgw_msg *m)
 	/* The MAC first: an encoder that sees s must also see where to send. */
 	atomic_store_explicit(&p->mac, m->mac, memory_order_relaxed);
 	atomic_store_explicit(&p->s, m->s, memory_order_release);
-	rte_spinlock_lock(&gw->pub_lock);
+	pthread_mutex_lock(&gw->pub_lock);
 	p->wid = m->wid;
 	p->peer = m->s->peer;
 	gw->published += !old;
-	rte_spinlock_unlock(&gw->pub_lock);
+	pthread_mutex_unlock(&gw->pub_lock);
 	if (old && old != m->s) {
 		struct dgw_msg ev = {
 		    .type = DGW_MSG_EVICT, .wid = (uint8_t)old_wid, .idx = m->idx, .s = old};
@@ -298,9 +298,9 @@ static void main_retired(struct dgw *gw, struct dgw_msg *m)
 
 	if (atomic_load_explicit(&p->s, memory_order_relaxed) == m->s) {
 		atomic_store_explicit(&p->s, NULL, memory_order_release);
-		rte_spinlock_lock(&gw->pub_lock);
+		pthread_mutex_lock(&gw->pub_lock);
 		gw->published--;
-		rte_spinlock_unlock(&gw->pub_lock);
+		pthread_mutex_unlock(&gw->pub_lock);
 	}
 	if (rte_rcu_qsbr_dq_enqueue(gw->dq, m) != 0) {
 		/* Cannot happen with the queue sized to every slot; wait instead. */
@@ -441,11 +441,11 @@ static int pub_grow(struct dgw *gw, uint32_t n)
 
 	if (!np)
 		return -ENOMEM;
-	rte_spinlock_lock(&gw->pub_lock);
+	pthread_mutex_lock(&gw->pub_lock);
 	memcpy(np, old, sizeof(*np) * gw->ninv);
 	__atomic_store_n(&gw->pub, np, __ATOMIC_RELEASE);
 	gw->pub_cap = cap;
-	rte_spinlock_unlock(&gw->pub_lock);
+	pthread_mutex_unlock(&gw->pub_lock);
 	rte_rcu_qsbr_synchronize(gw->rcu, RTE_QSBR_THRID_INVALID);
 	rte_free(old);
 	return 0;
@@ -461,9 +461,9 @@ static int tunnel_map_extend(struct dgw *gw, uint32_t n)
 	map = tunnel_map_new(gw, n);
 	if (!map)
 		return -ENOMEM;
-	rte_spinlock_lock(&gw->pub_lock);
+	pthread_mutex_lock(&gw->pub_lock);
 	__atomic_store_n(&gw->tunnel_map, map, __ATOMIC_RELEASE);
-	rte_spinlock_unlock(&gw->pub_lock);
+	pthread_mutex_unlock(&gw->pub_lock);
 	rte_rcu_qsbr_synchronize(gw->rcu, RTE_QSBR_THRID_INVALID);
 	rte_hash_free(old);
 	return 0;
@@ -480,9 +480,9 @@ int dgw_sessmap_merge(struct dgw *gw)
 		return rc;
 	if ((rc = tunnel_map_extend(gw, n)) != 0)
 		return rc;
-	rte_spinlock_lock(&gw->pub_lock);
+	pthread_mutex_lock(&gw->pub_lock);
 	gw->ninv = n;
-	rte_spinlock_unlock(&gw->pub_lock);
+	pthread_mutex_unlock(&gw->pub_lock);
 	return 0;
 }
 

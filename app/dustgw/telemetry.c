@@ -53,15 +53,15 @@ static int session_one(struct dgw *gw, const char *addr, struct rte_tel_data *d)
 	if (dust_ipaddr_parse(&key.ip, addr) != 0)
 		return -EINVAL;
 	/* pub_lock: the map and pub[] are swapped under it when they grow */
-	rte_spinlock_lock(&gw->pub_lock);
+	pthread_mutex_lock(&gw->pub_lock);
 	if (rte_hash_lookup_data(gw->tunnel_map, &key, &idx) < 0) {
-		rte_spinlock_unlock(&gw->pub_lock);
+		pthread_mutex_unlock(&gw->pub_lock);
 		return -ENOENT;
 	}
 	p.wid = gw->pub[(uintptr_t)idx].wid;
 	p.peer = gw->pub[(uintptr_t)idx].peer;
 	p.s = atomic_load(&gw->pub[(uintptr_t)idx].s);
-	rte_spinlock_unlock(&gw->pub_lock);
+	pthread_mutex_unlock(&gw->pub_lock);
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "tunnel", addr);
 	rte_tel_data_add_dict_u64(d, "invitation", (uintptr_t)idx);
@@ -104,9 +104,9 @@ static int sessions_cb(const char *cmd, const char *params, struct rte_tel_data 
 	}
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "live", total);
-	rte_spinlock_lock(&gw->pub_lock);
+	pthread_mutex_lock(&gw->pub_lock);
 	rte_tel_data_add_dict_u64(d, "published", gw->published);
-	rte_spinlock_unlock(&gw->pub_lock);
+	pthread_mutex_unlock(&gw->pub_lock);
 	rte_tel_data_add_dict_u64(d, "invitations", gw->ninv);
 	rte_tel_data_add_dict_u64(d, "max_per_lcore", gw->cfg.sessions_per_lcore);
 	rte_tel_data_add_dict_container(d, "live_per_worker", live, 0);
@@ -130,9 +130,9 @@ static int store_cb(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (!gw)
 		return -ENODEV;
 	st = gw->srv.store;
-	rte_spinlock_lock(&gw->pub_lock);
+	pthread_mutex_lock(&gw->pub_lock);
 	n = gw->ninv;
-	rte_spinlock_unlock(&gw->pub_lock);
+	pthread_mutex_unlock(&gw->pub_lock);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct dust_store_entry *e = dust_store_at(st, i);
 
