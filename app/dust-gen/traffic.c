@@ -116,13 +116,20 @@ static struct dg_client *next_sender(struct dg *g, unsigned dir)
 	return NULL;
 }
 
+/*
+ * Probes' inner UDP checksum is 0 (none, allowed in IPv4): a gateway does
+ * not check inner checksums, and summing every payload cost dust-gen about
+ * a tenth of its time at 1400 B. The outer UDP checksum is computed.
+ */
+enum { PROBE_FLAGS = FRAME_DF | FRAME_NO_UDP_CSUM };
+
 /* Forward: the probe's inner packet from the client's tunnel address, sealed, framed. */
 static int fwd_build(struct dg *g, struct dg_client *c, uint8_t *f, const struct probe *p,
                      unsigned size, size_t room)
 {
 	uint8_t *dgp = f + 42, *in = dgp + DUST_DATA_PREFIX;
-	size_t ilen = ip_udp4(in, c->inv.tunnel.a, far_ip, (uint16_t)(1000 + p->client % 50000), 9,
-	                      in + 28, size - 28);
+	size_t ilen = ip_udp4_opt(in, c->inv.tunnel.a, far_ip, (uint16_t)(1000 + p->client % 50000),
+	                          9, in + 28, size - 28, 0, PROBE_FLAGS);
 	int r = dust_data_seal(&c->s, &g->rng, &g->pad, g->now_s, dgp, ilen, room - 42);
 
 	return r < 0 ? r : dg_frame(g, c, f, dgp, (size_t)r);
@@ -134,8 +141,9 @@ static int rev_build(struct dg *g, const struct dg_client *c, uint8_t *f, const 
 {
 	size_t h = eth(f, g->gw_mac, g->dlv_mac, 0x0800);
 
-	return (int)(h + ip_udp4(f + h, far_ip, c->inv.tunnel.a, 9,
-	                         (uint16_t)(1000 + p->client % 50000), f + h + 28, size - 28));
+	return (int)(h + ip_udp4_opt(f + h, far_ip, c->inv.tunnel.a, 9,
+	                             (uint16_t)(1000 + p->client % 50000), f + h + 28, size - 28, 0,
+	                             PROBE_FLAGS));
 }
 
 /* Build dir's next probe of the round-robin over clients into m. */
