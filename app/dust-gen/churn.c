@@ -26,13 +26,13 @@ void dg_churn_start(struct dg *g)
 		g->join_next = g->o.start_clients ? g->o.start_clients : g->n;
 }
 
-/* The next client in DG_UP after the churn cursor, or NULL. */
-static struct dg_client *next_up(struct dg *g)
+/* The next client in DG_UP from *cur on (a round-robin cursor), or NULL. */
+struct dg_client *dg_next_up(struct dg *g, unsigned *cur)
 {
 	for (unsigned k = 0; k < g->n; k++) {
-		struct dg_client *c = &g->c[g->churn_cur];
+		struct dg_client *c = &g->c[*cur];
 
-		g->churn_cur = (g->churn_cur + 1) % g->n;
+		*cur = *cur + 1 < g->n ? *cur + 1 : 0;
 		if (c->state == DG_UP)
 			return c;
 	}
@@ -65,7 +65,7 @@ static bool event(struct dg *g, unsigned kind, uint64_t now, uint64_t end)
 	if (kind == K_IDLE &&
 	    (!g->o.idle_s || now + (g->o.idle_s + 5) * g->hz >= end || g->nup < 2))
 		return false;
-	if (!(c = next_up(g)))
+	if (!(c = dg_next_up(g, &g->churn_cur)))
 		return false;
 	if (kind == K_IDLE) {
 		c->state = DG_IDLE;

@@ -168,6 +168,7 @@ int dg_lcores_trial(struct dg *g, double pps, struct dg_result *r);
 void dg_churn_start(struct dg *g);
 void dg_churn_tick(struct dg *g, uint64_t now, uint64_t end);
 void dg_client_up(struct dg *g, struct dg_client *c);
+struct dg_client *dg_next_up(struct dg *g, unsigned *cur);
 
 /* traffic.c */
 int dg_trial(struct dg *g, double pps, struct dg_result *r);

@@ -50,7 +50,7 @@ static void usage(FILE *f)
 	    "  --imix             64/576/1400 B inner packets, 7:4:1\n"
 	    "  --duration S       seconds of traffic (per trial; default 5)\n"
 	    "  --drain-ms MS      after each trial, read until MS ms pass with nothing new\n"
-	    "                     (at most 10 x MS; default 300)\n"
+	    "                     and every intro is answered (at most 10 x MS; default 300)\n"
 	    "  --search           highest rate with loss <= --loss-max (RFC 2544 style binary\n"
 	    "                     search from the max-rate trial; --steps trials, default 7;\n"
 	    "                     with --dir both the loss of both directions together)\n"

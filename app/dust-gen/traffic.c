@@ -103,19 +103,6 @@ struct probe {
 	uint64_t gseq, tsc;
 };
 
-/* The next client of dir's round-robin over those up, or NULL. */
-static struct dg_client *next_sender(struct dg *g, unsigned dir)
-{
-	for (unsigned k = 0; k < g->n; k++) {
-		struct dg_client *c = &g->c[g->fl[dir].cur];
-
-		g->fl[dir].cur = g->fl[dir].cur + 1 < g->n ? g->fl[dir].cur + 1 : 0;
-		if (c->state == DG_UP)
-			return c;
-	}
-	return NULL;
-}
-
 /*
  * Probes' inner UDP checksum is 0 (none, allowed in IPv4): a gateway does
  * not check inner checksums, and summing every payload cost dust-gen about
@@ -150,7 +137,7 @@ static int rev_build(struct dg *g, const struct dg_client *c, uint8_t *f, const 
 static int probe_build(struct dg *g, unsigned dir, struct rte_mbuf *m, uint64_t tsc)
 {
 	struct dg_flow *fl = &g->fl[dir];
-	struct dg_client *c = next_sender(g, dir);
+	struct dg_client *c = dg_next_up(g, &fl->cur);
 	unsigned size = dg_size_of(g, fl->gseq);
 	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
 	/* the probe's place: behind the inner IPv4 + UDP headers */
