@@ -10,11 +10,11 @@
 # offers both directions at once (--dir both): Dust in and cleartext out,
 # and cleartext in to the tunnel addresses with Dust back, which dust-gen
 # opens and checks; each way delivered = offered, and dustgw's counters
-# (decoded, delivered; dlv_rx, encoded) equal dust-gen's. Its 8 clients come
+# (decoded, delivered; dlv_rx, encoded) equal dust-gen's. Its 4 clients come
 # from sealed invitation texts and their password file (--invites), made
 # for this run and so bound at first use by it. It runs dust-gen on 2 lcores
 # (a queue pair each on both memif ports) against dustgw with 2 workers
-# (queues = 2): each worker carries one lcore's share of the clients.
+# (queues = 2): each worker carries one lcore's 2 clients.
 # memif: the client sets ring sizes (16384 slots ride out a busy machine's
 # scheduling stalls; run 2's rings have 1024, so little is still queued in
 # a slow dustgw when the trial ends, and it drains 3 s). A memif peer leaving
@@ -104,13 +104,14 @@ echo "run 2: $(val run2.json 'r["result"]["rx"]') received, $lost2 lost on both 
 
 printf 'test-only password\n' >pw.txt
 "$INVITE" create --store inv.store --key server.key --server 10.0.0.1 --port 4433 \
-	--tunnel-net 10.9.0.0/16 --count 8 --out-dir texts --password-file pw.txt >/dev/null
-# Opening 8 texts (a password hash each) takes seconds on a loaded machine
-# before dust-gen connects: dustgw waits 12 s idle, dust-gen lingers longer.
+	--tunnel-net 10.9.0.0/16 --count 4 --out-dir texts --password-file pw.txt >/dev/null
+# Opening the texts (a password hash each, 0.4-0.7 s) and a 2-lcore EAL
+# took over 12 s on a loaded machine before dust-gen connected: dustgw
+# waits 20 s idle from its start, dust-gen lingers longer.
 SRC="--invites texts --password-file pw.txt" CONF=gw2.conf WORKERS=2 GEN_LCORES=$(lcores 1) \
-	GW_IDLE=12000 LINGER=16000 run run3 14 --pps 2000 --dir both
-[ "$(val run3.json 'r["clients"]')" = 8 ] || fail "run 3: not the 8 clients of the texts"
-[ "$(st run3 ctr.intro_first_use)" = 8 ] || fail "run 3: expected the 8 new invitations bound"
+	GW_IDLE=20000 LINGER=24000 run run3 14 --pps 2000 --dir both
+[ "$(val run3.json 'r["clients"]')" = 4 ] || fail "run 3: not the 4 clients of the texts"
+[ "$(st run3 ctr.intro_first_use)" = 4 ] || fail "run 3: expected the 4 new invitations bound"
 for d in 'r["result"]' 'r["result"]["reverse"]'; do
 	[ "$(val run3.json "$d[\"lost\"] == 0 and $d[\"rx\"] == $d[\"tx\"] > 200 and
 		$d[\"latency_ns\"][\"samples\"] == $d[\"rx\"]")" = True ] ||
@@ -124,8 +125,11 @@ done
 	fail "run 3: reverse counts differ from dustgw's (dlv_rx, encoded)"
 for w in w0 w1; do
 	[ "$(st run3 $w.ctr.decoded)" -gt 100 ] && [ "$(st run3 $w.ctr.encoded)" -gt 100 ] &&
-		[ "$(st run3 $w.ctr.intro_ok)" = 4 ] ||
-		fail "run 3: dustgw worker $w did not carry one dust-gen lcore's 4 clients"
+		[ "$(st run3 $w.ctr.intro_ok)" -ge 2 ] ||
+		fail "run 3: dustgw worker $w did not carry one dust-gen lcore's 2 clients"
 done
+# (an intro retried after a slow answer counts twice, on both sides)
+[ "$(st run3 ctr.intro_ok)" = "$(val run3.json 'r["churn"]["intros"]')" ] ||
+	fail "run 3: dustgw intro_ok $(st run3 ctr.intro_ok) != dust-gen's intros"
 echo "run 3: $(val run3.json 'r["result"]["rx"]') forward, $(val run3.json 'r["result"]["reverse"]["rx"]') reverse, none lost"
 echo "PASS gw-dust-gen"
