@@ -1152,7 +1152,9 @@ DUST_EXPORT int dust_store_persist_submit(struct dust_store *st, struct dust_sto
 	pthread_mutex_lock(&st->lock);
 	memcpy(rq.id, e->inv.id, DUST_ID_BYTES);
 	memcpy(rq.pk, e->client_pk, DUST_PK_BYTES);
+	memcpy(rq.nonce, e->last_nonce, DUST_XNONCE_BYTES);
 	rq.at = e->bound_at;
+	rq.ts = e->last_ts_ms;
 	pthread_mutex_unlock(&st->lock);
 	rc = etcd_submit(st->etcd, &rq);
 	return rc ? dust_fail(-rc, "%s: too many bindings waiting for the cluster", st->path) : 0;
@@ -1206,7 +1208,7 @@ DUST_EXPORT unsigned dust_store_persist_poll(struct dust_store *st, struct dust_
 		out[i].idx = r[i].idx;
 		out[i].cookie = r[i].cookie;
 		out[i].drop = e ? outcome_apply(st, e, &r[i]) : DUST_DROP_INTRO_UNKNOWN;
-		if (e && out[i].drop == DUST_OK)
+		if (e && out[i].drop == DUST_OK && !r[i].fresh_written)
 			dust_store_persist_fresh(st, e);
 	}
 	return n;

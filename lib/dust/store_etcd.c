@@ -354,7 +354,8 @@ int64_t etcd_revision(const struct etcd_store *es)
  * false "succeeded" is omitted from the reply: absent means not put.
  */
 static int txn_create(struct etcd_store *es, CURL *c, const char *key, const char *val,
-                      const char *const *also, unsigned nalso, json_t **got)
+                      const char *key2, const char *val2, const char *const *also, unsigned nalso,
+                      json_t **got)
 {
 	char k64[2 * KEY_MAX], v64[2 * VAL_MAX], a64[2 * KEY_MAX];
 	char *body = malloc(8192), *p;
@@ -374,8 +375,14 @@ static int txn_create(struct etcd_store *es, CURL *c, const char *key, const cha
 		p += sprintf(p, ",{\"key\":\"%s\",\"target\":\"CREATE\",\"create_revision\":\"0\"}",
 		             a64);
 	}
-	p += sprintf(p, "],\"success\":[{\"request_put\":{\"key\":\"%s\",\"value\":\"%s\"}}]", k64,
+	p += sprintf(p, "],\"success\":[{\"request_put\":{\"key\":\"%s\",\"value\":\"%s\"}}", k64,
 	             v64);
+	if (key2) { /* put along with it, whatever it held */
+		b64(a64, sizeof(a64), key2, strlen(key2));
+		b64(v64, sizeof(v64), val2, strlen(val2));
+		p += sprintf(p, ",{\"request_put\":{\"key\":\"%s\",\"value\":\"%s\"}}", a64, v64);
+	}
+	p += sprintf(p, "]");
 	p += sprintf(p, ",\"failure\":[{\"request_range\":{\"key\":\"%s\"}}", k64);
 	for (unsigned i = 0; i < nalso; i++) {
 		b64(a64, sizeof(a64), also[i], strlen(also[i]));
@@ -415,7 +422,7 @@ int etcd_create(struct etcd_store *es, char kind, const uint8_t id[DUST_ID_BYTES
 	if (!c)
 		return dust_fail(ENOMEM, "curl_easy_init");
 	key_of(es, key, kind, id);
-	rc = txn_create(es, c, key, val, NULL, 0, &got);
+	rc = txn_create(es, c, key, val, NULL, NULL, NULL, 0, &got);
 	curl_easy_cleanup(c);
 	json_decref(got);
 	if (rc == 0)
@@ -431,7 +438,8 @@ int etcd_create(struct etcd_store *es, char kind, const uint8_t id[DUST_ID_BYTES
 static enum etcd_status do_bind(struct etcd_store *es, CURL *c, struct etcd_req *rq,
                                 struct etcd_res *res)
 {
-	char key[KEY_MAX], rkey[KEY_MAX], val[VAL_MAX], pkhex[2 * DUST_PK_BYTES + 1];
+	char key[KEY_MAX], rkey[KEY_MAX], tkey[KEY_MAX], val[VAL_MAX], tval[VAL_MAX];
+	char pkhex[2 * DUST_PK_BYTES + 1], nhex[2 * DUST_XNONCE_BYTES + 1];
 	const char *also[1] = {rkey};
 	json_t *got = NULL;
 	const json_t *kv;
@@ -441,8 +449,13 @@ static enum etcd_status do_bind(struct etcd_store *es, CURL *c, struct etcd_req 
 	key_of(es, rkey, 'R', rq->id);
 	sodium_bin2hex(pkhex, sizeof(pkhex), rq->pk, DUST_PK_BYTES);
 	snprintf(val, sizeof(val), "%s %" PRIu64, pkhex, rq->at);
+	/* the first use's freshness goes with its binding: one request, not three */
+	key_of(es, tkey, 'T', rq->id);
+	sodium_bin2hex(nhex, sizeof(nhex), rq->nonce, DUST_XNONCE_BYTES);
+	snprintf(tval, sizeof(tval), "%" PRIu64 " %s", rq->ts, nhex);
 	memcpy(res->pk, rq->pk, DUST_PK_BYTES);
-	rc = txn_create(es, c, key, val, also, 1, &got);
+	rc = txn_create(es, c, key, val, tkey, tval, also, 1, &got);
+	res->fresh_written = rc > 0;
 	if (rc != 0)
 		return rc > 0 ? ETCD_OK : ETCD_UNAVAILABLE;
 	rc = ETCD_UNAVAILABLE;

@@ -29,6 +29,7 @@ struct etcd_req {
 	uint8_t id[DUST_ID_BYTES];
 	uint8_t pk[DUST_PK_BYTES];
 	uint64_t at; /* B: unix seconds of the first use; T: intro ts (ms) */
+	uint64_t ts; /* B: the first use's intro ts (ms), written with the binding */
 	uint8_t nonce[DUST_XNONCE_BYTES];
 };
 
@@ -36,6 +37,7 @@ struct etcd_res {
 	uint32_t idx, cookie;
 	enum etcd_status status;
 	uint8_t pk[DUST_PK_BYTES]; /* OK, CONFLICT: the key bound cluster-wide */
+	bool fresh_written;        /* OK: the binding's txn wrote the intro's freshness */
 };
 
 /*
