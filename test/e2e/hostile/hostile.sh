@@ -426,7 +426,8 @@ cp "$W/dustgw.log" "$ART/hostile-dustgw-summary.txt"
 step "broken operator inputs"
 gw_once() { # gw_once CONF: run dustgw on null ports, expect a refusal; output in $W/once.log
 	set +e
-	timeout 30 "$DUSTGW" --no-huge -m 256 --no-pci --file-prefix ${PFX}o -l 0,1 \
+	# returns when dustgw exits; at load ~7 one run had printed nothing after 30 s
+	timeout 180 "$DUSTGW" --no-huge -m 256 --no-pci --file-prefix ${PFX}o -l 0,1 \
 		--vdev net_null0 --vdev net_null1 -- --config "$1" >"$W/once.log" 2>&1
 	RC=$?
 	set -e
