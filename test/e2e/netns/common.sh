@@ -126,6 +126,22 @@ gw_bg() {
 	bg "$var" "$ns" "$log" "$DUSTGW" --no-huge -m "$mem" --no-pci --file-prefix "$fp" \
 		--lcores "0@0,1@$(($(nproc) > 1 ? 1 : 0))" \
 		--vdev "net_af_packet0,iface=$PFX-g" --vdev "net_tap0,iface=$PFX-tap" -- "$@"
+	gw_up "${!var}" "$log"
+}
+
+# gw_up PID LOG: wait until dustgw's loop is about to run (its banner, printed
+# after the ports started). Its TAP appears early in EAL start; a loaded
+# machine took tens of seconds from there to the loop, and clients started
+# meanwhile spent their tries on a gateway that was not listening yet.
+gw_up() {
+	local _
+	for _ in $(seq 900); do
+		grep -q "^dustgw: data AEAD" "$2" && return 0
+		kill -0 "$1" 2>/dev/null || { cat "$2"; fail "dustgw exited before its loop ran"; }
+		sleep 0.2
+	done
+	cat "$2"
+	fail "dustgw's loop not up within 180 s"
 }
 
 # gw_stop PID LOG: SIGTERM, expect a clean exit (LOG shown if not)
