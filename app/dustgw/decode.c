@@ -389,6 +389,14 @@ void dgw_decode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 			len[i] = rx[i].len;
 		}
 	DUST_PROF_LAP(PARSE);
+	/*
+	 * Earlier datagrams of the endpoint still wait in the slow queue (its
+	 * session came up meanwhile): not opened here, it queues behind them,
+	 * or it would be delivered before them.
+	 */
+	for (uint16_t i = 0; i < k; i++)
+		if (s[i] && rx[i].profile != DUST_PROFILE_QUIC && dgw_slow_holds(w, &rx[i].ep))
+			s[i] = NULL;
 	dust_datagram_open_burst(s, dg, len, k, &w->gw->cfg.lim, w->now_s, res);
 	for (uint16_t i = 0; i < k; i++) {
 		bool retry = maybe_intro(&res[i]);
@@ -403,8 +411,8 @@ void dgw_decode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 		}
 
 		/*
-		 * No session at the bulk lookup: queued behind earlier misses, and
-		 * looked up again when its turn comes.
+		 * No session at the bulk lookup (or held back above): queued
+		 * behind earlier misses, and looked up again when its turn comes.
 		 */
 		if (!s[i] && dgw_slow_defer(w, m[i], &rx[i]))
 			continue; /* opened in the slow path's share of the worker */

@@ -99,7 +99,7 @@ struct dgw_pending {
 };
 
 /* slow.c: a datagram from an endpoint with no session, waiting for its turn */
-enum { DGW_SLOW_MAX = 1024 };
+enum { DGW_SLOW_MAX = 1024, DGW_SLOW_EPS = 4096 };
 struct dgw_slow {
 	struct rte_mbuf *m;
 	struct dgw_rx rx;
@@ -139,6 +139,7 @@ struct dgw_worker {
 	unsigned slow_head, slow_n;
 	int64_t slow_credit; /* TSC cycles the queue may still take */
 	bool slow_running;
+	uint16_t *slow_eps; /* queued datagrams per endpoint hash (DGW_SLOW_EPS counters) */
 	struct dgw_stats st;
 } __rte_cache_aligned;
 
@@ -216,6 +217,7 @@ void dgw_decode_one(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_r
 /* slow.c */
 int dgw_slow_init(struct dgw_worker *w);
 bool dgw_slow_defer(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx);
+bool dgw_slow_holds(const struct dgw_worker *w, const struct dust_endpoint *ep);
 void dgw_slow_run(struct dgw_worker *w, uint64_t data_tsc, bool saturated);
 void dgw_slow_free(struct dgw_worker *w);
 

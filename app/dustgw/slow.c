@@ -16,7 +16,29 @@
 int dgw_slow_init(struct dgw_worker *w)
 {
 	w->slow = rte_zmalloc("dgw_slow", sizeof(*w->slow) * DGW_SLOW_MAX, 0);
-	return w->slow ? 0 : -1;
+	w->slow_eps = rte_zmalloc("dgw_slow_eps", sizeof(*w->slow_eps) * DGW_SLOW_EPS, 0);
+	return w->slow && w->slow_eps ? 0 : -1;
+}
+
+static unsigned ep_hash(const struct dust_endpoint *ep)
+{
+	uint32_t h = 2166136261u ^ ep->ip.family;
+
+	for (unsigned i = 0; i < sizeof(ep->ip.a); i++)
+		h = (h ^ ep->ip.a[i]) * 16777619u;
+	h = (h ^ ep->port) * 16777619u;
+	return (h ^ (h >> 16)) % DGW_SLOW_EPS;
+}
+
+/*
+ * Does a datagram from this endpoint still wait in the queue? Its session
+ * may have come up meanwhile (an intro opened from the queue, a first use
+ * made durable), yet a later datagram decoded now would overtake it: it
+ * queues behind instead. A hash collision only queues a datagram for nothing.
+ */
+bool dgw_slow_holds(const struct dgw_worker *w, const struct dust_endpoint *ep)
+{
+	return w->slow_n && w->slow_eps[ep_hash(ep)];
 }
 
 /* Replay's clock moves with the packets: it opens intros in the burst, as they came. */
@@ -34,6 +56,7 @@ static void run_head(struct dgw_worker *w)
 
 	w->slow_running = true;
 	w->slow_head = (w->slow_head + 1) % DGW_SLOW_MAX;
+	w->slow_eps[ep_hash(&e.rx.ep)]--;
 	dgw_decode_one(w, e.m, &e.rx);
 	/* a test that waits for an empty queue then sees the entry's effects */
 	__atomic_store_n(&w->slow_n, w->slow_n - 1, __ATOMIC_RELAXED);
@@ -52,6 +75,7 @@ bool dgw_slow_defer(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_r
 	if (w->slow_n == DGW_SLOW_MAX)
 		run_head(w);
 	w->slow[(w->slow_head + w->slow_n) % DGW_SLOW_MAX] = (struct dgw_slow){.m = m, .rx = *rx};
+	w->slow_eps[ep_hash(&rx->ep)]++;
 	__atomic_store_n(&w->slow_n, w->slow_n + 1, __ATOMIC_RELAXED);
 	return true;
 }
@@ -88,5 +112,7 @@ void dgw_slow_free(struct dgw_worker *w)
 		rte_pktmbuf_free(w->slow[(w->slow_head + i) % DGW_SLOW_MAX].m);
 	w->slow_n = 0;
 	rte_free(w->slow);
+	rte_free(w->slow_eps);
 	w->slow = NULL;
+	w->slow_eps = NULL;
 }
