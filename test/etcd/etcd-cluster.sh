@@ -99,7 +99,8 @@ kill_member() { # DIR NAME
 		kill -0 "$pid" 2>/dev/null || return 0
 		sleep 0.05
 	done
-	die "member $2 (pid $pid) did not exit"
+	echo "etcd-cluster: member $2 (pid $pid) did not exit" >&2
+	return 1
 }
 
 dir=${1:-}
@@ -129,10 +130,12 @@ url)
 	done
 	echo "etcd://$u/${3:-dust}"
 	;;
-stop)
+stop) # every member, even if one will not go
+	rc=0
 	for m in $MEMBERS; do
-		[ -f "$dir/$m.pid" ] && kill_member "$dir" "$m"
+		if [ -f "$dir/$m.pid" ]; then kill_member "$dir" "$m" || rc=1; fi
 	done
+	exit $rc
 	;;
 *)
 	die "unknown command $cmd"

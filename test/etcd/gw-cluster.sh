@@ -48,12 +48,14 @@ CUT_MS=1000
 
 cleanup() {
 	local g
+	set +e # every step runs, whatever one of them says
 	for g in a b; do # what the gateways counted, for a failure's diagnosis
 		[[ -S /var/run/dpdk/$PFX-$g/dpdk_telemetry.v2 ]] &&
-			echo "dustgw $g:" $(tel $g /dustgw/stats 2>/dev/null | awk '$2 != 0')
+			echo "dustgw $g:" $(timeout 5 $TEL "/var/run/dpdk/$PFX-$g/dpdk_telemetry.v2" \
+				/dustgw/stats 2>/dev/null | awk '$2 != 0')
 	done
+	common_cleanup # the gateways and clients, then the namespaces
 	"$CLUSTER" "$W/etcd" stop 2>/dev/null
-	common_cleanup
 	rm -rf "/var/run/dpdk/$PFX-a" "/var/run/dpdk/$PFX-b"
 }
 trap cleanup EXIT
