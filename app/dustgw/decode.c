@@ -148,6 +148,9 @@ void dgw_datagram_done(struct dgw_worker *w, struct rte_mbuf *m, const struct dg
 {
 	int last = -1;
 
+	/* s's intro is not answered yet: nothing of it leaves before the answer */
+	if (unlikely(w->nwait) && dgw_pubwait_take(w, m, rx, s, res))
+		return;
 	if (res->drop != DUST_OK)
 		dgw_count_drop(w, res->drop);
 	if (res->nseg)
@@ -272,8 +275,9 @@ void dgw_intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_r
 
 /*
  * An accepted intro's session goes live: into slot s, or (s NULL) a slot
- * made for tmp; published; answered (keepalive, or the quic first flight)
- * with any chained data delivered.
+ * made for tmp; published. Its answer (keepalive, or the quic first flight)
+ * and any chained data wait until the main lcore says PUBLISHED (pubwait.c):
+ * a reply to the client must find its session.
  */
 void dgw_intro_live(struct dgw_worker *w, struct dust_session *s, struct dust_session *tmp,
                     struct rte_mbuf *m, const struct dgw_rx *rx, size_t consumed,
@@ -296,12 +300,14 @@ void dgw_intro_live(struct dgw_worker *w, struct dust_session *s, struct dust_se
 	dgw_sess_publish(w, s, rx->mac);
 	if (rx->profile == DUST_PROFILE_QUIC) {
 		/* No chained data (SPEC §12.3): the answer is the server's first flight. */
-		dgw_quic_answer(w, m, s, acc, rx->mac);
+		if (dgw_pubwait_hold(w, s, m, rx, NULL, acc) && w->gw->cfg.clock == DGW_CLOCK_CAPTURE)
+			dgw_replay_publish_wait(w, s);
 		return;
 	}
 	dgw_open(w, s, rx, consumed, &res);
 	/* The keepalive tells the client its session is up. */
-	dgw_datagram_done(w, m, rx, s, &res, true);
+	if (dgw_pubwait_hold(w, s, m, rx, &res, NULL) && w->gw->cfg.clock == DGW_CLOCK_CAPTURE)
+		dgw_replay_publish_wait(w, s);
 }
 
 /*

@@ -45,6 +45,7 @@ enum dgw_msg_type {
 	DGW_MSG_PERSIST,     /* worker -> main: write and fsync idx's pending binding */
 	DGW_MSG_FRESH,       /* worker -> main: journal idx's newest intro (not fsynced) */
 	DGW_MSG_DURABLE,     /* main -> worker: idx's binding durable (mac DUST_OK) or its drop */
+	DGW_MSG_PUBLISHED,   /* main -> worker: s is published, its answer may go (pubwait.c) */
 };
 
 struct dgw_msg {
@@ -98,6 +99,20 @@ struct dgw_pending {
 	struct dgw_rx held_rx[DGW_PENDING_HOLD];
 };
 
+/* pubwait.c: an accepted intro's answer waiting for its session's publication */
+struct dgw_pubwait {
+	struct dust_session *s; /* in the table, PUBLISH sent */
+	struct rte_mbuf *m;     /* the intro datagram */
+	struct dgw_rx rx;
+	struct dust_rx_result res;   /* its chained data, opened, not delivered */
+	struct dust_quic_accept acc; /* quic profile: what the answer needs */
+	uint64_t since_tsc;
+	uint16_t nheld;
+	struct rte_mbuf *held[DGW_PENDING_HOLD]; /* later datagrams of s, opened */
+	struct dgw_rx held_rx[DGW_PENDING_HOLD];
+	struct dust_rx_result held_res[DGW_PENDING_HOLD];
+};
+
 /* slow.c: a datagram from an endpoint with no session, waiting for its turn */
 enum { DGW_SLOW_MAX = 1024, DGW_SLOW_EPS = 4096 };
 struct dgw_slow {
@@ -135,6 +150,10 @@ struct dgw_worker {
 	uint32_t nap_us;
 	struct dgw_pending *pend; /* first uses waiting for durability, then scratch (pending.c) */
 	unsigned npend;
+	struct dgw_pubwait *pubw; /* answers waiting for publication, oldest first (pubwait.c) */
+	unsigned nwait;
+	uint64_t pub_sent;          /* PUBLISH messages sent */
+	_Atomic uint64_t pub_done; /* of which the main lcore handled (written by main only) */
 	struct dgw_slow *slow; /* a ring of DGW_SLOW_MAX: slow_n from slow_head (slow.c) */
 	unsigned slow_head, slow_n;
 	int64_t slow_credit; /* TSC cycles the queue may still take */
@@ -231,6 +250,18 @@ void dgw_pending_free(struct dgw_worker *w);
 bool dgw_pending_any(struct dgw *gw);
 void dgw_store_fresh(struct dgw_worker *w, uint32_t idx);
 
+/* pubwait.c */
+int dgw_pubwait_init(struct dgw_worker *w);
+bool dgw_pubwait_hold(struct dgw_worker *w, struct dust_session *s, struct rte_mbuf *m,
+                      const struct dgw_rx *rx, const struct dust_rx_result *res,
+                      const struct dust_quic_accept *acc);
+bool dgw_pubwait_take(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
+                      const struct dust_session *s, const struct dust_rx_result *res);
+void dgw_pubwait_done(struct dgw_worker *w, struct dust_session *s);
+void dgw_pubwait_drop(struct dgw_worker *w, const struct dust_session *s);
+void dgw_pubwait_expire(struct dgw_worker *w);
+void dgw_pubwait_free(struct dgw_worker *w);
+
 /* quic.c: the quic profile's gateway side (SPEC §12) */
 int dgw_quic_worker_init(struct dgw_worker *w);
 void dgw_quic_worker_free(struct dgw_worker *w);
@@ -265,6 +296,7 @@ void dgw_store_poll(struct dgw *gw);
 /* replay.c: the capture's clock */
 int dgw_replay_setup(struct dgw *gw);
 void dgw_replay_clock(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n);
+void dgw_replay_publish_wait(struct dgw_worker *w, struct dust_session *s);
 void dgw_replay_main(struct dgw *gw);
 
 /* stats.c / telemetry.c */

@@ -177,6 +177,7 @@ enum dgw_drop {
 	DGW_DROP_TX_FULL,              /**< TX queue did not take the packet */
 	DGW_DROP_QUIC_NO_SESSION,      /**< quic short header: no session for its address or CID */
 	DGW_DROP_QUIC_LONG,            /**< quic long header that is no client Initial */
+	DGW_DROP_UNPUBLISHED,          /**< intro's session retired before it was published */
 	DGW_DROP_MAX
 };
 

@@ -62,7 +62,8 @@ static int workers_create(struct dgw *gw)
 		w->tab = dust_session_table_create(gw->cfg.sessions_per_lcore);
 		/* the list, then as much scratch for finishing in order (pending.c) */
 		w->pend = rte_zmalloc("dgw_pending", sizeof(*w->pend) * 2 * DGW_PENDING_MAX, 0);
-		if (!w->tab || !w->pend || dgw_slow_init(w) != 0 || dgw_quic_worker_init(w) != 0)
+		if (!w->tab || !w->pend || dgw_slow_init(w) != 0 || dgw_pubwait_init(w) != 0 ||
+		    dgw_quic_worker_init(w) != 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -124,6 +125,7 @@ void dgw_destroy(struct dgw *gw)
 			continue;
 		dust_session_table_free(w->tab);
 		dgw_pending_free(w);
+		dgw_pubwait_free(w);
 		dgw_slow_free(w);
 		dgw_quic_worker_free(w);
 		rte_free(w->net_txb);

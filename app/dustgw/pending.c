@@ -41,6 +41,7 @@ bool dgw_pending_any(struct dgw *gw)
 {
 	for (unsigned i = 0; i < gw->nworkers; i++)
 		if (__atomic_load_n(&gw->w[i]->npend, __ATOMIC_RELAXED) ||
+		    __atomic_load_n(&gw->w[i]->nwait, __ATOMIC_RELAXED) ||
 		    __atomic_load_n(&gw->w[i]->slow_n, __ATOMIC_RELAXED) ||
 		    rte_ring_count(gw->w[i]->inbox))
 			return true;

@@ -60,6 +60,24 @@ static void epoch_follow(struct dgw_worker *w, uint64_t e)
 	}
 }
 
+/*
+ * Replay: an intro's answer goes out where it always did, right after the
+ * intro, once the main lcore has handled this worker's PUBLISH (the same in
+ * every run). Only own-table slots are held here, none another lcore frees.
+ */
+void dgw_replay_publish_wait(struct dgw_worker *w, struct dust_session *s)
+{
+	uint64_t end = rte_rdtsc() + DGW_PENDING_TIMEOUT_S * rte_get_tsc_hz();
+
+	while (atomic_load_explicit(&w->pub_done, memory_order_acquire) != w->pub_sent &&
+	       !w->gw->stop && rte_rdtsc() < end) {
+		rte_rcu_qsbr_quiescent(w->gw->rcu, w->wid);
+		rte_pause();
+	}
+	if (atomic_load_explicit(&w->gw->pub[s->invite_idx].s, memory_order_acquire) == s)
+		dgw_pubwait_done(w, s);
+}
+
 void dgw_replay_clock(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct dgw *gw = w->gw;

@@ -21,9 +21,11 @@
  * - Messages, worker -> main (one MP/SC ring): PUBLISH(idx, s, mac) after
  *   an accepted intro; RETIRED(idx, s) whenever s leaves its owner's table
  *   (idle expiry, replacement from the same address, eviction).
- *   Main -> worker (one SP/SC inbox per worker): EVICT(idx, s) when idx was
- *   published anew by an intro elsewhere; RELEASE(s) when s's grace period
- *   is over.
+ *   Main -> worker (one SP/SC inbox per worker): PUBLISHED(idx, s) once s
+ *   is in pub[] (the worker holds the intro's answer until then, pubwait.c:
+ *   a client never learns of a session that replies cannot find yet);
+ *   EVICT(idx, s) when idx was published anew by an intro elsewhere;
+ *   RELEASE(s) when s's grace period is over.
  * - Retirement: on RETIRED the main lcore clears pub[idx] if it still holds
  *   s, then defers s on an rte_rcu_qsbr defer queue. Every worker reports
  *   a quiescent state once per loop iteration and holds no session pointer
@@ -174,7 +176,7 @@ int dgw_sessmap_create(struct dgw *gw)
 		snprintf(name, sizeof(name), "dgw_inbox%u", i);
 		gw->w[i]->inbox =
 		    rte_ring_create_elem(name, sizeof(struct dgw_msg),
-		                         rte_align32pow2(2 * per + 2 * DGW_PENDING_MAX + 64),
+		                         rte_align32pow2(2 * per + 3 * DGW_PENDING_MAX + 64),
 		                         (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 		if (!gw->w[i]->inbox)
 			return -ENOMEM;
@@ -206,12 +208,17 @@ static void to_main(struct dgw_worker *w, uint8_t type, struct dust_session *s, 
 
 void dgw_sess_publish(struct dgw_worker *w, struct dust_session *s, uint64_t mac)
 {
+	w->pub_sent++;
 	to_main(w, DGW_MSG_PUBLISH, s, mac);
 }
 
 /* s was already taken out of the table (RETIRING). */
 static void retired(struct dust_session *s, void *arg)
 {
+	struct dgw_worker *w = arg;
+
+	if (w->nwait)
+		dgw_pubwait_drop(w, s);
 	dgw_quic_cid_del(arg, s);
 	to_main(arg, DGW_MSG_RETIRED, s, 0);
 }
@@ -236,6 +243,8 @@ void dgw_worker_expire(struct dgw_worker *w)
 {
 	if (w->npend)
 		dgw_pending_expire(w);
+	if (w->nwait)
+		dgw_pubwait_expire(w);
 	w->st.ctr[DGW_CTR_SESS_EXPIRED] +=
 	    dust_session_table_expire(w->tab, w->now_s, w->gw->cfg.idle_timeout_s, retired, w);
 }
@@ -250,6 +259,8 @@ void dgw_worker_inbox(struct dgw_worker *w)
 
 		if (m[i].type == DGW_MSG_RELEASE) {
 			dust_session_table_release(w->tab, s);
+		} else if (m[i].type == DGW_MSG_PUBLISHED) {
+			dgw_pubwait_done(w, s);
 		} else if (m[i].type == DGW_MSG_DURABLE) {
 			dgw_pending_done(w, m[i].idx, (enum dust_drop)m[i].mac);
 		} else if ((m[i].type == DGW_MSG_EVICT || m[i].type == DGW_MSG_REVOKE) &&
@@ -261,11 +272,19 @@ void dgw_worker_inbox(struct dgw_worker *w)
 	}
 }
 
+/* PUBLISH handled, for a replaying worker that waits on it (replay.c) */
+static void published(struct dgw *gw, uint8_t wid)
+{
+	if (wid < gw->nworkers)
+		atomic_fetch_add_explicit(&gw->w[wid]->pub_done, 1, memory_order_release);
+}
+
 static void main_publish(struct dgw *gw, const struct dgw_msg *m)
 {
 	struct dgw_pub *p = &gw->pub[m->idx];
 	struct dust_session *old = atomic_load_explicit(&p->s, memory_order_relaxed);
 	uint16_t old_wid = p->wid;
+	struct dgw_msg pd = *m;
 
 	/* accepted just before its revocation reached the worker: never published */
 	if (__atomic_load_n(&dust_store_at(gw->srv.store, m->idx)->revoked, __ATOMIC_ACQUIRE)) {
@@ -273,6 +292,7 @@ static void main_publish(struct dgw *gw, const struct dgw_msg *m)
 		    .type = DGW_MSG_REVOKE, .wid = m->wid, .idx = m->idx, .s = m->s};
 
 		send_inbox(gw, m->wid, &rv);
+		published(gw, m->wid);
 		return;
 	}
 
@@ -284,6 +304,9 @@ static void main_publish(struct dgw *gw, const struct dgw_msg *m)
 	p->peer = m->s->peer;
 	gw->published += !old;
 	pthread_mutex_unlock(&gw->pub_lock);
+	pd.type = DGW_MSG_PUBLISHED;
+	send_inbox(gw, m->wid, &pd);
+	published(gw, m->wid);
 	if (old && old != m->s) {
 		struct dgw_msg ev = {
 		    .type = DGW_MSG_EVICT, .wid = (uint8_t)old_wid, .idx = m->idx, .s = old};

@@ -63,6 +63,7 @@ static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {
     [DGW_DROP_TX_FULL - DUST_DROP_MAX] = "tx_full",
     [DGW_DROP_QUIC_NO_SESSION - DUST_DROP_MAX] = "quic_no_session",
     [DGW_DROP_QUIC_LONG - DUST_DROP_MAX] = "quic_long_other",
+    [DGW_DROP_UNPUBLISHED - DUST_DROP_MAX] = "unpublished",
 };
 
 const char *dgw_ctr_name(unsigned c)

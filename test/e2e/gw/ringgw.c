@@ -122,6 +122,7 @@ bool rg_worker_done(struct ringgw *h, unsigned w)
 	for (int i = 0; i < 20000; i++) {
 		if (atomic_load(&wk->last_net_rx_tsc) != DGW_BUSY &&
 		    !__atomic_load_n(&wk->npend, __ATOMIC_RELAXED) &&
+		    !__atomic_load_n(&wk->nwait, __ATOMIC_RELAXED) &&
 		    !__atomic_load_n(&wk->slow_n, __ATOMIC_RELAXED))
 			return true;
 		rte_delay_us_sleep(500);

@@ -39,7 +39,8 @@ uint64_t rg_drop(struct ringgw *h, unsigned w, unsigned d);
 /*
  * Call once worker w counted every frame sent: waits until it finished that
  * burst (it marks itself busy right after counting a burst in) and no first
- * use waits for its fsync (pending.c). False after 10 s.
+ * use waits for its fsync (pending.c) nor any answer for its publication
+ * (pubwait.c). False after 10 s.
  */
 bool rg_worker_done(struct ringgw *h, unsigned w);
 

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gw-pub: a client never learns of its session before the main lcore has
+ * published it. Through the real loop (two workers) on net_ring ports, the
+ * driver sends an intro and, the moment its keepalive is on the net TX ring,
+ * puts cleartext for the client's tunnel address on both delivery queues:
+ * every packet must be sealed to the client with its new session (no
+ * no_session drop), for N first uses and then N same-address re-intros.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_lcore.h>
+#include <rte_pause.h>
+
+#include "frame.h"
+#include "ringgw.h"
+
+enum { N = 64, WAIT_S = 10 };
+
+struct cl {
+	struct dust_invite inv;
+	struct dust_identity id;
+	struct dust_session cur;
+	struct dust_endpoint a;
+	uint64_t ka, data;
+};
+
+static struct ringgw H;
+
+static struct {
+	struct dust_rng rng;
+	struct dust_pad pad;
+	struct cl c[N];
+	uint64_t bad_reply, sent_clear;
+	int fail;
+	const char *why;
+} T;
+
+#define CHECK(cond, msg)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			T.fail = 1;                                                                \
+			T.why = msg;                                                               \
+			return -1;                                                                 \
+		}                                                                                  \
+	} while (0)
+
+static int send_intro(struct cl *c)
+{
+	uint8_t dg[1024];
+	int n =
+	    dust_intro_build(&c->inv, &c->id, &T.rng, &T.pad, rg_now_ms(), dg, sizeof(dg), &c->cur);
+
+	return n < 0 ? -1 : rg_send(&H, 0, &c->a, 4433, dg, (size_t)n);
+}
+
+static void send_clear(struct cl *c, unsigned q)
+{
+	static const uint8_t far[4] = {10, 200, 0, 1};
+	uint8_t f[128], pl[36];
+
+	memset(pl, 0, sizeof(pl));
+	rg_put(&H, H.drx[q], f, rg_frame(f, far, c->inv.tunnel.a, 9, 9, pl, sizeof(pl)));
+	T.sent_clear++;
+}
+
+static struct cl *client_at(const uint8_t *ip, uint16_t port)
+{
+	for (unsigned i = 0; i < N; i++)
+		if (!memcmp(T.c[i].a.ip.a, ip, 4) && T.c[i].a.port == port)
+			return &T.c[i];
+	return NULL;
+}
+
+/* A reply must open with the client's newest session. */
+static void reply(struct rte_mbuf *m)
+{
+	uint8_t buf[2048];
+	struct dust_seg segs[DUST_CHAIN_MAX];
+	struct dust_limits lim;
+	struct frame_udp u;
+	enum dust_drop d;
+	struct cl *c;
+	unsigned n;
+
+	if (frame_udp_parse(rte_pktmbuf_mtod(m, uint8_t *), m->data_len, &u) < 0 || u.family != 4 ||
+	    u.plen > sizeof(buf) || !(c = client_at(u.dip, u.dport))) {
+		T.bad_reply++;
+		return;
+	}
+	memcpy(buf, u.pl, u.plen);
+	dust_limits_default(&lim);
+	n = dust_datagram_open(&c->cur, &lim, (uint32_t)time(NULL), buf, u.plen, 0, segs,
+	                       DUST_CHAIN_MAX, &d);
+	if (d != DUST_OK || !n) {
+		T.bad_reply++;
+		return;
+	}
+	for (unsigned i = 0; i < n; i++)
+		*(segs[i].len ? &c->data : &c->ka) += 1;
+}
+
+static void drain(void)
+{
+	struct rte_mbuf *m[8];
+	unsigned got;
+
+	do {
+		got = 0;
+		for (unsigned q = 0; q < 2; q++) {
+			unsigned n = rte_ring_dequeue_burst(H.ntx[q], (void **)m, 8, NULL);
+
+			for (unsigned i = 0; i < n; i++) {
+				reply(m[i]);
+				rte_pktmbuf_free(m[i]);
+			}
+			got += n;
+			n = rte_ring_dequeue_burst(H.dtx[q], (void **)m, 8, NULL);
+			rte_pktmbuf_free_bulk(m, n);
+			got += n;
+		}
+	} while (got);
+}
+
+static uint64_t no_session(void)
+{
+	return rg_drop(&H, 0, DGW_DROP_NO_SESSION) + rg_drop(&H, 1, DGW_DROP_NO_SESSION);
+}
+
+/*
+ * Intro, then at once (no sleep: the race is a main-loop tick wide) the
+ * cleartext on both delivery queues as soon as the keepalive is read.
+ */
+static int intro_then_clear(struct cl *c)
+{
+	uint64_t ka = c->ka, end = rte_get_timer_cycles() + WAIT_S * rte_get_timer_hz();
+
+	CHECK(send_intro(c) == 0, "intro build");
+	while (c->ka == ka) {
+		CHECK(rte_get_timer_cycles() < end, "no keepalive answered the intro");
+		drain();
+		rte_pause();
+	}
+	send_clear(c, 0);
+	send_clear(c, 1);
+	return 0;
+}
+
+static bool all_data(void)
+{
+	uint64_t data = 0;
+
+	for (unsigned i = 0; i < N; i++)
+		data += T.c[i].data;
+	return data + no_session() >= T.sent_clear;
+}
+
+static bool wait_data(void)
+{
+	for (int i = 0; i < 20000; i++) {
+		drain();
+		if (all_data())
+			return true;
+		rte_delay_us_sleep(500);
+	}
+	return false;
+}
+
+static int round_of(const char *what)
+{
+	for (unsigned i = 0; i < N; i++)
+		if (intro_then_clear(&T.c[i]))
+			return -1;
+	CHECK(wait_data(), "cleartext neither sealed nor dropped");
+	printf("gw-pub: %s: %" PRIu64 " cleartext packets, no_session %" PRIu64
+	       ", bad replies %" PRIu64 "\n",
+	       what, T.sent_clear, no_session(), T.bad_reply);
+	CHECK(no_session() == 0, "cleartext after the keepalive found no published session");
+	CHECK(T.bad_reply == 0, "a reply did not open with the client's newest session");
+	return 0;
+}
+
+static int phases(void)
+{
+	for (int i = 0; i < 20000 && !atomic_load(&H.gw->dlv_open); i++)
+		rte_delay_us_sleep(500);
+	CHECK(atomic_load(&H.gw->dlv_open), "delivery RX never opened");
+	if (round_of("first uses") || round_of("same-address re-intros"))
+		return -1;
+	CHECK(rg_ctr(&H, 0, DGW_CTR_INTRO_OK) == 2 * N, "intro_ok is not 2N");
+	return 0;
+}
+
+static int driver(void *arg)
+{
+	(void)arg;
+	phases();
+	dgw_stop(H.gw);
+	return 0;
+}
+
+static int setup(struct dgw_config *cfg, char **args, int nargs)
+{
+	struct dust_identity srv;
+	struct dust_store *st;
+
+	(void)nargs;
+	dust_rng_init(&T.rng);
+	dust_pad_default(&T.pad);
+	if (!(st = rg_store_new(args[0], cfg, &srv)))
+		return -1;
+	for (unsigned i = 0; i < N; i++)
+		if (rg_client_new(&srv, i, 4433, &T.c[i].inv, &T.c[i].id, &T.c[i].a) ||
+		    dust_store_add(st, &T.c[i].inv))
+			return -1;
+	if (dust_store_save(st))
+		return -1;
+	dust_store_close(st);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct rg_test t = {.name = "gw-pub",
+	                                 .usage = "WORKDIR",
+	                                 .driver_nth = 3,
+	                                 .queues = 2,
+	                                 .setup = setup,
+	                                 .driver = driver};
+
+	if (rg_main(&H, &t, argc, argv))
+		return 1;
+	dgw_destroy(H.gw);
+	if (T.fail)
+		printf("FAIL: %s\n", T.why);
+	else
+		printf("PASS gw-pub\n");
+	return T.fail;
+}
