@@ -9,6 +9,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -36,6 +37,7 @@ static struct {
 	struct dust_pad pad;
 	struct cl c[N];
 	uint64_t bad_reply, sent_clear;
+	uint64_t lat[N]; /* intro queued to keepalive read, timer cycles */
 	int fail;
 	const char *why;
 } T;
@@ -135,19 +137,39 @@ static uint64_t no_session(void)
  * Intro, then at once (no sleep: the race is a main-loop tick wide) the
  * cleartext on both delivery queues as soon as the keepalive is read.
  */
-static int intro_then_clear(struct cl *c)
+static int intro_then_clear(struct cl *c, uint64_t *lat)
 {
-	uint64_t ka = c->ka, end = rte_get_timer_cycles() + WAIT_S * rte_get_timer_hz();
+	uint64_t ka = c->ka, t0, end;
 
 	CHECK(send_intro(c) == 0, "intro build");
+	t0 = rte_get_timer_cycles();
+	end = t0 + WAIT_S * rte_get_timer_hz();
 	while (c->ka == ka) {
 		CHECK(rte_get_timer_cycles() < end, "no keepalive answered the intro");
 		drain();
 		rte_pause();
 	}
+	*lat = rte_get_timer_cycles() - t0;
 	send_clear(c, 0);
 	send_clear(c, 1);
 	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The intros' answer times (the keepalive now waits for the publication): median, max in us. */
+static void print_latency(const char *what)
+{
+	double us = 1e6 / (double)rte_get_timer_hz();
+
+	qsort(T.lat, N, sizeof(T.lat[0]), cmp_u64);
+	printf("gw-pub: %s: intro to keepalive median %.0f us, max %.0f us\n", what,
+	       (double)T.lat[N / 2] * us, (double)T.lat[N - 1] * us);
 }
 
 static bool all_data(void)
@@ -173,8 +195,9 @@ static bool wait_data(void)
 static int round_of(const char *what)
 {
 	for (unsigned i = 0; i < N; i++)
-		if (intro_then_clear(&T.c[i]))
+		if (intro_then_clear(&T.c[i], &T.lat[i]))
 			return -1;
+	print_latency(what);
 	CHECK(wait_data(), "cleartext neither sealed nor dropped");
 	printf("gw-pub: %s: %" PRIu64 " cleartext packets, no_session %" PRIu64
 	       ", bad replies %" PRIu64 "\n",
