@@ -128,31 +128,10 @@ static void reply(struct rte_mbuf *m)
 	}
 }
 
-/*
- * Read every reply so far, a few from each worker's ring in turn: the two
- * lcores seal from one counter, and the client's replay window (192) only
- * absorbs the reordering of small batches.
- */
+/* Every reply so far (the two workers' rings in turn: see rg_drain). */
 static void drain(void)
 {
-	struct rte_mbuf *m[8];
-	unsigned got;
-
-	do {
-		got = 0;
-		for (unsigned q = 0; q < 2; q++) {
-			unsigned n = rte_ring_dequeue_burst(H.ntx[q], (void **)m, 8, NULL);
-
-			for (unsigned i = 0; i < n; i++) {
-				reply(m[i]);
-				rte_pktmbuf_free(m[i]);
-			}
-			got += n;
-			n = rte_ring_dequeue_burst(H.dtx[q], (void **)m, 8, NULL);
-			rte_pktmbuf_free_bulk(m, n);
-			got += n;
-		}
-	} while (got);
+	rg_drain(&H, reply);
 }
 
 typedef bool (*cond_fn)(void);

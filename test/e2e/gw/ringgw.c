@@ -218,3 +218,25 @@ int rg_main(struct ringgw *h, const struct rg_test *t, int argc, char **argv)
 	dgw_stats_print(h->gw, stdout);
 	return 0;
 }
+
+void rg_drain(struct ringgw *h, void (*reply)(struct rte_mbuf *m))
+{
+	struct rte_mbuf *m[8];
+	unsigned got;
+
+	do {
+		got = 0;
+		for (unsigned q = 0; q < h->queues; q++) {
+			unsigned n = rte_ring_dequeue_burst(h->ntx[q], (void **)m, 8, NULL);
+
+			for (unsigned i = 0; i < n; i++) {
+				reply(m[i]);
+				rte_pktmbuf_free(m[i]);
+			}
+			got += n;
+			n = rte_ring_dequeue_burst(h->dtx[q], (void **)m, 8, NULL);
+			rte_pktmbuf_free_bulk(m, n);
+			got += n;
+		}
+	} while (got);
+}

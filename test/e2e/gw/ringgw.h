@@ -43,6 +43,13 @@ uint64_t rg_drop(struct ringgw *h, unsigned w, unsigned d);
  * (pubwait.c). False after 10 s.
  */
 bool rg_worker_done(struct ringgw *h, unsigned w);
+/*
+ * Read every reply so far, a few (8) from each queue's rings in turn: net TX
+ * frames go to reply() (then freed), delivery TX frames are freed. Taking
+ * small batches in turn keeps the reordering between two lcores that seal
+ * from one counter within a client's replay window (192).
+ */
+void rg_drain(struct ringgw *h, void (*reply)(struct rte_mbuf *m));
 
 /*
  * The gateway's client side: a datagram from `from` to the gateway
