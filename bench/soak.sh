@@ -45,7 +45,9 @@ mkdir -p "$OUT"
 cd "$OUT"
 PREFIX=dust-soak-$$
 GW=
+GEN=
 cleanup() {
+	[ -z "$GEN" ] || kill -TERM "$GEN" 2>/dev/null || true
 	[ -z "$GW" ] || kill -TERM "$GW" 2>/dev/null || true
 	rm -rf "/var/run/dpdk/$PREFIX"*
 }
@@ -79,16 +81,17 @@ memif() {
 	echo "--vdev net_memif0,role=$1,socket=$OUT/net.sock,socket-abstract=no,rsize=$RSIZE" \
 		"--vdev net_memif1,role=$1,socket=$OUT/dlv.sock,socket-abstract=no,rsize=$RSIZE"
 }
-# gw NAME: start dustgw on NAME.conf. It leaves 6 s after the traffic stops
-# (a busy machine may stall dust-gen for seconds), before any session still
-# up can reach its idle expiry (IDLE_TIMEOUT, at least 10 s), and while
-# dust-gen lingers without polling (see dust-gen --linger-ms).
+# gw NAME: start dustgw on NAME.conf. gen stops it (SIGTERM: its summary and
+# stats) once dust-gen's JSON is whole, i.e. right after dust-gen's drain,
+# before any session still up can reach its idle expiry, and while dust-gen
+# lingers without polling (see dust-gen --linger-ms). No idle exit: dustgw's
+# idle clock runs from its own start, which a slow dust-gen start outlasts.
 gw() {
 	rm -f net.sock dlv.sock
 	# shellcheck disable=SC2046
 	"$BUILD/app/dustgw/dustgw" --lcores "$GW_LCORES" --no-huge -m 1024 --no-pci \
 		--file-prefix "$PREFIX-gw" $(memif server) -- --config "$1.conf" \
-		--exit-on-idle 6000 --stats-out "$1.stats" >"$1.summary" 2>"$1.log" &
+		--stats-out "$1.stats" >"$1.summary" 2>"$1.log" &
 	GW=$!
 	for _ in $(seq 600); do [ -S dlv.sock ] && break; sleep 0.1; done
 	[ -S dlv.sock ] || { cat "$1.log"; fail "dustgw made no memif sockets"; }
@@ -96,15 +99,24 @@ gw() {
 gen() { # gen NAME DUST-GEN-ARGS...: dust-gen against the running dustgw
 	name=$1
 	shift
-	rc=0
+	rm -f "$name.json"
 	# shellcheck disable=SC2046
 	"$BUILD/app/dust-gen/dust-gen" --lcores 0@0 --no-huge -m 1024 --no-pci \
 		--file-prefix "$PREFIX-gen" --log-level=lib.eal:warning $(memif client) -- \
 		--size "$SIZE" --drain-ms 2000 --linger-ms 12000 --json "$name.json" "$@" \
-		>"$name.out" 2>"$name.log" || rc=$?
-	[ $rc = 0 ] || { cat "$name.log" "$name.out"; fail "dust-gen ($name) failed"; }
+		>"$name.out" 2>"$name.log" &
+	GEN=$!
+	while kill -0 "$GEN" 2>/dev/null &&
+		! $PY -c "import json,sys; json.load(open(sys.argv[1]))" "$name.json" 2>/dev/null; do
+		sleep 0.1
+	done
+	kill -TERM "$GW" 2>/dev/null || true
 	wait "$GW" || { cat "$name.log"; fail "dustgw ($name) exited with an error"; }
 	GW=
+	rc=0
+	wait "$GEN" || rc=$?
+	GEN=
+	[ $rc = 0 ] || { cat "$name.log" "$name.out"; fail "dust-gen ($name) failed"; }
 }
 
 if [ "$PPS" = auto ]; then

@@ -19,8 +19,11 @@
 # scheduling stalls; run 2's rings have 1024, so little is still queued in
 # a slow dustgw when the trial ends, and it drains 3 s). A memif peer leaving
 # while the other end polls can crash the poller (DPDK 22.11 frees the rings
-# under it), so dustgw leaves first (--exit-on-idle) while dust-gen lingers
-# without polling.
+# under it), so dustgw leaves first while dust-gen lingers without polling:
+# the script stops dustgw (SIGTERM: it prints its summary and writes its
+# stats) once dust-gen's JSON is whole, i.e. its traffic and drain are over.
+# No idle exit: dustgw's idle clock runs from its own start, and a loaded
+# machine delayed dust-gen's start past any fixed bound.
 # usage: gw-dust-gen.sh DUSTGW DUST_GEN DUST_INVITE WORKDIR
 DUSTGEN=$(realpath "$2")
 set -- "$1" "$1" "$3" "$4"
@@ -44,12 +47,17 @@ memif() { # memif ROLE [LOG2_RING]: two vdevs, one socket per pair, in the work 
 		"--vdev net_memif1,role=$1,socket=$WORK/dlv.sock,socket-abstract=no,rsize=${2:-14}"
 }
 GW=
+GEN=
 cleanup_gen() {
+	[ -z "$GEN" ] || kill -TERM "$GEN" 2>/dev/null || true
 	[ -z "$GW" ] || kill -TERM "$GW" 2>/dev/null || true
 	rm -rf "/var/run/dpdk/$PREFIX" "/var/run/dpdk/$PREFIX-gen"
 }
 trap cleanup_gen EXIT
 
+val() { # val FILE EXPR: a value of dust-gen's JSON summary
+	/usr/bin/python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"
+}
 run() { # run NAME DLV_LOG2_RING DUST-GEN-ARGS...: one dustgw, one dust-gen
 	name=$1
 	ring=$2
@@ -57,25 +65,32 @@ run() { # run NAME DLV_LOG2_RING DUST-GEN-ARGS...: one dustgw, one dust-gen
 	rm -f net.sock dlv.sock
 	# shellcheck disable=SC2046
 	"$DUSTGW" --lcores "$(lcores "${WORKERS:-1}")" --no-huge -m 512 --no-pci \
-		--file-prefix "$PREFIX" $(memif server) -- --config "${CONF:-gw.conf}" --exit-on-idle "${GW_IDLE:-4000}" \
+		--file-prefix "$PREFIX" $(memif server) -- --config "${CONF:-gw.conf}" \
 		--stats-out "$name.stats" >"$name.gw.summary" 2>"$name.gw.log" &
 	GW=$!
 	for _ in $(seq 300); do [ -S dlv.sock ] && break; sleep 0.1; done
 	[ -S dlv.sock ] || { cat "$name.gw.log"; fail "dustgw did not create its memif sockets"; }
-	rc=0
+	rm -f "$name.json"
 	# shellcheck disable=SC2046,SC2086
 	timeout 120 "$DUSTGEN" --lcores "${GEN_LCORES:-0@0}" --no-huge -m 512 --no-pci \
 		--file-prefix "$PREFIX-gen" $(memif client "$ring") -- ${SRC:---store inv.store --clients 16} \
-		--size 300 --duration 2 --drain-ms 1500 --linger-ms "${LINGER:-6000}" \
-		--json "$name.json" "$@" >"$name.out" 2>"$name.log" || rc=$?
-	[ $rc = 0 ] || { cat "$name.log" "$name.out"; fail "dust-gen $name failed"; }
-	cat "$name.out"
+		--size 300 --duration 2 --drain-ms 1500 --linger-ms 10000 \
+		--json "$name.json" "$@" >"$name.out" 2>"$name.log" &
+	GEN=$!
+	# dust-gen writes its JSON after its drain, then lingers 10 s without
+	# polling: dustgw is stopped in that time (or once dust-gen has failed)
+	while kill -0 "$GEN" 2>/dev/null && ! val "$name.json" True >/dev/null 2>&1; do
+		sleep 0.1
+	done
+	kill -TERM "$GW" 2>/dev/null || true
 	wait "$GW" || { cat "$name.gw.log"; fail "dustgw ($name) exited with an error"; }
 	GW=
+	rc=0
+	wait "$GEN" || rc=$?
+	GEN=
+	[ $rc = 0 ] || { cat "$name.log" "$name.out"; fail "dust-gen $name failed"; }
+	cat "$name.out"
 	cat "$name.gw.summary"
-}
-val() { # val FILE EXPR: a value of dust-gen's JSON summary
-	/usr/bin/python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"
 }
 st() { sed -n "s/^$2 //p" "$1.stats"; }
 
@@ -105,11 +120,8 @@ echo "run 2: $(val run2.json 'r["result"]["rx"]') received, $lost2 lost on both 
 printf 'test-only password\n' >pw.txt
 "$INVITE" create --store inv.store --key server.key --server 10.0.0.1 --port 4433 \
 	--tunnel-net 10.9.0.0/16 --count 4 --out-dir texts --password-file pw.txt >/dev/null
-# Opening the texts (a password hash each, 0.4-0.7 s) and a 2-lcore EAL
-# took over 12 s on a loaded machine before dust-gen connected: dustgw
-# waits 20 s idle from its start, dust-gen lingers longer.
 SRC="--invites texts --password-file pw.txt" CONF=gw2.conf WORKERS=2 GEN_LCORES=$(lcores 1) \
-	GW_IDLE=20000 LINGER=24000 run run3 14 --pps 2000 --dir both
+	run run3 14 --pps 2000 --dir both
 [ "$(val run3.json 'r["clients"]')" = 4 ] || fail "run 3: not the 4 clients of the texts"
 [ "$(st run3 ctr.intro_first_use)" = 4 ] || fail "run 3: expected the 4 new invitations bound"
 for d in 'r["result"]' 'r["result"]["reverse"]'; do
