@@ -68,7 +68,8 @@ run() { # run NAME DLV_LOG2_RING DUST-GEN-ARGS...: one dustgw, one dust-gen
 		--file-prefix "$PREFIX" $(memif server) -- --config "${CONF:-gw.conf}" \
 		--stats-out "$name.stats" >"$name.gw.summary" 2>"$name.gw.log" &
 	GW=$!
-	for _ in $(seq 300); do [ -S dlv.sock ] && break; sleep 0.1; done
+	# memif sockets come after EAL start (over 10 s for ASan under load): up to 180 s
+	for _ in $(seq 1800); do [ -S dlv.sock ] && break; kill -0 $GW 2>/dev/null || break; sleep 0.1; done
 	[ -S dlv.sock ] || { cat "$name.gw.log"; fail "dustgw did not create its memif sockets"; }
 	rm -f "$name.json"
 	# shellcheck disable=SC2046,SC2086

@@ -80,6 +80,18 @@ fi
 trap 'ip netns del "$PREFIX" 2>/dev/null; cleanup' EXIT
 sed -i 's/^net = .*/net = net_null0/; s/^delivery = .*/delivery = net_tap0/; /^exit_on_idle_ms/d' gw.conf
 
+# banner_wait SUMMARY PID: until dustgw printed its start banner (or exited).
+# The banner comes after EAL start, which took over 10 s for an ASan build on
+# the loaded CI machine: up to 180 s, returning as soon as it is there.
+banner_wait() {
+	for _ in $(seq 1800); do
+		grep -qs "^dustgw: 1 invitations" "$1" && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
 # live NAME [EAL options]: start on net_tap in the namespace, bring the TAP up, stop
 live() {
 	name=$1
@@ -88,10 +100,7 @@ live() {
 		--file-prefix "$PREFIX" "$@" --vdev net_null0,no-rx=1 --vdev net_tap0,iface=dgwlive0 \
 		-- --config gw.conf --stats-out "$name.stats" >"$name.summary" 2>"$name.log" &
 	pid=$!
-	for _ in $(seq 100); do
-		grep -q "^dustgw: 1 invitations" "$name.summary" && break
-		sleep 0.1
-	done
+	banner_wait "$name.summary" $pid
 	grep -q "^dustgw: 1 invitations" "$name.summary" ||
 		{ kill -KILL $pid; cat "$name.log" "$name.summary" >&2; fail "$name: no start banner"; }
 	ip -n "$PREFIX" link set dgwlive0 up
@@ -130,10 +139,7 @@ idle() {
 		--file-prefix "$PREFIX" --vdev net_null0,no-rx=1 --vdev net_tap0,iface=dgwlive0 \
 		-- --config gw.conf >"idle-$1.summary" 2>"idle-$1.log" &
 	pid=$!
-	for _ in $(seq 100); do
-		grep -q "^dustgw: 1 invitations" "idle-$1.summary" && break
-		sleep 0.1
-	done
+	banner_wait "idle-$1.summary" $pid || { kill -KILL $pid; cat "idle-$1.log" >&2; fail "$1: no start banner"; }
 	sleep 0.5
 	task=$(grep -l "^rte-worker" /proc/$pid/task/*/comm | head -1)
 	task=${task%/comm}
