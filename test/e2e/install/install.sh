@@ -97,7 +97,7 @@ echo "$EXEC"
 # shellcheck disable=SC2086 # systemd splits ExecStart on spaces too
 $EXEC >gw.out 2>gw.err &
 GWPID=$!
-for _ in $(seq 300); do
+for _ in $(seq 1800); do
 	grep -q "^dustgw: 3 invitations" gw.out && break
 	kill -0 $GWPID 2>/dev/null || { cat gw.out gw.err; fail "dustgw exited at start"; }
 	sleep 0.1
