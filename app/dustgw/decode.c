@@ -300,7 +300,8 @@ void dgw_intro_live(struct dgw_worker *w, struct dust_session *s, struct dust_se
 	dgw_sess_publish(w, s, rx->mac);
 	if (rx->profile == DUST_PROFILE_QUIC) {
 		/* No chained data (SPEC §12.3): the answer is the server's first flight. */
-		if (dgw_pubwait_hold(w, s, m, rx, NULL, acc) && w->gw->cfg.clock == DGW_CLOCK_CAPTURE)
+		if (dgw_pubwait_hold(w, s, m, rx, NULL, acc) &&
+		    w->gw->cfg.clock == DGW_CLOCK_CAPTURE)
 			dgw_replay_publish_wait(w, s);
 		return;
 	}

@@ -152,9 +152,9 @@ struct dgw_worker {
 	unsigned npend;
 	struct dgw_pubwait *pubw; /* answers waiting for publication, oldest first (pubwait.c) */
 	unsigned nwait;
-	uint64_t pub_sent;          /* PUBLISH messages sent */
+	uint64_t pub_sent;         /* PUBLISH messages sent */
 	_Atomic uint64_t pub_done; /* of which the main lcore handled (written by main only) */
-	struct dgw_slow *slow; /* a ring of DGW_SLOW_MAX: slow_n from slow_head (slow.c) */
+	struct dgw_slow *slow;     /* a ring of DGW_SLOW_MAX: slow_n from slow_head (slow.c) */
 	unsigned slow_head, slow_n;
 	int64_t slow_credit; /* TSC cycles the queue may still take */
 	bool slow_running;

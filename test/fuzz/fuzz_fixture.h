@@ -20,7 +20,7 @@
 #include "quic.h"
 
 #define FZ_NOW_MS UINT64_C(1800000000000)
-#define FZ_NOW_S ((uint32_t)(FZ_NOW_MS / 1000))
+#define FZ_NOW_S  ((uint32_t)(FZ_NOW_MS / 1000))
 
 static inline void fz_die(const char *what)
 {
@@ -45,7 +45,8 @@ static inline void fz_invite(struct dust_invite *inv, const struct dust_identity
 {
 	memset(inv, 0, sizeof(*inv));
 	inv->suite = DUST_SUITE_CHACHA20POLY1305;
-	if (dust_ipaddr_parse(&inv->server, "192.0.2.1") || dust_ipaddr_parse(&inv->tunnel, "10.9.0.2"))
+	if (dust_ipaddr_parse(&inv->server, "192.0.2.1") ||
+	    dust_ipaddr_parse(&inv->tunnel, "10.9.0.2"))
 		fz_die("address");
 	inv->port = 4433;
 	inv->tunnel_prefix = 24;

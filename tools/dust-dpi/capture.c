@@ -96,7 +96,7 @@ static bool filter_keep(const struct dpi_filter *f, uint16_t sport, uint16_t dpo
 }
 
 static int add_dgram(struct dpi_capture *cap, const struct dpi_flow_key *k, const uint8_t *p,
-		     uint32_t len)
+                     uint32_t len)
 {
 	long flow = flow_find(cap, k);
 	uint8_t *copy = malloc(len);
@@ -123,7 +123,7 @@ static int add_dgram(struct dpi_capture *cap, const struct dpi_flow_key *k, cons
 
 /* p..end is an UDP header and payload of flow k (addresses filled in). */
 static int on_udp(struct dpi_capture *cap, const struct dpi_filter *f, struct dpi_flow_key *k,
-		  const uint8_t *p, const uint8_t *end, uint32_t ip_payload_len)
+                  const uint8_t *p, const uint8_t *end, uint32_t ip_payload_len)
 {
 	uint32_t ulen;
 
@@ -153,7 +153,7 @@ static int on_udp(struct dpi_capture *cap, const struct dpi_filter *f, struct dp
 }
 
 static int on_ipv4(struct dpi_capture *cap, const struct dpi_filter *f, const uint8_t *p,
-		   const uint8_t *end)
+                   const uint8_t *end)
 {
 	struct dpi_flow_key k = {.family = 4};
 	unsigned ihl, total;
@@ -176,7 +176,7 @@ not_udp:
 }
 
 static int on_ipv6(struct dpi_capture *cap, const struct dpi_filter *f, const uint8_t *p,
-		   const uint8_t *end)
+                   const uint8_t *end)
 {
 	struct dpi_flow_key k = {.family = 6};
 
@@ -191,7 +191,7 @@ static int on_ipv6(struct dpi_capture *cap, const struct dpi_filter *f, const ui
 }
 
 static int on_ip(struct dpi_capture *cap, const struct dpi_filter *f, const uint8_t *p,
-		 const uint8_t *end)
+                 const uint8_t *end)
 {
 	if (end - p < 1) {
 		cap->not_udp++;
@@ -203,7 +203,7 @@ static int on_ip(struct dpi_capture *cap, const struct dpi_filter *f, const uint
 }
 
 static int on_ethertype(struct dpi_capture *cap, const struct dpi_filter *f, uint16_t type,
-			const uint8_t *p, const uint8_t *end)
+                        const uint8_t *p, const uint8_t *end)
 {
 	while ((type == ETH_VLAN || type == ETH_QINQ) && end - p >= 4) {
 		type = be16(p + 2);
@@ -217,8 +217,8 @@ static int on_ethertype(struct dpi_capture *cap, const struct dpi_filter *f, uin
 	return 0;
 }
 
-static int on_frame(struct dpi_capture *cap, const struct dpi_filter *f, int dlt,
-		    const uint8_t *p, uint32_t caplen)
+static int on_frame(struct dpi_capture *cap, const struct dpi_filter *f, int dlt, const uint8_t *p,
+                    uint32_t caplen)
 {
 	const uint8_t *end = p + caplen;
 
@@ -271,7 +271,8 @@ int dpi_capture_read(struct dpi_capture *cap, const char *path, const struct dpi
 	}
 	if (!dlt_known(in.dlt)) {
 		fprintf(stderr, "dust-dpi: %s: link type %s is not supported\n", path,
-			pcap_datalink_val_to_name(in.dlt) ? pcap_datalink_val_to_name(in.dlt) : "?");
+		        pcap_datalink_val_to_name(in.dlt) ? pcap_datalink_val_to_name(in.dlt)
+		                                          : "?");
 		capfile_done(&in);
 		return -1;
 	}

@@ -40,8 +40,8 @@ struct world {
 
 static int fail(const char *what, int err)
 {
-	fprintf(stderr, "dpi-dustcap: %s: %s (%s)\n", what, err ? strerror(err < 0 ? -err : err) : "",
-		dust_last_error());
+	fprintf(stderr, "dpi-dustcap: %s: %s (%s)\n", what,
+	        err ? strerror(err < 0 ? -err : err) : "", dust_last_error());
 	return -1;
 }
 
@@ -90,7 +90,7 @@ static int setup_server(struct world *wd, unsigned clients)
 		struct dust_ipaddr ta = {.family = 4, .a = {10, 77, 0, (uint8_t)(2 + i)}};
 
 		rc = dust_invite_new(&p->inv, &wd->srv.id, &sa, SERVER_PORT, &ta, 24,
-				     wd->now_s + 3600);
+		                     wd->now_s + 3600);
 		if (rc < 0 || (rc = dust_store_add(wd->srv.store, &p->inv)) < 0)
 			return fail("invitation", rc);
 		if ((rc = dust_identity_generate(&p->id)) < 0)
@@ -115,15 +115,15 @@ static int server_rx(struct world *wd, struct peer *p, uint8_t *dg, size_t len, 
 	from.ip.a[0] = (uint8_t)(p->ip >> 24), from.ip.a[1] = (uint8_t)(p->ip >> 16);
 	from.ip.a[2] = (uint8_t)(p->ip >> 8), from.ip.a[3] = (uint8_t)p->ip;
 	if (intro) {
-		drop = dust_intro_accept(&wd->srv, dg, len, (uint64_t)wd->now_s * 1000, &from, &p->ss,
-					 &off, &info);
+		drop = dust_intro_accept(&wd->srv, dg, len, (uint64_t)wd->now_s * 1000, &from,
+		                         &p->ss, &off, &info);
 		if (drop != DUST_OK)
 			return fail(dust_drop_name(drop), 0);
 		if (endpoint_ip(&p->ss.peer) != p->ip)
 			return fail("server session peer", 0);
 	}
 	dust_datagram_open(&p->ss, &wd->srv.lim, wd->now_s, dg, len, off, segs, DUST_CHAIN_MAX,
-			   &drop);
+	                   &drop);
 	return drop == DUST_OK ? 0 : fail(dust_drop_name(drop), 0);
 }
 
@@ -133,7 +133,7 @@ static int client_rx(struct world *wd, struct peer *p, uint8_t *dg, size_t len)
 	enum dust_drop drop;
 
 	dust_datagram_open(&p->cs, &wd->srv.lim, wd->now_s, dg, len, 0, segs, DUST_CHAIN_MAX,
-			   &drop);
+	                   &drop);
 	return drop == DUST_OK ? 0 : fail(dust_drop_name(drop), 0);
 }
 
@@ -152,11 +152,12 @@ static int intro(struct world *wd, struct peer *p)
 	int n, m;
 
 	n = dust_intro_build(&p->inv, &p->id, &wd->rng, &wd->pad, (uint64_t)wd->now_s * 1000, dg,
-			     sizeof(dg), &p->cs);
+	                     sizeof(dg), &p->cs);
 	if (n < 0)
 		return fail("intro build", n);
 	m = dust_data_seal(&p->cs, &wd->rng, &wd->pad, wd->now_s, dg + n,
-			   inner_fill(wd, p, dg + n + DUST_DATA_PREFIX, 60), sizeof(dg) - (size_t)n);
+	                   inner_fill(wd, p, dg + n + DUST_DATA_PREFIX, 60),
+	                   sizeof(dg) - (size_t)n);
 	if (m < 0)
 		return fail("chained data", m);
 	if (capture(wd, p, true, dg, (size_t)(n + m)) < 0 ||
@@ -255,7 +256,7 @@ int main(int argc, char **argv)
 			if (exchange(&wd, &wd.peers[i], dust_rng_uniform(&wd.rng, 2)) < 0)
 				goto out;
 	fprintf(stderr, "dpi-dustcap: %u clients, %llu datagrams, %llu bytes, all opened\n",
-		clients, (unsigned long long)wd.packets, (unsigned long long)wd.bytes);
+	        clients, (unsigned long long)wd.packets, (unsigned long long)wd.bytes);
 	rc = 0;
 out:
 	if (pcapw_close(wd.w) < 0)
