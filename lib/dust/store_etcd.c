@@ -148,11 +148,6 @@ static void prefix_range(const struct etcd_store *es, char *k64, char *e64, char
 
 /* ---- HTTP ------------------------------------------------------------------ */
 
-/*
- * POST body to one endpoint: 0 and the parsed reply for a 200 that carries a
- * header (a real answer), -EAGAIN otherwise (refused, timed out, 503 on a
- * quorum loss, an error body): never mistaken for a failed compare.
- */
 /* libcurl's progress callback: a transfer ends within about a second of etcd_close. */
 static int stop_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
 {
@@ -160,6 +155,32 @@ static int stop_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, cu
 	return __atomic_load_n(&((struct etcd_store *)arg)->stop, __ATOMIC_RELAXED);
 }
 
+/*
+ * A POST of body to http://ep path, the reply to fn(arg), plain HTTP only:
+ * what the request and the watch share (the caller adds its own timeout).
+ */
+static void post_setup(struct etcd_store *es, CURL *c, char *url, size_t cap, const char *ep,
+                       const char *path, const char *body, curl_write_callback fn, void *arg)
+{
+	snprintf(url, cap, "http://%s%s", ep, path);
+	curl_easy_reset(c);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, fn);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, arg);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_MS);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, stop_progress);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, es);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
+}
+
+/*
+ * POST body to one endpoint: 0 and the parsed reply for a 200 that carries a
+ * header (a real answer), -EAGAIN otherwise (refused, timed out, 503 on a
+ * quorum loss, an error body): never mistaken for a failed compare.
+ */
 static int post_one(struct etcd_store *es, CURL *c, const char *ep, const char *path,
                     const char *body, long ms, json_t **out)
 {
@@ -168,19 +189,8 @@ static int post_one(struct etcd_store *es, CURL *c, const char *ep, const char *
 	long code = 0;
 	CURLcode rc;
 
-	snprintf(url, sizeof(url), "http://%s%s", ep, path);
-	curl_easy_reset(c);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, buf_write);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_MS);
+	post_setup(es, c, url, sizeof(url), ep, path, body, buf_write, &b);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, ms);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, stop_progress);
-	curl_easy_setopt(c, CURLOPT_XFERINFODATA, es);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
 	rc = curl_easy_perform(c);
 	if (rc == CURLE_OK)
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
@@ -724,19 +734,8 @@ static void watch_once(struct etcd_store *es, CURL *c, struct watch_ctx *w, cons
 	    "{\"create_request\":{\"key\":\"%s\",\"range_end\":\"%s\",\"start_revision\":\"%" PRId64
 	    "\"}}",
 	    k64, e64, etcd_revision(es) + 1);
-	snprintf(url, sizeof(url), "http://%s/v3/watch", ep);
-	curl_easy_reset(c);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, watch_write);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, w);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_MS);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, stop_progress);
-	curl_easy_setopt(c, CURLOPT_XFERINFODATA, es);
+	post_setup(es, c, url, sizeof(url), ep, "/v3/watch", body, watch_write, w);
 	curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
 	(void)curl_easy_perform(c);
 	buf_free(&w->b);
 }
