@@ -698,7 +698,7 @@ void BM_intro_accept(benchmark::State &state)
 			state.SkipWithError("dust_intro_build failed");
 			return;
 		}
-		enum dust_drop d = dust_intro_accept(&fx.srv, p.b, (size_t)p.len, p.ts_ms, &from,
+		enum dust_drop d = dust_intro_accept(&fx.srv, p.b, (size_t)p.len, p.ts_ms, &from,NULL, 
 		                                     &ss, &consumed, &info);
 		if (d != DUST_OK) {
 			state.SkipWithError(dust_drop_name(d));
@@ -743,7 +743,7 @@ void BM_intro_accept_first(benchmark::State &state)
 			state.SkipWithError("dust_intro_build failed");
 			return;
 		}
-		enum dust_drop d = dust_intro_accept(&fx.srv, p.b, (size_t)p.len, p.ts_ms, &from,
+		enum dust_drop d = dust_intro_accept(&fx.srv, p.b, (size_t)p.len, p.ts_ms, &from,NULL, 
 		                                     &ss, &consumed, &info);
 		if (d != DUST_OK || !info.first_use) {
 			state.SkipWithError(d != DUST_OK ? dust_drop_name(d) : "not a first use");
@@ -814,7 +814,7 @@ void BM_paired_intro(benchmark::State &state)
 		        [&] {
 			        return p.len > 0 &&
 			               dust_intro_accept(&fx.srv, p.b, (size_t)p.len, p.ts_ms,
-			                                 &from, &ss, &consumed, &info) == DUST_OK;
+			                                 &from, NULL, &ss, &consumed, &info) == DUST_OK;
 		        },
 		        t_x, t_intro)) {
 			state.SkipWithError("paired intro: accept or X25519 failed");
@@ -1022,7 +1022,7 @@ struct quic_intro_pkt {
 	uint8_t b[DUST_QUIC_CLIENT_DGRAM];
 	int len;
 	uint64_t ts_ms;
-	struct dust_quic_eph eph;
+	struct dust_eph eph;
 };
 
 /* As intro_refill: Initials of inv each 1 ms newer, ephemerals made off the clock. */
@@ -1036,7 +1036,7 @@ void quic_refill(intro_fixture &fx, const struct dust_invite *inv,
 		p.ts_ms = ++ts;
 		p.len = dust_quic_intro_build(inv, &fx.client, &fx.rng, p.ts_ms, p.b, sizeof(p.b),
 		                              &qc);
-		if (dust_quic_eph_generate(&p.eph) != 0)
+		if (dust_eph_generate(&p.eph) != 0)
 			p.len = -1;
 	}
 	dust_quic_client_wipe(&qc);

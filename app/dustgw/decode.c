@@ -119,8 +119,13 @@ static void send_keepalive(struct dgw_worker *w, struct dust_session *s, uint64_
 		return;
 	}
 	pkt = rte_pktmbuf_mtod(c, uint8_t *) + outer;
-	r = dust_data_seal(s, &w->rng, &w->gw->cfg.pad, w->now_s, pkt + pre, 0,
-	                   rte_pktmbuf_tailroom(c) - outer - pre);
+	/* the first keepalive of a random-profile session is its intro's answer (SPEC §5.1) */
+	if (s->hs_pending)
+		r = dust_intro_answer_build(s, &w->rng, &w->gw->cfg.pad, w->now_s, pkt,
+		                            rte_pktmbuf_tailroom(c) - outer);
+	else
+		r = dust_data_seal(s, &w->rng, &w->gw->cfg.pad, w->now_s, pkt + pre, 0,
+		                   rte_pktmbuf_tailroom(c) - outer - pre);
 	if (r >= 0 && pre)
 		dust_quic_short_put(s, &w->rng, pkt);
 	if (r < 0 ||
@@ -244,11 +249,16 @@ void dgw_intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_r
 	}
 	if (!s)
 		memset(&tmp, 0, sizeof(tmp));
-	if (rx->profile == DUST_PROFILE_QUIC)
+	if (rx->profile == DUST_PROFILE_QUIC) {
 		d = dgw_quic_accept(w, rx, s ? s : &tmp, &acc, &info);
-	else
-		d = dust_intro_accept(&w->gw->srv, rx->dg, rx->len, w->now_ms, &rx->ep,
+	} else {
+		const struct dust_eph *eph = dgw_eph_peek(w);
+
+		d = dust_intro_accept(&w->gw->srv, rx->dg, rx->len, w->now_ms, &rx->ep, eph,
 		                      s ? s : &tmp, &consumed, &info);
+		if (d == DUST_OK)
+			dgw_eph_spent(w, eph);
+	}
 	if (d != DUST_OK) {
 		if (s)
 			dust_session_table_release(w->tab, s);

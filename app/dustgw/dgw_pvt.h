@@ -129,8 +129,8 @@ struct dgw_worker {
 	struct rte_eth_dev_tx_buffer *net_txb;
 	struct rte_eth_dev_tx_buffer *dlv_txb;
 	struct dust_rng rng;
-	/* quic profile: server ephemerals made off the packet path (housekeeping) */
-	struct dust_quic_eph eph[DGW_EPH_POOL];
+	/* server ephemerals made off the packet path (housekeeping, eph.c) */
+	struct dust_eph eph[DGW_EPH_POOL];
 	unsigned neph;
 	struct rte_hash *cid_map; /* server CID -> quic session, for address moves */
 	uint32_t now_s;
@@ -265,7 +265,12 @@ void dgw_pubwait_free(struct dgw_worker *w);
 /* quic.c: the quic profile's gateway side (SPEC §12) */
 int dgw_quic_worker_init(struct dgw_worker *w);
 void dgw_quic_worker_free(struct dgw_worker *w);
-void dgw_quic_eph_refill(struct dgw_worker *w);
+
+/* eph.c: the server shares of accepted intros */
+void dgw_eph_refill(struct dgw_worker *w);
+const struct dust_eph *dgw_eph_peek(const struct dgw_worker *w);
+void dgw_eph_spent(struct dgw_worker *w, const struct dust_eph *eph);
+void dgw_eph_free(struct dgw_worker *w);
 enum dust_drop dgw_quic_accept(struct dgw_worker *w, const struct dgw_rx *rx,
                                struct dust_session *s, struct dust_quic_accept *acc,
                                struct dust_intro_info *info);

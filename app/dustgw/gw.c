@@ -128,6 +128,7 @@ void dgw_destroy(struct dgw *gw)
 		dgw_pubwait_free(w);
 		dgw_slow_free(w);
 		dgw_quic_worker_free(w);
+		dgw_eph_free(w);
 		rte_free(w->net_txb);
 		rte_free(w->dlv_txb);
 		dust_rng_wipe(&w->rng);

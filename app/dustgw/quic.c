@@ -50,17 +50,6 @@ void dgw_quic_worker_free(struct dgw_worker *w)
 {
 	rte_hash_free(w->cid_map);
 	w->cid_map = NULL;
-	for (unsigned i = 0; i < w->neph; i++)
-		dust_quic_eph_wipe(&w->eph[i]);
-	w->neph = 0;
-}
-
-/* One X25519 base-point multiplication per call: housekeeping keeps the pool full. */
-void dgw_quic_eph_refill(struct dgw_worker *w)
-{
-	if (w->gw->cfg.quic_port && w->neph < DGW_EPH_POOL &&
-	    dust_quic_eph_generate(&w->eph[w->neph]) == 0)
-		w->neph++;
 }
 
 void dgw_quic_cid_add(struct dgw_worker *w, struct dust_session *s)
@@ -89,20 +78,13 @@ enum dust_drop dgw_quic_accept(struct dgw_worker *w, const struct dgw_rx *rx,
                                struct dust_session *s, struct dust_quic_accept *acc,
                                struct dust_intro_info *info)
 {
-	struct dust_quic_eph eph;
+	const struct dust_eph *eph = dgw_eph_peek(w);
 	enum dust_drop d;
 
-	/* an ephemeral from the pool; made here only when intros outrun housekeeping */
-	if (w->neph) {
-		eph = w->eph[--w->neph];
-		dust_quic_eph_wipe(&w->eph[w->neph]);
-	} else if (dust_quic_eph_generate(&eph) != 0) {
-		return DUST_DROP_INTRO_AUTH;
-	}
-	d = dust_quic_intro_accept(&w->gw->srv, &w->rng, rx->dg, rx->len, w->now_ms, &rx->ep, &eph,
+	d = dust_quic_intro_accept(&w->gw->srv, &w->rng, rx->dg, rx->len, w->now_ms, &rx->ep, eph,
 	                           s, acc, info);
-	/* used or not, an ephemeral that met a datagram is never used again */
-	dust_quic_eph_wipe(&eph);
+	if (d == DUST_OK)
+		dgw_eph_spent(w, eph);
 	return d;
 }
 

@@ -35,7 +35,7 @@ static void housekeeping(struct dgw_worker *w, uint64_t now_tsc, uint64_t *next_
 	DUST_PROF_LAP(TX);
 	clock_update(w);
 	dgw_worker_inbox(w);
-	dgw_quic_eph_refill(w);
+	dgw_eph_refill(w);
 	if (now_tsc >= *next_expire && gw->cfg.clock == DGW_CLOCK_REAL) {
 		dgw_worker_expire(w);
 		*next_expire = now_tsc + rte_get_tsc_hz();

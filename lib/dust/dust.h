@@ -74,6 +74,8 @@ enum dust_drop {
 	DUST_DROP_INTRO_REVOKED,   /**< invitation revoked (dust-invite revoke) */
 	/** etcd store: no quorum (or no member) to commit a first binding */
 	DUST_DROP_STORE_UNAVAILABLE,
+	/** intro older than the server's start: a crash may have lost its freshness */
+	DUST_DROP_INTRO_EARLY,
 	DUST_DROP_MAX
 };
 
@@ -278,6 +280,19 @@ struct dust_session {
 		uint64_t epoch; /**< 0 = empty */
 		uint64_t w[DUST_KEY_BYTES / 8];
 	} txk[2];
+	/*
+	 * The random profile's answer (SPEC.md §5.1), while hs_pending: a
+	 * client holds its ephemeral secret and the intro's PRK until the
+	 * answer opens; a server holds the sealed answer block until it is sent.
+	 */
+	uint8_t hs_pending;
+	union {
+		struct {
+			uint8_t esk[DUST_KEY_BYTES]; /**< client: e */
+			uint8_t prk[DUST_KEY_BYTES]; /**< client: the intro's PRK (§4) */
+		} intro;
+		uint8_t answer[DUST_ANSWER_BYTES]; /**< server: the answer block */
+	} hs;
 };
 
 void dust_session_wipe(struct dust_session *s);
@@ -481,12 +496,30 @@ struct dust_server {
 	struct dust_identity id;
 	struct dust_store *store;
 	struct dust_limits lim;
+	/**
+	 * Intros with a timestamp at or before this (unix ms) are refused
+	 * [intro_early]: set to the server's start when the freshness it had
+	 * before may be lost (a crash), so no intro accepted before the start
+	 * is accepted again. 0: no floor.
+	 */
+	uint64_t floor_ms;
 };
+
+/** A server ephemeral key pair (the answer's share), made off the packet path. */
+struct dust_eph {
+	uint8_t sk[DUST_KEY_BYTES];
+	uint8_t pk[DUST_PK_BYTES];
+};
+
+int dust_eph_generate(struct dust_eph *eph);
+void dust_eph_wipe(struct dust_eph *eph);
 
 /**
  * Client: build an intro for inv at out (cap bytes of room), with a fresh
- * ephemeral key, and fill s (client role) with the session keys. Data may be
- * chained after it with dust_data_seal(s, ..., out + return value, ...).
+ * ephemeral key, and fill s (client role) with the intro's keys. Data may be
+ * chained after it with dust_data_seal(s, ..., out + return value, ...):
+ * sealed under the 0-RTT key (replayable, SPEC.md §5.1), as is anything s
+ * seals before the answer. s opens nothing until dust_intro_answer_open.
  * Returns the intro's length or -errno.
  */
 DUST_MUST_CHECK int dust_intro_build(const struct dust_invite *inv,
@@ -505,13 +538,35 @@ struct dust_intro_info {
  * inside the store). Nothing changes unless the intro authenticates and is
  * newer than the last one for its invitation; then the binding is persisted
  * (first use), the replay state advances and s is filled (server role, peer
- * set from from). *consumed is the intro's length: chained data follows.
+ * set from from) with its answer pending. *consumed is the intro's length:
+ * chained data follows. eph is the server share of this acceptance, used
+ * only once the intro is authenticated and never again by the caller if
+ * DUST_OK; NULL: one is made here (then, and only then, a keygen).
  */
 DUST_MUST_CHECK enum dust_drop dust_intro_accept(struct dust_server *srv, const uint8_t *pkt,
                                                  size_t len, uint64_t now_ms,
                                                  const struct dust_endpoint *from,
+                                                 const struct dust_eph *eph,
                                                  struct dust_session *s, size_t *consumed,
                                                  struct dust_intro_info *info);
+
+/**
+ * Server: write s's answer at out (cap bytes): the answer block, then a
+ * keepalive sealed as dust_data_seal would. Only while s->hs_pending; the
+ * block is wiped from s once written. Returns the length or -errno.
+ */
+DUST_MUST_CHECK int dust_intro_answer_build(struct dust_session *s, struct dust_rng *rng,
+                                            const struct dust_pad *pad, uint32_t now_s,
+                                            uint8_t *out, size_t cap);
+
+/**
+ * Client: open the answer block at dg[0..len) for s (hs_pending). On DUST_OK
+ * s holds the session's keys (receive, and send from key epoch 1 on), its
+ * pending secrets are wiped and *consumed is the block's length: the data
+ * packets after it open with dust_datagram_open. On any drop s is unchanged.
+ */
+DUST_MUST_CHECK enum dust_drop dust_intro_answer_open(struct dust_session *s, const uint8_t *dg,
+                                                      size_t len, size_t *consumed);
 
 /* ---- Session table (session.c) ---------------------------------------------- */
 

@@ -91,12 +91,16 @@ void kdf_prk(uint8_t prk[DUST_KEY_BYTES], const uint8_t key[DUST_KEY_BYTES], con
              const struct kdf_part *parts, unsigned n);
 /* Every session key from one PRK (§4's split; the quic profile's prk2 too, §12.3). */
 void dust_session_keys_split(struct dust_session_keys *k, const uint8_t prk[DUST_KEY_BYTES]);
-/* dh_es = DH(e, S), dh_cs = DH(c, S); transcript = intro bytes [0, PAD_OFF). */
-void dust_session_keys_derive(struct dust_session_keys *k, const uint8_t secret[DUST_KEY_BYTES],
-                              const uint8_t dh_es[DUST_KEY_BYTES],
-                              const uint8_t dh_cs[DUST_KEY_BYTES],
-                              const uint8_t server_pk[DUST_PK_BYTES], const uint8_t *transcript,
-                              size_t transcript_len);
+/* The intro's PRK (§4): dh_es = DH(e, S), dh_cs = DH(c, S); transcript = bytes [0, PAD_OFF). */
+void dust_intro_prk(uint8_t prk[DUST_KEY_BYTES], const uint8_t secret[DUST_KEY_BYTES],
+                    const uint8_t dh_es[DUST_KEY_BYTES], const uint8_t dh_cs[DUST_KEY_BYTES],
+                    const uint8_t server_pk[DUST_PK_BYTES], const uint8_t *transcript,
+                    size_t transcript_len);
+/* K_ans, the answer block's key, from the intro's PRK (§5.1). */
+void dust_answer_key(uint8_t key[DUST_KEY_BYTES], const uint8_t prk[DUST_KEY_BYTES]);
+/* The session PRK once the server's share is known: prk2 = f(prk, DH(e_s, E), E_s) (§5.1). */
+void dust_answer_prk(uint8_t prk2[DUST_KEY_BYTES], const uint8_t prk[DUST_KEY_BYTES],
+                     const uint8_t dh_ee[DUST_KEY_BYTES], const uint8_t share[DUST_PK_BYTES]);
 /* Confirmation MAC over the intro's bytes before the confirm field. */
 void dust_intro_confirm(const struct dust_session_keys *k, const uint8_t *intro, size_t len,
                         uint8_t out[DUST_CONFIRM_BYTES]);

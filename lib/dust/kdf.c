@@ -11,6 +11,7 @@
 #include "dust_pvt.h"
 
 static const char session_label[] = "dust v2 session";
+static const char answer_label[] = "dust v2 answer";
 
 DUST_EXPORT void dust_invite_derive(const struct dust_invite *inv, struct dust_invite_keys *keys)
 {
@@ -43,22 +44,32 @@ void kdf_prk(uint8_t prk[DUST_KEY_BYTES], const uint8_t key[DUST_KEY_BYTES], con
 	sodium_memzero(&st, sizeof(st));
 }
 
-void dust_session_keys_derive(struct dust_session_keys *k, const uint8_t secret[DUST_KEY_BYTES],
-                              const uint8_t dh_es[DUST_KEY_BYTES],
-                              const uint8_t dh_cs[DUST_KEY_BYTES],
-                              const uint8_t server_pk[DUST_PK_BYTES], const uint8_t *transcript,
-                              size_t transcript_len)
+void dust_intro_prk(uint8_t prk[DUST_KEY_BYTES], const uint8_t secret[DUST_KEY_BYTES],
+                    const uint8_t dh_es[DUST_KEY_BYTES], const uint8_t dh_cs[DUST_KEY_BYTES],
+                    const uint8_t server_pk[DUST_PK_BYTES], const uint8_t *transcript,
+                    size_t transcript_len)
 {
 	/* prk = BLAKE2b-256(key = invitation secret, label | es | cs | S | transcript) */
 	const struct kdf_part parts[] = {{dh_es, DUST_KEY_BYTES},
 	                                 {dh_cs, DUST_KEY_BYTES},
 	                                 {server_pk, DUST_PK_BYTES},
 	                                 {transcript, transcript_len}};
-	uint8_t prk[DUST_KEY_BYTES];
 
 	kdf_prk(prk, secret, session_label, parts, sizeof(parts) / sizeof(parts[0]));
-	dust_session_keys_split(k, prk);
-	sodium_memzero(prk, sizeof(prk));
+}
+
+void dust_answer_key(uint8_t key[DUST_KEY_BYTES], const uint8_t prk[DUST_KEY_BYTES])
+{
+	crypto_kdf_derive_from_key(key, DUST_KEY_BYTES, DUST_KDF_ANSWER, DUST_KDF_CTX_SESSION, prk);
+}
+
+void dust_answer_prk(uint8_t prk2[DUST_KEY_BYTES], const uint8_t prk[DUST_KEY_BYTES],
+                     const uint8_t dh_ee[DUST_KEY_BYTES], const uint8_t share[DUST_PK_BYTES])
+{
+	/* prk2 = BLAKE2b-256(key = prk, label | ee | E_s) */
+	const struct kdf_part parts[] = {{dh_ee, DUST_KEY_BYTES}, {share, DUST_PK_BYTES}};
+
+	kdf_prk(prk2, prk, answer_label, parts, sizeof(parts) / sizeof(parts[0]));
 }
 
 void dust_session_keys_split(struct dust_session_keys *k, const uint8_t prk[DUST_KEY_BYTES])
@@ -104,6 +115,8 @@ void dust_session_keys_install(struct dust_session *s, const struct dust_session
 	memcpy(s->rx_upd, client ? k->s2c_upd : k->c2s_upd, DUST_KEY_BYTES);
 	dust_replay_init(&s->replay);
 	__atomic_store_n(&s->tx_counter, 0, __ATOMIC_RELAXED);
+	sodium_memzero(&s->hs, sizeof(s->hs));
+	s->hs_pending = 0;
 	s->role = (uint8_t)role;
 	s->suite = suite;
 	/* Epoch 1 ready on both sides before the session is published. */

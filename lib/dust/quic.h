@@ -68,14 +68,6 @@ void dust_quic_client_wipe(struct dust_quic_client *qc);
 
 /* ---- Server ------------------------------------------------------------- */
 
-/** A server ephemeral key pair, made off the packet path (a pool). */
-struct dust_quic_eph {
-	uint8_t sk[DUST_KEY_BYTES];
-	uint8_t pk[DUST_PK_BYTES];
-};
-
-int dust_quic_eph_generate(struct dust_quic_eph *eph);
-void dust_quic_eph_wipe(struct dust_quic_eph *eph);
 
 /** What the answer needs from an accepted Initial. */
 struct dust_quic_accept {
@@ -96,7 +88,7 @@ struct dust_quic_accept {
 DUST_MUST_CHECK enum dust_drop
 dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint8_t *dg, size_t len,
                        uint64_t now_ms, const struct dust_endpoint *from,
-                       const struct dust_quic_eph *eph, struct dust_session *s,
+                       const struct dust_eph *eph, struct dust_session *s,
                        struct dust_quic_accept *acc, struct dust_intro_info *info);
 
 /**

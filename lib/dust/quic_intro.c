@@ -369,6 +369,7 @@ struct accept_tmp {
 	uint8_t nonce[DUST_XNONCE_BYTES];
 	uint8_t es[DUST_KEY_BYTES], cs[DUST_KEY_BYTES], ee[DUST_KEY_BYTES];
 	uint8_t prk[DUST_KEY_BYTES];
+	struct dust_eph eph; /* made here when the caller has none */
 	uint8_t confirm[DUST_CONFIRM_BYTES], mac[DUST_CONFIRM_BYTES];
 };
 
@@ -415,6 +416,8 @@ static enum dust_drop check_intro(struct dust_server *srv, const struct quic_lon
 		return DUST_DROP_INTRO_WRONG_KEY;
 	if (!dust_intro_ts_ok(le64_get(t->pt + DUST_PK_BYTES), now_ms, &srv->lim))
 		return DUST_DROP_INTRO_STALE;
+	if (le64_get(t->pt + DUST_PK_BYTES) <= srv->floor_ms)
+		return DUST_DROP_INTRO_EARLY;
 	/* a replayed or duplicated Initial costs no X25519 (checked again at commit) */
 	d = dust_intro_fresh(&t->v, le64_get(t->pt + DUST_PK_BYTES), t->nonce);
 	if (d != DUST_OK)
@@ -450,7 +453,7 @@ static void server_session(struct dust_session *s, struct dust_rng *rng,
 DUST_EXPORT enum dust_drop
 dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint8_t *dg, size_t len,
                        uint64_t now_ms, const struct dust_endpoint *from,
-                       const struct dust_quic_eph *eph, struct dust_session *s,
+                       const struct dust_eph *eph, struct dust_session *s,
                        struct dust_quic_accept *acc, struct dust_intro_info *info)
 {
 	/* on the stack (5 KiB): an allocation per Initial would cost a flood more than it */
@@ -470,6 +473,11 @@ dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint
 	d = open_fields(srv, &qh, t, &e);
 	if (d == DUST_OK)
 		d = check_intro(srv, &qh, t, e, ch_len, now_ms);
+	/* the server share: only an authenticated Initial costs its keygen */
+	if (d == DUST_OK && !eph && dust_eph_generate(&t->eph) != 0)
+		d = DUST_DROP_INTRO_AUTH;
+	if (!eph)
+		eph = &t->eph;
 	if (d == DUST_OK && crypto_scalarmult(t->ee, eph->sk, t->h.x25519) != 0)
 		d = DUST_DROP_INTRO_AUTH;
 	if (d == DUST_OK)
@@ -493,17 +501,6 @@ dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint
 out_wipe:
 	sodium_memzero(t, sizeof(*t));
 	return d;
-}
-
-DUST_EXPORT int dust_quic_eph_generate(struct dust_quic_eph *eph)
-{
-	randombytes_buf(eph->sk, sizeof(eph->sk));
-	return crypto_scalarmult_base(eph->pk, eph->sk) == 0 ? 0 : -EINVAL;
-}
-
-DUST_EXPORT void dust_quic_eph_wipe(struct dust_quic_eph *eph)
-{
-	sodium_memzero(eph, sizeof(*eph));
 }
 
 /* ---- server answer ----------------------------------------------------------- */

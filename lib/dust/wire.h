@@ -83,6 +83,8 @@ enum dust_intro_layout {
 	DUST_INTRO_MIN_BYTES = DUST_INTRO_PAD_OFF + DUST_CONFIRM_BYTES, /* 148 */
 	DUST_INTRO_PAD_MAX = 1024,
 	DUST_EPOCH_S = 120, /* intro tag rotation period */
+	/* flags: the client takes the server's share in the answer (§5.1); required */
+	DUST_INTRO_FLAG_SHARE = 1,
 };
 
 /* Encrypted under K_intro (XChaCha20-Poly1305, AD = tag). */
@@ -94,6 +96,17 @@ struct dust_wire_intro_pt {
 	uint8_t flags[2];                 /* zero in v2 */
 };
 static_assert(sizeof(struct dust_wire_intro_pt) == DUST_INTRO_PT_BYTES, "intro plaintext layout");
+
+/*
+ * The server's answer to an intro (SPEC.md §5.1): its fresh ephemeral E_s
+ * sealed under K_ans, then data packets (at least a keepalive) under the
+ * keys that take DH(e_s, E).
+ */
+enum dust_answer_layout {
+	DUST_ANSWER_NONCE_OFF = 0, /* nonce = BLAKE2b-192(key = K_ans, E_s) */
+	DUST_ANSWER_CT_OFF = DUST_ANSWER_NONCE_OFF + DUST_XNONCE_BYTES,     /* 24 */
+	DUST_ANSWER_BYTES = DUST_ANSWER_CT_OFF + DUST_PK_BYTES + DUST_MAC_BYTES, /* 72 */
+};
 
 /* ---- Data packet (SPEC.md §6) ------------------------------------------ */
 
@@ -154,6 +167,7 @@ enum dust_kdf_id {
 	DUST_KDF_CONFIRM = 5,
 	DUST_KDF_C2S_UPD = 6, /* key-update secret, client to server */
 	DUST_KDF_S2C_UPD = 7,
+	DUST_KDF_ANSWER = 8, /* intro PRK -> K_ans, the answer's AEAD key (§5.1) */
 };
 
 #endif /* DUST_WIRE_H */

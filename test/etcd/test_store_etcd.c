@@ -86,7 +86,7 @@ static enum dust_drop accept_bytes(struct gw *g, const uint8_t *buf, int n, uint
 	struct dust_intro_info info = {0};
 	size_t used = 0;
 	enum dust_drop d =
-	    dust_intro_accept(&g->srv, buf, (size_t)n, now_ms, &from, &ss, &used, &info);
+	    dust_intro_accept(&g->srv, buf, (size_t)n, now_ms, &from, NULL, &ss, &used, &info);
 
 	*first = info.first_use;
 	dust_session_wipe(&ss);

@@ -195,7 +195,7 @@ static inline void fz_quic_client(const struct dust_invite *inv, uint8_t *dg, si
 }
 
 /* The server ephemeral of the seed answer (a fixed key: the harness needs no match). */
-static inline void fz_quic_eph(struct dust_quic_eph *eph)
+static inline void fz_quic_eph(struct dust_eph *eph)
 {
 	memset(eph->sk, 0x66, sizeof(eph->sk));
 	crypto_scalarmult_base(eph->pk, eph->sk);

@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fz_gw_next(&gw);
 	fz_gw_entry_reset(&gw);
 	memset(&s, 0, sizeof(s));
-	d = dust_intro_accept(&gw.srv, data, size, FZ_NOW_MS, &from, &s, &consumed, &info);
+	d = dust_intro_accept(&gw.srv, data, size, FZ_NOW_MS, &from, NULL, &s, &consumed, &info);
 	if (gw.verbose)
 		fprintf(stderr, "intro: %zu bytes: %s\n", size, dust_drop_name(d));
 	if (d >= DUST_DROP_MAX)
@@ -56,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		chained(&s, data, size, consumed);
 		memset(&s2, 0, sizeof(s2));
-		if (dust_intro_accept(&gw.srv, data, size, FZ_NOW_MS, &from, &s2, &c2, &info) !=
+		if (dust_intro_accept(&gw.srv, data, size, FZ_NOW_MS, &from, NULL, &s2, &c2, &info) !=
 		    DUST_DROP_INTRO_DUP)
 			abort();
 	}

@@ -15,7 +15,7 @@
 
 static struct fz_gw gw;
 static struct dust_quic_client qc0; /* the pending client, restored per input */
-static struct dust_quic_eph eph;
+static struct dust_eph eph;
 static struct dust_rng rng;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -196,7 +196,7 @@ static void quic_seeds(void)
 	struct dust_invite inv;
 	struct dust_quic_client qc;
 	struct dust_quic_accept acc;
-	struct dust_quic_eph eph;
+	struct dust_eph eph;
 	struct dust_session s;
 	struct dust_endpoint from = {.ip = {.family = 4, .a = {198, 51, 100, 7}}, .port = 5555};
 	uint8_t dg[DUST_QUIC_CLIENT_DGRAM], ans[1500];

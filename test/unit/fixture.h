@@ -93,6 +93,29 @@ static inline struct dust_endpoint fix_endpoint(const char *ip, uint16_t port)
 	return ep;
 }
 
+/*
+ * The server's answer from ss, opened by cs (SPEC.md §5.1): both ends then
+ * hold the session's keys. Checks the keepalive after the block opens.
+ */
+static inline void fix_answer(struct fixture *f, struct dust_session *ss, struct dust_session *cs,
+                              uint32_t now_s)
+{
+	uint8_t ans[512];
+	struct dust_seg seg[2];
+	enum dust_drop drop;
+	size_t used = 0;
+	int n = dust_intro_answer_build(ss, &f->rng, &f->pad, now_s, ans, sizeof(ans));
+
+	CHECK(n > DUST_ANSWER_BYTES);
+	if (n <= 0)
+		return;
+	CHECK_EQ(dust_intro_answer_open(cs, ans, (size_t)n, &used), DUST_OK);
+	CHECK_EQ(used, (size_t)DUST_ANSWER_BYTES);
+	CHECK_EQ(dust_datagram_open(cs, &f->lim, now_s, ans, (size_t)n, used, seg, 2, &drop), 1u);
+	CHECK_EQ(drop, DUST_OK);
+	CHECK_EQ(seg[0].len, 0);
+}
+
 /* Intro from the fixture's client at now_ms; returns the server's verdict. */
 static inline enum dust_drop fix_connect(struct fixture *f, uint64_t now_ms)
 {
@@ -102,10 +125,15 @@ static inline enum dust_drop fix_connect(struct fixture *f, uint64_t now_ms)
 	int n = dust_intro_build(&f->inv, &f->client, &f->rng, &f->pad, now_ms, buf, sizeof(buf),
 	                         &f->cs);
 
+	enum dust_drop d;
+
 	CHECK(n >= DUST_INTRO_MIN_BYTES);
 	if (n < 0)
 		return DUST_DROP_MAX;
-	return dust_intro_accept(&f->srv, buf, (size_t)n, now_ms, &from, &f->ss, &used, NULL);
+	d = dust_intro_accept(&f->srv, buf, (size_t)n, now_ms, &from, NULL, &f->ss, &used, NULL);
+	if (d == DUST_OK)
+		fix_answer(f, &f->ss, &f->cs, (uint32_t)(now_ms / 1000));
+	return d;
 }
 
 #endif

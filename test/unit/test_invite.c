@@ -118,14 +118,14 @@ static void test_intro_dup_and_replay(void)
 	fix_init(&f);
 	n = dust_intro_build(&f.inv, &f.client, &f.rng, &f.pad, FIX_NOW_MS, intro, sizeof(intro),
 	                     &f.cs);
-	CHECK_EQ(dust_intro_accept(&f.srv, intro, (size_t)n, FIX_NOW_MS, &a, &s1, &used, NULL),
+	CHECK_EQ(dust_intro_accept(&f.srv, intro, (size_t)n, FIX_NOW_MS, &a, NULL, &s1, &used, NULL),
 	         DUST_OK);
 	memset(&s2, 0x5a, sizeof(s2));
 	before = s2;
 	/* the same bytes again, from anywhere: a no-op that fills nothing */
-	CHECK_EQ(dust_intro_accept(&f.srv, intro, (size_t)n, FIX_NOW_MS + 10, &a, &s2, &used, NULL),
+	CHECK_EQ(dust_intro_accept(&f.srv, intro, (size_t)n, FIX_NOW_MS + 10, &a, NULL, &s2, &used, NULL),
 	         DUST_DROP_INTRO_DUP);
-	CHECK_EQ(dust_intro_accept(&f.srv, intro, (size_t)n, FIX_NOW_MS + 10, &b, &s2, &used, NULL),
+	CHECK_EQ(dust_intro_accept(&f.srv, intro, (size_t)n, FIX_NOW_MS + 10, &b, NULL, &s2, &used, NULL),
 	         DUST_DROP_INTRO_DUP);
 	CHECK(memcmp(&s2, &before, sizeof(s2)) == 0);
 	/* an older intro of the same client, replayed later */
@@ -136,7 +136,7 @@ static void test_intro_dup_and_replay(void)
 		                         sizeof(old), &tmp);
 
 		CHECK_EQ(
-		    dust_intro_accept(&f.srv, old, (size_t)m, FIX_NOW_MS, &b, &s2, &used, NULL),
+		    dust_intro_accept(&f.srv, old, (size_t)m, FIX_NOW_MS, &b, NULL, &s2, &used, NULL),
 		    DUST_DROP_INTRO_REPLAY);
 	}
 	/* outside the timestamp window */
@@ -147,7 +147,7 @@ static void test_intro_dup_and_replay(void)
 		                         sizeof(fut), &tmp);
 
 		CHECK_EQ(
-		    dust_intro_accept(&f.srv, fut, (size_t)m, FIX_NOW_MS, &b, &s2, &used, NULL),
+		    dust_intro_accept(&f.srv, fut, (size_t)m, FIX_NOW_MS, &b, NULL, &s2, &used, NULL),
 		    DUST_DROP_INTRO_STALE);
 	}
 	fix_fini(&f);
@@ -171,7 +171,7 @@ static void test_intro_expired_and_unknown(void)
 	CHECK(dust_invite_new(&other, &f.server, &addr, 4433, &tun, 24, FIX_NOW_S + 10) == 0);
 	n = dust_intro_build(&other, &f.client, &f.rng, &f.pad, FIX_NOW_MS, intro, sizeof(intro),
 	                     &s);
-	CHECK_EQ(dust_intro_accept(&f.srv, intro, (size_t)n, FIX_NOW_MS, &a, &s, &used, NULL),
+	CHECK_EQ(dust_intro_accept(&f.srv, intro, (size_t)n, FIX_NOW_MS, &a, NULL, &s, &used, NULL),
 	         DUST_DROP_INTRO_UNKNOWN);
 	/* an unused invitation past its expiry */
 	f.inv.expiry = FIX_NOW_S - 1;

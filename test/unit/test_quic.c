@@ -58,7 +58,7 @@ struct hs {
 	uint8_t intro[1500], answer[1500];
 	int intro_len, answer_len;
 	struct dust_quic_client qc;
-	struct dust_quic_eph eph;
+	struct dust_eph eph;
 	struct dust_quic_accept acc;
 };
 
@@ -77,7 +77,7 @@ static void handshake(struct fixture *f, struct hs *h)
 	                                     sizeof(h->intro), &h->qc);
 	CHECK_EQ(h->intro_len, DUST_QUIC_CLIENT_DGRAM);
 	CHECK(dust_quic_is_initial(h->intro, (size_t)h->intro_len));
-	CHECK(dust_quic_eph_generate(&h->eph) == 0);
+	CHECK(dust_eph_generate(&h->eph) == 0);
 	CHECK_EQ(server_accept(f, h, h->intro, (size_t)h->intro_len, FIX_NOW_MS), DUST_OK);
 	CHECK(f->ss.cid_len >= 8 && f->ss.cid_len <= 20);
 	h->answer_len = dust_quic_answer_build(&f->ss, &h->acc, &f->rng, FIX_NOW_S, h->answer,
@@ -176,7 +176,7 @@ static void test_server_ephemeral_in_keys(void)
 	/* a new intro (newer timestamp) accepted with another ephemeral */
 	h.intro_len = dust_quic_intro_build(&f.inv, &f.client, &f.rng, FIX_NOW_MS + 1000, h.intro,
 	                                    sizeof(h.intro), &h.qc);
-	CHECK(dust_quic_eph_generate(&h.eph) == 0);
+	CHECK(dust_eph_generate(&h.eph) == 0);
 	CHECK_EQ(server_accept(&f, &h, h.intro, (size_t)h.intro_len, FIX_NOW_MS + 1000), DUST_OK);
 	CHECK(memcmp(k1, f.ss.rx_key, sizeof(k1)) != 0);
 	fix_fini(&f);
@@ -204,7 +204,7 @@ static void test_bit_flips_datagram(void)
 	quic_fixture(&f);
 	h.intro_len = dust_quic_intro_build(&f.inv, &f.client, &f.rng, FIX_NOW_MS, h.intro,
 	                                    sizeof(h.intro), &h.qc);
-	CHECK(dust_quic_eph_generate(&h.eph) == 0);
+	CHECK(dust_eph_generate(&h.eph) == 0);
 	store_state(&f, before);
 	for (int bit = 0; bit < h.intro_len * 8; bit++) {
 		memcpy(dg, h.intro, (size_t)h.intro_len);
@@ -240,7 +240,7 @@ static void test_bit_flips_hello(void)
 	quic_fixture(&f);
 	h.intro_len = dust_quic_intro_build(&f.inv, &f.client, &f.rng, FIX_NOW_MS, h.intro,
 	                                    sizeof(h.intro), &h.qc);
-	CHECK(dust_quic_eph_generate(&h.eph) == 0);
+	CHECK(dust_eph_generate(&h.eph) == 0);
 	CHECK(quic_long_parse(h.intro, (size_t)h.intro_len, &qh));
 	dust_quic_initial_keys(qh.dcid, qh.dcid_len, false, &k);
 	CHECK(quic_unprotect(&k, h.intro, qh.pn_off, qh.length, &pn, frames, &plen));
@@ -297,7 +297,7 @@ static void test_profile_mismatch(void)
 	/* stale and future Initials */
 	h.intro_len = dust_quic_intro_build(&f.inv, &f.client, &f.rng, FIX_NOW_MS - 400000, h.intro,
 	                                    sizeof(h.intro), &h.qc);
-	CHECK(dust_quic_eph_generate(&h.eph) == 0);
+	CHECK(dust_eph_generate(&h.eph) == 0);
 	CHECK(server_accept(&f, &h, h.intro, (size_t)h.intro_len, FIX_NOW_MS) != DUST_OK);
 	h.intro_len = dust_quic_intro_build(&f.inv, &f.client, &f.rng, FIX_NOW_MS - 61000, h.intro,
 	                                    sizeof(h.intro), &h.qc);

@@ -70,7 +70,7 @@ static enum dust_drop connect_with(struct fixture *f, const struct dust_invite *
 	int n = dust_intro_build(inv, &f->client, &f->rng, &f->pad, now_ms, buf, sizeof(buf), &cs);
 
 	CHECK(n >= DUST_INTRO_MIN_BYTES);
-	return dust_intro_accept(&f->srv, buf, (size_t)n, now_ms, &from, &ss, &used, NULL);
+	return dust_intro_accept(&f->srv, buf, (size_t)n, now_ms, &from, NULL, &ss, &used, NULL);
 }
 
 static void test_reload_adds(void)
@@ -196,7 +196,7 @@ static enum dust_drop accept_info(struct fixture *f, const struct dust_identity 
 	enum dust_drop d;
 
 	CHECK(n >= DUST_INTRO_MIN_BYTES);
-	d = dust_intro_accept(&f->srv, buf, (size_t)n, now_ms, &from, &ss, &used, &info);
+	d = dust_intro_accept(&f->srv, buf, (size_t)n, now_ms, &from, NULL, &ss, &used, &info);
 	*first_use = info.first_use;
 	return d;
 }

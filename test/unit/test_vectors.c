@@ -17,7 +17,8 @@
 struct vec {
 	char server_sk[65], client_sk[65];
 	char intro_dg[4096]; /* intro + 2 data, hex */
-	char reply[1024];
+	char eph_sk[65];
+	char answer[1024], reply[1024];
 	char e1_c2s[1024], e1_s2c[1024]; /* suite 1 file: data of key epoch 1 (§8.1) */
 	char invite_text[DUST_INVITE_TEXT_MAX];
 	struct dust_invite inv;
@@ -90,11 +91,17 @@ static void build(struct vec *v, struct fixture *f, uint8_t suite)
 	off += (size_t)m;
 	hex(v->intro_dg, sizeof(v->intro_dg), dg, off);
 
-	/* the server's reply, through the real accept path */
+	/* the server's answer and reply, through the real accept path, with a fixed share */
 	{
 		struct dust_session ss;
 		struct dust_endpoint from = fix_endpoint("198.51.100.7", 40000);
+		struct dust_eph eph;
 		size_t used;
+
+		for (int i = 0; i < DUST_KEY_BYTES; i++)
+			eph.sk[i] = (uint8_t)(0x60 + i);
+		CHECK(crypto_scalarmult_base(eph.pk, eph.sk) == 0);
+		hex(v->eph_sk, sizeof(v->eph_sk), eph.sk, sizeof(eph.sk));
 
 		f->srv.id = server;
 		dust_store_close(f->srv.store);
@@ -106,8 +113,13 @@ static void build(struct vec *v, struct fixture *f, uint8_t suite)
 		f->srv.store = dust_store_open(f->store_path, DUST_STORE_CREATE);
 		CHECK(dust_store_add(f->srv.store, &v->inv) == 0);
 		CHECK(dust_store_tick(f->srv.store, VEC_NOW_MS / 1000) >= 0);
-		CHECK_EQ(dust_intro_accept(&f->srv, dg, off, VEC_NOW_MS, &from, &ss, &used, NULL),
+		CHECK_EQ(dust_intro_accept(&f->srv, dg, off, VEC_NOW_MS, &from, &eph, &ss, &used, NULL),
 		         DUST_OK);
+		m = dust_intro_answer_build(&ss, &rng, &pad, (uint32_t)(VEC_NOW_MS / 1000), dg,
+		                            sizeof(dg));
+		CHECK(m > DUST_ANSWER_BYTES);
+		hex(v->answer, sizeof(v->answer), dg, m > 0 ? (size_t)m : 0);
+		CHECK_EQ(dust_intro_answer_open(&cs, dg, (size_t)m, &used), DUST_OK);
 		memcpy(dg + DUST_DATA_PREFIX, "reply", 5);
 		m = dust_data_seal(&ss, &rng, &pad, (uint32_t)(VEC_NOW_MS / 1000), dg, 5,
 		                   sizeof(dg));
@@ -140,6 +152,8 @@ static void write_file(const struct vec *v, const char *path)
 	fprintf(f, "invite_pt: %s\n", pthex);
 	fprintf(f, "intro_datagram: %s\n", v->intro_dg);
 	fprintf(f, "expect_data: first data|second\n");
+	fprintf(f, "server_eph_sk: %s\n", v->eph_sk);
+	fprintf(f, "answer: %s\n", v->answer);
 	fprintf(f, "reply: %s\n", v->reply);
 	fprintf(f, "expect_reply: reply\n");
 	fprintf(f, "password: %s\n", VEC_PASSWORD);
@@ -191,6 +205,7 @@ static void test_golden_bytes(void)
 	if (!file)
 		goto out;
 	CHECK(field(file, "intro_datagram: ", got, sizeof(got)) && strcmp(got, vec.intro_dg) == 0);
+	CHECK(field(file, "answer: ", got, sizeof(got)) && strcmp(got, vec.answer) == 0);
 	CHECK(field(file, "reply: ", got, sizeof(got)) && strcmp(got, vec.reply) == 0);
 	CHECK(field(file, "server_sk: ", got, sizeof(got)) && strcmp(got, vec.server_sk) == 0);
 out:
@@ -217,6 +232,7 @@ static void test_aesgcm_golden_bytes(void)
 	if (!file)
 		goto out;
 	CHECK(field(file, "intro_datagram: ", got, sizeof(got)) && strcmp(got, gvec.intro_dg) == 0);
+	CHECK(field(file, "answer: ", got, sizeof(got)) && strcmp(got, gvec.answer) == 0);
 	CHECK(field(file, "reply: ", got, sizeof(got)) && strcmp(got, gvec.reply) == 0);
 	CHECK(field(file, "epoch1_c2s: ", got, sizeof(got)) && strcmp(got, gvec.e1_c2s) == 0);
 	CHECK(field(file, "epoch1_s2c: ", got, sizeof(got)) && strcmp(got, gvec.e1_s2c) == 0);
@@ -281,7 +297,7 @@ static void build_quic(struct qvec *q, struct fixture *f)
 	struct dust_invite inv;
 	struct dust_ipaddr addr, tun;
 	struct dust_quic_client qc;
-	struct dust_quic_eph eph;
+	struct dust_eph eph;
 	struct dust_quic_accept acc;
 	struct dust_session cs, ss;
 	struct dust_endpoint from = fix_endpoint("198.51.100.7", 40000);

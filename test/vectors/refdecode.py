@@ -5,7 +5,8 @@
 Reads the golden vector file and decodes it from the spec alone: opens the
 invitation text (Argon2id + XChaCha20-Poly1305), accepts the intro as a server
 would (tag unmasking, tag index match, X25519, key schedule, confirmation),
-opens the chained data and the server's reply (header protection with its
+opens the chained data, the server's answer (its share, then the session
+keys that take it, SPEC.md §5.1) and reply (header protection with its
 own SipHash-2-4-128, ChaCha20-Poly1305-IETF, or for suite 1 AES-256-GCM from
 python3-cryptography), and packets of later key epochs (SPEC.md §8.1) when the
 file has them. Exits non-zero on any mismatch. Uses PyNaCl's bindings,
@@ -100,16 +101,34 @@ def accept_intro(dg, inv, server_sk, now_ms):
     pt = nb.crypto_aead_xchacha20poly1305_ietf_decrypt(dg[40:132], dg[:16], nonce, k_intro)
     client_pk, eph_pk = pt[:32], pt[32:64]
     ts_ms, pad_len, flags = struct.unpack('<QHH', pt[64:76])
-    expect(abs(ts_ms - now_ms) <= 60000 and flags == 0, 'intro timestamp and flags')
+    expect(abs(ts_ms - now_ms) <= 60000 and flags == 1, 'intro timestamp and flags (share)')
     dh_es = nb.crypto_scalarmult(server_sk, eph_pk)
     dh_cs = nb.crypto_scalarmult(server_sk, client_pk)
     prk = b2(b'dust v2 session' + dh_es + dh_cs + server_pk + dg[:132], inv['secret'], 32)
-    keys = {name: kdf(prk, i, 'dustSESS', n) for i, (name, n) in
-            enumerate([('c2s', 32), ('s2c', 32), ('c2s_hp', 16), ('s2c_hp', 16),
-                       ('confirm', 32), ('c2s_upd', 32), ('s2c_upd', 32)], start=1)}
+    keys = split(prk)
     end = 132 + pad_len
     expect(b2(dg[:end], keys['confirm'], 16) == dg[end:end + 16], 'intro confirmation MAC')
-    return keys, end + 16
+    return prk, eph_pk, keys, end + 16
+
+
+def split(prk):
+    return {name: kdf(prk, i, 'dustSESS', n) for i, (name, n) in
+            enumerate([('c2s', 32), ('s2c', 32), ('c2s_hp', 16), ('s2c_hp', 16),
+                       ('confirm', 32), ('c2s_upd', 32), ('s2c_upd', 32)], start=1)}
+
+
+def open_answer(answer, prk, eph_pk, k0, share_sk):
+    """SPEC.md §5.1: E_s sealed under K_ans; the session keys take DH(e_s, E)."""
+    k_ans = kdf(prk, 8, 'dustSESS')
+    nonce, ct = answer[:24], answer[24:72]
+    share = nb.crypto_aead_xchacha20poly1305_ietf_decrypt(ct, b'', nonce, k_ans)
+    expect(share == nb.crypto_scalarmult_base(share_sk), 'answer carries the server share')
+    expect(nonce == b2(share, k_ans, 24), 'answer nonce is BLAKE2b(K_ans, E_s)')
+    dh_ee = nb.crypto_scalarmult(share_sk, eph_pk)
+    k2 = split(b2(b'dust v2 answer' + dh_ee + share, prk, 32))
+    # client to server: epoch 0 and header protection stay the intro's (0-RTT)
+    k2['c2s'], k2['c2s_hp'] = k0['c2s'], k0['c2s_hp']
+    return k2, 72
 
 
 def epoch_key(key, upd, counter):
@@ -149,7 +168,7 @@ def main(path):
     server_sk = bytes.fromhex(v['server_sk'])
     expect(nb.crypto_scalarmult_base(server_sk) == inv['server_pk'], 'server key matches')
     dg = bytes.fromhex(v['intro_datagram'])
-    keys, off = accept_intro(dg, inv, server_sk, now_ms)
+    prk, eph_pk, keys, off = accept_intro(dg, inv, server_sk, now_ms)
     got = []
     want_counter = 0
     while off < len(dg):
@@ -159,9 +178,14 @@ def main(path):
         got.append(data.decode())
         off += used
     expect('|'.join(got) == v['expect_data'], 'chained data decodes to ' + v['expect_data'])
+    answer = bytes.fromhex(v['answer'])
+    keys, off = open_answer(answer, prk, eph_pk, keys, bytes.fromhex(v['server_eph_sk']))
+    counter, ts, data, used = open_data(answer[off:], keys['s2c'], keys['s2c_hp'], inv['suite'], keys['s2c_upd'])
+    expect(counter == 0 and off + used == len(answer) and data == b'', 'answer keepalive decodes')
     reply = bytes.fromhex(v['reply'])
     counter, ts, data, used = open_data(reply, keys['s2c'], keys['s2c_hp'], inv['suite'], keys['s2c_upd'])
-    expect(used == len(reply) and data.decode() == v['expect_reply'], 'server reply decodes')
+    expect(counter == 1 and used == len(reply) and data.decode() == v['expect_reply'],
+           'server reply decodes')
     for d in ('c2s', 's2c'):
         if 'epoch1_' + d not in v:
             continue

@@ -115,7 +115,7 @@ static int server_rx(struct world *wd, struct peer *p, uint8_t *dg, size_t len, 
 	from.ip.a[0] = (uint8_t)(p->ip >> 24), from.ip.a[1] = (uint8_t)(p->ip >> 16);
 	from.ip.a[2] = (uint8_t)(p->ip >> 8), from.ip.a[3] = (uint8_t)p->ip;
 	if (intro) {
-		drop = dust_intro_accept(&wd->srv, dg, len, (uint64_t)wd->now_s * 1000, &from,
+		drop = dust_intro_accept(&wd->srv, dg, len, (uint64_t)wd->now_s * 1000, &from,NULL, 
 		                         &p->ss, &off, &info);
 		if (drop != DUST_OK)
 			return fail(dust_drop_name(drop), 0);

@@ -88,13 +88,13 @@ static void handshake(struct qgen *g, unsigned i, const uint8_t *init, size_t le
                       struct dust_quic_client *qc)
 {
 	struct qclient *c = &g->c[i];
-	struct dust_quic_eph eph;
+	struct dust_eph eph;
 	struct dust_quic_accept acc;
 	uint8_t ans[1500];
 	enum dust_drop d;
 	int n;
 
-	if (dust_quic_eph_generate(&eph) != 0)
+	if (dust_eph_generate(&eph) != 0)
 		die("X25519 failed%s", "");
 	d = dust_quic_intro_accept(&g->srv, &rng, init, len, now_ms(), &c->ep, &eph, &c->ss, &acc,
 	                           NULL);

@@ -75,7 +75,7 @@ static enum dust_drop intro(struct dust_server *srv, const struct dust_invite *i
 	n = dust_intro_build(inv, client, rng, &pad, now_ms, dg, sizeof(dg), &cs);
 	if (n < 0)
 		exit(2);
-	d = dust_intro_accept(srv, dg, (size_t)n, now_ms, &from, &ss, &consumed, &info);
+	d = dust_intro_accept(srv, dg, (size_t)n, now_ms, &from, NULL, &ss, &consumed, &info);
 	*first = info.first_use;
 	dust_session_wipe(&cs);
 	dust_session_wipe(&ss);

@@ -278,7 +278,7 @@ static struct peer *accept_intro(struct server *sv, const struct dust_endpoint *
 	struct peer *slot;
 
 	memset(&s, 0, sizeof(s)); /* the accept sets keys, not the profile or CID */
-	d = dust_intro_accept(&sv->srv, sv->buf, len, now_ms(), ep, &s, consumed, &info);
+	d = dust_intro_accept(&sv->srv, sv->buf, len, now_ms(), ep, NULL, &s, consumed, &info);
 	if (d != DUST_OK) {
 		sv->drops[d]++;
 		return NULL;
@@ -300,13 +300,13 @@ static void quic_accept(struct server *sv, const struct dust_endpoint *ep, size_
 	static uint8_t out[1500];
 	struct dust_intro_info info;
 	struct dust_quic_accept acc;
-	struct dust_quic_eph eph;
+	struct dust_eph eph;
 	struct dust_session s;
 	struct peer *p;
 	enum dust_drop d;
 	int n;
 
-	if (dust_quic_eph_generate(&eph) < 0)
+	if (dust_eph_generate(&eph) < 0)
 		return;
 	d = dust_quic_intro_accept(&sv->srv, &sv->rng, sv->buf, len, now_ms(), ep, &eph, &s, &acc,
 	                           &info);
