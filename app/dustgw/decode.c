@@ -285,9 +285,9 @@ void dgw_intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_r
 
 /*
  * An accepted intro's session goes live: into slot s, or (s NULL) a slot
- * made for tmp; published. Its answer (keepalive, or the quic first flight)
- * and any chained data wait until the main lcore says PUBLISHED (pubwait.c):
- * a reply to the client must find its session.
+ * made for tmp; published. Its answer (SPEC §5.1, or the quic first
+ * flight) and any chained data wait until the main lcore says PUBLISHED
+ * (pubwait.c): a reply to the client must find its session.
  */
 void dgw_intro_live(struct dgw_worker *w, struct dust_session *s, struct dust_session *tmp,
                     struct rte_mbuf *m, const struct dgw_rx *rx, size_t consumed,
@@ -316,7 +316,7 @@ void dgw_intro_live(struct dgw_worker *w, struct dust_session *s, struct dust_se
 		return;
 	}
 	dgw_open(w, s, rx, consumed, &res);
-	/* The keepalive tells the client its session is up. */
+	/* The answer (SPEC §5.1) tells the client its session is up and brings its keys. */
 	if (dgw_pubwait_hold(w, s, m, rx, &res, NULL) && w->gw->cfg.clock == DGW_CLOCK_CAPTURE)
 		dgw_replay_publish_wait(w, s);
 }

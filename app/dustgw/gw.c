@@ -21,6 +21,32 @@ RTE_INIT(dgw_log_init)
 	dgw_logtype = rte_log_register_type_and_pick_level("dustgw", RTE_LOG_INFO);
 }
 
+/*
+ * Freshness records are not fsynced: a crash may lose the newest, and an
+ * intro taken before it could then be taken again. After a run that did not
+ * close cleanly, no intro of a bound invitation from before this start is
+ * taken (SPEC §7); a client's next intro is newer.
+ */
+static int start_floor(struct dgw *gw)
+{
+	struct timespec ts;
+	bool clean;
+	int rc = dust_store_run_begin(gw->srv.store, &clean);
+
+	if (rc != 0) {
+		fprintf(stderr, "dustgw: invitation store %s: %s\n", gw->cfg.store_path,
+		        dust_last_error());
+		return rc;
+	}
+	if (clean)
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gw->srv.floor_ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	DGW_LOG(NOTICE, "the last run did not close cleanly: intros of bound invitations "
+	                "from before this start are refused (intro_early)\n");
+	return 0;
+}
+
 static int load_server(struct dgw *gw)
 {
 	int rc = dust_identity_load(&gw->srv.id, gw->cfg.key_file);
@@ -41,6 +67,8 @@ static int load_server(struct dgw *gw)
 		return rc ? rc : -EINVAL;
 	}
 	gw->srv.lim = gw->cfg.lim;
+	if (gw->cfg.clock == DGW_CLOCK_REAL && (rc = start_floor(gw)) != 0)
+		return rc;
 	dust_store_tick(gw->srv.store, (uint64_t)time(NULL));
 	/* store I/O on the main lcore, first uses held until durable (pending.c) */
 	gw->deferred = !(flags & DUST_STORE_READONLY);

@@ -350,6 +350,8 @@ DUST_MUST_CHECK enum dust_drop dust_data_open(struct dust_session *s, const stru
 /**
  * Open every chained data packet of a datagram starting at off. Stops at the
  * first failure (returned in *drop; DUST_OK when all bytes were consumed).
+ * A client session awaiting its intro's answer (hs_pending) takes the answer
+ * block at off first (dust_intro_answer_open); if it fails, nothing opens.
  * Returns the number of segs filled.
  */
 unsigned dust_datagram_open(struct dust_session *s, const struct dust_limits *lim, uint32_t now_s,
@@ -409,6 +411,14 @@ enum dust_store_flags {
  */
 struct dust_store *dust_store_open(const char *path, int flags);
 void dust_store_close(struct dust_store *st);
+/**
+ * A server that records intro freshness starts its run: *was_clean says
+ * whether every run before closed with its journal synced (so no accepted
+ * intro's freshness can have been lost), and the journal is marked dirty
+ * (durably) until this store closes. An etcd or read-only store is never
+ * clean. 0 or -errno.
+ */
+DUST_MUST_CHECK int dust_store_run_begin(struct dust_store *st, bool *was_clean);
 size_t dust_store_count(const struct dust_store *st);
 struct dust_store_entry *dust_store_at(struct dust_store *st, size_t idx);
 /** Add in memory (no duplicate id: -EEXIST). */
@@ -497,10 +507,11 @@ struct dust_server {
 	struct dust_store *store;
 	struct dust_limits lim;
 	/**
-	 * Intros with a timestamp at or before this (unix ms) are refused
-	 * [intro_early]: set to the server's start when the freshness it had
-	 * before may be lost (a crash), so no intro accepted before the start
-	 * is accepted again. 0: no floor.
+	 * Intros of a bound invitation with a timestamp at or before this
+	 * (unix ms) are refused [intro_early]: set to the server's start when
+	 * the freshness it had before may be lost (a crash), so no intro
+	 * accepted before the start is accepted again. An unbound invitation
+	 * never had an intro accepted (the binding is durable first). 0: none.
 	 */
 	uint64_t floor_ms;
 };

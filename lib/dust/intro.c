@@ -207,7 +207,8 @@ static enum dust_drop accept_checks(const struct dust_server *srv, const struct 
 		return DUST_DROP_INTRO_WRONG_KEY;
 	if (!dust_intro_ts_ok(ts_ms, now_ms, &srv->lim))
 		return DUST_DROP_INTRO_STALE;
-	if (ts_ms <= srv->floor_ms)
+	/* only a bound invitation had intros accepted, whose freshness a crash may lose */
+	if (t->v.bound && ts_ms <= srv->floor_ms)
 		return DUST_DROP_INTRO_EARLY;
 	return dust_intro_fresh(&t->v, ts_ms, nonce);
 }

@@ -512,7 +512,16 @@ DUST_EXPORT unsigned dust_datagram_open(struct dust_session *s, const struct dus
 {
 	struct rx_ctx c;
 	uint8_t nseg;
+	size_t used;
 
+	/* a client awaiting its intro's answer: the datagram starts with it (§5.1) */
+	if (s->hs_pending && s->role == DUST_ROLE_CLIENT) {
+		*drop = off <= len ? dust_intro_answer_open(s, dg + off, len - off, &used)
+		                   : DUST_DROP_TRUNCATED;
+		if (*drop != DUST_OK)
+			return 0;
+		off += used;
+	}
 	rx_init(&c, lim, now_s);
 	c.dg[0] = (struct rx_dg){.s = s, .dg = dg, .segs = segs, .nseg = &nseg, .drop = drop};
 	dg_scan(&c, &c.dg[0], len, off, max_segs < DUST_CHAIN_MAX ? max_segs : DUST_CHAIN_MAX,

@@ -416,7 +416,7 @@ static enum dust_drop check_intro(struct dust_server *srv, const struct quic_lon
 		return DUST_DROP_INTRO_WRONG_KEY;
 	if (!dust_intro_ts_ok(le64_get(t->pt + DUST_PK_BYTES), now_ms, &srv->lim))
 		return DUST_DROP_INTRO_STALE;
-	if (le64_get(t->pt + DUST_PK_BYTES) <= srv->floor_ms)
+	if (t->v.bound && le64_get(t->pt + DUST_PK_BYTES) <= srv->floor_ms)
 		return DUST_DROP_INTRO_EARLY;
 	/* a replayed or duplicated Initial costs no X25519 (checked again at commit) */
 	d = dust_intro_fresh(&t->v, le64_get(t->pt + DUST_PK_BYTES), t->nonce);

@@ -77,6 +77,12 @@ struct dust_store {
 	pthread_mutex_t lock;   /* serialises commits and journal writes */
 	bool readonly;          /* DUST_STORE_READONLY: memory only */
 	bool deferred;          /* commits touch memory only; dust_store_persist writes */
+	/*
+	 * The journal's run markers (SPEC §7): dirty while a server that writes
+	 * freshness has it open (an O record since the last C). marked: this
+	 * process wrote the O, and closes with a C once everything is synced.
+	 */
+	bool dirty, marked;
 	/* etcd:// store (SPEC §7.5): no files; etcd_saved entries are in etcd */
 	struct etcd_store *etcd;
 	size_t etcd_saved;
@@ -328,6 +334,11 @@ static int journal_apply(struct dust_store *st, char *line, int *changed)
 	if (sscanf(line, "%c %63s %127s %127s", &kind, idhex, v1, v2) != 4 ||
 	    hex_field(id, sizeof(id), idhex) != 0)
 		return -1;
+	/* run markers: O a server started, C it closed with the journal synced */
+	if (kind == 'O' || kind == 'C') {
+		st->dirty = kind == 'O';
+		return 0;
+	}
 	e = find_id(st, id);
 	if (kind == 'B') {
 		if (hex_field(pk, sizeof(pk), v1) != 0)
@@ -480,6 +491,9 @@ static int journal_compact(struct dust_store *st)
 		return dust_fail(ENOMEM, "out of memory");
 	for (size_t i = 0; i < st->n; i++)
 		len += entry_records(entry(st, i), buf + len, cap - len);
+	/* a run that did not close stays dirty: its lost freshness is not in memory either */
+	if (st->dirty)
+		len += record_format(buf + len, cap - len, "O 00000000000000000000000000000000 - - ");
 	rc = dust_file_replace(st->journal_path, buf, len, 0600);
 	free(buf);
 	return rc;
@@ -808,7 +822,11 @@ DUST_EXPORT void dust_store_close(struct dust_store *st)
 	etcd_close(st->etcd); /* its threads stop before the entries go */
 #endif
 	if (st->journal_fd >= 0) {
-		(void)fdatasync(st->journal_fd);
+		/* everything this run wrote is synced by the C record's own sync */
+		if (st->marked)
+			(void)journal_append(st, "C 00000000000000000000000000000000 - - ", true);
+		else
+			(void)fdatasync(st->journal_fd);
 		close(st->journal_fd); /* drops the flock */
 	}
 	for (size_t k = 0; k < (st->cap >> CHUNK_SHIFT); k++) {
@@ -823,6 +841,22 @@ DUST_EXPORT void dust_store_close(struct dust_store *st)
 	free(st->journal_path);
 	pthread_mutex_destroy(&st->lock);
 	free(st);
+}
+
+DUST_EXPORT int dust_store_run_begin(struct dust_store *st, bool *was_clean)
+{
+	int rc;
+
+	*was_clean = false;
+	if (st->etcd || st->readonly || st->journal_fd < 0)
+		return 0; /* etcd: freshness writes in flight at a crash are lost; no marker */
+	pthread_mutex_lock(&st->lock);
+	*was_clean = !st->dirty;
+	rc = journal_append(st, "O 00000000000000000000000000000000 - - ", true);
+	if (rc == 0)
+		st->marked = true;
+	pthread_mutex_unlock(&st->lock);
+	return rc;
 }
 
 DUST_EXPORT size_t dust_store_count(const struct dust_store *st)

@@ -58,6 +58,7 @@ static const char *const drop_names[DUST_DROP_MAX] = {
     [DUST_DROP_INTRO_PERSIST] = "intro_persist",
     [DUST_DROP_INTRO_REVOKED] = "intro_revoked",
     [DUST_DROP_STORE_UNAVAILABLE] = "store_unavailable",
+    [DUST_DROP_INTRO_EARLY] = "intro_early",
 };
 
 DUST_EXPORT const char *dust_drop_name(enum dust_drop d)

@@ -930,6 +930,7 @@ static void send_intro(struct client *c)
 	}
 	/* keep the previous keys: the server's answer to it may still be in flight */
 	if (c->cur.role) {
+		dust_session_wipe(&c->prev);
 		c->prev = c->cur;
 		c->have_prev = true;
 	}

@@ -115,7 +115,7 @@ static int server_rx(struct world *wd, struct peer *p, uint8_t *dg, size_t len, 
 	from.ip.a[0] = (uint8_t)(p->ip >> 24), from.ip.a[1] = (uint8_t)(p->ip >> 16);
 	from.ip.a[2] = (uint8_t)(p->ip >> 8), from.ip.a[3] = (uint8_t)p->ip;
 	if (intro) {
-		drop = dust_intro_accept(&wd->srv, dg, len, (uint64_t)wd->now_s * 1000, &from,NULL, 
+		drop = dust_intro_accept(&wd->srv, dg, len, (uint64_t)wd->now_s * 1000, &from, NULL,
 		                         &p->ss, &off, &info);
 		if (drop != DUST_OK)
 			return fail(dust_drop_name(drop), 0);
@@ -163,10 +163,10 @@ static int intro(struct world *wd, struct peer *p)
 	if (capture(wd, p, true, dg, (size_t)(n + m)) < 0 ||
 	    server_rx(wd, p, dg, (size_t)(n + m), true) < 0)
 		return -1;
-	/* the server's keepalive that tells the client the session is up */
-	m = dust_data_seal(&p->ss, &wd->rng, &wd->pad, wd->now_s, dg, 0, sizeof(dg));
+	/* the server's answer (its share and a keepalive): the client's session is up */
+	m = dust_intro_answer_build(&p->ss, &wd->rng, &wd->pad, wd->now_s, dg, sizeof(dg));
 	if (m < 0)
-		return fail("keepalive", m);
+		return fail("answer", m);
 	if (capture(wd, p, false, dg, (size_t)m) < 0)
 		return -1;
 	return client_rx(wd, p, dg, (size_t)m);

@@ -14,6 +14,7 @@ struct dec {
 	bool have_manifest;
 	uint64_t datagrams, ka, data, fail, bad, extra, foreign;
 	uint64_t *ka_per;
+	uint8_t *answer_left; /* per client: its answer opened in the first pass, not yet read */
 };
 
 static long client_of(struct dec *d, int family, const uint8_t *ip, uint16_t port)
@@ -57,6 +58,25 @@ static void dec_seg(struct dec *d, unsigned w, const uint8_t *b, size_t len)
 	}
 }
 
+/*
+ * First pass: each client's answer (SPEC §5.1), wherever it lies. The files
+ * are outputs of different lcores with no order between them: a reply
+ * sealed on one lcore may come before the answer in another's file.
+ */
+static void dec_answer(const uint8_t *f, size_t len, unsigned file, void *arg)
+{
+	struct dec *d = arg;
+	const uint8_t *pl;
+	size_t plen, used;
+	long w;
+
+	(void)file;
+	w = dec_udp(d, f, len, &pl, &plen);
+	if (w >= 0 && d->c[w].s.hs_pending &&
+	    dust_intro_answer_open(&d->c[w].s, pl, plen, &used) == DUST_OK)
+		d->answer_left[w] = 1;
+}
+
 static void dec_frame(const uint8_t *f, size_t len, unsigned file, void *arg)
 {
 	struct dec *d = arg;
@@ -80,6 +100,13 @@ static void dec_frame(const uint8_t *f, size_t len, unsigned file, void *arg)
 	dust_limits_default(&lim);
 	ns = dust_datagram_open(&d->c[w].s, &lim, now_s(), buf, plen, 0, segs, DUST_CHAIN_MAX,
 	                        &drop);
+	/* the answer datagram, whose block the first pass took: its data after it */
+	if (!ns && d->answer_left[w] && plen > DUST_ANSWER_BYTES) {
+		memcpy(buf, pl, plen);
+		ns = dust_datagram_open(&d->c[w].s, &lim, now_s(), buf, plen, DUST_ANSWER_BYTES,
+		                        segs, DUST_CHAIN_MAX, &drop);
+		d->answer_left[w] = !ns;
+	}
 	if (drop != DUST_OK || !ns) {
 		if (d->fail++ < 5)
 			fprintf(stderr, "decode: client %ld: datagram did not open: %s\n", w,
@@ -112,6 +139,9 @@ int cmd_decode(const struct args *a)
 		queues_build(&d.q, &d.m);
 		d.have_manifest = true;
 	}
+	d.answer_left = calloc(d.n + 1, 1);
+	for (unsigned i = 0; i < a->nin; i++)
+		read_pcap(a->in[i], i, dec_answer, &d);
 	for (unsigned i = 0; i < a->nin; i++)
 		read_pcap(a->in[i], i, dec_frame, &d);
 	for (unsigned i = 0; i < d.n; i++)
@@ -132,6 +162,7 @@ int cmd_decode(const struct args *a)
 		manifest_free(&d.m);
 	}
 	free(d.ka_per);
+	free(d.answer_left);
 	free(d.c);
 	return d.fail || d.bad || lost || d.extra ? 1 : 0;
 }

@@ -8,7 +8,7 @@
 
 #include "dust-pcap.h"
 
-#define STATE_MAGIC "dust-pcap-state-3"
+#define STATE_MAGIC "dust-pcap-state-4" /* 4: sessions hold the answer state */
 
 void state_save(const char *path, const struct client *c, unsigned n)
 {

@@ -221,6 +221,17 @@ static void seal_send(struct server *sv, struct peer *p, uint8_t *pkt, size_t le
 	send_to(p, pkt, pre + (size_t)n);
 }
 
+/* An accepted intro's answer: the server share, then a keepalive (SPEC.md §5.1). */
+static void send_answer(struct server *sv, struct peer *p)
+{
+	uint8_t pkt[DUST_ANSWER_BYTES + DUST_DATA_OVERHEAD + 1024];
+	int n = dust_intro_answer_build(&p->s, &sv->rng, &sv->pad, (uint32_t)time(NULL), pkt,
+	                                sizeof(pkt));
+
+	if (n > 0)
+		send_to(p, pkt, (size_t)n);
+}
+
 static void deliver_segs(struct server *sv, struct peer *p, uint8_t *dg, struct dust_seg *segs,
                          unsigned n)
 {
@@ -379,7 +390,6 @@ static void on_datagram(struct server *sv, const struct sockaddr_in *from, size_
 	struct dust_endpoint ep = {.ip.family = 4, .port = ntohs(from->sin_port)};
 	struct dust_seg segs[DUST_CHAIN_MAX];
 	enum dust_drop drop = DUST_OK;
-	uint8_t ka[DUST_DATA_OVERHEAD + 64];
 	struct peer *p;
 	size_t off = 0;
 	unsigned n = 0;
@@ -394,7 +404,7 @@ static void on_datagram(struct server *sv, const struct sockaddr_in *from, size_
 		p = accept_intro(sv, &ep, len, &off);
 		if (!p)
 			return;
-		seal_send(sv, p, ka, 0);
+		send_answer(sv, p);
 		n = off < len ? dust_datagram_open(&p->s, &sv->srv.lim, (uint32_t)time(NULL),
 		                                   sv->buf, len, off, segs, DUST_CHAIN_MAX, &drop)
 		              : 0;
