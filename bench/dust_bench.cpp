@@ -698,8 +698,8 @@ void BM_intro_accept(benchmark::State &state)
 			state.SkipWithError("dust_intro_build failed");
 			return;
 		}
-		enum dust_drop d = dust_intro_accept(&fx.srv, p.b, (size_t)p.len, p.ts_ms, &from,NULL, 
-		                                     &ss, &consumed, &info);
+		enum dust_drop d = dust_intro_accept(&fx.srv, p.b, (size_t)p.len, p.ts_ms, &from,
+		                                     NULL, &ss, &consumed, &info);
 		if (d != DUST_OK) {
 			state.SkipWithError(dust_drop_name(d));
 			return;
@@ -743,8 +743,8 @@ void BM_intro_accept_first(benchmark::State &state)
 			state.SkipWithError("dust_intro_build failed");
 			return;
 		}
-		enum dust_drop d = dust_intro_accept(&fx.srv, p.b, (size_t)p.len, p.ts_ms, &from,NULL, 
-		                                     &ss, &consumed, &info);
+		enum dust_drop d = dust_intro_accept(&fx.srv, p.b, (size_t)p.len, p.ts_ms, &from,
+		                                     NULL, &ss, &consumed, &info);
 		if (d != DUST_OK || !info.first_use) {
 			state.SkipWithError(d != DUST_OK ? dust_drop_name(d) : "not a first use");
 			return;
@@ -812,9 +812,9 @@ void BM_paired_intro(benchmark::State &state)
 			        return rc == 0;
 		        },
 		        [&] {
-			        return p.len > 0 &&
-			               dust_intro_accept(&fx.srv, p.b, (size_t)p.len, p.ts_ms,
-			                                 &from, NULL, &ss, &consumed, &info) == DUST_OK;
+			        return p.len > 0 && dust_intro_accept(&fx.srv, p.b, (size_t)p.len,
+			                                              p.ts_ms, &from, NULL, &ss,
+			                                              &consumed, &info) == DUST_OK;
 		        },
 		        t_x, t_intro)) {
 			state.SkipWithError("paired intro: accept or X25519 failed");
@@ -851,8 +851,8 @@ struct quic_pair : pair {
 	}
 };
 
-long quic_seal_batch(quic_pair &pr, struct dust_rng *rng, const struct dust_pad *pad,
-                     uint32_t now, uint8_t *buf, int arg, unsigned k, unsigned batch)
+long quic_seal_batch(quic_pair &pr, struct dust_rng *rng, const struct dust_pad *pad, uint32_t now,
+                     uint8_t *buf, int arg, unsigned k, unsigned batch)
 {
 	size_t pre = dust_quic_tx_prefix(&pr.cli);
 	long bytes = 0;
@@ -899,8 +899,8 @@ void quic_pool_seal(sealed_pool &p, quic_pair &pr, int arg)
  * the 21 prefix bytes as well cost 5% of a 64-byte open here: the benchmark's
  * copy, not the gateway's work, whose datagrams arrive in place.)
  */
-long quic_open_batch(quic_pair &pr, sealed_pool &pool, const struct dust_limits *lim,
-                     uint32_t now, uint8_t *work, unsigned at, unsigned batch)
+long quic_open_batch(quic_pair &pr, sealed_pool &pool, const struct dust_limits *lim, uint32_t now,
+                     uint8_t *work, unsigned at, unsigned batch)
 {
 	size_t pre = dust_quic_rx_prefix(&pr.srv);
 	long bytes = 0;
@@ -1034,8 +1034,8 @@ void quic_refill(intro_fixture &fx, const struct dust_invite *inv,
 	dust_store_tick(fx.srv.store, ts / 1000);
 	for (auto &p : batch) {
 		p.ts_ms = ++ts;
-		p.len = dust_quic_intro_build(inv, &fx.client, &fx.rng, p.ts_ms, p.b, sizeof(p.b),
-		                              &qc);
+		p.len =
+		    dust_quic_intro_build(inv, &fx.client, &fx.rng, p.ts_ms, p.b, sizeof(p.b), &qc);
 		if (dust_eph_generate(&p.eph) != 0)
 			p.len = -1;
 	}
@@ -1065,7 +1065,8 @@ void BM_quic_paired_intro(benchmark::State &state)
 
 	struct dust_ipaddr addr, tun;
 
-	if (!fx.ok || dust_ipaddr_parse(&addr, "127.0.0.1") || dust_ipaddr_parse(&tun, "10.9.0.2") ||
+	if (!fx.ok || dust_ipaddr_parse(&addr, "127.0.0.1") ||
+	    dust_ipaddr_parse(&tun, "10.9.0.2") ||
 	    dust_invite_new(&inv, &fx.srv.id, &addr, 443, &tun, 32, ts / 1000 + 86400) != 0) {
 		state.SkipWithError("quic intro fixture failed");
 		return;
@@ -1103,10 +1104,10 @@ void BM_quic_paired_intro(benchmark::State &state)
 			        return rc == 0;
 		        },
 		        [&] {
-			        return p.len > 0 && dust_quic_intro_accept(&fx.srv, &fx.rng, p.b,
-			                                                   (size_t)p.len, p.ts_ms,
-			                                                   &from, &p.eph, &ss, &acc,
-			                                                   &info) == DUST_OK;
+			        return p.len > 0 &&
+			               dust_quic_intro_accept(&fx.srv, &fx.rng, p.b, (size_t)p.len,
+			                                      p.ts_ms, &from, &p.eph, &ss, &acc,
+			                                      &info) == DUST_OK;
 		        },
 		        t_x, t_intro)) {
 			state.SkipWithError("paired quic intro: accept or X25519 failed");

@@ -557,9 +557,8 @@ struct dust_intro_info {
 DUST_MUST_CHECK enum dust_drop dust_intro_accept(struct dust_server *srv, const uint8_t *pkt,
                                                  size_t len, uint64_t now_ms,
                                                  const struct dust_endpoint *from,
-                                                 const struct dust_eph *eph,
-                                                 struct dust_session *s, size_t *consumed,
-                                                 struct dust_intro_info *info);
+                                                 const struct dust_eph *eph, struct dust_session *s,
+                                                 size_t *consumed, struct dust_intro_info *info);
 
 /**
  * Server: write s's answer at out (cap bytes): the answer block, then a

@@ -114,6 +114,12 @@ void dust_epoch_key(uint8_t key[DUST_KEY_BYTES], const uint8_t upd[DUST_KEY_BYTE
 void dust_intro_tag_mask(uint8_t tag[DUST_TAG_BYTES], const uint8_t nonce[DUST_XNONCE_BYTES],
                          const uint8_t server_pk[DUST_PK_BYTES]);
 bool dust_intro_ts_ok(uint64_t ts_ms, uint64_t now_ms, const struct dust_limits *lim);
+/*
+ * The server's share of an authenticated intro: *eph, or (NULL) one made
+ * in own, and *eph pointed at it; dh_ee = DH(e_s, peer). False if unusable.
+ */
+bool dust_share_dh(const struct dust_eph **eph, struct dust_eph *own,
+                   const uint8_t peer[DUST_PK_BYTES], uint8_t dh_ee[DUST_KEY_BYTES]);
 struct dust_store_view;
 enum dust_drop dust_intro_fresh(const struct dust_store_view *v, uint64_t ts_ms,
                                 const uint8_t nonce[DUST_XNONCE_BYTES]);

@@ -78,9 +78,9 @@ static void session_fill(struct dust_session *s, const struct dust_invite *inv, 
  * under them, and its sends after epoch 0 would go under a placeholder
  * the server never holds (the answer moves it to epoch 1 first).
  */
-static void client_fill(struct dust_session *s, struct dust_rng *rng, const uint8_t prk[DUST_KEY_BYTES],
-                        const uint8_t esk[DUST_KEY_BYTES], const struct dust_invite *inv,
-                        uint32_t now_s)
+static void client_fill(struct dust_session *s, struct dust_rng *rng,
+                        const uint8_t prk[DUST_KEY_BYTES], const uint8_t esk[DUST_KEY_BYTES],
+                        const struct dust_invite *inv, uint32_t now_s)
 {
 	struct dust_session_keys k0, k2;
 
@@ -214,8 +214,9 @@ static enum dust_drop accept_checks(const struct dust_server *srv, const struct 
 }
 
 /* Step 8: es, cs, the intro's keys and its confirmation, in constant time. */
-static enum dust_drop accept_confirm(const struct dust_server *srv, const struct dust_store_entry *e,
-                                     struct accept_tmp *t, const uint8_t *pkt)
+static enum dust_drop accept_confirm(const struct dust_server *srv,
+                                     const struct dust_store_entry *e, struct accept_tmp *t,
+                                     const uint8_t *pkt)
 {
 	size_t conf_off = DUST_INTRO_PAD_OFF + le16_get(t->pt.pad_len);
 
@@ -281,16 +282,11 @@ DUST_EXPORT enum dust_drop dust_intro_accept(struct dust_server *srv, const uint
 	d = accept_checks(srv, e, t, nonce, len, now_ms);
 	if (d == DUST_OK)
 		d = accept_confirm(srv, e, t, pkt);
-	/* the server's share: only an authenticated intro costs its keygen */
-	if (d == DUST_OK && !eph && dust_eph_generate(&t->eph) != 0)
-		d = DUST_DROP_INTRO_AUTH;
-	if (!eph)
-		eph = &t->eph;
-	if (d == DUST_OK && crypto_scalarmult(t->dh_ee, eph->sk, t->pt.eph_pk) != 0)
+	if (d == DUST_OK && !dust_share_dh(&eph, &t->eph, t->pt.eph_pk, t->dh_ee))
 		d = DUST_DROP_INTRO_AUTH;
 	if (d == DUST_OK)
-		d = dust_store_commit(srv->store, e, t->pt.client_pk, t->dh_cs, le64_get(t->pt.ts_ms),
-		                      nonce, now_ms / 1000, &first_use);
+		d = dust_store_commit(srv->store, e, t->pt.client_pk, t->dh_cs,
+		                      le64_get(t->pt.ts_ms), nonce, now_ms / 1000, &first_use);
 	if (d != DUST_OK)
 		goto out_wipe;
 
@@ -372,6 +368,18 @@ out_wipe:
 	sodium_memzero(prk2, sizeof(prk2));
 	sodium_memzero(share, sizeof(share));
 	return d;
+}
+
+/* Called only once the intro authenticated: a share made here costs no failed datagram. */
+bool dust_share_dh(const struct dust_eph **eph, struct dust_eph *own,
+                   const uint8_t peer[DUST_PK_BYTES], uint8_t dh_ee[DUST_KEY_BYTES])
+{
+	if (!*eph) {
+		if (dust_eph_generate(own) != 0)
+			return false;
+		*eph = own;
+	}
+	return crypto_scalarmult(dh_ee, (*eph)->sk, peer) == 0;
 }
 
 DUST_EXPORT int dust_eph_generate(struct dust_eph *eph)

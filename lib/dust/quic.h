@@ -68,7 +68,6 @@ void dust_quic_client_wipe(struct dust_quic_client *qc);
 
 /* ---- Server ------------------------------------------------------------- */
 
-
 /** What the answer needs from an accepted Initial. */
 struct dust_quic_accept {
 	uint8_t odcid[DUST_QUIC_CID_MAX]; /**< client's first DCID: Initial keys */

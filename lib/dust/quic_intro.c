@@ -465,6 +465,10 @@ dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint
 	bool first_use = false;
 	enum dust_drop d;
 
+	/* a client Initial fills 1200 bytes (RFC 9000 §14.1): shorter is no intro, and costs
+	 * nothing */
+	if (len < DUST_QUIC_INITIAL_MIN)
+		return DUST_DROP_TRUNCATED;
 	ch_len = read_client_hello(dg, len, &qh, &pn, &t->cb);
 	if (!ch_len || !tls_client_hello_parse(t->cb.b, ch_len, &t->h)) {
 		d = len < DUST_QUIC_INITIAL_MIN ? DUST_DROP_TRUNCATED : DUST_DROP_MALFORMED;
@@ -473,12 +477,7 @@ dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint
 	d = open_fields(srv, &qh, t, &e);
 	if (d == DUST_OK)
 		d = check_intro(srv, &qh, t, e, ch_len, now_ms);
-	/* the server share: only an authenticated Initial costs its keygen */
-	if (d == DUST_OK && !eph && dust_eph_generate(&t->eph) != 0)
-		d = DUST_DROP_INTRO_AUTH;
-	if (!eph)
-		eph = &t->eph;
-	if (d == DUST_OK && crypto_scalarmult(t->ee, eph->sk, t->h.x25519) != 0)
+	if (d == DUST_OK && !dust_share_dh(&eph, &t->eph, t->h.x25519, t->ee))
 		d = DUST_DROP_INTRO_AUTH;
 	if (d == DUST_OK)
 		d = dust_store_commit(srv->store, e, t->pt, t->cs, le64_get(t->pt + DUST_PK_BYTES),

@@ -493,7 +493,8 @@ static int journal_compact(struct dust_store *st)
 		len += entry_records(entry(st, i), buf + len, cap - len);
 	/* a run that did not close stays dirty: its lost freshness is not in memory either */
 	if (st->dirty)
-		len += record_format(buf + len, cap - len, "O 00000000000000000000000000000000 - - ");
+		len +=
+		    record_format(buf + len, cap - len, "O 00000000000000000000000000000000 - - ");
 	rc = dust_file_replace(st->journal_path, buf, len, 0600);
 	free(buf);
 	return rc;

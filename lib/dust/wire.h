@@ -65,9 +65,9 @@ static_assert(sizeof(struct dust_wire_invite) == DUST_INVITE_PT_BYTES,
 
 /* quic profile only: the cover the client's ClientHello names (§12.1). */
 struct dust_wire_invite_cover {
-	uint8_t sni_len;  /* 1..62 */
-	uint8_t sni[62];  /* host name, lowercase [a-z0-9.-], zero padded */
-	uint8_t alpn;     /* 0 = "h3" (the only one defined) */
+	uint8_t sni_len; /* 1..62 */
+	uint8_t sni[62]; /* host name, lowercase [a-z0-9.-], zero padded */
+	uint8_t alpn;    /* 0 = "h3" (the only one defined) */
 };
 static_assert(sizeof(struct dust_wire_invite_cover) == DUST_INVITE_COVER_BYTES, "cover block");
 
@@ -104,7 +104,7 @@ static_assert(sizeof(struct dust_wire_intro_pt) == DUST_INTRO_PT_BYTES, "intro p
  */
 enum dust_answer_layout {
 	DUST_ANSWER_NONCE_OFF = 0, /* nonce = BLAKE2b-192(key = K_ans, E_s) */
-	DUST_ANSWER_CT_OFF = DUST_ANSWER_NONCE_OFF + DUST_XNONCE_BYTES,     /* 24 */
+	DUST_ANSWER_CT_OFF = DUST_ANSWER_NONCE_OFF + DUST_XNONCE_BYTES,          /* 24 */
 	DUST_ANSWER_BYTES = DUST_ANSWER_CT_OFF + DUST_PK_BYTES + DUST_MAC_BYTES, /* 72 */
 };
 

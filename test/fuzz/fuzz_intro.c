@@ -56,8 +56,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		chained(&s, data, size, consumed);
 		memset(&s2, 0, sizeof(s2));
-		if (dust_intro_accept(&gw.srv, data, size, FZ_NOW_MS, &from, NULL, &s2, &c2, &info) !=
-		    DUST_DROP_INTRO_DUP)
+		if (dust_intro_accept(&gw.srv, data, size, FZ_NOW_MS, &from, NULL, &s2, &c2,
+		                      &info) != DUST_DROP_INTRO_DUP)
 			abort();
 	}
 	dust_session_wipe(&s);

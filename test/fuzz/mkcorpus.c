@@ -90,11 +90,11 @@ static void data_seeds(void)
 /* Structured-mode seeds of fuzz_data: 0xff, then 8-byte packet records. */
 static void structured_seeds(void)
 {
-	static const uint8_t ok3[] = {0xff, 0, 0, 0, 0, 40, 0, 5, 0, 1, 0, 0, 0, 0, 0, 0, 0,
-				      2, 0, 0, 0xfe, 200, 1, 63, 0};
-	static const uint8_t faults[] = {0xff, 5, 0, 0, 0, 10, 0, 0, 0, 5, 0, 0, 0, 10, 0, 0, 0,
-					 1, 0, 0, 61, 10, 0, 0, 0, 1, 0, 0, 0, 10, 0, 0, 1,
-					 1, 0, 0, 0, 10, 0, 0, 2, 1, 0, 60, 0, 10, 0, 0, 4};
+	static const uint8_t ok3[] = {0xff, 0, 0, 0, 0, 40, 0, 5,    0,   1, 0,  0, 0,
+	                              0,    0, 0, 0, 2, 0,  0, 0xfe, 200, 1, 63, 0};
+	static const uint8_t faults[] = {
+	    0xff, 5, 0, 0, 0,  10, 0, 0, 0, 5, 0, 0, 0,  10, 0, 0, 0, 1, 0,  0, 61, 10, 0, 0, 0,
+	    1,    0, 0, 0, 10, 0,  0, 1, 1, 0, 0, 0, 10, 0,  0, 2, 1, 0, 60, 0, 10, 0,  0, 4};
 	uint8_t many[1 + 8 * 18];
 
 	put("data", "s-ok3", ok3, sizeof(ok3));
@@ -110,7 +110,7 @@ static void structured_seeds(void)
 }
 
 static size_t intro(const struct dust_invite *inv, const struct dust_identity *cl, uint64_t now_ms,
-		    uint8_t *dg, size_t cap, size_t chain)
+                    uint8_t *dg, size_t cap, size_t chain)
 {
 	struct dust_session s;
 	int n = dust_intro_build(inv, cl, &rng, &pad, now_ms, dg, cap, &s);
@@ -169,7 +169,8 @@ static void invite_seeds(void)
 	pt[0] = 0;
 	dust_invite_pack(&inv, pt + 1);
 	put("invite", "pt4", pt, sizeof(pt));
-	if (dust_ipaddr_parse(&inv.server, "2001:db8::1") || dust_ipaddr_parse(&inv.tunnel, "fd00::2"))
+	if (dust_ipaddr_parse(&inv.server, "2001:db8::1") ||
+	    dust_ipaddr_parse(&inv.tunnel, "fd00::2"))
 		fz_die("address");
 	inv.tunnel_prefix = 64;
 	dust_invite_pack(&inv, pt + 1);
@@ -259,15 +260,15 @@ static void quic_seeds(void)
 static void config_seeds(void)
 {
 	static const char conf[] =
-		"; dustgw config seed\n"
-		"[gateway]\nipv4 = 192.0.2.1\nipv6 = 2001:db8::1\nudp_port = 4433\n"
-		"key_file = /tmp/k\nstore = /tmp/s\n"
-		"[ports]\nnet = net_pcap0\ndelivery = 1\nqueues = 2\nmbufs = 8191\n"
-		"rx_desc = 1024\ntx_desc = 1024\ndelivery_framing = raw\n"
-		"delivery_mac = 02:00:00:00:00:01\nproxy_arp = yes\n"
-		"[sessions]\nmax_per_lcore = 4096\nidle_timeout_s = 180\nts_window_s = 60\n"
-		"[padding]\nmode = uniform\nmin = 0\nmax = 63\nmtu = 1400\n"
-		"[runtime]\ndrain_us = 100\nexit_on_idle_ms = 0\ndelivery_hold_ms = 0\n";
+	    "; dustgw config seed\n"
+	    "[gateway]\nipv4 = 192.0.2.1\nipv6 = 2001:db8::1\nudp_port = 4433\n"
+	    "key_file = /tmp/k\nstore = /tmp/s\n"
+	    "[ports]\nnet = net_pcap0\ndelivery = 1\nqueues = 2\nmbufs = 8191\n"
+	    "rx_desc = 1024\ntx_desc = 1024\ndelivery_framing = raw\n"
+	    "delivery_mac = 02:00:00:00:00:01\nproxy_arp = yes\n"
+	    "[sessions]\nmax_per_lcore = 4096\nidle_timeout_s = 180\nts_window_s = 60\n"
+	    "[padding]\nmode = uniform\nmin = 0\nmax = 63\nmtu = 1400\n"
+	    "[runtime]\ndrain_us = 100\nexit_on_idle_ms = 0\ndelivery_hold_ms = 0\n";
 
 	put("config", "full", conf, sizeof(conf) - 1);
 	put("config", "minimal", "[gateway]\nipv4=10.0.0.1\nkey_file=k\nstore=s\n", 41);

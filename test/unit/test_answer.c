@@ -204,14 +204,14 @@ static void test_zero_rtt_and_answer(void)
 	{
 		struct dust_endpoint from = fix_endpoint("198.51.100.7", 40000);
 
-		CHECK_EQ(dust_intro_accept(&f.srv, dg, (size_t)(n + m), FIX_NOW_MS, &from, NULL, &ss,
-		                           &used, NULL),
+		CHECK_EQ(dust_intro_accept(&f.srv, dg, (size_t)(n + m), FIX_NOW_MS, &from, NULL,
+		                           &ss, &used, NULL),
 		         DUST_OK);
 	}
 	CHECK_EQ(used, (size_t)n);
-	CHECK_EQ(dust_datagram_open(&ss, &f.lim, FIX_NOW_S, dg, (size_t)(n + m), used, seg, 4,
-	                            &drop),
-	         1u);
+	CHECK_EQ(
+	    dust_datagram_open(&ss, &f.lim, FIX_NOW_S, dg, (size_t)(n + m), used, seg, 4, &drop),
+	    1u);
 	CHECK(seg[0].len == 5 && memcmp(dg + seg[0].off, "early", 5) == 0);
 
 	/* the client opens nothing before the answer */
@@ -240,8 +240,8 @@ static void test_zero_rtt_and_answer(void)
 	CHECK(cs.tx_counter >= DUST_KEY_EPOCH_PACKETS);
 	/* the same answer again: the client has nothing pending any more */
 	CHECK_EQ(dust_intro_answer_open(&cs, ans, (size_t)a, &used), DUST_DROP_AUTH);
-	CHECK_EQ(dust_datagram_open(&cs, &f.lim, FIX_NOW_S, ans, (size_t)a, DUST_ANSWER_BYTES, seg, 4,
-	                            &drop),
+	CHECK_EQ(dust_datagram_open(&cs, &f.lim, FIX_NOW_S, ans, (size_t)a, DUST_ANSWER_BYTES, seg,
+	                            4, &drop),
 	         1u);
 	CHECK_EQ(drop, DUST_OK);
 	fix_fini(&f);

@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 
 #include "fixture.h"
+#include "quic.h"
 
 static unsigned scalarmults, basemults;
 
@@ -111,11 +112,41 @@ static void test_replay_after_reopen(void)
 	fix_fini(&f);
 }
 
+/*
+ * Junk shaped like a QUIC Initial, long or short, with no ready-made share:
+ * no X25519 and no key generation at all (the share is made only for an
+ * authenticated Initial).
+ */
+static void test_quic_junk_costs_nothing(void)
+{
+	struct fixture f;
+	struct dust_endpoint from = fix_endpoint("198.51.100.7", 40000);
+	struct dust_quic_accept acc;
+	struct dust_session s;
+	uint8_t junk[1250];
+
+	fix_init(&f);
+	for (unsigned i = 0; i < 64; i++) {
+		size_t len = i % 2 ? sizeof(junk) : 7 + i;
+
+		dust_rng_bytes(&f.rng, junk, sizeof(junk));
+		junk[0] = 0xc0 | (junk[0] & 0x0f); /* long header, Initial */
+		memcpy(junk + 1, "\x00\x00\x00\x01", 4);
+		junk[5] = 8; /* DCID length */
+		scalarmults = basemults = 0;
+		CHECK(dust_quic_intro_accept(&f.srv, &f.rng, junk, len, FIX_NOW_MS, &from, NULL, &s,
+		                             &acc, NULL) != DUST_OK);
+		CHECK_EQ(scalarmults + basemults, 0);
+	}
+	fix_fini(&f);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
 	    {"replay_costs_no_x25519", test_replay_costs_no_x25519},
 	    {"replay_after_reopen", test_replay_after_reopen},
+	    {"quic_junk_costs_nothing", test_quic_junk_costs_nothing},
 	};
 
 	CHECK(dust_init() == 0);

@@ -118,14 +118,17 @@ static void test_intro_dup_and_replay(void)
 	fix_init(&f);
 	n = dust_intro_build(&f.inv, &f.client, &f.rng, &f.pad, FIX_NOW_MS, intro, sizeof(intro),
 	                     &f.cs);
-	CHECK_EQ(dust_intro_accept(&f.srv, intro, (size_t)n, FIX_NOW_MS, &a, NULL, &s1, &used, NULL),
-	         DUST_OK);
+	CHECK_EQ(
+	    dust_intro_accept(&f.srv, intro, (size_t)n, FIX_NOW_MS, &a, NULL, &s1, &used, NULL),
+	    DUST_OK);
 	memset(&s2, 0x5a, sizeof(s2));
 	before = s2;
 	/* the same bytes again, from anywhere: a no-op that fills nothing */
-	CHECK_EQ(dust_intro_accept(&f.srv, intro, (size_t)n, FIX_NOW_MS + 10, &a, NULL, &s2, &used, NULL),
+	CHECK_EQ(dust_intro_accept(&f.srv, intro, (size_t)n, FIX_NOW_MS + 10, &a, NULL, &s2, &used,
+	                           NULL),
 	         DUST_DROP_INTRO_DUP);
-	CHECK_EQ(dust_intro_accept(&f.srv, intro, (size_t)n, FIX_NOW_MS + 10, &b, NULL, &s2, &used, NULL),
+	CHECK_EQ(dust_intro_accept(&f.srv, intro, (size_t)n, FIX_NOW_MS + 10, &b, NULL, &s2, &used,
+	                           NULL),
 	         DUST_DROP_INTRO_DUP);
 	CHECK(memcmp(&s2, &before, sizeof(s2)) == 0);
 	/* an older intro of the same client, replayed later */
@@ -135,9 +138,9 @@ static void test_intro_dup_and_replay(void)
 		int m = dust_intro_build(&f.inv, &f.client, &f.rng, &f.pad, FIX_NOW_MS - 5000, old,
 		                         sizeof(old), &tmp);
 
-		CHECK_EQ(
-		    dust_intro_accept(&f.srv, old, (size_t)m, FIX_NOW_MS, &b, NULL, &s2, &used, NULL),
-		    DUST_DROP_INTRO_REPLAY);
+		CHECK_EQ(dust_intro_accept(&f.srv, old, (size_t)m, FIX_NOW_MS, &b, NULL, &s2, &used,
+		                           NULL),
+		         DUST_DROP_INTRO_REPLAY);
 	}
 	/* outside the timestamp window */
 	{
@@ -146,9 +149,9 @@ static void test_intro_dup_and_replay(void)
 		int m = dust_intro_build(&f.inv, &f.client, &f.rng, &f.pad, FIX_NOW_MS + 61000, fut,
 		                         sizeof(fut), &tmp);
 
-		CHECK_EQ(
-		    dust_intro_accept(&f.srv, fut, (size_t)m, FIX_NOW_MS, &b, NULL, &s2, &used, NULL),
-		    DUST_DROP_INTRO_STALE);
+		CHECK_EQ(dust_intro_accept(&f.srv, fut, (size_t)m, FIX_NOW_MS, &b, NULL, &s2, &used,
+		                           NULL),
+		         DUST_DROP_INTRO_STALE);
 	}
 	fix_fini(&f);
 }

@@ -190,18 +190,19 @@ static void test_intro_truncation_and_bitflips(void)
 	CHECK_EQ(n, DUST_INTRO_MIN_BYTES + 20);
 	before = *dust_store_at(f.srv.store, 0);
 	for (int len = 0; len < n; len++)
-		accepted += dust_intro_accept(&f.srv, intro, (size_t)len, FIX_NOW_MS, &from, NULL, &s,
-		                              &used, NULL) == DUST_OK;
+		accepted += dust_intro_accept(&f.srv, intro, (size_t)len, FIX_NOW_MS, &from, NULL,
+		                              &s, &used, NULL) == DUST_OK;
 	for (int bit = 0; bit < n * 8; bit++) {
 		memcpy(work, intro, (size_t)n);
 		work[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-		accepted += dust_intro_accept(&f.srv, work, (size_t)n, FIX_NOW_MS, &from, NULL, &s, &used,
-		                              NULL) == DUST_OK;
+		accepted += dust_intro_accept(&f.srv, work, (size_t)n, FIX_NOW_MS, &from, NULL, &s,
+		                              &used, NULL) == DUST_OK;
 	}
 	CHECK_EQ(accepted, 0);
 	CHECK(memcmp(&before, dust_store_at(f.srv.store, 0), sizeof(before)) == 0);
-	CHECK_EQ(dust_intro_accept(&f.srv, intro, (size_t)n, FIX_NOW_MS, &from, NULL, &s, &used, NULL),
-	         DUST_OK);
+	CHECK_EQ(
+	    dust_intro_accept(&f.srv, intro, (size_t)n, FIX_NOW_MS, &from, NULL, &s, &used, NULL),
+	    DUST_OK);
 	fix_fini(&f);
 }
 

@@ -113,8 +113,9 @@ static void build(struct vec *v, struct fixture *f, uint8_t suite)
 		f->srv.store = dust_store_open(f->store_path, DUST_STORE_CREATE);
 		CHECK(dust_store_add(f->srv.store, &v->inv) == 0);
 		CHECK(dust_store_tick(f->srv.store, VEC_NOW_MS / 1000) >= 0);
-		CHECK_EQ(dust_intro_accept(&f->srv, dg, off, VEC_NOW_MS, &from, &eph, &ss, &used, NULL),
-		         DUST_OK);
+		CHECK_EQ(
+		    dust_intro_accept(&f->srv, dg, off, VEC_NOW_MS, &from, &eph, &ss, &used, NULL),
+		    DUST_OK);
 		m = dust_intro_answer_build(&ss, &rng, &pad, (uint32_t)(VEC_NOW_MS / 1000), dg,
 		                            sizeof(dg));
 		CHECK(m > DUST_ANSWER_BYTES);
@@ -141,12 +142,15 @@ static void write_file(const struct vec *v, const char *path)
 	dust_invite_pack(&v->inv, pt);
 	hex(pthex, sizeof(pthex), pt, sizeof(pt));
 	if (v->inv.suite == DUST_SUITE_CHACHA20POLY1305)
-		fprintf(f, "# Dust v2 golden vectors (SPEC.md §10). Written by test_vectors --write;\n"
-		           "# checked by test_vectors (C) and refdecode.py (independent Python).\n");
+		fprintf(f,
+		        "# Dust v2 golden vectors (SPEC.md §10). Written by test_vectors --write;\n"
+		        "# checked by test_vectors (C) and refdecode.py (independent Python).\n");
 	else
-		fprintf(f, "# Dust v2 golden vectors, suite 1 = AES-256-GCM (SPEC.md §6.4, §10), with\n"
-		           "# a data packet of key epoch 1 each way (§8.1). Written by test_vectors\n"
-		           "# --write-aesgcm; checked by test_vectors (C) and refdecode.py (Python).\n");
+		fprintf(
+		    f,
+		    "# Dust v2 golden vectors, suite 1 = AES-256-GCM (SPEC.md §6.4, §10), with\n"
+		    "# a data packet of key epoch 1 each way (§8.1). Written by test_vectors\n"
+		    "# --write-aesgcm; checked by test_vectors (C) and refdecode.py (Python).\n");
 	fprintf(f, "now_ms: %llu\n", (unsigned long long)VEC_NOW_MS);
 	fprintf(f, "server_sk: %s\nclient_sk: %s\n", v->server_sk, v->client_sk);
 	fprintf(f, "invite_pt: %s\n", pthex);
@@ -159,8 +163,9 @@ static void write_file(const struct vec *v, const char *path)
 	fprintf(f, "password: %s\n", VEC_PASSWORD);
 	fprintf(f, "invite_text: %s\n", v->invite_text);
 	if (v->inv.suite != DUST_SUITE_CHACHA20POLY1305)
-		fprintf(f, "epoch1_c2s: %s\nexpect_epoch1_c2s: epoch one up\n"
-		           "epoch1_s2c: %s\nexpect_epoch1_s2c: epoch one down\n",
+		fprintf(f,
+		        "epoch1_c2s: %s\nexpect_epoch1_c2s: epoch one up\n"
+		        "epoch1_s2c: %s\nexpect_epoch1_s2c: epoch one down\n",
 		        v->e1_c2s, v->e1_s2c);
 	fclose(f);
 }
