@@ -67,6 +67,18 @@ int dg_clients_load(struct dg *g)
 	for (unsigned i = 0; i < g->n; i++) {
 		struct dg_client *c = &g->c[i];
 
+		/*
+		 * dust-gen speaks the random profile only: it would send a quic
+		 * invitation's port random-profile intros, and sizes from --size
+		 * with no regard to the quic bounds (SPEC §12.4).
+		 */
+		if (c->inv.profile != DUST_PROFILE_RANDOM) {
+			fprintf(stderr,
+			        "dust-gen: invitation %u is a quic-profile one: dust-gen sends the "
+			        "random profile only\n",
+			        i);
+			return -ENOTSUP;
+		}
 		client_key(c);
 		c->ep.ip.family = 4;
 		memcpy(c->ep.ip.a, (uint8_t[]){198, 18, (uint8_t)(i >> 8), (uint8_t)i}, 4);

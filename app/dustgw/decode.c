@@ -11,6 +11,7 @@
 #include <rte_ip.h>
 
 #include "dgw_pvt.h"
+#include "inner.h"
 #include "loopprof.h"
 
 static void free_m(struct rte_mbuf *m)
@@ -98,6 +99,10 @@ static void deliver(struct dgw_worker *w, const struct dust_session *s, struct r
 	m->pkt_len = m->data_len;
 	m->ol_flags = 0;
 	m->packet_type = 0;
+	/* quic: a SYN's MSS no more than the server bound lets us send back (SPEC §12.4) */
+	if (s->profile == DUST_PROFILE_QUIC &&
+	    dust_inner_mss_clamp(start + hdr, len, dust_quic_tx_inner_max(s)))
+		w->st.ctr[DGW_CTR_MSS_CLAMPED]++;
 	if (hdr)
 		frame_eth(gw, start, ip[0] >> 4);
 	w->st.ctr[DGW_CTR_DELIVERED]++;
@@ -125,7 +130,7 @@ static void send_keepalive(struct dgw_worker *w, struct dust_session *s, uint64_
 		                            rte_pktmbuf_tailroom(c) - outer);
 	else
 		r = dust_data_seal(s, &w->rng, &w->gw->cfg.pad, w->now_s, pkt + pre, 0,
-		                   rte_pktmbuf_tailroom(c) - outer - pre);
+		                   dust_quic_tx_cap(s, rte_pktmbuf_tailroom(c) - outer - pre));
 	if (r >= 0 && pre)
 		dust_quic_short_put(s, &w->rng, pkt);
 	if (r < 0 ||

@@ -140,6 +140,8 @@ enum dgw_ctr {
 	DGW_CTR_QUIC_ANSWER,       /**< quic profile: server first flights sent */
 	DGW_CTR_QUIC_MIGRATED,     /**< quic profile: sessions moved to a new address by CID */
 	DGW_CTR_SESS_REVOKED,      /**< its invitation was revoked */
+	DGW_CTR_MSS_CLAMPED,       /**< quic profile: inner TCP SYNs whose MSS was lowered */
+	DGW_CTR_ICMP_TOO_BIG,      /**< quic profile: ICMP too-big errors sent back */
 	DGW_CTR_MAX
 };
 
@@ -178,6 +180,8 @@ enum dgw_drop {
 	DGW_DROP_QUIC_NO_SESSION,      /**< quic short header: no session for its address or CID */
 	DGW_DROP_QUIC_LONG,            /**< quic long header that is no client Initial */
 	DGW_DROP_UNPUBLISHED,          /**< intro's session retired before it was published */
+	DGW_DROP_QUIC_TOO_BIG,         /**< inner packet over the quic bound toward its client
+	                                    (SPEC §12.4): answered with ICMP too-big */
 	DGW_DROP_MAX
 };
 

@@ -3,11 +3,13 @@
  * The encode (reverse) path: inner IP packets read from the delivery port
  * are matched by destination address to an invitation (tunnel_map) and to
  * its published session (pub[], see sessmap.c for why that is safe from
- * any lcore), sealed in place and sent to the client's last address.
+ * any lcore), sealed in place and sent to the client's last address. quic
+ * sessions keep the profile's size bound (SPEC §12.4).
  */
 #include <rte_ip.h>
 
 #include "dgw_pvt.h"
+#include "inner.h"
 #include "loopprof.h"
 
 struct enc {
@@ -90,6 +92,55 @@ static bool host_local(const struct enc *e)
 	return a[0] == 0xff || (a[0] == 0xfe && (a[1] & 0xc0) == 0x80);
 }
 
+/*
+ * quic: e's inner packet is over the server bound's inner MTU (SPEC §12.4).
+ * Answered as a router answers it: the ICMP error goes back out of the
+ * delivery port in e's own mbuf, framed as delivered packets are.
+ */
+static int too_big(struct dgw_worker *w, struct enc *e, size_t mtu)
+{
+	struct dgw *gw = w->gw;
+	struct rte_mbuf *m = e->m;
+	uint8_t *start = rte_pktmbuf_mtod(m, uint8_t *);
+	uint8_t err[DUST_INNER_ICMP_MAX];
+	int n;
+
+	dgw_count_drop(w, DGW_DROP_QUIC_TOO_BIG);
+	n = dust_inner_too_big(e->ip, e->len, mtu, err, sizeof(err));
+	if (n <= 0 || e->ip + n > (uint8_t *)m->buf_addr + m->buf_len) {
+		rte_pktmbuf_free(m);
+		return -1;
+	}
+	if (e->ip != start) { /* Ethernet: the delivered packets' addresses, same type */
+		memcpy(start, gw->dlv_dst.addr_bytes, RTE_ETHER_ADDR_LEN);
+		memcpy(start + RTE_ETHER_ADDR_LEN, gw->dlv_mac.addr_bytes, RTE_ETHER_ADDR_LEN);
+	}
+	memcpy(e->ip, err, (size_t)n);
+	m->data_len = (uint16_t)(e->ip - start + n);
+	m->pkt_len = m->data_len;
+	m->ol_flags = 0;
+	m->packet_type = 0;
+	w->st.ctr[DGW_CTR_ICMP_TOO_BIG]++;
+	dgw_dlv_tx(w, m);
+	return -1;
+}
+
+/*
+ * quic: the inner packet must fit one datagram under the server bound; a
+ * TCP SYN's MSS is clamped to what the client can send back (its bound).
+ * 0, or -1 when m was consumed.
+ */
+static int quic_fit(struct dgw_worker *w, struct enc *e, const struct dust_session *s)
+{
+	size_t max = dust_quic_tx_inner_max(s);
+
+	if (e->len > max)
+		return too_big(w, e, max);
+	if (dust_inner_mss_clamp(e->ip, e->len, dust_quic_rx_inner_max(s)))
+		w->st.ctr[DGW_CTR_MSS_CLAMPED]++;
+	return 0;
+}
+
 /* Where e's Dust packet lies in its mbuf; -1 when it cannot be sealed (m consumed). */
 static int seal_place(struct dgw_worker *w, struct enc *e, struct dust_session *s,
                       struct dust_tx_pkt *t)
@@ -103,7 +154,8 @@ static int seal_place(struct dgw_worker *w, struct enc *e, struct dust_session *
 	t->s = s;
 	t->pkt = pkt;
 	t->data_len = e->len;
-	t->cap = (size_t)((uint8_t *)m->buf_addr + m->buf_len - pkt);
+	/* quic: padding is drawn within the bound, never past it */
+	t->cap = dust_quic_tx_cap(s, (size_t)((uint8_t *)m->buf_addr + m->buf_len - pkt));
 	return 0;
 }
 
@@ -174,6 +226,8 @@ void dgw_encode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 			drop(w, e[i].m, DGW_DROP_NO_SESSION);
 			continue;
 		}
+		if (s->profile == DUST_PROFILE_QUIC && quic_fit(w, &e[i], s) != 0)
+			continue;
 		if (seal_place(w, &e[i], s, &tx[nt]) != 0)
 			continue;
 		txm[nt] = e[i].m;

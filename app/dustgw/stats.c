@@ -32,6 +32,8 @@ static const char *const ctr_names[DGW_CTR_MAX] = {
     [DGW_CTR_QUIC_ANSWER] = "quic_answers",
     [DGW_CTR_QUIC_MIGRATED] = "quic_migrated",
     [DGW_CTR_SESS_REVOKED] = "sessions_revoked",
+    [DGW_CTR_MSS_CLAMPED] = "mss_clamped",
+    [DGW_CTR_ICMP_TOO_BIG] = "icmp_too_big",
 };
 
 static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {
@@ -64,6 +66,7 @@ static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {
     [DGW_DROP_QUIC_NO_SESSION - DUST_DROP_MAX] = "quic_no_session",
     [DGW_DROP_QUIC_LONG - DUST_DROP_MAX] = "quic_long_other",
     [DGW_DROP_UNPUBLISHED - DUST_DROP_MAX] = "unpublished",
+    [DGW_DROP_QUIC_TOO_BIG - DUST_DROP_MAX] = "quic_too_big",
 };
 
 const char *dgw_ctr_name(unsigned c)

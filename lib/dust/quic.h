@@ -122,6 +122,52 @@ static inline size_t dust_quic_rx_prefix(const struct dust_session *s)
 }
 
 /**
+ * The profile's bound on one datagram s sends (SPEC §12.4): 1250 from a
+ * client, 1252 from a server; 0 in the random profile (no bound).
+ */
+static inline size_t dust_quic_tx_dgram_max(const struct dust_session *s)
+{
+	if (s->profile != DUST_PROFILE_QUIC)
+		return 0;
+	return s->role == DUST_ROLE_CLIENT ? DUST_QUIC_CLIENT_DGRAM_MAX
+	                                   : DUST_QUIC_SERVER_DGRAM_MAX;
+}
+
+/**
+ * The cap to seal with behind s's short header: room, lowered to what the
+ * bound leaves after the short header. Padding stays within the cap
+ * (dust_data_seal), so the datagram keeps the bound.
+ */
+static inline size_t dust_quic_tx_cap(const struct dust_session *s, size_t room)
+{
+	size_t max = dust_quic_tx_dgram_max(s);
+
+	if (!max)
+		return room;
+	max -= dust_quic_tx_prefix(s);
+	return room < max ? room : max;
+}
+
+/** Largest inner packet s sends in one short-header datagram; 0 = no bound. */
+static inline size_t dust_quic_tx_inner_max(const struct dust_session *s)
+{
+	size_t max = dust_quic_tx_dgram_max(s);
+
+	return max ? max - dust_quic_tx_prefix(s) - DUST_DATA_OVERHEAD : 0;
+}
+
+/** Largest inner packet s's peer sends it in one short-header datagram; 0 = no bound. */
+static inline size_t dust_quic_rx_inner_max(const struct dust_session *s)
+{
+	size_t max;
+
+	if (s->profile != DUST_PROFILE_QUIC)
+		return 0;
+	max = s->role == DUST_ROLE_CLIENT ? DUST_QUIC_SERVER_DGRAM_MAX : DUST_QUIC_CLIENT_DGRAM_MAX;
+	return max - dust_quic_rx_prefix(s) - DUST_DATA_OVERHEAD;
+}
+
+/**
  * Write the short header at pkt (dust_quic_tx_prefix(s) bytes): fixed bit,
  * the connection's spin bit, five random bits (what header protection
  * leaves visible of key phase, reserved and packet-number length), DCID.

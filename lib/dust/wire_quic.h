@@ -43,6 +43,35 @@ enum dust_quic_wire {
 	DUST_QUIC_CRYPTO_MAX = 4096, /* largest ClientHello the server reassembles */
 };
 
+/* ---- Datagram size bounds (SPEC.md §12.4) --------------------------------- */
+
+/*
+ * Hard limits on every quic-profile datagram, handshake and data alike, at
+ * what the cover's stacks send: Chromium 156 sends no UDP payload above
+ * 1250 bytes, quic-go (the cover server) none above 1252 before path MTU
+ * discovery. One bigger datagram marks a flow (issue 22: a client datagram
+ * over 1250 flagged every Dust session and no Chromium connection). The
+ * inner MTU follows from them: the bound less the short header and the
+ * Dust packet's 32 bytes, no room kept for padding (padding only fills
+ * what the bound leaves).
+ */
+enum dust_quic_bound {
+	DUST_QUIC_CLIENT_DGRAM_MAX = 1250,               /* Chromium 156, every datagram */
+	DUST_QUIC_SERVER_DGRAM_MAX = 1252,               /* quic-go before path MTU discovery */
+	DUST_QUIC_SHORT_C2S_MAX = 1 + DUST_QUIC_CID_MAX, /* first byte, longest server CID */
+	DUST_QUIC_SHORT_S2C = 1,                         /* first byte, DCID empty */
+	/* largest inner packet one datagram carries, client to server (any CID): 1197 */
+	DUST_QUIC_C2S_INNER_MAX =
+	    DUST_QUIC_CLIENT_DGRAM_MAX - DUST_QUIC_SHORT_C2S_MAX - DUST_DATA_OVERHEAD,
+	/* and server to client: 1219 */
+	DUST_QUIC_S2C_INNER_MAX =
+	    DUST_QUIC_SERVER_DGRAM_MAX - DUST_QUIC_SHORT_S2C - DUST_DATA_OVERHEAD,
+};
+static_assert((int)DUST_QUIC_CLIENT_DGRAM <= (int)DUST_QUIC_CLIENT_DGRAM_MAX,
+              "the client Initial keeps the client bound");
+static_assert(DUST_QUIC_C2S_INNER_MAX == 1197 && DUST_QUIC_S2C_INNER_MAX == 1219,
+              "inner MTUs as SPEC §12.4 gives them");
+
 /* ---- TLS 1.3 numbers used by the mirrored ClientHello -------------------- */
 
 enum dust_tls_wire {

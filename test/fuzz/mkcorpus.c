@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Writes the seed corpus of the fuzz harnesses into OUTDIR/{data,intro,
- * invite,config,quic}: valid packets made with the fixture's fixed keys and
+ * invite,config,quic,inner}: valid packets made with the fixture's fixed keys and
  * clock (so they pass the harnesses' tag checks), plus near misses.
  */
 #include <errno.h>
@@ -257,6 +257,37 @@ static void quic_seeds(void)
 	dust_quic_client_wipe(&qc);
 }
 
+/*
+ * inner: two bytes of MTU, then an inner packet: SYNs with the MSS option
+ * at an odd and an even offset (IPv4, and IPv6 behind a hop-by-hop
+ * header), and a UDP packet over the MTU.
+ */
+static void inner_seeds(void)
+{
+	static const uint8_t odd[8] = {1, 2, 4, 0x05, 0xb4, 1, 1, 0};
+	static const uint8_t even[8] = {2, 4, 0x05, 0xb4, 4, 2, 1, 0};
+	uint8_t p[2 + 1428] = {0x04, 0xc3}; /* MTU 1219 */
+	uint8_t *ip = p + 2;
+
+	/* IPv4 + TCP SYN (data offset 7) */
+	ip[0] = 0x45, ip[3] = 48, ip[8] = 64, ip[9] = 6, ip[12] = 10, ip[16] = 10;
+	ip[20 + 12] = 7 << 4, ip[20 + 13] = 0x02;
+	memcpy(ip + 40, odd, sizeof(odd));
+	put("inner", "syn4", p, 2 + 48);
+	/* IPv6, hop-by-hop (PadN), TCP SYN-ACK */
+	memset(ip, 0, 100);
+	ip[0] = 0x60, ip[5] = 8 + 28, ip[6] = 0, ip[7] = 64, ip[8] = 0xfd, ip[24] = 0xfd;
+	ip[40] = 6, ip[42] = 1, ip[43] = 4;
+	ip[48 + 12] = 7 << 4, ip[48 + 13] = 0x12;
+	memcpy(ip + 68, even, sizeof(even));
+	put("inner", "syn6", p, 2 + 76);
+	/* IPv4 UDP of 1428 bytes, DF */
+	memset(ip, 0, 100);
+	ip[0] = 0x45, ip[2] = 1428 >> 8, ip[3] = 1428 & 0xff, ip[6] = 0x40, ip[8] = 64;
+	ip[9] = 17, ip[12] = 10, ip[16] = 10;
+	put("inner", "udp-big", p, sizeof(p));
+}
+
 static void config_seeds(void)
 {
 	static const char conf[] =
@@ -294,5 +325,6 @@ int main(int argc, char **argv)
 	invite_seeds();
 	config_seeds();
 	quic_seeds();
+	inner_seeds();
 	return 0;
 }

@@ -30,6 +30,7 @@
 #include <sodium.h>
 
 #include "dust.h"
+#include "inner.h"
 #include "quic.h"
 
 enum {
@@ -104,6 +105,7 @@ struct client {
 	bool fatal;   /* an intro could not be built: stop with an error */
 	int tun;
 	int sock;
+	unsigned mtu;  /* the TUN's: --mtu, or the profile's default (tun_mtu) */
 	size_t dg_max; /* largest UDP payload that avoids outer fragmentation */
 	unsigned attempts;
 	uint64_t next_intro_ms, intro_gap_ms;
@@ -183,8 +185,9 @@ static void usage(FILE *f)
 	        "  --ifname NAME         TUN interface name (default dust0)\n"
 	        "  --route CIDR          route CIDR through the tunnel (repeatable, max %d)\n"
 	        "  --mtu N               TUN MTU (default 1400); at most outer MTU - 28 (IPv4)\n"
-	        "                        or - 48 (IPv6) - 32 bytes of Dust overhead (quic\n"
-	        "                        profile: 21 more for the short header)\n"
+	        "                        or - 48 (IPv6) - 32 bytes of Dust overhead. The quic\n"
+	        "                        profile sends no datagram over 1250 bytes: default\n"
+	        "                        and most 1197 (an IPv6 tunnel: 1280, IPv6's least)\n"
 	        "  --outer-mtu N         path MTU toward the server (default 1500); datagrams\n"
 	        "                        never exceed it, so the gateway sees no fragments;\n"
 	        "                        the quic profile needs room for 1250-byte Initials\n"
@@ -305,7 +308,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	int c;
 
 	*o = (struct opts){.ifname = "dust0",
-	                   .mtu = 1400,
+	                   .mtu = 0, /* the profile's default: tun_mtu() */
 	                   .outer_mtu = 1500,
 	                   .tries = 10,
 	                   .keepalive_s = 10,
@@ -661,7 +664,7 @@ static int tun_configure(struct client *c)
 	if (s < 0)
 		return -1;
 	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", c->ifname);
-	ifr.ifr_mtu = (int)c->o->mtu;
+	ifr.ifr_mtu = (int)c->mtu;
 	if (ifreq_ioctl(s, SIOCSIFMTU, &ifr, "set the MTU") < 0)
 		goto out;
 	if (c->inv.tunnel.family == 4)
@@ -818,6 +821,30 @@ static int seal(struct client *c, uint8_t *pkt, size_t len, size_t cap)
 }
 
 /*
+ * Room for Dust packets behind pre bytes of header: the outer MTU's, and in
+ * the quic profile no more than its 1250-byte bound leaves (SPEC §12.4).
+ * Padding is drawn within it.
+ */
+static size_t tx_cap(const struct client *c, size_t pre)
+{
+	size_t max = dust_quic_tx_dgram_max(&c->cur);
+
+	if (!max || max > c->dg_max)
+		max = c->dg_max;
+	return max - pre;
+}
+
+/* Largest TUN packet one datagram carries; the quic bound's before the CID is known. */
+static size_t inner_max(const struct client *c)
+{
+	if (c->cur.profile == DUST_PROFILE_QUIC)
+		return dust_quic_tx_inner_max(&c->cur);
+	if (c->inv.profile == DUST_PROFILE_QUIC)
+		return DUST_QUIC_C2S_INNER_MAX;
+	return c->dg_max - DUST_DATA_OVERHEAD - dust_quic_tx_prefix(&c->cur);
+}
+
+/*
  * Seal len bytes already at tx_data(c) and send the datagram: in the quic
  * profile behind a 1-RTT short header (dust_quic_tx_prefix is 0 in random).
  */
@@ -829,7 +856,7 @@ static uint8_t *tx_data(struct client *c)
 static int seal_send(struct client *c, size_t len)
 {
 	size_t pre = dust_quic_tx_prefix(&c->cur);
-	int n = seal(c, c->txbuf + pre, len, c->dg_max - pre);
+	int n = seal(c, c->txbuf + pre, len, tx_cap(c, pre));
 
 	if (n < 0)
 		return n;
@@ -948,6 +975,20 @@ static void send_intro(struct client *c)
 	      len + chained, chained);
 }
 
+/*
+ * quic: a packet over the bound's inner MTU gets what a router would send,
+ * ICMP "fragmentation needed" / ICMPv6 "packet too big" (SPEC §12.4). The
+ * TUN's MTU keeps IPv4 from sending one; an IPv6 tunnel cannot go under 1280.
+ */
+static void too_big_reply(struct client *c, const uint8_t *p, size_t len)
+{
+	uint8_t err[DUST_INNER_ICMP_MAX];
+	int n = dust_inner_too_big(p, len, inner_max(c), err, sizeof(err));
+
+	if (n > 0 && write(c->tun, err, (size_t)n) != n)
+		c->st.local[LD_TUN_WRITE]++;
+}
+
 static bool src_is_ours(const struct client *c, const uint8_t *p, size_t len)
 {
 	if (c->inv.tunnel.family == 4)
@@ -967,8 +1008,10 @@ static void on_tun_packet(struct client *c, const uint8_t *p, size_t len)
 		c->st.local[LD_FOREIGN_SRC]++;
 		return;
 	}
-	if (len + DUST_DATA_OVERHEAD + dust_quic_tx_prefix(&c->cur) > c->dg_max) {
+	if (len > inner_max(c)) {
 		c->st.local[LD_TOO_BIG]++;
+		if (c->inv.profile == DUST_PROFILE_QUIC)
+			too_big_reply(c, p, len);
 		return;
 	}
 	if (!c->up) {
@@ -1016,16 +1059,20 @@ static void deliver(struct client *c, const uint8_t *p, size_t len)
 /*
  * quic: a real client answers the server's first flight with a Handshake
  * packet (its Finished) before any 1-RTT packet. Ours carries the packet
- * held back for the answer, or a keepalive (SPEC §12.3).
+ * held back for the answer, or a keepalive (SPEC §12.3). Its header is
+ * longer than a short header: a held packet that does not fit under the
+ * bound behind it follows in a short header (SPEC §12.4).
  */
 static void send_finished(struct client *c)
 {
 	size_t pre = dust_quic_hs_prefix(&c->cur), len = c->held_len;
 	int n;
 
+	if (len + DUST_DATA_OVERHEAD > tx_cap(c, pre))
+		len = 0;
 	if (len)
 		memcpy(c->txbuf + pre + DUST_DATA_PREFIX, c->held, len);
-	n = seal(c, c->txbuf + pre, len, c->dg_max - pre);
+	n = seal(c, c->txbuf + pre, len, tx_cap(c, pre));
 	if (n < 0)
 		return;
 	dust_quic_hs_put(&c->cur, &c->rng, c->txbuf, (size_t)n);
@@ -1037,6 +1084,8 @@ static void send_finished(struct client *c)
 		c->st.keepalive_tx++;
 		c->last_ka_ms = mono_ms();
 	}
+	if (c->held_len && !len)
+		send_data(c, c->held, c->held_len);
 }
 
 static void became_up(struct client *c)
@@ -1324,12 +1373,30 @@ static void install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-/* Bytes a TUN packet gains on the wire (the short header's DCID at its longest). */
-static size_t overhead(const struct client *c)
+/*
+ * The TUN's MTU: --mtu, by default 1400. The quic profile's is its inner
+ * MTU, so that the stack sends nothing the 1250-byte bound cannot carry
+ * (SPEC §12.4): 1197, or 1280 for an IPv6 tunnel (IPv6 takes no less;
+ * bigger packets get "packet too big"); --mtu may only lower it.
+ */
+static int tun_mtu(struct client *c)
 {
-	if (c->inv.profile == DUST_PROFILE_QUIC)
-		return DUST_DATA_OVERHEAD + 1 + DUST_QUIC_CID_MAX;
-	return DUST_DATA_OVERHEAD;
+	unsigned quic = c->inv.tunnel.family == 4 ? DUST_QUIC_C2S_INNER_MAX : 1280;
+
+	if (c->inv.profile == DUST_PROFILE_QUIC) {
+		c->mtu = c->o->mtu ? c->o->mtu : quic;
+		if (c->mtu <= quic)
+			return 0;
+		logmsg("--mtu %u: the quic profile sends no datagram over %d bytes, so at most %u",
+		       c->mtu, DUST_QUIC_CLIENT_DGRAM_MAX, quic);
+		return -1;
+	}
+	c->mtu = c->o->mtu ? c->o->mtu : 1400;
+	if (c->mtu + DUST_DATA_OVERHEAD <= c->dg_max)
+		return 0;
+	logmsg("--mtu %u does not fit --outer-mtu %u: at most %zu", c->mtu, c->o->outer_mtu,
+	       c->dg_max - DUST_DATA_OVERHEAD);
+	return -1;
 }
 
 static int setup(struct client *c)
@@ -1346,11 +1413,8 @@ static int setup(struct client *c)
 	rc = sock_open(c);
 	if (rc < 0)
 		return rc == -2 ? EXIT_NO_ANSWER : EXIT_USAGE;
-	if (c->o->mtu + overhead(c) > c->dg_max) {
-		logmsg("--mtu %u does not fit --outer-mtu %u: at most %zu", c->o->mtu,
-		       c->o->outer_mtu, c->dg_max - overhead(c));
+	if (tun_mtu(c) < 0)
 		return EXIT_USAGE;
-	}
 	if (c->inv.profile == DUST_PROFILE_QUIC && c->dg_max < DUST_QUIC_CLIENT_DGRAM) {
 		logmsg("the quic profile sends %d-byte Initials: --outer-mtu %u is too small "
 		       "(at least %zu)",

@@ -66,17 +66,26 @@ static void send_s2c(struct qgen *g, unsigned i, const uint8_t *dg, size_t len)
 		emit(&g->wire, 0, f, frame_s2c(g, &g->c[i], f, dg, len));
 }
 
-/* Seal an inner packet of size len (src -> dst) behind s's short header; returns its length. */
+/*
+ * Seal an inner packet of size len (src -> dst) behind s's short header;
+ * returns its length. A size over the direction's inner MTU is sent at the
+ * inner MTU, as a tunnel's MTU makes a stack send it (SPEC §12.4): every
+ * datagram keeps the bound, padding included.
+ */
 static size_t seal_short(struct dust_session *s, uint8_t *dg, const uint8_t src[4],
                          const uint8_t dst[4], uint16_t port, size_t len)
 {
-	size_t pre = dust_quic_tx_prefix(s), plen = len > 28 ? len - 28 : 0, ilen;
+	size_t pre = dust_quic_tx_prefix(s), plen, ilen;
 	uint8_t pl[PAYLOAD_MAX];
 	int r;
 
+	if (len > dust_quic_tx_inner_max(s))
+		len = dust_quic_tx_inner_max(s);
+	plen = len > 28 ? len - 28 : 0;
 	dust_rng_bytes(&rng, pl, plen);
 	ilen = ip_udp4(dg + pre + DUST_DATA_PREFIX, src, dst, port, 9, pl, plen);
-	r = dust_data_seal(s, &rng, &pad, now_s(), dg + pre, ilen, FRAME_MAX - 100 - pre);
+	r = dust_data_seal(s, &rng, &pad, now_s(), dg + pre, ilen,
+	                   dust_quic_tx_cap(s, FRAME_MAX - 100 - pre));
 	if (r < 0)
 		die("seal failed: %s", strerror(-r));
 	dust_quic_short_put(s, &rng, dg);

@@ -14,7 +14,8 @@
 # from sealed invitation texts and their password file (--invites), made
 # for this run and so bound at first use by it. It runs dust-gen on 2 lcores
 # (a queue pair each on both memif ports) against dustgw with 2 workers
-# (queues = 2): each worker carries one lcore's 2 clients.
+# (queues = 2): each worker carries one lcore's 2 clients. A quic-profile
+# invitation is refused with a clear message (dust-gen sends the random one).
 # memif: the client sets ring sizes (16384 slots ride out a busy machine's
 # scheduling stalls; run 2's rings have 1024, so little is still queued in
 # a slow dustgw when the trial ends, and it drains 3 s). A memif peer leaving
@@ -145,4 +146,15 @@ done
 [ "$(st run3 ctr.intro_ok)" = "$(val run3.json 'r["churn"]["intros"]')" ] ||
 	fail "run 3: dustgw intro_ok $(st run3 ctr.intro_ok) != dust-gen's intros"
 echo "run 3: $(val run3.json 'r["result"]["rx"]') forward, $(val run3.json 'r["result"]["reverse"]["rx"]') reverse, none lost"
+# quic invitations are refused: dust-gen sends the random profile only, and
+# its sizes would not keep the quic bounds (SPEC §12.4)
+"$INVITE" create --store q.store --key server.key --server 10.0.0.1 --port 443 \
+	--tunnel-net 10.9.0.0/16 --count 1 --store-only --profile quic \
+	--cover-sni www.example.com >/dev/null
+if "$DUSTGEN" --lcores 0@0 --no-huge -m 512 --no-pci --file-prefix "$PREFIX-gen" -- \
+	--store q.store --duration 1 >q.out 2>q.log; then
+	fail "dust-gen took a quic-profile invitation"
+fi
+grep -q "quic-profile one: dust-gen sends the random profile only" q.log ||
+	{ cat q.log; fail "dust-gen's refusal of a quic invitation is unclear"; }
 echo "PASS gw-dust-gen"

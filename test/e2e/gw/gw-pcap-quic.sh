@@ -4,6 +4,7 @@
 # packets each under keys of dust-pcap's own server side. The gateway must
 # accept and answer every Initial (one answer each, from port 443) and drop
 # the data it cannot know the keys of as quic_no_session, delivering nothing.
+# Its --wire capture keeps the quic profile's size bounds.
 . "$(dirname "$0")/lib.sh"
 
 "$INVITE" keygen --out server.key >/dev/null
@@ -23,6 +24,16 @@ n=$(tcpdump -nr out.pcap 'udp src port 443' 2>/dev/null | wc -l)
 [ "$n" = 20 ] || fail "expected 20 answers from port 443, saw $n"
 n=$(tcpdump -nr wire.pcap udp 2>/dev/null | wc -l)
 [ "$n" = 160 ] || fail "expected 160 datagrams on the wire capture, saw $n"
+# SPEC §12.4: no client datagram over 1250 bytes, no server one over 1252,
+# Initials and first flights included; the mix's 1350-byte inner packets go
+# at the inner MTU, so both bounds are reached exactly
+largest() { # largest dst|src: the largest UDP payload toward / from port 443
+	tcpdump -q -nr wire.pcap "udp $1 port 443" 2>/dev/null |
+		sed -n 's/.*UDP, length \([0-9]*\)$/\1/p' | sort -n | tail -1
+}
+C=$(largest dst) S=$(largest src)
+echo "gw-pcap-quic: largest datagram: client $C (bound 1250), server $S (bound 1252)"
+[ "$C" = 1250 ] && [ "$S" = 1252 ] || fail "largest datagrams client $C, server $S: want 1250, 1252"
 # a random-profile store is refused with a clear message
 "$INVITE" create --store rnd.store --key server.key --server 10.0.0.1 --port 4433 \
 	--tunnel-net 10.9.0.0/16 --count 1 --store-only >/dev/null

@@ -198,6 +198,160 @@ static int reverse(struct cl *c, uint16_t want_port, uint8_t mark)
 	return 0;
 }
 
+/* ---- size bounds (SPEC §12.4) ---- */
+
+static const uint8_t FAR[4] = {10, 9, 255, 1};
+
+/* An IPv4 TCP SYN (or SYN-ACK: flags) with an MSS option, checksummed; 44 bytes. */
+static size_t syn(uint8_t *p, const uint8_t src[4], const uint8_t dst[4], uint8_t flags,
+                  uint16_t mss)
+{
+	uint8_t *t = p + 20;
+
+	ip4_hdr(p, src, dst, 6, 44, 0, FRAME_DF);
+	memset(t, 0, 24);
+	put16(t, 40000);
+	put16(t + 2, 443);
+	t[12] = 6 << 4;
+	t[13] = flags;
+	put16(t + 14, 64240);
+	t[20] = 2;
+	t[21] = 4;
+	put16(t + 22, mss);
+	put16(t + 16, fold(sum16(t, 24, sum16(p + 12, 8, 6 + 24))));
+	return 44;
+}
+
+static bool tcp_csum_ok(const uint8_t *ip)
+{
+	size_t tl = be16(ip + 2) - 20u;
+
+	return fold(sum16(ip + 20, tl, sum16(ip + 12, 8, 6 + (uint32_t)tl))) == 0;
+}
+
+/*
+ * ip[0..il) from the delivery side toward c: the UDP payload length of the
+ * datagram c gets (0: none, or it does not open), its inner packet in in.
+ */
+static size_t down(struct cl *c, const uint8_t *ip, size_t il, uint8_t *in)
+{
+	uint8_t f[2100];
+	struct dust_seg seg;
+	size_t used = 0, n;
+
+	eth(f, (const uint8_t[6]){2, 2, 2, 2, 2, 2}, (const uint8_t[6]){2, 2, 2, 2, 2, 3}, 0x0800);
+	memcpy(f + 14, ip, il);
+	if (rg_put(&H, H.drx[0], f, 14 + il) != 0)
+		return 0;
+	n = recv_ring(H.ntx[0], f, sizeof(f));
+	if (n <= 43 || !dust_quic_short_match(&c->cur, f + 42, n - 42) ||
+	    dust_data_open(&c->cur, &H.gw->cfg.lim, (uint32_t)time(NULL), f + 43, n - 43, &seg,
+	                   &used) != DUST_OK)
+		return 0;
+	memcpy(in, f + 43 + seg.off, seg.len);
+	return be16(f + 38) - 8u;
+}
+
+/* ip[0..il) from c toward the delivery side; what is delivered lands in out (its length). */
+static size_t up(struct cl *c, const uint8_t *ip, size_t il, uint8_t *out)
+{
+	uint8_t dg[1500], f[1600];
+	size_t pre = dust_quic_tx_prefix(&c->cur), n;
+	int k;
+
+	memcpy(dg + pre + DUST_DATA_PREFIX, ip, il);
+	k = dust_data_seal(&c->cur, &T.rng, &T.pad, (uint32_t)time(NULL), dg + pre, il,
+	                   dust_quic_tx_cap(&c->cur, sizeof(dg) - pre));
+	if (k <= 0)
+		return 0;
+	dust_quic_short_put(&c->cur, &T.rng, dg);
+	if (send_dg(&c->a, QUIC_PORT, dg, pre + (size_t)k) != 0)
+		return 0;
+	n = recv_ring(H.dtx[0], f, sizeof(f));
+	if (n < 14)
+		return 0;
+	memcpy(out, f + 14, n - 14);
+	return n - 14;
+}
+
+/* Every inner size up to the inner MTU reaches c in a datagram of at most 1252 bytes. */
+static int bound_down(struct cl *c)
+{
+	uint8_t ip[1600], in[1600];
+	size_t top = 0;
+
+	for (size_t il = 28; il <= DUST_QUIC_S2C_INNER_MAX; il += il < 1100 ? 97 : 1) {
+		size_t dl;
+
+		ip_udp4_opt(ip, FAR, c->inv.tunnel.a, 9, 9, ip + 28, il - 28, 0,
+		            FRAME_DF | FRAME_NO_UDP_CSUM);
+		dl = down(c, ip, il, in);
+		CHECK(dl > 0 && !memcmp(in, ip, il),
+		      "an inner packet under the bound did not pass");
+		CHECK(dl <= DUST_QUIC_SERVER_DGRAM_MAX, "a server datagram over 1252 bytes");
+		top = dl > top ? dl : top;
+	}
+	printf("gw-quic: inner packets of 28..%d bytes: largest server datagram %zu (bound %d)\n",
+	       DUST_QUIC_S2C_INNER_MAX, top, DUST_QUIC_SERVER_DGRAM_MAX);
+	CHECK(top == DUST_QUIC_SERVER_DGRAM_MAX, "a full-size inner packet did not fill the bound");
+	return 0;
+}
+
+/* Over the inner MTU: an ICMP "fragmentation needed" back to the sender, nothing to c. */
+static int bound_icmp(struct cl *c, size_t il)
+{
+	uint8_t f[2100], *ip = f + 14, *e;
+	uint64_t big = rg_drop(&H, 0, DGW_DROP_QUIC_TOO_BIG);
+	uint64_t icmp = rg_ctr(&H, 0, DGW_CTR_ICMP_TOO_BIG), tx = rg_ctr(&H, 0, DGW_CTR_NET_TX);
+	size_t n;
+
+	eth(f, (const uint8_t[6]){2, 2, 2, 2, 2, 2}, (const uint8_t[6]){2, 2, 2, 2, 2, 3}, 0x0800);
+	ip_udp4_opt(ip, FAR, c->inv.tunnel.a, 9, 9, ip + 28, il - 28, 0, FRAME_DF);
+	CHECK(rg_put(&H, H.drx[0], f, 14 + il) == 0, "put");
+	n = recv_ring(H.dtx[0], f, sizeof(f));
+	e = f + 14;
+	CHECK(n == 14 + 576 && be16(f + 12) == 0x0800 && e[9] == 1, "no ICMP error delivered");
+	CHECK(fold(sum16(e, 20, 0)) == 0 && fold(sum16(e + 20, n - 34, 0)) == 0, "ICMP checksums");
+	CHECK(e[20] == 3 && e[21] == 4 && be16(e + 26) == DUST_QUIC_S2C_INNER_MAX,
+	      "not fragmentation needed with the next-hop MTU 1219");
+	CHECK(!memcmp(e + 12, c->inv.tunnel.a, 4) && !memcmp(e + 16, FAR, 4), "ICMP addresses");
+	CHECK(be16(e + 28 + 2) == il && e[28 + 9] == 17, "the quoted packet is not the one sent");
+	CHECK(rg_drop(&H, 0, DGW_DROP_QUIC_TOO_BIG) == big + 1 &&
+	          rg_ctr(&H, 0, DGW_CTR_ICMP_TOO_BIG) == icmp + 1,
+	      "quic_too_big / icmp_too_big not counted");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_NET_TX) == tx && rte_ring_count(H.ntx[0]) == 0,
+	      "the oversize packet went toward the client");
+	return 0;
+}
+
+/* SYNs both ways: the MSS option comes out clamped, the TCP checksum still right. */
+static int bound_mss(struct cl *c)
+{
+	uint8_t ip[64], in[1600];
+	size_t want_up = dust_quic_tx_inner_max(&c->cur) - 40; /* what c can send back */
+	uint64_t clamped = rg_ctr(&H, 0, DGW_CTR_MSS_CLAMPED);
+
+	syn(ip, FAR, c->inv.tunnel.a, 0x02, 1460);
+	CHECK(down(c, ip, 44, in) > 0, "a far host's SYN did not reach the client");
+	CHECK(be16(in + 42) == DUST_QUIC_CLIENT_DGRAM_MAX - 1 - c->cur.cid_len - 32 - 40 &&
+	          be16(in + 42) == want_up,
+	      "the far host's MSS was not clamped to what the client sends");
+	CHECK(tcp_csum_ok(in), "TCP checksum broken by the clamp (toward the client)");
+	syn(ip, c->inv.tunnel.a, FAR, 0x12, 1460);
+	CHECK(up(c, ip, 44, in) == 44, "the client's SYN-ACK was not delivered");
+	CHECK(be16(in + 42) == DUST_QUIC_S2C_INNER_MAX - 40,
+	      "the client's MSS was not clamped to 1219 - 40");
+	CHECK(tcp_csum_ok(in), "TCP checksum broken by the clamp (from the client)");
+	/* an MSS already within is left alone */
+	syn(ip, c->inv.tunnel.a, FAR, 0x02, 1000);
+	CHECK(up(c, ip, 44, in) == 44 && be16(in + 42) == 1000 && tcp_csum_ok(in),
+	      "a small MSS was changed");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_MSS_CLAMPED) == clamped + 2, "mss_clamped is not 2");
+	printf("gw-quic: MSS 1460 clamped to %zu toward the client, %d from it\n", want_up,
+	       DUST_QUIC_S2C_INNER_MAX - 40);
+	return 0;
+}
+
 static int probes(void)
 {
 	uint8_t dg[1500], ans[1500];
@@ -272,6 +426,13 @@ static int phases(void)
 	CHECK(rg_ctr(&H, 0, DGW_CTR_INTRO_OK) == NQ, "the move took a new intro");
 	rte_delay_us_sleep(20000); /* the main lcore publishes the moved session */
 	CHECK(reverse(&T.c[0], moved.port, 0x31) == 0, T.why);
+
+	printf("gw-quic: size bounds: server datagrams <= %d, ICMP for more, MSS clamped\n",
+	       DUST_QUIC_SERVER_DGRAM_MAX);
+	CHECK(bound_down(&T.c[1]) == 0, T.why);
+	CHECK(bound_icmp(&T.c[1], DUST_QUIC_S2C_INNER_MAX + 1) == 0, T.why);
+	CHECK(bound_icmp(&T.c[1], 1500) == 0, T.why);
+	CHECK(bound_mss(&T.c[1]) == 0, T.why);
 
 	printf("gw-quic: probes get nothing back\n");
 	CHECK(probes() == 0, T.why);

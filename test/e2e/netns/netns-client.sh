@@ -21,7 +21,9 @@
 # A quic-profile client (SPEC §12) beside it: bounded tries with no server,
 # retransmitted Initials until the server is up, ping both ways over 1-RTT
 # short headers, a fresh Initial after the server restarts; its wire
-# capture holds only 1250-byte Initials, server first flights and short headers.
+# capture holds only 1250-byte Initials, server first flights and short headers,
+# and full-size pings both ways keep the quic bounds (client datagrams <= 1250
+# bytes, server <= 1252; its TUN MTU 1197).
 #
 # usage: netns-client.sh DUST_CLIENT NETNS_PEER WORKDIR
 set -e
@@ -98,6 +100,10 @@ client "$W/unreach-q.log" --invite "$W/inv/invite-30.txt" --key "$W/other.key" -
 expect_exit "$CP" 10 2 "$W/unreach-q.log" "no answer from $SRVADDR:$QPORT (unreachable, or"
 grep -q "QUIC Initial, 1250 bytes, cover www.example.com" "$W/unreach-q.log" ||
 	{ cat "$W/unreach-q.log"; fail "quic client sent no 1250-byte Initial"; }
+# the quic profile's TUN MTU follows its 1250-byte bound (SPEC §12.4): --mtu may only lower it
+client "$W/mtu-q.log" --invite "$W/inv/invite-30.txt" --key "$W/other.key" --mtu 1300 \
+	--ifname dust31
+expect_exit "$CP" 10 1 "$W/mtu-q.log" "quic profile sends no datagram over 1250 bytes, so at most 1197"
 
 step "wrong password"
 bg CP $CLI "$W/badpw.log" env DUST_PASSWORD=wrong "$CLIENT" --invite "$W/inv/invite-2.txt" \
@@ -135,6 +141,16 @@ n $CLI ping -c 5 -i 0.2 -W 2 10.91.0.1 | tee "$W/ping-c2s.txt"
 n $SRV ping -c 5 -i 0.2 -W 2 10.91.0.2 | tee "$W/ping-s2c.txt"
 n $CLI ping -c 5 -i 0.2 -W 2 10.92.0.1 | tee "$W/ping-q-c2s.txt"
 n $SRV ping -c 5 -i 0.2 -W 2 10.92.0.30 | tee "$W/ping-q-s2c.txt"
+
+step "quic: full-size inner packets within the bounds"
+QMTU=$(n $CLI cat /sys/class/net/dust30/mtu)
+[[ $QMTU -eq 1197 ]] || fail "quic client's TUN MTU is $QMTU, want 1197 (1250 - 21 - 32)"
+# 1197-byte packets both ways (the reply is as big), DF set: nothing may be fragmented
+n $CLI ping -c 5 -i 0.2 -W 2 -M do -s $((QMTU - 28)) 10.92.0.1 | tee "$W/ping-q-full.txt"
+n $SRV ping -c 5 -i 0.2 -W 2 -M do -s $((QMTU - 28)) 10.92.0.30 | tee "$W/ping-q-full-s2c.txt"
+# and one byte more is refused by the client's own stack, not sent
+! n $CLI ping -c 1 -W 1 -M do -s $((QMTU - 27)) 10.92.0.1 >/dev/null 2>&1 ||
+	fail "a packet over the quic TUN MTU got through"
 
 step "the invitation is bound: another key gets no answer"
 client "$W/thief.log" --invite "$W/inv/invite-2.txt" --key "$W/thief.key" --tries 3 \
@@ -204,6 +220,7 @@ import struct, sys
 d, qport = open(sys.argv[1], "rb").read(), int(sys.argv[2])
 link = struct.unpack("<I", d[20:24])[0]
 off, n, init_c, init_s, short, hs_c, bad = 24, 0, 0, 0, 0, 0, []
+top = {True: 0, False: 0}  # largest UDP payload, client to server and back
 while off + 16 <= len(d):
     incl = struct.unpack("<I", d[off + 8:off + 12])[0]
     fr = d[off + 16:off + 16 + incl]
@@ -213,6 +230,7 @@ while off + 16 <= len(d):
     dport = struct.unpack(">H", ip[ihl + 2:ihl + 4])[0]
     u = ip[ihl + 8:]
     n += 1
+    top[dport == qport] = max(top[dport == qport], len(u))
     if u[0] & 0xf0 == 0xc0 and u[1:5] == b"\0\0\0\1":
         if dport == qport:
             init_c += 1
@@ -228,6 +246,13 @@ while off + 16 <= len(d):
         bad.append("datagram starting %02x" % u[0])
 print("quic capture: %d datagrams, %d client Initials, %d server first flights, "
       "%d client Handshake packets, %d short headers" % (n, init_c, init_s, hs_c, short))
+print("largest datagram: client %d (bound 1250), server %d (bound 1252)" % (top[True], top[False]))
+# SPEC §12.4: the cover's own bounds, whatever the inner packets
+if top[True] > 1250 or top[False] > 1252:
+    bad.append("datagrams over the bounds: client %d, server %d" % (top[True], top[False]))
+# full-size pings went through: a bound set too low would show here
+if top[True] < 1230 or top[False] < 1230:
+    bad.append("no full-size datagram: client %d, server %d" % (top[True], top[False]))
 assert not bad, bad[:5]
 assert init_c >= 3 and init_s >= 2 and short >= 20
 assert hs_c >= 1 and hs_c <= init_s, "one client Handshake packet per answered Initial"

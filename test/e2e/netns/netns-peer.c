@@ -212,7 +212,7 @@ static void seal_send(struct server *sv, struct peer *p, uint8_t *pkt, size_t le
 {
 	size_t pre = dust_quic_tx_prefix(&p->s);
 	int n = dust_data_seal(&p->s, &sv->rng, &sv->pad, (uint32_t)time(NULL), pkt + pre, len,
-	                       1472 - pre);
+	                       dust_quic_tx_cap(&p->s, 1472 - pre)); /* quic: 1252 at most */
 
 	if (n <= 0)
 		return;

@@ -32,10 +32,14 @@
 # notices the silence and introduces again (no crash; the bindings survive,
 # so an intro from another key for a used invitation is still refused).
 # Beside them, quic-profile clients (SPEC §12) on dustgw's quic port 443 go
-# through the same steps (both ways, restart, stop). Their part of the wire
+# through the same steps (both ways, restart, stop); one of them also
+# carries full-size inner packets (1197-byte pings both ways; 1428-byte
+# pings from the far host, which must learn MTU 1219 from dustgw's ICMP
+# "fragmentation needed"; 2 MiB of TCP each way). Their part of the wire
 # is kept as test-artifacts/netns-quic.pcap and must pass as real QUIC:
 # tshark dissects every datagram as QUIC, nothing malformed, no expert
-# error, every decrypted ClientHello names the cover SNI; nDPI labels
+# error, every decrypted ClientHello names the cover SNI, no client
+# datagram over 1250 bytes and no server one over 1252; nDPI labels
 # >= 99% of the flows QUIC.
 # The client<->gateway wire is kept as test-artifacts/netns-wire.pcap;
 # the measured figures go to test-artifacts/netns-results.txt.
@@ -319,6 +323,50 @@ LAST=$((NCLIENTS + NQUIC))
 all_both_ways || fail "not every client was served with the quic ones"
 echo "clients served at once: $((LAST + 1)) ($NQUIC of them quic on port $QPORT)" >>"$RESULTS"
 
+step "quic: full-size inner packets keep the 1250/1252 bounds (SPEC §12.4)"
+Q=$((NCLIENTS + 1))
+QMTU=$(n $PFX-c$Q cat /sys/class/net/dust0/mtu)
+[[ $QMTU -eq 1197 ]] || fail "quic client $Q's TUN MTU is $QMTU, want 1197"
+# the TUN MTU's worth, DF set, both ways: nothing fragmented, nothing lost
+n $PFX-c$Q ping -c 5 -i 0.1 -W 2 -M do -s $((QMTU - 28)) $FARADDR >/dev/null ||
+	fail "full-size pings from quic client $Q"
+n $FAR ping -c 5 -i 0.1 -W 2 -M do -s $((QMTU - 28)) "${TUNADDR[$Q]}" >/dev/null ||
+	fail "full-size pings to quic client $Q"
+# 1428 bytes toward the client: dustgw answers "fragmentation needed, MTU
+# 1219" as a router would; the far kernel takes it (its checksums are right)
+# and fragments what follows to fit
+n $FAR ping -c 6 -i 0.2 -W 2 -M want -s 1400 "${TUNADDR[$Q]}" >"$W/ping-big.txt" || true
+n $FAR ip route get "${TUNADDR[$Q]}" | tee "$W/route-big.txt"
+grep -q "mtu 1219" "$W/route-big.txt" || fail "the far host learnt no MTU 1219 from dustgw's ICMP"
+BIGRX=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$W/ping-big.txt")
+[[ $BIGRX -ge 4 ]] || { cat "$W/ping-big.txt"; fail "1428-byte pings did not pass once fragmented"; }
+# TCP both ways through the quic client (MSS from its TUN, clamped by dustgw)
+listening_in() { # listening_in NS PORT: a TCP listener on PORT in NS
+	n "$1" ss -ltnH "sport = :$2" | grep -q .
+}
+bulk() { # bulk FROM_NS TO_NS TO_ADDR: 2 MiB over TCP port 5002, byte count checked
+	bg BRECV "$2" "$W/bulk.log" /usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], 5002)); s.listen(1); s.settimeout(30)
+c, _ = s.accept(); c.settimeout(30); n = 0
+while True:
+    b = c.recv(65536)
+    if not b: break
+    n += len(b)
+print(n)' "$3"
+	wait_for 10 listening_in "$2" 5002 || fail "bulk receiver did not start"
+	n "$1" /usr/bin/python3 -c '
+import socket, sys
+s = socket.create_connection((sys.argv[1], 5002), timeout=30)
+s.sendall(bytes(2 << 20)); s.close()' "$3"
+	wait_exit "$BRECV" 30 || fail "bulk receiver did not finish"
+	[[ $(cat "$W/bulk.log") -eq $((2 << 20)) ]] || fail "bulk TCP: got $(cat "$W/bulk.log") bytes"
+}
+bulk $PFX-c$Q $FAR $FARADDR
+bulk $FAR $PFX-c$Q "${TUNADDR[$Q]}"
+echo "quic client $Q: TUN MTU $QMTU; 1197-byte pings both ways; 1428-byte pings: far learnt MTU 1219 from dustgw, $BIGRX of 6 answered; 2 MiB TCP each way" >>"$RESULTS"
+
 step "restart dustgw: every client introduces again"
 # a steady ping across the restart measures the outage (5 pings a second)
 bg OUTPING $PFX-c0 "$W/ping-restart.txt" ping -i 0.2 -W 1 $FARADDR
@@ -333,6 +381,11 @@ FIRST=$(summary_event 1 intro_first_use)
 	{ cat "$W/dustgw-1.log"; fail "first run: $FIRST first uses, want $((LAST + 1))"; }
 [[ $(summary_event 1 quic_answers) -ge $NQUIC ]] ||
 	{ cat "$W/dustgw-1.log"; fail "first run: fewer than $NQUIC quic answers"; }
+# the 1428-byte pings were answered with ICMP; the far host's SYN had its MSS clamped
+[[ $(summary_event 1 icmp_too_big) -ge 1 ]] ||
+	{ cat "$W/dustgw-1.log"; fail "first run: no ICMP too-big sent"; }
+[[ $(summary_event 1 mss_clamped) -ge 1 ]] ||
+	{ cat "$W/dustgw-1.log"; fail "first run: no MSS clamped"; }
 sleep 1
 start_gw 2
 for i in $(seq 0 $LAST); do

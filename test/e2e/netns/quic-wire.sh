@@ -8,7 +8,9 @@
 # its QUIC dissector, it must also have followed every datagram into a
 # connection, and every client short header's DCID must be one it learnt
 # from that connection's handshake (random bytes fail these two); nDPI (DPI only, no port guess) labels >= 99% of
-# the flows QUIC. Prints the figures; exit 1 with the reason on a failure.
+# the flows QUIC. No client datagram is over 1250 bytes, no server one over
+# 1252 (SPEC §12.4: Chromium's and quic-go's bounds). Prints the figures;
+# exit 1 with the reason on a failure.
 #
 # usage: quic-wire.sh PCAP PORT SNI MIN_FLOWS
 set -u
@@ -47,10 +49,18 @@ WITHSNI=$(grep -cx "$SNI" "$F.sni")
 	no "$NODCID of $SHORT client short headers without a DCID of a known connection"
 [[ $INIT -gt 0 && $HELLOS -eq $INIT ]] || no "$INIT client Initials, $HELLOS decrypted ClientHellos"
 [[ $WITHSNI -eq $HELLOS ]] || no "$WITHSNI of $HELLOS ClientHellos name $SNI"
+# largest UDP payload each way (udp.length counts the 8-byte header)
+largest() {
+	ts "udp.$1port==$PORT" -T fields -e udp.length | sort -n | tail -1 | awk '{print $1 - 8}'
+}
+CMAX=$(largest dst) SMAX=$(largest src)
+[[ $CMAX -le 1250 && $SMAX -le 1252 ]] ||
+	no "datagrams over the quic bounds: client $CMAX (bound 1250), server $SMAX (bound 1252)"
 echo "tshark $(tshark -v 2>/dev/null | sed -n '1s/.*(Wireshark) \([^ ]*\).*/\1/p') on $F: $TOTAL datagrams on udp $PORT," \
 	"$NOTQ not QUIC, $MAL malformed, $ERR with an Error expert item, $NOCONN outside a" \
 	"connection, $NODCID of $SHORT client short headers with an unknown DCID;" \
-	"$INIT client Initials, $HELLOS ClientHellos decrypted, $WITHSNI with SNI $SNI"
+	"$INIT client Initials, $HELLOS ClientHellos decrypted, $WITHSNI with SNI $SNI;" \
+	"largest datagram: client $CMAX (bound 1250), server $SMAX (bound 1252)"
 
 # nDPI: -d turns port guessing off, so a QUIC label comes from the payload
 ndpiReader -d -i "$F" -v 2 >"$F.ndpi" 2>&1 || no "ndpiReader failed on $F"

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libFuzzer harness: inner.c's parsers, the TCP MSS clamp and the ICMP
+ * too-big builder, on any inner packet (dustgw meets them from clients and
+ * from the delivery side). Input: two bytes of MTU (big endian), then the
+ * packet. Checked: the clamp changes at most four bytes (the MSS value and
+ * the TCP checksum) and leaves the packet's one's complement sum as it was
+ * (the incremental update is right wherever the option sits); the error is
+ * an IPv4/IPv6 packet of at most DUST_INNER_ICMP_MAX bytes whose length
+ * field says so and which quotes the packet's first bytes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dust.h"
+#include "inner.h"
+
+static uint8_t pkt[65536], orig[65536], err[DUST_INNER_ICMP_MAX];
+
+/* One's complement sum of p[0..len), folded; 0 and 0xffff are the same value. */
+static unsigned sum(const uint8_t *p, size_t len)
+{
+	uint64_t s = 0;
+
+	for (size_t i = 0; i < len; i++)
+		s += (i & 1) ? p[i] : (uint64_t)p[i] << 8;
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return s == 0xffff ? 0 : (unsigned)s;
+}
+
+static void check_clamp(size_t len, size_t mtu)
+{
+	unsigned changed = 0;
+
+	memcpy(orig, pkt, len);
+	if (!dust_inner_mss_clamp(pkt, len, mtu)) {
+		if (memcmp(orig, pkt, len) != 0)
+			abort(); /* "not rewritten" must mean untouched */
+		return;
+	}
+	for (size_t i = 0; i < len; i++)
+		changed += orig[i] != pkt[i];
+	if (changed > 4 || sum(orig, len) != sum(pkt, len))
+		abort();
+}
+
+static void check_too_big(size_t len, size_t mtu)
+{
+	int n = dust_inner_too_big(pkt, len, mtu, err, sizeof(err));
+	size_t hdr, tot;
+
+	if (n <= 0)
+		return;
+	if ((size_t)n > sizeof(err) || (size_t)n < 28)
+		abort();
+	hdr = err[0] >> 4 == 4 ? 20 : 40;
+	tot = err[0] >> 4 == 4 ? (size_t)(err[2] << 8 | err[3])
+	                       : hdr + (size_t)(err[4] << 8 | err[5]);
+	if ((err[0] >> 4 != 4 && err[0] >> 4 != 6) || tot != (size_t)n ||
+	    memcmp(err + hdr + 8, pkt, (size_t)n - hdr - 8) != 0)
+		abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	size_t mtu, len;
+
+	if (size < 2)
+		return 0;
+	mtu = (size_t)data[0] << 8 | data[1];
+	len = size - 2;
+	memcpy(pkt, data + 2, len);
+	check_too_big(len, mtu);
+	check_clamp(len, mtu);
+	return 0;
+}
