@@ -67,7 +67,8 @@ bool dgw_pubwait_take(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw
 {
 	struct dgw_pubwait *p = find_s(w, s);
 
-	if (!p)
+	/* only what opened with the session's keys: spoofed junk takes no place of the client's */
+	if (!p || !res->nseg)
 		return false;
 	if (p->nheld == DGW_PENDING_HOLD) {
 		if (res->drop != DUST_OK)
