@@ -278,9 +278,12 @@ void dgw_intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_r
 	}
 	if (old)
 		dgw_sess_retire(w, old);
-	if (w->gw->deferred && info.first_use) {
-		/* answered once the binding is durable (pending.c); held, not dropped */
-		dgw_pending_hold(w, s ? s : &tmp, m, rx, consumed, &acc);
+	if (w->gw->deferred && info.held) {
+		/*
+		 * answered once the binding is durable, or (etcd) the returning
+		 * client's freshness is committed cluster-wide (pending.c)
+		 */
+		dgw_pending_hold(w, s ? s : &tmp, m, rx, consumed, &acc, info.first_use);
 		return;
 	}
 	if (w->gw->deferred)

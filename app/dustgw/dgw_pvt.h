@@ -93,6 +93,7 @@ struct dgw_pending {
 	struct dgw_rx rx;
 	uint16_t consumed;
 	uint16_t nheld;
+	bool first_use; /* a binding; else an etcd returning client's freshness */
 	uint64_t since_tsc;
 	struct dust_quic_accept acc;             /* quic profile: what the answer needs */
 	struct rte_mbuf *held[DGW_PENDING_HOLD]; /* later datagrams from the endpoint */
@@ -242,7 +243,8 @@ void dgw_slow_free(struct dgw_worker *w);
 
 /* pending.c */
 bool dgw_pending_hold(struct dgw_worker *w, struct dust_session *s, struct rte_mbuf *m,
-                      const struct dgw_rx *rx, size_t consumed, const struct dust_quic_accept *acc);
+                      const struct dgw_rx *rx, size_t consumed, const struct dust_quic_accept *acc,
+                      bool first_use);
 bool dgw_pending_take(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx);
 void dgw_pending_done(struct dgw_worker *w, uint32_t idx, enum dust_drop outcome);
 void dgw_pending_expire(struct dgw_worker *w);

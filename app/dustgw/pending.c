@@ -49,7 +49,8 @@ bool dgw_pending_any(struct dgw *gw)
 }
 
 bool dgw_pending_hold(struct dgw_worker *w, struct dust_session *s, struct rte_mbuf *m,
-                      const struct dgw_rx *rx, size_t consumed, const struct dust_quic_accept *acc)
+                      const struct dgw_rx *rx, size_t consumed, const struct dust_quic_accept *acc,
+                      bool first_use)
 {
 	struct dgw_pending *p;
 
@@ -64,6 +65,7 @@ bool dgw_pending_hold(struct dgw_worker *w, struct dust_session *s, struct rte_m
 	p->m = m;
 	p->rx = *rx;
 	p->consumed = (uint16_t)consumed;
+	p->first_use = first_use;
 	p->nheld = 0;
 	p->since_tsc = rte_rdtsc();
 	if (acc)
@@ -98,7 +100,7 @@ static void finish(struct dgw_worker *w, struct dgw_pending *p, enum dust_drop o
 		return;
 	}
 	dgw_intro_live(w, NULL, &p->s, p->m, &p->rx, p->consumed,
-	               p->rx.profile == DUST_PROFILE_QUIC ? &p->acc : NULL, true);
+	               p->rx.profile == DUST_PROFILE_QUIC ? &p->acc : NULL, p->first_use);
 	for (unsigned i = 0; i < p->nheld; i++)
 		dgw_decode_one(w, p->held[i], &p->held_rx[i]);
 }

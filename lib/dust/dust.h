@@ -390,6 +390,8 @@ struct dust_store_entry {
 	uint32_t idx;                          /**< index in the store, for ever */
 	uint8_t revoked;                       /**< atomic: no intro is accepted any more */
 	uint8_t bind_pending;                  /**< deferred store: bound, not yet durable */
+	/** etcd: a returning client's intro accepted here, its freshness not yet committed */
+	uint8_t fresh_pending;
 };
 
 struct dust_store;
@@ -542,6 +544,13 @@ DUST_MUST_CHECK int dust_intro_build(const struct dust_invite *inv,
 struct dust_intro_info {
 	uint32_t invite_idx; /**< store index */
 	bool first_use;      /**< this intro bound the invitation */
+	/**
+	 * The acceptance waits for the store (dust_store_persist_submit, then its
+	 * outcome) before the session may answer anything: a first use in a
+	 * deferred store, or any intro in an etcd store (its freshness commits
+	 * cluster-wide first, SPEC §7.5).
+	 */
+	bool held;
 };
 
 /**

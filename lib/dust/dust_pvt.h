@@ -142,6 +142,6 @@ enum dust_drop dust_store_commit(struct dust_store *st, struct dust_store_entry 
                                  const uint8_t client_pk[DUST_PK_BYTES],
                                  const uint8_t static_ss[DUST_KEY_BYTES], uint64_t ts_ms,
                                  const uint8_t nonce[DUST_XNONCE_BYTES], uint64_t now_s,
-                                 bool *first_use);
+                                 bool *first_use, bool *held);
 
 #endif /* DUST_PVT_H */

@@ -254,7 +254,7 @@ DUST_EXPORT enum dust_drop dust_intro_accept(struct dust_server *srv, const uint
 	struct accept_tmp tmp, *t = &tmp;
 	struct dust_store_entry *e;
 	const uint8_t *nonce = pkt + DUST_INTRO_NONCE_OFF;
-	bool first_use = false;
+	bool first_use = false, held = false;
 	enum dust_drop d;
 
 	if (len < DUST_INTRO_MIN_BYTES)
@@ -286,7 +286,8 @@ DUST_EXPORT enum dust_drop dust_intro_accept(struct dust_server *srv, const uint
 		d = DUST_DROP_INTRO_AUTH;
 	if (d == DUST_OK)
 		d = dust_store_commit(srv->store, e, t->pt.client_pk, t->dh_cs,
-		                      le64_get(t->pt.ts_ms), nonce, now_ms / 1000, &first_use);
+		                      le64_get(t->pt.ts_ms), nonce, now_ms / 1000, &first_use,
+		                      &held);
 	if (d != DUST_OK)
 		goto out_wipe;
 
@@ -303,6 +304,7 @@ DUST_EXPORT enum dust_drop dust_intro_accept(struct dust_server *srv, const uint
 	if (info) {
 		info->invite_idx = s->invite_idx;
 		info->first_use = first_use;
+		info->held = held;
 	}
 out_wipe:
 	sodium_memzero(t, sizeof(*t));

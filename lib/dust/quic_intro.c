@@ -462,7 +462,7 @@ dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint
 	struct quic_long qh;
 	uint64_t pn = 0;
 	size_t ch_len;
-	bool first_use = false;
+	bool first_use = false, held = false;
 	enum dust_drop d;
 
 	/* a client Initial fills 1200 bytes (RFC 9000 §14.1): shorter is no intro, and costs
@@ -481,7 +481,7 @@ dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint
 		d = DUST_DROP_INTRO_AUTH;
 	if (d == DUST_OK)
 		d = dust_store_commit(srv->store, e, t->pt, t->cs, le64_get(t->pt + DUST_PK_BYTES),
-		                      t->nonce, now_ms / 1000, &first_use);
+		                      t->nonce, now_ms / 1000, &first_use, &held);
 	if (d != DUST_OK)
 		goto out_wipe;
 	session_keys(&t->k, t->prk, t->ee, eph->pk);
@@ -496,6 +496,7 @@ dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint
 	if (info) {
 		info->invite_idx = s->invite_idx;
 		info->first_use = first_use;
+		info->held = held;
 	}
 out_wipe:
 	sodium_memzero(t, sizeof(*t));

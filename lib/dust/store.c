@@ -924,12 +924,12 @@ enum dust_drop dust_store_commit(struct dust_store *st, struct dust_store_entry 
                                  const uint8_t client_pk[DUST_PK_BYTES],
                                  const uint8_t static_ss[DUST_KEY_BYTES], uint64_t ts_ms,
                                  const uint8_t nonce[DUST_XNONCE_BYTES], uint64_t now_s,
-                                 bool *first_use)
+                                 bool *first_use, bool *held)
 {
 	enum dust_drop d = DUST_OK;
 
 	pthread_mutex_lock(&st->lock);
-	*first_use = false;
+	*first_use = *held = false;
 	if (e->revoked)
 		d = DUST_DROP_INTRO_REVOKED;
 	else if (e->bound && sodium_memcmp(e->client_pk, client_pk, DUST_PK_BYTES) != 0)
@@ -952,6 +952,10 @@ enum dust_drop dust_store_commit(struct dust_store *st, struct dust_store_entry 
 		}
 		/* deferred: a binding not yet durable holds every session of it back */
 		*first_use |= e->bind_pending;
+		/* etcd: a returning client's freshness commits cluster-wide before its answer */
+		if (st->etcd && !st->readonly && !e->bind_pending)
+			e->fresh_pending = 1;
+		*held = e->bind_pending || e->fresh_pending;
 		memcpy(e->static_ss, static_ss, DUST_KEY_BYTES);
 		e->last_ts_ms = ts_ms;
 		memcpy(e->last_nonce, nonce, DUST_XNONCE_BYTES);
@@ -1185,14 +1189,17 @@ DUST_EXPORT int dust_store_persist_submit(struct dust_store *st, struct dust_sto
 	if ((rc = etcd_start(st->etcd)) != 0)
 		return rc;
 	pthread_mutex_lock(&st->lock);
+	/* a returning client: its freshness, exclusively (F); a first use: the binding (B) */
+	if (!e->bind_pending)
+		rq.kind = 'F';
 	memcpy(rq.id, e->inv.id, DUST_ID_BYTES);
 	memcpy(rq.pk, e->client_pk, DUST_PK_BYTES);
 	memcpy(rq.nonce, e->last_nonce, DUST_XNONCE_BYTES);
-	rq.at = e->bound_at;
+	rq.at = rq.kind == 'F' ? e->last_ts_ms : e->bound_at;
 	rq.ts = e->last_ts_ms;
 	pthread_mutex_unlock(&st->lock);
 	rc = etcd_submit(st->etcd, &rq);
-	return rc ? dust_fail(-rc, "%s: too many bindings waiting for the cluster", st->path) : 0;
+	return rc ? dust_fail(-rc, "%s: too many commits waiting for the cluster", st->path) : 0;
 }
 
 /* The cluster's binding, adopted by an entry that was unbound or pending here. */
@@ -1209,9 +1216,23 @@ static void bind_adopt(struct dust_store_entry *e, const uint8_t pk[DUST_PK_BYTE
 	e->bind_pending = 0;
 }
 
+/* A returning client's freshness: committed, or another gateway took this intro or a newer one. */
+static enum dust_drop fresh_outcome(struct dust_store *st, struct dust_store_entry *e,
+                                    const struct etcd_res *r)
+{
+	pthread_mutex_lock(&st->lock);
+	e->fresh_pending = 0;
+	pthread_mutex_unlock(&st->lock);
+	if (r->status == ETCD_OK)
+		return DUST_OK;
+	return r->status == ETCD_CONFLICT ? DUST_DROP_INTRO_REPLAY : DUST_DROP_STORE_UNAVAILABLE;
+}
+
 static enum dust_drop outcome_apply(struct dust_store *st, struct dust_store_entry *e,
                                     const struct etcd_res *r)
 {
+	if (r->kind == 'F')
+		return fresh_outcome(st, e, r);
 	pthread_mutex_lock(&st->lock);
 	if (r->status == ETCD_OK || r->status == ETCD_CONFLICT)
 		bind_adopt(e, r->pk);

@@ -492,9 +492,14 @@ static enum etcd_status do_bind(struct etcd_store *es, CURL *c, struct etcd_req 
  * Freshness only moves forward cluster-wide: read t/ID, and unless it
  * already holds this intro or a newer one, swap it if its mod_revision is
  * still the one read (another gateway's write in between: read again).
+ * Exclusive (F, a returning client held until this answer): finding this
+ * intro or a newer one there is a replay (CONFLICT), whoever wrote it; a
+ * lost reply is UNAVAILABLE, never retried, so a write of ours is never
+ * mistaken for another's.
  */
 static enum etcd_status do_fresh(struct etcd_store *es, CURL *c, const struct etcd_req *rq)
 {
+	bool excl = rq->kind == 'F';
 	char key[KEY_MAX], k64[2 * KEY_MAX], v64[2 * VAL_MAX], val[VAL_MAX],
 	    body[4 * VAL_MAX + 256];
 	char nhex[2 * DUST_XNONCE_BYTES + 1];
@@ -521,7 +526,8 @@ static enum etcd_status do_fresh(struct etcd_store *es, CURL *c, const struct et
 			if (unb64(kv, "value", old, sizeof(old)) > 0 &&
 			    strtoull(old, NULL, 10) >= rq->at) {
 				json_decref(r);
-				return ETCD_OK; /* this intro or a newer one is there already */
+				/* this intro or a newer one is there already */
+				return excl ? ETCD_CONFLICT : ETCD_OK;
 			}
 		}
 		json_decref(r);
@@ -556,10 +562,12 @@ static void fail_queued(struct etcd_store *es)
 {
 	while (es->qlen) {
 		struct etcd_req *rq = &es->q[es->qhead];
-		struct etcd_res res = {
-		    .idx = rq->idx, .cookie = rq->cookie, .status = ETCD_UNAVAILABLE};
+		struct etcd_res res = {.kind = rq->kind,
+		                       .idx = rq->idx,
+		                       .cookie = rq->cookie,
+		                       .status = ETCD_UNAVAILABLE};
 
-		if (rq->kind == 'B')
+		if (rq->kind != 'T')
 			result_push(es, &res);
 		es->qhead = (es->qhead + 1) % QUEUE_MAX;
 		es->qlen--;
@@ -585,6 +593,7 @@ static void *req_main(void *arg)
 		es->qlen--;
 		pthread_mutex_unlock(&es->lock);
 		memset(&res, 0, sizeof(res));
+		res.kind = rq.kind;
 		res.idx = rq.idx;
 		res.cookie = rq.cookie;
 		if (!c)
@@ -593,7 +602,7 @@ static void *req_main(void *arg)
 			res.status =
 			    rq.kind == 'B' ? do_bind(es, c, &rq, &res) : do_fresh(es, c, &rq);
 		pthread_mutex_lock(&es->lock);
-		if (rq.kind == 'B')
+		if (rq.kind != 'T')
 			result_push(es, &res);
 		if (res.status == ETCD_UNAVAILABLE)
 			fail_queued(es);

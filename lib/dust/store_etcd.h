@@ -17,23 +17,28 @@
 
 enum etcd_status {
 	ETCD_OK,          /* committed by the cluster */
-	ETCD_CONFLICT,    /* bound to another key cluster-wide (pk holds it) */
+	ETCD_CONFLICT,    /* B: bound to another key cluster-wide (pk holds it); F: a replay */
 	ETCD_REVOKED,     /* the invitation is revoked cluster-wide */
 	ETCD_UNAVAILABLE, /* no quorum, no endpoint, a timeout: nothing known */
 };
 
-/* A binding to commit (kind 'B') or an accepted intro's freshness ('T'). */
+/*
+ * A binding to commit (kind 'B'), an accepted intro's freshness ('T', best
+ * effort), or a returning client's freshness committed exclusively before
+ * its answer ('F': refused if the cluster holds this intro or a newer one).
+ */
 struct etcd_req {
 	char kind;
 	uint32_t idx, cookie; /* handed back in the result */
 	uint8_t id[DUST_ID_BYTES];
 	uint8_t pk[DUST_PK_BYTES];
-	uint64_t at; /* B: unix seconds of the first use; T: intro ts (ms) */
+	uint64_t at; /* B: unix seconds of the first use; T, F: intro ts (ms) */
 	uint64_t ts; /* B: the first use's intro ts (ms), written with the binding */
 	uint8_t nonce[DUST_XNONCE_BYTES];
 };
 
 struct etcd_res {
+	char kind; /* of the request: B or F */
 	uint32_t idx, cookie;
 	enum etcd_status status;
 	uint8_t pk[DUST_PK_BYTES]; /* OK, CONFLICT: the key bound cluster-wide */
