@@ -30,12 +30,13 @@
 #include <sodium.h>
 
 #include "dust.h"
+#include "policy.h"
 #include "quic.h"
 
 enum {
 	EXIT_USAGE = 1,      /* bad options, or local setup failed */
 	EXIT_NO_ANSWER = 2,  /* the server never answered an intro */
-	EXIT_BAD_INVITE = 3, /* wrong password, or not an invitation */
+	EXIT_BAD_INVITE = 3, /* wrong password, not an invitation, or too wide a tunnel */
 	EXIT_EXPIRED = 4,    /* invitation past its expiry before first use */
 	MAX_ROUTES = 16,
 	DG_MAX = 65535,
@@ -77,6 +78,7 @@ struct opts {
 	unsigned dead_s;
 	bool stats;
 	bool verbose;
+	bool allow_wide_route;
 };
 
 struct stats {
@@ -182,6 +184,11 @@ static void usage(FILE *f)
 	        "                        invitation expires only for a first use.\n"
 	        "  --ifname NAME         TUN interface name (default dust0)\n"
 	        "  --route CIDR          route CIDR through the tunnel (repeatable, max %d)\n"
+	        "  --allow-wide-route    accept an invitation whose tunnel prefix is shorter\n"
+	        "                        than /%d (IPv4) or /%d (IPv6); without it such an\n"
+	        "                        invitation is refused: its network would be routed\n"
+	        "                        through the tunnel (a /1 takes half the Internet, an\n"
+	        "                        IPv6 /0 the default route)\n"
 	        "  --mtu N               TUN MTU (default 1400); at most outer MTU - 28 (IPv4)\n"
 	        "                        or - 48 (IPv6) - 32 bytes of Dust overhead (quic\n"
 	        "                        profile: 21 more for the short header)\n"
@@ -199,8 +206,9 @@ static void usage(FILE *f)
 	        "\n"
 	        "Exit status: 0 stopped by SIGINT/SIGTERM; 1 usage or setup error; 2 server\n"
 	        "unreachable or no answer to the first intros; 3 wrong password or not an\n"
-	        "invitation; 4 invitation expired before its first use.\n",
-	        MAX_ROUTES);
+	        "invitation, or a tunnel prefix refused (--allow-wide-route); 4 invitation\n"
+	        "expired before its first use.\n",
+	        MAX_ROUTES, CLIENT_PREFIX_MIN4, CLIENT_PREFIX_MIN6);
 }
 
 static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
@@ -229,6 +237,7 @@ enum {
 	OPT_KEEPALIVE,
 	OPT_DEAD,
 	OPT_STATS,
+	OPT_ALLOW_WIDE_ROUTE,
 };
 
 static const struct option long_opts[] = {
@@ -244,6 +253,7 @@ static const struct option long_opts[] = {
     {"keepalive", required_argument, NULL, OPT_KEEPALIVE},
     {"dead-after", required_argument, NULL, OPT_DEAD},
     {"stats", no_argument, NULL, OPT_STATS},
+    {"allow-wide-route", no_argument, NULL, OPT_ALLOW_WIDE_ROUTE},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -290,6 +300,9 @@ static int parse_one(int c, const char *arg, struct opts *o)
 		return 0;
 	case OPT_STATS:
 		o->stats = true;
+		return 0;
+	case OPT_ALLOW_WIDE_ROUTE:
+		o->allow_wide_route = true;
 		return 0;
 	case 'v':
 		o->verbose = true;
@@ -544,6 +557,27 @@ static int check_expiry(struct client *c)
 	return EXIT_EXPIRED;
 }
 
+/*
+ * The tunnel prefix goes onto the TUN, and the kernel routes its network
+ * there: an invitation with a /1 would take half the IPv4 Internet, an IPv6
+ * /0 the default route. The invitation's issuer is not trusted with that
+ * unless the user says so.
+ */
+static int check_tunnel_prefix(const struct client *c)
+{
+	unsigned plen = c->inv.tunnel_prefix, min = client_prefix_min(&c->inv.tunnel);
+	struct dust_ipaddr net;
+	char a[64];
+
+	if (client_prefix_allowed(&c->inv.tunnel, plen, c->o->allow_wide_route))
+		return 0;
+	client_net_of(&c->inv.tunnel, plen, &net);
+	logmsg("refusing the invitation: its tunnel prefix /%u would route %s/%u through the "
+	       "tunnel (the shortest taken is /%u); pass --allow-wide-route to accept it",
+	       plen, dust_ipaddr_format(&net, a, sizeof(a)), plen, min);
+	return EXIT_BAD_INVITE;
+}
+
 static int load_key(struct client *c)
 {
 	const char *path = c->o->key_path;
@@ -652,6 +686,18 @@ static void tun_no_ipv6(const struct client *c)
 	close(fd);
 }
 
+/* Say what goes through the tunnel before the kernel routes it there. */
+static void log_route(const struct client *c, const struct dust_ipaddr *ip, unsigned plen,
+                      const char *why)
+{
+	struct dust_ipaddr net;
+	char a[64];
+
+	client_net_of(ip, plen, &net);
+	logmsg("routing %s/%u through %s (%s)", dust_ipaddr_format(&net, a, sizeof(a)), plen,
+	       c->ifname, why);
+}
+
 static int tun_configure(struct client *c)
 {
 	struct ifreq ifr = {0};
@@ -660,6 +706,7 @@ static int tun_configure(struct client *c)
 
 	if (s < 0)
 		return -1;
+	log_route(c, &c->inv.tunnel, c->inv.tunnel_prefix, "the invitation's tunnel network");
 	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", c->ifname);
 	ifr.ifr_mtu = (int)c->o->mtu;
 	if (ifreq_ioctl(s, SIOCSIFMTU, &ifr, "set the MTU") < 0)
@@ -738,6 +785,7 @@ static int add_routes(const struct client *c)
 			logmsg("bad --route '%s' (want ADDR/PREFIX)", c->o->routes[i]);
 			return -1;
 		}
+		log_route(c, &ip, plen, "--route");
 		rc = ip.family == 4 ? route_add4(c, &ip, plen) : route_add6(c, &ip, plen);
 		if (rc < 0 && errno != EEXIST) {
 			logmsg("cannot add route %s via %s: %s", c->o->routes[i], c->ifname,
@@ -1336,6 +1384,8 @@ static int setup(struct client *c)
 	int rc;
 
 	rc = open_invite(c);
+	if (rc == 0)
+		rc = check_tunnel_prefix(c);
 	if (rc == 0)
 		rc = check_expiry(c);
 	if (rc == 0)
