@@ -53,14 +53,17 @@ enum local_drop {
 	LD_TUN_WRITE,   /* the kernel refused a decoded packet */
 	LD_SEND,        /* sendto failed */
 	LD_BAD_INNER,   /* decoded cleartext that is not an IP packet */
+	LD_FOREIGN_DST, /* decoded packet not for our tunnel address: not written */
 	LD_QUIC_HEADER, /* quic: not a short header with our connection ID */
 	LD_MAX
 };
 
 static const char *const local_drop_names[LD_MAX] = {
-    [LD_NOT_IP] = "not_ip",         [LD_FOREIGN_SRC] = "foreign_src", [LD_TOO_BIG] = "too_big",
-    [LD_NO_SESSION] = "no_session", [LD_TUN_WRITE] = "tun_write",     [LD_SEND] = "send",
-    [LD_BAD_INNER] = "bad_inner",   [LD_QUIC_HEADER] = "quic_header",
+    [LD_NOT_IP] = "not_ip",           [LD_FOREIGN_SRC] = "foreign_src",
+    [LD_TOO_BIG] = "too_big",         [LD_NO_SESSION] = "no_session",
+    [LD_TUN_WRITE] = "tun_write",     [LD_SEND] = "send",
+    [LD_BAD_INNER] = "bad_inner",     [LD_FOREIGN_DST] = "foreign_dst",
+    [LD_QUIC_HEADER] = "quic_header",
 };
 
 struct opts {
@@ -1046,10 +1049,10 @@ static void tun_drain(struct client *c)
 
 static void deliver(struct client *c, const uint8_t *p, size_t len)
 {
-	unsigned ver = p[0] >> 4;
+	enum client_inner v = client_inner_check(&c->inv.tunnel, p, len);
 
-	if (len < 20 || (ver != 4 && ver != 6)) {
-		c->st.local[LD_BAD_INNER]++;
+	if (v != CLIENT_INNER_OK) {
+		c->st.local[v == CLIENT_INNER_BAD ? LD_BAD_INNER : LD_FOREIGN_DST]++;
 		return;
 	}
 	if (write(c->tun, p, len) != (ssize_t)len) {

@@ -26,3 +26,23 @@ void client_net_of(const struct dust_ipaddr *addr, unsigned prefix, struct dust_
 	for (unsigned i = prefix / 8; i < bits / 8; i++)
 		net->a[i] &= i == prefix / 8 ? (uint8_t)(0xff00 >> (prefix % 8)) : 0;
 }
+
+/*
+ * The gateway decides what it sends, so the client checks: only packets
+ * for its own tunnel address reach the TUN, never one the kernel would
+ * forward or take for another local address.
+ */
+enum client_inner client_inner_check(const struct dust_ipaddr *tunnel, const uint8_t *p, size_t len)
+{
+	unsigned ver = len ? p[0] >> 4 : 0;
+
+	if (ver == 4 && len >= 20)
+		return tunnel->family == 4 && memcmp(p + 16, tunnel->a, 4) == 0
+		           ? CLIENT_INNER_OK
+		           : CLIENT_INNER_FOREIGN_DST;
+	if (ver == 6 && len >= 40)
+		return tunnel->family == 6 && memcmp(p + 24, tunnel->a, 16) == 0
+		           ? CLIENT_INNER_OK
+		           : CLIENT_INNER_FOREIGN_DST;
+	return CLIENT_INNER_BAD;
+}
