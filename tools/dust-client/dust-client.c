@@ -1170,6 +1170,9 @@ static void on_opened(struct client *c, const struct dust_seg *segs, unsigned n)
  * our pending Initials. The newest answered Initial is the server's session
  * (it takes intros newer than the last), so an answer to the newer Initial
  * replaces a session opened from the older one. Anything else is dropped.
+ * Junk costs little: the socket is connected (only the server's address and
+ * port get here), and dust_quic_answer_open checks the answer's shape before
+ * it decrypts the Initial, the Initial (keyed by our DCID) before the X25519.
  */
 static void on_quic_answer(struct client *c, size_t len)
 {
