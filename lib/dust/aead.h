@@ -36,6 +36,15 @@ void aead_seal_burst(struct aead_op *ops, unsigned n);
 void aead_open_burst(struct aead_op *ops, unsigned n);
 
 /*
+ * Keys about to be wiped: the backend drops every copy it made of them (the
+ * AES-GCM expanded-key cache), this thread's at once, another thread's
+ * before that thread's next burst. Only AES-256-GCM keys are cached.
+ */
+void aead_forget(const uint8_t *const *keys, unsigned n);
+/* Does this thread's backend hold an expanded copy of key? (test_crypto) */
+bool aead_key_cached(const uint8_t *key);
+
+/*
  * Seal a dummy packet of each suite once (dust_init): the backend's code is
  * paged in and bound before a worker's first packet waits for it (~3 ms).
  */
@@ -54,6 +63,8 @@ bool aead_ipsecmb_open(struct aead_op *ops, unsigned n);
 void aead_ipsecmb_name(char *buf, size_t len);
 bool aead_ipsecmb_usable(void);
 bool aead_ipsecmb_suite_ok(uint8_t suite);
+void aead_ipsecmb_forget(const uint8_t *const *keys, unsigned n);
+bool aead_ipsecmb_cached(const uint8_t *raw);
 #endif
 
 #endif /* DUST_AEAD_H */
