@@ -27,7 +27,11 @@ struct aead_op {
 	uint8_t ok;    /* out: sealed, or tag verified */
 };
 
-/* Encrypt each op and write its tag; ok = 0 only if the suite cannot run here. */
+/*
+ * Encrypt each op and write its tag; ok = 0 if the suite cannot run here, or
+ * if the backend failed while the op's bytes were in its hands (then they
+ * are neither plaintext nor ciphertext to trust: drop the packet).
+ */
 void aead_seal_burst(struct aead_op *ops, unsigned n);
 /*
  * Decrypt each op out of place and compare its tag in constant time. On a

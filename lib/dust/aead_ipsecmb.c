@@ -40,6 +40,7 @@ struct imb_thread {
 	IMB_ARCH arch;
 	uint32_t chunk;
 	uint64_t forgot; /* forget ring entries this cache is clear of */
+	bool broken;     /* a submission went unreported: the manager is not used again */
 };
 
 static __thread struct imb_thread *tls;
@@ -299,9 +300,13 @@ static void job_done(IMB_JOB *j, bool seal)
 		sodium_memzero(op->dst, op->len);
 }
 
-/* Submit up to CHUNK ops; returns how many were taken (the rest wait). */
-static unsigned run_chunk(struct imb_thread *t, struct aead_op *ops, unsigned n, bool seal,
-                          uint8_t (*tags)[DUST_MAC_BYTES])
+/*
+ * Submit up to CHUNK ops. Returns how many were taken and finished (the
+ * rest wait), 0 when none could be taken, or -k when the manager took k but
+ * handed fewer back: those may have run, in part.
+ */
+static int run_chunk(struct imb_thread *t, struct aead_op *ops, unsigned n, bool seal,
+                     uint8_t (*tags)[DUST_MAC_BYTES])
 {
 	IMB_JOB *jobs[CHUNK];
 	unsigned k = 0, done, got;
@@ -326,36 +331,56 @@ static unsigned run_chunk(struct imb_thread *t, struct aead_op *ops, unsigned n,
 			job_done(jobs[i], seal);
 		done += c;
 	}
-	return done == k ? k : 0;
+	return done == k ? (int)k : -(int)k;
 }
 
-/* false: this thread has no manager, or a submission failed; the caller falls back. */
+/*
+ * A chunk the manager took and did not hand back whole (never seen): its
+ * jobs may have run, in part, and may run yet at a later submission,
+ * writing through pointers into buffers that are no longer ours. This
+ * thread stops using the manager, and its cache goes.
+ */
+static void give_up(struct imb_thread *t)
+{
+	t->broken = true;
+	sodium_memzero(t->gcm, sizeof(t->gcm));
+}
+
+/*
+ * false: this thread has no usable manager; the caller runs the burst on
+ * libsodium. After a refused chunk, the ops the manager never took finish
+ * on libsodium, same bytes. Not the seals of a chunk it took and did not
+ * hand back: sealing is in place, so sealing again what may have run in
+ * part could send plaintext or a double encryption. Those fail (ok = 0:
+ * the caller drops the packet). An open is out of place: it runs again.
+ */
 static bool run(struct aead_op *ops, unsigned n, bool seal)
 {
 	uint8_t tags[CHUNK][DUST_MAC_BYTES];
 	struct imb_thread *t = thread_get();
-	unsigned at = 0;
+	unsigned at = 0, lost = 0;
 
-	if (!t)
+	if (!t || t->broken)
 		return false;
 	forget_catch_up(t);
 	for (unsigned i = 0; i < n; i++)
 		ops[i].ok = 0;
 	while (at < n) {
-		unsigned k = run_chunk(t, ops + at, n - at, seal, tags);
+		int k = run_chunk(t, ops + at, n - at, seal, tags);
 
-		if (k == 0)
+		if (k <= 0) {
+			lost = (unsigned)-k;
 			break;
-		at += k;
+		}
+		at += (unsigned)k;
 	}
 	if (!seal)
 		sodium_memzero(tags, sizeof(tags));
-	if (at == n)
-		return true;
-	/* A refused submission (never seen): finish on libsodium, same bytes. */
-	for (; at < n; at++)
-		if (!ops[at].ok)
-			seal ? aead_sodium_seal(&ops[at]) : aead_sodium_open(&ops[at]);
+	if (lost)
+		give_up(t);
+	for (unsigned i = at; i < n; i++)
+		if (!ops[i].ok && !(seal && i < at + lost))
+			seal ? aead_sodium_seal(&ops[i]) : aead_sodium_open(&ops[i]);
 	return true;
 }
 

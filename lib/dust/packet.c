@@ -295,7 +295,7 @@ DUST_EXPORT int dust_data_seal(struct dust_session *s, struct dust_rng *rng,
 	if (p.result == -EKEYEXPIRED)
 		return dust_fail(EKEYEXPIRED, "session exhausted its packet counter");
 	if (p.result == -ENOTSUP)
-		return dust_fail(ENOTSUP, "cipher suite %s cannot run here",
+		return dust_fail(ENOTSUP, "cipher suite %s cannot run here (or its backend failed)",
 		                 dust_suite_name(s->suite));
 	return p.result;
 }

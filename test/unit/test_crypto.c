@@ -344,6 +344,7 @@ enum { GCM_PT = 64, GCM_BUF = GCM_PT + DUST_MAC_BYTES, GCM_KEYS = 600 };
 
 static bool gcm_cache_here(void)
 {
+	CHECK(dust_init() == 0); /* libsodium's AES-GCM (the reference) needs it */
 	if (have_ipsecmb() && dust_suite_available(DUST_SUITE_AES256GCM))
 		return true;
 	printf("     (no libipsec-mb AES-GCM here: no cache to test)\n");
@@ -558,6 +559,101 @@ static void test_gcm_cache_forget_threads(void)
 	CHECK(p.ring_new);
 }
 
+/*
+ * A chunk the manager takes and does not hand back whole: here it refuses
+ * the submission (one job has no source). Its seals fail rather than being
+ * sealed again in place on libsodium (which would read the NULL source);
+ * the ops after it, never submitted, are sealed on libsodium as before; the
+ * thread then leaves its manager alone (libsodium, no cached key).
+ */
+struct lost_chunk {
+	unsigned ok_first, ok_rest, right_rest, right_after;
+	bool cached_after;
+};
+
+static void *lost_chunk_main(void *arg)
+{
+	enum { N = 100, BAD = 5 }; /* chunk 0: ops 0..63, with BAD; 64..99 wait */
+	static uint8_t keys[N][DUST_KEY_BYTES], buf[N][GCM_BUF], ref[N][GCM_BUF];
+	static struct aead_op op[N];
+	struct lost_chunk *r = arg;
+	uint8_t ad[AEAD_AD_BYTES] = {9};
+
+	randombytes_buf(keys, sizeof(keys));
+	for (unsigned i = 0; i < N; i++) {
+		memset(buf[i], (int)i, GCM_PT);
+		memcpy(ref[i], buf[i], GCM_PT);
+		op[i] = (struct aead_op){.key = keys[i],
+		                         .ad = ad,
+		                         .src = buf[i],
+		                         .dst = buf[i],
+		                         .tag = buf[i] + GCM_PT,
+		                         .len = GCM_PT,
+		                         .suite = DUST_SUITE_CHACHA20POLY1305};
+		memcpy(op[i].nonce, &i, sizeof(i));
+	}
+	for (unsigned i = 0; i < N; i++) {
+		struct aead_op o = op[i];
+
+		o.src = o.dst = ref[i];
+		o.tag = ref[i] + GCM_PT;
+		aead_sodium_seal(&o);
+	}
+	op[BAD].src = NULL;
+	aead_seal_burst(op, N);
+	for (unsigned i = 0; i < N; i++) {
+		bool right = op[i].ok && memcmp(buf[i], ref[i], GCM_BUF) == 0;
+
+		if (i < 64)
+			r->ok_first += op[i].ok;
+		else
+			r->ok_rest += op[i].ok, r->right_rest += right;
+	}
+	/* the next burst: libsodium's bytes, nothing in the manager's cache */
+	for (unsigned i = 0; i < 2; i++) {
+		memset(buf[i], (int)i, GCM_PT);
+		op[i] = (struct aead_op){.key = keys[i],
+		                         .ad = ad,
+		                         .src = buf[i],
+		                         .dst = buf[i],
+		                         .tag = buf[i] + GCM_PT,
+		                         .len = GCM_PT,
+		                         .suite = DUST_SUITE_CHACHA20POLY1305};
+		memcpy(op[i].nonce, &i, sizeof(i));
+	}
+	op[1].suite = DUST_SUITE_AES256GCM;
+	memcpy(ref[1], buf[1], GCM_PT);
+	{
+		struct aead_op o = op[1];
+
+		o.src = o.dst = ref[1];
+		o.tag = ref[1] + GCM_PT;
+		aead_sodium_seal(&o);
+	}
+	aead_seal_burst(op, 2);
+	r->right_after = (op[0].ok && memcmp(buf[0], ref[0], GCM_BUF) == 0) +
+	                 (op[1].ok && memcmp(buf[1], ref[1], GCM_BUF) == 0);
+	r->cached_after = aead_key_cached(keys[1]);
+	return NULL;
+}
+
+static void test_lost_chunk(void)
+{
+	struct lost_chunk r = {0};
+	pthread_t th;
+
+	if (!gcm_cache_here())
+		return;
+	/* on a thread of its own: it leaves its manager, the tests after keep theirs */
+	CHECK(pthread_create(&th, NULL, lost_chunk_main, &r) == 0);
+	pthread_join(th, NULL);
+	CHECK_EQ(r.ok_first, 0);
+	CHECK_EQ(r.ok_rest, 36);
+	CHECK_EQ(r.right_rest, 36);
+	CHECK_EQ(r.right_after, 2);
+	CHECK(!r.cached_after);
+}
+
 static void test_suite_names(void)
 {
 	CHECK_EQ(dust_suite_parse("aes-256-gcm"), DUST_SUITE_AES256GCM);
@@ -630,6 +726,7 @@ int main(int argc, char **argv)
 	    {"gcm_cache_session_wipe", test_gcm_cache_session_wipe},
 	    {"gcm_cache_epochs", test_gcm_cache_epochs},
 	    {"gcm_cache_forget_threads", test_gcm_cache_forget_threads},
+	    {"lost_chunk", test_lost_chunk},
 	};
 
 	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
