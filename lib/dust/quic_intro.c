@@ -370,30 +370,30 @@ struct accept_tmp {
 	uint8_t es[DUST_KEY_BYTES], cs[DUST_KEY_BYTES], ee[DUST_KEY_BYTES];
 	uint8_t prk[DUST_KEY_BYTES];
 	uint8_t confirm[DUST_CONFIRM_BYTES], mac[DUST_CONFIRM_BYTES];
+	uint8_t tag[DUST_TAG_BYTES], ad[DUST_TAG_BYTES + DUST_PK_BYTES]; /* open_fields */
 };
 
 /* Steps 2-3 of §5 on the ClientHello's fields: the invitation and the plaintext. */
 static enum dust_drop open_fields(struct dust_server *srv, const struct quic_long *qh,
                                   struct accept_tmp *t, struct dust_store_entry **ep)
 {
-	uint8_t tag[DUST_TAG_BYTES], ad[DUST_TAG_BYTES + DUST_PK_BYTES];
 	struct dust_store_entry *e;
 
 	if (t->h.ech_payload_len < DUST_QI_MIN_ECH)
 		return DUST_DROP_MALFORMED;
 	intro_nonce(t->nonce, t->h.random, qh->dcid);
-	memcpy(tag, t->h.random + DUST_QI_TAG_OFF, sizeof(tag));
-	dust_intro_tag_mask(tag, t->nonce, srv->id.pk);
-	e = dust_store_lookup_tag(srv->store, tag);
+	memcpy(t->tag, t->h.random + DUST_QI_TAG_OFF, sizeof(t->tag));
+	dust_intro_tag_mask(t->tag, t->nonce, srv->id.pk);
+	e = dust_store_lookup_tag(srv->store, t->tag);
 	if (!e || e->inv.profile != DUST_PROFILE_QUIC)
 		return DUST_DROP_INTRO_UNKNOWN;
 	/* a revoked invitation costs no crypto at all (checked again at commit) */
 	if (__atomic_load_n(&e->revoked, __ATOMIC_ACQUIRE))
 		return DUST_DROP_INTRO_REVOKED;
-	intro_ad(ad, &t->h);
+	intro_ad(t->ad, &t->h);
 	if (crypto_aead_xchacha20poly1305_ietf_decrypt(t->pt, NULL, NULL, t->h.ech_payload,
-	                                               DUST_QI_CT_BYTES, ad, sizeof(ad), t->nonce,
-	                                               e->keys.intro_key) != 0)
+	                                               DUST_QI_CT_BYTES, t->ad, sizeof(t->ad),
+	                                               t->nonce, e->keys.intro_key) != 0)
 		return DUST_DROP_INTRO_AUTH;
 	*ep = e;
 	return le16_get(t->pt + DUST_PK_BYTES + 8) ? DUST_DROP_MALFORMED : DUST_OK;
