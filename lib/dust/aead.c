@@ -48,6 +48,52 @@ void aead_open_burst(struct aead_op *ops, unsigned n)
 		aead_sodium_open(&ops[i]);
 }
 
+void aead_forget(const uint8_t *const *keys, unsigned n)
+{
+#ifdef DUST_HAVE_IPSECMB
+	if (n)
+		aead_ipsecmb_forget(keys, n);
+#else
+	(void)keys;
+	(void)n;
+#endif
+}
+
+bool aead_key_cached(const uint8_t *key)
+{
+#ifdef DUST_HAVE_IPSECMB
+	return aead_ipsecmb_cached(key);
+#else
+	(void)key;
+	return false;
+#endif
+}
+
+/*
+ * The keys of s the backend may have cached: epoch 0's and the epochs it
+ * holds (those it left were forgotten as it left them, packet.c). Only
+ * AES-GCM keys are cached, so other sessions cost nothing here.
+ */
+void dust_aead_forget_session(const struct dust_session *s)
+{
+	const uint8_t *k[2 + 3 + 2];
+	unsigned n = 0;
+
+	if (s->suite != DUST_SUITE_AES256GCM)
+		return;
+	if (!sodium_is_zero(s->rx_key, DUST_KEY_BYTES))
+		k[n++] = s->rx_key;
+	if (!sodium_is_zero(s->tx_key, DUST_KEY_BYTES))
+		k[n++] = s->tx_key;
+	for (int i = 0; i < 3; i++)
+		if (s->rx_ek_epoch[i])
+			k[n++] = s->rx_ek[i];
+	for (int i = 0; i < 2; i++)
+		if (s->txk[i].epoch)
+			k[n++] = (const uint8_t *)s->txk[i].w;
+	aead_forget(k, n);
+}
+
 void aead_warm(void)
 {
 	uint8_t key[DUST_KEY_BYTES] = {0}, ad[AEAD_AD_BYTES] = {0}, buf[64] = {0}, tag[16];

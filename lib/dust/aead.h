@@ -27,13 +27,26 @@ struct aead_op {
 	uint8_t ok;    /* out: sealed, or tag verified */
 };
 
-/* Encrypt each op and write its tag; ok = 0 only if the suite cannot run here. */
+/*
+ * Encrypt each op and write its tag; ok = 0 if the suite cannot run here, or
+ * if the backend failed while the op's bytes were in its hands (then they
+ * are neither plaintext nor ciphertext to trust: drop the packet).
+ */
 void aead_seal_burst(struct aead_op *ops, unsigned n);
 /*
  * Decrypt each op out of place and compare its tag in constant time. On a
  * mismatch ok = 0 and dst[0..len) is zeroed: no plaintext of it remains.
  */
 void aead_open_burst(struct aead_op *ops, unsigned n);
+
+/*
+ * Keys about to be wiped: the backend drops every copy it made of them (the
+ * AES-GCM expanded-key cache), this thread's at once, another thread's
+ * before that thread's next burst. Only AES-256-GCM keys are cached.
+ */
+void aead_forget(const uint8_t *const *keys, unsigned n);
+/* Does this thread's backend hold an expanded copy of key? (test_crypto) */
+bool aead_key_cached(const uint8_t *key);
 
 /*
  * Seal a dummy packet of each suite once (dust_init): the backend's code is
@@ -54,6 +67,8 @@ bool aead_ipsecmb_open(struct aead_op *ops, unsigned n);
 void aead_ipsecmb_name(char *buf, size_t len);
 bool aead_ipsecmb_usable(void);
 bool aead_ipsecmb_suite_ok(uint8_t suite);
+void aead_ipsecmb_forget(const uint8_t *const *keys, unsigned n);
+bool aead_ipsecmb_cached(const uint8_t *raw);
 #endif
 
 #endif /* DUST_AEAD_H */

@@ -109,6 +109,8 @@ void dust_session_keys_install(struct dust_session *s, const struct dust_session
                                enum dust_role role, uint8_t suite);
 /* The data key of epoch >= 1: kdf(K_upd, epoch, "dustKUPD"). */
 void dust_epoch_key(uint8_t key[DUST_KEY_BYTES], const uint8_t upd[DUST_KEY_BYTES], uint64_t epoch);
+/* aead.c: the AEAD backend drops its copies of s's data keys (dust_session_wipe). */
+void dust_aead_forget_session(const struct dust_session *s);
 
 /* intro.c, shared with the quic profile's intro (quic_intro.c) */
 void dust_intro_tag_mask(uint8_t tag[DUST_TAG_BYTES], const uint8_t nonce[DUST_XNONCE_BYTES],

@@ -132,5 +132,6 @@ void dust_session_keys_install(struct dust_session *s, const struct dust_session
 
 DUST_EXPORT void dust_session_wipe(struct dust_session *s)
 {
+	dust_aead_forget_session(s);
 	sodium_memzero(s, sizeof(*s));
 }

@@ -109,8 +109,22 @@ static void txk_publish(struct dust_txk *k, uint64_t ep, const uint8_t key[DUST_
 	sodium_memzero(w, sizeof(w));
 }
 
+/* A data key the session is done with: the AEAD backend drops its copies (AES-GCM's cache). */
+static void key_retire(const struct dust_session *s, const uint8_t *key)
+{
+	if (s->suite == DUST_SUITE_AES256GCM)
+		aead_forget(&key, 1);
+}
+
 static void tx_epoch_prepare(struct dust_session *s, uint64_t ep, uint8_t key[DUST_KEY_BYTES])
 {
+	/* epoch ep's slot held ep - 2, which no packet uses any more */
+	if (ep == 2)
+		key_retire(s, s->tx_key);
+	if (ep > 2 && s->suite == DUST_SUITE_AES256GCM) {
+		dust_epoch_key(key, s->tx_upd, ep - 2);
+		key_retire(s, key);
+	}
 	dust_epoch_key(key, s->tx_upd, ep);
 	txk_publish(&s->txk[ep & 1], ep, key);
 }
@@ -166,10 +180,16 @@ static void rx_epoch_advance(struct dust_session *s, uint64_t ep, const uint8_t 
 	if (ep <= s->rx_epoch)
 		return;
 	if (s->rx_ek_epoch[ep % 3] != ep) {
+		if (s->rx_ek_epoch[ep % 3])
+			key_retire(s, s->rx_ek[ep % 3]);
 		memcpy(s->rx_ek[ep % 3], key, DUST_KEY_BYTES);
 		s->rx_ek_epoch[ep % 3] = ep;
 	}
+	if (ep >= 2 && s->rx_epoch < 2)
+		key_retire(s, s->rx_key); /* epoch 0 falls behind the window */
 	s->rx_epoch = ep;
+	if (s->rx_ek_epoch[next % 3] && s->rx_ek_epoch[next % 3] != next)
+		key_retire(s, s->rx_ek[next % 3]);
 	dust_epoch_key(s->rx_ek[next % 3], s->rx_upd, next);
 	s->rx_ek_epoch[next % 3] = next;
 }
@@ -275,7 +295,7 @@ DUST_EXPORT int dust_data_seal(struct dust_session *s, struct dust_rng *rng,
 	if (p.result == -EKEYEXPIRED)
 		return dust_fail(EKEYEXPIRED, "session exhausted its packet counter");
 	if (p.result == -ENOTSUP)
-		return dust_fail(ENOTSUP, "cipher suite %s cannot run here",
+		return dust_fail(ENOTSUP, "cipher suite %s cannot run here (or its backend failed)",
 		                 dust_suite_name(s->suite));
 	return p.result;
 }

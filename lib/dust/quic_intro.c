@@ -371,30 +371,30 @@ struct accept_tmp {
 	uint8_t prk[DUST_KEY_BYTES];
 	struct dust_eph eph; /* made here when the caller has none */
 	uint8_t confirm[DUST_CONFIRM_BYTES], mac[DUST_CONFIRM_BYTES];
+	uint8_t tag[DUST_TAG_BYTES], ad[DUST_TAG_BYTES + DUST_PK_BYTES]; /* open_fields */
 };
 
 /* Steps 2-3 of §5 on the ClientHello's fields: the invitation and the plaintext. */
 static enum dust_drop open_fields(struct dust_server *srv, const struct quic_long *qh,
                                   struct accept_tmp *t, struct dust_store_entry **ep)
 {
-	uint8_t tag[DUST_TAG_BYTES], ad[DUST_TAG_BYTES + DUST_PK_BYTES];
 	struct dust_store_entry *e;
 
 	if (t->h.ech_payload_len < DUST_QI_MIN_ECH)
 		return DUST_DROP_MALFORMED;
 	intro_nonce(t->nonce, t->h.random, qh->dcid);
-	memcpy(tag, t->h.random + DUST_QI_TAG_OFF, sizeof(tag));
-	dust_intro_tag_mask(tag, t->nonce, srv->id.pk);
-	e = dust_store_lookup_tag(srv->store, tag);
+	memcpy(t->tag, t->h.random + DUST_QI_TAG_OFF, sizeof(t->tag));
+	dust_intro_tag_mask(t->tag, t->nonce, srv->id.pk);
+	e = dust_store_lookup_tag(srv->store, t->tag);
 	if (!e || e->inv.profile != DUST_PROFILE_QUIC)
 		return DUST_DROP_INTRO_UNKNOWN;
 	/* a revoked invitation costs no crypto at all (checked again at commit) */
 	if (__atomic_load_n(&e->revoked, __ATOMIC_ACQUIRE))
 		return DUST_DROP_INTRO_REVOKED;
-	intro_ad(ad, &t->h);
+	intro_ad(t->ad, &t->h);
 	if (crypto_aead_xchacha20poly1305_ietf_decrypt(t->pt, NULL, NULL, t->h.ech_payload,
-	                                               DUST_QI_CT_BYTES, ad, sizeof(ad), t->nonce,
-	                                               e->keys.intro_key) != 0)
+	                                               DUST_QI_CT_BYTES, t->ad, sizeof(t->ad),
+	                                               t->nonce, e->keys.intro_key) != 0)
 		return DUST_DROP_INTRO_AUTH;
 	*ep = e;
 	return le16_get(t->pt + DUST_PK_BYTES + 8) ? DUST_DROP_MALFORMED : DUST_OK;
@@ -584,36 +584,63 @@ DUST_EXPORT int dust_quic_answer_build(struct dust_session *s, const struct dust
 
 /* ---- client: reading the answer ---------------------------------------------- */
 
-static bool answer_server_hello(struct dust_quic_client *qc, const uint8_t *dg, size_t len,
-                                struct quic_long *h, uint8_t server_pk[DUST_PK_BYTES])
+/*
+ * The answer's shape (12.3), checked before any key is derived: one datagram
+ * of 1200..1252 bytes, an Initial (DCID empty, no token, the server's CID)
+ * and a Handshake packet with the same CIDs that fills the rest. A datagram
+ * that fails costs these comparisons, not an Initial decryption, an
+ * allocation or an X25519.
+ */
+static bool answer_shape(const uint8_t *dg, size_t len, struct quic_long *h, struct quic_long *hs)
+{
+	size_t next;
+
+	if (len < ANSWER_MIN || len >= ANSWER_MIN + ANSWER_SPREAD || !quic_long_parse(dg, len, h) ||
+	    h->type != DUST_QUIC_TYPE_INITIAL || h->version != DUST_QUIC_VERSION ||
+	    h->dcid_len != 0 || h->scid_len < DUST_QUIC_SERVER_CID_MIN || h->token_len != 0 ||
+	    h->length > len - h->pn_off)
+		return false;
+	next = h->pn_off + h->length;
+	return quic_long_parse(dg + next, len - next, hs) && hs->type == DUST_QUIC_TYPE_HANDSHAKE &&
+	       hs->version == DUST_QUIC_VERSION && hs->dcid_len == 0 &&
+	       hs->scid_len == h->scid_len && memcmp(hs->scid, h->scid, h->scid_len) == 0 &&
+	       hs->length == len - next - hs->pn_off && hs->length >= DUST_DATA_MIN_BYTES;
+}
+
+/* The server ephemeral from the Initial's ServerHello, once the Initial opens. */
+static bool answer_server_hello(struct dust_quic_client *qc, const uint8_t *dg,
+                                const struct quic_long *h, uint8_t server_pk[DUST_PK_BYTES])
 {
 	struct dust_quic_keys k;
-	struct quic_crypto_buf *cb = sodium_malloc(sizeof(*cb));
+	struct quic_crypto_buf *cb;
 	uint8_t frames[1500];
 	uint64_t pn;
 	size_t plen = 0, sh_len;
 	bool ok;
 
+	if (h->length > sizeof(frames))
+		return false;
+	dust_quic_initial_keys(qc->dcid, qc->dcid_len, true, &k);
+	ok = quic_unprotect(&k, dg, h->pn_off, h->length, &pn, frames, &plen);
+	sodium_memzero(&k, sizeof(k));
+	/* the Initial's AEAD needs the client's DCID: an off-path sender stops here */
+	if (!ok)
+		return false;
+	cb = sodium_malloc(sizeof(*cb));
 	if (!cb)
 		return false;
-	ok = quic_long_parse(dg, len, h) && h->type == DUST_QUIC_TYPE_INITIAL &&
-	     h->version == DUST_QUIC_VERSION && h->dcid_len == 0 &&
-	     h->scid_len >= DUST_QUIC_SERVER_CID_MIN && h->length <= len - h->pn_off &&
-	     h->length <= sizeof(frames);
-	if (ok) {
-		dust_quic_initial_keys(qc->dcid, qc->dcid_len, true, &k);
-		ok = quic_unprotect(&k, dg, h->pn_off, h->length, &pn, frames, &plen);
-		sodium_memzero(&k, sizeof(k));
-	}
 	quic_crypto_reset(cb);
-	sh_len = ok && initial_walk(frames, plen, cb)
-	             ? quic_crypto_message(cb, DUST_TLS_SERVER_HELLO)
-	             : 0;
+	sh_len =
+	    initial_walk(frames, plen, cb) ? quic_crypto_message(cb, DUST_TLS_SERVER_HELLO) : 0;
 	ok = sh_len && tls_server_hello_parse(cb->b, sh_len, server_pk);
 	sodium_free(cb);
 	return ok;
 }
 
+/*
+ * Cheapest first: the shape, then the Initial (public keys of our DCID),
+ * and only then the X25519 that the session keys need.
+ */
 DUST_EXPORT enum dust_drop dust_quic_answer_open(struct dust_quic_client *qc,
                                                  const struct dust_limits *lim, uint32_t now_s,
                                                  uint8_t *dg, size_t len, struct dust_session *s)
@@ -626,13 +653,13 @@ DUST_EXPORT enum dust_drop dust_quic_answer_open(struct dust_quic_client *qc,
 	size_t next, consumed = 0;
 	enum dust_drop d = DUST_DROP_MALFORMED;
 
-	if (!qc->pending || !answer_server_hello(qc, dg, len, &h, server_pk))
+	if (!qc->pending)
+		return DUST_DROP_AUTH;
+	if (!answer_shape(dg, len, &h, &hs))
+		return DUST_DROP_MALFORMED;
+	if (!answer_server_hello(qc, dg, &h, server_pk))
 		return DUST_DROP_AUTH;
 	next = h.pn_off + h.length;
-	if (!quic_long_parse(dg + next, len - next, &hs) || hs.type != DUST_QUIC_TYPE_HANDSHAKE ||
-	    hs.scid_len != h.scid_len || memcmp(hs.scid, h.scid, h.scid_len) != 0 ||
-	    hs.length > len - next - hs.pn_off)
-		return DUST_DROP_AUTH;
 	if (crypto_scalarmult(ee, qc->esk, server_pk) != 0)
 		return DUST_DROP_AUTH;
 	memset(&t, 0, sizeof(t));

@@ -5,6 +5,9 @@
  * leaves it untouched; one session crosses several key epochs both ways with
  * reordering around each switch and loses nothing; the integrity limit.
  */
+#include <pthread.h>
+
+#include "aead.h"
 #include "fixture.h"
 #include "siphash.h"
 
@@ -335,6 +338,322 @@ static void test_integrity_limit(void)
 	fix_fini(&f);
 }
 
+/* ---- AES-GCM's expanded-key cache (aead_ipsecmb.c) --------------------------- */
+
+enum { GCM_PT = 64, GCM_BUF = GCM_PT + DUST_MAC_BYTES, GCM_KEYS = 600 };
+
+static bool gcm_cache_here(void)
+{
+	CHECK(dust_init() == 0); /* libsodium's AES-GCM (the reference) needs it */
+	if (have_ipsecmb() && dust_suite_available(DUST_SUITE_AES256GCM))
+		return true;
+	printf("     (no libipsec-mb AES-GCM here: no cache to test)\n");
+	return false;
+}
+
+/* Seal buffer i under keys[i] on backend, all n in one burst. */
+static void gcm_seal(const char *backend, uint8_t (*keys)[DUST_KEY_BYTES], unsigned n,
+                     uint8_t (*buf)[GCM_BUF])
+{
+	static struct aead_op op[GCM_KEYS];
+	uint8_t ad[AEAD_AD_BYTES] = {7};
+
+	CHECK(dust_crypto_select(backend) == 0);
+	for (unsigned i = 0; i < n; i++) {
+		memset(buf[i], (int)i, GCM_PT);
+		op[i] = (struct aead_op){.key = keys[i],
+		                         .ad = ad,
+		                         .src = buf[i],
+		                         .dst = buf[i],
+		                         .tag = buf[i] + GCM_PT,
+		                         .len = GCM_PT,
+		                         .suite = DUST_SUITE_AES256GCM};
+		memcpy(op[i].nonce, &i, sizeof(i));
+	}
+	aead_seal_burst(op, n);
+	for (unsigned i = 0; i < n; i++)
+		CHECK(op[i].ok);
+	dust_crypto_select("ipsec-mb");
+}
+
+static unsigned gcm_cached(uint8_t (*keys)[DUST_KEY_BYTES], unsigned n)
+{
+	unsigned c = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		c += aead_key_cached(keys[i]);
+	return c;
+}
+
+/*
+ * Keys alike in their first 16 bytes: once they all went to one cache set
+ * (its index was two key bytes), so a thread kept two of them. Sets are now
+ * a keyed hash of the whole key: 600 such keys (over twice the cache) seal
+ * as libsodium does, and 16 of them fit side by side.
+ */
+static void test_gcm_cache_alike_keys(void)
+{
+	static uint8_t keys[GCM_KEYS][DUST_KEY_BYTES], a[GCM_KEYS][GCM_BUF], b[GCM_KEYS][GCM_BUF];
+	unsigned c;
+
+	if (!gcm_cache_here())
+		return;
+	randombytes_buf(keys, sizeof(keys));
+	for (unsigned i = 1; i < GCM_KEYS; i++)
+		memcpy(keys[i], keys[0], 16);
+	for (int round = 0; round < 2; round++) { /* the second one meets a full cache */
+		gcm_seal("ipsec-mb", keys, GCM_KEYS, a);
+		gcm_seal("sodium", keys, GCM_KEYS, b);
+		CHECK(memcmp(a, b, sizeof(a)) == 0);
+	}
+	gcm_seal("ipsec-mb", keys, 16, a);
+	c = gcm_cached(keys, 16);
+	printf("     16 keys alike in 16 bytes: %u cached (a key-byte index gave them one 2-way "
+	       "set)\n",
+	       c);
+	CHECK(c >= 12);
+}
+
+/* A forgotten key leaves this thread's cache at once, and comes back when used. */
+static void test_gcm_cache_forget(void)
+{
+	static uint8_t keys[2][DUST_KEY_BYTES], a[2][GCM_BUF], b[2][GCM_BUF];
+	const uint8_t *k0 = keys[0];
+
+	if (!gcm_cache_here())
+		return;
+	randombytes_buf(keys, sizeof(keys));
+	gcm_seal("ipsec-mb", keys, 2, a);
+	CHECK_EQ(gcm_cached(keys, 2), 2);
+	aead_forget(&k0, 1);
+	CHECK(!aead_key_cached(keys[0]));
+	CHECK(aead_key_cached(keys[1]));
+	gcm_seal("ipsec-mb", keys, 2, a);
+	gcm_seal("sodium", keys, 2, b);
+	CHECK(memcmp(a, b, sizeof(a)) == 0);
+	CHECK_EQ(gcm_cached(keys, 2), 2);
+}
+
+/* dust_session_wipe takes a session's keys out of the cache; a live copy re-expands them. */
+static void test_gcm_cache_session_wipe(void)
+{
+	struct dust_session copy;
+	struct fixture f;
+	uint8_t pkt[256];
+	struct dust_seg seg;
+	size_t used;
+	int n;
+
+	if (!gcm_cache_here())
+		return;
+	fix_suite(&f, DUST_SUITE_AES256GCM);
+	for (int dir = 0; dir < 2; dir++) {
+		struct dust_session *tx = dir ? &f.ss : &f.cs, *rx = dir ? &f.cs : &f.ss;
+
+		n = dust_data_seal(tx, &f.rng, &f.pad, FIX_NOW_S, pkt, 10, sizeof(pkt));
+		CHECK(n > 0);
+		CHECK(aead_key_cached(tx->tx_key));
+		copy = *tx;
+		dust_session_wipe(&copy);
+		CHECK(!aead_key_cached(tx->tx_key));
+		CHECK_EQ(dust_data_open(rx, &f.lim, FIX_NOW_S, pkt, (size_t)n, &seg, &used),
+		         DUST_OK);
+		CHECK(aead_key_cached(rx->rx_key));
+	}
+	fix_fini(&f);
+}
+
+/*
+ * Keys a session leaves behind as it moves through the key epochs (§8.1)
+ * leave the cache then: the sender's epoch e - 2 when it prepares e, the
+ * receiver's epoch 0 once it is out of the window, and the epoch whose slot
+ * the next one takes.
+ */
+static void test_gcm_cache_epochs(void)
+{
+	static const uint64_t at[] = {3, DUST_KEY_EPOCH_PACKETS + 3, 2 * DUST_KEY_EPOCH_PACKETS + 3,
+	                              3 * DUST_KEY_EPOCH_PACKETS + 3};
+	uint8_t pkt[4][256], k0[DUST_KEY_BYTES], k1[DUST_KEY_BYTES];
+	struct dust_seg seg;
+	struct fixture f;
+	size_t used;
+	int n[4];
+
+	if (!gcm_cache_here())
+		return;
+	fix_suite(&f, DUST_SUITE_AES256GCM);
+	memcpy(k0, f.cs.tx_key, sizeof(k0));
+	memcpy(k1, f.cs.txk[1].w, sizeof(k1)); /* epoch 1, ready from the start */
+	for (int i = 0; i < 4; i++) {
+		f.cs.tx_counter = at[i];
+		n[i] = dust_data_seal(&f.cs, &f.rng, &f.pad, FIX_NOW_S, pkt[i], 10, sizeof(pkt[i]));
+		CHECK(n[i] > 0);
+		CHECK_EQ(aead_key_cached(k0), i < 2);
+		CHECK_EQ(aead_key_cached(k1), i == 1 || i == 2);
+	}
+	for (int i = 0; i < 4; i++) {
+		CHECK_EQ(
+		    dust_data_open(&f.ss, &f.lim, FIX_NOW_S, pkt[i], (size_t)n[i], &seg, &used),
+		    DUST_OK);
+		CHECK_EQ(aead_key_cached(k0), i < 2);
+		CHECK_EQ(aead_key_cached(k1), i == 1 || i == 2);
+	}
+	fix_fini(&f);
+}
+
+/* Another thread's cache: its copies go before its next burst; too far behind, all go. */
+struct gcm_peer {
+	pthread_barrier_t step;
+	uint8_t keys[4][DUST_KEY_BYTES];
+	bool before, after, kept, ring_kept, ring_new;
+};
+
+static void *gcm_peer_main(void *arg)
+{
+	struct gcm_peer *p = arg;
+	uint8_t buf[2][GCM_BUF];
+
+	gcm_seal("ipsec-mb", p->keys, 2, buf); /* caches 0 and 1 */
+	pthread_barrier_wait(&p->step);        /* main forgets key 0 */
+	pthread_barrier_wait(&p->step);
+	p->before = aead_key_cached(p->keys[0]);
+	gcm_seal("ipsec-mb", &p->keys[2], 1, buf);
+	p->after = aead_key_cached(p->keys[0]);
+	p->kept = aead_key_cached(p->keys[1]);
+	pthread_barrier_wait(&p->step); /* main forgets more than the ring holds */
+	pthread_barrier_wait(&p->step);
+	gcm_seal("ipsec-mb", &p->keys[3], 1, buf);
+	p->ring_kept = aead_key_cached(p->keys[1]);
+	p->ring_new = aead_key_cached(p->keys[3]);
+	return NULL;
+}
+
+static void test_gcm_cache_forget_threads(void)
+{
+	static uint8_t many[1500][DUST_KEY_BYTES];
+	const uint8_t *k[1500];
+	struct gcm_peer p = {0};
+	pthread_t th;
+
+	if (!gcm_cache_here())
+		return;
+	randombytes_buf(p.keys, sizeof(p.keys));
+	randombytes_buf(many, sizeof(many));
+	pthread_barrier_init(&p.step, NULL, 2);
+	CHECK(pthread_create(&th, NULL, gcm_peer_main, &p) == 0);
+	pthread_barrier_wait(&p.step);
+	k[0] = p.keys[0];
+	aead_forget(k, 1);
+	pthread_barrier_wait(&p.step);
+	pthread_barrier_wait(&p.step);
+	for (int i = 0; i < 1500; i++)
+		k[i] = many[i];
+	aead_forget(k, 1500);
+	pthread_barrier_wait(&p.step);
+	pthread_join(th, NULL);
+	pthread_barrier_destroy(&p.step);
+	CHECK(p.before); /* not touched from here: a job of its may use it */
+	CHECK(!p.after);
+	CHECK(p.kept);
+	CHECK(!p.ring_kept); /* 1500 forgotten > the ring: it could not tell which */
+	CHECK(p.ring_new);
+}
+
+/*
+ * A chunk the manager takes and does not hand back whole: here it refuses
+ * the submission (one job has no source). Its seals fail rather than being
+ * sealed again in place on libsodium (which would read the NULL source);
+ * the ops after it, never submitted, are sealed on libsodium as before; the
+ * thread then leaves its manager alone (libsodium, no cached key).
+ */
+struct lost_chunk {
+	unsigned ok_first, ok_rest, right_rest, right_after;
+	bool cached_after;
+};
+
+static void *lost_chunk_main(void *arg)
+{
+	enum { N = 100, BAD = 5 }; /* chunk 0: ops 0..63, with BAD; 64..99 wait */
+	static uint8_t keys[N][DUST_KEY_BYTES], buf[N][GCM_BUF], ref[N][GCM_BUF];
+	static struct aead_op op[N];
+	struct lost_chunk *r = arg;
+	uint8_t ad[AEAD_AD_BYTES] = {9};
+
+	randombytes_buf(keys, sizeof(keys));
+	for (unsigned i = 0; i < N; i++) {
+		memset(buf[i], (int)i, GCM_PT);
+		memcpy(ref[i], buf[i], GCM_PT);
+		op[i] = (struct aead_op){.key = keys[i],
+		                         .ad = ad,
+		                         .src = buf[i],
+		                         .dst = buf[i],
+		                         .tag = buf[i] + GCM_PT,
+		                         .len = GCM_PT,
+		                         .suite = DUST_SUITE_CHACHA20POLY1305};
+		memcpy(op[i].nonce, &i, sizeof(i));
+	}
+	for (unsigned i = 0; i < N; i++) {
+		struct aead_op o = op[i];
+
+		o.src = o.dst = ref[i];
+		o.tag = ref[i] + GCM_PT;
+		aead_sodium_seal(&o);
+	}
+	op[BAD].src = NULL;
+	aead_seal_burst(op, N);
+	for (unsigned i = 0; i < N; i++) {
+		bool right = op[i].ok && memcmp(buf[i], ref[i], GCM_BUF) == 0;
+
+		if (i < 64)
+			r->ok_first += op[i].ok;
+		else
+			r->ok_rest += op[i].ok, r->right_rest += right;
+	}
+	/* the next burst: libsodium's bytes, nothing in the manager's cache */
+	for (unsigned i = 0; i < 2; i++) {
+		memset(buf[i], (int)i, GCM_PT);
+		op[i] = (struct aead_op){.key = keys[i],
+		                         .ad = ad,
+		                         .src = buf[i],
+		                         .dst = buf[i],
+		                         .tag = buf[i] + GCM_PT,
+		                         .len = GCM_PT,
+		                         .suite = DUST_SUITE_CHACHA20POLY1305};
+		memcpy(op[i].nonce, &i, sizeof(i));
+	}
+	op[1].suite = DUST_SUITE_AES256GCM;
+	memcpy(ref[1], buf[1], GCM_PT);
+	{
+		struct aead_op o = op[1];
+
+		o.src = o.dst = ref[1];
+		o.tag = ref[1] + GCM_PT;
+		aead_sodium_seal(&o);
+	}
+	aead_seal_burst(op, 2);
+	r->right_after = (op[0].ok && memcmp(buf[0], ref[0], GCM_BUF) == 0) +
+	                 (op[1].ok && memcmp(buf[1], ref[1], GCM_BUF) == 0);
+	r->cached_after = aead_key_cached(keys[1]);
+	return NULL;
+}
+
+static void test_lost_chunk(void)
+{
+	struct lost_chunk r = {0};
+	pthread_t th;
+
+	if (!gcm_cache_here())
+		return;
+	/* on a thread of its own: it leaves its manager, the tests after keep theirs */
+	CHECK(pthread_create(&th, NULL, lost_chunk_main, &r) == 0);
+	pthread_join(th, NULL);
+	CHECK_EQ(r.ok_first, 0);
+	CHECK_EQ(r.ok_rest, 36);
+	CHECK_EQ(r.right_rest, 36);
+	CHECK_EQ(r.right_after, 2);
+	CHECK(!r.cached_after);
+}
+
 static void test_suite_names(void)
 {
 	CHECK_EQ(dust_suite_parse("aes-256-gcm"), DUST_SUITE_AES256GCM);
@@ -377,6 +696,17 @@ static void test_siphash_inline(void)
 		dust_siphash128_16_xor(c[0], in[0], key[0]);
 		CHECK(memcmp(c[0], b[0], 16) == 0);
 	}
+	/* the 64-bit form over 32 bytes (the AES-GCM cache's set index) */
+	for (int r = 0; r < 500; r++) {
+		uint8_t k[16], m[32], want[8];
+		uint64_t got;
+
+		randombytes_buf(k, sizeof(k));
+		randombytes_buf(m, sizeof(m));
+		crypto_shorthash_siphash24(want, m, sizeof(m), k);
+		got = htole64(dust_siphash64_32(m, k));
+		CHECK(memcmp(&got, want, 8) == 0);
+	}
 }
 
 int main(int argc, char **argv)
@@ -391,6 +721,12 @@ int main(int argc, char **argv)
 	    {"key_update_chacha", test_key_update_chacha},
 	    {"key_update_aesgcm", test_key_update_aesgcm},
 	    {"integrity_limit", test_integrity_limit},
+	    {"gcm_cache_alike_keys", test_gcm_cache_alike_keys},
+	    {"gcm_cache_forget", test_gcm_cache_forget},
+	    {"gcm_cache_session_wipe", test_gcm_cache_session_wipe},
+	    {"gcm_cache_epochs", test_gcm_cache_epochs},
+	    {"gcm_cache_forget_threads", test_gcm_cache_forget_threads},
+	    {"lost_chunk", test_lost_chunk},
 	};
 
 	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);

@@ -31,12 +31,13 @@
 
 #include "dust.h"
 #include "inner.h"
+#include "policy.h"
 #include "quic.h"
 
 enum {
 	EXIT_USAGE = 1,      /* bad options, or local setup failed */
 	EXIT_NO_ANSWER = 2,  /* the server never answered an intro */
-	EXIT_BAD_INVITE = 3, /* wrong password, or not an invitation */
+	EXIT_BAD_INVITE = 3, /* wrong password, not an invitation, or too wide a tunnel */
 	EXIT_EXPIRED = 4,    /* invitation past its expiry before first use */
 	MAX_ROUTES = 16,
 	DG_MAX = 65535,
@@ -53,14 +54,17 @@ enum local_drop {
 	LD_TUN_WRITE,   /* the kernel refused a decoded packet */
 	LD_SEND,        /* sendto failed */
 	LD_BAD_INNER,   /* decoded cleartext that is not an IP packet */
+	LD_FOREIGN_DST, /* decoded packet not for our tunnel address: not written */
 	LD_QUIC_HEADER, /* quic: not a short header with our connection ID */
 	LD_MAX
 };
 
 static const char *const local_drop_names[LD_MAX] = {
-    [LD_NOT_IP] = "not_ip",         [LD_FOREIGN_SRC] = "foreign_src", [LD_TOO_BIG] = "too_big",
-    [LD_NO_SESSION] = "no_session", [LD_TUN_WRITE] = "tun_write",     [LD_SEND] = "send",
-    [LD_BAD_INNER] = "bad_inner",   [LD_QUIC_HEADER] = "quic_header",
+    [LD_NOT_IP] = "not_ip",           [LD_FOREIGN_SRC] = "foreign_src",
+    [LD_TOO_BIG] = "too_big",         [LD_NO_SESSION] = "no_session",
+    [LD_TUN_WRITE] = "tun_write",     [LD_SEND] = "send",
+    [LD_BAD_INNER] = "bad_inner",     [LD_FOREIGN_DST] = "foreign_dst",
+    [LD_QUIC_HEADER] = "quic_header",
 };
 
 struct opts {
@@ -78,6 +82,7 @@ struct opts {
 	unsigned dead_s;
 	bool stats;
 	bool verbose;
+	bool allow_wide_route;
 };
 
 struct stats {
@@ -184,6 +189,11 @@ static void usage(FILE *f)
 	        "                        invitation expires only for a first use.\n"
 	        "  --ifname NAME         TUN interface name (default dust0)\n"
 	        "  --route CIDR          route CIDR through the tunnel (repeatable, max %d)\n"
+	        "  --allow-wide-route    accept an invitation whose tunnel prefix is shorter\n"
+	        "                        than /%d (IPv4) or /%d (IPv6); without it such an\n"
+	        "                        invitation is refused: its network would be routed\n"
+	        "                        through the tunnel (a /1 takes half the Internet, an\n"
+	        "                        IPv6 /0 the default route)\n"
 	        "  --mtu N               TUN MTU (default 1400); at most outer MTU - 28 (IPv4)\n"
 	        "                        or - 48 (IPv6) - 32 bytes of Dust overhead. The quic\n"
 	        "                        profile sends no datagram over 1250 bytes: default\n"
@@ -202,8 +212,9 @@ static void usage(FILE *f)
 	        "\n"
 	        "Exit status: 0 stopped by SIGINT/SIGTERM; 1 usage or setup error; 2 server\n"
 	        "unreachable or no answer to the first intros; 3 wrong password or not an\n"
-	        "invitation; 4 invitation expired before its first use.\n",
-	        MAX_ROUTES);
+	        "invitation, or a tunnel prefix refused (--allow-wide-route); 4 invitation\n"
+	        "expired before its first use.\n",
+	        MAX_ROUTES, CLIENT_PREFIX_MIN4, CLIENT_PREFIX_MIN6);
 }
 
 static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
@@ -232,6 +243,7 @@ enum {
 	OPT_KEEPALIVE,
 	OPT_DEAD,
 	OPT_STATS,
+	OPT_ALLOW_WIDE_ROUTE,
 };
 
 static const struct option long_opts[] = {
@@ -247,6 +259,7 @@ static const struct option long_opts[] = {
     {"keepalive", required_argument, NULL, OPT_KEEPALIVE},
     {"dead-after", required_argument, NULL, OPT_DEAD},
     {"stats", no_argument, NULL, OPT_STATS},
+    {"allow-wide-route", no_argument, NULL, OPT_ALLOW_WIDE_ROUTE},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -293,6 +306,9 @@ static int parse_one(int c, const char *arg, struct opts *o)
 		return 0;
 	case OPT_STATS:
 		o->stats = true;
+		return 0;
+	case OPT_ALLOW_WIDE_ROUTE:
+		o->allow_wide_route = true;
 		return 0;
 	case 'v':
 		o->verbose = true;
@@ -547,6 +563,27 @@ static int check_expiry(struct client *c)
 	return EXIT_EXPIRED;
 }
 
+/*
+ * The tunnel prefix goes onto the TUN, and the kernel routes its network
+ * there: an invitation with a /1 would take half the IPv4 Internet, an IPv6
+ * /0 the default route. The invitation's issuer is not trusted with that
+ * unless the user says so.
+ */
+static int check_tunnel_prefix(const struct client *c)
+{
+	unsigned plen = c->inv.tunnel_prefix, min = client_prefix_min(&c->inv.tunnel);
+	struct dust_ipaddr net;
+	char a[64];
+
+	if (client_prefix_allowed(&c->inv.tunnel, plen, c->o->allow_wide_route))
+		return 0;
+	client_net_of(&c->inv.tunnel, plen, &net);
+	logmsg("refusing the invitation: its tunnel prefix /%u would route %s/%u through the "
+	       "tunnel (the shortest taken is /%u); pass --allow-wide-route to accept it",
+	       plen, dust_ipaddr_format(&net, a, sizeof(a)), plen, min);
+	return EXIT_BAD_INVITE;
+}
+
 static int load_key(struct client *c)
 {
 	const char *path = c->o->key_path;
@@ -655,6 +692,18 @@ static void tun_no_ipv6(const struct client *c)
 	close(fd);
 }
 
+/* Say what goes through the tunnel before the kernel routes it there. */
+static void log_route(const struct client *c, const struct dust_ipaddr *ip, unsigned plen,
+                      const char *why)
+{
+	struct dust_ipaddr net;
+	char a[64];
+
+	client_net_of(ip, plen, &net);
+	logmsg("routing %s/%u through %s (%s)", dust_ipaddr_format(&net, a, sizeof(a)), plen,
+	       c->ifname, why);
+}
+
 static int tun_configure(struct client *c)
 {
 	struct ifreq ifr = {0};
@@ -663,6 +712,7 @@ static int tun_configure(struct client *c)
 
 	if (s < 0)
 		return -1;
+	log_route(c, &c->inv.tunnel, c->inv.tunnel_prefix, "the invitation's tunnel network");
 	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", c->ifname);
 	ifr.ifr_mtu = (int)c->mtu;
 	if (ifreq_ioctl(s, SIOCSIFMTU, &ifr, "set the MTU") < 0)
@@ -741,6 +791,7 @@ static int add_routes(const struct client *c)
 			logmsg("bad --route '%s' (want ADDR/PREFIX)", c->o->routes[i]);
 			return -1;
 		}
+		log_route(c, &ip, plen, "--route");
 		rc = ip.family == 4 ? route_add4(c, &ip, plen) : route_add6(c, &ip, plen);
 		if (rc < 0 && errno != EEXIST) {
 			logmsg("cannot add route %s via %s: %s", c->o->routes[i], c->ifname,
@@ -1042,10 +1093,10 @@ static void tun_drain(struct client *c)
 
 static void deliver(struct client *c, const uint8_t *p, size_t len)
 {
-	unsigned ver = p[0] >> 4;
+	enum client_inner v = client_inner_check(&c->inv.tunnel, p, len);
 
-	if (len < 20 || (ver != 4 && ver != 6)) {
-		c->st.local[LD_BAD_INNER]++;
+	if (v != CLIENT_INNER_OK) {
+		c->st.local[v == CLIENT_INNER_BAD ? LD_BAD_INNER : LD_FOREIGN_DST]++;
 		return;
 	}
 	if (write(c->tun, p, len) != (ssize_t)len) {
@@ -1169,6 +1220,9 @@ static void on_opened(struct client *c, const struct dust_seg *segs, unsigned n)
  * our pending Initials. The newest answered Initial is the server's session
  * (it takes intros newer than the last), so an answer to the newer Initial
  * replaces a session opened from the older one. Anything else is dropped.
+ * Junk costs little: the socket is connected (only the server's address and
+ * port get here), and dust_quic_answer_open checks the answer's shape before
+ * it decrypts the Initial, the Initial (keyed by our DCID) before the X25519.
  */
 static void on_quic_answer(struct client *c, size_t len)
 {
@@ -1404,6 +1458,8 @@ static int setup(struct client *c)
 	int rc;
 
 	rc = open_invite(c);
+	if (rc == 0)
+		rc = check_tunnel_prefix(c);
 	if (rc == 0)
 		rc = check_expiry(c);
 	if (rc == 0)

@@ -13,11 +13,13 @@
 #   +-------------------------------+          |   quic: UDP :4501, 10.92.0.1/24|
 #                                              +--------------------------------+
 #
-# Checks: unreachable server, wrong password, not an invitation, expired
-# invitation (clear message and exit status each); a lost intro is
-# retransmitted; ping both ways; an invitation bound to one key refuses
-# another; a server restart makes the client introduce again; a used
-# invitation keeps working past its expiry; SIGTERM exits 0 with stats.
+# Checks: unreachable server, wrong password, not an invitation, a tunnel
+# prefix wider than /8 (refused unless --allow-wide-route), expired
+# invitation (clear message and exit status each); the routes it installs
+# are logged; a lost intro is retransmitted; ping both ways; an invitation
+# bound to one key refuses another; a server restart makes the client
+# introduce again; a used invitation keeps working past its expiry; SIGTERM
+# exits 0 with stats.
 # A quic-profile client (SPEC §12) beside it: bounded tries with no server,
 # retransmitted Initials until the server is up, ping both ways over 1-RTT
 # short headers, a fresh Initial after the server restarts; its wire
@@ -114,6 +116,18 @@ step "not an invitation"
 client "$W/notinv.log" --invite-text "hello there" --key "$W/c1.key"
 expect_exit "$CP" 10 3 "$W/notinv.log" "not a Dust invitation"
 
+step "a tunnel prefix wider than /8: refused unless --allow-wide-route, and shown"
+mkdir -p "$W/wide"
+"$PEER" invites --key "$W/srv.key" --store "$W/wide-store" --server $SRVADDR --port $PORT \
+	--tunnel-net 128.0.0.0/1 --first 40 --count 1 --password-file "$W/pw" --out-dir "$W/wide"
+client "$W/wide.log" --invite "$W/wide/invite-40.txt" --key "$W/wide.key"
+expect_exit "$CP" 20 3 "$W/wide.log" "would route 128.0.0.0/1 through the tunnel"
+! n $CLI ip link show dust0 2>/dev/null || fail "a refused invitation made a TUN"
+client "$W/wide-ok.log" --invite "$W/wide/invite-40.txt" --key "$W/wide.key" --tries 1 \
+	--allow-wide-route --ifname dustw
+expect_exit "$CP" 20 2 "$W/wide-ok.log" \
+	"routing 128.0.0.0/1 through dustw (the invitation's tunnel network)"
+
 step "expired invitation"
 client "$W/expired.log" --invite "$W/inv/invite-20.txt" --key "$W/c1.key"
 expect_exit "$CP" 20 4 "$W/expired.log" "expired at"
@@ -134,6 +148,9 @@ sleep 1.5
 start_server
 wait_for 10 grep -q "connected to" "$W/c1.log" || { cat "$W/c1.log"; fail "client 1 not up"; }
 [[ $(stat -c %a "$W/c1.key") == 600 ]] || fail "client key is not mode 0600"
+grep -q "routing 10.91.0.0/24 through dust0 (the invitation's tunnel network)" "$W/c1.log" &&
+	grep -q "routing 10.91.0.0/24 through dust0 (--route)" "$W/c1.log" ||
+	{ cat "$W/c1.log"; fail "client 1 did not say what it routes"; }
 wait_for 10 grep -q "connected to" "$W/c30.log" || { cat "$W/c30.log"; fail "quic client not up"; }
 
 step "ping both ways"
