@@ -19,15 +19,15 @@
 
 static int fails;
 
-#define EXPECT(cond, ...)                                                                        \
-	do {                                                                                     \
-		if (cond) {                                                                      \
-			printf("ok: " __VA_ARGS__);                                              \
-		} else {                                                                         \
-			printf("FAIL: " __VA_ARGS__);                                            \
-			fails++;                                                                 \
-		}                                                                                \
-		printf("\n");                                                                    \
+#define EXPECT(cond, ...)                                                                          \
+	do {                                                                                       \
+		if (cond) {                                                                        \
+			printf("ok: " __VA_ARGS__);                                                \
+		} else {                                                                           \
+			printf("FAIL: " __VA_ARGS__);                                              \
+			fails++;                                                                   \
+		}                                                                                  \
+		printf("\n");                                                                      \
 	} while (0)
 
 static size_t slurp(const char *path, char *buf, size_t cap)
@@ -58,8 +58,7 @@ static void fill_disk(const char *filler)
 }
 
 static enum dust_drop intro(struct dust_server *srv, const struct dust_invite *inv,
-			    const struct dust_identity *client, struct dust_rng *rng,
-			    bool *first)
+                            const struct dust_identity *client, struct dust_rng *rng, bool *first)
 {
 	struct dust_endpoint from = {.ip = {.family = 4, .a = {198, 51, 100, 9}}, .port = 9};
 	struct dust_session cs, ss;
@@ -119,16 +118,16 @@ int main(int argc, char **argv)
 	EXPECT(d == DUST_DROP_INTRO_PERSIST, "full disk: first-use intro refused as %s",
 	       dust_drop_name(d));
 	na = slurp(journal, after, sizeof(after));
-	EXPECT(na == nb && !memcmp(before, after, na), "journal unchanged (%zu bytes, no torn line)",
-	       na);
+	EXPECT(na == nb && !memcmp(before, after, na),
+	       "journal unchanged (%zu bytes, no torn line)", na);
 	EXPECT(!dust_store_at(srv.store, 0)->bound, "invitation still unbound in memory");
 
 	nb = slurp(store, before, sizeof(before));
 	EXPECT(dust_store_save(srv.store) != 0, "store save on a full disk fails: %s",
 	       dust_last_error());
 	na = slurp(store, after, sizeof(after));
-	EXPECT(na == nb && na > 0 && !memcmp(before, after, na),
-	       "store file unchanged (%zu bytes)", na);
+	EXPECT(na == nb && na > 0 && !memcmp(before, after, na), "store file unchanged (%zu bytes)",
+	       na);
 	EXPECT(stat(tmp, &stb) != 0, "no temporary file left behind");
 
 	unlink(filler);
@@ -137,7 +136,7 @@ int main(int argc, char **argv)
 	dust_store_close(srv.store);
 	srv.store = dust_store_open(store, 0);
 	EXPECT(srv.store && dust_store_at(srv.store, 0)->bound &&
-		       !memcmp(dust_store_at(srv.store, 0)->client_pk, client.pk, DUST_PK_BYTES),
+	           !memcmp(dust_store_at(srv.store, 0)->client_pk, client.pk, DUST_PK_BYTES),
 	       "reopened store: bound to the client's key");
 	dust_store_close(srv.store);
 	dust_identity_wipe(&client);
