@@ -124,6 +124,28 @@ expect show-quic 0 '^profile: +quic \(cover cdn\.example\.org, alpn h3\)$' -- "$
 expect show-quic-port 0 'server: +192\.0\.2\.1 port 443$' -- "$BIN" show \
 	--file "$T/q/invite-1.txt" --password-file "$T/pw"
 expect show-random 0 '^profile: +random$' -- "$BIN" show --file "$T/invite-1.txt" --password-file "$T/pw"
+# Secret files are written through a temporary file of their own: a symlink
+# or a file planted at the old fixed name (KEY.tmp, STORE.tmp) is never
+# opened, so its target is not overwritten and a planted file's owner never
+# holds the new key open; nothing temporary is left behind.
+mkdir "$T/plant"
+P=$T/plant
+echo victim >"$P/victim" && chmod 644 "$P/victim"
+ln -s "$P/victim" "$P/key.tmp"
+ln -s "$P/victim" "$P/store.tmp"
+ln -s "$P/victim" "$P/store.bind.tmp"
+: >"$P/key2.tmp" && chmod 666 "$P/key2.tmp"
+expect plant-keygen 0 '^[0-9a-f]{64}$' -- "$BIN" keygen --out "$P/key"
+expect plant-keygen-pretmp 0 '^[0-9a-f]{64}$' -- "$BIN" keygen --out "$P/key2"
+expect plant-create 0 '2 invitation\(s\) added' -- "$BIN" create --store "$P/store" --key "$P/key" \
+	--server 192.0.2.1 --port 4433 --tunnel-net 10.9.0.0/24 --count 2 --store-only
+expect plant-victim 0 '^victim 644 7$' -- sh -c "echo \$(cat '$P/victim') \$(stat -c '%a %s' '$P/victim')"
+expect plant-key-mode 0 '^600 regular file 65$' -- stat -c '%a %F %s' "$P/key"
+expect plant-pretmp-untouched 0 '^666 0$' -- stat -c '%a %s' "$P/key2.tmp"
+expect plant-key2-mode 0 '^600 65$' -- stat -c '%a %s' "$P/key2"
+expect plant-store-mode 0 '^600 regular file$' -- stat -c '%a %F' "$P/store"
+expect plant-links-kept 0 '^3$' -- sh -c "find '$P' -type l | wc -l"
+expect plant-no-tmp-left 0 '^none$' -- sh -c "ls -A '$P' | grep 'tmp-' || echo none"
 expect help 0 'keygen --out KEY' -- "$BIN" --help
 expect unknown-command 2 'unknown command' -- "$BIN" frobnicate
 echo "$pass passed, $fail failed"
