@@ -124,6 +124,16 @@ expect show-quic 0 '^profile: +quic \(cover cdn\.example\.org, alpn h3\)$' -- "$
 expect show-quic-port 0 'server: +192\.0\.2\.1 port 443$' -- "$BIN" show \
 	--file "$T/q/invite-1.txt" --password-file "$T/pw"
 expect show-random 0 '^profile: +random$' -- "$BIN" show --file "$T/invite-1.txt" --password-file "$T/pw"
+# list only reads the store: it makes no journal or lock file (it used to
+# open the store read-write and create STORE.bind) and works on a store
+# whose files are read-only
+mkdir "$T/lst"
+"$BIN" create --store "$T/lst/store" --key "$T/key" --server 192.0.2.1 --port 4433 \
+	--tunnel-net 10.9.0.0/24 --count 2 --store-only 2>/dev/null
+rm -f "$T/lst/store.bind" "$T/lst/store.lock"
+chmod 400 "$T/lst/store"
+expect list-readonly 0 '2 invitations: 0 used' -- "$BIN" list --store "$T/lst/store"
+expect list-writes-nothing 0 '^store 400$' -- sh -c "cd '$T/lst' && echo \$(ls -A) \$(stat -c %a store)"
 # Secret files are written through a temporary file of their own: a symlink
 # or a file planted at the old fixed name (KEY.tmp, STORE.tmp) is never
 # opened, so its target is not overwritten and a planted file's owner never

@@ -438,7 +438,8 @@ static int cmd_list(const struct opts *o)
 
 	if (!o->store)
 		return die("list needs --store STORE");
-	st = dust_store_open(o->store, 0);
+	/* reads only: creates no journal or lock file, takes no lock */
+	st = dust_store_open(o->store, DUST_STORE_READONLY);
 	if (!st)
 		return fail(o->store);
 	printf("%-16s  %-24s  %-20s  %-24s  %s\n", "id", "tunnel", "expires", "profile", "state");
