@@ -134,6 +134,19 @@ rm -f "$T/lst/store.bind" "$T/lst/store.lock"
 chmod 400 "$T/lst/store"
 expect list-readonly 0 '2 invitations: 0 used' -- "$BIN" list --store "$T/lst/store"
 expect list-writes-nothing 0 '^store 400$' -- sh -c "cd '$T/lst' && echo \$(ls -A) \$(stat -c %a store)"
+# Texts are secrets: 0600 in a directory that exists already (0755 here)
+# and under a loose umask, never written through a link planted at the
+# part file's name
+mkdir -m 755 "$T/open"
+echo victim >"$T/open/victim"
+ln -s victim "$T/open/invite-1.txt.part"
+expect outdir-existing 0 '2 invitation\(s\) added' -- sh -c "umask 022 && exec '$BIN' create \
+	--store '$T/s6' --key '$T/key' --server 192.0.2.1 --port 4433 --tunnel-net 10.9.0.0/24 \
+	--count 2 --password-file '$T/pw' --out-dir '$T/open'"
+expect outdir-text-modes 0 '^600 600$' -- sh -c "echo \$(stat -c %a '$T/open/invite-1.txt' '$T/open/invite-2.txt')"
+expect outdir-text-regular 0 '^regular file$' -- stat -c %F "$T/open/invite-1.txt"
+expect outdir-victim 0 '^victim$' -- cat "$T/open/victim"
+expect outdir-opens 0 'tunnel: +10\.9\.0\.2/24' -- "$BIN" show --file "$T/open/invite-1.txt" --password-file "$T/pw"
 # Secret files are written through a temporary file of their own: a symlink
 # or a file planted at the old fixed name (KEY.tmp, STORE.tmp) is never
 # opened, so its target is not overwritten and a planted file's owner never
