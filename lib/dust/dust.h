@@ -425,8 +425,26 @@ size_t dust_store_count(const struct dust_store *st);
 struct dust_store_entry *dust_store_at(struct dust_store *st, size_t idx);
 /** Add in memory (no duplicate id: -EEXIST). */
 DUST_MUST_CHECK int dust_store_add(struct dust_store *st, const struct dust_invite *inv);
-/** Rewrite the invitations file: write-then-rename, fsync file and dir. */
+/**
+ * Rewrite the invitations file: write-then-rename, fsync file and dir. It
+ * first merges what other processes saved since this one read the file, all
+ * under the store's writer lock, so concurrent savers lose nothing.
+ */
 DUST_MUST_CHECK int dust_store_save(struct dust_store *st);
+/**
+ * Take the store's writer lock and merge what other processes saved: for a
+ * read-modify-write of the invitations (dust-invite create picks free tunnel
+ * addresses from them, then saves). Held until dust_store_unlock() or close;
+ * dust_store_save() inside it keeps it. Waits while another writer holds it;
+ * a gateway never takes it. No-op on etcd; -EROFS on a read-only store.
+ */
+DUST_MUST_CHECK int dust_store_lock(struct dust_store *st);
+void dust_store_unlock(struct dust_store *st);
+/**
+ * Close st; remove its files if they hold no invitation and no record and no
+ * other process has the store open (a failed first create leaves nothing).
+ */
+void dust_store_discard(struct dust_store *st);
 /**
  * Rebuild the tag index for now_s's epoch (and its neighbours) if the epoch
  * changed; index entries added since. Call from one thread. Returns 1 when

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "dust_pvt.h"
 #include "fileio.h"
 
@@ -72,19 +74,41 @@ static int dir_sync(const char *path)
 	return rc;
 }
 
+/*
+ * A temporary file beside path (same directory, so rename is atomic), made
+ * by this call alone: O_EXCL|O_NOFOLLOW never opens what someone planted
+ * there (a symlink to a victim file, a file they own and can read), and the
+ * mode is set at creation, never widened. A random name, so that writers
+ * on one store do not share one temporary file either.
+ */
+static int tmp_create(const char *path, mode_t mode, char *tmp, size_t cap)
+{
+	for (int tries = 0; tries < 8; tries++) {
+		uint8_t r[8];
+		char hex[2 * sizeof(r) + 1];
+		int fd;
+
+		randombytes_buf(r, sizeof(r));
+		sodium_bin2hex(hex, sizeof(hex), r, sizeof(r));
+		if (snprintf(tmp, cap, "%s.tmp-%s", path, hex) >= (int)cap)
+			return dust_fail(ENAMETOOLONG, "%s: path too long", path);
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+		if (fd >= 0)
+			return fd;
+		if (errno != EEXIST)
+			return dust_fail(errno, "%s: %s", tmp, strerror(errno));
+	}
+	return dust_fail(EEXIST, "%s: no free temporary name beside it", path);
+}
+
 int dust_file_replace(const char *path, const void *data, size_t len, mode_t mode)
 {
 	char tmp[PATH_MAX];
-	int fd, rc;
+	int rc, fd = tmp_create(path, mode, tmp, sizeof(tmp));
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return dust_fail(ENAMETOOLONG, "%s: path too long", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
 	if (fd < 0)
-		return dust_fail(errno, "%s: %s", tmp, strerror(errno));
-	rc = fchmod(fd, mode) != 0 ? -errno : 0;
-	if (!rc)
-		rc = dust_write_all(fd, data, len);
+		return fd;
+	rc = dust_write_all(fd, data, len);
 	if (!rc && fsync(fd) != 0)
 		rc = -errno;
 	if (close(fd) != 0 && !rc)

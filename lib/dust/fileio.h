@@ -8,7 +8,10 @@
 
 /* Open for reading; -EPERM if group/others have any access. fd or -errno. */
 int dust_file_open_private(const char *path);
-/* Write data to path.tmp, fsync, rename over path, fsync the directory. */
+/*
+ * Write data to a new temporary file beside path (O_EXCL|O_NOFOLLOW, created
+ * with mode), fsync, rename over path, fsync the directory.
+ */
 int dust_file_replace(const char *path, const void *data, size_t len, mode_t mode);
 /* write() all of buf, retrying short writes. 0 or -errno. */
 int dust_write_all(int fd, const void *buf, size_t len);

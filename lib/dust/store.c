@@ -7,7 +7,8 @@
  * accepted. The tag index maps the rotating intro tags of the current epoch
  * and its neighbours to entries. A running gateway merges what dust-invite
  * adds or revokes (dust_store_reload); entries never move, so lookups on
- * other threads need no lock.
+ * other threads need no lock. Processes writing one store exclude each
+ * other with byte-range locks on <path>.lock (lock_take).
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -32,6 +33,9 @@
 #define CHUNK_SHIFT 10
 #define CHUNK_LEN   (1u << CHUNK_SHIFT)
 #define CHUNKS_MAX  4096
+/* The byte-range locks of <store>.lock, and how long an append waits for its lock. */
+enum { LOCK_INVITES = 0, LOCK_JOURNAL = 1 };
+#define JOURNAL_WAIT_MS 2000
 
 struct tag_slot {
 	uint8_t tag[DUST_TAG_BYTES];
@@ -45,9 +49,13 @@ struct tag_index {
 	struct tag_slot slots[];
 };
 
-struct dust_orphan {
+/* One journal record: B binding, T freshness, R revocation. */
+struct record {
+	char kind;
 	uint8_t id[DUST_ID_BYTES];
-	uint64_t at;
+	uint8_t pk[DUST_PK_BYTES];        /* B: the client's key */
+	uint8_t nonce[DUST_XNONCE_BYTES]; /* T: the newest intro's nonce */
+	uint64_t at;                      /* B, R: unix seconds; T: the intro's ts_ms */
 };
 
 /* What a file looked like when it was last read, to notice a change. */
@@ -61,12 +69,15 @@ struct file_mark {
 struct dust_store {
 	char *path;
 	char *journal_path;
-	int journal_fd; /* holds a shared flock: nobody compacts under us */
+	char *lock_path;
+	int journal_fd;      /* holds a shared flock: nobody compacts under us */
+	int lock_fd;         /* <path>.lock: the writers' byte-range locks (lock_take) */
+	bool invites_locked; /* dust_store_lock holds LOCK_INVITES */
 	size_t journal_lines;
 	off_t journal_read; /* bytes of the journal applied (whole lines) */
 	struct file_mark invites_mark;
-	uint64_t gen;                /* changes merged by dust_store_reload */
-	struct dust_orphan *orphans; /* revocations of ids not (yet) in the store */
+	uint64_t gen;           /* changes merged by dust_store_reload */
+	struct record *orphans; /* B and R records of ids not (yet) in the store */
 	size_t norphans;
 	struct dust_store_entry *chunk[CHUNKS_MAX];
 	size_t n, cap;      /* n: atomic (readers on other threads) */
@@ -75,6 +86,7 @@ struct dust_store {
 	struct tag_index *cur;  /* atomic: read by lookups on any thread */
 	struct tag_index *prev; /* freed by dust_store_reclaim or at the next rebuild */
 	pthread_mutex_t lock;   /* serialises commits and journal writes */
+	pthread_mutex_t jlock;  /* one journal append at a time in this process */
 	bool readonly;          /* DUST_STORE_READONLY: memory only */
 	bool deferred;          /* commits touch memory only; dust_store_persist writes */
 	/*
@@ -260,55 +272,7 @@ static int load_invites(struct dust_store *st, FILE *f, bool merge)
 	return added;
 }
 
-static int store_etcd_save(struct dust_store *st);
-
-DUST_EXPORT int dust_store_save(struct dust_store *st)
-{
-	size_t linelen = 2 + 2 * DUST_INVITE_PT_MAX + 1;
-	size_t len = sizeof(STORE_MAGIC) + st->n * linelen;
-	char *buf, *p;
-	int rc;
-
-	if (st->readonly)
-		return dust_fail(EROFS, "%s: store opened read-only", st->path);
-	if (st->etcd)
-		return store_etcd_save(st);
-	buf = malloc(len + 1);
-	if (!buf)
-		return dust_fail(ENOMEM, "out of memory");
-	p = buf + sprintf(buf, "%s\n", STORE_MAGIC);
-	for (size_t i = 0; i < st->n; i++) {
-		uint8_t pt[DUST_INVITE_PT_MAX];
-		size_t ptlen = dust_invite_pt_len(&entry(st, i)->inv);
-
-		dust_invite_pack_full(&entry(st, i)->inv, pt);
-		*p++ = 'I';
-		*p++ = ' ';
-		sodium_bin2hex(p, 2 * ptlen + 1, pt, ptlen);
-		p += 2 * ptlen;
-		*p++ = '\n';
-		sodium_memzero(pt, sizeof(pt));
-	}
-	rc = dust_file_replace(st->path, buf, (size_t)(p - buf), 0600);
-	sodium_memzero(buf, len + 1);
-	free(buf);
-	return rc;
-}
-
 /* ---- journal ------------------------------------------------------------- */
-
-/* A revocation read before its invitation (created and revoked between two reloads). */
-static int orphan_add(struct dust_store *st, const uint8_t id[DUST_ID_BYTES], uint64_t at)
-{
-	struct dust_orphan *o = realloc(st->orphans, (st->norphans + 1) * sizeof(*o));
-
-	if (!o)
-		return dust_fail(ENOMEM, "out of memory");
-	st->orphans = o;
-	memcpy(o[st->norphans].id, id, DUST_ID_BYTES);
-	o[st->norphans++].at = at;
-	return 0;
-}
 
 static void revoke_set(struct dust_store_entry *e, uint64_t at)
 {
@@ -319,57 +283,109 @@ static void revoke_set(struct dust_store_entry *e, uint64_t at)
 	__atomic_store_n(&e->revoked, 1, __ATOMIC_RELEASE);
 }
 
+static int record_parse(const char *line, struct record *r)
+{
+	char idhex[64], v1[128], v2[128];
+
+	memset(r, 0, sizeof(*r));
+	if (sscanf(line, "%c %63s %127s %127s", &r->kind, idhex, v1, v2) != 4 ||
+	    hex_field(r->id, sizeof(r->id), idhex) != 0)
+		return -1;
+	switch (r->kind) {
+	case 'B':
+		r->at = strtoull(v2, NULL, 10);
+		return hex_field(r->pk, sizeof(r->pk), v1);
+	case 'T':
+		r->at = strtoull(v1, NULL, 10);
+		return hex_field(r->nonce, sizeof(r->nonce), v2);
+	case 'R':
+		r->at = strtoull(v1, NULL, 10);
+		return 0;
+	case 'O': /* run markers: O a server started, C it closed with the journal synced */
+	case 'C':
+		return 0;
+	}
+	return -1;
+}
+
+/* A record's text as record_parse reads it (the journal line without its checksum). */
+static void record_body(const struct record *r, char *out, size_t cap)
+{
+	char idhex[2 * DUST_ID_BYTES + 1], hex[2 * DUST_PK_BYTES + 2 * DUST_XNONCE_BYTES + 1];
+
+	sodium_bin2hex(idhex, sizeof(idhex), r->id, DUST_ID_BYTES);
+	if (r->kind == 'B') {
+		sodium_bin2hex(hex, sizeof(hex), r->pk, DUST_PK_BYTES);
+		snprintf(out, cap, "B %s %s %" PRIu64 " ", idhex, hex, r->at);
+	} else if (r->kind == 'T') {
+		sodium_bin2hex(hex, sizeof(hex), r->nonce, DUST_XNONCE_BYTES);
+		snprintf(out, cap, "T %s %" PRIu64 " %s ", idhex, r->at, hex);
+	} else {
+		snprintf(out, cap, "R %s %" PRIu64 " - ", idhex, r->at);
+	}
+}
+
 /*
  * Apply one record. Idempotent, since a running gateway reads its own lines
  * back when it follows the journal: the first binding wins, freshness only
  * moves forward, a revocation stays.
  */
-static int journal_apply(struct dust_store *st, char *line, int *changed)
+static void record_apply(struct dust_store_entry *e, const struct record *r, int *changed)
 {
-	char kind, idhex[64], v1[128], v2[128];
-	uint8_t id[DUST_ID_BYTES], pk[DUST_PK_BYTES], nonce[DUST_XNONCE_BYTES];
-	struct dust_store_entry *e;
-	uint64_t ts;
-
-	if (sscanf(line, "%c %63s %127s %127s", &kind, idhex, v1, v2) != 4 ||
-	    hex_field(id, sizeof(id), idhex) != 0)
-		return -1;
-	/* run markers: O a server started, C it closed with the journal synced */
-	if (kind == 'O' || kind == 'C') {
-		st->dirty = kind == 'O';
-		return 0;
-	}
-	e = find_id(st, id);
-	if (kind == 'B') {
-		if (hex_field(pk, sizeof(pk), v1) != 0)
-			return -1;
-		if (e && !e->bound) {
-			memcpy(e->client_pk, pk, DUST_PK_BYTES);
-			e->bound_at = strtoull(v2, NULL, 10);
-			e->bound = 1;
-			*changed += 1;
-		}
-		return 0; /* no entry: invitation removed from the store since */
-	}
-	if (kind == 'T') {
-		ts = strtoull(v1, NULL, 10);
-		if (hex_field(nonce, sizeof(nonce), v2) != 0)
-			return -1;
-		if (e && ts >= e->last_ts_ms) {
-			e->last_ts_ms = ts;
-			memcpy(e->last_nonce, nonce, DUST_XNONCE_BYTES);
-		}
-		return 0;
-	}
-	if (kind == 'R') {
-		ts = strtoull(v1, NULL, 10);
-		if (!e)
-			return orphan_add(st, id, ts) == 0 ? 0 : -1;
+	if (r->kind == 'B' && !e->bound) {
+		memcpy(e->client_pk, r->pk, DUST_PK_BYTES);
+		e->bound_at = r->at;
+		e->bound = 1;
+		*changed += 1;
+	} else if (r->kind == 'T' && r->at >= e->last_ts_ms) {
+		e->last_ts_ms = r->at;
+		memcpy(e->last_nonce, r->nonce, DUST_XNONCE_BYTES);
+	} else if (r->kind == 'R') {
 		*changed += !e->revoked;
-		revoke_set(e, ts);
+		revoke_set(e, r->at);
+	}
+}
+
+/*
+ * A binding or revocation of an id not in the store: its invitation was
+ * saved after this process last read the invitations file (another writer
+ * bound or revoked it in between), or was removed from the file by hand.
+ * Kept, applied when the invitation arrives (orphans_apply) and written back
+ * by a compaction, so that no record is lost to the order of two reads. A
+ * freshness record is not kept (an invitation has one per intro): losing it
+ * only lets a replay inside the timestamp window through, as losing an
+ * unsynced one in a crash does (SPEC §7).
+ */
+static int orphan_keep(struct dust_store *st, const struct record *r)
+{
+	struct record *o;
+
+	if (r->kind == 'T')
+		return 0;
+	o = realloc(st->orphans, (st->norphans + 1) * sizeof(*o));
+	if (!o)
+		return dust_fail(ENOMEM, "out of memory");
+	st->orphans = o;
+	o[st->norphans++] = *r;
+	return 0;
+}
+
+static int journal_apply(struct dust_store *st, const char *line, int *changed)
+{
+	struct dust_store_entry *e;
+	struct record r;
+
+	if (record_parse(line, &r) != 0)
+		return -1;
+	if (r.kind == 'O' || r.kind == 'C') {
+		st->dirty = r.kind == 'O';
 		return 0;
 	}
-	return -1;
+	e = find_id(st, r.id);
+	if (!e)
+		return orphan_keep(st, &r) == 0 ? 0 : -1;
+	record_apply(e, &r, changed);
+	return 0;
 }
 
 static int journal_line(struct dust_store *st, char *line, int *changed)
@@ -437,53 +453,182 @@ static size_t record_format(char *out, size_t cap, const char *body)
 	return (size_t)snprintf(out, cap, "%s#%s\n", body, sum);
 }
 
+static bool same_file(int fd, const char *path)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino &&
+	       a.st_dev == b.st_dev;
+}
+
+/*
+ * Writers of one store exclude each other with byte-range locks on
+ * <path>.lock, owned by the open file description (F_OFD_SETLK: two handles
+ * in one process exclude each other too, and a process that dies drops
+ * them): LOCK_INVITES from reading the invitations file to renaming the new
+ * one (dust_store_save, or dust_store_lock to _unlock: dust-invite create
+ * picks tunnel addresses under it), LOCK_JOURNAL for one journal append. A
+ * gateway never takes LOCK_INVITES (it reads the file, whole by rename) and
+ * holds LOCK_JOURNAL for one write at most, waiting JOURNAL_WAIT_MS for it.
+ * The lock file is neither of the files it guards, since both are replaced
+ * by rename. It is removed only by a process alone with the store (the
+ * journal's flock exclusive) holding both locks (dust_store_discard): a
+ * LOCK_INVITES found on a removed file is taken again on the new one, and a
+ * process holding the journal's flock has checked its lock file after
+ * taking it (dust_store_open), so its appends need no check.
+ */
+static int lock_open(struct dust_store *st)
+{
+	int fd = open(st->lock_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return dust_fail(errno, "%s: %s", st->lock_path, strerror(errno));
+	if (st->lock_fd >= 0)
+		close(st->lock_fd);
+	st->lock_fd = fd;
+	return 0;
+}
+
+static int range_set(int fd, int byte, short type, bool wait)
+{
+	struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_start = byte, .l_len = 1};
+	int rc;
+
+	while ((rc = fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl)) != 0 && errno == EINTR)
+		;
+	return rc == 0 ? 0 : -errno;
+}
+
+static void lock_drop(struct dust_store *st, int byte)
+{
+	(void)range_set(st->lock_fd, byte, F_UNLCK, false);
+}
+
+/* Take one lock, waiting wait_ms at most (< 0: for ever). 0, -EAGAIN or -errno. */
+static int lock_take(struct dust_store *st, int byte, int wait_ms)
+{
+	const struct timespec ms = {.tv_nsec = 1000000};
+
+	for (int waited = 0;;) {
+		int rc = range_set(st->lock_fd, byte, F_WRLCK, wait_ms < 0);
+
+		if (rc == 0 && (byte == LOCK_JOURNAL || same_file(st->lock_fd, st->lock_path)))
+			return 0;
+		if (rc == 0) { /* removed and made again: ours locks nothing */
+			lock_drop(st, byte);
+			if ((rc = lock_open(st)) != 0)
+				return rc;
+			continue;
+		}
+		if (rc != -EAGAIN && rc != -EACCES)
+			return dust_fail(-rc, "%s: %s", st->lock_path, strerror(-rc));
+		if (waited++ >= wait_ms)
+			return dust_fail(EAGAIN, "%s: held by another process for over %d ms",
+			                 st->lock_path, wait_ms);
+		nanosleep(&ms, NULL);
+	}
+}
+
+/*
+ * A dead writer's torn last line (killed mid-write, or a full disk it could
+ * not cut back): cut it, or our record would complete it as one corrupt
+ * line. Only with LOCK_JOURNAL held: every writer appends under it, so a
+ * line without its newline is nobody's write in progress. Readers never
+ * applied it (they apply whole lines). Returns the journal's end or -errno.
+ */
+static off_t journal_mend(int fd)
+{
+	char tail[LINE_MAX_LEN], *nl;
+	struct stat sb;
+	off_t from;
+	ssize_t n;
+
+	if (fstat(fd, &sb) != 0)
+		return -errno;
+	if (sb.st_size == 0)
+		return 0;
+	if (pread(fd, tail, 1, sb.st_size - 1) == 1 && tail[0] == '\n')
+		return sb.st_size;
+	from = sb.st_size > (off_t)sizeof(tail) ? sb.st_size - (off_t)sizeof(tail) : 0;
+	n = pread(fd, tail, (size_t)(sb.st_size - from), from);
+	if (n != sb.st_size - from)
+		return n < 0 ? -errno : -EIO;
+	nl = memrchr(tail, '\n', (size_t)n);
+	if (!nl && from > 0)
+		return sb.st_size; /* longer than any line: corrupt, the next read says so */
+	from += nl ? nl - tail + 1 : 0;
+	return ftruncate(fd, from) == 0 ? from : -errno;
+}
+
 static int journal_append(struct dust_store *st, const char *body, bool durable)
 {
 	char line[LINE_MAX_LEN];
 	size_t len = record_format(line, sizeof(line), body);
-	off_t end = lseek(st->journal_fd, 0, SEEK_END);
-	int rc = dust_write_all(st->journal_fd, line, len);
+	off_t end;
+	int rc;
+
+	pthread_mutex_lock(&st->jlock);
+	rc = lock_take(st, LOCK_JOURNAL, JOURNAL_WAIT_MS);
+	if (rc) {
+		pthread_mutex_unlock(&st->jlock);
+		return rc;
+	}
+	end = journal_mend(st->journal_fd);
+	rc = end < 0 ? (int)end : dust_write_all(st->journal_fd, line, len);
 	if (!rc && durable && fdatasync(st->journal_fd) != 0)
 		rc = -errno;
-	if (rc) {
-		/* Leave no half line behind (full disk): cut back to where we started. */
-		if (end >= 0 && ftruncate(st->journal_fd, end) == 0)
-			(void)fdatasync(st->journal_fd);
+	/* Leave no half line behind (full disk): cut back to where we started. */
+	if (rc && end >= 0 && ftruncate(st->journal_fd, end) == 0)
+		(void)fdatasync(st->journal_fd);
+	lock_drop(st, LOCK_JOURNAL);
+	pthread_mutex_unlock(&st->jlock);
+	if (rc)
 		return dust_fail(-rc, "%s: %s", st->journal_path, strerror(-rc));
-	}
 	st->journal_lines++;
 	return 0;
 }
 
-static size_t entry_records(const struct dust_store_entry *e, char *out, size_t cap)
+static size_t records_format(const struct record *r, size_t n, char *out, size_t cap)
 {
-	char body[256], idhex[2 * DUST_ID_BYTES + 1], hex[2 * DUST_PK_BYTES + 1];
+	char body[256];
 	size_t len = 0;
 
-	sodium_bin2hex(idhex, sizeof(idhex), e->inv.id, DUST_ID_BYTES);
-	if (e->bound) {
-		sodium_bin2hex(hex, sizeof(hex), e->client_pk, DUST_PK_BYTES);
-		snprintf(body, sizeof(body), "B %s %s %" PRIu64 " ", idhex, hex, e->bound_at);
-		len += record_format(out + len, cap - len, body);
-		sodium_bin2hex(hex, sizeof(hex), e->last_nonce, DUST_XNONCE_BYTES);
-		snprintf(body, sizeof(body), "T %s %" PRIu64 " %s ", idhex, e->last_ts_ms, hex);
-		len += record_format(out + len, cap - len, body);
-	}
-	if (e->revoked) {
-		snprintf(body, sizeof(body), "R %s %" PRIu64 " - ", idhex, e->revoked_at);
+	for (size_t i = 0; i < n; i++) {
+		record_body(&r[i], body, sizeof(body));
 		len += record_format(out + len, cap - len, body);
 	}
 	return len;
 }
 
+static size_t entry_records(const struct dust_store_entry *e, char *out, size_t cap)
+{
+	struct record r[3];
+	size_t n = 0;
+
+	if (e->bound) {
+		r[n] = (struct record){.kind = 'B', .at = e->bound_at};
+		memcpy(r[n].id, e->inv.id, DUST_ID_BYTES);
+		memcpy(r[n++].pk, e->client_pk, DUST_PK_BYTES);
+		r[n] = (struct record){.kind = 'T', .at = e->last_ts_ms};
+		memcpy(r[n].id, e->inv.id, DUST_ID_BYTES);
+		memcpy(r[n++].nonce, e->last_nonce, DUST_XNONCE_BYTES);
+	}
+	if (e->revoked) {
+		r[n] = (struct record){.kind = 'R', .at = e->revoked_at};
+		memcpy(r[n++].id, e->inv.id, DUST_ID_BYTES);
+	}
+	return records_format(r, n, out, cap);
+}
+
 /*
  * Rewrite the journal as one binding and one freshness line per used
- * invitation, and one per revocation, once it has grown well past that
- * (each intro appends a line). Only with the journal's lock held exclusive.
+ * invitation, one per revocation and the records of ids not in the store
+ * (orphan_keep), once it has grown well past that (each intro appends a
+ * line). Only with the journal's flock held exclusive.
  */
 static int journal_compact(struct dust_store *st)
 {
-	size_t cap = 256 * 3 * (st->n + 1), len = 0;
+	size_t cap = 256 * (3 * st->n + st->norphans + 1), len = 0;
 	char *buf = malloc(cap);
 	int rc;
 
@@ -491,6 +636,7 @@ static int journal_compact(struct dust_store *st)
 		return dust_fail(ENOMEM, "out of memory");
 	for (size_t i = 0; i < st->n; i++)
 		len += entry_records(entry(st, i), buf + len, cap - len);
+	len += records_format(st->orphans, st->norphans, buf + len, cap - len);
 	/* a run that did not close stays dirty: its lost freshness is not in memory either */
 	if (st->dirty)
 		len +=
@@ -498,14 +644,6 @@ static int journal_compact(struct dust_store *st)
 	rc = dust_file_replace(st->journal_path, buf, len, 0600);
 	free(buf);
 	return rc;
-}
-
-static bool same_file(int fd, const char *path)
-{
-	struct stat a, b;
-
-	return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino &&
-	       a.st_dev == b.st_dev;
 }
 
 /*
@@ -718,22 +856,126 @@ static int load_invites_file(struct dust_store *st, int flags, bool merge)
 	return rc;
 }
 
-/* Revocations read before their invitation was: apply them now. */
+/* ---- writing the invitations file --------------------------------------------- */
+
+static int store_etcd_save(struct dust_store *st);
+
+/* Rewrite the invitations file from memory; only with LOCK_INVITES held. */
+static int invites_write(struct dust_store *st)
+{
+	size_t linelen = 2 + 2 * DUST_INVITE_PT_MAX + 1;
+	size_t len = sizeof(STORE_MAGIC) + st->n * linelen;
+	struct stat sb;
+	char *buf, *p;
+	int rc;
+
+	buf = malloc(len + 1);
+	if (!buf)
+		return dust_fail(ENOMEM, "out of memory");
+	p = buf + sprintf(buf, "%s\n", STORE_MAGIC);
+	for (size_t i = 0; i < st->n; i++) {
+		uint8_t pt[DUST_INVITE_PT_MAX];
+		size_t ptlen = dust_invite_pt_len(&entry(st, i)->inv);
+
+		dust_invite_pack_full(&entry(st, i)->inv, pt);
+		*p++ = 'I';
+		*p++ = ' ';
+		sodium_bin2hex(p, 2 * ptlen + 1, pt, ptlen);
+		p += 2 * ptlen;
+		*p++ = '\n';
+		sodium_memzero(pt, sizeof(pt));
+	}
+	rc = dust_file_replace(st->path, buf, (size_t)(p - buf), 0600);
+	sodium_memzero(buf, len + 1);
+	free(buf);
+	/* our own file: the next reload has nothing to read in it */
+	if (rc == 0 && stat(st->path, &sb) == 0)
+		mark_take(&st->invites_mark, &sb);
+	return rc;
+}
+
+/*
+ * What other writers saved since this process read the invitations file,
+ * merged (ids known already are skipped). A missing file (a first save) has
+ * nothing to merge.
+ */
+static int invites_merge(struct dust_store *st)
+{
+	struct stat sb;
+	int rc;
+
+	if (stat(st->path, &sb) != 0)
+		return errno == ENOENT ? 0 : dust_fail(errno, "%s: %s", st->path, strerror(errno));
+	if (mark_same(&st->invites_mark, &sb))
+		return 0;
+	rc = load_invites_file(st, 0, true);
+	return rc < 0 ? rc : 0;
+}
+
+DUST_EXPORT int dust_store_lock(struct dust_store *st)
+{
+	int rc;
+
+	if (st->readonly)
+		return dust_fail(EROFS, "%s: store opened read-only", st->path);
+	if (st->etcd || st->invites_locked)
+		return 0;
+	if ((rc = lock_take(st, LOCK_INVITES, -1)) != 0)
+		return rc;
+	st->invites_locked = true;
+	if ((rc = invites_merge(st)) != 0)
+		dust_store_unlock(st);
+	return rc;
+}
+
+DUST_EXPORT void dust_store_unlock(struct dust_store *st)
+{
+	if (!st->invites_locked)
+		return;
+	lock_drop(st, LOCK_INVITES);
+	st->invites_locked = false;
+}
+
+/*
+ * Under LOCK_INVITES, so that two writers never both rewrite the file from
+ * what each read before the other's save (each one's invitations lost).
+ */
+DUST_EXPORT int dust_store_save(struct dust_store *st)
+{
+	bool held = st->invites_locked;
+	int rc;
+
+	if (st->readonly)
+		return dust_fail(EROFS, "%s: store opened read-only", st->path);
+	if (st->etcd)
+		return store_etcd_save(st);
+	if (!held && (rc = dust_store_lock(st)) != 0)
+		return rc;
+	rc = invites_write(st);
+	if (!held)
+		dust_store_unlock(st);
+	return rc;
+}
+
+/* ---- reload, open / close ------------------------------------------------------ */
+
+/* Records read before their invitation was: apply them now, keep the rest in order. */
 static int orphans_apply(struct dust_store *st)
 {
+	size_t kept = 0;
 	int changed = 0;
 
-	for (size_t i = 0; i < st->norphans;) {
+	pthread_mutex_lock(&st->lock);
+	for (size_t i = 0; i < st->norphans; i++) {
 		struct dust_store_entry *e = find_id(st, st->orphans[i].id);
 
-		if (!e) {
-			i++;
-			continue;
-		}
-		changed += !e->revoked;
-		revoke_set(e, st->orphans[i].at);
-		st->orphans[i] = st->orphans[--st->norphans];
+		if (e)
+			record_apply(e, &st->orphans[i], &changed);
+		else
+			st->orphans[kept++] = st->orphans[i];
 	}
+	st->norphans = kept;
+	pthread_mutex_unlock(&st->lock);
 	return changed;
 }
 
@@ -783,9 +1025,12 @@ DUST_EXPORT struct dust_store *dust_store_open(const char *path, int flags)
 		return NULL;
 	}
 	st->journal_fd = -1;
+	st->lock_fd = -1;
 	pthread_mutex_init(&st->lock, NULL);
+	pthread_mutex_init(&st->jlock, NULL);
 	st->path = strdup(path);
-	if (!st->path || asprintf(&st->journal_path, "%s.bind", path) < 0) {
+	if (!st->path || asprintf(&st->journal_path, "%s.bind", path) < 0 ||
+	    asprintf(&st->lock_path, "%s.lock", path) < 0) {
 		dust_fail(ENOMEM, "out of memory");
 		goto err_free;
 	}
@@ -793,11 +1038,16 @@ DUST_EXPORT struct dust_store *dust_store_open(const char *path, int flags)
 	if (etcd_is_url(path)) {
 		rc = store_etcd_open(st);
 	} else {
-		rc = load_invites_file(st, flags, false);
+		rc = st->readonly ? 0 : lock_open(st);
+		if (!rc)
+			rc = load_invites_file(st, flags, false);
 		if (rc > 0)
 			rc = 0;
 		if (!rc)
 			rc = st->readonly ? journal_load_readonly(st) : journal_open(st);
+		/* with the journal's flock: nobody removes the lock file from now on */
+		if (!rc && !st->readonly && !same_file(st->lock_fd, st->lock_path))
+			rc = lock_open(st);
 	}
 	if (rc > 0)
 		rc = 0;
@@ -830,6 +1080,8 @@ DUST_EXPORT void dust_store_close(struct dust_store *st)
 			(void)fdatasync(st->journal_fd);
 		close(st->journal_fd); /* drops the flock */
 	}
+	if (st->lock_fd >= 0)
+		close(st->lock_fd); /* drops its locks */
 	for (size_t k = 0; k < (st->cap >> CHUNK_SHIFT); k++) {
 		sodium_munlock(st->chunk[k], CHUNK_LEN * sizeof(struct dust_store_entry));
 		free(st->chunk[k]); /* munlock also zeroes */
@@ -840,6 +1092,8 @@ DUST_EXPORT void dust_store_close(struct dust_store *st)
 	free(st->prev);
 	free(st->path);
 	free(st->journal_path);
+	free(st->lock_path);
+	pthread_mutex_destroy(&st->jlock);
 	pthread_mutex_destroy(&st->lock);
 	free(st);
 }
@@ -858,6 +1112,28 @@ DUST_EXPORT int dust_store_run_begin(struct dust_store *st, bool *was_clean)
 		st->marked = true;
 	pthread_mutex_unlock(&st->lock);
 	return rc;
+}
+
+/*
+ * Alone (the journal's flock exclusive: nobody else has the store open)
+ * and with both locks, so that nobody is reading or about to write what
+ * goes, and a process that opens the store next makes it anew.
+ */
+DUST_EXPORT void dust_store_discard(struct dust_store *st)
+{
+	struct stat sb, jb;
+
+	if (st && !st->etcd && !st->readonly && st->journal_fd >= 0 &&
+	    flock(st->journal_fd, LOCK_EX | LOCK_NB) == 0 &&
+	    lock_take(st, LOCK_INVITES, JOURNAL_WAIT_MS) == 0 &&
+	    lock_take(st, LOCK_JOURNAL, JOURNAL_WAIT_MS) == 0 && stat(st->path, &sb) == 0 &&
+	    sb.st_size == (off_t)sizeof(STORE_MAGIC) && fstat(st->journal_fd, &jb) == 0 &&
+	    jb.st_size == 0 && same_file(st->journal_fd, st->journal_path)) {
+		unlink(st->path);
+		unlink(st->journal_path);
+		unlink(st->lock_path);
+	}
+	dust_store_close(st);
 }
 
 DUST_EXPORT size_t dust_store_count(const struct dust_store *st)
@@ -987,6 +1263,9 @@ DUST_EXPORT int dust_store_revoke(struct dust_store *st, struct dust_store_entry
 	snprintf(body, sizeof(body), "R %s %" PRIu64 " - ", idhex, now_s);
 	if (st->etcd)
 		return store_etcd_revoke(st, e, now_s);
+	/* what other processes wrote since we opened: a revocation of theirs is EALREADY */
+	if ((rc = journal_follow(st, st->journal_fd)) < 0)
+		return rc;
 	pthread_mutex_lock(&st->lock);
 	if (e->revoked)
 		rc = dust_fail(EALREADY, "invitation already revoked");

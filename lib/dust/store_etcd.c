@@ -30,6 +30,10 @@
 #define LOAD_MS    30000L
 /* all endpoints of one request: a first use is held 10 s at most (dustgw) */
 #define BUDGET_MS 6000L
+/* A reply (or one watch message) over this is refused: a page of PAGE invitations is < 1 MB. */
+#define REPLY_MAX (8u << 20)
+/* Keys of one kind a load reads at most: the store holds 4M invitations (store.c). */
+#define KIND_KEYS_MAX (4u << 20)
 
 struct rec_node {
 	struct rec_node *next;
@@ -60,6 +64,13 @@ struct etcd_store {
 struct buf {
 	char *p;
 	size_t len, cap;
+	bool over; /* the reply outgrew REPLY_MAX: cut off */
+};
+
+/* Raw keys [start, end) of a range read; start moves on page by page. */
+struct range {
+	char start[KEY_MAX], end[KEY_MAX];
+	size_t slen, elen;
 };
 
 static size_t buf_write(char *data, size_t size, size_t n, void *arg)
@@ -67,8 +78,13 @@ static size_t buf_write(char *data, size_t size, size_t n, void *arg)
 	struct buf *b = arg;
 	size_t add = size * n;
 
+	if (b->len + add > REPLY_MAX) {
+		b->over = true;
+		return 0; /* curl ends the transfer */
+	}
 	if (b->len + add + 1 > b->cap) {
-		size_t cap = (b->len + add + 1) * 2;
+		size_t cap =
+		    (b->len + add + 1) * 2 > REPLY_MAX + 1 ? REPLY_MAX + 1 : (b->len + add + 1) * 2;
 		char *p = realloc(b->p, cap);
 
 		if (!p)
@@ -130,20 +146,25 @@ static void key_of(const struct etcd_store *es, char *out, char kind, const uint
 	snprintf(out, KEY_MAX, "%s/%c/%s", es->prefix, tolower((unsigned char)kind), idhex);
 }
 
-/*
- * PREFIX/ (or PREFIX/KIND/, or PREFIX/KIND/H: the IDs whose hex starts with H)
- * and its range end, base64.
- */
-static void prefix_range(const struct etcd_store *es, char *k64, char *e64, char kind, char h)
+/* PREFIX/ (or PREFIX/KIND/, or PREFIX/KIND/H: the IDs whose hex starts with H). */
+static void prefix_range(const struct etcd_store *es, struct range *r, char kind, char h)
 {
-	char k[KEY_MAX];
-	size_t n = h      ? (size_t)snprintf(k, sizeof(k), "%s/%c/%c", es->prefix, kind, h)
-	           : kind ? (size_t)snprintf(k, sizeof(k), "%s/%c/", es->prefix, kind)
-	                  : (size_t)snprintf(k, sizeof(k), "%s/", es->prefix);
+	char *k = r->start;
 
-	b64(k64, 2 * KEY_MAX, k, n);
-	k[n - 1]++;
-	b64(e64, 2 * KEY_MAX, k, n);
+	r->slen = h      ? (size_t)snprintf(k, KEY_MAX, "%s/%c/%c", es->prefix, kind, h)
+	          : kind ? (size_t)snprintf(k, KEY_MAX, "%s/%c/", es->prefix, kind)
+	                 : (size_t)snprintf(k, KEY_MAX, "%s/", es->prefix);
+	memcpy(r->end, k, r->slen);
+	r->elen = r->slen;
+	r->end[r->elen - 1]++;
+}
+
+/* etcd's key order: bytewise, a prefix first. */
+static int key_cmp(const char *a, size_t alen, const char *b, size_t blen)
+{
+	int c = memcmp(a, b, alen < blen ? alen : blen);
+
+	return c ? c : (alen > blen) - (alen < blen);
 }
 
 /* ---- HTTP ------------------------------------------------------------------ */
@@ -197,6 +218,11 @@ static int post_one(struct etcd_store *es, CURL *c, const char *ep, const char *
 	*out = NULL;
 	if (rc == CURLE_OK && code == 200 && b.p)
 		*out = json_loads(b.p, 0, NULL);
+	if (b.over) {
+		buf_free(&b);
+		return dust_fail(EAGAIN, "etcd %s%s: reply over %u MiB, refused", ep, path,
+		                 REPLY_MAX >> 20);
+	}
 	buf_free(&b);
 	if (*out && json_is_object(json_object_get(*out, "header")))
 		return 0;
@@ -281,22 +307,53 @@ static int kv_apply(const struct etcd_store *es, const json_t *kv, etcd_rec_fn f
 }
 
 /*
+ * Where the page after a full one starts: just after its last key (the key
+ * and a NUL). A page that says "more" must be full and end further on
+ * inside the range, or a broken or hostile server (a corrupt key, "more"
+ * for ever: 5000 requests a second) would keep us paging.
+ */
+static int page_next(const struct etcd_store *es, struct range *r, const json_t *kvs, size_t n)
+{
+	char key[KEY_MAX];
+	int len;
+
+	if (n != PAGE)
+		return dust_fail(
+		    EPROTO, "etcd: a range page of %zu keys (limit %d) says more follow", n, PAGE);
+	len = unb64(json_array_get(kvs, n - 1), "key", key, sizeof(key) - 1);
+	if (len <= 0)
+		return dust_fail(EPROTO, "etcd: a range page ends with a %s key",
+		                 len < 0 ? "corrupt" : "missing");
+	if (key_cmp(key, (size_t)len + 1, r->start, r->slen) <= 0 ||
+	    key_cmp(key, (size_t)len, r->end, r->elen) >= 0)
+		return dust_fail(EPROTO, "etcd: a range page under %s/ does not move forward",
+		                 es->prefix);
+	memcpy(r->start, key, (size_t)len + 1);
+	r->slen = (size_t)len + 1;
+	return 0;
+}
+
+/*
  * Every key of one kind whose ID's hex starts with h, PAGE at a time, all at
  * the revision of the first page, so the watch can follow from exactly there.
+ * *keys counts the kind's keys across its ranges, KIND_KEYS_MAX at most.
  */
-static int load_kind(struct etcd_store *es, CURL *c, char kind, char h, int64_t *revp,
+static int load_kind(struct etcd_store *es, CURL *c, char kind, char h, int64_t *revp, size_t *keys,
                      etcd_rec_fn fn, void *arg)
 {
-	char k64[2 * KEY_MAX], e64[2 * KEY_MAX], body[6 * KEY_MAX], key[KEY_MAX];
+	char k64[2 * KEY_MAX], e64[2 * KEY_MAX], body[6 * KEY_MAX];
 	int64_t rev = *revp;
+	struct range rg;
 	bool more = true;
 
-	prefix_range(es, k64, e64, kind, h);
+	prefix_range(es, &rg, kind, h);
+	b64(e64, sizeof(e64), rg.end, rg.elen);
 	while (more) {
 		json_t *r, *kvs;
 		size_t i, n;
 		int rc;
 
+		b64(k64, sizeof(k64), rg.start, rg.slen);
 		snprintf(body, sizeof(body),
 		         "{\"key\":\"%s\",\"range_end\":\"%s\",\"limit\":%d,\"revision\":\"%" PRId64
 		         "\"}",
@@ -307,16 +364,15 @@ static int load_kind(struct etcd_store *es, CURL *c, char kind, char h, int64_t 
 			rev = jint(json_object_get(r, "header"), "revision");
 		kvs = json_object_get(r, "kvs");
 		n = json_array_size(kvs);
-		more = json_is_true(json_object_get(r, "more")) && n > 0;
-		for (i = 0, rc = 0; i < n && rc == 0; i++)
+		more = json_is_true(json_object_get(r, "more"));
+		*keys += n;
+		if (*keys > KIND_KEYS_MAX)
+			rc = dust_fail(EPROTO, "etcd: more than %u keys under %s/%c/, refused",
+			               KIND_KEYS_MAX, es->prefix, kind);
+		for (i = 0; i < n && rc == 0; i++)
 			rc = kv_apply(es, json_array_get(kvs, i), fn, arg);
-		if (!rc && more) {
-			int len = unb64(json_array_get(kvs, n - 1), "key", key, sizeof(key) - 1);
-
-			/* the next page starts just after the last key */
-			key[len] = '\0';
-			b64(k64, sizeof(k64), key, (size_t)len + 1);
-		}
+		if (!rc && more)
+			rc = page_next(es, &rg, kvs, n);
 		json_decref(r);
 		if (rc)
 			return rc;
@@ -338,9 +394,12 @@ static int load_with(struct etcd_store *es, CURL *c, etcd_rec_fn fn, void *arg)
 	int64_t rev = 0;
 	int rc = 0;
 
-	for (const char *k = "ibrt"; *k && rc == 0; k++)
+	for (const char *k = "ibrt"; *k && rc == 0; k++) {
+		size_t keys = 0;
+
 		for (const char *h = "0123456789abcdef"; *h && rc == 0; h++)
-			rc = load_kind(es, c, *k, *h, &rev, fn, arg);
+			rc = load_kind(es, c, *k, *h, &rev, &keys, fn, arg);
+	}
 	if (rc == 0)
 		__atomic_store_n(&es->rev, rev, __ATOMIC_RELEASE);
 	return rc;
@@ -719,8 +778,11 @@ static size_t watch_write(char *data, size_t size, size_t n, void *arg)
 	struct watch_ctx *w = arg;
 	char *nl;
 
-	if (buf_write(data, size, n, &w->b) != size * n)
+	if (buf_write(data, size, n, &w->b) != size * n) {
+		/* a message over REPLY_MAX: read everything again, in bounded pages */
+		w->resync |= w->b.over;
 		return 0;
+	}
 	while ((nl = memchr(w->b.p, '\n', w->b.len)) != NULL) {
 		size_t used = (size_t)(nl - w->b.p) + 1;
 
@@ -736,8 +798,11 @@ static size_t watch_write(char *data, size_t size, size_t n, void *arg)
 static void watch_once(struct etcd_store *es, CURL *c, struct watch_ctx *w, const char *ep)
 {
 	char k64[2 * KEY_MAX], e64[2 * KEY_MAX], body[8 * KEY_MAX], url[KEY_MAX + 64];
+	struct range rg;
 
-	prefix_range(es, k64, e64, 0, 0);
+	prefix_range(es, &rg, 0, 0);
+	b64(k64, sizeof(k64), rg.start, rg.slen);
+	b64(e64, sizeof(e64), rg.end, rg.elen);
 	snprintf(
 	    body, sizeof(body),
 	    "{\"create_request\":{\"key\":\"%s\",\"range_end\":\"%s\",\"start_revision\":\"%" PRId64

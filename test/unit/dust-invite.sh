@@ -124,6 +124,51 @@ expect show-quic 0 '^profile: +quic \(cover cdn\.example\.org, alpn h3\)$' -- "$
 expect show-quic-port 0 'server: +192\.0\.2\.1 port 443$' -- "$BIN" show \
 	--file "$T/q/invite-1.txt" --password-file "$T/pw"
 expect show-random 0 '^profile: +random$' -- "$BIN" show --file "$T/invite-1.txt" --password-file "$T/pw"
+# list only reads the store: it makes no journal or lock file (it used to
+# open the store read-write and create STORE.bind) and works on a store
+# whose files are read-only
+mkdir "$T/lst"
+"$BIN" create --store "$T/lst/store" --key "$T/key" --server 192.0.2.1 --port 4433 \
+	--tunnel-net 10.9.0.0/24 --count 2 --store-only 2>/dev/null
+rm -f "$T/lst/store.bind" "$T/lst/store.lock"
+chmod 400 "$T/lst/store"
+expect list-readonly 0 '2 invitations: 0 used' -- "$BIN" list --store "$T/lst/store"
+expect list-writes-nothing 0 '^store 400$' -- sh -c "cd '$T/lst' && echo \$(ls -A) \$(stat -c %a store)"
+# Texts are secrets: 0600 in a directory that exists already (0755 here)
+# and under a loose umask, never written through a link planted at the
+# part file's name
+mkdir -m 755 "$T/open"
+echo victim >"$T/open/victim"
+ln -s victim "$T/open/invite-1.txt.part"
+expect outdir-existing 0 '2 invitation\(s\) added' -- sh -c "umask 022 && exec '$BIN' create \
+	--store '$T/s6' --key '$T/key' --server 192.0.2.1 --port 4433 --tunnel-net 10.9.0.0/24 \
+	--count 2 --password-file '$T/pw' --out-dir '$T/open'"
+expect outdir-text-modes 0 '^600 600$' -- sh -c "echo \$(stat -c %a '$T/open/invite-1.txt' '$T/open/invite-2.txt')"
+expect outdir-text-regular 0 '^regular file$' -- stat -c %F "$T/open/invite-1.txt"
+expect outdir-victim 0 '^victim$' -- cat "$T/open/victim"
+expect outdir-opens 0 'tunnel: +10\.9\.0\.2/24' -- "$BIN" show --file "$T/open/invite-1.txt" --password-file "$T/pw"
+# Secret files are written through a temporary file of their own: a symlink
+# or a file planted at the old fixed name (KEY.tmp, STORE.tmp) is never
+# opened, so its target is not overwritten and a planted file's owner never
+# holds the new key open; nothing temporary is left behind.
+mkdir "$T/plant"
+P=$T/plant
+echo victim >"$P/victim" && chmod 644 "$P/victim"
+ln -s "$P/victim" "$P/key.tmp"
+ln -s "$P/victim" "$P/store.tmp"
+ln -s "$P/victim" "$P/store.bind.tmp"
+: >"$P/key2.tmp" && chmod 666 "$P/key2.tmp"
+expect plant-keygen 0 '^[0-9a-f]{64}$' -- "$BIN" keygen --out "$P/key"
+expect plant-keygen-pretmp 0 '^[0-9a-f]{64}$' -- "$BIN" keygen --out "$P/key2"
+expect plant-create 0 '2 invitation\(s\) added' -- "$BIN" create --store "$P/store" --key "$P/key" \
+	--server 192.0.2.1 --port 4433 --tunnel-net 10.9.0.0/24 --count 2 --store-only
+expect plant-victim 0 '^victim 644 7$' -- sh -c "echo \$(cat '$P/victim') \$(stat -c '%a %s' '$P/victim')"
+expect plant-key-mode 0 '^600 regular file 65$' -- stat -c '%a %F %s' "$P/key"
+expect plant-pretmp-untouched 0 '^666 0$' -- stat -c '%a %s' "$P/key2.tmp"
+expect plant-key2-mode 0 '^600 65$' -- stat -c '%a %s' "$P/key2"
+expect plant-store-mode 0 '^600 regular file$' -- stat -c '%a %F' "$P/store"
+expect plant-links-kept 0 '^3$' -- sh -c "find '$P' -type l | wc -l"
+expect plant-no-tmp-left 0 '^none$' -- sh -c "ls -A '$P' | grep 'tmp-' || echo none"
 expect help 0 'keygen --out KEY' -- "$BIN" --help
 expect unknown-command 2 'unknown command' -- "$BIN" frobnicate
 echo "$pass passed, $fail failed"

@@ -277,16 +277,6 @@ out:
 	return rc;
 }
 
-/* A failed create leaves no store behind where there was none. */
-static void store_remove(const char *path)
-{
-	char bind[4096];
-
-	unlink(path);
-	if (snprintf(bind, sizeof(bind), "%s.bind", path) < (int)sizeof(bind))
-		unlink(bind);
-}
-
 static int cmd_create(const struct opts *o)
 {
 	struct dust_identity id;
@@ -326,6 +316,16 @@ static int cmd_create(const struct opts *o)
 		fail("--store");
 		goto out_wipe;
 	}
+	/*
+	 * From here to the save no other writer changes the store, so the
+	 * addresses picked are free and nobody's invitations are overwritten.
+	 * Sealing (Argon2id) happens inside: the text seals the address. Other
+	 * creates wait for it; a running dustgw does not.
+	 */
+	if (dust_store_lock(st) != 0) {
+		fail("--store");
+		goto out_close;
+	}
 	if (taken_load(st, &tk) != 0) {
 		die("out of memory");
 		goto out_close;
@@ -362,11 +362,12 @@ static int cmd_create(const struct opts *o)
 	rc = 0;
 out_close:
 	free(tk.a);
-	dust_store_close(st);
+	if (rc != 0 && new_store)
+		dust_store_discard(st); /* a failed create leaves no store where there was none */
+	else
+		dust_store_close(st);
 	if (rc != 0 && o->out_dir)
 		outdir_abort(o->out_dir, written + 1);
-	if (rc != 0 && new_store)
-		store_remove(o->store);
 out_wipe:
 	sodium_memzero(pw, sizeof(pw));
 	dust_identity_wipe(&id);
@@ -437,7 +438,8 @@ static int cmd_list(const struct opts *o)
 
 	if (!o->store)
 		return die("list needs --store STORE");
-	st = dust_store_open(o->store, 0);
+	/* reads only: creates no journal or lock file, takes no lock */
+	st = dust_store_open(o->store, DUST_STORE_READONLY);
 	if (!st)
 		return fail(o->store);
 	printf("%-16s  %-24s  %-20s  %-24s  %s\n", "id", "tunnel", "expires", "profile", "state");

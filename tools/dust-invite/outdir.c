@@ -4,6 +4,7 @@
  * before the store changes, filled through part files renamed at the end.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -78,6 +79,26 @@ int outdir_prepare(const char *dir, unsigned count)
 	return 0;
 }
 
+/*
+ * The text is a secret: mode 0600 from creation, whatever the umask or the
+ * directory's mode, and never written through a link or into a file someone
+ * planted at the part name (a stale part of a run that died is removed).
+ */
+static FILE *part_create(const char *path)
+{
+	int fd;
+	FILE *f;
+
+	(void)unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "w");
+	if (!f)
+		close(fd);
+	return f;
+}
+
 int outdir_write(const char *dir, unsigned n, const char *text)
 {
 	char path[PATH_CAP];
@@ -85,7 +106,7 @@ int outdir_write(const char *dir, unsigned n, const char *text)
 
 	if (path_of(path, dir, n, ".part") != 0)
 		return -1;
-	f = fopen(path, "w");
+	f = part_create(path);
 	if (!f || fprintf(f, "%s\n", text) < 0 || fflush(f) != 0) {
 		fprintf(stderr, "dust-invite: %s: %s\n", path, strerror(errno));
 		if (f)
