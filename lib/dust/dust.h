@@ -358,6 +358,27 @@ unsigned dust_datagram_open(struct dust_session *s, const struct dust_limits *li
                             uint8_t *dg, size_t len, size_t off, struct dust_seg *segs,
                             unsigned max_segs, enum dust_drop *drop);
 
+/**
+ * Datagrams a client could not open yet because its intro's answer has not
+ * arrived (a multi-queue gateway's data may overtake it): kept, in arrival
+ * order, and taken again once the answer has opened. who tells the sessions
+ * of one stash apart (a client index; 0 for one session). When full, the
+ * oldest is dropped (counted).
+ */
+enum { DUST_EARLY_MAX = 8, DUST_EARLY_BYTES = 2048 };
+struct dust_early {
+	unsigned n;
+	uint64_t dropped;
+	uint32_t who[DUST_EARLY_MAX];
+	uint16_t len[DUST_EARLY_MAX];
+	uint8_t b[DUST_EARLY_MAX][DUST_EARLY_BYTES];
+};
+
+/** Keep a copy of dg (at most DUST_EARLY_BYTES, else nothing is kept). */
+void dust_early_keep(struct dust_early *e, uint32_t who, const uint8_t *dg, size_t len);
+/** The oldest datagram kept for who, copied to out: its length, or 0 if none. */
+size_t dust_early_take(struct dust_early *e, uint32_t who, uint8_t *out, size_t cap);
+
 /** Per-datagram result of a burst. */
 struct dust_rx_result {
 	enum dust_drop drop; /**< first failure, or DUST_OK */

@@ -351,13 +351,14 @@ static size_t read_client_hello(const uint8_t *dg, size_t len, struct quic_long 
 }
 
 /* Server CID length for an invitation: 8..20, fixed per invitation, from K_tag. */
-static uint8_t server_cid_len(const struct dust_store_entry *e)
+/*
+ * One length for every connection of the gateway, as a real server has: a
+ * length fixed per invitation linked a client's flows and showed up to 13
+ * lengths on one address.
+ */
+static uint8_t server_cid_len(void)
 {
-	uint8_t b;
-
-	crypto_generichash(&b, 1, (const uint8_t *)"quic cid", 8, e->keys.tag_key, DUST_KEY_BYTES);
-	return (uint8_t)(DUST_QUIC_SERVER_CID_MIN +
-	                 b % (DUST_QUIC_CID_MAX - DUST_QUIC_SERVER_CID_MIN + 1));
+	return DUST_QUIC_SERVER_CID_LEN;
 }
 
 struct accept_tmp {
@@ -443,7 +444,7 @@ static void server_session(struct dust_session *s, struct dust_rng *rng,
 
 	dust_session_keys_install(s, k, DUST_ROLE_SERVER, e->inv.suite);
 	s->profile = DUST_PROFILE_QUIC;
-	s->cid_len = server_cid_len(e);
+	s->cid_len = server_cid_len();
 	dust_rng_bytes(rng, s->cid, s->cid_len);
 	dust_rng_bytes(rng, &spin, 1);
 	s->spin = spin & DUST_QUIC_SPIN;

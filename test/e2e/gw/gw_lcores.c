@@ -88,32 +88,32 @@ static struct cl *client_at(const uint8_t *ip, uint16_t port, bool *new_addr)
 	return NULL;
 }
 
-/* A reply must open with the session of the address it went to. */
-static void reply(struct rte_mbuf *m)
+/* replies that overtook their session's answer: one stash per client and address */
+static struct dust_early early[4 * K];
+
+/*
+ * Open one reply with the session of the address it went to. A reply to a
+ * session whose answer (SPEC §5.1) is still on another worker's ring waits
+ * in the stash, and is opened once the answer has been.
+ */
+static void open_reply(struct cl *c, bool new_addr, uint8_t *buf, size_t len)
 {
-	uint8_t buf[2048];
+	struct dust_session *s = new_addr ? &c->cur : &c->old;
+	struct dust_early *e = &early[(c - T.c) * 2 + new_addr];
 	struct dust_seg segs[DUST_CHAIN_MAX];
 	struct dust_limits lim;
-	struct frame_udp u;
+	bool pending = s->hs_pending;
 	enum dust_drop d;
-	bool new_addr;
-	struct cl *c;
 	unsigned n;
+	size_t k;
 
-	if (frame_udp_parse(rte_pktmbuf_mtod(m, uint8_t *), m->data_len, &u) < 0 || u.family != 4 ||
-	    u.plen > sizeof(buf)) {
-		T.bad_reply++;
-		return;
-	}
-	c = client_at(u.dip, u.dport, &new_addr);
-	if (!c) {
-		T.bad_reply++;
-		return;
-	}
-	memcpy(buf, u.pl, u.plen);
 	dust_limits_default(&lim);
-	n = dust_datagram_open(new_addr ? &c->cur : &c->old, &lim, (uint32_t)time(NULL), buf,
-	                       u.plen, 0, segs, DUST_CHAIN_MAX, &d);
+	n = dust_datagram_open(s, &lim, (uint32_t)time(NULL), buf, len, 0, segs, DUST_CHAIN_MAX,
+	                       &d);
+	if (pending && s->hs_pending) {
+		dust_early_keep(e, 0, buf, len);
+		return;
+	}
 	if (d != DUST_OK || !n) {
 		T.bad_reply++;
 		return;
@@ -126,6 +126,33 @@ static void reply(struct rte_mbuf *m)
 		T.data++;
 		*(new_addr ? &c->got_new : &c->got_old) += 1;
 	}
+	if (pending) {
+		uint8_t kept[DUST_EARLY_BYTES];
+
+		while ((k = dust_early_take(e, 0, kept, sizeof(kept))) != 0)
+			open_reply(c, new_addr, kept, k);
+	}
+}
+
+static void reply(struct rte_mbuf *m)
+{
+	uint8_t buf[2048];
+	struct frame_udp u;
+	bool new_addr;
+	struct cl *c;
+
+	if (frame_udp_parse(rte_pktmbuf_mtod(m, uint8_t *), m->data_len, &u) < 0 || u.family != 4 ||
+	    u.plen > sizeof(buf)) {
+		T.bad_reply++;
+		return;
+	}
+	c = client_at(u.dip, u.dport, &new_addr);
+	if (!c) {
+		T.bad_reply++;
+		return;
+	}
+	memcpy(buf, u.pl, u.plen);
+	open_reply(c, new_addr, buf, u.plen);
 }
 
 /* Every reply so far (the two workers' rings in turn: see rg_drain). */
@@ -222,6 +249,9 @@ static int phases(void)
 	dgw_stats_get(H.gw, 0, &s);
 	CHECK(s.drop[DGW_DROP_TABLE_FULL] == 0, "evicted slots were never released");
 	CHECK(T.bad_reply == 0, "a reply did not open with its address's session");
+	for (unsigned i = 0; i < 4 * K; i++)
+		CHECK(early[i].n == 0 && early[i].dropped == 0,
+		      "a reply that overtook its answer was lost");
 	return 0;
 }
 
