@@ -58,7 +58,7 @@ stop_all() {
 trap stop_all EXIT
 URL=http://127.0.0.1:$PORT/metrics
 ok=0
-for i in $(seq 1 60); do
+for _ in $(seq 1 60); do
 	if curl -sf "$URL" >m.txt 2>/dev/null && grep -q '^dustgw_delivered_total{lcore="1"} 40$' m.txt; then
 		ok=1
 		break
@@ -99,7 +99,7 @@ if [ -n "$TEL" ]; then
 	echo /dustgw/stats | /usr/bin/python3 "$TEL" -f "$PREFIX" 2>/dev/null | tr -d ' \n' >stats.json
 	for c in decoded delivered intro_ok net_rx net_tx; do
 		v=$(sed -n "s/^dustgw_${c}_total{lcore=\"1\"} //p" m.txt)
-		grep -q "\"$c\":$v[,}]" stats.json || fail "$c: $v in /metrics, not in /dustgw/stats"
+		grep -q "\"$c\":${v}[,}]" stats.json || fail "$c: $v in /metrics, not in /dustgw/stats"
 	done
 fi
 
@@ -128,6 +128,7 @@ if command -v prometheus >/dev/null; then
 	PP=$(free_port)
 	cat >prometheus.yml <<YML
 global: {scrape_interval: 1s, evaluation_interval: 1s}
+rule_files: ['$(realpath "$HERE/../../../config/prometheus/dustgw-alerts.yml")']
 scrape_configs:
   - job_name: dustgw
     static_configs: [{targets: ['127.0.0.1:$PORT']}]
@@ -137,7 +138,7 @@ YML
 	PROM=$!
 	q() { curl -sf "http://127.0.0.1:$PP/api/v1/query" --data-urlencode "query=$1" | tr -d ' \n'; }
 	ok=0
-	for i in $(seq 1 40); do
+	for _ in $(seq 1 40); do
 		if q 'up{job="dustgw"}' | grep -q '"value":\[[0-9.]*,"1"\]' &&
 			q 'sum(dustgw_delivered_total)' | grep -q '"value":\[[0-9.]*,"40"\]'; then
 			ok=1
@@ -146,6 +147,8 @@ YML
 		sleep 0.5
 	done
 	[ $ok = 1 ] || { tail prometheus.log; fail "prometheus: up != 1 or delivered != 40"; }
+	q 'ALERTS' >alerts.json
+	grep -q '"result":\[\]' alerts.json || { cat alerts.json; fail "alerts fire on a healthy gateway"; }
 	kill -TERM "$PROM"
 	wait "$PROM" || true
 	PROM=
