@@ -19,6 +19,7 @@
 #include <rte_common.h>
 
 #include "dustgw.h"
+#include "prom.h"
 
 struct cfg_ctx {
 	struct rte_cfgfile *f;
@@ -34,6 +35,7 @@ static const char *const known_keys[][12] = {
     {"padding", "mode", "min", "max", "mtu", NULL},
     {"runtime", "drain_us", "exit_on_idle_ms", "delivery_hold_ms", "clock", "poll",
      "poll_nap_max_us", "intro_share", NULL},
+    {"telemetry", "prometheus", NULL},
 };
 
 void dgw_config_defaults(struct dgw_config *cfg)
@@ -286,6 +288,22 @@ static int load_runtime(struct cfg_ctx *c, struct dgw_config *cfg)
 	return 0;
 }
 
+/* Checked here, so that --check-config and a start both name a bad address. */
+static int load_telemetry(struct cfg_ctx *c, struct dgw_config *cfg)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	char why[128];
+	int rc = get_str(c, "telemetry", "prometheus", cfg->prometheus, sizeof(cfg->prometheus));
+
+	if (rc)
+		return rc;
+	if (cfg->prometheus[0] &&
+	    dgw_prom_addr_parse(cfg->prometheus, &ss, &len, why, sizeof(why)) != 0)
+		return fail(c, "[telemetry] prometheus = %s", why);
+	return 0;
+}
+
 int dgw_config_load(struct dgw_config *cfg, const char *path, char *err, size_t errlen)
 {
 	struct cfg_ctx c = {.err = err, .errlen = errlen};
@@ -303,7 +321,7 @@ int dgw_config_load(struct dgw_config *cfg, const char *path, char *err, size_t 
 	}
 	if ((rc = check_keys(&c)) || (rc = load_gateway(&c, cfg)) || (rc = load_ports(&c, cfg)) ||
 	    (rc = load_sessions(&c, cfg)) || (rc = load_padding(&c, cfg)) ||
-	    (rc = load_runtime(&c, cfg)))
+	    (rc = load_runtime(&c, cfg)) || (rc = load_telemetry(&c, cfg)))
 		goto out;
 	if (!cfg->ip4.family && !cfg->ip6.family)
 		rc = fail(&c, "[gateway]: set ipv4 and/or ipv6");

@@ -91,6 +91,8 @@ struct dgw_config {
 	uint8_t poll;       /**< enum dgw_poll */
 	/** ADAPTIVE: the longest nap (bounds the wake-up latency) */
 	uint32_t poll_nap_max_us;
+	/** [telemetry] prometheus: "ADDR:PORT" of the /metrics endpoint; "" = off */
+	char prometheus[64];
 };
 
 struct dgw;

@@ -15,6 +15,7 @@
 
 #include "dgw_pvt.h"
 #include "loglevel.h"
+#include "prom.h"
 
 static void usage(FILE *f)
 {
@@ -188,6 +189,7 @@ static void banner(const struct dgw *gw)
 static int run(struct opts *o)
 {
 	struct dgw_config cfg;
+	struct dgw_prom *prom = NULL;
 	struct dgw *gw;
 	char err[512];
 	int rc;
@@ -201,19 +203,27 @@ static int run(struct opts *o)
 		cfg.exit_on_idle_ms = (uint32_t)o->exit_on_idle;
 	if (o->replay)
 		cfg.clock = DGW_CLOCK_CAPTURE;
-	gw = dgw_create(&cfg);
-	if (!gw)
+	/* a port taken or an address not ours: stop before the store is opened */
+	if (cfg.prometheus[0] && !(prom = dgw_prom_open(cfg.prometheus)))
 		return 1;
-	if ((rc = dgw_ports_setup(gw)) != 0) {
+	gw = dgw_create(&cfg);
+	if (!gw || (rc = dgw_ports_setup(gw)) != 0) {
 		dgw_destroy(gw);
+		dgw_prom_stop(prom);
 		return 1;
 	}
 	if (dgw_telemetry_register() != 0)
 		DGW_LOG(WARNING, "telemetry commands not registered");
+	if (prom && dgw_prom_start(prom, gw) != 0) {
+		dgw_destroy(gw);
+		dgw_prom_stop(prom);
+		return 1;
+	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	banner(gw);
 	rc = dgw_run(gw);
+	dgw_prom_stop(prom);
 	dgw_stats_print(gw, stdout);
 	if (o->stats_out && dgw_stats_write(gw, o->stats_out) != 0) {
 		fprintf(stderr, "dustgw: cannot write %s\n", o->stats_out);

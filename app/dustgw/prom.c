@@ -1,0 +1,596 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The Prometheus endpoint: a control thread (not a worker lcore) answers
+ * HTTP GET /metrics with every counter, drop reason, gauge and port
+ * statistic in the text exposition format, one connection at a time.
+ * Like the telemetry callbacks it only loads what workers write.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_lcore.h>
+#include <rte_mempool.h>
+
+#include "dgw_pvt.h"
+#include "prom.h"
+
+#ifndef DUSTGW_VERSION
+#define DUSTGW_VERSION "unknown"
+#endif
+
+enum {
+	PROM_REQ_MAX = 4096, /* request line and headers; more is refused (431) */
+	PROM_IO_TIMEOUT_S = 2,
+	PROM_POLL_MS = 200, /* how soon the thread sees dgw_prom_stop */
+};
+
+struct dgw_prom {
+	struct dgw *gw;
+	int fd;
+	pthread_t tid;
+	_Atomic bool stop;
+	bool running;
+	char addr[64];
+	/* from dust_crypto_backend_name() on the main lcore (a per-thread view) */
+	char aead_backend[32], aead_version[32], aead_path[64];
+};
+
+/* ---- Address ------------------------------------------------------------- */
+
+static int addr_fail(char *err, size_t errlen, const char *s, const char *why)
+{
+	snprintf(err, errlen, "'%s': %s", s, why);
+	return -EINVAL;
+}
+
+int dgw_prom_addr_parse(const char *s, struct sockaddr_storage *ss, socklen_t *len, char *err,
+                        size_t errlen)
+{
+	const char *colon = strrchr(s, ':');
+	char host[INET6_ADDRSTRLEN + 2];
+	size_t hl = colon ? (size_t)(colon - s) : 0;
+	unsigned long port;
+	char *end;
+
+	if (!colon || hl == 0 || hl >= sizeof(host))
+		return addr_fail(err, errlen, s,
+		                 "want ADDR:PORT, e.g. 127.0.0.1:9464 or [::1]:9464");
+	memcpy(host, s, hl);
+	host[hl] = '\0';
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (errno || end == colon + 1 || *end || colon[1] == '-' || port < 1 || port > 65535)
+		return addr_fail(err, errlen, s, "port wants 1..65535");
+	memset(ss, 0, sizeof(*ss));
+	if (host[0] == '[' && host[hl - 1] == ']') {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+
+		host[hl - 1] = '\0';
+		if (inet_pton(AF_INET6, host + 1, &a->sin6_addr) != 1)
+			return addr_fail(err, errlen, s, "not an IPv6 address in brackets");
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons((uint16_t)port);
+		*len = sizeof(*a);
+		return 0;
+	}
+	struct sockaddr_in *a = (struct sockaddr_in *)ss;
+
+	if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
+		return addr_fail(err, errlen, s, "not an IPv4 address (IPv6: [ADDR]:PORT)");
+	a->sin_family = AF_INET;
+	a->sin_port = htons((uint16_t)port);
+	*len = sizeof(*a);
+	return 0;
+}
+
+/* ---- Exposition ---------------------------------------------------------- */
+
+/* HELP text per event counter; one missing falls back to the counter's name. */
+static const char *const ctr_help[DGW_CTR_MAX] = {
+    [DGW_CTR_NET_RX] = "Frames read on the net (client) port.",
+    [DGW_CTR_NET_TX] = "Frames sent on the net (client) port.",
+    [DGW_CTR_DLV_RX] = "Frames read on the delivery port.",
+    [DGW_CTR_DLV_TX] = "Frames sent on the delivery port.",
+    [DGW_CTR_DECODED] = "Dust data packets authenticated.",
+    [DGW_CTR_DELIVERED] = "Inner packets delivered.",
+    [DGW_CTR_ENCODED] = "Inner packets sealed toward a client.",
+    [DGW_CTR_INTRO_OK] = "Intros accepted.",
+    [DGW_CTR_INTRO_FIRST] = "Intros that bound an invitation (first use).",
+    [DGW_CTR_KA_RX] = "Keepalives received.",
+    [DGW_CTR_KA_TX] = "Keepalives sent.",
+    [DGW_CTR_ARP_REPLY] = "ARP replies sent.",
+    [DGW_CTR_ND_REPLY] = "IPv6 neighbour advertisements sent.",
+    [DGW_CTR_SESS_EXPIRED] = "Sessions retired after idle_timeout_s.",
+    [DGW_CTR_SESS_EVICTED] = "Sessions replaced by an intro on another worker.",
+    [DGW_CTR_SESS_EVICTED_IDLE] = "Sessions evicted from a full table for an intro.",
+    [DGW_CTR_QUIC_ANSWER] = "Quic profile: server first flights sent.",
+    [DGW_CTR_QUIC_MIGRATED] = "Quic profile: sessions moved to a new address by CID.",
+    [DGW_CTR_SESS_REVOKED] = "Sessions retired because their invitation was revoked.",
+    [DGW_CTR_MSS_CLAMPED] = "Quic profile: inner TCP SYNs whose MSS was lowered.",
+    [DGW_CTR_ICMP_TOO_BIG] = "Quic profile: ICMP too-big errors sent back.",
+};
+
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void gauge(FILE *f, const char *name, const char *help, double v)
+{
+	family(f, name, "gauge", help);
+	if (v >= 0 && v < 0x1p63 && v == (double)(uint64_t)v)
+		fprintf(f, "%s %" PRIu64 "\n", name, (uint64_t)v);
+	else
+		fprintf(f, "%s %.6f\n", name, v);
+}
+
+/* A label value as the exposition format wants it: \, " and newline escaped. */
+static void label_value(FILE *f, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fputc('\\', f);
+		if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+}
+
+/* Workers get their lcore in dgw_run; a scrape before that skips them. */
+static bool worker_ready(const struct dgw *gw, unsigned i)
+{
+	return gw->w[i]->lcore != LCORE_ID_ANY;
+}
+
+static void write_counters(FILE *f, const struct dgw *gw, const struct dgw_stats *per)
+{
+	for (unsigned c = 0; c < DGW_CTR_MAX; c++) {
+		char name[96];
+
+		snprintf(name, sizeof(name), "dustgw_%s_total", dgw_ctr_name(c));
+		family(f, name, "counter", ctr_help[c] ? ctr_help[c] : dgw_ctr_name(c));
+		for (unsigned i = 0; i < gw->nworkers; i++)
+			if (worker_ready(gw, i))
+				fprintf(f, "%s{lcore=\"%u\"} %" PRIu64 "\n", name, gw->w[i]->lcore,
+				        per[i].ctr[c]);
+	}
+	family(f, "dustgw_drops_total", "counter",
+	       "Packets dropped, by reason (README: counters and drop reasons).");
+	for (unsigned d = 1; d < DGW_DROP_MAX; d++)
+		for (unsigned i = 0; i < gw->nworkers; i++)
+			if (worker_ready(gw, i))
+				fprintf(f,
+				        "dustgw_drops_total{reason=\"%s\",lcore=\"%u\"} %" PRIu64
+				        "\n",
+				        dgw_drop_name(d), gw->w[i]->lcore, per[i].drop[d]);
+}
+
+/*
+ * Queue depths and the heartbeat are plain fields of the worker, written
+ * by it alone; an aligned relaxed load reads a value it once held, which
+ * is all a gauge needs (as for the counters in stats.c).
+ */
+#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
+static void per_worker(FILE *f, const struct dgw *gw, const char *name, const char *help,
+                       uint64_t (*get)(const struct dgw_worker *w))
+{
+	family(f, name, "gauge", help);
+	for (unsigned i = 0; i < gw->nworkers; i++)
+		if (worker_ready(gw, i))
+			fprintf(f, "%s{lcore=\"%u\"} %" PRIu64 "\n", name, gw->w[i]->lcore,
+			        get(gw->w[i]));
+}
+
+static uint64_t w_sessions(const struct dgw_worker *w)
+{
+	return LOAD(w->st.sessions);
+}
+
+static uint64_t w_capacity(const struct dgw_worker *w)
+{
+	return w->gw->cfg.sessions_per_lcore;
+}
+
+static uint64_t w_intro_queue(const struct dgw_worker *w)
+{
+	return LOAD(w->slow_n);
+}
+
+static uint64_t w_pending(const struct dgw_worker *w)
+{
+	return LOAD(w->npend);
+}
+
+static uint64_t w_pubwait(const struct dgw_worker *w)
+{
+	return LOAD(w->nwait);
+}
+
+static uint64_t w_publishing(const struct dgw_worker *w)
+{
+	uint64_t sent = LOAD(w->pub_sent), done = atomic_load(&w->pub_done);
+
+	return sent > done ? sent - done : 0;
+}
+
+static void write_workers(FILE *f, const struct dgw *gw)
+{
+	struct timespec ts;
+	double now;
+
+	per_worker(f, gw, "dustgw_sessions", "Live sessions in the worker's table.", w_sessions);
+	per_worker(f, gw, "dustgw_sessions_max", "Session table size ([sessions] max_per_lcore).",
+	           w_capacity);
+	per_worker(f, gw, "dustgw_intro_queue_depth",
+	           "Datagrams from endpoints with no session waiting to be opened.", w_intro_queue);
+	per_worker(f, gw, "dustgw_pending_bindings",
+	           "First uses held until their binding is durable.", w_pending);
+	per_worker(f, gw, "dustgw_answers_waiting",
+	           "Accepted intros whose answer waits for the session's publication.", w_pubwait);
+	per_worker(f, gw, "dustgw_publications_in_flight",
+	           "Sessions sent to the main lcore for publication, not yet handled.",
+	           w_publishing);
+	if (gw->cfg.clock != DGW_CLOCK_REAL)
+		return; /* replay: the worker clock is the capture's */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	family(f, "dustgw_worker_heartbeat_age_seconds", "gauge",
+	       "Seconds since the worker last ran its housekeeping (every drain_us when healthy).");
+	for (unsigned i = 0; i < gw->nworkers; i++) {
+		double beat = (double)LOAD(gw->w[i]->now_ms) / 1e3;
+
+		if (worker_ready(gw, i) && beat > 0)
+			fprintf(f, "dustgw_worker_heartbeat_age_seconds{lcore=\"%u\"} %.3f\n",
+			        gw->w[i]->lcore, now > beat ? now - beat : 0);
+	}
+}
+
+static void write_store(FILE *f, struct dgw *gw)
+{
+	struct dust_store *st = gw->srv.store;
+	uint64_t bound = 0, revoked = 0;
+	uint32_t n, published;
+
+	pthread_mutex_lock(&gw->pub_lock);
+	n = gw->ninv;
+	published = gw->published;
+	pthread_mutex_unlock(&gw->pub_lock);
+	/* as telemetry.c: entries never move, their flags are a moment's snapshot */
+	for (uint32_t i = 0; i < n; i++) {
+		const struct dust_store_entry *e = dust_store_at(st, i);
+
+		bound += LOAD(e->bound) != 0;
+		revoked += LOAD(e->revoked) != 0;
+	}
+	gauge(f, "dustgw_sessions_published", "Sessions reachable from the delivery side.",
+	      published);
+	gauge(f, "dustgw_invitations", "Invitations merged from the store.", n);
+	gauge(f, "dustgw_invitations_bound", "Invitations bound to a client key.", (double)bound);
+	gauge(f, "dustgw_invitations_revoked", "Invitations revoked.", (double)revoked);
+	gauge(f, "dustgw_store_generation", "Store reloads that changed something since start.",
+	      (double)dust_store_generation(st));
+	gauge(f, "dustgw_store_remote", "1 for an etcd store, 0 for a file store.",
+	      dust_store_is_remote(st));
+	gauge(f, "dustgw_store_up",
+	      "0 while the store's last binding commit failed (store_unavailable), else 1.",
+	      !LOAD(gw->store_down));
+	if (dust_store_revision(st) >= 0)
+		gauge(f, "dustgw_store_etcd_revision",
+		      "The etcd revision the store's watch followed to.",
+		      (double)dust_store_revision(st));
+}
+
+/* One series per port statistic; both ports under one family. */
+struct port_stat {
+	const char *name, *type, *help;
+	size_t off;
+};
+
+static const struct port_stat port_stats[] = {
+    {"dustgw_port_receive_packets_total", "counter", "Packets received by the port.",
+     offsetof(struct rte_eth_stats, ipackets)},
+    {"dustgw_port_transmit_packets_total", "counter", "Packets sent by the port.",
+     offsetof(struct rte_eth_stats, opackets)},
+    {"dustgw_port_receive_bytes_total", "counter", "Bytes received by the port.",
+     offsetof(struct rte_eth_stats, ibytes)},
+    {"dustgw_port_transmit_bytes_total", "counter", "Bytes sent by the port.",
+     offsetof(struct rte_eth_stats, obytes)},
+    {"dustgw_port_receive_missed_total", "counter",
+     "Packets the port dropped for want of RX descriptors (imissed).",
+     offsetof(struct rte_eth_stats, imissed)},
+    {"dustgw_port_receive_errors_total", "counter", "Erroneous received packets (ierrors).",
+     offsetof(struct rte_eth_stats, ierrors)},
+    {"dustgw_port_transmit_errors_total", "counter", "Failed transmissions (oerrors).",
+     offsetof(struct rte_eth_stats, oerrors)},
+    {"dustgw_port_receive_nombuf_total", "counter", "RX mbuf allocation failures.",
+     offsetof(struct rte_eth_stats, rx_nombuf)},
+};
+
+static void write_ports(FILE *f, const struct dgw *gw)
+{
+	const uint16_t id[2] = {gw->net_port, gw->dlv_port};
+	const char *const role[2] = {"net", "delivery"};
+	struct rte_eth_stats es[2];
+	char dev[2][RTE_ETH_NAME_MAX_LEN];
+	bool ok[2];
+
+	for (int i = 0; i < 2; i++) {
+		ok[i] = rte_eth_stats_get(id[i], &es[i]) == 0 &&
+		        rte_eth_dev_get_name_by_port(id[i], dev[i]) == 0;
+		ok[i] = ok[i] && !(i == 1 && id[1] == id[0]); /* one port for both: once */
+	}
+	for (size_t s = 0; s < RTE_DIM(port_stats); s++) {
+		family(f, port_stats[s].name, port_stats[s].type, port_stats[s].help);
+		for (int i = 0; i < 2; i++) {
+			if (!ok[i])
+				continue;
+			fprintf(f, "%s{port=\"%s\",device=\"", port_stats[s].name, role[i]);
+			label_value(f, dev[i]);
+			fprintf(f, "\"} %" PRIu64 "\n",
+			        *(const uint64_t *)((const char *)&es[i] + port_stats[s].off));
+		}
+	}
+}
+
+static void write_process(FILE *f, const struct dgw_prom *p)
+{
+	const struct dgw *gw = p->gw;
+	uint64_t start = LOAD(gw->start_tsc);
+	double up = start ? (double)(rte_rdtsc() - start) / (double)rte_get_tsc_hz() : 0;
+
+	family(f, "dustgw_build_info", "gauge",
+	       "Always 1; the labels name the version and the data AEAD in use.");
+	fprintf(f, "dustgw_build_info{version=\"%s\",aead_backend=\"", DUSTGW_VERSION);
+	label_value(f, p->aead_backend);
+	fprintf(f, "\",aead_version=\"");
+	label_value(f, p->aead_version);
+	fprintf(f, "\",aead_code_path=\"");
+	label_value(f, p->aead_path);
+	fprintf(f, "\"} 1\n");
+	gauge(f, "dustgw_uptime_seconds", "Seconds since the workers started.", up);
+	gauge(f, "dustgw_workers", "Worker lcores.", gw->nworkers);
+	gauge(f, "dustgw_mbufs", "Size of the mbuf pool ([ports] mbufs).", gw->pool->size);
+	gauge(f, "dustgw_mbufs_in_use", "Mbufs taken from the pool (in rings, queues, caches).",
+	      rte_mempool_in_use_count(gw->pool));
+}
+
+static void write_metrics(FILE *f, struct dgw_prom *p)
+{
+	struct dgw *gw = p->gw;
+	struct dgw_stats per[DGW_MAX_WORKERS];
+
+	for (unsigned i = 0; i < gw->nworkers; i++)
+		dgw_stats_get(gw, i, &per[i]);
+	write_process(f, p);
+	write_counters(f, gw, per);
+	write_workers(f, gw);
+	write_store(f, gw);
+	write_ports(f, gw);
+}
+
+/* ---- HTTP ---------------------------------------------------------------- */
+
+static void send_all(int fd, const char *b, size_t n)
+{
+	while (n) {
+		ssize_t r = send(fd, b, n, MSG_NOSIGNAL);
+
+		if (r <= 0)
+			return;
+		b += r;
+		n -= (size_t)r;
+	}
+}
+
+static void reply(int fd, const char *status, const char *extra, const char *ctype,
+                  const char *body, size_t len, bool head)
+{
+	char hdr[512];
+	int n = snprintf(hdr, sizeof(hdr),
+	                 "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
+	                 "Connection: close\r\n\r\n",
+	                 status, ctype, len, extra);
+
+	send_all(fd, hdr, (size_t)n);
+	if (!head)
+		send_all(fd, body, len);
+}
+
+static void reply_error(int fd, const char *status, const char *extra)
+{
+	char body[128];
+	int n = snprintf(body, sizeof(body), "%s\n", status);
+
+	reply(fd, status, extra, "text/plain; charset=utf-8", body, (size_t)n, false);
+}
+
+/* Up to the blank line ending the headers; the length read, or -1. */
+static ssize_t read_request(int fd, char *req)
+{
+	size_t n = 0;
+
+	while (n < PROM_REQ_MAX) {
+		ssize_t r = recv(fd, req + n, PROM_REQ_MAX - n, 0);
+
+		if (r <= 0)
+			return -1;
+		n += (size_t)r;
+		req[n] = '\0';
+		if (strstr(req, "\r\n\r\n") || strstr(req, "\n\n"))
+			return (ssize_t)n;
+	}
+	return PROM_REQ_MAX + 1;
+}
+
+static void serve_metrics(int fd, struct dgw_prom *p, bool head)
+{
+	char *body = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&body, &len);
+
+	if (!f) {
+		reply_error(fd, "500 Internal Server Error", "");
+		return;
+	}
+	write_metrics(f, p);
+	if (fclose(f) != 0)
+		reply_error(fd, "500 Internal Server Error", "");
+	else
+		reply(fd, "200 OK", "", "text/plain; version=0.0.4; charset=utf-8", body, len,
+		      head);
+	free(body);
+}
+
+/* The status line of a request that is not a valid GET or HEAD of /metrics. */
+static const char *check_request(const char *req, bool *head)
+{
+	char method[8], target[64], version[16];
+
+	if (sscanf(req, "%7s %63s %15s", method, target, version) != 3 ||
+	    strncmp(version, "HTTP/1.", 7) != 0)
+		return "400 Bad Request";
+	*head = !strcmp(method, "HEAD");
+	if (strcmp(method, "GET") != 0 && !*head)
+		return "405 Method Not Allowed";
+	if (strcmp(target, "/metrics") != 0 && strncmp(target, "/metrics?", 9) != 0)
+		return "404 Not Found";
+	return NULL;
+}
+
+static void serve(struct dgw_prom *p, int fd)
+{
+	const struct timeval tv = {.tv_sec = PROM_IO_TIMEOUT_S};
+	char req[PROM_REQ_MAX + 1];
+	const char *bad;
+	bool head = false;
+	ssize_t n;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	n = read_request(fd, req);
+	if (n < 0)
+		return;
+	bad = n > PROM_REQ_MAX ? "431 Request Header Fields Too Large" : check_request(req, &head);
+	if (bad)
+		reply_error(fd, bad, !strncmp(bad, "405", 3) ? "Allow: GET, HEAD\r\n" : "");
+	else
+		serve_metrics(fd, p, head);
+}
+
+static void *prom_loop(void *arg)
+{
+	struct dgw_prom *p = arg;
+	struct pollfd pfd = {.fd = p->fd, .events = POLLIN};
+
+	while (!atomic_load(&p->stop)) {
+		int c;
+
+		if (poll(&pfd, 1, PROM_POLL_MS) <= 0)
+			continue;
+		c = accept(p->fd, NULL, NULL);
+		if (c < 0)
+			continue;
+		serve(p, c);
+		close(c);
+	}
+	return NULL;
+}
+
+/* "libipsec-mb 1.3.0 (AVX512, VAES)" -> backend, version, code path */
+static void aead_info(struct dgw_prom *p)
+{
+	const char *s = dust_crypto_backend_name();
+	const char *open = strchr(s, '('), *close = strrchr(s, ')');
+
+	if (sscanf(s, "%31s %31s", p->aead_backend, p->aead_version) != 2)
+		snprintf(p->aead_version, sizeof(p->aead_version), "unknown");
+	if (open && close && close > open)
+		snprintf(p->aead_path, sizeof(p->aead_path), "%.*s", (int)(close - open - 1),
+		         open + 1);
+	else
+		snprintf(p->aead_path, sizeof(p->aead_path), "unknown");
+}
+
+static int listen_on(const char *addr)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	char err[160];
+	int one = 1, fd, rc;
+
+	if (dgw_prom_addr_parse(addr, &ss, &len, err, sizeof(err)) != 0) {
+		fprintf(stderr, "dustgw: [telemetry] prometheus = %s\n", err);
+		return -EINVAL;
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, 16) != 0) {
+		rc = -errno;
+		fprintf(stderr, "dustgw: [telemetry] prometheus = %s: %s\n", addr, strerror(-rc));
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+struct dgw_prom *dgw_prom_open(const char *addr)
+{
+	struct dgw_prom *p = calloc(1, sizeof(*p));
+	int fd;
+
+	if (!p) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	fd = listen_on(addr);
+	if (fd < 0) {
+		free(p);
+		errno = -fd;
+		return NULL;
+	}
+	p->fd = fd;
+	snprintf(p->addr, sizeof(p->addr), "%s", addr);
+	return p;
+}
+
+int dgw_prom_start(struct dgw_prom *p, struct dgw *gw)
+{
+	int rc;
+
+	p->gw = gw;
+	aead_info(p);
+	rc = rte_ctrl_thread_create(&p->tid, "dgw-prom", NULL, prom_loop, p);
+	if (rc != 0) {
+		fprintf(stderr, "dustgw: cannot start the prometheus thread: %s\n", strerror(rc));
+		return -rc;
+	}
+	p->running = true;
+	DGW_LOG(INFO, "prometheus metrics on http://%s/metrics", p->addr);
+	return 0;
+}
+
+void dgw_prom_stop(struct dgw_prom *p)
+{
+	if (!p)
+		return;
+	if (p->running) {
+		atomic_store(&p->stop, true);
+		pthread_join(p->tid, NULL);
+	}
+	close(p->fd);
+	free(p);
+}
