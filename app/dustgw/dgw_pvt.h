@@ -212,8 +212,19 @@ int dgw_net_outer(struct dgw_worker *w, struct rte_mbuf *m, const struct dust_en
                   uint64_t mac, uint16_t dust_len, uint8_t profile);
 uint16_t dgw_net_outer_len(const struct dust_endpoint *to);
 int dgw_ensure_linear(struct dgw_worker *w, struct rte_mbuf *m);
-void dgw_net_tx(struct dgw_worker *w, struct rte_mbuf *m);
-void dgw_dlv_tx(struct dgw_worker *w, struct rte_mbuf *m);
+
+/* Buffered TX, here so that net.c and neigh.c (ARP/ND replies) share it without a cycle. */
+static inline void dgw_net_tx(struct dgw_worker *w, struct rte_mbuf *m)
+{
+	w->st.ctr[DGW_CTR_NET_TX]++;
+	rte_eth_tx_buffer(w->gw->net_port, w->wid, w->net_txb, m);
+}
+
+static inline void dgw_dlv_tx(struct dgw_worker *w, struct rte_mbuf *m)
+{
+	w->st.ctr[DGW_CTR_DLV_TX]++;
+	rte_eth_tx_buffer(w->gw->dlv_port, w->wid, w->dlv_txb, m);
+}
 
 /* neigh.c: ARP and ND */
 bool dgw_neigh_arp(struct dgw_worker *w, struct rte_mbuf *m, const struct rte_ether_addr *mine,
