@@ -142,7 +142,7 @@ struct dgw_worker {
 	uint64_t first_rx_tsc; /* for the summary's packet rate */
 	/* replay.c: capture clock (microseconds), next idle expiry, untimed packets */
 	uint64_t replay_us, replay_next_expire_s, replay_no_ts;
-	/* full table: the oldest last_rx_s seen by the last scan, and when (decode.c) */
+	/* full table: the oldest last_rx_s seen by the last scan, and when (lifecycle.c) */
 	uint32_t evict_oldest_s, evict_scan_s;
 	bool evict_scanned;
 	/* poll.c: adaptive polling (idle since, in TSC; the next nap, in us) */
@@ -212,8 +212,19 @@ int dgw_net_outer(struct dgw_worker *w, struct rte_mbuf *m, const struct dust_en
                   uint64_t mac, uint16_t dust_len, uint8_t profile);
 uint16_t dgw_net_outer_len(const struct dust_endpoint *to);
 int dgw_ensure_linear(struct dgw_worker *w, struct rte_mbuf *m);
-void dgw_net_tx(struct dgw_worker *w, struct rte_mbuf *m);
-void dgw_dlv_tx(struct dgw_worker *w, struct rte_mbuf *m);
+
+/* Buffered TX, here so that net.c and neigh.c (ARP/ND replies) share it without a cycle. */
+static inline void dgw_net_tx(struct dgw_worker *w, struct rte_mbuf *m)
+{
+	w->st.ctr[DGW_CTR_NET_TX]++;
+	rte_eth_tx_buffer(w->gw->net_port, w->wid, w->net_txb, m);
+}
+
+static inline void dgw_dlv_tx(struct dgw_worker *w, struct rte_mbuf *m)
+{
+	w->st.ctr[DGW_CTR_DLV_TX]++;
+	rte_eth_tx_buffer(w->gw->dlv_port, w->wid, w->dlv_txb, m);
+}
 
 /* neigh.c: ARP and ND */
 bool dgw_neigh_arp(struct dgw_worker *w, struct rte_mbuf *m, const struct rte_ether_addr *mine,
@@ -221,33 +232,47 @@ bool dgw_neigh_arp(struct dgw_worker *w, struct rte_mbuf *m, const struct rte_et
 bool dgw_neigh_ns(struct dgw_worker *w, struct rte_mbuf *m, const struct rte_ether_addr *mine,
                   bool any_target);
 
-/* decode.c / encode.c */
-void dgw_intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
-                    struct dust_session *old, enum dust_drop old_drop);
+/*
+ * The worker's layers, bottom up; each file calls only those below it
+ * (tools/check-cycles checks it):
+ *   sessmap.c, cid.c, eph.c, net.c (neigh.c)   publication, tables, wire
+ *   dispose.c                                  drop, open, deliver, answer
+ *   pending.c, pubwait.c, slow.c               parking queues: hand back
+ *   replay.c                                   the capture's clock
+ *   lifecycle.c                                intro, live, retire, expire
+ *   quic.c                                     the quic profile's dispatch
+ *   decode.c, inbox.c, encode.c, worker.c      dispatch and the loop
+ */
+
+/* dispose.c: what becomes of a datagram once its fate is known */
+void dgw_drop_m(struct dgw_worker *w, struct rte_mbuf *m, unsigned reason);
 void dgw_open(struct dgw_worker *w, struct dust_session *s, const struct dgw_rx *rx, size_t off,
               struct dust_rx_result *res);
-void dgw_datagram_done(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
-                       struct dust_session *s, const struct dust_rx_result *res, bool ka);
-void dgw_drop_m(struct dgw_worker *w, struct rte_mbuf *m, unsigned reason);
-void dgw_intro_live(struct dgw_worker *w, struct dust_session *s, struct dust_session *tmp,
-                    struct rte_mbuf *m, const struct dgw_rx *rx, size_t consumed,
-                    const struct dust_quic_accept *acc, bool first_use);
-void dgw_decode_one(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx);
+void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
+                 struct dust_session *s, const struct dust_rx_result *res, bool ka);
+void dgw_quic_answer(struct dgw_worker *w, struct rte_mbuf *m, struct dust_session *s,
+                     const struct dust_quic_accept *acc, uint64_t mac);
 
-/* slow.c */
+/* slow.c: holds and hands back; decode.c opens what it pops */
 int dgw_slow_init(struct dgw_worker *w);
-bool dgw_slow_defer(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx);
 bool dgw_slow_holds(const struct dgw_worker *w, const struct dust_endpoint *ep);
-void dgw_slow_run(struct dgw_worker *w, uint64_t data_tsc, bool saturated);
+bool dgw_slow_accepts(const struct dgw_worker *w);
+bool dgw_slow_full(const struct dgw_worker *w);
+void dgw_slow_push(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx);
+void dgw_slow_pop(struct dgw_worker *w, struct dgw_slow *e);
+void dgw_slow_popped(struct dgw_worker *w);
+void dgw_slow_earn(struct dgw_worker *w, uint64_t data_tsc, bool saturated);
+bool dgw_slow_due(const struct dgw_worker *w);
+void dgw_slow_spend(struct dgw_worker *w, uint64_t tsc);
 void dgw_slow_free(struct dgw_worker *w);
 
-/* pending.c */
+/* pending.c: done and expire release entries to *out for the caller to finish */
 bool dgw_pending_hold(struct dgw_worker *w, struct dust_session *s, struct rte_mbuf *m,
                       const struct dgw_rx *rx, size_t consumed, const struct dust_quic_accept *acc,
                       bool first_use);
 bool dgw_pending_take(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx);
-void dgw_pending_done(struct dgw_worker *w, uint32_t idx, enum dust_drop outcome);
-void dgw_pending_expire(struct dgw_worker *w);
+unsigned dgw_pending_done(struct dgw_worker *w, uint32_t idx, struct dgw_pending **out);
+unsigned dgw_pending_expire(struct dgw_worker *w, struct dgw_pending **out);
 void dgw_pending_free(struct dgw_worker *w);
 bool dgw_pending_any(struct dgw *gw);
 void dgw_store_fresh(struct dgw_worker *w, uint32_t idx);
@@ -261,39 +286,52 @@ bool dgw_pubwait_take(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw
                       const struct dust_session *s, const struct dust_rx_result *res);
 void dgw_pubwait_done(struct dgw_worker *w, struct dust_session *s);
 void dgw_pubwait_drop(struct dgw_worker *w, const struct dust_session *s);
-void dgw_pubwait_expire(struct dgw_worker *w);
+struct dust_session *dgw_pubwait_expired(const struct dgw_worker *w, uint64_t now_tsc);
 void dgw_pubwait_free(struct dgw_worker *w);
 
-/* quic.c: the quic profile's gateway side (SPEC §12) */
+/* lifecycle.c: a worker's sessions from intro to retirement */
+void dgw_intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
+                    struct dust_session *old, enum dust_drop old_drop);
+void dgw_intro_live(struct dgw_worker *w, struct dust_session *s, struct dust_session *tmp,
+                    struct rte_mbuf *m, const struct dgw_rx *rx, size_t consumed,
+                    const struct dust_quic_accept *acc, bool first_use);
+void dgw_datagram_done(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
+                       struct dust_session *s, const struct dust_rx_result *res, bool ka);
+void dgw_sess_retire(struct dgw_worker *w, struct dust_session *s);
+unsigned dgw_sess_expire(struct dgw_worker *w);
+
+/* cid.c / quic.c: the quic profile's gateway side (SPEC §12) */
 int dgw_quic_worker_init(struct dgw_worker *w);
 void dgw_quic_worker_free(struct dgw_worker *w);
+void dgw_quic_cid_add(struct dgw_worker *w, struct dust_session *s);
+void dgw_quic_cid_del(struct dgw_worker *w, const struct dust_session *s);
+struct dust_session *dgw_quic_cid_find(struct dgw_worker *w, const uint8_t *dg, uint16_t len);
+bool dgw_quic_short(struct dgw_rx *rx, struct dust_session **s);
+void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx);
 
 /* eph.c: the server shares of accepted intros */
 void dgw_eph_refill(struct dgw_worker *w);
 const struct dust_eph *dgw_eph_peek(const struct dgw_worker *w);
 void dgw_eph_spent(struct dgw_worker *w, const struct dust_eph *eph);
 void dgw_eph_free(struct dgw_worker *w);
-enum dust_drop dgw_quic_accept(struct dgw_worker *w, const struct dgw_rx *rx,
-                               struct dust_session *s, struct dust_quic_accept *acc,
-                               struct dust_intro_info *info);
-void dgw_quic_answer(struct dgw_worker *w, struct rte_mbuf *m, struct dust_session *s,
-                     const struct dust_quic_accept *acc, uint64_t mac);
-bool dgw_quic_short(struct dgw_rx *rx, struct dust_session **s);
-void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx);
-void dgw_quic_cid_add(struct dgw_worker *w, struct dust_session *s);
-void dgw_quic_cid_del(struct dgw_worker *w, const struct dust_session *s);
+
+/* decode.c / inbox.c / encode.c: the dispatch */
+void dgw_decode_one(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx);
 void dgw_decode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n);
+void dgw_decode_slow(struct dgw_worker *w, uint64_t data_tsc, bool saturated);
+void dgw_decode_released(struct dgw_worker *w, struct dgw_pending *p, unsigned n,
+                         enum dust_drop outcome);
+void dgw_worker_inbox(struct dgw_worker *w);
+void dgw_worker_expire(struct dgw_worker *w);
 void dgw_encode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n);
 
-/* sessmap.c */
+/* sessmap.c: publication, maps and RCU */
 int dgw_sessmap_create(struct dgw *gw);
 void dgw_sessmap_free(struct dgw *gw);
 void dgw_sess_publish(struct dgw_worker *w, struct dust_session *s, uint64_t mac);
-void dgw_sess_retire(struct dgw_worker *w, struct dust_session *s);
+void dgw_sess_retired(struct dgw_worker *w, struct dust_session *s);
 void dgw_sess_note_mac(struct dgw_worker *w, const struct dust_session *s, uint64_t mac);
-void dgw_worker_inbox(struct dgw_worker *w);
 void dgw_main_messages(struct dgw *gw);
-void dgw_worker_expire(struct dgw_worker *w);
 int dgw_sessmap_merge(struct dgw *gw);
 unsigned dgw_sessmap_revoke(struct dgw *gw);
 
@@ -302,7 +340,7 @@ void dgw_store_poll(struct dgw *gw);
 
 /* replay.c: the capture's clock */
 int dgw_replay_setup(struct dgw *gw);
-void dgw_replay_clock(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n);
+bool dgw_replay_clock(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n);
 void dgw_replay_publish_wait(struct dgw_worker *w, struct dust_session *s);
 void dgw_replay_main(struct dgw *gw);
 

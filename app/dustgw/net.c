@@ -259,15 +259,3 @@ int dgw_net_outer(struct dgw_worker *w, struct rte_mbuf *m, const struct dust_en
 	m->pkt_len = m->data_len;
 	return 0;
 }
-
-void dgw_net_tx(struct dgw_worker *w, struct rte_mbuf *m)
-{
-	w->st.ctr[DGW_CTR_NET_TX]++;
-	rte_eth_tx_buffer(w->gw->net_port, w->wid, w->net_txb, m);
-}
-
-void dgw_dlv_tx(struct dgw_worker *w, struct rte_mbuf *m)
-{
-	w->st.ctr[DGW_CTR_DLV_TX]++;
-	rte_eth_tx_buffer(w->gw->dlv_port, w->wid, w->dlv_txb, m);
-}

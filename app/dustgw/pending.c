@@ -5,7 +5,8 @@
  * (with any chained data) and later datagrams from the same endpoint here,
  * and asks the main lcore to write and fsync the binding. Nothing is
  * answered until the main lcore says DURABLE; then the session goes live
- * and the held datagrams are decoded in order. No worker waits on a disk.
+ * and the held datagrams are decoded in order (by the caller, decode.c:
+ * this queue only hands back what it releases). No worker waits on a disk.
  */
 #include <rte_cycles.h>
 #include <rte_malloc.h>
@@ -89,49 +90,32 @@ bool dgw_pending_take(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw
 	return true;
 }
 
-/* outcome: DUST_OK once durable, else the reason (intro_persist, store_unavailable, ...) */
-static void finish(struct dgw_worker *w, struct dgw_pending *p, enum dust_drop outcome)
-{
-	if (outcome != DUST_OK) {
-		dust_session_wipe(&p->s);
-		dgw_drop_m(w, p->m, outcome);
-		for (unsigned i = 0; i < p->nheld; i++)
-			dgw_drop_m(w, p->held[i], outcome);
-		return;
-	}
-	dgw_intro_live(w, NULL, &p->s, p->m, &p->rx, p->consumed,
-	               p->rx.profile == DUST_PROFILE_QUIC ? &p->acc : NULL, p->first_use);
-	for (unsigned i = 0; i < p->nheld; i++)
-		dgw_decode_one(w, p->held[i], &p->held_rx[i]);
-}
-
 /*
- * Finish every entry that done() picks, in arrival order (a client that
- * moved while its first use waited: its later intro must win), keeping the
- * others in order too. Picked entries are copied out first: finishing one
- * decodes held datagrams, which must not find it still pending.
+ * Take every entry that done() picks off the list, in arrival order (a
+ * client that moved while its first use waited: its later intro must win),
+ * keeping the others in order too. Picked entries are copied out to the
+ * worker's scratch half, *out: finishing one decodes held datagrams, which
+ * must not find it still pending. The caller finishes and wipes them.
  */
-static void finish_where(struct dgw_worker *w, bool (*done)(const struct dgw_pending *, void *),
-                         void *arg, enum dust_drop outcome)
+static unsigned release_where(struct dgw_worker *w,
+                              bool (*done)(const struct dgw_pending *, void *), void *arg,
+                              struct dgw_pending **out)
 {
-	struct dgw_pending *out = w->pend + DGW_PENDING_MAX; /* the worker's scratch half */
 	unsigned keep = 0, nout = 0, n = w->npend;
 
+	*out = w->pend + DGW_PENDING_MAX;
 	for (unsigned i = 0; i < n; i++) {
 		struct dgw_pending *p = &w->pend[i];
 
 		if (done(p, arg))
-			out[nout++] = *p;
+			(*out)[nout++] = *p;
 		else if (keep++ != i)
 			w->pend[keep - 1] = *p;
 	}
 	for (unsigned i = keep; i < n; i++)
 		dust_session_wipe(&w->pend[i].s);
 	w->npend = keep;
-	for (unsigned i = 0; i < nout; i++) {
-		finish(w, &out[i], outcome);
-		dust_session_wipe(&out[i].s);
-	}
+	return nout;
 }
 
 static bool is_idx(const struct dgw_pending *p, void *arg)
@@ -139,25 +123,26 @@ static bool is_idx(const struct dgw_pending *p, void *arg)
 	return p->s.invite_idx == *(const uint32_t *)arg;
 }
 
-void dgw_pending_done(struct dgw_worker *w, uint32_t idx, enum dust_drop outcome)
+/* DURABLE(idx): the entries of idx, released to *out; returns how many. */
+unsigned dgw_pending_done(struct dgw_worker *w, uint32_t idx, struct dgw_pending **out)
 {
-	finish_where(w, is_idx, &idx, outcome);
+	return release_where(w, is_idx, &idx, out);
 }
 
 /*
  * A DURABLE that never came (main ring full), or an fsync slower than any
- * client waits: refuse after DGW_PENDING_TIMEOUT_S.
+ * client waits: released after DGW_PENDING_TIMEOUT_S, to be refused.
  */
 static bool is_old(const struct dgw_pending *p, void *arg)
 {
 	return *(const uint64_t *)arg - p->since_tsc >= DGW_PENDING_TIMEOUT_S * rte_get_tsc_hz();
 }
 
-void dgw_pending_expire(struct dgw_worker *w)
+unsigned dgw_pending_expire(struct dgw_worker *w, struct dgw_pending **out)
 {
 	uint64_t now = rte_rdtsc();
 
-	finish_where(w, is_old, &now, DUST_DROP_INTRO_PERSIST);
+	return release_where(w, is_old, &now, out);
 }
 
 /* At exit: what still waits is dropped (never answered), its keys wiped. */

@@ -7,6 +7,7 @@
  * flight) with the intro's chained data, opened but not delivered, and up
  * to DGW_PENDING_HOLD later datagrams of the session, in order. No worker
  * waits: the entry is finished when the worker reads PUBLISHED in its inbox.
+ * Above dispose.c only: what this queue cannot keep goes back to its caller.
  */
 #include <rte_cycles.h>
 #include <rte_malloc.h>
@@ -43,12 +44,8 @@ bool dgw_pubwait_hold(struct dgw_worker *w, struct dust_session *s, struct rte_m
 {
 	struct dgw_pubwait *p;
 
-	if (w->nwait == DGW_PENDING_MAX) {
-		/* never answered: the client retries its intro */
-		dgw_sess_retire(w, s);
-		dgw_drop_m(w, m, DGW_DROP_PENDING_FULL);
-		return false;
-	}
+	if (w->nwait == DGW_PENDING_MAX)
+		return false; /* the caller retires s, drops m */
 	p = &w->pubw[w->nwait++];
 	p->s = s;
 	p->m = m;
@@ -100,9 +97,9 @@ void dgw_pubwait_done(struct dgw_worker *w, struct dust_session *s)
 	if (e.rx.profile == DUST_PROFILE_QUIC)
 		dgw_quic_answer(w, e.m, s, &e.acc, e.rx.mac);
 	else
-		dgw_datagram_done(w, e.m, &e.rx, s, &e.res, true);
+		dgw_dispose(w, e.m, &e.rx, s, &e.res, true);
 	for (unsigned i = 0; i < e.nheld; i++)
-		dgw_datagram_done(w, e.held[i], &e.held_rx[i], s, &e.held_res[i], false);
+		dgw_dispose(w, e.held[i], &e.held_rx[i], s, &e.held_res[i], false);
 }
 
 /* s leaves the table (evicted, revoked instead of published, replaced): never answered. */
@@ -116,13 +113,16 @@ void dgw_pubwait_drop(struct dgw_worker *w, const struct dust_session *s)
 	drop_entry(w, &e);
 }
 
-/* A PUBLISHED that never came (main ring full): retire after DGW_PENDING_TIMEOUT_S. */
-void dgw_pubwait_expire(struct dgw_worker *w)
+/*
+ * A PUBLISHED that never came (main ring full): the session of the oldest
+ * entry waiting DGW_PENDING_TIMEOUT_S at now_tsc, for the caller to retire
+ * (which drops the entry), or NULL.
+ */
+struct dust_session *dgw_pubwait_expired(const struct dgw_worker *w, uint64_t now_tsc)
 {
-	uint64_t now = rte_rdtsc(), limit = DGW_PENDING_TIMEOUT_S * rte_get_tsc_hz();
+	uint64_t limit = DGW_PENDING_TIMEOUT_S * rte_get_tsc_hz();
 
-	while (w->nwait && now - w->pubw[0].since_tsc >= limit)
-		dgw_sess_retire(w, w->pubw[0].s); /* drops the entry (dgw_pubwait_drop) */
+	return w->nwait && now_tsc - w->pubw[0].since_tsc >= limit ? w->pubw[0].s : NULL;
 }
 
 /* At exit: what still waits is dropped, never answered. */

@@ -1,120 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The quic profile's side of the gateway (SPEC.md §12): client Initials go
- * to the intro path and are answered with a QUIC server first flight; data
+ * The quic profile's dispatch (SPEC.md §12): client Initials go to the
+ * intro path (answered with a QUIC server first flight, dispose.c); data
  * arrives in 1-RTT short headers, found by address and, when the address
- * is new (a NAT rebinding), by the connection ID this gateway chose. A
- * session moves only after a packet from the new address authenticates.
+ * is new (a NAT rebinding), by the connection ID this gateway chose
+ * (cid.c). A session moves only after a packet from the new address
+ * authenticates.
  */
-#include <rte_hash.h>
-#include <rte_jhash.h>
-#include <rte_malloc.h>
-
 #include "dgw_pvt.h"
-
-/* cid_map key: a CID padded to whole 32-bit words for rte_jhash. */
-struct cid_key {
-	uint8_t len;
-	uint8_t cid[DUST_QUIC_CID_MAX];
-	uint8_t pad[3];
-} __attribute__((aligned(4)));
-
-static void cid_key_of(struct cid_key *k, const uint8_t *cid, uint8_t len)
-{
-	memset(k, 0, sizeof(*k));
-	k->len = len;
-	memcpy(k->cid, cid, len);
-}
-
-int dgw_quic_worker_init(struct dgw_worker *w)
-{
-	char name[RTE_HASH_NAMESIZE];
-	struct rte_hash_parameters p = {
-	    .name = name,
-	    .entries = RTE_MAX(64u, w->gw->cfg.sessions_per_lcore * 2),
-	    .key_len = sizeof(struct cid_key),
-	    .hash_func = rte_jhash,
-	    .socket_id = (int)rte_socket_id(),
-	};
-
-	static _Atomic unsigned seq; /* several gateways may share a process (bench, tests) */
-
-	if (!w->gw->cfg.quic_port)
-		return 0; /* no quic port: no session ever has a server CID */
-	snprintf(name, sizeof(name), "dgw_cid_%u_%u", w->wid, atomic_fetch_add(&seq, 1));
-	w->cid_map = rte_hash_create(&p);
-	return w->cid_map ? 0 : -ENOMEM;
-}
-
-void dgw_quic_worker_free(struct dgw_worker *w)
-{
-	rte_hash_free(w->cid_map);
-	w->cid_map = NULL;
-}
-
-void dgw_quic_cid_add(struct dgw_worker *w, struct dust_session *s)
-{
-	struct cid_key k;
-
-	cid_key_of(&k, s->cid, s->cid_len);
-	if (rte_hash_add_key_data(w->cid_map, &k, s) < 0)
-		DGW_LOG(WARNING, "connection ID table full: a moving client will re-introduce");
-}
-
-/* Only while the entry still names s: a moved session's copy owns it now. */
-void dgw_quic_cid_del(struct dgw_worker *w, const struct dust_session *s)
-{
-	struct cid_key k;
-	void *v = NULL;
-
-	if (s->profile != DUST_PROFILE_QUIC || !w->cid_map)
-		return;
-	cid_key_of(&k, s->cid, s->cid_len);
-	if (rte_hash_lookup_data(w->cid_map, &k, &v) >= 0 && v == s)
-		rte_hash_del_key(w->cid_map, &k);
-}
-
-enum dust_drop dgw_quic_accept(struct dgw_worker *w, const struct dgw_rx *rx,
-                               struct dust_session *s, struct dust_quic_accept *acc,
-                               struct dust_intro_info *info)
-{
-	const struct dust_eph *eph = dgw_eph_peek(w);
-	enum dust_drop d;
-
-	d = dust_quic_intro_accept(&w->gw->srv, &w->rng, rx->dg, rx->len, w->now_ms, &rx->ep, eph,
-	                           s, acc, info);
-	if (d == DUST_OK)
-		dgw_eph_spent(w, eph);
-	return d;
-}
-
-/* The first flight goes out in the Initial's own mbuf (its bytes are spent). */
-void dgw_quic_answer(struct dgw_worker *w, struct rte_mbuf *m, struct dust_session *s,
-                     const struct dust_quic_accept *acc, uint64_t mac)
-{
-	uint16_t outer = dgw_net_outer_len(&s->peer);
-	uint8_t *pkt;
-	int r;
-
-	dgw_quic_cid_add(w, s);
-	m->data_off = RTE_PKTMBUF_HEADROOM;
-	m->data_len = 0;
-	m->pkt_len = 0;
-	m->ol_flags = 0;
-	m->packet_type = 0;
-	pkt = rte_pktmbuf_mtod(m, uint8_t *) + outer;
-	r = dust_quic_answer_build(s, acc, &w->rng, w->now_s, pkt, rte_pktmbuf_tailroom(m) - outer);
-	if (r < 0) {
-		dgw_drop_m(w, m, r == -EMSGSIZE ? DGW_DROP_TOO_BIG : DGW_DROP_SEAL);
-		return;
-	}
-	if (dgw_net_outer(w, m, &s->peer, mac, (uint16_t)r, DUST_PROFILE_QUIC) != 0) {
-		rte_pktmbuf_free(m);
-		return;
-	}
-	w->st.ctr[DGW_CTR_QUIC_ANSWER]++;
-	dgw_net_tx(w, m);
-}
 
 bool dgw_quic_short(struct dgw_rx *rx, struct dust_session **s)
 {
@@ -162,18 +55,9 @@ static struct dust_session *migrate(struct dgw_worker *w, struct dust_session *o
 /* A short header from an address with no session: its CID may know it. */
 static void by_cid(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)
 {
-	struct dust_session *s = NULL, *moved;
+	struct dust_session *s = dgw_quic_cid_find(w, rx->dg, rx->len), *moved;
 	struct dust_rx_result res;
-	struct cid_key k;
-	void *v;
 
-	for (uint8_t l = DUST_QUIC_SERVER_CID_MIN; l <= DUST_QUIC_CID_MAX && !s; l++) {
-		if (rx->len < 1u + l)
-			break;
-		cid_key_of(&k, rx->dg + 1, l);
-		if (rte_hash_lookup_data(w->cid_map, &k, &v) >= 0)
-			s = v;
-	}
 	if (!s || s->state != DUST_SESSION_LIVE || !dgw_quic_short(rx, &s)) {
 		dgw_drop_m(w, m, DGW_DROP_QUIC_NO_SESSION);
 		return;

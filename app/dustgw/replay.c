@@ -78,10 +78,12 @@ void dgw_replay_publish_wait(struct dgw_worker *w, struct dust_session *s)
 		dgw_pubwait_done(w, s);
 }
 
-void dgw_replay_clock(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
+/* The worker's clock from a burst's timestamps; true when idle expiry is due. */
+bool dgw_replay_clock(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct dgw *gw = w->gw;
 	uint64_t us = w->replay_us;
+	bool due;
 
 	for (uint16_t i = 0; i < n; i++) {
 		if (likely(pkts[i]->ol_flags & gw->ts_flag))
@@ -93,16 +95,16 @@ void dgw_replay_clock(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 			        w->wid, pkts[i]->port);
 	}
 	if (us == w->replay_us)
-		return;
+		return false;
 	w->replay_us = us;
 	w->now_ms = us / 1000;
 	w->now_s = (uint32_t)(us / 1000000);
 	epoch_follow(w, w->now_s / DUST_EPOCH_S);
-	if (w->now_s >= w->replay_next_expire_s) {
-		if (w->replay_next_expire_s)
-			dgw_worker_expire(w);
-		w->replay_next_expire_s = (uint64_t)w->now_s + 1;
-	}
+	if (w->now_s < w->replay_next_expire_s)
+		return false;
+	due = w->replay_next_expire_s != 0;
+	w->replay_next_expire_s = (uint64_t)w->now_s + 1;
+	return due;
 }
 
 void dgw_replay_main(struct dgw *gw)

@@ -212,21 +212,10 @@ void dgw_sess_publish(struct dgw_worker *w, struct dust_session *s, uint64_t mac
 	to_main(w, DGW_MSG_PUBLISH, s, mac);
 }
 
-/* s was already taken out of the table (RETIRING). */
-static void retired(struct dust_session *s, void *arg)
+/* s left its owner's table (lifecycle.c): main unpublishes it and defers its slot. */
+void dgw_sess_retired(struct dgw_worker *w, struct dust_session *s)
 {
-	struct dgw_worker *w = arg;
-
-	if (w->nwait)
-		dgw_pubwait_drop(w, s);
-	dgw_quic_cid_del(arg, s);
-	to_main(arg, DGW_MSG_RETIRED, s, 0);
-}
-
-void dgw_sess_retire(struct dgw_worker *w, struct dust_session *s)
-{
-	dust_session_table_remove(w->tab, s);
-	retired(s, w);
+	to_main(w, DGW_MSG_RETIRED, s, 0);
 }
 
 void dgw_sess_note_mac(struct dgw_worker *w, const struct dust_session *s, uint64_t mac)
@@ -237,39 +226,6 @@ void dgw_sess_note_mac(struct dgw_worker *w, const struct dust_session *s, uint6
 	if (atomic_load_explicit(&p->mac, memory_order_relaxed) != mac &&
 	    atomic_load_explicit(&p->s, memory_order_relaxed) == s)
 		atomic_store_explicit(&p->mac, mac, memory_order_relaxed);
-}
-
-void dgw_worker_expire(struct dgw_worker *w)
-{
-	if (w->npend)
-		dgw_pending_expire(w);
-	if (w->nwait)
-		dgw_pubwait_expire(w);
-	w->st.ctr[DGW_CTR_SESS_EXPIRED] +=
-	    dust_session_table_expire(w->tab, w->now_s, w->gw->cfg.idle_timeout_s, retired, w);
-}
-
-void dgw_worker_inbox(struct dgw_worker *w)
-{
-	struct dgw_msg m[32];
-	unsigned n = rte_ring_dequeue_burst_elem(w->inbox, m, sizeof(m[0]), RTE_DIM(m), NULL);
-
-	for (unsigned i = 0; i < n; i++) {
-		struct dust_session *s = m[i].s;
-
-		if (m[i].type == DGW_MSG_RELEASE) {
-			dust_session_table_release(w->tab, s);
-		} else if (m[i].type == DGW_MSG_PUBLISHED) {
-			dgw_pubwait_done(w, s);
-		} else if (m[i].type == DGW_MSG_DURABLE) {
-			dgw_pending_done(w, m[i].idx, (enum dust_drop)m[i].mac);
-		} else if ((m[i].type == DGW_MSG_EVICT || m[i].type == DGW_MSG_REVOKE) &&
-		           s->state == DUST_SESSION_LIVE && s->invite_idx == m[i].idx) {
-			dgw_sess_retire(w, s);
-			w->st.ctr[m[i].type == DGW_MSG_EVICT ? DGW_CTR_SESS_EVICTED
-			                                     : DGW_CTR_SESS_REVOKED]++;
-		}
-	}
 }
 
 /* PUBLISH handled, for a replaying worker that waits on it (replay.c) */

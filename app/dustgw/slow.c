@@ -3,7 +3,8 @@
  * The slow path's queue (SPEC §7): datagrams from endpoints with no session
  * (intros, mostly: a first use costs two X25519s) wait here in arrival order,
  * and the worker opens them in a bounded share of its time, so established
- * sessions' data keeps flowing through a burst of first uses.
+ * sessions' data keeps flowing through a burst of first uses. The queue
+ * only holds and hands back: decode.c opens what it pops.
  */
 #include <rte_cycles.h>
 #include <rte_malloc.h>
@@ -49,35 +50,43 @@ static unsigned share(const struct dgw_worker *w)
 	return __atomic_load_n(&w->gw->cfg.intro_share, __ATOMIC_RELAXED);
 }
 
-/* The oldest entry, opened now; slow_n counts down once it is done. */
-static void run_head(struct dgw_worker *w)
+/* May a datagram queue now? Not while an entry runs, nor with no share. */
+bool dgw_slow_accepts(const struct dgw_worker *w)
 {
-	struct dgw_slow e = w->slow[w->slow_head];
+	return !w->slow_running && share(w);
+}
 
-	w->slow_running = true;
-	w->slow_head = (w->slow_head + 1) % DGW_SLOW_MAX;
-	w->slow_eps[ep_hash(&e.rx.ep)]--;
-	dgw_decode_one(w, e.m, &e.rx);
-	/* a test that waits for an empty queue then sees the entry's effects */
-	__atomic_store_n(&w->slow_n, w->slow_n - 1, __ATOMIC_RELAXED);
-	w->slow_running = false;
+bool dgw_slow_full(const struct dgw_worker *w)
+{
+	return w->slow_n == DGW_SLOW_MAX;
 }
 
 /*
- * Queued behind the others, in arrival order. A full queue opens its oldest
- * entry first: intros then take what they need (as before the queue), and
- * nothing is dropped or reordered.
+ * Queued behind the others, in arrival order. A full queue has its oldest
+ * entry run first (the caller pops it): intros then take what they need
+ * (as before the queue), and nothing is dropped or reordered.
  */
-bool dgw_slow_defer(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx)
+void dgw_slow_push(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx)
 {
-	if (w->slow_running || !share(w))
-		return false;
-	if (w->slow_n == DGW_SLOW_MAX)
-		run_head(w);
 	w->slow[(w->slow_head + w->slow_n) % DGW_SLOW_MAX] = (struct dgw_slow){.m = m, .rx = *rx};
 	w->slow_eps[ep_hash(&rx->ep)]++;
 	__atomic_store_n(&w->slow_n, w->slow_n + 1, __ATOMIC_RELAXED);
-	return true;
+}
+
+/* The oldest entry, for the caller to open now; slow_n counts down at dgw_slow_popped. */
+void dgw_slow_pop(struct dgw_worker *w, struct dgw_slow *e)
+{
+	*e = w->slow[w->slow_head];
+	w->slow_running = true;
+	w->slow_head = (w->slow_head + 1) % DGW_SLOW_MAX;
+	w->slow_eps[ep_hash(&e->rx.ep)]--;
+}
+
+void dgw_slow_popped(struct dgw_worker *w)
+{
+	/* a test that waits for an empty queue then sees the entry's effects */
+	__atomic_store_n(&w->slow_n, w->slow_n - 1, __ATOMIC_RELAXED);
+	w->slow_running = false;
 }
 
 /*
@@ -85,9 +94,9 @@ bool dgw_slow_defer(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_r
  * queue earns share/(100 - share) of the data's time, so data keeps
  * (100 - share)% of the worker (an intro that overran is a debt paid from
  * later earnings); otherwise it gets a slice of spare time. An entry runs
- * whenever the credit is positive: the queue always moves.
+ * whenever the credit is positive (dgw_slow_due): the queue always moves.
  */
-void dgw_slow_run(struct dgw_worker *w, uint64_t data_tsc, bool saturated)
+void dgw_slow_earn(struct dgw_worker *w, uint64_t data_tsc, bool saturated)
 {
 	uint64_t hz = rte_get_tsc_hz(), slice = hz / 1000000 * SLICE_US;
 	unsigned sh = share(w);
@@ -97,12 +106,17 @@ void dgw_slow_run(struct dgw_worker *w, uint64_t data_tsc, bool saturated)
 		                 (int64_t)(data_tsc * sh / (100 - RTE_MIN(sh, 99u)));
 	else
 		w->slow_credit = (int64_t)slice;
-	while (w->slow_n && w->slow_credit > 0) {
-		uint64_t t0 = rte_rdtsc();
+}
 
-		run_head(w);
-		w->slow_credit -= (int64_t)(rte_rdtsc() - t0);
-	}
+bool dgw_slow_due(const struct dgw_worker *w)
+{
+	return w->slow_n && w->slow_credit > 0;
+}
+
+/* An entry took tsc cycles. */
+void dgw_slow_spend(struct dgw_worker *w, uint64_t tsc)
+{
+	w->slow_credit -= (int64_t)tsc;
 }
 
 /* At exit: what still waits is dropped unread. */

@@ -57,8 +57,8 @@ static uint16_t poll_once(struct dgw_worker *w, uint64_t now_tsc)
 		if (unlikely(!w->first_rx_tsc))
 			w->first_rx_tsc = now_tsc;
 		w->st.ctr[DGW_CTR_NET_RX] += n;
-		if (gw->cfg.clock == DGW_CLOCK_CAPTURE)
-			dgw_replay_clock(w, pkts, n);
+		if (gw->cfg.clock == DGW_CLOCK_CAPTURE && dgw_replay_clock(w, pkts, n))
+			dgw_worker_expire(w);
 		/*
 		 * Busy while the burst is decoded, idle from when it is done: a
 		 * burst of first-use intros (an fsync each) can outlast the idle
@@ -76,8 +76,8 @@ static uint16_t poll_once(struct dgw_worker *w, uint64_t now_tsc)
 	got += n;
 	if (n) {
 		w->st.ctr[DGW_CTR_DLV_RX] += n;
-		if (gw->cfg.clock == DGW_CLOCK_CAPTURE)
-			dgw_replay_clock(w, pkts, n);
+		if (gw->cfg.clock == DGW_CLOCK_CAPTURE && dgw_replay_clock(w, pkts, n))
+			dgw_worker_expire(w);
 		atomic_store_explicit(&w->last_dlv_rx_tsc, DGW_BUSY, memory_order_relaxed);
 		dgw_encode_burst(w, pkts, n);
 		atomic_store_explicit(&w->last_dlv_rx_tsc, rte_rdtsc(), memory_order_relaxed);
@@ -109,7 +109,7 @@ int dgw_worker_main(void *arg)
 		}
 		got = poll_once(w, now);
 		if (w->slow_n)
-			dgw_slow_run(w, rte_rdtsc() - now, got >= DGW_BURST);
+			dgw_decode_slow(w, rte_rdtsc() - now, got >= DGW_BURST);
 		rte_rcu_qsbr_quiescent(gw->rcu, w->wid);
 		dgw_poll_idle(w, got ? got : (uint16_t)(w->slow_n != 0), now);
 	}

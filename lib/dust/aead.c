@@ -2,7 +2,8 @@
 /*
  * Which AEAD backend runs the data packets: libipsec-mb when it was built in
  * and this thread could get a manager, libsodium otherwise (or when chosen
- * with dust_crypto_select). Also the suite names and availability.
+ * with dust_crypto_select). Also the suite names and availability, and
+ * dust_init.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -108,6 +109,15 @@ void aead_warm(void)
 		                         .len = sizeof(buf),
 		                         .suite = (uint8_t)i};
 	aead_seal_burst(op, DUST_SUITE_COUNT);
+}
+
+/* libdust's initialisation lives with the backends it warms (aead_warm). */
+DUST_EXPORT int dust_init(void)
+{
+	if (sodium_init() < 0)
+		return -1;
+	aead_warm();
+	return 0;
 }
 
 DUST_EXPORT int dust_crypto_select(const char *name)

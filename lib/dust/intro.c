@@ -311,25 +311,6 @@ out_wipe:
 	return d;
 }
 
-DUST_EXPORT int dust_intro_answer_build(struct dust_session *s, struct dust_rng *rng,
-                                        const struct dust_pad *pad, uint32_t now_s, uint8_t *out,
-                                        size_t cap)
-{
-	int r;
-
-	if (!s->hs_pending || s->role != DUST_ROLE_SERVER)
-		return -EINVAL;
-	if (cap < DUST_ANSWER_BYTES + DUST_DATA_MIN_BYTES)
-		return -EMSGSIZE;
-	r = dust_data_seal(s, rng, pad, now_s, out + DUST_ANSWER_BYTES, 0, cap - DUST_ANSWER_BYTES);
-	if (r < 0)
-		return r;
-	memcpy(out, s->hs.answer, DUST_ANSWER_BYTES);
-	sodium_memzero(&s->hs, sizeof(s->hs));
-	s->hs_pending = 0;
-	return DUST_ANSWER_BYTES + r;
-}
-
 DUST_EXPORT enum dust_drop dust_intro_answer_open(struct dust_session *s, const uint8_t *dg,
                                                   size_t len, size_t *consumed)
 {

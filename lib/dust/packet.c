@@ -302,6 +302,30 @@ DUST_EXPORT int dust_data_seal(struct dust_session *s, struct dust_rng *rng,
 
 /* ---- Opening --------------------------------------------------------------------- */
 
+/*
+ * The first keepalive of a random-profile session: the answer block sealed at
+ * the intro (SPEC §5.1), then a data packet. Here, beside the seal it wraps:
+ * this file opens answers with intro.c's help, so intro.c calls nothing here.
+ */
+DUST_EXPORT int dust_intro_answer_build(struct dust_session *s, struct dust_rng *rng,
+                                        const struct dust_pad *pad, uint32_t now_s, uint8_t *out,
+                                        size_t cap)
+{
+	int r;
+
+	if (!s->hs_pending || s->role != DUST_ROLE_SERVER)
+		return -EINVAL;
+	if (cap < DUST_ANSWER_BYTES + DUST_DATA_MIN_BYTES)
+		return -EMSGSIZE;
+	r = dust_data_seal(s, rng, pad, now_s, out + DUST_ANSWER_BYTES, 0, cap - DUST_ANSWER_BYTES);
+	if (r < 0)
+		return r;
+	memcpy(out, s->hs.answer, DUST_ANSWER_BYTES);
+	sodium_memzero(&s->hs, sizeof(s->hs));
+	s->hs_pending = 0;
+	return DUST_ANSWER_BYTES + r;
+}
+
 static enum dust_drop ts_check(uint32_t ts, uint32_t now_s, const struct dust_limits *lim)
 {
 	int64_t d = (int32_t)(ts - now_s);

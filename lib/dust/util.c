@@ -1,27 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Small shared pieces of libdust: initialisation, the thread-local error
- * text, drop-reason names, address parsing and formatting.
+ * Small shared pieces of libdust: the thread-local error text, drop-reason
+ * names, address parsing and formatting.
  */
 #include <arpa/inet.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
 
-#include <sodium.h>
-
-#include "aead.h"
 #include "dust_pvt.h"
 
 static _Thread_local char last_error[256];
-
-DUST_EXPORT int dust_init(void)
-{
-	if (sodium_init() < 0)
-		return -1;
-	aead_warm();
-	return 0;
-}
 
 DUST_EXPORT const char *dust_last_error(void)
 {

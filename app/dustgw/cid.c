@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The quic profile's connection IDs (SPEC.md §12): per worker, the server
+ * CID each quic session was given maps to the session, so a short header
+ * from a new address (a NAT rebinding) still finds it. A table, no policy:
+ * quic.c decides when a session moves.
+ */
+#include <rte_hash.h>
+#include <rte_jhash.h>
+
+#include "dgw_pvt.h"
+
+/* cid_map key: a CID padded to whole 32-bit words for rte_jhash. */
+struct cid_key {
+	uint8_t len;
+	uint8_t cid[DUST_QUIC_CID_MAX];
+	uint8_t pad[3];
+} __attribute__((aligned(4)));
+
+static void cid_key_of(struct cid_key *k, const uint8_t *cid, uint8_t len)
+{
+	memset(k, 0, sizeof(*k));
+	k->len = len;
+	memcpy(k->cid, cid, len);
+}
+
+int dgw_quic_worker_init(struct dgw_worker *w)
+{
+	char name[RTE_HASH_NAMESIZE];
+	struct rte_hash_parameters p = {
+	    .name = name,
+	    .entries = RTE_MAX(64u, w->gw->cfg.sessions_per_lcore * 2),
+	    .key_len = sizeof(struct cid_key),
+	    .hash_func = rte_jhash,
+	    .socket_id = (int)rte_socket_id(),
+	};
+
+	static _Atomic unsigned seq; /* several gateways may share a process (bench, tests) */
+
+	if (!w->gw->cfg.quic_port)
+		return 0; /* no quic port: no session ever has a server CID */
+	snprintf(name, sizeof(name), "dgw_cid_%u_%u", w->wid, atomic_fetch_add(&seq, 1));
+	w->cid_map = rte_hash_create(&p);
+	return w->cid_map ? 0 : -ENOMEM;
+}
+
+void dgw_quic_worker_free(struct dgw_worker *w)
+{
+	rte_hash_free(w->cid_map);
+	w->cid_map = NULL;
+}
+
+void dgw_quic_cid_add(struct dgw_worker *w, struct dust_session *s)
+{
+	struct cid_key k;
+
+	cid_key_of(&k, s->cid, s->cid_len);
+	if (rte_hash_add_key_data(w->cid_map, &k, s) < 0)
+		DGW_LOG(WARNING, "connection ID table full: a moving client will re-introduce");
+}
+
+/* Only while the entry still names s: a moved session's copy owns it now. */
+void dgw_quic_cid_del(struct dgw_worker *w, const struct dust_session *s)
+{
+	struct cid_key k;
+	void *v = NULL;
+
+	if (s->profile != DUST_PROFILE_QUIC || !w->cid_map)
+		return;
+	cid_key_of(&k, s->cid, s->cid_len);
+	if (rte_hash_lookup_data(w->cid_map, &k, &v) >= 0 && v == s)
+		rte_hash_del_key(w->cid_map, &k);
+}
+
+/* The session whose server CID starts a short header's dg (after its first byte), or NULL. */
+struct dust_session *dgw_quic_cid_find(struct dgw_worker *w, const uint8_t *dg, uint16_t len)
+{
+	struct cid_key k;
+	void *v;
+
+	for (uint8_t l = DUST_QUIC_SERVER_CID_MIN; l <= DUST_QUIC_CID_MAX; l++) {
+		if (len < 1u + l)
+			break;
+		cid_key_of(&k, dg + 1, l);
+		if (rte_hash_lookup_data(w->cid_map, &k, &v) >= 0)
+			return v;
+	}
+	return NULL;
+}

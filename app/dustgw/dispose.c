@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The bottom of the decode path: what becomes of a datagram once its fate
+ * is known. It is dropped and counted, opened, its segments delivered, a
+ * keepalive or intro answer (or the quic first flight) sent. Nothing here
+ * calls up: the parking queues, the intro path and the dispatch call down.
+ */
+#include <netinet/in.h>
+
+#include <rte_ip.h>
+
+#include "dgw_pvt.h"
+#include "inner.h"
+#include "loopprof.h"
+
+static void free_m(struct rte_mbuf *m)
+{
+	if (m)
+		rte_pktmbuf_free(m);
+}
+
+void dgw_drop_m(struct dgw_worker *w, struct rte_mbuf *m, unsigned reason)
+{
+	dgw_count_drop(w, reason);
+	rte_pktmbuf_free(m);
+}
+
+static unsigned inner_check(const struct dust_session *s, const uint8_t *ip, uint16_t len)
+{
+	const struct dust_ipaddr *t = &s->tunnel;
+
+	if (len >= sizeof(struct rte_ipv4_hdr) && (ip[0] >> 4) == 4) {
+		const struct rte_ipv4_hdr *h = (const void *)ip;
+
+		if ((h->version_ihl & 0xf) < 5 || rte_be_to_cpu_16(h->total_length) != len)
+			return DGW_DROP_INNER_BAD;
+		return t->family == 4 && !memcmp(&h->src_addr, t->a, 4) ? DUST_OK
+		                                                        : DGW_DROP_INNER_SRC;
+	}
+	if (len >= sizeof(struct rte_ipv6_hdr) && (ip[0] >> 4) == 6) {
+		const struct rte_ipv6_hdr *h = (const void *)ip;
+
+		if (sizeof(*h) + rte_be_to_cpu_16(h->payload_len) != len)
+			return DGW_DROP_INNER_BAD;
+		return t->family == 6 && !memcmp(h->src_addr, t->a, 16) ? DUST_OK
+		                                                        : DGW_DROP_INNER_SRC;
+	}
+	return DGW_DROP_INNER_BAD;
+}
+
+/* Byte-wise: the header lands wherever the cleartext starts, often at an odd address. */
+static void frame_eth(struct dgw *gw, uint8_t *start, uint8_t version)
+{
+	uint16_t type = rte_cpu_to_be_16(version == 4 ? RTE_ETHER_TYPE_IPV4 : RTE_ETHER_TYPE_IPV6);
+
+	memcpy(start, gw->dlv_dst.addr_bytes, RTE_ETHER_ADDR_LEN);
+	memcpy(start + RTE_ETHER_ADDR_LEN, gw->dlv_mac.addr_bytes, RTE_ETHER_ADDR_LEN);
+	memcpy(start + 2 * RTE_ETHER_ADDR_LEN, &type, 2);
+}
+
+/*
+ * Hand one inner packet to the delivery port. With reuse, the datagram's
+ * own mbuf carries it (the bytes before the cleartext are spent headers);
+ * otherwise it is copied into a fresh mbuf.
+ */
+static void deliver(struct dgw_worker *w, const struct dust_session *s, struct rte_mbuf *m,
+                    bool reuse, uint8_t *ip, uint16_t len)
+{
+	struct dgw *gw = w->gw;
+	uint16_t hdr = gw->cfg.framing == DGW_FRAME_ETH ? DGW_ETH_LEN : 0;
+	unsigned why = inner_check(s, ip, len);
+	uint8_t *start;
+
+	if (why != DUST_OK) {
+		dgw_count_drop(w, why);
+		if (reuse)
+			rte_pktmbuf_free(m);
+		return;
+	}
+	if (reuse) {
+		start = ip - hdr;
+		m->data_off = (uint16_t)(start - (uint8_t *)m->buf_addr);
+	} else {
+		m = rte_pktmbuf_alloc(gw->pool);
+		if (!m) {
+			dgw_count_drop(w, DGW_DROP_NO_MBUF);
+			return;
+		}
+		if (rte_pktmbuf_tailroom(m) < hdr + len) {
+			dgw_count_drop(w, DGW_DROP_TOO_BIG);
+			rte_pktmbuf_free(m);
+			return;
+		}
+		start = rte_pktmbuf_mtod(m, uint8_t *);
+		memcpy(start + hdr, ip, len);
+	}
+	m->data_len = hdr + len;
+	m->pkt_len = m->data_len;
+	m->ol_flags = 0;
+	m->packet_type = 0;
+	/* quic: a SYN's MSS no more than the server bound lets us send back (SPEC §12.4) */
+	if (s->profile == DUST_PROFILE_QUIC &&
+	    dust_inner_mss_clamp(start + hdr, len, dust_quic_tx_inner_max(s)))
+		w->st.ctr[DGW_CTR_MSS_CLAMPED]++;
+	if (hdr)
+		frame_eth(gw, start, ip[0] >> 4);
+	w->st.ctr[DGW_CTR_DELIVERED]++;
+	DUST_PROF_LAP(FRAME);
+	dgw_dlv_tx(w, m);
+	DUST_PROF_LAP(TX);
+}
+
+static void send_keepalive(struct dgw_worker *w, struct dust_session *s, uint64_t mac)
+{
+	struct rte_mbuf *c = rte_pktmbuf_alloc(w->gw->pool);
+	uint16_t outer = dgw_net_outer_len(&s->peer);
+	size_t pre = dust_quic_tx_prefix(s);
+	uint8_t *pkt;
+	int r;
+
+	if (!c) {
+		dgw_count_drop(w, DGW_DROP_NO_MBUF);
+		return;
+	}
+	pkt = rte_pktmbuf_mtod(c, uint8_t *) + outer;
+	/* the first keepalive of a random-profile session is its intro's answer (SPEC §5.1) */
+	if (s->hs_pending)
+		r = dust_intro_answer_build(s, &w->rng, &w->gw->cfg.pad, w->now_s, pkt,
+		                            rte_pktmbuf_tailroom(c) - outer);
+	else
+		r = dust_data_seal(s, &w->rng, &w->gw->cfg.pad, w->now_s, pkt + pre, 0,
+		                   dust_quic_tx_cap(s, rte_pktmbuf_tailroom(c) - outer - pre));
+	if (r >= 0 && pre)
+		dust_quic_short_put(s, &w->rng, pkt);
+	if (r < 0 ||
+	    dgw_net_outer(w, c, &s->peer, mac, (uint16_t)(pre + (size_t)r), s->profile) != 0) {
+		if (r < 0)
+			dgw_count_drop(w, r == -EMSGSIZE ? DGW_DROP_TOO_BIG : DGW_DROP_SEAL);
+		rte_pktmbuf_free(c);
+		return;
+	}
+	w->st.ctr[DGW_CTR_KA_TX]++;
+	dgw_net_tx(w, c);
+}
+
+/* Open the chained Dust packets of rx->dg from off with s (one datagram, off the burst). */
+void dgw_open(struct dgw_worker *w, struct dust_session *s, const struct dgw_rx *rx, size_t off,
+              struct dust_rx_result *res)
+{
+	res->nseg = (uint8_t)dust_datagram_open(s, &w->gw->cfg.lim, w->now_s, rx->dg, rx->len, off,
+	                                        res->seg, DUST_CHAIN_MAX, &res->drop);
+}
+
+/* Deliver the segments of an opened datagram, then any keepalive it asks for; m is consumed. */
+void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
+                 struct dust_session *s, const struct dust_rx_result *res, bool ka)
+{
+	int last = -1;
+
+	if (res->drop != DUST_OK)
+		dgw_count_drop(w, res->drop);
+	if (res->nseg)
+		dgw_sess_note_mac(w, s, rx->mac);
+	w->st.ctr[DGW_CTR_DECODED] += res->nseg;
+	for (int i = 0; i < res->nseg; i++)
+		if (res->seg[i].len)
+			last = i;
+	for (int i = 0; i < res->nseg; i++) {
+		const struct dust_seg *g = &res->seg[i];
+
+		if (!g->len) {
+			w->st.ctr[DGW_CTR_KA_RX]++;
+			ka = true;
+			continue;
+		}
+		deliver(w, s, m, i == last, rx->dg + g->off, g->len);
+	}
+	if (last < 0)
+		free_m(m);
+	if (ka)
+		send_keepalive(w, s, rx->mac);
+}
+
+/* The first flight goes out in the Initial's own mbuf (its bytes are spent). */
+void dgw_quic_answer(struct dgw_worker *w, struct rte_mbuf *m, struct dust_session *s,
+                     const struct dust_quic_accept *acc, uint64_t mac)
+{
+	uint16_t outer = dgw_net_outer_len(&s->peer);
+	uint8_t *pkt;
+	int r;
+
+	dgw_quic_cid_add(w, s);
+	m->data_off = RTE_PKTMBUF_HEADROOM;
+	m->data_len = 0;
+	m->pkt_len = 0;
+	m->ol_flags = 0;
+	m->packet_type = 0;
+	pkt = rte_pktmbuf_mtod(m, uint8_t *) + outer;
+	r = dust_quic_answer_build(s, acc, &w->rng, w->now_s, pkt, rte_pktmbuf_tailroom(m) - outer);
+	if (r < 0) {
+		dgw_drop_m(w, m, r == -EMSGSIZE ? DGW_DROP_TOO_BIG : DGW_DROP_SEAL);
+		return;
+	}
+	if (dgw_net_outer(w, m, &s->peer, mac, (uint16_t)r, DUST_PROFILE_QUIC) != 0) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	w->st.ctr[DGW_CTR_QUIC_ANSWER]++;
+	dgw_net_tx(w, m);
+}
