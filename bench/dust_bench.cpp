@@ -668,14 +668,17 @@ void intro_refill(intro_fixture &fx, const struct dust_invite *inv, std::vector<
  * Steady state: the invitation is already bound to this client, who comes
  * back with a fresh intro (new ephemeral key, newer timestamp) each time.
  * Intros are built in batches with the timer paused; each is 1 ms newer than
- * the last and accepted with its own time as "now".
+ * the last and accepted with its own time as "now". With pool, the server's
+ * shares are made off the timed path too, as dustgw's worker pool makes them
+ * in housekeeping (SPEC 5.1); without, each accept makes its own.
  */
-void BM_intro_accept(benchmark::State &state)
+static void intro_accept_run(benchmark::State &state, bool pool)
 {
 	intro_fixture fx;
 	struct dust_invite inv;
 	struct dust_endpoint from = intro_client_ep();
 	std::vector<intro_pkt> batch(256);
+	std::vector<struct dust_eph> eph(256);
 	struct dust_session cs, ss;
 	struct dust_intro_info info;
 	uint64_t ts = now_ms(), pkts = 0;
@@ -690,61 +693,19 @@ void BM_intro_accept(benchmark::State &state)
 		if (k == batch.size()) {
 			state.PauseTiming();
 			intro_refill(fx, &inv, batch, ts, &cs);
+			for (auto &e : eph)
+				if (pool)
+					(void)dust_eph_generate(&e);
 			k = 0;
 			state.ResumeTiming();
 		}
-		intro_pkt &p = batch[k++];
+		intro_pkt &p = batch[k];
 		if (p.len <= 0) {
 			state.SkipWithError("dust_intro_build failed");
 			return;
 		}
 		enum dust_drop d = dust_intro_accept(&fx.srv, p.b, (size_t)p.len, p.ts_ms, &from,
-		                                     NULL, &ss, &consumed, &info);
-		if (d != DUST_OK) {
-			state.SkipWithError(dust_drop_name(d));
-			return;
-		}
-		pkts++;
-	}
-	state.counters["pps"] = benchmark::Counter((double)pkts, benchmark::Counter::kIsRate);
-	dust_session_wipe(&cs);
-	dust_session_wipe(&ss);
-}
-
-/*
- * As BM_intro_accept, with the server's share made off the timed path, as
- * dustgw's worker pool makes it in housekeeping (SPEC 5.1): what an intro
- * costs a worker whose pool is not empty.
- */
-void BM_intro_accept_pool(benchmark::State &state)
-{
-	intro_fixture fx;
-	struct dust_invite inv;
-	struct dust_endpoint from = intro_client_ep();
-	std::vector<intro_pkt> batch(256);
-	std::vector<struct dust_eph> pool(256);
-	struct dust_session cs, ss;
-	struct dust_intro_info info;
-	uint64_t ts = now_ms(), pkts = 0;
-	size_t consumed;
-	unsigned k = (unsigned)batch.size();
-
-	if (!fx.ok || !fx.add_invite(&inv)) {
-		state.SkipWithError("intro fixture failed");
-		return;
-	}
-	for (auto _ : state) {
-		if (k == batch.size()) {
-			state.PauseTiming();
-			intro_refill(fx, &inv, batch, ts, &cs);
-			for (auto &e : pool)
-				(void)dust_eph_generate(&e);
-			k = 0;
-			state.ResumeTiming();
-		}
-		intro_pkt &p = batch[k];
-		enum dust_drop d = dust_intro_accept(&fx.srv, p.b, (size_t)p.len, p.ts_ms, &from,
-		                                     &pool[k], &ss, &consumed, &info);
+		                                     pool ? &eph[k] : NULL, &ss, &consumed, &info);
 		k++;
 		if (d != DUST_OK) {
 			state.SkipWithError(dust_drop_name(d));
@@ -753,10 +714,20 @@ void BM_intro_accept_pool(benchmark::State &state)
 		pkts++;
 	}
 	state.counters["pps"] = benchmark::Counter((double)pkts, benchmark::Counter::kIsRate);
-	for (auto &e : pool)
+	for (auto &e : eph)
 		dust_eph_wipe(&e);
 	dust_session_wipe(&cs);
 	dust_session_wipe(&ss);
+}
+
+void BM_intro_accept(benchmark::State &state)
+{
+	intro_accept_run(state, false);
+}
+
+void BM_intro_accept_pool(benchmark::State &state)
+{
+	intro_accept_run(state, true);
 }
 
 /* The key generation a share costs when the pool is empty: one base-point multiplication. */
