@@ -184,6 +184,8 @@ enum dgw_drop {
 	DGW_DROP_UNPUBLISHED,          /**< intro's session retired before it was published */
 	DGW_DROP_QUIC_TOO_BIG,         /**< inner packet over the quic bound toward its client
 	                                    (SPEC §12.4): answered with ICMP too-big */
+	DGW_DROP_ENDPOINT_BUSY,        /**< intro for another invitation from an address whose
+	                                    session is live (SPEC §9): not tried, nothing retired */
 	DGW_DROP_MAX
 };
 

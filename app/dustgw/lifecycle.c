@@ -105,6 +105,26 @@ static enum dust_drop quic_accept(struct dgw_worker *w, const struct dgw_rx *rx,
  * In a full table the intro is opened into a stack session: only once it
  * authenticated may it retire anything (old, or the idlest session).
  */
+/*
+ * An intro from the address of old that names another invitation: the
+ * session there is another client's, and an intro (authentic or not: anyone
+ * holding an invitation can send one from a spoofed address) must not end
+ * it while it is in use (SPEC §9). Once it is idle evict_idle_s, the new
+ * client may take the address. Decided before any crypto and before the
+ * store is touched.
+ */
+static bool endpoint_busy(struct dgw_worker *w, const struct dgw_rx *rx,
+                          const struct dust_session *old)
+{
+	int64_t idx;
+
+	if (rx->profile == DUST_PROFILE_QUIC ||
+	    w->now_s - old->last_rx_s >= w->gw->cfg.evict_idle_s)
+		return false;
+	idx = dust_intro_peek(&w->gw->srv, rx->dg, rx->len);
+	return idx >= 0 && (uint32_t)idx != old->invite_idx;
+}
+
 void dgw_intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
                     struct dust_session *old, enum dust_drop old_drop)
 {
@@ -120,6 +140,12 @@ void dgw_intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_r
 		s = NULL;
 	if (!s && !old && !evict_possible(w)) {
 		dgw_drop_m(w, m, DGW_DROP_TABLE_FULL);
+		return;
+	}
+	if (old && endpoint_busy(w, rx, old)) {
+		if (s)
+			dust_session_table_release(w->tab, s);
+		dgw_drop_m(w, m, DGW_DROP_ENDPOINT_BUSY);
 		return;
 	}
 	if (!s)

@@ -67,6 +67,7 @@ static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {
     [DGW_DROP_QUIC_LONG - DUST_DROP_MAX] = "quic_long_other",
     [DGW_DROP_UNPUBLISHED - DUST_DROP_MAX] = "unpublished",
     [DGW_DROP_QUIC_TOO_BIG - DUST_DROP_MAX] = "quic_too_big",
+    [DGW_DROP_ENDPOINT_BUSY - DUST_DROP_MAX] = "endpoint_busy",
 };
 
 const char *dgw_ctr_name(unsigned c)

@@ -609,6 +609,13 @@ DUST_MUST_CHECK enum dust_drop dust_intro_accept(struct dust_server *srv, const 
                                                  size_t *consumed, struct dust_intro_info *info);
 
 /**
+ * Server: the store index of the invitation whose tag an intro at pkt
+ * carries, or -1. One BLAKE2b and a lookup: no AEAD, no X25519, and nothing
+ * is authenticated (an attacker who knows the tag can forge it).
+ */
+int64_t dust_intro_peek(struct dust_server *srv, const uint8_t *pkt, size_t len);
+
+/**
  * Server: write s's answer at out (cap bytes): the answer block, then a
  * keepalive sealed as dust_data_seal would. Only while s->hs_pending; the
  * block is wiped from s once written. Returns the length or -errno.

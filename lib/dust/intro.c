@@ -353,6 +353,20 @@ out_wipe:
 	return d;
 }
 
+DUST_EXPORT int64_t dust_intro_peek(struct dust_server *srv, const uint8_t *pkt, size_t len)
+{
+	uint8_t tag[DUST_TAG_BYTES];
+	struct dust_store_entry *e;
+
+	if (len < DUST_INTRO_MIN_BYTES)
+		return -1;
+	memcpy(tag, pkt + DUST_INTRO_TAG_OFF, sizeof(tag));
+	dust_intro_tag_mask(tag, pkt + DUST_INTRO_NONCE_OFF, srv->id.pk);
+	e = dust_store_lookup_tag(srv->store, tag);
+	return e && e->inv.profile == DUST_PROFILE_RANDOM ? (int64_t)dust_store_index(srv->store, e)
+	                                                  : -1;
+}
+
 /* Called only once the intro authenticated: a share made here costs no failed datagram. */
 bool dust_share_dh(const struct dust_eph **eph, struct dust_eph *own,
                    const uint8_t peer[DUST_PK_BYTES], uint8_t dh_ee[DUST_KEY_BYTES])

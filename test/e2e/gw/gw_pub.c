@@ -259,6 +259,70 @@ static int junk_round(void)
 	return 0;
 }
 
+static unsigned k_busy(void)
+{
+	return DGW_DROP_ENDPOINT_BUSY;
+}
+
+static unsigned k_intro_ok(void)
+{
+	return DGW_CTR_INTRO_OK;
+}
+
+/* Client c's data (an inner packet from its tunnel address) from address a. */
+static int send_data(struct cl *c, const struct dust_endpoint *a)
+{
+	static const uint8_t far[4] = {10, 200, 0, 1};
+	uint8_t dg[256], f[128], pl[20];
+	size_t fl;
+	int len;
+
+	memset(pl, 0, sizeof(pl));
+	fl = rg_frame(f, c->inv.tunnel.a, far, 9, 9, pl, sizeof(pl));
+	memcpy(dg + DUST_DATA_PREFIX, f + 14, fl - 14); /* the IPv4 packet */
+	len =
+	    dust_data_seal(&c->cur, &T.rng, &T.pad, (uint32_t)time(NULL), dg, fl - 14, sizeof(dg));
+	return len < 0 ? -1 : rg_send(&H, 0, a, 4433, dg, (size_t)len);
+}
+
+static bool wait_counter(unsigned (*k)(void), bool drop, uint64_t want)
+{
+	for (int i = 0; i < 20000 && both(k, drop) < want; i++)
+		rte_delay_us_sleep(500);
+	return both(k, drop) >= want;
+}
+
+/*
+ * Another invitation's intro from a live client's address (SPEC §9): not
+ * tried (endpoint_busy), and the client there keeps its session: its next
+ * packet is still delivered.
+ */
+static int busy_round(void)
+{
+	struct cl *v = &T.c[20], *other = &T.c[21];
+	uint64_t dlv0 = both(k_delivered, false), busy0 = both(k_busy, true);
+	uint64_t ok0 = both(k_intro_ok, false);
+	uint8_t dg[1024];
+	struct dust_session tmp;
+	int n;
+
+	CHECK(send_data(v, &v->a) == 0, "data seal");
+	CHECK(wait_counter(k_delivered, false, dlv0 + 1), "the client's data was not delivered");
+	n = dust_intro_build(&other->inv, &other->id, &T.rng, &T.pad, rg_now_ms(), dg, sizeof(dg),
+	                     &tmp);
+	dust_session_wipe(&tmp);
+	CHECK(n > 0 && rg_send(&H, 0, &v->a, 4433, dg, (size_t)n) == 0, "intro");
+	CHECK(wait_counter(k_busy, true, busy0 + 1), "no endpoint_busy for another invitation");
+	CHECK(both(k_intro_ok, false) == ok0, "an intro from a busy address was accepted");
+	CHECK(send_data(v, &v->a) == 0, "data seal");
+	CHECK(wait_counter(k_delivered, false, dlv0 + 2),
+	      "the live client lost its session to another invitation's intro");
+	printf("gw-pub: busy: another invitation's intro from a live address refused "
+	       "(endpoint_busy +%" PRIu64 "), its client still delivered\n",
+	       both(k_busy, true) - busy0);
+	return 0;
+}
+
 static int phases(void)
 {
 	for (int i = 0; i < 20000 && !atomic_load(&H.gw->dlv_open); i++)
@@ -267,7 +331,7 @@ static int phases(void)
 	if (round_of("first uses") || round_of("same-address re-intros"))
 		return -1;
 	CHECK(rg_ctr(&H, 0, DGW_CTR_INTRO_OK) == 2 * N, "intro_ok is not 2N");
-	return junk_round();
+	return junk_round() || busy_round();
 }
 
 static int driver(void *arg)
