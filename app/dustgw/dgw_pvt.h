@@ -87,6 +87,8 @@ struct dgw_rx {
 
 /* pending.c: a first use waiting for its binding to be durable */
 enum { DGW_PENDING_MAX = 1024, DGW_PENDING_HOLD = 8, DGW_PENDING_TIMEOUT_S = 10 };
+/* a held first use checks that a datagram is its client's up to this size (pending.c) */
+enum { DGW_PENDING_CHECK_MAX = 2048 };
 struct dgw_pending {
 	struct dust_session s; /* accepted, not in the table yet */
 	struct rte_mbuf *m;    /* its intro datagram (chained data after consumed) */

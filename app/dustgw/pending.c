@@ -10,6 +10,7 @@
  */
 #include <rte_cycles.h>
 #include <rte_malloc.h>
+#include <sodium.h>
 
 #include "dgw_pvt.h"
 
@@ -75,12 +76,43 @@ bool dgw_pending_hold(struct dgw_worker *w, struct dust_session *s, struct rte_m
 	return true;
 }
 
+/*
+ * Does a datagram from a held client's address belong to it: does it open
+ * with the held session's keys (tried on copies: nothing changes), or is it
+ * an intro of the same invitation (a retransmission, a newer intro)? Spoofed
+ * junk from the address takes none of the client's slots.
+ */
+static bool belongs(struct dgw_worker *w, const struct dgw_pending *p, const struct dgw_rx *rx)
+{
+	struct dust_session s;
+	struct dust_seg seg[DUST_CHAIN_MAX];
+	uint8_t dg[DGW_PENDING_CHECK_MAX];
+	enum dust_drop d;
+	unsigned n;
+
+	if (rx->profile == DUST_PROFILE_QUIC || rx->len > sizeof(dg))
+		return true;
+	if (dust_intro_peek(&w->gw->srv, rx->dg, rx->len) == (int64_t)p->s.invite_idx)
+		return true;
+	s = p->s;
+	memcpy(dg, rx->dg, rx->len);
+	n = dust_datagram_open(&s, &w->gw->cfg.lim, w->now_s, dg, rx->len, 0, seg, DUST_CHAIN_MAX,
+	                       &d);
+	sodium_memzero(&s, sizeof(s));
+	sodium_memzero(dg, rx->len);
+	return n > 0;
+}
+
 bool dgw_pending_take(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx)
 {
 	struct dgw_pending *p = w->npend ? find_ep(w, &rx->ep) : NULL;
 
 	if (!p)
 		return false;
+	if (!belongs(w, p, rx)) {
+		dgw_drop_m(w, m, DUST_DROP_AUTH);
+		return true;
+	}
 	if (p->nheld == DGW_PENDING_HOLD) {
 		dgw_drop_m(w, m, DGW_DROP_PENDING_FULL);
 		return true;
