@@ -352,6 +352,20 @@ static bool gcm_cache_here(void)
 }
 
 /* Seal buffer i under keys[i] on backend, all n in one burst. */
+/* Op i of a burst: sealed in place, GCM_PT bytes of buf then the tag, nonce i. */
+static void op_fill(struct aead_op *op, const uint8_t *key, const uint8_t *ad, uint8_t *buf,
+                    unsigned i, uint8_t suite)
+{
+	*op = (struct aead_op){.key = key,
+	                       .ad = ad,
+	                       .src = buf,
+	                       .dst = buf,
+	                       .tag = buf + GCM_PT,
+	                       .len = GCM_PT,
+	                       .suite = suite};
+	memcpy(op->nonce, &i, sizeof(i));
+}
+
 static void gcm_seal(const char *backend, uint8_t (*keys)[DUST_KEY_BYTES], unsigned n,
                      uint8_t (*buf)[GCM_BUF])
 {
@@ -361,14 +375,7 @@ static void gcm_seal(const char *backend, uint8_t (*keys)[DUST_KEY_BYTES], unsig
 	CHECK(dust_crypto_select(backend) == 0);
 	for (unsigned i = 0; i < n; i++) {
 		memset(buf[i], (int)i, GCM_PT);
-		op[i] = (struct aead_op){.key = keys[i],
-		                         .ad = ad,
-		                         .src = buf[i],
-		                         .dst = buf[i],
-		                         .tag = buf[i] + GCM_PT,
-		                         .len = GCM_PT,
-		                         .suite = DUST_SUITE_AES256GCM};
-		memcpy(op[i].nonce, &i, sizeof(i));
+		op_fill(&op[i], keys[i], ad, buf[i], i, DUST_SUITE_AES256GCM);
 	}
 	aead_seal_burst(op, n);
 	for (unsigned i = 0; i < n; i++)
@@ -602,14 +609,7 @@ static void *lost_chunk_main(void *arg)
 	for (unsigned i = 0; i < N; i++) {
 		memset(buf[i], (int)i, GCM_PT);
 		memcpy(ref[i], buf[i], GCM_PT);
-		op[i] = (struct aead_op){.key = keys[i],
-		                         .ad = ad,
-		                         .src = buf[i],
-		                         .dst = buf[i],
-		                         .tag = buf[i] + GCM_PT,
-		                         .len = GCM_PT,
-		                         .suite = DUST_SUITE_CHACHA20POLY1305};
-		memcpy(op[i].nonce, &i, sizeof(i));
+		op_fill(&op[i], keys[i], ad, buf[i], i, DUST_SUITE_CHACHA20POLY1305);
 	}
 	for (unsigned i = 0; i < N; i++) {
 		struct aead_op o = op[i];
@@ -631,14 +631,7 @@ static void *lost_chunk_main(void *arg)
 	/* the next burst: libsodium's bytes, nothing in the manager's cache */
 	for (unsigned i = 0; i < 2; i++) {
 		memset(buf[i], (int)i, GCM_PT);
-		op[i] = (struct aead_op){.key = keys[i],
-		                         .ad = ad,
-		                         .src = buf[i],
-		                         .dst = buf[i],
-		                         .tag = buf[i] + GCM_PT,
-		                         .len = GCM_PT,
-		                         .suite = DUST_SUITE_CHACHA20POLY1305};
-		memcpy(op[i].nonce, &i, sizeof(i));
+		op_fill(&op[i], keys[i], ad, buf[i], i, DUST_SUITE_CHACHA20POLY1305);
 	}
 	op[1].suite = DUST_SUITE_AES256GCM;
 	memcpy(ref[1], buf[1], GCM_PT);
