@@ -45,54 +45,6 @@ struct dgw_prom {
 	char aead_backend[32], aead_version[32], aead_path[64];
 };
 
-/* ---- Address ------------------------------------------------------------- */
-
-static int addr_fail(char *err, size_t errlen, const char *s, const char *why)
-{
-	snprintf(err, errlen, "'%s': %s", s, why);
-	return -EINVAL;
-}
-
-int dgw_prom_addr_parse(const char *s, struct sockaddr_storage *ss, socklen_t *len, char *err,
-                        size_t errlen)
-{
-	const char *colon = strrchr(s, ':');
-	char host[INET6_ADDRSTRLEN + 2];
-	size_t hl = colon ? (size_t)(colon - s) : 0;
-	unsigned long port;
-	char *end;
-
-	if (!colon || hl == 0 || hl >= sizeof(host))
-		return addr_fail(err, errlen, s,
-		                 "want ADDR:PORT, e.g. 127.0.0.1:9464 or [::1]:9464");
-	memcpy(host, s, hl);
-	host[hl] = '\0';
-	errno = 0;
-	port = strtoul(colon + 1, &end, 10);
-	if (errno || end == colon + 1 || *end || colon[1] == '-' || port < 1 || port > 65535)
-		return addr_fail(err, errlen, s, "port wants 1..65535");
-	memset(ss, 0, sizeof(*ss));
-	if (host[0] == '[' && host[hl - 1] == ']') {
-		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
-
-		host[hl - 1] = '\0';
-		if (inet_pton(AF_INET6, host + 1, &a->sin6_addr) != 1)
-			return addr_fail(err, errlen, s, "not an IPv6 address in brackets");
-		a->sin6_family = AF_INET6;
-		a->sin6_port = htons((uint16_t)port);
-		*len = sizeof(*a);
-		return 0;
-	}
-	struct sockaddr_in *a = (struct sockaddr_in *)ss;
-
-	if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
-		return addr_fail(err, errlen, s, "not an IPv4 address (IPv6: [ADDR]:PORT)");
-	a->sin_family = AF_INET;
-	a->sin_port = htons((uint16_t)port);
-	*len = sizeof(*a);
-	return 0;
-}
-
 /* ---- Exposition ---------------------------------------------------------- */
 
 /* HELP text per event counter; one missing falls back to the counter's name. */
