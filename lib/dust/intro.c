@@ -186,8 +186,22 @@ struct accept_tmp {
 	struct dust_eph eph; /* made here when the caller has none */
 	uint8_t dh_es[DUST_KEY_BYTES], dh_cs[DUST_KEY_BYTES], dh_ee[DUST_KEY_BYTES];
 	uint8_t prk[DUST_KEY_BYTES], prk2[DUST_KEY_BYTES], k_ans[DUST_KEY_BYTES];
-	uint8_t tag[DUST_TAG_BYTES], mac[DUST_CONFIRM_BYTES];
+	uint8_t mac[DUST_CONFIRM_BYTES];
 };
+
+/* Step 2 of §5: the random-profile invitation whose tag the intro carries, or NULL. */
+static struct dust_store_entry *intro_invitation(struct dust_server *srv, const uint8_t *pkt)
+{
+	uint8_t tag[DUST_TAG_BYTES];
+	struct dust_store_entry *e;
+
+	memcpy(tag, pkt + DUST_INTRO_TAG_OFF, sizeof(tag));
+	dust_intro_tag_mask(tag, pkt + DUST_INTRO_NONCE_OFF, srv->id.pk);
+	e = dust_store_lookup_tag(srv->store, tag);
+	sodium_memzero(tag, sizeof(tag));
+	/* a quic invitation's intros come as QUIC Initials only (§12.2) */
+	return e && e->inv.profile == DUST_PROFILE_RANDOM ? e : NULL;
+}
 
 /* Steps 4-7 of §5 on the opened intro: nothing but compares, no X25519. */
 static enum dust_drop accept_checks(const struct dust_server *srv, const struct dust_store_entry *e,
@@ -260,11 +274,8 @@ DUST_EXPORT enum dust_drop dust_intro_accept(struct dust_server *srv, const uint
 	if (len < DUST_INTRO_MIN_BYTES)
 		return DUST_DROP_TRUNCATED;
 	memset(t, 0, sizeof(*t));
-	memcpy(t->tag, pkt + DUST_INTRO_TAG_OFF, sizeof(t->tag));
-	dust_intro_tag_mask(t->tag, nonce, srv->id.pk);
-	e = dust_store_lookup_tag(srv->store, t->tag);
-	/* a quic invitation's intros come as QUIC Initials only (§12.2) */
-	if (!e || e->inv.profile != DUST_PROFILE_RANDOM) {
+	e = intro_invitation(srv, pkt);
+	if (!e) {
 		d = DUST_DROP_INTRO_UNKNOWN;
 		goto out_wipe;
 	}
@@ -335,13 +346,12 @@ DUST_EXPORT enum dust_drop dust_intro_answer_open(struct dust_session *s, const 
 	dust_session_keys_split(&k0, s->hs.intro.prk);
 	dust_answer_prk(prk2, s->hs.intro.prk, dh_ee, share);
 	dust_session_keys_split(&k2, prk2);
+	/* the install wipes e and the PRK (hs) and ends hs_pending */
 	keys_install(s, &k0, &k2, DUST_ROLE_CLIENT, s->suite);
 	/* what it sends from now on is of key epoch 1 or later: the 0-RTT key is done */
 	if (sent < DUST_KEY_EPOCH_PACKETS)
 		sent = DUST_KEY_EPOCH_PACKETS;
 	__atomic_store_n(&s->tx_counter, sent, __ATOMIC_RELAXED);
-	sodium_memzero(&s->hs, sizeof(s->hs));
-	s->hs_pending = 0;
 	*consumed = DUST_ANSWER_BYTES;
 out_wipe:
 	sodium_memzero(&k0, sizeof(k0));
@@ -355,16 +365,10 @@ out_wipe:
 
 DUST_EXPORT int64_t dust_intro_peek(struct dust_server *srv, const uint8_t *pkt, size_t len)
 {
-	uint8_t tag[DUST_TAG_BYTES];
-	struct dust_store_entry *e;
+	struct dust_store_entry *e =
+	    len >= DUST_INTRO_MIN_BYTES ? intro_invitation(srv, pkt) : NULL;
 
-	if (len < DUST_INTRO_MIN_BYTES)
-		return -1;
-	memcpy(tag, pkt + DUST_INTRO_TAG_OFF, sizeof(tag));
-	dust_intro_tag_mask(tag, pkt + DUST_INTRO_NONCE_OFF, srv->id.pk);
-	e = dust_store_lookup_tag(srv->store, tag);
-	return e && e->inv.profile == DUST_PROFILE_RANDOM ? (int64_t)dust_store_index(srv->store, e)
-	                                                  : -1;
+	return e ? (int64_t)dust_store_index(srv->store, e) : -1;
 }
 
 /* Called only once the intro authenticated: a share made here costs no failed datagram. */

@@ -66,6 +66,10 @@ struct file_mark {
 	struct timespec mtime;
 };
 
+/* The journal's run markers (SPEC §7): a server started (O), it closed synced (C). */
+#define RUN_MARK_OPEN  "O 00000000000000000000000000000000 - - "
+#define RUN_MARK_CLOSE "C 00000000000000000000000000000000 - - "
+
 struct dust_store {
 	char *path;
 	char *journal_path;
@@ -639,8 +643,7 @@ static int journal_compact(struct dust_store *st)
 	len += records_format(st->orphans, st->norphans, buf + len, cap - len);
 	/* a run that did not close stays dirty: its lost freshness is not in memory either */
 	if (st->dirty)
-		len +=
-		    record_format(buf + len, cap - len, "O 00000000000000000000000000000000 - - ");
+		len += record_format(buf + len, cap - len, RUN_MARK_OPEN);
 	rc = dust_file_replace(st->journal_path, buf, len, 0600);
 	free(buf);
 	return rc;
@@ -1075,7 +1078,7 @@ DUST_EXPORT void dust_store_close(struct dust_store *st)
 	if (st->journal_fd >= 0) {
 		/* everything this run wrote is synced by the C record's own sync */
 		if (st->marked)
-			(void)journal_append(st, "C 00000000000000000000000000000000 - - ", true);
+			(void)journal_append(st, RUN_MARK_CLOSE, true);
 		else
 			(void)fdatasync(st->journal_fd);
 		close(st->journal_fd); /* drops the flock */
@@ -1107,7 +1110,7 @@ DUST_EXPORT int dust_store_run_begin(struct dust_store *st, bool *was_clean)
 		return 0; /* etcd: freshness writes in flight at a crash are lost; no marker */
 	pthread_mutex_lock(&st->lock);
 	*was_clean = !st->dirty;
-	rc = journal_append(st, "O 00000000000000000000000000000000 - - ", true);
+	rc = journal_append(st, RUN_MARK_OPEN, true);
 	if (rc == 0)
 		st->marked = true;
 	pthread_mutex_unlock(&st->lock);
