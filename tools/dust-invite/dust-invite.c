@@ -597,17 +597,13 @@ static int cmd_revoke(const struct opts *o)
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-	    {"out", 1, 0, 'o'},           {"store", 1, 0, 's'},
-	    {"key", 1, 0, 'k'},           {"server", 1, 0, 'S'},
-	    {"port", 1, 0, 'p'},          {"tunnel", 1, 0, 't'},
-	    {"tunnel-net", 1, 0, 'T'},    {"count", 1, 0, 'n'},
-	    {"expiry-days", 1, 0, 'e'},   {"out-dir", 1, 0, 'd'},
-	    {"password-file", 1, 0, 'P'}, {"file", 1, 0, 'f'},
-	    {"force", 0, 0, 'F'},         {"store-only", 0, 0, 'O'},
-	    {"profile", 1, 0, 'R'},       {"cover-sni", 1, 0, 'N'},
-	    {"cover-alpn", 1, 0, 'A'},    {"id", 1, 0, 'I'},
-	    {"help", 0, 0, 'h'},          {"suite", 1, 0, 'C'},
-	    {0, 0, 0, 0},
+	    {"out", 1, 0, 'o'},        {"store", 1, 0, 's'},         {"key", 1, 0, 'k'},
+	    {"server", 1, 0, 'S'},     {"port", 1, 0, 'p'},          {"tunnel", 1, 0, 't'},
+	    {"tunnel-net", 1, 0, 'T'}, {"count", 1, 0, 'n'},         {"expiry-days", 1, 0, 'e'},
+	    {"out-dir", 1, 0, 'd'},    {"password-file", 1, 0, 'P'}, {"file", 1, 0, 'f'},
+	    {"force", 0, 0, 'F'},      {"store-only", 0, 0, 'O'},    {"profile", 1, 0, 'R'},
+	    {"cover-sni", 1, 0, 'N'},  {"cover-alpn", 1, 0, 'A'},    {"id", 1, 0, 'I'},
+	    {"help", 0, 0, 'h'},       {"suite", 1, 0, 'C'},         {0, 0, 0, 0},
 	};
 	int c;
 
