@@ -15,6 +15,10 @@
 
 #include "dust.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum {
 	DUST_MLKEM768_EKBYTES = 1184, /* encapsulation key: ByteEncode12(t) || rho */
 	DUST_MLKEM768_DKBYTES = 2400, /* dk_PKE || ek || H(ek) || z */
@@ -53,5 +57,9 @@ DUST_MUST_CHECK int dust_mlkem768_enc_derand(uint8_t ct[DUST_MLKEM768_CTBYTES],
 DUST_MUST_CHECK int dust_mlkem768_dec(uint8_t ss[DUST_MLKEM768_SSBYTES],
                                       const uint8_t ct[DUST_MLKEM768_CTBYTES],
                                       const uint8_t dk[DUST_MLKEM768_DKBYTES]);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
