@@ -49,6 +49,7 @@ enum {
 	BARRETT_V = 20159, /* round(2^26 / q) */
 };
 
+_Static_assert(XOF_BLOCK % 3 == 0, "SampleNTT reads whole blocks of triples");
 _Static_assert(DUST_MLKEM768_EKBYTES == VEC_BYTES + SYM, "ek layout");
 _Static_assert(DUST_MLKEM768_DKBYTES == 2 * VEC_BYTES + 3 * SYM, "dk layout");
 _Static_assert(DUST_MLKEM768_CTBYTES == C1_BYTES + C2_BYTES, "ct layout");
@@ -406,11 +407,10 @@ static bool sample_ntt(EVP_MD_CTX *c, struct poly *r, const uint8_t rho[SYM], ui
 		n = rej_uniform(r, n, buf + done, len - done);
 		if (n == N)
 			return true;
-		done = len - (len - done) % 3; /* whole triples consumed */
+		done = len; /* every triple was read: the block is a multiple of 3 */
 		if (len == sizeof(buf))
-			len = 0; /* with 2^-400 odds or so: grow from scratch */
-		if (len == 0)
-			return false;
+			return false; /* 1344 candidates, fewer than 256 below q: never in practice
+			               */
 		len += XOF_BLOCK;
 	}
 }
