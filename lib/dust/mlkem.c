@@ -69,8 +69,6 @@ static int16_t zetas[128]; /* 17^BitRev7(i) * R mod q, centered: filled once */
 static bool ready;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-static int16_t montgomery_reduce(int32_t a);
-
 static unsigned bitrev7(unsigned i)
 {
 	unsigned r = 0;
