@@ -22,7 +22,7 @@ ninja -C "$b" -j"$jobs"
 work=$(mktemp -d /tmp/dust-fuzz-ci.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 rc=0
-for h in data intro invite config quic inner; do
+for h in data intro invite config quic inner mlkem; do
   exe="$b/test/fuzz/fuzz_$h"
   if [ ! -x "$exe" ]; then
     echo "== fuzz $h: not built (see the meson message)"

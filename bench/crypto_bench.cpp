@@ -5,6 +5,10 @@
  * (ChaCha20-Poly1305, AES-256-GCM), beside the bare primitive of each
  * library on the same sizes, the same 16 bytes of AD and bursts of 32.
  * bench/run turns one run of these into the ratio table of crypto.md.
+ *
+ * Also the key exchanges: ML-KEM-768 (lib/dust/mlkem.c) keygen, encaps and
+ * decaps beside one X25519 shared secret from libsodium (crypto_scalarmult)
+ * and from OpenSSL (EVP_PKEY_derive), in the same run.
  */
 #include <benchmark/benchmark.h>
 
@@ -18,7 +22,10 @@
 #include <intel-ipsec-mb.h>
 #endif
 
+#include <openssl/evp.h>
+
 #include "dust.h"
+#include "mlkem.h"
 
 namespace
 {
@@ -360,6 +367,110 @@ void crypto_args(benchmark::internal::Benchmark *b)
 			for (int64_t lib : {0, 1})
 				b->Args({lib, suite, size});
 }
+
+/* ML-KEM-768 on a fixed key pair: each iteration is one whole operation. */
+struct mlkem_fixture {
+	uint8_t ek[DUST_MLKEM768_EKBYTES], dk[DUST_MLKEM768_DKBYTES];
+	uint8_t ct[DUST_MLKEM768_CTBYTES], ss[DUST_MLKEM768_SSBYTES];
+	struct dust_rng rng;
+
+	mlkem_fixture()
+	{
+		dust_rng_init(&rng);
+		if (dust_mlkem768_keypair(ek, dk, &rng) != 0 ||
+		    dust_mlkem768_enc(ct, ss, ek, &rng) != 0)
+			abort();
+	}
+	~mlkem_fixture()
+	{
+		sodium_memzero(dk, sizeof(dk));
+		dust_rng_wipe(&rng);
+	}
+};
+
+void BM_mlkem768_keygen(benchmark::State &state)
+{
+	mlkem_fixture f;
+
+	for (auto _ : state)
+		if (dust_mlkem768_keypair(f.ek, f.dk, &f.rng) != 0) {
+			state.SkipWithError("keypair failed");
+			break;
+		}
+}
+
+void BM_mlkem768_encaps(benchmark::State &state)
+{
+	mlkem_fixture f;
+
+	for (auto _ : state)
+		if (dust_mlkem768_enc(f.ct, f.ss, f.ek, &f.rng) != 0) {
+			state.SkipWithError("enc failed");
+			break;
+		}
+}
+
+void BM_mlkem768_decaps(benchmark::State &state)
+{
+	mlkem_fixture f;
+	uint8_t ss[DUST_MLKEM768_SSBYTES];
+
+	for (auto _ : state)
+		if (dust_mlkem768_dec(ss, f.ct, f.dk) != 0) {
+			state.SkipWithError("dec failed");
+			break;
+		}
+	if (sodium_memcmp(ss, f.ss, sizeof(ss)) != 0)
+		state.SkipWithError("dec gave another key");
+}
+
+/* One X25519 shared secret with libsodium. */
+void BM_x25519_sodium_derive(benchmark::State &state)
+{
+	uint8_t sk[crypto_scalarmult_SCALARBYTES], pk[crypto_scalarmult_BYTES];
+	uint8_t out[crypto_scalarmult_BYTES];
+
+	randombytes_buf(sk, sizeof(sk));
+	crypto_scalarmult_base(pk, sk);
+	for (auto _ : state) {
+		if (crypto_scalarmult(out, sk, pk) != 0) {
+			state.SkipWithError("crypto_scalarmult failed");
+			break;
+		}
+		benchmark::DoNotOptimize(out);
+	}
+}
+
+/* One X25519 shared secret with OpenSSL: EVP_PKEY_derive on a context made once. */
+void BM_x25519_openssl_derive(benchmark::State &state)
+{
+	EVP_PKEY *me = EVP_PKEY_Q_keygen(NULL, NULL, "X25519");
+	EVP_PKEY *peer = EVP_PKEY_Q_keygen(NULL, NULL, "X25519");
+	EVP_PKEY_CTX *c = me ? EVP_PKEY_CTX_new(me, NULL) : NULL;
+	uint8_t out[32];
+	size_t len;
+
+	if (!peer || !c || EVP_PKEY_derive_init(c) != 1 || EVP_PKEY_derive_set_peer(c, peer) != 1)
+		state.SkipWithError("OpenSSL X25519 setup failed");
+	else
+		for (auto _ : state) {
+			len = sizeof(out);
+			if (EVP_PKEY_derive(c, out, &len) != 1 || len != 32) {
+				state.SkipWithError("EVP_PKEY_derive failed");
+				break;
+			}
+			benchmark::DoNotOptimize(out);
+		}
+	EVP_PKEY_CTX_free(c);
+	EVP_PKEY_free(peer);
+	EVP_PKEY_free(me);
+}
+
+BENCHMARK(BM_mlkem768_keygen);
+BENCHMARK(BM_mlkem768_encaps);
+BENCHMARK(BM_mlkem768_decaps);
+BENCHMARK(BM_x25519_sodium_derive);
+BENCHMARK(BM_x25519_openssl_derive);
 
 BENCHMARK(BM_bare_seal)->Apply(crypto_args);
 BENCHMARK(BM_codec_seal)->Apply(crypto_args);

@@ -18,6 +18,7 @@
 
 #include "dust.h"
 #include "quic.h"
+#include "mlkem.h"
 
 #define FZ_NOW_MS UINT64_C(1800000000000)
 #define FZ_NOW_S  ((uint32_t)(FZ_NOW_MS / 1000))
@@ -26,6 +27,21 @@ static inline void fz_die(const char *what)
 {
 	fprintf(stderr, "fuzz fixture: %s: %s\n", what, dust_last_error());
 	abort();
+}
+
+/* The ML-KEM-768 keys and ciphertext of fuzz_mlkem and its seeds: d, z, m fixed. */
+static inline void fz_mlkem_keys(uint8_t ek[DUST_MLKEM768_EKBYTES],
+                                 uint8_t dk[DUST_MLKEM768_DKBYTES],
+                                 uint8_t ct[DUST_MLKEM768_CTBYTES], uint8_t ss[32])
+{
+	uint8_t d[32], z[32], m[32];
+
+	memset(d, 0x4d, sizeof(d));
+	memset(z, 0x5a, sizeof(z));
+	memset(m, 0x6d, sizeof(m));
+	if (dust_mlkem768_keypair_derand(ek, dk, d, z) != 0 ||
+	    dust_mlkem768_enc_derand(ct, ss, ek, m) != 0)
+		fz_die("mlkem keys");
 }
 
 static inline void fz_identity(struct dust_identity *id, uint8_t fill)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Writes the seed corpus of the fuzz harnesses into OUTDIR/{data,intro,
- * invite,config,quic,inner}: valid packets made with the fixture's fixed keys and
+ * invite,config,quic,inner,mlkem}: valid packets made with the fixture's fixed keys and
  * clock (so they pass the harnesses' tag checks), plus near misses.
  */
 #include <errno.h>
@@ -288,6 +288,33 @@ static void inner_seeds(void)
 	put("inner", "udp-big", p, sizeof(p));
 }
 
+/*
+ * mlkem: a mode byte (even: decapsulate, odd: encapsulate), then the
+ * fixture's ciphertext (taken) and a flipped one (rejected), its
+ * encapsulation key (taken), one with a coefficient = q (refused), and a
+ * truncated one.
+ */
+static void mlkem_seeds(void)
+{
+	static uint8_t ek[DUST_MLKEM768_EKBYTES], dk[DUST_MLKEM768_DKBYTES];
+	static uint8_t ct[DUST_MLKEM768_CTBYTES], p[1 + DUST_MLKEM768_EKBYTES];
+	uint8_t ss[32];
+
+	fz_mlkem_keys(ek, dk, ct, ss);
+	p[0] = 0;
+	memcpy(p + 1, ct, sizeof(ct));
+	put("mlkem", "ct", p, 1 + sizeof(ct));
+	p[1 + 100] ^= 1;
+	put("mlkem", "ct-flipped", p, 1 + sizeof(ct));
+	p[0] = 1;
+	memcpy(p + 1, ek, sizeof(ek));
+	put("mlkem", "ek", p, 1 + sizeof(ek));
+	put("mlkem", "ek-short", p, 1 + 600);
+	p[1] = 3329 & 0xff; /* the first coefficient = q */
+	p[2] = (uint8_t)((p[2] & 0xf0) | 3329 >> 8);
+	put("mlkem", "ek-q", p, 1 + sizeof(ek));
+}
+
 static void config_seeds(void)
 {
 	static const char conf[] =
@@ -326,5 +353,6 @@ int main(int argc, char **argv)
 	config_seeds();
 	quic_seeds();
 	inner_seeds();
+	mlkem_seeds();
 	return 0;
 }

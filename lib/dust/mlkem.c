@@ -1,0 +1,704 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ML-KEM-768 per FIPS 203 (August 2024). Algorithm numbers in comments are
+ * FIPS 203's. Polynomials hold int16 coefficients mod q; products use
+ * Montgomery reduction (R = 2^16) and sums Barrett reduction, so no
+ * division or branch ever depends on a secret. The only branches on data
+ * are in SampleNTT's rejection sampling, over the public seed rho, and in
+ * the checks of public inputs (the ek modulus check, the dk hash check).
+ *
+ * Secrets: s, e, y, e1, e2, m, r, K, the re-encryption and the coins. Each
+ * lives on the stack of the function that made it and is wiped with
+ * sodium_memzero before that function returns, on every path.
+ */
+#include <pthread.h>
+
+#include <openssl/evp.h>
+#include <sodium.h>
+
+#include "dust_pvt.h"
+#include "mlkem.h"
+
+/*
+ * The constant-time test (test/unit/test_mlkem_ct.c) builds this file with
+ * DUST_MLKEM_CTGRIND: values derived from secrets that are public by
+ * design (rho, the seed of A, is an output of G(d || k)) are then declared
+ * defined to valgrind, as ctgrind's declassify does.
+ */
+#ifdef DUST_MLKEM_CTGRIND
+#include <valgrind/memcheck.h>
+#define declassify(p, n) VALGRIND_MAKE_MEM_DEFINED(p, n)
+#else
+#define declassify(p, n) ((void)(p), (void)(n))
+#endif
+
+enum {
+	N = 256,
+	Q = 3329,
+	K = 3,   /* ML-KEM-768: k */
+	ETA = 2, /* eta1 = eta2 = 2 */
+	DU = 10,
+	DV = 4,
+	SYM = 32,         /* seeds, hashes, messages and keys */
+	POLY_BYTES = 384, /* ByteEncode12 of one polynomial */
+	VEC_BYTES = K * POLY_BYTES,
+	C1_BYTES = K * N * DU / 8,
+	C2_BYTES = N * DV / 8,
+	XOF_BLOCK = 168,   /* SHAKE128's rate */
+	QINV = -3327,      /* q^-1 mod 2^16, as int16 */
+	BARRETT_V = 20159, /* round(2^26 / q) */
+};
+
+_Static_assert(XOF_BLOCK % 3 == 0, "SampleNTT reads whole blocks of triples");
+_Static_assert(DUST_MLKEM768_EKBYTES == VEC_BYTES + SYM, "ek layout");
+_Static_assert(DUST_MLKEM768_DKBYTES == 2 * VEC_BYTES + 3 * SYM, "dk layout");
+_Static_assert(DUST_MLKEM768_CTBYTES == C1_BYTES + C2_BYTES, "ct layout");
+
+struct poly {
+	int16_t c[N];
+};
+
+struct polyvec {
+	struct poly p[K];
+};
+
+/* ---- the hashes (FIPS 203 §4.1), from OpenSSL's EVP ---- */
+
+static const EVP_MD *md_h, *md_g, *md_xof, *md_prf; /* SHA3-256, SHA3-512, SHAKE128, 256 */
+static int16_t zetas[128]; /* 17^BitRev7(i) * R mod q, centered: filled once */
+static bool ready;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static unsigned bitrev7(unsigned i)
+{
+	unsigned r = 0;
+
+	for (int b = 0; b < 7; b++)
+		r |= ((i >> b) & 1) << (6 - b);
+	return r;
+}
+
+/*
+ * The NTT's twiddle factors, computed rather than typed in: zeta = 17 is the
+ * primitive 256th root of unity mod q (§4.3), stored times R = 2^16 so
+ * that a Montgomery product by one leaves a plain product.
+ */
+static void zetas_init(void)
+{
+	for (unsigned i = 0; i < 128; i++) {
+		uint32_t z = 1;
+
+		for (unsigned e = bitrev7(i); e > 0; e--)
+			z = z * 17 % Q;
+		z = (uint32_t)((uint64_t)z * 65536 % Q);
+		zetas[i] = (int16_t)(z > Q / 2 ? (int)z - Q : (int)z);
+	}
+}
+
+/* One fetch of each algorithm: an implicit fetch per call costs a lock and a lookup. */
+static void init_once(void)
+{
+	md_h = EVP_MD_fetch(NULL, "SHA3-256", NULL);
+	md_g = EVP_MD_fetch(NULL, "SHA3-512", NULL);
+	md_xof = EVP_MD_fetch(NULL, "SHAKE128", NULL);
+	md_prf = EVP_MD_fetch(NULL, "SHAKE256", NULL);
+	zetas_init();
+	ready = md_h && md_g && md_xof && md_prf;
+}
+
+static EVP_MD_CTX *hash_begin(void)
+{
+	pthread_once(&once, init_once);
+	return ready ? EVP_MD_CTX_new() : NULL;
+}
+
+/* out = md(a || b), outlen bytes (a XOF when md is SHAKE). */
+static bool hash2(EVP_MD_CTX *c, const EVP_MD *md, const uint8_t *a, size_t alen, const uint8_t *b,
+                  size_t blen, uint8_t *out, size_t outlen)
+{
+	bool xof = md == md_xof || md == md_prf;
+
+	if (EVP_DigestInit_ex(c, md, NULL) != 1 || EVP_DigestUpdate(c, a, alen) != 1 ||
+	    (blen && EVP_DigestUpdate(c, b, blen) != 1))
+		return false;
+	if (xof)
+		return EVP_DigestFinalXOF(c, out, outlen) == 1;
+	return EVP_DigestFinal_ex(c, out, NULL) == 1;
+}
+
+/* ---- arithmetic mod q ---- */
+
+/* a * R^-1 mod q, in (-q, q), for |a| < q * 2^15. */
+static int16_t montgomery_reduce(int32_t a)
+{
+	int16_t t = (int16_t)((int16_t)a * QINV);
+
+	return (int16_t)((a - (int32_t)t * Q) >> 16);
+}
+
+/* a mod q, centered in [-(q-1)/2, (q-1)/2]. */
+static int16_t barrett_reduce(int16_t a)
+{
+	int16_t t = (int16_t)(((int32_t)BARRETT_V * a + (1 << 25)) >> 26);
+
+	return (int16_t)(a - t * Q);
+}
+
+static int16_t fqmul(int16_t a, int16_t b)
+{
+	return montgomery_reduce((int32_t)a * b);
+}
+
+/* A centered representative to [0, q), without a branch: add q where the sign bit is set. */
+static uint16_t to_unsigned(int16_t a)
+{
+	a = barrett_reduce(a);
+	return (uint16_t)(a + ((a >> 15) & Q));
+}
+
+static void poly_reduce(struct poly *r)
+{
+	for (int i = 0; i < N; i++)
+		r->c[i] = barrett_reduce(r->c[i]);
+}
+
+static void poly_add(struct poly *r, const struct poly *a)
+{
+	for (int i = 0; i < N; i++)
+		r->c[i] = (int16_t)(r->c[i] + a->c[i]);
+}
+
+static void poly_sub(struct poly *r, const struct poly *a, const struct poly *b)
+{
+	for (int i = 0; i < N; i++)
+		r->c[i] = (int16_t)(a->c[i] - b->c[i]);
+}
+
+/* Multiply by R (R^2 mod q = 1353, then one reduction): undoes a basemul's R^-1. */
+static void poly_tomont(struct poly *r)
+{
+	for (int i = 0; i < N; i++)
+		r->c[i] = montgomery_reduce((int32_t)r->c[i] * 1353);
+}
+
+/* ---- NTT (Algorithms 9, 10, 11, 12) ---- */
+
+/* Algorithm 9, in place; the output is in bit-reversed order, |coefficients| < 8q. */
+static void ntt(struct poly *r)
+{
+	unsigned k = 1;
+
+	for (unsigned len = 128; len >= 2; len >>= 1) {
+		for (unsigned start = 0; start < N; start += 2 * len) {
+			int16_t zeta = zetas[k++];
+
+			for (unsigned j = start; j < start + len; j++) {
+				int16_t t = fqmul(zeta, r->c[j + len]);
+
+				r->c[j + len] = (int16_t)(r->c[j] - t);
+				r->c[j] = (int16_t)(r->c[j] + t);
+			}
+		}
+	}
+	poly_reduce(r);
+}
+
+/*
+ * Algorithm 10, in place, times R: the final scaling by 1441 = R^2 / 128 mod
+ * q divides by 128 and leaves a factor R that cancels the R^-1 of the
+ * basemul that came before. Going down the table with (b - a) * zeta is the
+ * same as (a - b) * zeta^-1, since 17^128 = -1.
+ */
+static void invntt_tomont(struct poly *r)
+{
+	unsigned k = 127;
+
+	for (unsigned len = 2; len <= 128; len <<= 1) {
+		for (unsigned start = 0; start < N; start += 2 * len) {
+			int16_t zeta = zetas[k--];
+
+			for (unsigned j = start; j < start + len; j++) {
+				int16_t t = r->c[j];
+
+				r->c[j] = barrett_reduce((int16_t)(t + r->c[j + len]));
+				r->c[j + len] = fqmul(zeta, (int16_t)(r->c[j + len] - t));
+			}
+		}
+	}
+	for (int j = 0; j < N; j++)
+		r->c[j] = fqmul(r->c[j], 1441);
+}
+
+/* Algorithm 12: (a0 + a1 X)(b0 + b1 X) mod X^2 - zeta, times R^-1. */
+static void basemul(int16_t r[2], const int16_t a[2], const int16_t b[2], int16_t zeta)
+{
+	r[0] = (int16_t)(fqmul(fqmul(a[1], b[1]), zeta) + fqmul(a[0], b[0]));
+	r[1] = (int16_t)(fqmul(a[0], b[1]) + fqmul(a[1], b[0]));
+}
+
+/* Algorithm 11, accumulated: r = sum a[i] * b[i] in the NTT domain, times R^-1. */
+static void polyvec_basemul_acc(struct poly *r, const struct polyvec *a, const struct polyvec *b)
+{
+	int16_t t[2];
+
+	memset(r, 0, sizeof(*r));
+	for (int i = 0; i < K; i++) {
+		for (int j = 0; j < N / 4; j++) {
+			const int16_t *pa = &a->p[i].c[4 * j], *pb = &b->p[i].c[4 * j];
+			int16_t zeta = zetas[64 + j];
+
+			basemul(t, pa, pb, zeta);
+			r->c[4 * j] = (int16_t)(r->c[4 * j] + t[0]);
+			r->c[4 * j + 1] = (int16_t)(r->c[4 * j + 1] + t[1]);
+			basemul(t, pa + 2, pb + 2, (int16_t)-zeta);
+			r->c[4 * j + 2] = (int16_t)(r->c[4 * j + 2] + t[0]);
+			r->c[4 * j + 3] = (int16_t)(r->c[4 * j + 3] + t[1]);
+		}
+	}
+	sodium_memzero(t, sizeof(t));
+	poly_reduce(r);
+}
+
+static void polyvec_ntt(struct polyvec *v)
+{
+	for (int i = 0; i < K; i++)
+		ntt(&v->p[i]);
+}
+
+/* ---- encodings and compression (§4.2.1, Algorithms 5 and 6) ---- */
+
+/* ByteEncode12 of one polynomial, coefficients first brought into [0, q). */
+static void poly_tobytes(uint8_t r[POLY_BYTES], const struct poly *a)
+{
+	for (int i = 0; i < N / 2; i++) {
+		uint16_t t0 = to_unsigned(a->c[2 * i]), t1 = to_unsigned(a->c[2 * i + 1]);
+
+		r[3 * i] = (uint8_t)t0;
+		r[3 * i + 1] = (uint8_t)(t0 >> 8 | t1 << 4);
+		r[3 * i + 2] = (uint8_t)(t1 >> 4);
+	}
+}
+
+/* ByteDecode12 without the reduction mod q: values up to 4095 (dk's s; ek is checked first). */
+static void poly_frombytes(struct poly *r, const uint8_t a[POLY_BYTES])
+{
+	for (int i = 0; i < N / 2; i++) {
+		r->c[2 * i] = (int16_t)((a[3 * i] | a[3 * i + 1] << 8) & 0xfff);
+		r->c[2 * i + 1] = (int16_t)((a[3 * i + 1] >> 4 | a[3 * i + 2] << 4) & 0xfff);
+	}
+}
+
+static void polyvec_tobytes(uint8_t r[VEC_BYTES], const struct polyvec *v)
+{
+	for (int i = 0; i < K; i++)
+		poly_tobytes(r + i * POLY_BYTES, &v->p[i]);
+}
+
+static void polyvec_frombytes(struct polyvec *v, const uint8_t a[VEC_BYTES])
+{
+	for (int i = 0; i < K; i++)
+		poly_frombytes(&v->p[i], a + i * POLY_BYTES);
+}
+
+/*
+ * Compress_d(x) = round(2^d x / q) mod 2^d for x in [0, q). The division
+ * by q is a multiplication by ceil(2^32 / q) and a shift, exact for every
+ * numerator below 2^23: a divide instruction's time can depend on its
+ * operands (KyberSlash), and x is secret.
+ */
+static uint32_t compress(uint16_t x, unsigned d)
+{
+	uint64_t num = ((uint64_t)x << d) + Q / 2;
+
+	return (uint32_t)((num * 1290168) >> 32) & ((1u << d) - 1);
+}
+
+/* Decompress_d(y) = round(q y / 2^d). */
+static int16_t decompress(uint32_t y, unsigned d)
+{
+	return (int16_t)((y * Q + (1u << (d - 1))) >> d);
+}
+
+/* ByteEncode_d(Compress_d(a)) for d = 10 or 4, packed little-endian. */
+static void poly_compress(uint8_t *r, const struct poly *a, unsigned d)
+{
+	uint32_t acc = 0;
+	unsigned bits = 0;
+
+	for (int i = 0; i < N; i++) {
+		acc |= compress(to_unsigned(a->c[i]), d) << bits;
+		for (bits += d; bits >= 8; bits -= 8) {
+			*r++ = (uint8_t)acc;
+			acc >>= 8;
+		}
+	}
+}
+
+/* Decompress_d(ByteDecode_d(a)): the ciphertext is public. */
+static void poly_decompress(struct poly *r, const uint8_t *a, unsigned d)
+{
+	uint32_t acc = 0;
+	unsigned bits = 0;
+
+	for (int i = 0; i < N; i++) {
+		while (bits < d) {
+			acc |= (uint32_t)*a++ << bits;
+			bits += 8;
+		}
+		r->c[i] = decompress(acc & ((1u << d) - 1), d);
+		acc >>= d;
+		bits -= d;
+	}
+}
+
+/* Decompress_1(ByteDecode_1(m)): bit 1 -> 1665 = round(q / 2), with a mask, not a branch. */
+static void poly_frommsg(struct poly *r, const uint8_t m[SYM])
+{
+	for (int i = 0; i < N; i++) {
+		int16_t bit = (int16_t)((m[i / 8] >> (i % 8)) & 1);
+
+		r->c[i] = (int16_t)(-bit & ((Q + 1) / 2));
+	}
+}
+
+/* ByteEncode_1(Compress_1(a)). */
+static void poly_tomsg(uint8_t m[SYM], const struct poly *a)
+{
+	memset(m, 0, SYM);
+	for (int i = 0; i < N; i++)
+		m[i / 8] |= (uint8_t)(compress(to_unsigned(a->c[i]), 1) << (i % 8));
+}
+
+/* ---- sampling (Algorithms 7 and 8) ---- */
+
+/* Rejection sampling over bytes b[0..len) into r from *n on; returns the new count. */
+static unsigned rej_uniform(struct poly *r, unsigned n, const uint8_t *b, size_t len)
+{
+	for (size_t i = 0; i + 3 <= len && n < N; i += 3) {
+		uint16_t d1 = (uint16_t)(b[i] | (b[i + 1] & 0x0f) << 8);
+		uint16_t d2 = (uint16_t)(b[i + 1] >> 4 | b[i + 2] << 4);
+
+		/* These branches depend on rho only: A is public. */
+		if (d1 < Q)
+			r->c[n++] = (int16_t)d1;
+		if (d2 < Q && n < N)
+			r->c[n++] = (int16_t)d2;
+	}
+	return n;
+}
+
+/*
+ * Algorithm 7: SampleNTT(rho || j || i). Three blocks of SHAKE128 give 256
+ * coefficients about 99% of the time. OpenSSL 3.0 can squeeze a XOF only
+ * once, so a short stream is recomputed one block longer and sampled from
+ * where the last one stopped (a SHAKE output is a prefix of a longer one).
+ */
+static bool sample_ntt(EVP_MD_CTX *c, struct poly *r, const uint8_t rho[SYM], uint8_t j, uint8_t i)
+{
+	uint8_t idx[2] = {j, i}, buf[12 * XOF_BLOCK];
+	size_t len = 3 * XOF_BLOCK, done = 0;
+	unsigned n = 0;
+
+	for (;;) {
+		if (!hash2(c, md_xof, rho, SYM, idx, 2, buf, len))
+			return false;
+		n = rej_uniform(r, n, buf + done, len - done);
+		if (n == N)
+			return true;
+		done = len; /* every triple was read: the block is a multiple of 3 */
+		if (len == sizeof(buf))
+			return false; /* 1344 candidates, fewer than 256 below q: never in practice
+			               */
+		len += XOF_BLOCK;
+	}
+}
+
+/* Â with a[i][j] = SampleNTT(rho || j || i), or its transpose. */
+static bool gen_matrix(EVP_MD_CTX *c, struct polyvec a[K], const uint8_t rho[SYM], bool transposed)
+{
+	for (int i = 0; i < K; i++)
+		for (int j = 0; j < K; j++)
+			if (!sample_ntt(c, &a[i].p[j], rho, (uint8_t)(transposed ? i : j),
+			                (uint8_t)(transposed ? j : i)))
+				return false;
+	return true;
+}
+
+/* Algorithm 8 for eta = 2 on PRF_2(seed, nonce) = SHAKE256(seed || nonce, 128 bytes). */
+static bool sample_cbd(EVP_MD_CTX *c, struct poly *r, const uint8_t seed[SYM], uint8_t nonce)
+{
+	uint8_t buf[64 * ETA];
+	bool ok = hash2(c, md_prf, seed, SYM, &nonce, 1, buf, sizeof(buf));
+
+	/* Each coefficient: (two bits summed) - (the next two summed), all in one word. */
+	for (int i = 0; i < N / 8; i++) {
+		uint32_t t = le32_get(buf + 4 * i);
+		uint32_t d = (t & 0x55555555) + ((t >> 1) & 0x55555555);
+
+		for (int j = 0; j < 8; j++) {
+			int16_t a = (int16_t)((d >> (4 * j)) & 3),
+			        b = (int16_t)((d >> (4 * j + 2)) & 3);
+
+			r->c[8 * i + j] = (int16_t)(a - b);
+		}
+	}
+	sodium_memzero(buf, sizeof(buf));
+	return ok;
+}
+
+static bool sample_vec(EVP_MD_CTX *c, struct polyvec *v, const uint8_t seed[SYM], uint8_t *nonce)
+{
+	bool ok = true;
+
+	for (int i = 0; i < K; i++)
+		ok &= sample_cbd(c, &v->p[i], seed, (*nonce)++);
+	return ok;
+}
+
+/* ---- K-PKE (Algorithms 13, 14, 15) ---- */
+
+/* Algorithm 13 from (rho, sigma) = G(d || k): writes ek_PKE and dk_PKE. */
+static bool pke_keygen(EVP_MD_CTX *c, uint8_t ek[DUST_MLKEM768_EKBYTES], uint8_t dkp[VEC_BYTES],
+                       const uint8_t d[SYM])
+{
+	uint8_t in[SYM + 1], rs[2 * SYM]; /* rho || sigma */
+	struct polyvec a[K], s, e, t;
+	uint8_t nonce = 0;
+	bool ok;
+
+	memcpy(in, d, SYM);
+	in[SYM] = K; /* FIPS 203 final: k is hashed with d (domain separation) */
+	ok = hash2(c, md_g, in, sizeof(in), NULL, 0, rs, sizeof(rs));
+	declassify(rs, SYM); /* rho is public: it is the end of ek */
+	ok = ok && gen_matrix(c, a, rs, false);
+	ok = ok && sample_vec(c, &s, rs + SYM, &nonce) && sample_vec(c, &e, rs + SYM, &nonce);
+	if (ok) {
+		polyvec_ntt(&s);
+		polyvec_ntt(&e);
+		for (int i = 0; i < K; i++) {
+			polyvec_basemul_acc(&t.p[i], &a[i], &s);
+			poly_tomont(&t.p[i]);
+			poly_add(&t.p[i], &e.p[i]);
+			poly_reduce(&t.p[i]);
+		}
+		polyvec_tobytes(ek, &t);
+		memcpy(ek + VEC_BYTES, rs, SYM);
+		polyvec_tobytes(dkp, &s);
+	}
+	sodium_memzero(in, sizeof(in));
+	sodium_memzero(rs, sizeof(rs));
+	sodium_memzero(&s, sizeof(s));
+	sodium_memzero(&e, sizeof(e));
+	sodium_memzero(&t, sizeof(t)); /* t is public, but it was summed with e here */
+	return ok;
+}
+
+/* The secrets of one encryption, wiped in one place. */
+struct pke_tmp {
+	struct polyvec a[K], tv, y, e1, u;
+	struct poly e2, v, mu;
+};
+
+/* Algorithm 14: ct = K-PKE.Encrypt(ek, m, r); ek has passed the modulus check. */
+static bool pke_encrypt(EVP_MD_CTX *c, uint8_t ct[DUST_MLKEM768_CTBYTES],
+                        const uint8_t ek[DUST_MLKEM768_EKBYTES], const uint8_t m[SYM],
+                        const uint8_t r[SYM])
+{
+	struct pke_tmp *w = &(struct pke_tmp){0};
+	uint8_t nonce = 0;
+	bool ok;
+
+	polyvec_frombytes(&w->tv, ek);
+	ok = gen_matrix(c, w->a, ek + VEC_BYTES, true);
+	ok = ok && sample_vec(c, &w->y, r, &nonce) && sample_vec(c, &w->e1, r, &nonce);
+	ok = ok && sample_cbd(c, &w->e2, r, nonce);
+	if (ok) {
+		polyvec_ntt(&w->y);
+		for (int i = 0; i < K; i++) { /* u = NTT^-1(Â^T y) + e1 */
+			polyvec_basemul_acc(&w->u.p[i], &w->a[i], &w->y);
+			invntt_tomont(&w->u.p[i]);
+			poly_add(&w->u.p[i], &w->e1.p[i]);
+		}
+		polyvec_basemul_acc(&w->v, &w->tv, &w->y); /* v = NTT^-1(t^T y) + e2 + mu */
+		invntt_tomont(&w->v);
+		poly_frommsg(&w->mu, m);
+		poly_add(&w->v, &w->e2);
+		poly_add(&w->v, &w->mu);
+		for (int i = 0; i < K; i++)
+			poly_compress(ct + i * (N * DU / 8), &w->u.p[i], DU);
+		poly_compress(ct + C1_BYTES, &w->v, DV);
+	}
+	sodium_memzero(w, sizeof(*w));
+	return ok;
+}
+
+/* Algorithm 15: m = K-PKE.Decrypt(dk_PKE, ct). */
+static void pke_decrypt(uint8_t m[SYM], const uint8_t dkp[VEC_BYTES],
+                        const uint8_t ct[DUST_MLKEM768_CTBYTES])
+{
+	struct polyvec u, s;
+	struct poly v, w;
+
+	for (int i = 0; i < K; i++)
+		poly_decompress(&u.p[i], ct + i * (N * DU / 8), DU);
+	poly_decompress(&v, ct + C1_BYTES, DV);
+	polyvec_frombytes(&s, dkp);
+	polyvec_ntt(&u);
+	polyvec_basemul_acc(&w, &s, &u); /* w = v - NTT^-1(s^T NTT(u)) */
+	invntt_tomont(&w);
+	poly_sub(&w, &v, &w);
+	poly_tomsg(m, &w);
+	sodium_memzero(&s, sizeof(s));
+	sodium_memzero(&w, sizeof(w));
+	sodium_memzero(&u, sizeof(u)); /* public, but multiplied by s */
+}
+
+/* ---- ML-KEM (Algorithms 16 to 21) ---- */
+
+/* §7.2's modulus check: every 12-bit value of ek's t below q. ek is public: branches are fine. */
+static bool ek_check(const uint8_t ek[DUST_MLKEM768_EKBYTES])
+{
+	for (int i = 0; i < VEC_BYTES; i += 3) {
+		unsigned a = ek[i] | (ek[i + 1] & 0x0f) << 8, b = ek[i + 1] >> 4 | ek[i + 2] << 4;
+
+		if (a >= Q || b >= Q)
+			return false;
+	}
+	return true;
+}
+
+DUST_EXPORT int dust_mlkem768_keypair_derand(uint8_t ek[DUST_MLKEM768_EKBYTES],
+                                             uint8_t dk[DUST_MLKEM768_DKBYTES],
+                                             const uint8_t d[DUST_MLKEM768_SEEDBYTES],
+                                             const uint8_t z[DUST_MLKEM768_SEEDBYTES])
+{
+	EVP_MD_CTX *c = hash_begin();
+	uint8_t *h = dk + 2 * VEC_BYTES + SYM;
+	bool ok = c && pke_keygen(c, ek, dk, d);
+
+	/* dk = dk_PKE || ek || H(ek) || z (Algorithm 16) */
+	ok = ok && hash2(c, md_h, ek, DUST_MLKEM768_EKBYTES, NULL, 0, h, SYM);
+	if (ok) {
+		memcpy(dk + VEC_BYTES, ek, DUST_MLKEM768_EKBYTES);
+		memcpy(h + SYM, z, SYM);
+	} else {
+		sodium_memzero(ek, DUST_MLKEM768_EKBYTES);
+		sodium_memzero(dk, DUST_MLKEM768_DKBYTES);
+	}
+	EVP_MD_CTX_free(c); /* OpenSSL clears the Keccak state it frees */
+	return ok ? 0 : -1;
+}
+
+DUST_EXPORT int dust_mlkem768_keypair(uint8_t ek[DUST_MLKEM768_EKBYTES],
+                                      uint8_t dk[DUST_MLKEM768_DKBYTES], struct dust_rng *rng)
+{
+	uint8_t dz[2 * SYM];
+	int rc;
+
+	dust_rng_bytes(rng, dz, sizeof(dz));
+	rc = dust_mlkem768_keypair_derand(ek, dk, dz, dz + SYM);
+	sodium_memzero(dz, sizeof(dz));
+	return rc;
+}
+
+DUST_EXPORT int dust_mlkem768_enc_derand(uint8_t ct[DUST_MLKEM768_CTBYTES],
+                                         uint8_t ss[DUST_MLKEM768_SSBYTES],
+                                         const uint8_t ek[DUST_MLKEM768_EKBYTES],
+                                         const uint8_t m[DUST_MLKEM768_SEEDBYTES])
+{
+	EVP_MD_CTX *c = NULL;
+	uint8_t in[2 * SYM], kr[2 * SYM]; /* m || H(ek) -> K || r */
+	bool ok = ek_check(ek) && (c = hash_begin()) != NULL;
+
+	/* Algorithm 17: (K, r) = G(m || H(ek)), ct = K-PKE.Encrypt(ek, m, r) */
+	memcpy(in, m, SYM);
+	ok = ok && hash2(c, md_h, ek, DUST_MLKEM768_EKBYTES, NULL, 0, in + SYM, SYM);
+	ok = ok && hash2(c, md_g, in, sizeof(in), NULL, 0, kr, sizeof(kr));
+	ok = ok && pke_encrypt(c, ct, ek, m, kr + SYM);
+	if (ok) {
+		memcpy(ss, kr, SYM);
+	} else {
+		sodium_memzero(ct, DUST_MLKEM768_CTBYTES);
+		sodium_memzero(ss, DUST_MLKEM768_SSBYTES);
+	}
+	sodium_memzero(in, sizeof(in));
+	sodium_memzero(kr, sizeof(kr));
+	EVP_MD_CTX_free(c);
+	return ok ? 0 : -1;
+}
+
+DUST_EXPORT int dust_mlkem768_enc(uint8_t ct[DUST_MLKEM768_CTBYTES],
+                                  uint8_t ss[DUST_MLKEM768_SSBYTES],
+                                  const uint8_t ek[DUST_MLKEM768_EKBYTES], struct dust_rng *rng)
+{
+	uint8_t m[SYM];
+	int rc;
+
+	dust_rng_bytes(rng, m, sizeof(m));
+	rc = dust_mlkem768_enc_derand(ct, ss, ek, m);
+	sodium_memzero(m, sizeof(m));
+	return rc;
+}
+
+/* All ones if a[0..n) == b[0..n), else zero; the loop runs to the end whatever it finds. */
+static uint8_t ct_eq_mask(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	uint32_t diff = 0;
+
+	for (size_t i = 0; i < n; i++)
+		diff |= (uint32_t)(a[i] ^ b[i]);
+	/* diff in [0, 255]: diff - 1 borrows into bit 31 only when diff is 0. */
+	uint8_t mask = (uint8_t)(0 - ((diff - 1) >> 31));
+	__asm__("" : "+r"(mask)); /* keep the compiler from turning the select into a branch */
+	return mask;
+}
+
+/* §7.3's hash check: the H(ek) inside dk is the hash of the ek inside dk. */
+static bool dk_check(EVP_MD_CTX *c, const uint8_t dk[DUST_MLKEM768_DKBYTES])
+{
+	uint8_t h[SYM];
+	bool ok = hash2(c, md_h, dk + VEC_BYTES, DUST_MLKEM768_EKBYTES, NULL, 0, h, SYM) &&
+	          sodium_memcmp(h, dk + 2 * VEC_BYTES + SYM, SYM) == 0;
+
+	sodium_memzero(h, sizeof(h));
+	return ok;
+}
+
+/* The secrets of one decapsulation, wiped in one place. */
+struct dec_tmp {
+	uint8_t mh[2 * SYM]; /* m' || h */
+	uint8_t kr[2 * SYM]; /* K' || r' */
+	uint8_t kbar[SYM];   /* J(z || c) */
+	uint8_t ct2[DUST_MLKEM768_CTBYTES];
+};
+
+DUST_EXPORT int dust_mlkem768_dec(uint8_t ss[DUST_MLKEM768_SSBYTES],
+                                  const uint8_t ct[DUST_MLKEM768_CTBYTES],
+                                  const uint8_t dk[DUST_MLKEM768_DKBYTES])
+{
+	const uint8_t *ek = dk + VEC_BYTES, *h = ek + DUST_MLKEM768_EKBYTES, *z = h + SYM;
+	EVP_MD_CTX *c = hash_begin();
+	struct dec_tmp *w = &(struct dec_tmp){{0}};
+	bool ok = c && dk_check(c, dk);
+	uint8_t eq;
+
+	/* Algorithm 18: m' = Decrypt(dk_PKE, c); (K', r') = G(m' || h); K̄ = J(z || c) */
+	if (ok) {
+		pke_decrypt(w->mh, dk, ct);
+		memcpy(w->mh + SYM, h, SYM);
+	}
+	ok = ok && hash2(c, md_g, w->mh, sizeof(w->mh), NULL, 0, w->kr, sizeof(w->kr));
+	ok = ok && hash2(c, md_prf, z, SYM, ct, DUST_MLKEM768_CTBYTES, w->kbar, SYM);
+	ok = ok && pke_encrypt(c, w->ct2, ek, w->mh, w->kr + SYM);
+	if (ok) {
+		/* K' if the re-encryption gives c back, else K̄: a masked select, no branch */
+		eq = ct_eq_mask(ct, w->ct2, DUST_MLKEM768_CTBYTES);
+		for (int i = 0; i < SYM; i++)
+			ss[i] = (uint8_t)(w->kbar[i] ^ (eq & (w->kr[i] ^ w->kbar[i])));
+	} else {
+		sodium_memzero(ss, DUST_MLKEM768_SSBYTES);
+	}
+	sodium_memzero(w, sizeof(*w));
+	EVP_MD_CTX_free(c);
+	return ok ? 0 : -1;
+}

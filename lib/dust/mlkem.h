@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ML-KEM-768 (FIPS 203): key generation, encapsulation and decapsulation
+ * with implicit rejection. SHA3-256, SHA3-512, SHAKE128 and SHAKE256 come
+ * from OpenSSL's EVP. Private to libdust (the tests and the bench include
+ * it); not yet used on the wire (SPEC.md §2.1).
+ *
+ * Every function returns 0 on success and -1 on failure; on failure every
+ * output buffer is zeroed, never left half written.
+ */
+#ifndef DUST_MLKEM_H
+#define DUST_MLKEM_H
+
+#include <stdint.h>
+
+#include "dust.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+	DUST_MLKEM768_EKBYTES = 1184, /* encapsulation key: ByteEncode12(t) || rho */
+	DUST_MLKEM768_DKBYTES = 2400, /* dk_PKE || ek || H(ek) || z */
+	DUST_MLKEM768_CTBYTES = 1088, /* c1 (du = 10) || c2 (dv = 4) */
+	DUST_MLKEM768_SSBYTES = 32,
+	DUST_MLKEM768_SEEDBYTES = 32, /* each of d, z and m */
+};
+
+/* ML-KEM.KeyGen with d and z from rng (FIPS 203 Algorithm 19). */
+DUST_MUST_CHECK int dust_mlkem768_keypair(uint8_t ek[DUST_MLKEM768_EKBYTES],
+                                          uint8_t dk[DUST_MLKEM768_DKBYTES], struct dust_rng *rng);
+/* ML-KEM.KeyGen_internal(d, z) (Algorithm 16): for known-answer tests. */
+DUST_MUST_CHECK int dust_mlkem768_keypair_derand(uint8_t ek[DUST_MLKEM768_EKBYTES],
+                                                 uint8_t dk[DUST_MLKEM768_DKBYTES],
+                                                 const uint8_t d[DUST_MLKEM768_SEEDBYTES],
+                                                 const uint8_t z[DUST_MLKEM768_SEEDBYTES]);
+/*
+ * ML-KEM.Encaps with m from rng (Algorithm 20). Fails (-1) on an ek that
+ * does not pass the modulus check of §7.2: a 12-bit coefficient >= q.
+ */
+DUST_MUST_CHECK int dust_mlkem768_enc(uint8_t ct[DUST_MLKEM768_CTBYTES],
+                                      uint8_t ss[DUST_MLKEM768_SSBYTES],
+                                      const uint8_t ek[DUST_MLKEM768_EKBYTES],
+                                      struct dust_rng *rng);
+/* ML-KEM.Encaps_internal(ek, m) (Algorithm 17), with the same ek check. */
+DUST_MUST_CHECK int dust_mlkem768_enc_derand(uint8_t ct[DUST_MLKEM768_CTBYTES],
+                                             uint8_t ss[DUST_MLKEM768_SSBYTES],
+                                             const uint8_t ek[DUST_MLKEM768_EKBYTES],
+                                             const uint8_t m[DUST_MLKEM768_SEEDBYTES]);
+/*
+ * ML-KEM.Decaps (Algorithm 21). A ciphertext that does not re-encrypt to
+ * itself is not an error: ss is then J(z || ct), chosen in constant time
+ * (implicit rejection). Fails (-1) only on a dk whose hash check of §7.3
+ * fails (H(ek) stored in dk differs from the hash of the ek stored in dk).
+ */
+DUST_MUST_CHECK int dust_mlkem768_dec(uint8_t ss[DUST_MLKEM768_SSBYTES],
+                                      const uint8_t ct[DUST_MLKEM768_CTBYTES],
+                                      const uint8_t dk[DUST_MLKEM768_DKBYTES]);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
