@@ -118,7 +118,7 @@ static void write_counters(FILE *f, const struct dgw *gw, const struct dgw_stats
 				        per[i].ctr[c]);
 	}
 	family(f, "dustgw_drops_total", "counter",
-	       "Packets dropped, by reason (README: counters and drop reasons).");
+	       "Packets dropped, by reason (docs/counters.md says what each means).");
 	for (unsigned d = 1; d < DGW_DROP_MAX; d++)
 		for (unsigned i = 0; i < gw->nworkers; i++)
 			if (worker_ready(gw, i))
