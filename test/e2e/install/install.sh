@@ -115,12 +115,17 @@ grep -q "^MemoryDenyWriteExecute=yes$" "$UNIT" || fail "the unit lacks MemoryDen
 # What the unit grants, outside systemd: root with only the unit's
 # capabilities (bounding set), no new privileges, and the kernel's own
 # write-xor-execute (PR_SET_MDWE = 65, kept across execve) for
-# MemoryDenyWriteExecute.
+# MemoryDenyWriteExecute. Linux before 6.3 has no PR_SET_MDWE (EINVAL):
+# there that one property goes unchecked, and the test says so.
 sandboxed() {
 	exec setpriv --bounding-set "$SETPRIV_CAPS" --inh-caps -all --no-new-privs -- /usr/bin/python3 -c '
-import ctypes, os, sys
+import ctypes, errno, os, sys
 if ctypes.CDLL(None, use_errno=True).prctl(65, 1, 0, 0, 0) != 0:
-    sys.exit("prctl(PR_SET_MDWE): errno %d" % ctypes.get_errno())
+    e = ctypes.get_errno()
+    if e != errno.EINVAL:
+        sys.exit("prctl(PR_SET_MDWE): errno %d" % e)
+    print("NOTE: this kernel has no PR_SET_MDWE: MemoryDenyWriteExecute not checked",
+          file=sys.stderr)
 os.execv(sys.argv[1], sys.argv[1:])' "$@"
 }
 
@@ -143,6 +148,7 @@ run_unit() {
 		sleep 0.1
 	done
 	grep -q "^dustgw: 3 invitations" gw.out || { cat gw.out gw.err; fail "no start banner"; }
+	grep "^NOTE:" gw.err || true
 	local eff want
 	eff=$(capsh --decode="$(sed -n 's/^CapEff:\s*//p' /proc/$GWPID/status)" | sed 's/.*=//')
 	want=$(echo "$CAPS" | tr 'A-Z ' 'a-z\n' | sort | paste -sd,)
