@@ -52,6 +52,7 @@ struct dg_opts {
 	double churn;           /* churn events per second (churn.c) */
 	unsigned idle_s;        /* an idled client's silence (0: no idle events) */
 	unsigned dirs;          /* 1 << DG_DIR_FWD | 1 << DG_DIR_REV (--dir) */
+	const char *prometheus; /* --prometheus ADDR:PORT: serve live metrics (prom.c) */
 };
 
 /* A client's place in its life (churn.c moves it along). */
@@ -104,6 +105,23 @@ struct dg_flow {
 	unsigned cur; /* next client to send a probe (round-robin over those up) */
 };
 
+/*
+ * What --prometheus shows of one lcore while it runs (prom.c): counts since
+ * dust-gen started, over every trial, and a latency histogram. Written by
+ * the lcore alone (counts once a second and at a trial's end, latency per
+ * probe); the scrape thread only loads them, as dustgw's readers do.
+ */
+enum { DG_LAT_BOUNDS = 16 };
+struct dg_live {
+	struct dg_count k[2];               /* by direction: finished trials + the running one */
+	struct dg_count done[2];            /* finished trials only */
+	uint64_t lat[2][DG_LAT_BOUNDS + 1]; /* probes by latency bucket; the last: +Inf */
+	uint64_t lat_sum_ns[2];
+	double pps;      /* this lcore's offered rate each way in the running trial (0: max) */
+	uint64_t trials; /* trials finished */
+};
+extern const uint64_t dg_lat_bounds_ns[DG_LAT_BOUNDS];
+
 struct dg {
 	struct dg_opts o;
 	uint16_t net, dlv; /* DPDK ports: toward the gateway, from its delivery side */
@@ -130,6 +148,7 @@ struct dg {
 	struct dg_churn ch;
 	uint64_t churn_t0, churn_done, churn_scan; /* churn.c's schedule */
 	unsigned churn_kind, churn_cur, join_next;
+	struct dg_live live;
 };
 
 /* One trial's result. */
@@ -169,6 +188,12 @@ void dg_churn_start(struct dg *g);
 void dg_churn_tick(struct dg *g, uint64_t now, uint64_t end);
 void dg_client_up(struct dg *g, struct dg_client *c);
 struct dg_client *dg_next_up(struct dg *g, unsigned *cur);
+
+/* prom.c: --prometheus, served by a control thread while dust-gen runs */
+struct dg_prom;
+struct dg_prom *dg_prom_open(const char *addr);
+int dg_prom_start(struct dg_prom *p, struct dg *g);
+void dg_prom_stop(struct dg_prom *p);
 
 /* traffic.c */
 int dg_trial(struct dg *g, double pps, struct dg_result *r);

@@ -61,6 +61,9 @@ static void usage(FILE *f)
 	    "                     direction's counts at the top of each trial, the reverse's\n"
 	    "                     under \"reverse\" (with --dir rev or both)\n"
 	    "  --quiet            no per-second lines\n"
+	    "  --prometheus ADDR:PORT  serve live metrics on http://ADDR:PORT/metrics (IPv6:\n"
+	    "                     [ADDR]:PORT): counts and rates per lcore and direction, a\n"
+	    "                     latency histogram, clients up (see docs/prometheus.md)\n"
 	    "  --no-confirm       send the intros but wait for no keepalive: toward a sink\n"
 	    "                     (net_null), to measure the generator's own rate\n"
 	    "  --linger-ms MS     at the end, wait MS ms without polling before closing the\n"
@@ -125,6 +128,7 @@ static int parse(int argc, char **argv, struct dg_opts *o)
 	    {"dir", required_argument, NULL, 'R'},
 	    {"invites", required_argument, NULL, 'V'},
 	    {"password-file", required_argument, NULL, 'P'},
+	    {"prometheus", required_argument, NULL, 'O'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -187,6 +191,9 @@ static int parse(int argc, char **argv, struct dg_opts *o)
 			break;
 		case 'q':
 			o->quiet = true;
+			break;
+		case 'O':
+			o->prometheus = optarg;
 			break;
 		case 'M':
 			o->gw_mac = optarg;
@@ -535,6 +542,7 @@ static int run(struct dg *g)
 int main(int argc, char **argv)
 {
 	static struct dg g;
+	struct dg_prom *prom = NULL;
 	int n, rc;
 
 	for (int i = 1; i < argc; i++)
@@ -564,6 +572,11 @@ int main(int argc, char **argv)
 		}
 		memcpy(g.gw_mac, a.addr_bytes, 6);
 	}
+	/* bound before the ports: a port in use stops dust-gen at once */
+	if (g.o.prometheus && !(prom = dg_prom_open(g.o.prometheus))) {
+		rte_eal_cleanup();
+		return 2;
+	}
 	dust_rng_init(&g.rng);
 	g.pad.kind = DUST_PAD_UNIFORM; /* no padding: sizes are what --size says */
 	g.nq = rte_lcore_count();
@@ -572,12 +585,15 @@ int main(int argc, char **argv)
 		rc = ports_setup(&g);
 	if (!rc)
 		rc = dg_lcores_split(&g);
+	if (!rc && prom)
+		rc = dg_prom_start(prom, &g);
 	if (!rc)
 		rc = dg_lcores_intro(&g);
 	if (!rc)
 		rc = run(&g);
 	if (!rc && g.o.linger_ms)
 		rte_delay_us_sleep(1000 * g.o.linger_ms); /* no polling: the peer may leave now */
+	dg_prom_stop(prom); /* serves until here: a last scrape sees the final counts */
 	if (g.pool) {
 		rte_eth_dev_stop(g.net);
 		rte_eth_dev_stop(g.dlv);

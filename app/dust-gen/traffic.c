@@ -176,6 +176,32 @@ struct trial {
 	struct dg_result *r;
 };
 
+/* Upper bounds of the latency buckets --prometheus shows (le, in ns). */
+const uint64_t dg_lat_bounds_ns[DG_LAT_BOUNDS] = {
+    10000,   20000,    50000,    100000,   200000,    500000,    1000000,   2000000,
+    5000000, 10000000, 20000000, 50000000, 100000000, 200000000, 500000000, 1000000000,
+};
+
+static void live_lat(struct dg_live *l, unsigned dir, uint64_t ns)
+{
+	unsigned i = 0;
+
+	while (i < DG_LAT_BOUNDS && ns > dg_lat_bounds_ns[i])
+		i++;
+	l->lat[dir][i]++;
+	l->lat_sum_ns[dir] += ns;
+}
+
+/* The counts the scrape thread sees: finished trials plus this one so far. */
+static void live_publish(struct dg *g, const struct dg_count *now, unsigned dir)
+{
+	const uint64_t *a = (const uint64_t *)&g->live.done[dir], *b = (const uint64_t *)now;
+	uint64_t *k = (uint64_t *)&g->live.k[dir];
+
+	for (size_t i = 0; i < sizeof(*now) / sizeof(*k); i++)
+		__atomic_store_n(&k[i], a[i] + b[i], __ATOMIC_RELAXED);
+}
+
 /* A probe came back in dir: pl is its UDP payload, len the frame's length. */
 static void rx_probe(struct dg *g, struct trial *t, unsigned dir, const uint8_t *pl, size_t plen,
                      size_t len, uint64_t now)
@@ -210,6 +236,7 @@ static void rx_probe(struct dg *g, struct trial *t, unsigned dir, const uint8_t 
 	ns = now > p.tsc ? (now - p.tsc) * 1000000000 / g->hz : 0;
 	hist_add(&t->r->d[dir].h, ns);
 	hist_add(&d->ih, ns);
+	live_lat(&g->live, dir, ns);
 	return;
 foreign:
 	d->k.foreign++;
@@ -311,6 +338,7 @@ static void report(struct dg *g, struct trial *t, double secs, double dt)
 			    dg_hist_pct(&d->ih, 99) / 1e3, dg_hist_pct(&d->ih, 99.9) / 1e3, g->nup);
 		d->k_mark = *a;
 		dg_hist_init(&d->ih);
+		live_publish(g, a, dir);
 	}
 	fflush(stdout);
 	g->now_s = (uint32_t)time(NULL);
@@ -413,6 +441,7 @@ int dg_trial(struct dg *g, double pps, struct dg_result *r)
 	if (rc)
 		goto out;
 	g->now_s = (uint32_t)time(NULL);
+	__atomic_store(&g->live.pps, &pps, __ATOMIC_RELAXED);
 	dg_churn_start(g);
 	trial_run(g, &t, pps);
 	for (unsigned dir = 0; dir < 2; dir++) {
@@ -427,7 +456,10 @@ int dg_trial(struct dg *g, double pps, struct dg_result *r)
 	for (unsigned dir = 0; dir < 2; dir++) {
 		r->d[dir].k = t.d[dir].k;
 		r->d[dir].lost = t.d[dir].k.tx > t.d[dir].k.rx ? t.d[dir].k.tx - t.d[dir].k.rx : 0;
+		live_publish(g, &t.d[dir].k, dir);
+		g->live.done[dir] = g->live.k[dir];
 	}
+	__atomic_store_n(&g->live.trials, g->live.trials + 1, __ATOMIC_RELAXED);
 out:
 	for (unsigned dir = 0; dir < 2; dir++)
 		dg_hist_free(&t.d[dir].ih);

@@ -21,7 +21,7 @@
 #include <rte_common.h>
 
 #include "dustgw.h"
-#include "prom.h"
+#include "promserve.h"
 
 struct cfg_ctx {
 	struct rte_cfgfile *f;
@@ -291,53 +291,6 @@ static int load_runtime(struct cfg_ctx *c, struct dgw_config *cfg)
 }
 
 /* Checked here, so that --check-config and a start both name a bad address. */
-/* [telemetry] prometheus = ADDR:PORT (prom.h; also what prom.c binds) */
-static int addr_fail(char *err, size_t errlen, const char *s, const char *why)
-{
-	snprintf(err, errlen, "'%s': %s", s, why);
-	return -EINVAL;
-}
-
-int dgw_prom_addr_parse(const char *s, struct sockaddr_storage *ss, socklen_t *len, char *err,
-                        size_t errlen)
-{
-	const char *colon = strrchr(s, ':');
-	char host[INET6_ADDRSTRLEN + 2];
-	size_t hl = colon ? (size_t)(colon - s) : 0;
-	unsigned long port;
-	char *end;
-
-	if (!colon || hl == 0 || hl >= sizeof(host))
-		return addr_fail(err, errlen, s,
-		                 "want ADDR:PORT, e.g. 127.0.0.1:9464 or [::1]:9464");
-	memcpy(host, s, hl);
-	host[hl] = '\0';
-	errno = 0;
-	port = strtoul(colon + 1, &end, 10);
-	if (errno || end == colon + 1 || *end || colon[1] == '-' || port < 1 || port > 65535)
-		return addr_fail(err, errlen, s, "port wants 1..65535");
-	memset(ss, 0, sizeof(*ss));
-	if (host[0] == '[' && host[hl - 1] == ']') {
-		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
-
-		host[hl - 1] = '\0';
-		if (inet_pton(AF_INET6, host + 1, &a->sin6_addr) != 1)
-			return addr_fail(err, errlen, s, "not an IPv6 address in brackets");
-		a->sin6_family = AF_INET6;
-		a->sin6_port = htons((uint16_t)port);
-		*len = sizeof(*a);
-		return 0;
-	}
-	struct sockaddr_in *a = (struct sockaddr_in *)ss;
-
-	if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
-		return addr_fail(err, errlen, s, "not an IPv4 address (IPv6: [ADDR]:PORT)");
-	a->sin_family = AF_INET;
-	a->sin_port = htons((uint16_t)port);
-	*len = sizeof(*a);
-	return 0;
-}
-
 static int load_telemetry(struct cfg_ctx *c, struct dgw_config *cfg)
 {
 	struct sockaddr_storage ss;
@@ -348,7 +301,7 @@ static int load_telemetry(struct cfg_ctx *c, struct dgw_config *cfg)
 	if (rc)
 		return rc;
 	if (cfg->prometheus[0] &&
-	    dgw_prom_addr_parse(cfg->prometheus, &ss, &len, why, sizeof(why)) != 0)
+	    prom_addr_parse(cfg->prometheus, &ss, &len, why, sizeof(why)) != 0)
 		return fail(c, "[telemetry] prometheus = %s", why);
 	return 0;
 }

@@ -23,14 +23,13 @@
 
 #include "dgw_pvt.h"
 #include "prom.h"
+#include "promserve.h"
 
 #ifndef DUSTGW_VERSION
 #define DUSTGW_VERSION "unknown"
 #endif
 
 enum {
-	PROM_REQ_MAX = 4096, /* request line and headers; more is refused (431) */
-	PROM_IO_TIMEOUT_S = 2,
 	PROM_POLL_MS = 200, /* how soon the thread sees dgw_prom_stop */
 };
 
@@ -72,33 +71,6 @@ static const char *const ctr_help[DGW_CTR_MAX] = {
     [DGW_CTR_ICMP_TOO_BIG] = "Quic profile: ICMP too-big errors sent back.",
 };
 
-static void family(FILE *f, const char *name, const char *type, const char *help)
-{
-	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-static void gauge(FILE *f, const char *name, const char *help, double v)
-{
-	family(f, name, "gauge", help);
-	if (v >= 0 && v < 0x1p63 && v == (double)(uint64_t)v)
-		fprintf(f, "%s %" PRIu64 "\n", name, (uint64_t)v);
-	else
-		fprintf(f, "%s %.6f\n", name, v);
-}
-
-/* A label value as the exposition format wants it: \, " and newline escaped. */
-static void label_value(FILE *f, const char *v)
-{
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			fputc('\\', f);
-		if (*v == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*v, f);
-	}
-}
-
 /* Workers get their lcore in dgw_run; a scrape before that skips them. */
 static bool worker_ready(const struct dgw *gw, unsigned i)
 {
@@ -111,14 +83,14 @@ static void write_counters(FILE *f, const struct dgw *gw, const struct dgw_stats
 		char name[96];
 
 		snprintf(name, sizeof(name), "dustgw_%s_total", dgw_ctr_name(c));
-		family(f, name, "counter", ctr_help[c] ? ctr_help[c] : dgw_ctr_name(c));
+		prom_family(f, name, "counter", ctr_help[c] ? ctr_help[c] : dgw_ctr_name(c));
 		for (unsigned i = 0; i < gw->nworkers; i++)
 			if (worker_ready(gw, i))
 				fprintf(f, "%s{lcore=\"%u\"} %" PRIu64 "\n", name, gw->w[i]->lcore,
 				        per[i].ctr[c]);
 	}
-	family(f, "dustgw_drops_total", "counter",
-	       "Packets dropped, by reason (README: counters and drop reasons).");
+	prom_family(f, "dustgw_drops_total", "counter",
+	            "Packets dropped, by reason (docs/counters.md says what each means).");
 	for (unsigned d = 1; d < DGW_DROP_MAX; d++)
 		for (unsigned i = 0; i < gw->nworkers; i++)
 			if (worker_ready(gw, i))
@@ -138,7 +110,7 @@ static void write_counters(FILE *f, const struct dgw *gw, const struct dgw_stats
 static void per_worker(FILE *f, const struct dgw *gw, const char *name, const char *help,
                        uint64_t (*get)(const struct dgw_worker *w))
 {
-	family(f, name, "gauge", help);
+	prom_family(f, name, "gauge", help);
 	for (unsigned i = 0; i < gw->nworkers; i++)
 		if (worker_ready(gw, i))
 			fprintf(f, "%s{lcore=\"%u\"} %" PRIu64 "\n", name, gw->w[i]->lcore,
@@ -198,8 +170,9 @@ static void write_workers(FILE *f, const struct dgw *gw)
 		return; /* replay: the worker clock is the capture's */
 	clock_gettime(CLOCK_REALTIME, &ts);
 	now = (double)ts.tv_sec + ts.tv_nsec / 1e9;
-	family(f, "dustgw_worker_heartbeat_age_seconds", "gauge",
-	       "Seconds since the worker last ran its housekeeping (every drain_us when healthy).");
+	prom_family(
+	    f, "dustgw_worker_heartbeat_age_seconds", "gauge",
+	    "Seconds since the worker last ran its housekeeping (every drain_us when healthy).");
 	for (unsigned i = 0; i < gw->nworkers; i++) {
 		double beat = (double)LOAD(gw->w[i]->now_ms) / 1e3;
 
@@ -226,22 +199,24 @@ static void write_store(FILE *f, struct dgw *gw)
 		bound += LOAD(e->bound) != 0;
 		revoked += LOAD(e->revoked) != 0;
 	}
-	gauge(f, "dustgw_sessions_published", "Sessions reachable from the delivery side.",
-	      published);
-	gauge(f, "dustgw_invitations", "Invitations merged from the store.", n);
-	gauge(f, "dustgw_invitations_bound", "Invitations bound to a client key.", (double)bound);
-	gauge(f, "dustgw_invitations_revoked", "Invitations revoked.", (double)revoked);
-	gauge(f, "dustgw_store_generation", "Store reloads that changed something since start.",
-	      (double)dust_store_generation(st));
-	gauge(f, "dustgw_store_remote", "1 for an etcd store, 0 for a file store.",
-	      dust_store_is_remote(st));
-	gauge(f, "dustgw_store_up",
-	      "0 while the store's last binding commit failed (store_unavailable), else 1.",
-	      !LOAD(gw->store_down));
+	prom_gauge(f, "dustgw_sessions_published", "Sessions reachable from the delivery side.",
+	           published);
+	prom_gauge(f, "dustgw_invitations", "Invitations merged from the store.", n);
+	prom_gauge(f, "dustgw_invitations_bound", "Invitations bound to a client key.",
+	           (double)bound);
+	prom_gauge(f, "dustgw_invitations_revoked", "Invitations revoked.", (double)revoked);
+	prom_gauge(f, "dustgw_store_generation",
+	           "Store reloads that changed something since start.",
+	           (double)dust_store_generation(st));
+	prom_gauge(f, "dustgw_store_remote", "1 for an etcd store, 0 for a file store.",
+	           dust_store_is_remote(st));
+	prom_gauge(f, "dustgw_store_up",
+	           "0 while the store's last binding commit failed (store_unavailable), else 1.",
+	           !LOAD(gw->store_down));
 	if (dust_store_revision(st) >= 0)
-		gauge(f, "dustgw_store_etcd_revision",
-		      "The etcd revision the store's watch followed to.",
-		      (double)dust_store_revision(st));
+		prom_gauge(f, "dustgw_store_etcd_revision",
+		           "The etcd revision the store's watch followed to.",
+		           (double)dust_store_revision(st));
 }
 
 /* One series per port statistic; both ports under one family. */
@@ -284,12 +259,12 @@ static void write_ports(FILE *f, const struct dgw *gw)
 		ok[i] = ok[i] && !(i == 1 && id[1] == id[0]); /* one port for both: once */
 	}
 	for (size_t s = 0; s < RTE_DIM(port_stats); s++) {
-		family(f, port_stats[s].name, port_stats[s].type, port_stats[s].help);
+		prom_family(f, port_stats[s].name, port_stats[s].type, port_stats[s].help);
 		for (int i = 0; i < 2; i++) {
 			if (!ok[i])
 				continue;
 			fprintf(f, "%s{port=\"%s\",device=\"", port_stats[s].name, role[i]);
-			label_value(f, dev[i]);
+			prom_label_value(f, dev[i]);
 			fprintf(f, "\"} %" PRIu64 "\n",
 			        *(const uint64_t *)((const char *)&es[i] + port_stats[s].off));
 		}
@@ -302,20 +277,21 @@ static void write_process(FILE *f, const struct dgw_prom *p)
 	uint64_t start = LOAD(gw->start_tsc);
 	double up = start ? (double)(rte_rdtsc() - start) / (double)rte_get_tsc_hz() : 0;
 
-	family(f, "dustgw_build_info", "gauge",
-	       "Always 1; the labels name the version and the data AEAD in use.");
+	prom_family(f, "dustgw_build_info", "gauge",
+	            "Always 1; the labels name the version and the data AEAD in use.");
 	fprintf(f, "dustgw_build_info{version=\"%s\",aead_backend=\"", DUSTGW_VERSION);
-	label_value(f, p->aead_backend);
+	prom_label_value(f, p->aead_backend);
 	fprintf(f, "\",aead_version=\"");
-	label_value(f, p->aead_version);
+	prom_label_value(f, p->aead_version);
 	fprintf(f, "\",aead_code_path=\"");
-	label_value(f, p->aead_path);
+	prom_label_value(f, p->aead_path);
 	fprintf(f, "\"} 1\n");
-	gauge(f, "dustgw_uptime_seconds", "Seconds since the workers started.", up);
-	gauge(f, "dustgw_workers", "Worker lcores.", gw->nworkers);
-	gauge(f, "dustgw_mbufs", "Size of the mbuf pool ([ports] mbufs).", gw->pool->size);
-	gauge(f, "dustgw_mbufs_in_use", "Mbufs taken from the pool (in rings, queues, caches).",
-	      rte_mempool_in_use_count(gw->pool));
+	prom_gauge(f, "dustgw_uptime_seconds", "Seconds since the workers started.", up);
+	prom_gauge(f, "dustgw_workers", "Worker lcores.", gw->nworkers);
+	prom_gauge(f, "dustgw_mbufs", "Size of the mbuf pool ([ports] mbufs).", gw->pool->size);
+	prom_gauge(f, "dustgw_mbufs_in_use",
+	           "Mbufs taken from the pool (in rings, queues, caches).",
+	           rte_mempool_in_use_count(gw->pool));
 }
 
 static void write_metrics(FILE *f, struct dgw_prom *p)
@@ -332,131 +308,17 @@ static void write_metrics(FILE *f, struct dgw_prom *p)
 	write_ports(f, gw);
 }
 
-/* ---- HTTP ---------------------------------------------------------------- */
-
-static void send_all(int fd, const char *b, size_t n)
+static void write_cb(FILE *f, void *arg)
 {
-	while (n) {
-		ssize_t r = send(fd, b, n, MSG_NOSIGNAL);
-
-		if (r <= 0)
-			return;
-		b += r;
-		n -= (size_t)r;
-	}
-}
-
-static void reply(int fd, const char *status, const char *extra, const char *ctype,
-                  const char *body, size_t len, bool head)
-{
-	char hdr[512];
-	int n = snprintf(hdr, sizeof(hdr),
-	                 "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
-	                 "Connection: close\r\n\r\n",
-	                 status, ctype, len, extra);
-
-	send_all(fd, hdr, (size_t)n);
-	if (!head)
-		send_all(fd, body, len);
-}
-
-static void reply_error(int fd, const char *status, const char *extra)
-{
-	char body[128];
-	int n = snprintf(body, sizeof(body), "%s\n", status);
-
-	reply(fd, status, extra, "text/plain; charset=utf-8", body, (size_t)n, false);
-}
-
-/* Up to the blank line ending the headers; the length read, or -1. */
-static ssize_t read_request(int fd, char *req)
-{
-	size_t n = 0;
-
-	while (n < PROM_REQ_MAX) {
-		ssize_t r = recv(fd, req + n, PROM_REQ_MAX - n, 0);
-
-		if (r <= 0)
-			return -1;
-		n += (size_t)r;
-		req[n] = '\0';
-		if (strstr(req, "\r\n\r\n") || strstr(req, "\n\n"))
-			return (ssize_t)n;
-	}
-	return PROM_REQ_MAX + 1;
-}
-
-static void serve_metrics(int fd, struct dgw_prom *p, bool head)
-{
-	char *body = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&body, &len);
-
-	if (!f) {
-		reply_error(fd, "500 Internal Server Error", "");
-		return;
-	}
-	write_metrics(f, p);
-	if (fclose(f) != 0)
-		reply_error(fd, "500 Internal Server Error", "");
-	else
-		reply(fd, "200 OK", "", "text/plain; version=0.0.4; charset=utf-8", body, len,
-		      head);
-	free(body);
-}
-
-/* The status line of a request that is not a valid GET or HEAD of /metrics. */
-static const char *check_request(const char *req, bool *head)
-{
-	char method[8], target[64], version[16];
-
-	if (sscanf(req, "%7s %63s %15s", method, target, version) != 3 ||
-	    strncmp(version, "HTTP/1.", 7) != 0)
-		return "400 Bad Request";
-	*head = !strcmp(method, "HEAD");
-	if (strcmp(method, "GET") != 0 && !*head)
-		return "405 Method Not Allowed";
-	if (strcmp(target, "/metrics") != 0 && strncmp(target, "/metrics?", 9) != 0)
-		return "404 Not Found";
-	return NULL;
-}
-
-static void serve(struct dgw_prom *p, int fd)
-{
-	const struct timeval tv = {.tv_sec = PROM_IO_TIMEOUT_S};
-	char req[PROM_REQ_MAX + 1];
-	const char *bad;
-	bool head = false;
-	ssize_t n;
-
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	n = read_request(fd, req);
-	if (n < 0)
-		return;
-	bad = n > PROM_REQ_MAX ? "431 Request Header Fields Too Large" : check_request(req, &head);
-	if (bad)
-		reply_error(fd, bad, !strncmp(bad, "405", 3) ? "Allow: GET, HEAD\r\n" : "");
-	else
-		serve_metrics(fd, p, head);
+	write_metrics(f, arg);
 }
 
 static void *prom_loop(void *arg)
 {
 	struct dgw_prom *p = arg;
-	struct pollfd pfd = {.fd = p->fd, .events = POLLIN};
 
-	while (!atomic_load(&p->stop)) {
-		int c;
-
-		if (poll(&pfd, 1, PROM_POLL_MS) <= 0)
-			continue;
-		c = accept(p->fd, NULL, NULL);
-		if (c < 0)
-			continue;
-		serve(p, c);
-		close(c);
-	}
+	while (!atomic_load(&p->stop))
+		prom_serve_once(p->fd, PROM_POLL_MS, write_cb, p);
 	return NULL;
 }
 
@@ -477,25 +339,11 @@ static void aead_info(struct dgw_prom *p)
 
 static int listen_on(const char *addr)
 {
-	struct sockaddr_storage ss;
-	socklen_t len;
-	char err[160];
-	int one = 1, fd, rc;
+	char err[192];
+	int fd = prom_listen(addr, err, sizeof(err));
 
-	if (dgw_prom_addr_parse(addr, &ss, &len, err, sizeof(err)) != 0) {
-		fprintf(stderr, "dustgw: [telemetry] prometheus = %s\n", err);
-		return -EINVAL;
-	}
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return -errno;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, 16) != 0) {
-		rc = -errno;
-		fprintf(stderr, "dustgw: [telemetry] prometheus = %s: %s\n", addr, strerror(-rc));
-		close(fd);
-		return rc;
-	}
+		fprintf(stderr, "dustgw: [telemetry] prometheus = %s\n", err);
 	return fd;
 }
 

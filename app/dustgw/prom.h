@@ -6,17 +6,9 @@
 #ifndef DGW_PROM_H
 #define DGW_PROM_H
 
-#include <sys/socket.h>
-
 struct dgw;
 struct dgw_prom;
 
-/**
- * Parse "ADDR:PORT" (IPv4, or "[IPv6]:PORT"; PORT 1..65535) into ss.
- * 0 or -EINVAL, with the reason in err.
- */
-int dgw_prom_addr_parse(const char *s, struct sockaddr_storage *ss, socklen_t *len, char *err,
-                        size_t errlen);
 /**
  * Bind and listen on addr, before the gateway exists, so that a port in
  * use stops dustgw before it opens the store. NULL with errno and a
