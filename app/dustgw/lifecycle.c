@@ -227,12 +227,16 @@ void dgw_intro_live(struct dgw_worker *w, struct dust_session *s, struct dust_se
 	w->st.ctr[DGW_CTR_INTRO_OK]++;
 	w->st.ctr[DGW_CTR_INTRO_FIRST] += first_use;
 	dgw_sess_publish(w, s, rx->mac);
+	/* Until the client shows it receives at this address, 3x what came from it (§9.1). */
 	if (rx->profile == DUST_PROFILE_QUIC) {
+		dgw_path_start(w, s, DUST_PATH_AWAIT_DATA, rx->len);
 		/* No chained data (SPEC §12.3): the answer is the server's first flight. */
 		answer_hold(w, s, m, rx, NULL, acc);
 		return;
 	}
 	dgw_open(w, s, rx, consumed, &res);
+	/* a datagram whose chained data opened is credited whole when it is disposed */
+	dgw_path_start(w, s, DUST_PATH_AWAIT_EPOCH, res.nseg ? 0 : rx->len);
 	/* The answer (SPEC §5.1) tells the client its session is up and brings its keys. */
 	answer_hold(w, s, m, rx, &res, NULL);
 }
