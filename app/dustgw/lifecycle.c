@@ -110,18 +110,18 @@ static enum dust_drop quic_accept(struct dgw_worker *w, const struct dgw_rx *rx,
  * session there is another client's, and an intro (authentic or not: anyone
  * holding an invitation can send one from a spoofed address) must not end
  * it while it is in use (SPEC §9). Once it is idle evict_idle_s, the new
- * client may take the address. Decided before any crypto and before the
- * store is touched.
+ * client may take the address. Decided before any X25519 and before the
+ * store is touched (quic: the Initial's public-key decryption, then the tag).
  */
 static bool endpoint_busy(struct dgw_worker *w, const struct dgw_rx *rx,
                           const struct dust_session *old)
 {
 	int64_t idx;
 
-	if (rx->profile == DUST_PROFILE_QUIC ||
-	    w->now_s - old->last_rx_s >= w->gw->cfg.evict_idle_s)
+	if (w->now_s - old->last_rx_s >= w->gw->cfg.evict_idle_s)
 		return false;
-	idx = dust_intro_peek(&w->gw->srv, rx->dg, rx->len);
+	idx = rx->profile == DUST_PROFILE_QUIC ? dust_quic_intro_peek(&w->gw->srv, rx->dg, rx->len)
+	                                       : dust_intro_peek(&w->gw->srv, rx->dg, rx->len);
 	return idx >= 0 && (uint32_t)idx != old->invite_idx;
 }
 

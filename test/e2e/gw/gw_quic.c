@@ -378,6 +378,31 @@ static int path_random(struct cl *c, size_t intro_len, uint8_t *ans, size_t alen
 	return 0;
 }
 
+/*
+ * An authentic Initial of another invitation (c2's) from c's live address
+ * (spoofed: anyone holding an invitation can send one) ends nothing: it is
+ * dropped as endpoint_busy before any X25519, and c's session keeps going.
+ */
+static int endpoint_rule(struct cl *c, struct cl *c2)
+{
+	uint8_t dg[1500];
+	struct dust_quic_client qc;
+	uint64_t busy = rg_drop(&H, 0, DGW_DROP_ENDPOINT_BUSY),
+	         ok = rg_ctr(&H, 0, DGW_CTR_INTRO_OK);
+	uint64_t tx = rg_ctr(&H, 0, DGW_CTR_NET_TX);
+	int n = dust_quic_intro_build(&c2->inv, &c2->id, &T.rng, rg_now_ms(), dg, sizeof(dg), &qc);
+
+	dust_quic_client_wipe(&qc);
+	CHECK(n > 0 && send_dg(&c->a, QUIC_PORT, dg, (size_t)n) == 0, "spoofed Initial");
+	CHECK(settled(), "not read");
+	CHECK(rg_drop(&H, 0, DGW_DROP_ENDPOINT_BUSY) == busy + 1, "endpoint_busy not counted");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_INTRO_OK) == ok && rg_ctr(&H, 0, DGW_CTR_NET_TX) == tx,
+	      "the spoofed Initial was accepted or answered");
+	CHECK(send_data(c, &c->a, 0x50) == 0 && expect_delivered(c, 0x50) == 0, T.why);
+	CHECK(reverse(c, c->a.port, 0x51) == 0, T.why);
+	return 0;
+}
+
 /* ---- size bounds (SPEC §12.4) ---- */
 
 static const uint8_t FAR[4] = {10, 9, 255, 1};
@@ -605,6 +630,9 @@ static int phases(void)
 	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_MIGRATED) == 1, "no move counted");
 	CHECK(rg_ctr(&H, 0, DGW_CTR_INTRO_OK) == NQ, "the move took a new intro");
 	CHECK(reverse(&T.c[0], moved.port, 0x31) == 0, T.why);
+
+	printf("gw-quic: another invitation's Initial from client 1's address ends nothing\n");
+	CHECK(endpoint_rule(&T.c[1], &T.c[2]) == 0, T.why);
 
 	printf("gw-quic: size bounds: server datagrams <= %d, ICMP for more, MSS clamped\n",
 	       DUST_QUIC_SERVER_DGRAM_MAX);
