@@ -274,6 +274,7 @@ bool dgw_pending_hold(struct dgw_worker *w, struct dust_session *s, struct rte_m
                       const struct dgw_rx *rx, size_t consumed, const struct dust_quic_accept *acc,
                       bool first_use);
 bool dgw_pending_take(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx);
+bool dgw_pending_holds(struct dgw_worker *w, const struct dust_endpoint *ep);
 unsigned dgw_pending_done(struct dgw_worker *w, uint32_t idx, struct dgw_pending **out);
 unsigned dgw_pending_expire(struct dgw_worker *w, struct dgw_pending **out);
 void dgw_pending_free(struct dgw_worker *w);
