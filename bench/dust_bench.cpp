@@ -863,8 +863,42 @@ void BM_paired_intro(benchmark::State &state)
 	dust_session_wipe(&ss);
 }
 
+/*
+ * What a flood costs per datagram: an intro-sized datagram of random bytes
+ * (a prober's, a scanner's) refused by dust_intro_accept (intro_unknown,
+ * after its tag is unmasked and looked up). 256 different ones in turn.
+ */
+void BM_intro_junk(benchmark::State &state)
+{
+	intro_fixture fx;
+	struct dust_invite inv;
+	struct dust_endpoint from = intro_client_ep();
+	static uint8_t junk[256][200];
+	struct dust_session ss;
+	struct dust_intro_info info;
+	size_t consumed;
+	uint64_t n = 0, ts = now_ms();
+
+	if (!fx.ok || !fx.add_invite(&inv)) {
+		state.SkipWithError("intro fixture failed");
+		return;
+	}
+	randombytes_buf(junk, sizeof(junk));
+	for (auto _ : state) {
+		enum dust_drop d = dust_intro_accept(&fx.srv, junk[n % 256], sizeof(junk[0]), ts, &from,
+		                                     NULL, &ss, &consumed, &info);
+		if (d != DUST_DROP_INTRO_UNKNOWN) {
+			state.SkipWithError(dust_drop_name(d));
+			return;
+		}
+		n++;
+	}
+	state.counters["pps"] = benchmark::Counter((double)n, benchmark::Counter::kIsRate);
+}
+
 BENCHMARK(BM_x25519);
 BENCHMARK(BM_x25519_base);
+BENCHMARK(BM_intro_junk);
 BENCHMARK(BM_intro_accept);
 BENCHMARK(BM_intro_accept_pool);
 BENCHMARK(BM_paired_intro);

@@ -165,7 +165,10 @@ for name, d in (("forward", fwd), ("reverse", rev)):
     if d and (d is rev or d["tx"] or not rev):
         check(d["lost"] == 0 and d["duplicates"] == 0 and d["tx"] > 0,
               "%s: zero loss (sent %d, received %d, duplicates %d)" % (name, d["tx"], d["rx"], d["duplicates"]))
-eq(fwd["tx"], "ctr.decoded", "probes sent = decoded")
+# each client confirms its answer with a keepalive (SPEC §9.1): decoded counts them
+check(int(st["ctr.decoded"]) - int(st["ctr.keepalive_rx"]) == fwd["tx"],
+      "probes sent = decoded - keepalive_rx: dust-gen %d, dustgw %s - %s"
+      % (fwd["tx"], st["ctr.decoded"], st["ctr.keepalive_rx"]))
 eq(fwd["rx"], "ctr.delivered", "probes received = delivered")
 if rev:
     eq(rev["tx"], "ctr.dlv_rx", "reverse probes sent = dlv_rx")

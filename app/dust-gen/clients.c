@@ -141,6 +141,7 @@ int dg_intro_send(struct dg *g, struct dg_client *c)
 	}
 	c->s = s;
 	c->s_port = c->ep.port;
+	c->confirmed = false;
 	dust_session_wipe(&s);
 	if (c->state == DG_UP)
 		g->nup--;
@@ -193,6 +194,32 @@ static int open_reply(struct dg *g, struct dg_client *c, uint16_t port, uint8_t 
 }
 
 /*
+ * c's answer opened: a keepalive under its keys goes back at once. It
+ * proves to the gateway that c receives at its address (SPEC §9.1), which
+ * the gateway then answers with a keepalive: c is up only then, so that no
+ * probe toward c meets the limit on an unproved address.
+ */
+static void confirm(struct dg *g, struct dg_client *c)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(g->pool);
+	uint8_t *f;
+	int r;
+
+	c->confirmed = true;
+	if (!m)
+		return; /* the retry after 3 s sends a new intro */
+	f = rte_pktmbuf_mtod(m, uint8_t *);
+	r = dust_data_seal(&c->s, &g->rng, &g->pad, g->now_s, f + 42, 0, 600);
+	if (r < 0) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	m->data_len = m->pkt_len = dg_frame(g, c, f, f + 42, (size_t)r);
+	if (rte_eth_tx_burst(g->net, g->q, &m, 1) != 1)
+		rte_pktmbuf_free(m);
+}
+
+/*
  * The net port: keepalives that confirm a client's session, and (--dir rev
  * or both) data the gateway sealed toward a client, handed to fn as the
  * inner IP packet.
@@ -222,7 +249,9 @@ void dg_net_poll(struct dg *g, struct dg_count *k, dg_rx_fn *fn, void *arg)
 					fn(g, arg, u.pl + segs[j].off, segs[j].len, now);
 				continue;
 			}
-			if (g->c[w].state == DG_INTRO)
+			if (g->c[w].state == DG_INTRO && !g->c[w].confirmed && !g->o.no_confirm)
+				confirm(g, &g->c[w]);
+			else if (g->c[w].state == DG_INTRO)
 				dg_client_up(g, &g->c[w]);
 			g->ch.ka++;
 			k->ka++;

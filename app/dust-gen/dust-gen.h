@@ -84,6 +84,7 @@ struct dg_client {
 	uint32_t tx_seq[2];         /* next per-client sequence number, per direction */
 	uint32_t rx_next[2];        /* highest per-client sequence received + 1 */
 	uint8_t state;              /* enum dg_state */
+	bool confirmed;             /* DG_INTRO: the answer came and was confirmed */
 	uint64_t until;             /* TSC: DG_INTRO's retry, DG_IDLE's end */
 };
 

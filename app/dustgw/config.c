@@ -33,7 +33,8 @@ static const char *const known_keys[][12] = {
     {"gateway", "ipv4", "ipv6", "udp_port", "quic_port", "key_file", "store", "udp_checksum", NULL},
     {"ports", "net", "delivery", "queues", "mbufs", "rx_desc", "tx_desc", "delivery_framing",
      "delivery_mac", "proxy_arp", NULL},
-    {"sessions", "max_per_lcore", "idle_timeout_s", "ts_window_s", "evict_idle_s", NULL},
+    {"sessions", "max_per_lcore", "idle_timeout_s", "ts_window_s", "evict_idle_s",
+     "path_validation", NULL},
     {"padding", "mode", "min", "max", "mtu", NULL},
     {"runtime", "drain_us", "exit_on_idle_ms", "delivery_hold_ms", "clock", "poll",
      "poll_nap_max_us", "intro_share", NULL},
@@ -53,6 +54,7 @@ void dgw_config_defaults(struct dgw_config *cfg)
 	cfg->sessions_per_lcore = 4096;
 	cfg->idle_timeout_s = 180;
 	cfg->evict_idle_s = 15;
+	cfg->path_validation = true;
 	dust_limits_default(&cfg->lim);
 	dust_pad_default(&cfg->pad);
 	cfg->drain_us = 100;
@@ -242,7 +244,7 @@ static int load_sessions(struct cfg_ctx *c, struct dgw_config *cfg)
 	GET_UINT(c, "sessions", "idle_timeout_s", 1, 86400 * 7, cfg->idle_timeout_s);
 	GET_UINT(c, "sessions", "ts_window_s", 1, 3600, cfg->lim.ts_window_s);
 	GET_UINT(c, "sessions", "evict_idle_s", 0, 86400 * 7, cfg->evict_idle_s);
-	return 0;
+	return get_bool(c, "sessions", "path_validation", &cfg->path_validation);
 }
 
 static int load_padding(struct cfg_ctx *c, struct dgw_config *cfg)

@@ -29,11 +29,36 @@ static bool maybe_intro(const struct dust_rx_result *res)
 
 static void slow_run_head(struct dgw_worker *w);
 
+/*
+ * A random-profile datagram from an endpoint with no session, and none
+ * waiting for it (queued, or held with a first use), can only be an intro.
+ * One that names no invitation (its tag: one BLAKE2b and a lookup) is
+ * refused before it takes a place in the slow queue: a flood of junk costs
+ * that much a datagram, not a queue slot and the intro path (dgw_pipe
+ * --junk measures it). Returns true when m was dropped.
+ */
+static bool junk_dropped(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx)
+{
+	if (rx->profile != DUST_PROFILE_RANDOM || dgw_slow_holds(w, &rx->ep) ||
+	    dgw_pending_holds(w, &rx->ep))
+		return false;
+	if (rx->len < DUST_INTRO_MIN_BYTES) {
+		dgw_drop_m(w, m, DUST_DROP_TRUNCATED);
+		return true;
+	}
+	if (dust_intro_peek(&w->gw->srv, rx->dg, rx->len) >= 0)
+		return false;
+	dgw_drop_m(w, m, DUST_DROP_INTRO_UNKNOWN);
+	return true;
+}
+
 /* Queued in slow.c if it takes datagrams now; a full queue runs its oldest first. */
 static bool slow_defer(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx)
 {
 	if (!dgw_slow_accepts(w))
 		return false;
+	if (junk_dropped(w, m, rx))
+		return true;
 	if (dgw_slow_full(w))
 		slow_run_head(w);
 	dgw_slow_push(w, m, rx);

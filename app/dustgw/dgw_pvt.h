@@ -252,6 +252,7 @@ void dgw_open(struct dgw_worker *w, struct dust_session *s, const struct dgw_rx 
               struct dust_rx_result *res);
 void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
                  struct dust_session *s, const struct dust_rx_result *res, bool ka);
+void dgw_path_challenge(struct dgw_worker *w, struct dust_session *s, uint64_t mac);
 void dgw_quic_answer(struct dgw_worker *w, struct rte_mbuf *m, struct dust_session *s,
                      const struct dust_quic_accept *acc, uint64_t mac);
 
@@ -273,6 +274,7 @@ bool dgw_pending_hold(struct dgw_worker *w, struct dust_session *s, struct rte_m
                       const struct dgw_rx *rx, size_t consumed, const struct dust_quic_accept *acc,
                       bool first_use);
 bool dgw_pending_take(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx);
+bool dgw_pending_holds(struct dgw_worker *w, const struct dust_endpoint *ep);
 unsigned dgw_pending_done(struct dgw_worker *w, uint32_t idx, struct dgw_pending **out);
 unsigned dgw_pending_expire(struct dgw_worker *w, struct dgw_pending **out);
 void dgw_pending_free(struct dgw_worker *w);
@@ -373,6 +375,13 @@ static inline void dgw_prefetch_mbufs(struct rte_mbuf *const *pkts, uint16_t n)
 {
 	for (uint16_t i = 0; i < n; i++)
 		rte_prefetch0(pkts[i]);
+}
+
+/* s's address is new: limited until proved as st says, unless path_validation is off. */
+static inline void dgw_path_start(struct dgw_worker *w, struct dust_session *s,
+                                  enum dust_path_state st, size_t rx_bytes)
+{
+	dust_path_start(s, w->gw->cfg.path_validation ? st : DUST_PATH_VALID, rx_bytes, &w->rng);
 }
 
 static inline uint64_t dgw_mac_load(const struct rte_ether_addr *a)

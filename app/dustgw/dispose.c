@@ -110,37 +110,86 @@ static void deliver(struct dgw_worker *w, const struct dust_session *s, struct r
 	DUST_PROF_LAP(TX);
 }
 
-static void send_keepalive(struct dgw_worker *w, struct dust_session *s, uint64_t mac)
+/*
+ * A packet of the worker's own toward s's peer: the answer to an intro (the
+ * first keepalive of a random-profile session, SPEC §5.1), a keepalive, or
+ * a path message (msg, DUST_PATH_MSG_BYTES of data). The answer goes out
+ * whatever the path credit (the intro paid three times for it); the rest
+ * only within it (SPEC §9.1). Returns 0 when sent.
+ */
+static int send_own(struct dgw_worker *w, struct dust_session *s, uint64_t mac, const uint8_t *msg)
 {
-	struct rte_mbuf *c = rte_pktmbuf_alloc(w->gw->pool);
+	struct rte_mbuf *c;
 	uint16_t outer = dgw_net_outer_len(&s->peer);
-	size_t pre = dust_quic_tx_prefix(s);
+	size_t pre = dust_quic_tx_prefix(s), dlen = msg ? DUST_PATH_MSG_BYTES : 0;
+	bool answer = s->hs_pending;
 	uint8_t *pkt;
 	int r;
 
-	if (!c) {
+	if (!(c = rte_pktmbuf_alloc(w->gw->pool))) {
 		dgw_count_drop(w, DGW_DROP_NO_MBUF);
-		return;
+		return -1;
 	}
 	pkt = rte_pktmbuf_mtod(c, uint8_t *) + outer;
-	/* the first keepalive of a random-profile session is its intro's answer (SPEC §5.1) */
-	if (s->hs_pending)
+	if (answer) {
 		r = dust_intro_answer_build(s, &w->rng, &w->gw->cfg.pad, w->now_s, pkt,
 		                            rte_pktmbuf_tailroom(c) - outer);
-	else
-		r = dust_data_seal(s, &w->rng, &w->gw->cfg.pad, w->now_s, pkt + pre, 0,
+	} else {
+		if (msg)
+			memcpy(pkt + pre + DUST_DATA_PREFIX, msg, dlen);
+		r = dust_data_seal(s, &w->rng, &w->gw->cfg.pad, w->now_s, pkt + pre, dlen,
 		                   dust_quic_tx_cap(s, rte_pktmbuf_tailroom(c) - outer - pre));
-	if (r >= 0 && pre)
-		dust_quic_short_put(s, &w->rng, pkt);
-	if (r < 0 ||
-	    dgw_net_outer(w, c, &s->peer, mac, (uint16_t)(pre + (size_t)r), s->profile) != 0) {
-		if (r < 0)
-			dgw_count_drop(w, r == -EMSGSIZE ? DGW_DROP_TOO_BIG : DGW_DROP_SEAL);
-		rte_pktmbuf_free(c);
-		return;
 	}
-	w->st.ctr[DGW_CTR_KA_TX]++;
+	if (r < 0) {
+		dgw_count_drop(w, r == -EMSGSIZE ? DGW_DROP_TOO_BIG : DGW_DROP_SEAL);
+		rte_pktmbuf_free(c);
+		return -1;
+	}
+	/* sealed first, so that the exact size is spent; a refused one costs a counter value */
+	if (answer) {
+		dust_path_spent(s, pre + (size_t)r);
+	} else if (!dust_path_may_send(s, pre + (size_t)r)) {
+		dgw_count_drop(w, DGW_DROP_PATH_LIMIT);
+		rte_pktmbuf_free(c);
+		return -1;
+	}
+	if (pre)
+		dust_quic_short_put(s, &w->rng, pkt);
+	if (dgw_net_outer(w, c, &s->peer, mac, (uint16_t)(pre + (size_t)r), s->profile) != 0) {
+		rte_pktmbuf_free(c);
+		return -1;
+	}
 	dgw_net_tx(w, c);
+	return 0;
+}
+
+static void send_keepalive(struct dgw_worker *w, struct dust_session *s, uint64_t mac)
+{
+	if (send_own(w, s, mac, NULL) == 0)
+		w->st.ctr[DGW_CTR_KA_TX]++;
+}
+
+/* s moved to a new address: ask it to echo a fresh cookie (SPEC §9.1). */
+void dgw_path_challenge(struct dgw_worker *w, struct dust_session *s, uint64_t mac)
+{
+	uint8_t msg[DUST_PATH_MSG_BYTES];
+
+	dust_path_msg_put(msg, DUST_PATH_CHALLENGE, s->path_cookie);
+	if (send_own(w, s, mac, msg) == 0)
+		w->st.ctr[DGW_CTR_PATH_CHALLENGE]++;
+}
+
+/* A data segment that is no IP packet: a path message, or bad inner data. */
+static void path_msg(struct dgw_worker *w, struct dust_session *s, const uint8_t *p, uint16_t len)
+{
+	uint8_t cookie[DUST_PATH_COOKIE_BYTES];
+
+	if (dust_path_msg_parse(p, len, cookie) != DUST_PATH_RESPONSE)
+		dgw_count_drop(w, DGW_DROP_INNER_BAD);
+	else if (dust_path_echo(s, cookie))
+		w->st.ctr[DGW_CTR_PATH_VALIDATED]++;
+	else
+		dgw_count_drop(w, DGW_DROP_PATH_ECHO);
 }
 
 /* Open the chained Dust packets of rx->dg from off with s (one datagram, off the burst). */
@@ -159,11 +208,14 @@ void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *
 
 	if (res->drop != DUST_OK)
 		dgw_count_drop(w, res->drop);
-	if (res->nseg)
+	if (res->nseg) {
 		dgw_sess_note_mac(w, s, rx->mac);
+		if (dust_path_rx(s, rx->len))
+			w->st.ctr[DGW_CTR_PATH_VALIDATED]++;
+	}
 	w->st.ctr[DGW_CTR_DECODED] += res->nseg;
 	for (int i = 0; i < res->nseg; i++)
-		if (res->seg[i].len)
+		if (res->seg[i].len && rx->dg[res->seg[i].off] >= 0x40)
 			last = i;
 	for (int i = 0; i < res->nseg; i++) {
 		const struct dust_seg *g = &res->seg[i];
@@ -173,7 +225,10 @@ void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *
 			ka = true;
 			continue;
 		}
-		deliver(w, s, m, i == last, rx->dg + g->off, g->len);
+		if (rx->dg[g->off] < 0x40) /* no IPv4 or IPv6 packet starts so */
+			path_msg(w, s, rx->dg + g->off, g->len);
+		else
+			deliver(w, s, m, i == last, rx->dg + g->off, g->len);
 	}
 	if (last < 0)
 		free_m(m);
@@ -201,6 +256,7 @@ void dgw_quic_answer(struct dgw_worker *w, struct rte_mbuf *m, struct dust_sessi
 		dgw_drop_m(w, m, r == -EMSGSIZE ? DGW_DROP_TOO_BIG : DGW_DROP_SEAL);
 		return;
 	}
+	dust_path_spent(s, (size_t)r);
 	if (dgw_net_outer(w, m, &s->peer, mac, (uint16_t)r, DUST_PROFILE_QUIC) != 0) {
 		rte_pktmbuf_free(m);
 		return;

@@ -76,6 +76,7 @@ struct dgw_config {
 	uint32_t sessions_per_lcore;
 	uint32_t idle_timeout_s;  /**< session idle expiry */
 	uint32_t evict_idle_s;    /**< full table: an intro may evict a session idle this long */
+	bool path_validation;     /**< 3x limit toward unproved client addresses (SPEC §9.1) */
 	struct dust_limits lim;   /**< ts window */
 	struct dust_pad pad;      /**< padding of packets we send */
 	uint32_t drain_us;        /**< TX buffer drain interval */
@@ -144,6 +145,8 @@ enum dgw_ctr {
 	DGW_CTR_SESS_REVOKED,      /**< its invitation was revoked */
 	DGW_CTR_MSS_CLAMPED,       /**< quic profile: inner TCP SYNs whose MSS was lowered */
 	DGW_CTR_ICMP_TOO_BIG,      /**< quic profile: ICMP too-big errors sent back */
+	DGW_CTR_PATH_CHALLENGE,    /**< path challenges sent to a moved session's address */
+	DGW_CTR_PATH_VALIDATED,    /**< new or moved addresses that proved they receive */
 	DGW_CTR_MAX
 };
 
@@ -186,6 +189,9 @@ enum dgw_drop {
 	                                    (SPEC §12.4): answered with ICMP too-big */
 	DGW_DROP_ENDPOINT_BUSY,        /**< intro for another invitation from an address whose
 	                                    session is live (SPEC §9): not tried, nothing retired */
+	DGW_DROP_PATH_LIMIT,           /**< toward an address not yet validated: over 3x what
+	                                    it sent (SPEC §9.1) */
+	DGW_DROP_PATH_ECHO,            /**< a path response that echoes no challenge of ours */
 	DGW_DROP_MAX
 };
 

@@ -169,6 +169,9 @@ static void seal_done(struct dgw_worker *w, struct rte_mbuf *m, const struct dus
 
 	if (t->result < 0)
 		return (void)drop(w, m, t->result == -EMSGSIZE ? DGW_DROP_TOO_BIG : DGW_DROP_SEAL);
+	/* an address not yet validated gets at most 3x what it sent (SPEC §9.1) */
+	if (!dust_path_may_send(s, pre + (size_t)t->result))
+		return (void)drop(w, m, DGW_DROP_PATH_LIMIT);
 	if (pre)
 		dust_quic_short_put(s, &w->rng, t->pkt - pre);
 	m->data_off = (uint16_t)(first - (uint8_t *)m->buf_addr);
@@ -222,7 +225,11 @@ void dgw_encode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 		}
 		p = &gw->pub[(uintptr_t)data[i]];
 		s = atomic_load_explicit(&p->s, memory_order_acquire);
-		if (!s) {
+		/*
+		 * A retired slot (replaced, or moved: quic.c) seals no more: a moved
+		 * copy's counter starts only 2^22 ahead of it.
+		 */
+		if (!s || __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != DUST_SESSION_LIVE) {
 			drop(w, e[i].m, DGW_DROP_NO_SESSION);
 			continue;
 		}

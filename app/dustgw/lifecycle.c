@@ -110,18 +110,18 @@ static enum dust_drop quic_accept(struct dgw_worker *w, const struct dgw_rx *rx,
  * session there is another client's, and an intro (authentic or not: anyone
  * holding an invitation can send one from a spoofed address) must not end
  * it while it is in use (SPEC §9). Once it is idle evict_idle_s, the new
- * client may take the address. Decided before any crypto and before the
- * store is touched.
+ * client may take the address. Decided before any X25519 and before the
+ * store is touched (quic: the Initial's public-key decryption, then the tag).
  */
 static bool endpoint_busy(struct dgw_worker *w, const struct dgw_rx *rx,
                           const struct dust_session *old)
 {
 	int64_t idx;
 
-	if (rx->profile == DUST_PROFILE_QUIC ||
-	    w->now_s - old->last_rx_s >= w->gw->cfg.evict_idle_s)
+	if (w->now_s - old->last_rx_s >= w->gw->cfg.evict_idle_s)
 		return false;
-	idx = dust_intro_peek(&w->gw->srv, rx->dg, rx->len);
+	idx = rx->profile == DUST_PROFILE_QUIC ? dust_quic_intro_peek(&w->gw->srv, rx->dg, rx->len)
+	                                       : dust_intro_peek(&w->gw->srv, rx->dg, rx->len);
 	return idx >= 0 && (uint32_t)idx != old->invite_idx;
 }
 
@@ -227,12 +227,16 @@ void dgw_intro_live(struct dgw_worker *w, struct dust_session *s, struct dust_se
 	w->st.ctr[DGW_CTR_INTRO_OK]++;
 	w->st.ctr[DGW_CTR_INTRO_FIRST] += first_use;
 	dgw_sess_publish(w, s, rx->mac);
+	/* Until the client shows it receives at this address, 3x what came from it (§9.1). */
 	if (rx->profile == DUST_PROFILE_QUIC) {
+		dgw_path_start(w, s, DUST_PATH_AWAIT_DATA, rx->len);
 		/* No chained data (SPEC §12.3): the answer is the server's first flight. */
 		answer_hold(w, s, m, rx, NULL, acc);
 		return;
 	}
 	dgw_open(w, s, rx, consumed, &res);
+	/* a datagram whose chained data opened is credited whole when it is disposed */
+	dgw_path_start(w, s, DUST_PATH_AWAIT_EPOCH, res.nseg ? 0 : rx->len);
 	/* The answer (SPEC §5.1) tells the client its session is up and brings its keys. */
 	answer_hold(w, s, m, rx, &res, NULL);
 }

@@ -103,6 +103,12 @@ static bool belongs(struct dgw_worker *w, const struct dgw_pending *p, const str
 	return n > 0;
 }
 
+/* Does a first use from ep wait for its binding? */
+bool dgw_pending_holds(struct dgw_worker *w, const struct dust_endpoint *ep)
+{
+	return w->npend && find_ep(w, ep);
+}
+
 bool dgw_pending_take(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx)
 {
 	struct dgw_pending *p = w->npend ? find_ep(w, &rx->ep) : NULL;

@@ -25,10 +25,26 @@ bool dgw_quic_short(struct dgw_rx *rx, struct dust_session **s)
 }
 
 /*
+ * The send counter of a moved copy of a session whose counter is c: the
+ * start of the key epoch after next. Encoders on other lcores may still
+ * seal with the old slot, but only until they see it retired (encode.c
+ * checks the state before each burst), a few packets at most: never the
+ * 2^22 that would reach the copy's first counter. A move costs at most two
+ * epochs (2^23 counter values), so 2^37 moves fit under the sender's limit
+ * where a fixed 2^32 jump allowed 2^28 (SPEC §12.4).
+ */
+static uint64_t moved_counter(uint64_t c)
+{
+	return ((c >> DUST_KEY_EPOCH_LOG) + 2) << DUST_KEY_EPOCH_LOG;
+}
+
+/*
  * s authenticated a datagram from a new address: a copy of it takes the
- * new address and the old one retires. Encoders on other lcores may still
- * seal with the old slot for a grace period, so the copy's send counter
- * starts 2^32 ahead: the two never use one nonce.
+ * new address and the old one retires. The copy sends at most 3x what the
+ * new address sent until it echoes a challenge (SPEC §9.1): whoever sent
+ * that packet from there (a NAT rebinding, or someone who forwarded a
+ * client's packet from a spoofed or own address) must show that it
+ * receives there.
  */
 static struct dust_session *migrate(struct dgw_worker *w, struct dust_session *old,
                                     const struct dgw_rx *rx)
@@ -39,8 +55,10 @@ static struct dust_session *migrate(struct dgw_worker *w, struct dust_session *o
 	if (!s)
 		return NULL;
 	*s = *old;
-	s->tx_counter = c + (UINT64_C(1) << 32);
+	s->tx_counter = moved_counter(c);
 	s->peer = rx->ep;
+	/* credited when the datagram that moved it is disposed */
+	dgw_path_start(w, s, DUST_PATH_AWAIT_ECHO, 0);
 	if (dust_session_table_insert(w->tab, s) != 0) {
 		dust_session_table_release(w->tab, s);
 		return NULL;
@@ -69,6 +87,8 @@ static void by_cid(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)
 	}
 	moved = migrate(w, s, rx);
 	dgw_datagram_done(w, m, rx, moved ? moved : s, &res, false);
+	if (moved && moved->path_state == DUST_PATH_AWAIT_ECHO)
+		dgw_path_challenge(w, moved, rx->mac);
 }
 
 void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)

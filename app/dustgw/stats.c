@@ -31,6 +31,8 @@ static const char *const ctr_names[DGW_CTR_MAX] = {
     [DGW_CTR_SESS_EVICTED_IDLE] = "sessions_evicted_idle",
     [DGW_CTR_QUIC_ANSWER] = "quic_answers",
     [DGW_CTR_QUIC_MIGRATED] = "quic_migrated",
+    [DGW_CTR_PATH_CHALLENGE] = "path_challenge",
+    [DGW_CTR_PATH_VALIDATED] = "path_validated",
     [DGW_CTR_SESS_REVOKED] = "sessions_revoked",
     [DGW_CTR_MSS_CLAMPED] = "mss_clamped",
     [DGW_CTR_ICMP_TOO_BIG] = "icmp_too_big",
@@ -68,6 +70,8 @@ static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {
     [DGW_DROP_UNPUBLISHED - DUST_DROP_MAX] = "unpublished",
     [DGW_DROP_QUIC_TOO_BIG - DUST_DROP_MAX] = "quic_too_big",
     [DGW_DROP_ENDPOINT_BUSY - DUST_DROP_MAX] = "endpoint_busy",
+    [DGW_DROP_PATH_LIMIT - DUST_DROP_MAX] = "path_limit",
+    [DGW_DROP_PATH_ECHO - DUST_DROP_MAX] = "path_echo",
 };
 
 const char *dgw_ctr_name(unsigned c)

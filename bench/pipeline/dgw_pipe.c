@@ -51,6 +51,7 @@ struct opts {
 	unsigned max_frames;
 	unsigned mem_mb; /* budget for the mbufs of all workers (EAL -m must exceed it) */
 	bool sw_csum;
+	unsigned junk;      /* decode: junk datagrams from strangers per data frame */
 	int suite;          /* DUST_SUITE_* of every client's invitation */
 	const char *crypto; /* AEAD backend (dust_crypto_select), NULL = default */
 };
@@ -73,7 +74,8 @@ struct bench {
 	struct rte_ether_addr net_mac, dlv_mac;
 	struct dgw *gw;
 	struct rte_mbuf **frames[DGW_MAX_WORKERS];
-	unsigned nframes;       /* per worker */
+	unsigned nframes;       /* per worker: data frames */
+	unsigned ntotal;        /* per worker: data and junk frames in the ring */
 	uint64_t payload_bytes; /* per worker, inner bytes */
 	double aead_pps;        /* bare AEAD on a few hot buffers: the baseline */
 	double aead_cold_pps;   /* bare AEAD touching each packet once, from DRAM */
@@ -343,6 +345,34 @@ static struct rte_mbuf *clear_frame(struct bench *b, struct client *cl, unsigned
 	return m;
 }
 
+/*
+ * What a flood brings: random bytes the size of an intro from an address
+ * with no session (a prober, a scanner). Each goes the intro path and is
+ * refused there (intro_unknown) after its tag is looked up.
+ */
+static struct rte_mbuf *junk_frame(struct bench *b, struct dust_rng *rng)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(b->pool);
+	struct client stranger = {0};
+	enum { JUNK_LEN = 200 };
+	uint8_t *d;
+
+	if (!m)
+		return NULL;
+	if (!(d = outer_fill(b, m, JUNK_LEN))) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	dust_rng_bytes(rng, d, JUNK_LEN);
+	stranger.ep.ip.family = 4;
+	memcpy(stranger.ep.ip.a, (const uint8_t[4]){203, 0, 113, 0}, 4);
+	stranger.ep.ip.a[3] = (uint8_t)dust_rng_uniform(rng, 256);
+	stranger.ep.port = (uint16_t)(1024 + dust_rng_uniform(rng, 60000));
+	outer_ip(m, &stranger, JUNK_LEN);
+	csum_flags(b, m);
+	return m;
+}
+
 static int by_addr(const void *a, const void *b)
 {
 	uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
@@ -358,24 +388,29 @@ static int frames_build(struct bench *b)
 	for (unsigned i = 0; i < b->nframes; i++)
 		b->payload_bytes += size_at(&b->o, i);
 	for (unsigned w = 0; w < b->o.workers; w++) {
-		b->frames[w] = calloc(b->nframes, sizeof(struct rte_mbuf *));
+		unsigned k = 0;
+
+		b->frames[w] = calloc(b->ntotal, sizeof(struct rte_mbuf *));
 		if (!b->frames[w])
 			return -ENOMEM;
 		for (unsigned i = 0; i < b->nframes; i++) {
 			struct client *cl = client_at(b, w, i % b->o.clients);
 			unsigned len = size_at(&b->o, i);
-			b->frames[w][i] =
+			b->frames[w][k++] =
 			    b->o.encode ? clear_frame(b, cl, len) : data_frame(b, cl, &rng, len);
+			for (unsigned j = 0; j < b->o.junk; j++)
+				b->frames[w][k++] = junk_frame(b, &rng);
+		}
+		for (unsigned i = 0; i < k; i++)
 			if (!b->frames[w][i])
 				return -ENOMEM;
-		}
 		/*
 		 * Diagnostic: frames in address order let the hardware prefetcher
 		 * stream across packets (about +25% at 1400 B); the default is the
 		 * order the mempool hands out, as a NIC's RX refill would.
 		 */
 		if (getenv("DGW_PIPE_SORT"))
-			qsort(b->frames[w], b->nframes, sizeof(b->frames[w][0]), by_addr);
+			qsort(b->frames[w], b->ntotal, sizeof(b->frames[w][0]), by_addr);
 	}
 	dust_rng_wipe(&rng);
 	return 0;
@@ -647,8 +682,7 @@ static void *driver_main(void *arg)
 		base[w] = progress(b, w);
 	for (unsigned w = 0; w < b->o.workers; w++) {
 		struct rte_ring *r = b->o.encode ? b->dlv_rx[w] : b->net_rx[w];
-		if (rte_ring_enqueue_bulk(r, (void **)b->frames[w], b->nframes, NULL) !=
-		    b->nframes) {
+		if (rte_ring_enqueue_bulk(r, (void **)b->frames[w], b->ntotal, NULL) != b->ntotal) {
 			b->err = -ENOSPC;
 			goto out;
 		}
@@ -738,6 +772,7 @@ static void report(struct bench *b, int rc)
 	dgw_stats_get(b->gw, UINT32_MAX, &st);
 	printf("{\"suite\": \"%s\", \"backend\": \"%s\", ", dust_suite_name((uint8_t)b->o.suite),
 	       dust_crypto_backend_name());
+	printf("\"junk_per_frame\": %u, ", b->o.junk);
 	printf("\"dir\": \"%s\", \"workers\": %u, \"size\": %u, \"avg_payload\": %.1f, "
 	       "\"frames_per_worker\": %u, \"clients_per_worker\": %u, \"sw_csum\": %s, "
 	       "\"aead_pps\": %.0f, \"aead_pre_pps\": %.0f, \"aead_post_pps\": %.0f, "
@@ -789,7 +824,8 @@ static void usage(void)
 	    stderr,
 	    "usage: dgw_pipe [EAL args] -- [--workers N] [--dir decode|encode] [--size N|imix]\n"
 	    "       [--clients N] [--seconds S] [--max-frames N] [--mem-mb M] [--sw-csum]\n"
-	    "       [--suite chacha20-poly1305|aes-256-gcm] [--crypto sodium|ipsec-mb]\n");
+	    "       [--suite chacha20-poly1305|aes-256-gcm] [--crypto sodium|ipsec-mb]\n"
+	    "       [--junk N]  (decode: N datagrams of junk from strangers per data frame)\n");
 	exit(2);
 }
 
@@ -799,7 +835,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	    {"workers", 1, NULL, 'w'}, {"dir", 1, NULL, 'd'},     {"size", 1, NULL, 's'},
 	    {"clients", 1, NULL, 'c'}, {"seconds", 1, NULL, 't'}, {"max-frames", 1, NULL, 'm'},
 	    {"sw-csum", 0, NULL, 'k'}, {"mem-mb", 1, NULL, 'M'},  {"suite", 1, NULL, 'S'},
-	    {"crypto", 1, NULL, 'C'},  {NULL, 0, NULL, 0},
+	    {"crypto", 1, NULL, 'C'},  {"junk", 1, NULL, 'j'},    {NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -843,12 +879,16 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'C':
 			o->crypto = optarg;
 			break;
+		case 'j':
+			o->junk = (unsigned)atoi(optarg);
+			break;
 		default:
 			usage();
 		}
 	}
 	if (!o->workers || o->workers > DGW_MAX_WORKERS || !o->clients ||
-	    o->clients > MAX_CLIENTS || (o->size && (o->size < 28 || o->size > 1400)))
+	    o->clients > MAX_CLIENTS || (o->size && (o->size < 28 || o->size > 1400)) ||
+	    o->junk > 16 || (o->junk && o->encode))
 		usage();
 }
 
@@ -890,6 +930,9 @@ static void step(const char *what)
 static unsigned room_for(const struct opts *o)
 {
 	unsigned biggest = o->size == IMIX ? 1400 : o->size;
+
+	if (o->junk && biggest < 200) /* a junk datagram (junk_frame) */
+		biggest = 200;
 	return RTE_PKTMBUF_HEADROOM + 14 + 20 + 8 + DUST_DATA_OVERHEAD + biggest + 64;
 }
 
@@ -915,19 +958,20 @@ static int setup(struct bench *b, struct dgw_config *cfg)
 	rc = aead_measure(b, lcore, 0);
 	if (rc)
 		return rc;
-	b->nframes = frames_for(b);
+	b->nframes = frames_for(b) / (1 + b->o.junk);
+	b->ntotal = b->nframes * (1 + b->o.junk);
 	/* 150k packets: well past the 32 MB L3 at 64 B, and quick to prepare at 1400 B. */
 	rc = aead_measure(b, lcore, RTE_MIN(b->nframes, 150000u));
 	if (rc)
 		return rc;
 	step("bare AEAD timed (hot and cold)");
 	b->pool =
-	    rte_pktmbuf_pool_create("bench_pool", b->o.workers * (b->nframes + b->o.clients) + 4096,
+	    rte_pktmbuf_pool_create("bench_pool", b->o.workers * (b->ntotal + b->o.clients) + 4096,
 	                            256, 0, (uint16_t)room, rte_socket_id());
 	if (!b->pool)
 		return -rte_errno;
 	step("mbuf pool created");
-	rc = ports_make(b, b->nframes + b->o.clients + 64);
+	rc = ports_make(b, b->ntotal + b->o.clients + 64);
 	if (rc)
 		return rc;
 	b->gw = dgw_create(cfg);

@@ -239,6 +239,17 @@ enum dust_session_state {
 	DUST_SESSION_RETIRING = 2, /**< out of the index, slot not yet reusable */
 };
 
+/* Path validation (SPEC.md §9.1): a server session's peer address. */
+enum dust_path_state {
+	DUST_PATH_VALID = 0,       /**< proved: no limit */
+	DUST_PATH_AWAIT_DATA = 1,  /**< quic intro: any authenticated packet proves it */
+	DUST_PATH_AWAIT_EPOCH = 2, /**< random intro: a packet under the answer's keys */
+	DUST_PATH_AWAIT_ECHO = 3,  /**< moved: the echo of a challenge */
+};
+enum { DUST_PATH_COOKIE_BYTES = 8, DUST_PATH_MSG_BYTES = 1 + DUST_PATH_COOKIE_BYTES };
+/* Until validated, a server sends at most this many times what it received. */
+enum { DUST_PATH_AMPLIFY = 3 };
+
 /**
  * One end of a Dust session. The rx half (rx keys, replay, last_rx) is
  * written only by its owner thread; the tx half (tx keys, tx_counter) may be
@@ -262,6 +273,15 @@ struct dust_session {
 	uint8_t cid_len;           /**< quic: server-chosen connection ID */
 	uint8_t cid[20];
 	uint8_t suite; /**< DUST_SUITE_* of the data AEAD */
+	/*
+	 * Server: has the peer's address shown that it receives what is sent
+	 * there (SPEC.md §9.1)? Until it has, at most path_credit bytes may go
+	 * to it: three times what came from it. path_state and path_credit are
+	 * read and spent by encoders on any lcore (atomics).
+	 */
+	uint8_t path_state;                         /**< enum dust_path_state */
+	uint8_t path_cookie[DUST_PATH_COOKIE_BYTES]; /**< the challenge sent, AWAIT_ECHO */
+	int64_t path_credit;                        /**< bytes that may still be sent */
 	/*
 	 * Key update (SPEC.md §8.1). rx_key and tx_key are epoch 0's keys; the
 	 * key of epoch n >= 1 is kdf(K_upd, n). The receiver holds the keys of
@@ -296,6 +316,47 @@ struct dust_session {
 };
 
 void dust_session_wipe(struct dust_session *s);
+
+/* ---- Path validation (path.c, SPEC.md §9.1) -------------------------------- */
+
+/** A path message: one data segment of DUST_PATH_MSG_BYTES, type byte first. */
+enum dust_path_msg { DUST_PATH_NONE = 0, DUST_PATH_CHALLENGE = 1, DUST_PATH_RESPONSE = 2 };
+
+/**
+ * The type of a data segment that is a path message (its cookie in cookie),
+ * or DUST_PATH_NONE for anything else (an inner IP packet starts 0x4_ or 0x6_).
+ */
+enum dust_path_msg dust_path_msg_parse(const uint8_t *seg, size_t len,
+                                       uint8_t cookie[DUST_PATH_COOKIE_BYTES]);
+/** Write a path message of type t into out[0..DUST_PATH_MSG_BYTES). */
+void dust_path_msg_put(uint8_t *out, enum dust_path_msg t,
+                       const uint8_t cookie[DUST_PATH_COOKIE_BYTES]);
+
+/**
+ * Server: s's peer address is new. A random-profile session is validated by
+ * the client's first packet under its answer's keys (key epoch >= 1, which
+ * needs E_s, sent only to that address), a quic session by its first
+ * authenticated packet (its keys need the server's first flight), a moved
+ * session (AWAIT_ECHO) by the echo of a fresh challenge (cookie drawn from
+ * rng). Until then the credit is 3 x rx_bytes.
+ */
+void dust_path_start(struct dust_session *s, enum dust_path_state st, size_t rx_bytes,
+                     struct dust_rng *rng);
+/**
+ * Server, after a datagram of rx_bytes from the peer authenticated on s:
+ * validates AWAIT_DATA and AWAIT_EPOCH as above, else adds 3 x rx_bytes of
+ * credit. Returns true when this datagram validated the path.
+ */
+bool dust_path_rx(struct dust_session *s, size_t rx_bytes);
+/** Server: a RESPONSE's cookie; true (and validated) if it echoes s's challenge. */
+bool dust_path_echo(struct dust_session *s, const uint8_t cookie[DUST_PATH_COOKIE_BYTES]);
+/**
+ * Server, any lcore: may n bytes go to s's peer now? Spends them from the
+ * credit if so. Validated paths always may.
+ */
+bool dust_path_may_send(struct dust_session *s, size_t n);
+/** Server: n bytes sent whatever the credit (an intro's answer); spent. */
+void dust_path_spent(struct dust_session *s, size_t n);
 
 /** Limits the decoder applies. */
 struct dust_limits {

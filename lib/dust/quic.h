@@ -77,6 +77,15 @@ struct dust_quic_accept {
 };
 
 /**
+ * The invitation a client Initial names (its store index), or -1: the
+ * Initial's public-key decryption and the ClientHello's tag, unmasked and
+ * looked up; no AEAD, no X25519, nothing changed. For the endpoint rule of
+ * SPEC §9: an Initial from a live session's address that names another
+ * invitation is not tried.
+ */
+int64_t dust_quic_intro_peek(struct dust_server *srv, const uint8_t *dg, size_t len);
+
+/**
  * Accept a quic-profile intro datagram (dg[0..len), a client Initial). The
  * checks and the commit follow SPEC §5 (tag, AEAD, expiry, bound key,
  * window, replay, binding), then the session keys also take DH(e_s, E) from

@@ -375,6 +375,19 @@ struct accept_tmp {
 	uint8_t tag[DUST_TAG_BYTES], ad[DUST_TAG_BYTES + DUST_PK_BYTES]; /* open_fields */
 };
 
+/* The invitation whose tag the ClientHello carries (quic profile), or NULL. */
+static struct dust_store_entry *hello_invitation(struct dust_server *srv,
+                                                 const struct quic_long *qh, struct accept_tmp *t)
+{
+	struct dust_store_entry *e;
+
+	intro_nonce(t->nonce, t->h.random, qh->dcid);
+	memcpy(t->tag, t->h.random + DUST_QI_TAG_OFF, sizeof(t->tag));
+	dust_intro_tag_mask(t->tag, t->nonce, srv->id.pk);
+	e = dust_store_lookup_tag(srv->store, t->tag);
+	return e && e->inv.profile == DUST_PROFILE_QUIC ? e : NULL;
+}
+
 /* Steps 2-3 of §5 on the ClientHello's fields: the invitation and the plaintext. */
 static enum dust_drop open_fields(struct dust_server *srv, const struct quic_long *qh,
                                   struct accept_tmp *t, struct dust_store_entry **ep)
@@ -383,11 +396,7 @@ static enum dust_drop open_fields(struct dust_server *srv, const struct quic_lon
 
 	if (t->h.ech_payload_len < DUST_QI_MIN_ECH)
 		return DUST_DROP_MALFORMED;
-	intro_nonce(t->nonce, t->h.random, qh->dcid);
-	memcpy(t->tag, t->h.random + DUST_QI_TAG_OFF, sizeof(t->tag));
-	dust_intro_tag_mask(t->tag, t->nonce, srv->id.pk);
-	e = dust_store_lookup_tag(srv->store, t->tag);
-	if (!e || e->inv.profile != DUST_PROFILE_QUIC)
+	if (!(e = hello_invitation(srv, qh, t)))
 		return DUST_DROP_INTRO_UNKNOWN;
 	/* a revoked invitation costs no crypto at all (checked again at commit) */
 	if (__atomic_load_n(&e->revoked, __ATOMIC_ACQUIRE))
@@ -502,6 +511,21 @@ dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint
 out_wipe:
 	sodium_memzero(t, sizeof(*t));
 	return d;
+}
+
+DUST_EXPORT int64_t dust_quic_intro_peek(struct dust_server *srv, const uint8_t *dg, size_t len)
+{
+	struct accept_tmp tmp, *t = &tmp;
+	struct dust_store_entry *e = NULL;
+	struct quic_long qh;
+	uint64_t pn = 0;
+	size_t ch_len = read_client_hello(dg, len, &qh, &pn, &t->cb);
+
+	if (ch_len && tls_client_hello_parse(t->cb.b, ch_len, &t->h) &&
+	    t->h.ech_payload_len >= DUST_QI_MIN_ECH)
+		e = hello_invitation(srv, &qh, t);
+	sodium_memzero(t, sizeof(*t));
+	return e ? (int64_t)dust_store_index(srv->store, e) : -1;
 }
 
 /* ---- server answer ----------------------------------------------------------- */

@@ -231,7 +231,8 @@ DUST_EXPORT void dust_session_table_remove(struct dust_session_table *t, struct 
 	pos = find_pos(t, &s->peer);
 	if (pos != NO_SLOT && t->index[pos] == (uint32_t)(s - t->slots))
 		index_delete(t, pos);
-	s->state = DUST_SESSION_RETIRING;
+	/* encoders on other lcores stop sealing on s once they see this */
+	__atomic_store_n(&s->state, DUST_SESSION_RETIRING, __ATOMIC_RELEASE);
 	t->live--;
 }
 

@@ -46,9 +46,14 @@ static void try_intro(const uint8_t *data, size_t size)
 	struct dust_intro_info info;
 	struct dust_session s;
 	enum dust_drop d;
+	int64_t peek;
 
 	fz_gw_entry_reset(&gw);
 	memset(&s, 0, sizeof(s));
+	/* the endpoint rule's peek names an invitation or none, and changes nothing */
+	peek = dust_quic_intro_peek(&gw.srv, data, size);
+	if (peek < -1 || !entry_untouched())
+		abort();
 	d = dust_quic_intro_accept(&gw.srv, &rng, data, size, FZ_NOW_MS, &from, &eph, &s, &acc,
 	                           &info);
 	if (gw.verbose)
@@ -60,6 +65,9 @@ static void try_intro(const uint8_t *data, size_t size)
 			abort(); /* state changed before authentication */
 		return;
 	}
+	/* whatever authenticates was named by the peek */
+	if (peek != (int64_t)info.invite_idx)
+		abort();
 	if (s.profile != DUST_PROFILE_QUIC || s.role != DUST_ROLE_SERVER || s.cid_len < 8 ||
 	    s.cid_len > DUST_QUIC_CID_MAX || acc.odcid_len < 8 || !info.first_use)
 		abort();

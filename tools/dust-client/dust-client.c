@@ -88,6 +88,7 @@ struct opts {
 struct stats {
 	uint64_t tx_packets, tx_bytes, rx_packets, rx_bytes;
 	uint64_t intros, keepalive_tx, keepalive_rx, reconnects;
+	uint64_t path_echo; /* challenges answered (SPEC §9.1) */
 	uint64_t drop[DUST_DROP_MAX];
 	uint64_t local[LD_MAX];
 };
@@ -1156,9 +1157,15 @@ static void became_up(struct client *c)
 	}
 	c->ever_up = true;
 	c->attempts = 0;
-	/* quic held the first packet back until now: it goes in the Handshake packet */
+	/*
+	 * quic held the first packet back until now: it goes in the Handshake
+	 * packet. The random profile confirms the answer at once: a packet under
+	 * its keys proves to the gateway that we receive here (SPEC §9.1).
+	 */
 	if (c->inv.profile == DUST_PROFILE_QUIC)
 		send_finished(c);
+	else
+		send_keepalive(c);
 	c->held_len = 0;
 	if (c->prev_newer)
 		return; /* keep the newest intro's keys: its answer is the server's session */
@@ -1202,16 +1209,37 @@ static void prev_answered(struct client *c)
 	dust_session_wipe(&c->prev);
 }
 
+/*
+ * The gateway saw us at a new address (a NAT rebinding) and asks us to show
+ * that we receive there: its cookie goes back, sealed (SPEC §9.1).
+ */
+static void path_answer(struct client *c, const uint8_t *p, size_t len)
+{
+	uint8_t cookie[DUST_PATH_COOKIE_BYTES];
+
+	if (dust_path_msg_parse(p, len, cookie) != DUST_PATH_CHALLENGE) {
+		c->st.local[LD_BAD_INNER]++;
+		return;
+	}
+	dust_path_msg_put(tx_data(c), DUST_PATH_RESPONSE, cookie);
+	if (seal_send(c, DUST_PATH_MSG_BYTES) >= 0)
+		c->st.path_echo++;
+}
+
 static void on_opened(struct client *c, const struct dust_seg *segs, unsigned n)
 {
 	c->last_rx_ms = mono_ms();
 	if (!c->up)
 		became_up(c);
 	for (unsigned i = 0; i < n; i++) {
+		const uint8_t *p = c->rxbuf + segs[i].off;
+
 		if (segs[i].len == 0)
 			c->st.keepalive_rx++;
+		else if (p[0] < 0x40) /* no IP packet: a path message */
+			path_answer(c, p, segs[i].len);
 		else
-			deliver(c, c->rxbuf + segs[i].off, segs[i].len);
+			deliver(c, p, segs[i].len);
 	}
 }
 
@@ -1404,11 +1432,12 @@ static void print_stats(const struct client *c)
 	const struct stats *s = &c->st;
 
 	printf("dust-client stats: tx_packets=%llu tx_bytes=%llu rx_packets=%llu rx_bytes=%llu "
-	       "intros=%llu keepalive_tx=%llu keepalive_rx=%llu reconnects=%llu",
+	       "intros=%llu keepalive_tx=%llu keepalive_rx=%llu reconnects=%llu path_echo=%llu",
 	       (unsigned long long)s->tx_packets, (unsigned long long)s->tx_bytes,
 	       (unsigned long long)s->rx_packets, (unsigned long long)s->rx_bytes,
 	       (unsigned long long)s->intros, (unsigned long long)s->keepalive_tx,
-	       (unsigned long long)s->keepalive_rx, (unsigned long long)s->reconnects);
+	       (unsigned long long)s->keepalive_rx, (unsigned long long)s->reconnects,
+	       (unsigned long long)s->path_echo);
 	for (int d = DUST_DROP_TRUNCATED; d < DUST_DROP_MAX; d++)
 		printf(" rx_drop_%s=%llu", dust_drop_name(d), (unsigned long long)s->drop[d]);
 	for (int d = 0; d < LD_MAX; d++)

@@ -88,6 +88,20 @@ static struct cl *client_at(const uint8_t *ip, uint16_t port, bool *new_addr)
 	return NULL;
 }
 
+/*
+ * A client confirms its answer at once (SPEC §9.1): a keepalive under the
+ * answer's keys proves that it receives at its address.
+ */
+static void confirm(struct cl *c, bool new_addr)
+{
+	struct dust_session *s = new_addr ? &c->cur : &c->old;
+	uint8_t dg[256];
+	int n = dust_data_seal(s, &T.rng, &T.pad, (uint32_t)time(NULL), dg, 0, sizeof(dg));
+
+	if (n > 0)
+		rg_send(&H, new_addr ? 1 : 0, new_addr ? &c->b : &c->a, 4433, dg, (size_t)n);
+}
+
 /* replies that overtook their session's answer: one stash per client and address */
 static struct dust_early early[4 * K];
 
@@ -129,6 +143,7 @@ static void open_reply(struct cl *c, bool new_addr, uint8_t *buf, size_t len)
 	if (pending) {
 		uint8_t kept[DUST_EARLY_BYTES];
 
+		confirm(c, new_addr);
 		while ((k = dust_early_take(e, 0, kept, sizeof(kept))) != 0)
 			open_reply(c, new_addr, kept, k);
 	}
@@ -176,12 +191,15 @@ static bool wait_for(cond_fn ok)
 
 static bool up_on_0(void)
 {
-	return rg_ctr(&H, 0, DGW_CTR_INTRO_OK) == K && T.keepalives == K && H.gw->published == K;
+	/* the answers' keepalives, then those answering the clients' confirmations */
+	return rg_ctr(&H, 0, DGW_CTR_INTRO_OK) == K && T.keepalives == 2 * K &&
+	       H.gw->published == K && rg_ctr(&H, 0, DGW_CTR_PATH_VALIDATED) == K;
 }
 
 static bool evicted(void)
 {
-	return rg_ctr(&H, 0, DGW_CTR_SESS_EVICTED) == K && rg_ctr(&H, 1, DGW_CTR_INTRO_OK) == K;
+	return rg_ctr(&H, 0, DGW_CTR_SESS_EVICTED) == K && rg_ctr(&H, 1, DGW_CTR_INTRO_OK) == K &&
+	       rg_ctr(&H, 1, DGW_CTR_PATH_VALIDATED) == K;
 }
 
 static bool second_wave(void)

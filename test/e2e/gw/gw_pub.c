@@ -353,6 +353,13 @@ static int setup(struct dgw_config *cfg, char **args, int nargs)
 	(void)nargs;
 	dust_rng_init(&T.rng);
 	dust_pad_default(&T.pad);
+	/*
+	 * The race under test is a main-loop tick wide: cleartext the moment
+	 * the answer is read, before the client could prove its address with a
+	 * packet under the answer's keys (SPEC §9.1). The 3x limit would then
+	 * drop some of it depending on padding; path validation has its own
+	 * tests (gw-quic, gw-lcores).
+	 */
 	if (!(st = rg_store_new(args[0], cfg, &srv)))
 		return -1;
 	for (unsigned i = 0; i < N; i++)
@@ -366,6 +373,7 @@ static int setup(struct dgw_config *cfg, char **args, int nargs)
 			return -1;
 	if (dust_store_save(st))
 		return -1;
+	cfg->path_validation = false;
 	dust_store_close(st);
 	return 0;
 }

@@ -198,6 +198,211 @@ static int reverse(struct cl *c, uint16_t want_port, uint8_t mark)
 	return 0;
 }
 
+/* ---- path validation (SPEC §9.1) ---- */
+
+/* Every frame the gateway has put toward clients so far: count and UDP payload bytes to port. */
+static void drain_to(uint16_t port, unsigned *frames, size_t *bytes, uint8_t *last, size_t *llen)
+{
+	struct rte_mbuf *m;
+
+	*frames = 0;
+	*bytes = 0;
+	rte_delay_us_sleep(50000);
+	while (rte_ring_dequeue(H.ntx[0], (void **)&m) == 0) {
+		const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+		size_t n = rte_pktmbuf_data_len(m);
+
+		if (n > 42 && be16(f + 36) == port) {
+			(*frames)++;
+			*bytes += n - 42;
+			if (last) {
+				*llen = RTE_MIN(n - 42, (size_t)1600);
+				memcpy(last, f + 42, *llen);
+			}
+		}
+		rte_pktmbuf_free(m);
+	}
+}
+
+/* Cleartext toward c from the delivery side: n inner packets of il bytes (UDP, 1 mark). */
+static int push_down(struct cl *c, unsigned n, size_t il)
+{
+	uint8_t f[1600], pl[1400];
+	static const uint8_t far[4] = {10, 9, 255, 1};
+
+	memset(pl, 0x5a, sizeof(pl));
+	for (unsigned i = 0; i < n; i++) {
+		size_t k = ip_udp4_opt(f + 14, far, c->inv.tunnel.a, 9, 9, pl, il - 28, 0,
+		                       FRAME_NO_UDP_CSUM);
+
+		eth(f, (const uint8_t[6]){2, 2, 2, 2, 2, 2}, (const uint8_t[6]){2, 2, 2, 2, 2, 2},
+		    0x0800);
+		CHECK(rg_put(&H, H.drx[0], f, 14 + k) == 0, "put");
+	}
+	return 0;
+}
+
+/* c seals one data packet of dlen bytes (at its place in pkt) and sends it from `from`. */
+static int seal_from(struct cl *c, const struct dust_endpoint *from, uint8_t *pkt, size_t cap,
+                     size_t dlen, size_t *sent)
+{
+	size_t pre = dust_quic_tx_prefix(&c->cur);
+	int n = dust_data_seal(&c->cur, &T.rng, &T.pad, (uint32_t)time(NULL), pkt + pre, dlen,
+	                       cap - pre);
+
+	CHECK(n > 0, "seal");
+	dust_quic_short_put(&c->cur, &T.rng, pkt);
+	*sent = pre + (size_t)n;
+	CHECK(send_dg(from, QUIC_PORT, pkt, *sent) == 0, "send");
+	return 0;
+}
+
+/* A path message from c at `from` (type t, cookie). */
+static int path_msg_from(struct cl *c, const struct dust_endpoint *from, enum dust_path_msg t,
+                         const uint8_t *cookie)
+{
+	uint8_t pkt[256];
+	size_t sent;
+
+	dust_path_msg_put(pkt + dust_quic_tx_prefix(&c->cur) + DUST_DATA_PREFIX, t, cookie);
+	return seal_from(c, from, pkt, sizeof(pkt), DUST_PATH_MSG_BYTES, &sent);
+}
+
+/*
+ * c's packet arrives from a new address (a NAT rebinding, or anyone who
+ * forwards a packet of c's from a spoofed or own address): the session
+ * moves, but until that address echoes the challenge sent there, it gets
+ * at most 3x the bytes that came from it. The challenge is the first frame
+ * there; a wrong echo changes nothing; the right one lifts the limit.
+ */
+static int path_moved(struct cl *c, const struct dust_endpoint *to)
+{
+	uint8_t pkt[256], f[1600], cookie[DUST_PATH_COOKIE_BYTES], bad[DUST_PATH_COOKIE_BYTES];
+	uint64_t lim0 = rg_drop(&H, 0, DGW_DROP_PATH_LIMIT);
+	uint64_t chal0 = rg_ctr(&H, 0, DGW_CTR_PATH_CHALLENGE);
+	uint64_t val0 = rg_ctr(&H, 0, DGW_CTR_PATH_VALIDATED);
+	uint64_t echo0 = rg_drop(&H, 0, DGW_DROP_PATH_ECHO);
+	size_t pre = dust_quic_tx_prefix(&c->cur), bytes, flen = 0, in_bytes, used = 0;
+	size_t il = inner(c, true, 0x40, pkt + pre + DUST_DATA_PREFIX);
+	struct dust_seg seg;
+	unsigned frames;
+
+	CHECK(seal_from(c, to, pkt, sizeof(pkt), il, &in_bytes) == 0, T.why);
+	CHECK(expect_delivered(c, 0x40) == 0, T.why);
+	CHECK(settled(), "move not read");
+	rte_delay_us_sleep(20000); /* the main lcore publishes the moved session */
+	CHECK(rg_ctr(&H, 0, DGW_CTR_PATH_CHALLENGE) == chal0 + 1, "no challenge sent");
+	drain_to(to->port, &frames, &bytes, f, &flen);
+	CHECK(frames == 1, "the challenge is not the one datagram to the new address");
+	CHECK(dust_quic_short_match(&c->cur, f, flen) &&
+	          dust_data_open(&c->cur, &H.gw->cfg.lim, (uint32_t)time(NULL), f + 1, flen - 1,
+	                         &seg, &used) == DUST_OK,
+	      "the challenge does not open");
+	CHECK(dust_path_msg_parse(f + 1 + seg.off, seg.len, cookie) == DUST_PATH_CHALLENGE,
+	      "no challenge in it");
+	/*
+	 * The move's counter jump is bounded (SPEC §12.4): the copy starts at the
+	 * key epoch after next (2 x 2^22 here, the session having sent a few
+	 * packets), not 2^32 ahead: forced moves cannot use up the counter.
+	 */
+	printf("gw-quic: the moved session's first counter: %" PRIu64 "\n", c->cur.replay.top - 1);
+	CHECK(c->cur.replay.top - 1 == 2 * DUST_KEY_EPOCH_PACKETS,
+	      "the moved session's counter is not at the epoch after next");
+	/* 20 inner packets of 400 B toward c: only 3x in_bytes in all may reach the address */
+	CHECK(push_down(c, 20, 400) == 0, T.why);
+	CHECK(settled(), "downstream not read");
+	{
+		size_t more;
+
+		drain_to(to->port, &frames, &more, NULL, NULL);
+		bytes += more;
+	}
+	printf("gw-quic: unvalidated address: %zu B in, %zu B out (limit %zu), %u data datagrams\n",
+	       in_bytes, bytes, DUST_PATH_AMPLIFY * in_bytes, frames);
+	CHECK(bytes <= DUST_PATH_AMPLIFY * in_bytes, "more than 3x sent to an unvalidated address");
+	CHECK(rg_drop(&H, 0, DGW_DROP_PATH_LIMIT) >= lim0 + 20 - frames,
+	      "path_limit drops not counted");
+	/* a wrong echo: counted, still limited */
+	memset(bad, 0xee, sizeof(bad));
+	CHECK(path_msg_from(c, to, DUST_PATH_RESPONSE, bad) == 0, T.why);
+	CHECK(settled(), "not read");
+	CHECK(rg_drop(&H, 0, DGW_DROP_PATH_ECHO) == echo0 + 1, "a wrong echo not counted");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_PATH_VALIDATED) == val0, "a wrong echo validated the path");
+	drain_to(to->port, &frames, &bytes, NULL, NULL);
+	/* the right echo lifts the limit */
+	CHECK(path_msg_from(c, to, DUST_PATH_RESPONSE, cookie) == 0, T.why);
+	CHECK(settled(), "not read");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_PATH_VALIDATED) == val0 + 1, "the echo did not validate");
+	CHECK(push_down(c, 20, 400) == 0, T.why);
+	CHECK(settled(), "downstream not read");
+	drain_to(to->port, &frames, &bytes, NULL, NULL);
+	CHECK(frames == 20, "a validated address is still limited");
+	return 0;
+}
+
+/*
+ * A random-profile session's address is proved by the client's first
+ * packet under its answer's keys (key epoch 1: it needs E_s, which went
+ * only to that address). Before it, the answer and data together stay
+ * within 3x the intro.
+ */
+static int path_random(struct cl *c, size_t intro_len, uint8_t *ans, size_t alen)
+{
+	uint8_t pkt[256];
+	struct dust_seg segs[DUST_CHAIN_MAX];
+	enum dust_drop drop;
+	uint64_t val0 = rg_ctr(&H, 0, DGW_CTR_PATH_VALIDATED);
+	size_t bytes;
+	unsigned frames;
+	int n;
+
+	CHECK(push_down(c, 20, 400) == 0, T.why);
+	CHECK(settled(), "downstream not read");
+	drain_to(c->a.port, &frames, &bytes, NULL, NULL);
+	printf("gw-quic: random profile before the answer is used: intro %zu B, answer %zu B, "
+	       "then %zu B of data out\n",
+	       intro_len, alen, bytes);
+	CHECK(alen + bytes <= DUST_PATH_AMPLIFY * intro_len, "over 3x the intro before proof");
+	CHECK(dust_datagram_open(&c->cur, &H.gw->cfg.lim, (uint32_t)time(NULL), ans, alen, 0, segs,
+	                         DUST_CHAIN_MAX, &drop) >= 1,
+	      "the answer does not open");
+	n = dust_data_seal(&c->cur, &T.rng, &T.pad, (uint32_t)time(NULL), pkt, 0, sizeof(pkt));
+	CHECK(n > 0 && send_dg(&c->a, RANDOM_PORT, pkt, (size_t)n) == 0, "keepalive");
+	CHECK(settled(), "not read");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_PATH_VALIDATED) == val0 + 1, "epoch 1 did not validate");
+	drain_to(c->a.port, &frames, &bytes, NULL, NULL); /* the keepalive's answer */
+	CHECK(push_down(c, 20, 400) == 0, T.why);
+	CHECK(settled(), "downstream not read");
+	drain_to(c->a.port, &frames, &bytes, NULL, NULL);
+	CHECK(frames == 20, "a proved address is still limited");
+	return 0;
+}
+
+/*
+ * An authentic Initial of another invitation (c2's) from c's live address
+ * (spoofed: anyone holding an invitation can send one) ends nothing: it is
+ * dropped as endpoint_busy before any X25519, and c's session keeps going.
+ */
+static int endpoint_rule(struct cl *c, struct cl *c2)
+{
+	uint8_t dg[1500];
+	struct dust_quic_client qc;
+	uint64_t busy = rg_drop(&H, 0, DGW_DROP_ENDPOINT_BUSY),
+	         ok = rg_ctr(&H, 0, DGW_CTR_INTRO_OK);
+	uint64_t tx = rg_ctr(&H, 0, DGW_CTR_NET_TX);
+	int n = dust_quic_intro_build(&c2->inv, &c2->id, &T.rng, rg_now_ms(), dg, sizeof(dg), &qc);
+
+	dust_quic_client_wipe(&qc);
+	CHECK(n > 0 && send_dg(&c->a, QUIC_PORT, dg, (size_t)n) == 0, "spoofed Initial");
+	CHECK(settled(), "not read");
+	CHECK(rg_drop(&H, 0, DGW_DROP_ENDPOINT_BUSY) == busy + 1, "endpoint_busy not counted");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_INTRO_OK) == ok && rg_ctr(&H, 0, DGW_CTR_NET_TX) == tx,
+	      "the spoofed Initial was accepted or answered");
+	CHECK(send_data(c, &c->a, 0x50) == 0 && expect_delivered(c, 0x50) == 0, T.why);
+	CHECK(reverse(c, c->a.port, 0x51) == 0, T.why);
+	return 0;
+}
+
 /* ---- size bounds (SPEC §12.4) ---- */
 
 static const uint8_t FAR[4] = {10, 9, 255, 1};
@@ -417,15 +622,17 @@ static int phases(void)
 		CHECK(reverse(&T.c[i], T.c[i].a.port, (uint8_t)(0x20 + i)) == 0, T.why);
 	}
 
-	printf("gw-quic: client 0's NAT rebinds: its CID keeps the session\n");
+	printf("gw-quic: client 0's NAT rebinds: its CID keeps the session, the new address\n"
+	       "        gets 3x what it sent until it echoes the challenge\n");
 	moved = T.c[0].a;
 	moved.port = (uint16_t)(moved.port + 1000);
-	CHECK(send_data(&T.c[0], &moved, 0x30) == 0, T.why);
-	CHECK(expect_delivered(&T.c[0], 0x30) == 0, T.why);
+	CHECK(path_moved(&T.c[0], &moved) == 0, T.why);
 	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_MIGRATED) == 1, "no move counted");
 	CHECK(rg_ctr(&H, 0, DGW_CTR_INTRO_OK) == NQ, "the move took a new intro");
-	rte_delay_us_sleep(20000); /* the main lcore publishes the moved session */
 	CHECK(reverse(&T.c[0], moved.port, 0x31) == 0, T.why);
+
+	printf("gw-quic: another invitation's Initial from client 1's address ends nothing\n");
+	CHECK(endpoint_rule(&T.c[1], &T.c[2]) == 0, T.why);
 
 	printf("gw-quic: size bounds: server datagrams <= %d, ICMP for more, MSS clamped\n",
 	       DUST_QUIC_SERVER_DGRAM_MAX);
@@ -448,6 +655,7 @@ static int phases(void)
 		CHECK(n > 0 && send_dg(&c->a, RANDOM_PORT, dg, (size_t)n) == 0, "random intro");
 		fl = recv_ring(H.ntx[0], f, sizeof(f));
 		CHECK(fl > 42 && be16(f + 34) == RANDOM_PORT, "random profile keepalive");
+		CHECK(path_random(c, (size_t)n, f + 42, fl - 42) == 0, T.why);
 	}
 	return 0;
 }
