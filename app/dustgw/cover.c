@@ -131,7 +131,8 @@ static void finish_csum(struct dgw *gw, struct rte_mbuf *m)
 		uint16_t ihl = (h->version_ihl & 0xf) * 4, tot = rte_be_to_cpu_16(h->total_length);
 
 		if (ihl < 20 || tot < ihl || DGW_ETH_LEN + tot > m->data_len ||
-		    (h->fragment_offset & rte_cpu_to_be_16(RTE_IPV4_HDR_OFFSET_MASK)))
+		    (h->fragment_offset &
+		     rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)))
 			return;
 		proto = h->next_proto_id;
 		l4 = (uint8_t *)ip + ihl;

@@ -2,12 +2,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """A prober's view of a QUIC port, for the cover test (netns-cover.sh).
 
-  cover-probe.py udp HOST PORT KIND [FILE]   send one probe from a fresh port,
+  cover-probe.py make KIND FILE   write a probe to FILE; KIND: vn (a 1200-byte
+      long header of version 0x1a2a3a4a), random (1200 random bytes), short
+      (a short header with a random 8-byte DCID)
+  cover-probe.py udp HOST PORT FILE   send FILE's bytes from a fresh port,
       print what came back within 2 s: "N TYPES SIZES" (TYPES: vn, initial,
       handshake, 0rtt, retry, short; comma-separated in arrival order)
-      KIND: vn (a 1200-byte long header of version 0x1a2a3a4a), random (1200
-      random bytes), short (a short header with a random 8-byte DCID),
-      replay (the bytes of FILE)
   cover-probe.py initial PCAP PORT SRC OUT   the first QUIC Initial that SRC
       sent to PORT in a tcpdump capture (Ethernet, IPv4), its UDP payload to OUT
   cover-probe.py flood HOST PORT N           N 1200-byte v1 Initials of random
@@ -30,7 +30,7 @@ def kind_of(b):
     return ("initial", "0rtt", "handshake", "retry")[(b[0] >> 4) & 3]
 
 
-def probe_bytes(kind, path):
+def probe_bytes(kind):
     if kind == "vn":
         dcid = os.urandom(8)
         head = bytes([0xC0]) + struct.pack(">I", 0x1A2A3A4A) + bytes([8]) + dcid + bytes([0])
@@ -39,15 +39,17 @@ def probe_bytes(kind, path):
         return os.urandom(1200)
     if kind == "short":
         return bytes([0x40 | (os.urandom(1)[0] & 0x3F)]) + os.urandom(8 + 50)
-    if kind == "replay":
-        return open(path, "rb").read()
     sys.exit("unknown probe kind " + kind)
 
 
-def udp(host, port, kind, path=None):
+def make(kind, path):
+    open(path, "wb").write(probe_bytes(kind))
+
+
+def udp(host, port, path):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind(("0.0.0.0", 0))
-    s.sendto(probe_bytes(kind, path), (host, int(port)))
+    s.sendto(open(path, "rb").read(), (host, int(port)))
     got = []
     end = time.monotonic() + 2.0
     while True:
@@ -106,7 +108,9 @@ def flood(host, port, n):
 
 if __name__ == "__main__":
     cmd = sys.argv[1] if len(sys.argv) > 1 else ""
-    if cmd == "udp" and len(sys.argv) in (5, 6):
+    if cmd == "make" and len(sys.argv) == 4:
+        make(*sys.argv[2:])
+    elif cmd == "udp" and len(sys.argv) == 5:
         udp(*sys.argv[2:])
     elif cmd == "initial" and len(sys.argv) == 6:
         initial(*sys.argv[2:])
