@@ -9,6 +9,8 @@
 #  ns $P-c0 dust-client (quic) 192.168.77.11 ==+   ns $P-wire: bridge
 #  ns $P-p  prober             192.168.77.12 ==+   (capture: cover-wire.pcap)
 #  ns $P-fl flooder            192.168.77.13 ==+
+#  ns $P-b3 Chromium, HTTP/3   192.168.77.14 ==+
+#  ns $P-bt Chromium, TCP      192.168.77.15 ==+
 #  ns $P-d  caddy, directly    192.168.77.2  ==+
 #  ns $P-gw dustgw: net_af_packet on $P-g ======+ (192.168.77.1, quic 443)
 #           delivery net_tap $P-tap 10.9.0.1/24 (the tunnel's far end)
@@ -18,7 +20,9 @@
 # same run: an unknown-version long header (Version Negotiation), 1200
 # random bytes, a random short header, a Dust client's Initial replayed
 # from a new port (caddy's flight), TCP 443 with an HTTPS GET: the answers
-# match in count and packet types. Meanwhile the quic Dust client pings
+# match in count and packet types. Headless Chromium loads the site at the
+# gateway's address over HTTP/3 (QUIC forced, caddy's certificate pinned),
+# and quic-wire.sh passes that capture, then over TCP. Meanwhile the quic Dust client pings
 # through the tunnel and none of its datagrams reaches the cover tap. Then
 # a flood of non-Dust Initials and TCP SYNs over the rate limits: every
 # frame counted (handed over or rate-dropped), the Dust session still flows.
@@ -41,6 +45,8 @@ DIRADDR=192.168.77.2
 CADDR=192.168.77.11
 PADDR=192.168.77.12
 FADDR=192.168.77.13
+B3ADDR=192.168.77.14
+BTADDR=192.168.77.15
 QPORT=443
 COVER=www.example.com
 . "$(dirname "$0")/common.sh"
@@ -54,7 +60,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-need_root_tools caddy curl ping tcpdump /usr/bin/python3
+need_root_tools caddy chromium curl ethtool openssl ping tcpdump tshark ndpiReader /usr/bin/python3
 rm -rf "$W"
 mkdir -p "$W" "$ART"
 RESULTS=$ART/cover-results.txt
@@ -82,6 +88,9 @@ wire_ns() { # wire_ns NS IFACE ADDR: NS on the bridge with ADDR/24
 	noipv6 $WIRE "$2w"
 	noipv6 "$1" "$2"
 	[[ -z $3 ]] || n "$1" ip addr add "$3/24" dev "$2"
+	# no segments over the MTU on this wire (a veth's TSO would hand af_packet
+	# 2000-byte TCP frames that no real wire carries)
+	n "$1" ethtool -K "$2" tso off gso off >/dev/null
 	n "$1" ip link set "$2" up
 }
 wire_ns $GW $PFX-g ""
@@ -89,6 +98,8 @@ wire_ns $PFX-d $PFX-d $DIRADDR
 wire_ns $PFX-c0 $PFX-c0 $CADDR
 wire_ns $PFX-p $PFX-p $PADDR
 wire_ns $PFX-fl $PFX-fl $FADDR
+wire_ns $PFX-b3 $PFX-b3 $B3ADDR
+wire_ns $PFX-bt $PFX-bt $BTADDR
 # The kernel's own interface on the wire takes nothing in (af_packet still
 # reads every frame for dustgw): the kernel sees the wire only through the
 # cover tap. It has the gateway's address there, so without the blackhole
@@ -204,6 +215,42 @@ for a in $GWADDR $DIRADDR; do
 		fail "HTTPS GET https://$COVER/ at $a failed"
 	echo "tcp     $a: HTTPS GET ok (curl -k), the site's page" >>"$RESULTS"
 done
+
+# chromium_get NS FLAGS...: headless Chromium in NS loads https://$COVER/ at
+# the gateway's address, caddy's internal certificate pinned by its SPKI
+chromium_get() {
+	local ns=$1
+	shift
+	n "$ns" timeout 90 chromium --headless=new --no-sandbox --disable-gpu --no-first-run \
+		--user-data-dir="$W/chromium-$ns" --host-resolver-rules="MAP $COVER $GWADDR" \
+		--ignore-certificate-errors-spki-list="$PIN" "$@" --dump-dom "https://$COVER/" \
+		>"$W/dom-$ns.html" 2>"$W/chromium-$ns.log" ||
+		{ tail -20 "$W/chromium-$ns.log"; fail "chromium in $ns did not load the page"; }
+	grep -q "A small static site" "$W/dom-$ns.html" || fail "chromium in $ns: not the site's page"
+}
+step "Chromium loads https://$COVER/ through the gateway: HTTP/3, then TCP"
+CRT=$W/caddy-g/data/caddy/certificates/local/$COVER/$COVER.crt
+[[ -s $CRT ]] || fail "no certificate of caddy's at $CRT"
+PIN=$(openssl x509 -in "$CRT" -pubkey -noout | openssl pkey -pubin -outform der |
+	openssl dgst -sha256 -binary | base64)
+chromium_get $PFX-b3 --enable-quic --origin-to-force-quic-on=$COVER:443
+chromium_get $PFX-bt --disable-quic
+wire_count() { tcpdump -r "$ART/cover-wire.pcap" -n "$1" 2>/dev/null | wc -l; }
+# tcpdump writes what the kernel hands it in blocks: wait until both loads are in
+wire_has() { [[ $(wire_count "src host $1 and $2 dst port 443") -gt 4 ]]; }
+wait_for 20 wire_has $B3ADDR udp || true
+wait_for 20 wire_has $BTADDR tcp || true
+H3UDP=$(wire_count "src host $B3ADDR and udp dst port 443")
+H3TCP=$(wire_count "src host $B3ADDR and tcp dst port 443")
+BTTCP=$(wire_count "src host $BTADDR and tcp dst port 443")
+BTUDP=$(wire_count "src host $BTADDR and udp dst port 443")
+echo "chromium: HTTP/3 $H3UDP UDP and $H3TCP TCP frames to 443; TCP $BTTCP TCP and $BTUDP UDP frames" |
+	tee -a "$RESULTS"
+[[ $H3UDP -gt 4 && $H3TCP -eq 0 ]] || fail "the HTTP/3 load did not go over QUIC alone"
+[[ $BTTCP -gt 4 && $BTUDP -eq 0 ]] || fail "the TCP load did not go over TCP alone"
+tcpdump -r "$ART/cover-wire.pcap" -w "$ART/cover-chromium-h3.pcap" "host $B3ADDR and udp port 443" 2>/dev/null
+"$(dirname "$0")/quic-wire.sh" "$ART/cover-chromium-h3.pcap" 443 $COVER 1 none | tee -a "$RESULTS" ||
+	fail "quic-wire.sh refuses Chromium's QUIC through the gateway"
 
 step "flood: non-Dust Initials and TCP SYNs over the rate limits"
 N=3000
