@@ -44,6 +44,24 @@ static int check_state_dir(const struct dgw_config *cfg)
 	return 0;
 }
 
+/* [quic] cover = tap: dustgw will create a TAP interface (needs /dev/net/tun). */
+static int check_cover(const struct dgw_config *cfg)
+{
+	if (cfg->cover != DGW_COVER_TAP)
+		return 0;
+	if (access("/dev/net/tun", R_OK | W_OK) != 0) {
+		int rc = -errno;
+
+		fprintf(stderr, "dustgw: [quic] cover = tap: /dev/net/tun: %s\n", strerror(-rc));
+		return rc;
+	}
+	printf("dustgw: cover: what is not Dust on %u/udp and every other protocol goes to "
+	       "kernel interface %s (give it the gateway's address); at most %u frames/s, "
+	       "%u/s per /24 or /48\n",
+	       cfg->quic_port, cfg->cover_iface, cfg->cover_rate, cfg->cover_prefix_rate);
+	return 0;
+}
+
 int dgw_config_check(const struct dgw_config *cfg, const char *path)
 {
 	struct dust_store *st;
@@ -51,7 +69,7 @@ int dgw_config_check(const struct dgw_config *cfg, const char *path)
 	size_t n;
 	int rc;
 
-	if ((rc = check_key(cfg)) != 0)
+	if ((rc = check_key(cfg)) != 0 || (rc = check_cover(cfg)) != 0)
 		return rc;
 	st = dust_store_open(cfg->store_path, DUST_STORE_READONLY);
 	if (!st) {

@@ -5,6 +5,7 @@
  * the key and the value, so a typo never silently falls back to a default.
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -39,6 +40,9 @@ static const char *const known_keys[][12] = {
     {"runtime", "drain_us", "exit_on_idle_ms", "delivery_hold_ms", "clock", "poll",
      "poll_nap_max_us", "intro_share", NULL},
     {"telemetry", "prometheus", NULL},
+    {"quic", "cover", "cover_iface", "cover_rate", "cover_prefix_rate", "cover_flows",
+     "cover_idle_s", NULL},
+    {"random", "cover", NULL},
 };
 
 void dgw_config_defaults(struct dgw_config *cfg)
@@ -61,6 +65,11 @@ void dgw_config_defaults(struct dgw_config *cfg)
 	cfg->intro_share = 5;
 	cfg->poll_nap_max_us = 200;
 	cfg->proxy_arp = true;
+	strcpy(cfg->cover_iface, "dgwcover0");
+	cfg->cover_rate = 20000;
+	cfg->cover_prefix_rate = 2000;
+	cfg->cover_flows = 16384;
+	cfg->cover_idle_s = 60;
 }
 
 static int fail(struct cfg_ctx *c, const char *fmt, ...)
@@ -308,6 +317,50 @@ static int load_telemetry(struct cfg_ctx *c, struct dgw_config *cfg)
 	return 0;
 }
 
+/* An interface name the kernel takes: [A-Za-z0-9_.-], under IFNAMSIZ (16). */
+static bool iface_name_ok(const char *s)
+{
+	for (const char *p = s; *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-' && *p != '.')
+			return false;
+	return s[0] && strcmp(s, ".") && strcmp(s, "..");
+}
+
+/*
+ * The cover server (SPEC §12.5): on the quic port only. The random port's
+ * design is silence: nothing may answer there, so no cover is offered.
+ */
+static int load_cover(struct cfg_ctx *c, struct dgw_config *cfg)
+{
+	const char *v = get(c, "random", "cover");
+	int rc;
+
+	if (v && strcmp(v, "off") != 0)
+		return fail(c,
+		            "[random] cover = '%s': the random port stays silent (SPEC §5); "
+		            "only [quic] cover may be on",
+		            v);
+	v = get(c, "quic", "cover");
+	if (v && !strcmp(v, "off"))
+		cfg->cover = DGW_COVER_OFF;
+	else if (v && !strcmp(v, "tap"))
+		cfg->cover = DGW_COVER_TAP;
+	else if (v)
+		return fail(c, "[quic] cover = '%s': want off or tap", v);
+	if ((rc = get_str(c, "quic", "cover_iface", cfg->cover_iface, sizeof(cfg->cover_iface))))
+		return rc;
+	if (!iface_name_ok(cfg->cover_iface))
+		return fail(c, "[quic] cover_iface = '%s': not an interface name",
+		            cfg->cover_iface);
+	GET_UINT(c, "quic", "cover_rate", 1, 100000000, cfg->cover_rate);
+	GET_UINT(c, "quic", "cover_prefix_rate", 1, 100000000, cfg->cover_prefix_rate);
+	GET_UINT(c, "quic", "cover_flows", 64, 1u << 24, cfg->cover_flows);
+	GET_UINT(c, "quic", "cover_idle_s", 1, 86400, cfg->cover_idle_s);
+	if (cfg->cover != DGW_COVER_OFF && !cfg->quic_port)
+		return fail(c, "[quic] cover = tap needs [gateway] quic_port");
+	return 0;
+}
+
 int dgw_config_load(struct dgw_config *cfg, const char *path, char *err, size_t errlen)
 {
 	struct cfg_ctx c = {.err = err, .errlen = errlen};
@@ -325,7 +378,8 @@ int dgw_config_load(struct dgw_config *cfg, const char *path, char *err, size_t 
 	}
 	if ((rc = check_keys(&c)) || (rc = load_gateway(&c, cfg)) || (rc = load_ports(&c, cfg)) ||
 	    (rc = load_sessions(&c, cfg)) || (rc = load_padding(&c, cfg)) ||
-	    (rc = load_runtime(&c, cfg)) || (rc = load_telemetry(&c, cfg)))
+	    (rc = load_runtime(&c, cfg)) || (rc = load_telemetry(&c, cfg)) ||
+	    (rc = load_cover(&c, cfg)))
 		goto out;
 	if (!cfg->ip4.family && !cfg->ip6.family)
 		rc = fail(&c, "[gateway]: set ipv4 and/or ipv6");

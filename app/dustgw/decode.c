@@ -148,8 +148,13 @@ static uint16_t parse_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16
 	for (uint16_t i = 0; i < n; i++) {
 		if (i + DGW_PREFETCH_AHEAD < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + DGW_PREFETCH_AHEAD], void *));
-		if (dgw_net_classify(w, pkts[i], &rx[k]) == DGW_RX_DUST)
+		int kind = dgw_net_classify(w, pkts[i], &rx[k]);
+
+		if (kind == DGW_RX_DUST)
 			m[k++] = pkts[i];
+		else if (kind == DGW_RX_COVER)
+			dgw_cover_take(w, pkts[i],
+			               NULL); /* TCP, ICMP, other UDP, ARP: never Dust */
 	}
 	return k;
 }

@@ -19,6 +19,7 @@
 #include <rte_ring.h>
 #include <rte_spinlock.h>
 
+#include "cover.h"
 #include "dustgw.h"
 #include "quic.h"
 
@@ -161,7 +162,8 @@ struct dgw_worker {
 	unsigned slow_head, slow_n;
 	int64_t slow_credit; /* TSC cycles the queue may still take */
 	bool slow_running;
-	uint16_t *slow_eps; /* queued datagrams per endpoint hash (DGW_SLOW_EPS counters) */
+	uint16_t *slow_eps;        /* queued datagrams per endpoint hash (DGW_SLOW_EPS counters) */
+	struct dgw_cover_w *cover; /* the exception path's flows, buckets, tap TX (cover.c) */
 	struct dgw_stats st;
 } __rte_cache_aligned;
 
@@ -169,6 +171,8 @@ struct dgw {
 	struct dgw_config cfg;
 	struct dust_server srv;
 	uint16_t net_port, dlv_port;
+	uint16_t cover_port; /* the cover server's tap, when cover_on (cover.c) */
+	bool cover_on;
 	bool ports_owned;
 	struct rte_ether_addr net_mac, dlv_mac;
 	struct rte_ether_addr dlv_dst;
@@ -208,7 +212,8 @@ struct dgw {
 extern struct dgw *dgw_global; /* for telemetry callbacks and signals */
 
 /* net.c: parse the client side, build outer headers */
-enum dgw_rx_kind { DGW_RX_DUST = 0, DGW_RX_DONE = 1 };
+/* COVER: not Dust, for the cover server (cover.c); only with [quic] cover on */
+enum dgw_rx_kind { DGW_RX_DUST = 0, DGW_RX_DONE = 1, DGW_RX_COVER = 2 };
 int dgw_net_classify(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx);
 int dgw_net_outer(struct dgw_worker *w, struct rte_mbuf *m, const struct dust_endpoint *to,
                   uint64_t mac, uint16_t dust_len, uint8_t profile);
@@ -245,6 +250,12 @@ bool dgw_neigh_ns(struct dgw_worker *w, struct rte_mbuf *m, const struct rte_eth
  *   quic.c                                     the quic profile's dispatch
  *   decode.c, inbox.c, encode.c, worker.c      dispatch and the loop
  */
+
+/* cover.c: is the exception path on? (then w->cover is set) */
+static inline bool dgw_cover_on(const struct dgw_worker *w)
+{
+	return w->cover != NULL;
+}
 
 /* dispose.c: what becomes of a datagram once its fate is known */
 void dgw_drop_m(struct dgw_worker *w, struct rte_mbuf *m, unsigned reason);

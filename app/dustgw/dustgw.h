@@ -94,6 +94,19 @@ struct dgw_config {
 	uint32_t poll_nap_max_us;
 	/** [telemetry] prometheus: "ADDR:PORT" of the /metrics endpoint; "" = off */
 	char prometheus[64];
+	/** [quic] cover: where what is not Dust goes (SPEC §12.5); enum dgw_cover */
+	uint8_t cover;
+	char cover_iface[16];       /**< the tap's kernel interface name */
+	uint32_t cover_rate;        /**< frames/s handed over, whole gateway */
+	uint32_t cover_prefix_rate; /**< frames/s handed over from one /24 or /48 */
+	uint32_t cover_flows;       /**< quic flows remembered per worker */
+	uint32_t cover_idle_s;      /**< a remembered flow is forgotten after this idle time */
+};
+
+/** [quic] cover */
+enum dgw_cover {
+	DGW_COVER_OFF = 0, /**< not Dust: dropped and counted (the random port, always) */
+	DGW_COVER_TAP,     /**< not Dust: to a net_tap kernel interface, a real server behind */
 };
 
 struct dgw;
@@ -147,6 +160,10 @@ enum dgw_ctr {
 	DGW_CTR_ICMP_TOO_BIG,      /**< quic profile: ICMP too-big errors sent back */
 	DGW_CTR_PATH_CHALLENGE,    /**< path challenges sent to a moved session's address */
 	DGW_CTR_PATH_VALIDATED,    /**< new or moved addresses that proved they receive */
+	DGW_CTR_COVER_IN,          /**< frames handed to the cover server (kernel tap) */
+	DGW_CTR_COVER_OUT,         /**< frames from the cover server's tap sent on the net port */
+	DGW_CTR_COVER_FLOWS,       /**< quic flows remembered as the cover server's */
+	DGW_CTR_COVER_FLOW_FULL,   /**< flow table full: handed over, not remembered */
 	DGW_CTR_MAX
 };
 
@@ -192,6 +209,9 @@ enum dgw_drop {
 	DGW_DROP_PATH_LIMIT,           /**< toward an address not yet validated: over 3x what
 	                                    it sent (SPEC §9.1) */
 	DGW_DROP_PATH_ECHO,            /**< a path response that echoes no challenge of ours */
+	DGW_DROP_COVER_RATE,           /**< not Dust, over [quic] cover_rate */
+	DGW_DROP_COVER_PREFIX_RATE, /**< not Dust, over [quic] cover_prefix_rate for its prefix */
+	DGW_DROP_COVER_TX_FULL,     /**< the cover tap's TX queue did not take the frame */
 	DGW_DROP_MAX
 };
 

@@ -145,6 +145,7 @@ void dgw_destroy(struct dgw *gw)
 		rte_eth_dev_stop(gw->net_port);
 		rte_eth_dev_stop(gw->dlv_port);
 	}
+	dgw_cover_free(gw);
 	dgw_sessmap_free(gw);
 	for (unsigned i = 0; i < gw->nworkers; i++) {
 		struct dgw_worker *w = gw->w[i];

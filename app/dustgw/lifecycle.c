@@ -169,6 +169,8 @@ void dgw_intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_r
 		if (old && old_drop != DUST_OK &&
 		    (d == DUST_DROP_INTRO_UNKNOWN || d == DUST_DROP_TRUNCATED))
 			d = old_drop;
+		if (rx->profile == DUST_PROFILE_QUIC && dgw_cover_intro(w, m, &rx->ep, old, d))
+			return; /* not Dust: the cover server's (SPEC §12.5) */
 		dgw_drop_m(w, m, d);
 		return;
 	}

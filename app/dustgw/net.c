@@ -22,6 +22,12 @@ static int drop(struct dgw_worker *w, struct rte_mbuf *m, unsigned reason)
 	return DGW_RX_DONE;
 }
 
+/* Not Dust, and for the gateway's address: the cover server's when it is on. */
+static int cover_or_drop(struct dgw_worker *w, struct rte_mbuf *m, unsigned reason)
+{
+	return dgw_cover_on(w) ? DGW_RX_COVER : drop(w, m, reason);
+}
+
 int dgw_ensure_linear(struct dgw_worker *w, struct rte_mbuf *m)
 {
 	if (m->nb_segs == 1 || rte_pktmbuf_linearize(m) == 0)
@@ -83,7 +89,7 @@ static int udp_check(struct dgw_worker *w, struct rte_mbuf *m, struct rte_udp_hd
 	else if (dport == w->gw->cfg.quic_port && dport)
 		rx->profile = DUST_PROFILE_QUIC;
 	else
-		return drop(w, m, DGW_DROP_OTHER_PORT);
+		return cover_or_drop(w, m, DGW_DROP_OTHER_PORT);
 	rx->ep.port = rte_be_to_cpu_16(udp->src_port);
 	rx->dg = (uint8_t *)(udp + 1);
 	rx->len = ulen - sizeof(*udp);
@@ -107,12 +113,13 @@ static int parse_ip4(struct dgw_worker *w, struct rte_mbuf *m, struct rte_ipv4_h
 	    ((m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) != RTE_MBUF_F_RX_IP_CKSUM_GOOD &&
 	     rte_raw_cksum(ip, ihl) != 0xffff))
 		return drop(w, m, DGW_DROP_IP_CSUM);
-	if (ip->fragment_offset & rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK))
-		return drop(w, m, DGW_DROP_IP_FRAG);
 	if (w->gw->cfg.ip4.family != 4 || memcmp(&ip->dst_addr, w->gw->cfg.ip4.a, 4) != 0)
 		return drop(w, m, DGW_DROP_NOT_OURS);
+	/* Dust never fragments; a real host reassembles (and answers) them */
+	if (ip->fragment_offset & rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK))
+		return cover_or_drop(w, m, DGW_DROP_IP_FRAG);
 	if (ip->next_proto_id != IPPROTO_UDP || tot < ihl + sizeof(*udp))
-		return drop(w, m, DGW_DROP_NOT_UDP);
+		return cover_or_drop(w, m, DGW_DROP_NOT_UDP);
 	udp = (struct rte_udp_hdr *)((uint8_t *)ip + ihl);
 	/* A zero UDP checksum means "none" in IPv4. */
 	if (udp->dgram_cksum != 0 && !udp_csum_ok(w, m, ip, udp, false))
@@ -135,13 +142,16 @@ static int parse_ip6(struct dgw_worker *w, struct rte_mbuf *m, struct rte_ipv6_h
 	plen = rte_be_to_cpu_16(ip->payload_len);
 	if ((rte_be_to_cpu_32(ip->vtc_flow) >> 28) != 6 || sizeof(*ip) + plen > room)
 		return drop(w, m, DGW_DROP_BAD_IP);
+	/* ND for our address is answered here; the rest (the kernel's own ND) is the cover's */
 	if (ip->proto == IPPROTO_ICMPV6)
-		return dgw_neigh_ns(w, m, &w->gw->net_mac, false) ? DGW_RX_DONE
-		                                                  : drop(w, m, DGW_DROP_NOT_UDP);
+		return dgw_neigh_ns(w, m, &w->gw->net_mac, false)
+		           ? DGW_RX_DONE
+		           : cover_or_drop(w, m, DGW_DROP_NOT_UDP);
 	if (w->gw->cfg.ip6.family != 6 || memcmp(ip->dst_addr, w->gw->cfg.ip6.a, 16) != 0)
 		return drop(w, m, DGW_DROP_NOT_OURS);
 	if (ip->proto != IPPROTO_UDP)
-		return drop(w, m, ip6_is_ext(ip->proto) ? DGW_DROP_IP6_EXT : DGW_DROP_NOT_UDP);
+		return cover_or_drop(w, m,
+		                     ip6_is_ext(ip->proto) ? DGW_DROP_IP6_EXT : DGW_DROP_NOT_UDP);
 	if (plen < sizeof(*udp))
 		return drop(w, m, DGW_DROP_BAD_UDP);
 	udp = (struct rte_udp_hdr *)(ip + 1);
@@ -172,8 +182,10 @@ int dgw_net_classify(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx
 	case RTE_ETHER_TYPE_IPV6:
 		return parse_ip6(w, m, (struct rte_ipv6_hdr *)(eth + 1), rx);
 	case RTE_ETHER_TYPE_ARP:
-		return dgw_neigh_arp(w, m, &w->gw->net_mac, false) ? DGW_RX_DONE
-		                                                   : drop(w, m, DGW_DROP_ARP_OTHER);
+		/* requests for our address answered here; replies to the kernel's own go to it */
+		return dgw_neigh_arp(w, m, &w->gw->net_mac, false)
+		           ? DGW_RX_DONE
+		           : cover_or_drop(w, m, DGW_DROP_ARP_OTHER);
 	}
 	return drop(w, m, DGW_DROP_NOT_IP);
 }

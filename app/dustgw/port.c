@@ -169,5 +169,7 @@ int dgw_ports_setup(struct dgw *gw)
 	if ((rc = port_configure(gw, net)) || (rc = port_configure(gw, dlv)))
 		return rc;
 	gw->ports_owned = true;
-	return dgw_ports_use(gw, net, dlv);
+	if ((rc = dgw_ports_use(gw, net, dlv)) != 0)
+		return rc;
+	return dgw_cover_setup(gw); /* the tap takes the net port's MAC */
 }

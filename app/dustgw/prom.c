@@ -71,6 +71,10 @@ static const char *const ctr_help[DGW_CTR_MAX] = {
     [DGW_CTR_SESS_REVOKED] = "Sessions retired because their invitation was revoked.",
     [DGW_CTR_MSS_CLAMPED] = "Quic profile: inner TCP SYNs whose MSS was lowered.",
     [DGW_CTR_ICMP_TOO_BIG] = "Quic profile: ICMP too-big errors sent back.",
+    [DGW_CTR_COVER_IN] = "Frames that were not Dust handed to the cover server.",
+    [DGW_CTR_COVER_OUT] = "Frames from the cover server sent on the net port.",
+    [DGW_CTR_COVER_FLOWS] = "Quic flows remembered as the cover server's.",
+    [DGW_CTR_COVER_FLOW_FULL] = "Cover flow table full: frames handed over, not remembered.",
 };
 
 /* Workers get their lcore in dgw_run; a scrape before that skips them. */

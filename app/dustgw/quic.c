@@ -77,7 +77,11 @@ static void by_cid(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)
 	struct dust_rx_result res;
 
 	if (!s || s->state != DUST_SESSION_LIVE || !dgw_quic_short(rx, &s)) {
-		dgw_drop_m(w, m, DGW_DROP_QUIC_NO_SESSION);
+		/* the cover server's (not remembered: a short header opens no flow) */
+		if (dgw_cover_on(w))
+			dgw_cover_take(w, m, NULL);
+		else
+			dgw_drop_m(w, m, DGW_DROP_QUIC_NO_SESSION);
 		return;
 	}
 	dgw_open(w, s, rx, 0, &res);
@@ -96,6 +100,11 @@ void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)
 	struct dust_session *s = dust_session_table_lookup(w->tab, &rx->ep);
 	struct dust_rx_result res;
 
+	/* a flow handed to the cover server stays there: not tried as Dust (SPEC §12.5) */
+	if (!s && dgw_cover_on(w) && (!rx->len || dgw_cover_flow(w, &rx->ep))) {
+		dgw_cover_take(w, m, rx->len ? &rx->ep : NULL);
+		return;
+	}
 	if (!rx->len) {
 		dgw_drop_m(w, m, DUST_DROP_TRUNCATED);
 		return;
@@ -112,6 +121,8 @@ void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)
 		/* a client Initial (maybe a restart from the same address), else nothing we take */
 		if (dust_quic_is_initial(rx->dg, rx->len))
 			dgw_intro_path(w, m, rx, s, DUST_OK);
+		else if (!s && dgw_cover_on(w))
+			dgw_cover_take(w, m, &rx->ep); /* unknown versions, 0-RTT, Handshake... */
 		else
 			dgw_drop_m(w, m, DGW_DROP_QUIC_LONG);
 		return;

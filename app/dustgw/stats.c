@@ -36,6 +36,10 @@ static const char *const ctr_names[DGW_CTR_MAX] = {
     [DGW_CTR_SESS_REVOKED] = "sessions_revoked",
     [DGW_CTR_MSS_CLAMPED] = "mss_clamped",
     [DGW_CTR_ICMP_TOO_BIG] = "icmp_too_big",
+    [DGW_CTR_COVER_IN] = "cover_in",
+    [DGW_CTR_COVER_OUT] = "cover_out",
+    [DGW_CTR_COVER_FLOWS] = "cover_flows",
+    [DGW_CTR_COVER_FLOW_FULL] = "cover_flow_full",
 };
 
 static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {
@@ -72,6 +76,9 @@ static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {
     [DGW_DROP_ENDPOINT_BUSY - DUST_DROP_MAX] = "endpoint_busy",
     [DGW_DROP_PATH_LIMIT - DUST_DROP_MAX] = "path_limit",
     [DGW_DROP_PATH_ECHO - DUST_DROP_MAX] = "path_echo",
+    [DGW_DROP_COVER_RATE - DUST_DROP_MAX] = "cover_rate",
+    [DGW_DROP_COVER_PREFIX_RATE - DUST_DROP_MAX] = "cover_prefix_rate",
+    [DGW_DROP_COVER_TX_FULL - DUST_DROP_MAX] = "cover_tx_full",
 };
 
 const char *dgw_ctr_name(unsigned c)

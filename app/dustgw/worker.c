@@ -30,6 +30,8 @@ static void housekeeping(struct dgw_worker *w, uint64_t now_tsc, uint64_t *next_
 	struct dgw *gw = w->gw;
 
 	DUST_PROF_LAP(OTHER);
+	if (dgw_cover_on(w))
+		dgw_cover_poll(w); /* the kernel's answers, into the net TX flushed next */
 	rte_eth_tx_buffer_flush(gw->net_port, w->wid, w->net_txb);
 	rte_eth_tx_buffer_flush(gw->dlv_port, w->wid, w->dlv_txb);
 	DUST_PROF_LAP(TX);
@@ -38,6 +40,7 @@ static void housekeeping(struct dgw_worker *w, uint64_t now_tsc, uint64_t *next_
 	dgw_eph_refill(w);
 	if (now_tsc >= *next_expire && gw->cfg.clock == DGW_CLOCK_REAL) {
 		dgw_worker_expire(w);
+		dgw_cover_expire(w);
 		*next_expire = now_tsc + rte_get_tsc_hz();
 	}
 	w->st.sessions = dust_session_table_live(w->tab);
@@ -113,6 +116,7 @@ int dgw_worker_main(void *arg)
 		rte_rcu_qsbr_quiescent(gw->rcu, w->wid);
 		dgw_poll_idle(w, got ? got : (uint16_t)(w->slow_n != 0), now);
 	}
+	dgw_cover_poll(w);
 	rte_eth_tx_buffer_flush(gw->net_port, w->wid, w->net_txb);
 	rte_eth_tx_buffer_flush(gw->dlv_port, w->wid, w->dlv_txb);
 	rte_rcu_qsbr_thread_offline(gw->rcu, w->wid);

@@ -40,4 +40,20 @@ sed 's/^store.*/store = nowhere.store/' gw.conf >nostore.conf
 EXPECT="nowhere.store" expect_err "missing store" --config nostore.conf
 sed 's/^delivery = .*/delivery = net_ring7/' gw.conf >noport.conf
 EXPECT="no DPDK port 'net_ring7'" expect_err "missing port" --config noport.conf
+# the cover server: only on the quic port, only with one, a known mode
+printf '[random]\ncover = tap\n' | cat gw.conf - >cover-random.conf
+EXPECT="random port stays silent" expect_err "cover on the random port" --config cover-random.conf
+printf '[quic]\ncover = tap\n' | cat gw.conf - >cover-noquic.conf
+EXPECT="cover = tap needs \\[gateway\\] quic_port" expect_err "cover, no quic port" \
+	--config cover-noquic.conf
+sed 's/^udp_port = 4433/udp_port = 4433\nquic_port = 443/' gw.conf >quic.conf
+printf '[quic]\ncover = nginx\n' | cat quic.conf - >cover-mode.conf
+EXPECT="cover = 'nginx': want off or tap" expect_err "cover mode" --config cover-mode.conf
+printf '[quic]\ncover = tap\ncover_iface = a/b\n' | cat quic.conf - >cover-if.conf
+EXPECT="not an interface name" expect_err "cover interface" --config cover-if.conf
+printf '[quic]\ncover = tap\ncover_iface = cov7\n' | cat quic.conf - >cover.conf
+"$DUSTGW" -- --config cover.conf --check-config >check.txt 2>&1 ||
+	{ cat check.txt >&2; fail "--check-config refused a cover config"; }
+grep -q "cover: .*kernel interface cov7" check.txt || { cat check.txt >&2; fail "--check-config: no cover line"; }
+echo "ok: cover config"
 echo "PASS gw-config"

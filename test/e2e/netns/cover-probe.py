@@ -1,0 +1,120 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""A prober's view of a QUIC port, for the cover test (netns-cover.sh).
+
+  cover-probe.py make KIND FILE   write a probe to FILE; KIND: vn (a 1200-byte
+      long header of version 0x1a2a3a4a), random (1200 random bytes), short
+      (a short header with a random 8-byte DCID)
+  cover-probe.py udp HOST PORT FILE   send FILE's bytes from a fresh port,
+      print what came back within 2 s: "N TYPES SIZES" (TYPES: vn, initial,
+      handshake, 0rtt, retry, short; comma-separated in arrival order)
+  cover-probe.py initial PCAP PORT SRC OUT   the first QUIC Initial that SRC
+      sent to PORT in a tcpdump capture (Ethernet, IPv4), its UDP payload to OUT
+  cover-probe.py flood HOST PORT N           N 1200-byte v1 Initials of random
+      bytes (not Dust), as fast as the socket takes them; prints N
+"""
+import os
+import socket
+import struct
+import sys
+import time
+
+
+def kind_of(b):
+    if not b:
+        return "empty"
+    if not b[0] & 0x80:
+        return "short"
+    if len(b) >= 5 and b[1:5] == b"\0\0\0\0":
+        return "vn"
+    return ("initial", "0rtt", "handshake", "retry")[(b[0] >> 4) & 3]
+
+
+def probe_bytes(kind):
+    if kind == "vn":
+        dcid = os.urandom(8)
+        head = bytes([0xC0]) + struct.pack(">I", 0x1A2A3A4A) + bytes([8]) + dcid + bytes([0])
+        return head + os.urandom(1200 - len(head))
+    if kind == "random":
+        return os.urandom(1200)
+    if kind == "short":
+        return bytes([0x40 | (os.urandom(1)[0] & 0x3F)]) + os.urandom(8 + 50)
+    sys.exit("unknown probe kind " + kind)
+
+
+def make(kind, path):
+    open(path, "wb").write(probe_bytes(kind))
+
+
+def udp(host, port, path):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("0.0.0.0", 0))
+    s.sendto(open(path, "rb").read(), (host, int(port)))
+    got = []
+    end = time.monotonic() + 2.0
+    while True:
+        left = end - time.monotonic()
+        if left <= 0:
+            break
+        s.settimeout(left)
+        try:
+            b, _ = s.recvfrom(65536)
+        except socket.timeout:
+            break
+        got.append(b)
+    print(len(got), ",".join(kind_of(b) for b in got) or "-",
+          ",".join(str(len(b)) for b in got) or "-")
+
+
+def initial(pcap, port, src, out):
+    data = open(pcap, "rb").read()
+    magic = struct.unpack("<I", data[:4])[0]
+    end = "<" if magic in (0xA1B2C3D4, 0xA1B23C4D) else ">"
+    off = 24
+    while off + 16 <= len(data):
+        incl = struct.unpack(end + "I", data[off + 8:off + 12])[0]
+        frame = data[off + 16:off + 16 + incl]
+        off += 16 + incl
+        if len(frame) < 42 or frame[12:14] != b"\x08\x00" or frame[23] != 17:
+            continue
+        ihl = (frame[14] & 15) * 4
+        if socket.inet_ntoa(frame[26:30]) != src:
+            continue
+        udp_hdr = frame[14 + ihl:14 + ihl + 8]
+        if struct.unpack(">H", udp_hdr[2:4])[0] != int(port):
+            continue
+        payload = frame[14 + ihl + 8:14 + ihl + struct.unpack(">H", udp_hdr[4:6])[0]]
+        if payload and payload[0] & 0x80 and kind_of(payload) == "initial":
+            open(out, "wb").write(payload)
+            return
+    sys.exit("no Initial from %s to port %s in %s" % (src, port, pcap))
+
+
+def flood(host, port, n):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("0.0.0.0", 0))
+    head = bytes([0xC0, 0, 0, 0, 1, 8])
+    sent = 0
+    for i in range(int(n)):
+        if i % 50 == 49:
+            time.sleep(0.01)  # about 5000/s: over the limit, not over af_packet's ring
+        try:
+            s.sendto(head + os.urandom(1194), (host, int(port)))
+            sent += 1
+        except OSError:
+            time.sleep(0.001)
+    print(sent)
+
+
+if __name__ == "__main__":
+    cmd = sys.argv[1] if len(sys.argv) > 1 else ""
+    if cmd == "make" and len(sys.argv) == 4:
+        make(*sys.argv[2:])
+    elif cmd == "udp" and len(sys.argv) == 5:
+        udp(*sys.argv[2:])
+    elif cmd == "initial" and len(sys.argv) == 6:
+        initial(*sys.argv[2:])
+    elif cmd == "flood" and len(sys.argv) == 5:
+        flood(*sys.argv[2:])
+    else:
+        sys.exit(__doc__)

@@ -1,0 +1,294 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# The cover server behind the quic port ([quic] cover = tap, SPEC §12.5):
+# caddy (Debian's, quic-go, tls internal, HTTP/3 on) listens on the
+# gateway's address through dustgw's exception path, and a prober cannot
+# tell that address from a caddy reached directly.
+#
+#  ns $P-c0 dust-client (quic) 192.168.77.11 ==+   ns $P-wire: bridge
+#  ns $P-p  prober             192.168.77.12 ==+   (capture: cover-wire.pcap)
+#  ns $P-fl flooder            192.168.77.13 ==+
+#  ns $P-b3 Chromium, HTTP/3   192.168.77.14 ==+
+#  ns $P-bt Chromium, TCP      192.168.77.15 ==+
+#  ns $P-d  caddy, directly    192.168.77.2  ==+
+#  ns $P-gw dustgw: net_af_packet on $P-g ======+ (192.168.77.1, quic 443)
+#           delivery net_tap $P-tap 10.9.0.1/24 (the tunnel's far end)
+#           cover    net_tap $P-cov 192.168.77.1/24, caddy behind it
+#
+# Checks, each against the gateway's address and the direct caddy in the
+# same run: an unknown-version long header (Version Negotiation), 1200
+# random bytes, a random short header, a Dust client's Initial replayed
+# from a new port (caddy's flight), TCP 443 with an HTTPS GET: the answers
+# match in count and packet types. Headless Chromium loads the site at the
+# gateway's address over HTTP/3 (QUIC forced, caddy's certificate pinned),
+# and quic-wire.sh passes that capture, then over TCP. Meanwhile the quic Dust client pings
+# through the tunnel and none of its datagrams reaches the cover tap. Then
+# a flood of non-Dust Initials and TCP SYNs over the rate limits: every
+# frame counted (handed over or rate-dropped), the Dust session still flows.
+#
+# usage: netns-cover.sh DUSTGW DUST_CLIENT DUST_INVITE WORKDIR ARTIFACTS
+set -e
+set -o pipefail
+
+DUSTGW=$(realpath "$1")
+CLIENT=$(realpath "$2")
+INVITE=$(realpath "$3")
+W=$4
+ART=$5
+PROBE=$(dirname "$(realpath "$0")")/cover-probe.py
+PFX=dc$$
+WIRE=$PFX-wire
+GW=$PFX-gw
+GWADDR=192.168.77.1
+DIRADDR=192.168.77.2
+CADDR=192.168.77.11
+PADDR=192.168.77.12
+FADDR=192.168.77.13
+B3ADDR=192.168.77.14
+BTADDR=192.168.77.15
+QPORT=443
+COVER=www.example.com
+. "$(dirname "$0")/common.sh"
+
+TCPDUMP=
+COVDUMP=
+cleanup() {
+	[[ -n $TCPDUMP ]] && stop_pid "$TCPDUMP"
+	[[ -n $COVDUMP ]] && stop_pid "$COVDUMP"
+	common_cleanup
+}
+trap cleanup EXIT
+
+need_root_tools caddy chromium curl ethtool openssl ping tcpdump tshark ndpiReader /usr/bin/python3
+rm -rf "$W"
+mkdir -p "$W" "$ART"
+RESULTS=$ART/cover-results.txt
+: >"$RESULTS"
+echo "correct horse battery staple" >"$W/pw"
+chmod 600 "$W/pw"
+
+step "server key and a quic invitation"
+"$INVITE" keygen --out "$W/gw.key" >/dev/null
+"$INVITE" create --store "$W/store" --key "$W/gw.key" --server $GWADDR --port $QPORT \
+	--profile quic --cover-sni $COVER --tunnel-net 10.9.0.0/24 --password-file "$W/pw" \
+	--out-dir "$W/qinv" >/dev/null
+INV=$(echo "$W"/qinv/invite-*.txt)
+
+step "namespaces and links"
+noipv6() { n "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=1"; }
+ns_add $WIRE
+n $WIRE ip link add $PFX-br type bridge
+n $WIRE ip link set $PFX-br up
+noipv6 $WIRE $PFX-br
+wire_ns() { # wire_ns NS IFACE ADDR: NS on the bridge with ADDR/24
+	ns_add "$1"
+	ip link add "$2" netns "$1" type veth peer name "$2w" netns $WIRE
+	n $WIRE ip link set "$2w" master $PFX-br up
+	noipv6 $WIRE "$2w"
+	noipv6 "$1" "$2"
+	[[ -z $3 ]] || n "$1" ip addr add "$3/24" dev "$2"
+	# no segments over the MTU on this wire (a veth's TSO would hand af_packet
+	# 2000-byte TCP frames that no real wire carries)
+	n "$1" ethtool -K "$2" tso off gso off >/dev/null
+	n "$1" ip link set "$2" up
+}
+wire_ns $GW $PFX-g ""
+wire_ns $PFX-d $PFX-d $DIRADDR
+wire_ns $PFX-c0 $PFX-c0 $CADDR
+wire_ns $PFX-p $PFX-p $PADDR
+wire_ns $PFX-fl $PFX-fl $FADDR
+wire_ns $PFX-b3 $PFX-b3 $B3ADDR
+wire_ns $PFX-bt $PFX-bt $BTADDR
+# The kernel's own interface on the wire takes nothing in (af_packet still
+# reads every frame for dustgw): the kernel sees the wire only through the
+# cover tap. It has the gateway's address there, so without the blackhole
+# ahead of the local table it would take each frame twice, and answer twice.
+n $GW ip rule add pref 10 iif $PFX-g blackhole
+n $GW ip rule add pref 20 table local
+n $GW ip rule del pref 0 table local
+n $GW sysctl -qw "net.ipv4.conf.$PFX-g.arp_ignore=8"
+
+step "caddy's site, its Caddyfile, caddy directly at $DIRADDR"
+mkdir -p "$W/site"
+printf '<!doctype html><title>%s</title><p>A small static site.\n' $COVER >"$W/site/index.html"
+caddyfile() { # caddyfile ADDR DIR: a Caddyfile for caddy on ADDR, state in DIR
+	mkdir -p "$2"
+	cat >"$2/Caddyfile" <<EOF
+{
+	admin off
+	skip_install_trust
+	default_sni $COVER
+	auto_https disable_redirects
+}
+$COVER, $1 {
+	bind $1
+	tls internal
+	root * $W/site
+	file_server
+}
+EOF
+}
+caddy_bg() { # caddy_bg VAR NS ADDR DIR: caddy in NS, its data under DIR, not in /root
+	caddyfile "$3" "$4"
+	bg "$1" "$2" "$4/caddy.log" env HOME="$4" XDG_DATA_HOME="$4/data" \
+		XDG_CONFIG_HOME="$4/config" caddy run --config "$4/Caddyfile" --adapter caddyfile
+	wait_for 30 n "$2" sh -c "ss -lnuH 'sport = :443' | grep -q . && ss -lntH 'sport = :443' | grep -q ." ||
+		{ cat "$4/caddy.log"; fail "caddy in $2 does not listen on 443 (TCP and UDP)"; }
+}
+caddy_bg CADDY_D $PFX-d $DIRADDR "$W/caddy-d"
+
+step "dustgw with [quic] cover = tap"
+{
+	gw_conf_head $GWADDR 4433 "quic_port = $QPORT"
+	cat <<EOF
+queues = 1
+delivery_framing = eth
+
+[quic]
+cover = tap
+cover_iface = $PFX-cov
+cover_rate = 4000
+cover_prefix_rate = 200
+EOF
+} >"$W/dustgw.conf"
+"$DUSTGW" -- --config "$W/dustgw.conf" --check-config >"$W/check.log" 2>&1 ||
+	{ cat "$W/check.log"; fail "--check-config refused the cover config"; }
+grep -q "cover: .*$PFX-cov" "$W/check.log" || fail "--check-config does not report the cover"
+bg TCPDUMP $WIRE "$W/tcpdump.log" tcpdump -i $PFX-br -U -n -Z root -w "$ART/cover-wire.pcap"
+wait_for 10 grep -q "listening on" "$W/tcpdump.log" || fail "tcpdump did not start"
+gw_bg GWPID $GW "$W/dustgw.log" "$PFX" 512 --config "$W/dustgw.conf" --stats-out "$W/stats.txt"
+wait_for 30 n $GW ip link show $PFX-cov || { cat "$W/dustgw.log"; fail "no cover tap"; }
+n $GW ip addr replace 10.9.0.1/24 dev $PFX-tap
+n $GW ip link set $PFX-tap up
+noipv6 $GW $PFX-tap
+n $GW ip addr replace $GWADDR/24 dev $PFX-cov
+n $GW ip link set $PFX-cov up
+[[ $(n $GW cat /sys/class/net/$PFX-cov/address) == $(n $GW cat /sys/class/net/$PFX-g/address) ]] ||
+	fail "the cover tap does not carry the net port's MAC"
+bg COVDUMP $GW "$W/covdump.log" tcpdump -i $PFX-cov -U -n -Z root -w "$W/cover-tap.pcap"
+wait_for 10 grep -q "listening on" "$W/covdump.log" || fail "tcpdump on the cover tap did not start"
+caddy_bg CADDY_G $GW $GWADDR "$W/caddy-g"
+
+step "a quic Dust client on the same address and port: ping through the tunnel"
+bg CPID $PFX-c0 "$W/client.log" "$CLIENT" --invite "$INV" --password-file "$W/pw" \
+	--key "$W/client.key" --keepalive 1 --dead-after 4 --tries 30 --stats
+wait_for 40 grep -q "connected to $GWADDR:$QPORT" "$W/client.log" ||
+	{ cat "$W/client.log" "$W/dustgw.log"; fail "the quic client did not connect"; }
+wait_for 10 n $PFX-c0 ping -c 1 -W 2 10.9.0.1 || fail "no ping through the tunnel"
+n $PFX-c0 ping -c 10 -i 0.1 -W 2 10.9.0.1 >"$W/ping.txt" || fail "ping through the tunnel lost packets"
+
+# probe KIND [FILE]: the same bytes (FILE's, or made for KIND) to the
+# gateway and to caddy directly
+probe() {
+	local g d f=${2:-$W/probe-$1.bin}
+	[[ -n $2 ]] || "$PROBE" make "$1" "$f"
+	g=$(n $PFX-p "$PROBE" udp $GWADDR $QPORT "$f")
+	d=$(n $PFX-p "$PROBE" udp $DIRADDR $QPORT "$f")
+	printf '%-8s gateway: %-40s caddy: %s\n' "$1" "$g" "$d" | tee -a "$RESULTS"
+	read -ra PG <<<"$g"
+	read -ra PD <<<"$d"
+}
+step "probes: the gateway's address and caddy directly"
+probe vn
+[[ ${PG[0]} -eq 1 && ${PD[0]} -eq 1 && ${PG[1]} == vn && ${PD[1]} == vn ]] ||
+	fail "unknown version: want one Version Negotiation from each"
+[[ ${PG[2]} == "${PD[2]}" ]] || fail "Version Negotiation sizes differ"
+# (random bytes with the long-header bit and an unknown version get a
+# Version Negotiation from caddy: the same bytes go to both)
+probe random
+[[ ${PG[0]} -eq ${PD[0]} && ${PG[1]} == "${PD[1]}" ]] || fail "1200 random bytes: answers differ"
+probe short
+[[ ${PG[0]} -eq ${PD[0]} && ${PG[1]} == "${PD[1]}" ]] || fail "a random short header: answers differ"
+n $PFX-p "$PROBE" initial "$ART/cover-wire.pcap" $QPORT $CADDR "$W/dust-initial.bin" ||
+	fail "no Dust Initial in the wire capture"
+probe replay "$W/dust-initial.bin"
+[[ ${PG[0]} -gt 0 && ${PD[0]} -gt 0 && ${PG[1]%%,*} == initial && ${PD[1]%%,*} == initial ]] ||
+	fail "a replayed Dust Initial: want caddy's flight from both"
+maxsz() { tr , '\n' <<<"$1" | sort -n | tail -1; }
+[[ $(maxsz "${PG[2]}") == $(maxsz "${PD[2]}") ]] ||
+	fail "a replayed Dust Initial: largest datagrams differ"
+for a in $GWADDR $DIRADDR; do
+	n $PFX-p curl -sk --max-time 10 "https://$a/" -o "$W/get-$a.html" ||
+		fail "HTTPS GET https://$a/ failed"
+	cmp -s "$W/get-$a.html" "$W/site/index.html" || fail "https://$a/ is not the site"
+	n $PFX-p curl -sk --max-time 10 --resolve "$COVER:443:$a" "https://$COVER/" -o /dev/null ||
+		fail "HTTPS GET https://$COVER/ at $a failed"
+	echo "tcp     $a: HTTPS GET ok (curl -k), the site's page" >>"$RESULTS"
+done
+
+# chromium_get NS FLAGS...: headless Chromium in NS loads https://$COVER/ at
+# the gateway's address, caddy's internal certificate pinned by its SPKI
+chromium_get() {
+	local ns=$1
+	shift
+	n "$ns" timeout 90 chromium --headless=new --no-sandbox --disable-gpu --no-first-run \
+		--user-data-dir="$W/chromium-$ns" --host-resolver-rules="MAP $COVER $GWADDR" \
+		--ignore-certificate-errors-spki-list="$PIN" "$@" --dump-dom "https://$COVER/" \
+		>"$W/dom-$ns.html" 2>"$W/chromium-$ns.log" ||
+		{ tail -20 "$W/chromium-$ns.log"; fail "chromium in $ns did not load the page"; }
+	grep -q "A small static site" "$W/dom-$ns.html" || fail "chromium in $ns: not the site's page"
+}
+step "Chromium loads https://$COVER/ through the gateway: HTTP/3, then TCP"
+CRT=$W/caddy-g/data/caddy/certificates/local/$COVER/$COVER.crt
+[[ -s $CRT ]] || fail "no certificate of caddy's at $CRT"
+PIN=$(openssl x509 -in "$CRT" -pubkey -noout | openssl pkey -pubin -outform der |
+	openssl dgst -sha256 -binary | base64)
+chromium_get $PFX-b3 --enable-quic --origin-to-force-quic-on=$COVER:443
+chromium_get $PFX-bt --disable-quic
+wire_count() { tcpdump -r "$ART/cover-wire.pcap" -n "$1" 2>/dev/null | wc -l; }
+# tcpdump writes what the kernel hands it in blocks: wait until both loads are in
+wire_has() { [[ $(wire_count "src host $1 and $2 dst port 443") -gt 4 ]]; }
+wait_for 20 wire_has $B3ADDR udp || true
+wait_for 20 wire_has $BTADDR tcp || true
+H3UDP=$(wire_count "src host $B3ADDR and udp dst port 443")
+H3TCP=$(wire_count "src host $B3ADDR and tcp dst port 443")
+BTTCP=$(wire_count "src host $BTADDR and tcp dst port 443")
+BTUDP=$(wire_count "src host $BTADDR and udp dst port 443")
+echo "chromium: HTTP/3 $H3UDP UDP and $H3TCP TCP frames to 443; TCP $BTTCP TCP and $BTUDP UDP frames" |
+	tee -a "$RESULTS"
+[[ $H3UDP -gt 4 && $H3TCP -eq 0 ]] || fail "the HTTP/3 load did not go over QUIC alone"
+[[ $BTTCP -gt 4 && $BTUDP -eq 0 ]] || fail "the TCP load did not go over TCP alone"
+tcpdump -r "$ART/cover-wire.pcap" -w "$ART/cover-chromium-h3.pcap" "host $B3ADDR and udp port 443" 2>/dev/null
+"$(dirname "$0")/quic-wire.sh" "$ART/cover-chromium-h3.pcap" 443 $COVER 1 none | tee -a "$RESULTS" ||
+	fail "quic-wire.sh refuses Chromium's QUIC through the gateway"
+
+step "flood: non-Dust Initials and TCP SYNs over the rate limits"
+N=3000
+n $PFX-c0 ping -c 20 -i 0.2 -W 3 10.9.0.1 >"$W/ping-flood.txt" &
+PINGPID=$!
+SENT=$(n $PFX-fl "$PROBE" flood $GWADDR $QPORT $N)
+n $PFX-fl /usr/bin/python3 -c '
+import socket, sys
+for i in range(300):
+    s = socket.socket(); s.setblocking(False)
+    try: s.connect((sys.argv[1], 443))
+    except BlockingIOError: pass
+' $GWADDR
+wait $PINGPID || true # its losses are counted below
+GOT=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$W/ping-flood.txt")
+echo "flood: $SENT Initials and 300 SYNs from $FADDR; ping through the tunnel meanwhile: $GOT of 20" |
+	tee -a "$RESULTS"
+[[ ${GOT:-0} -ge 18 ]] || fail "the Dust session did not keep flowing during the flood ($GOT of 20)"
+
+step "stop; what reached the cover tap"
+stop_pid "$CPID"
+gw_stop "$GWPID" "$W/dustgw.log"
+stop_pid "$COVDUMP"
+COVDUMP=
+ctr() { sed -n "s/^$1 //p" "$W/stats.txt"; }
+for c in ctr.cover_in ctr.cover_out ctr.cover_flows drop.cover_rate drop.cover_prefix_rate \
+	ctr.intro_ok ctr.net_rx; do
+	echo "dustgw $c = $(ctr $c)" | tee -a "$RESULTS"
+done
+DUSTIN=$(tcpdump -r "$W/cover-tap.pcap" -n "src host $CADDR" 2>/dev/null | wc -l)
+PROBEIN=$(tcpdump -r "$W/cover-tap.pcap" -n "src host $PADDR" 2>/dev/null | wc -l)
+echo "cover tap: $DUSTIN frames from the Dust client, $PROBEIN from the prober" | tee -a "$RESULTS"
+[[ $DUSTIN -eq 0 ]] || fail "$DUSTIN of the Dust client's frames reached the cover tap"
+[[ $PROBEIN -gt 0 ]] || fail "nothing of the prober reached the cover tap"
+[[ $(ctr ctr.intro_ok) -ge 1 ]] || fail "no intro accepted"
+[[ $(ctr drop.cover_prefix_rate) -gt 0 ]] || fail "the flood was not rate-limited"
+TOTAL=$(($(ctr ctr.cover_in) + $(ctr drop.cover_rate) + $(ctr drop.cover_prefix_rate)))
+[[ $TOTAL -ge $((SENT + 300)) ]] ||
+	fail "handed over or rate-dropped: $TOTAL, less than the $SENT + 300 flood frames"
+echo "PASS"
