@@ -32,6 +32,11 @@
 #include "frame.h"
 #include "dustgw.h"
 #include "loopprof.h"
+#include "prom.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 enum {
 	IMIX = 0,
@@ -52,6 +57,7 @@ struct opts {
 	unsigned mem_mb; /* budget for the mbufs of all workers (EAL -m must exceed it) */
 	bool sw_csum;
 	unsigned junk;      /* decode: junk datagrams from strangers per data frame */
+	unsigned scrape_ms; /* GET /metrics from the gateway's endpoint this often; 0 = off */
 	int suite;          /* DUST_SUITE_* of every client's invitation */
 	const char *crypto; /* AEAD backend (dust_crypto_select), NULL = default */
 };
@@ -74,11 +80,15 @@ struct bench {
 	struct rte_ether_addr net_mac, dlv_mac;
 	struct dgw *gw;
 	struct rte_mbuf **frames[DGW_MAX_WORKERS];
-	unsigned nframes;       /* per worker: data frames */
-	unsigned ntotal;        /* per worker: data and junk frames in the ring */
-	uint64_t payload_bytes; /* per worker, inner bytes */
-	double aead_pps;        /* bare AEAD on a few hot buffers: the baseline */
-	double aead_cold_pps;   /* bare AEAD touching each packet once, from DRAM */
+	unsigned nframes;      /* per worker: data frames */
+	unsigned ntotal;       /* per worker: data and junk frames in the ring */
+	struct dgw_prom *prom; /* --scrape-ms: the gateway's Prometheus endpoint */
+	uint16_t prom_port;
+	volatile bool scrape_stop;
+	uint64_t scrapes, scrape_bytes; /* complete responses read */
+	uint64_t payload_bytes;         /* per worker, inner bytes */
+	double aead_pps;                /* bare AEAD on a few hot buffers: the baseline */
+	double aead_cold_pps;           /* bare AEAD touching each packet once, from DRAM */
 	double aead_pre_pps, aead_post_pps; /* hot, before and after the run */
 	/* results, per worker */
 	double pps[DGW_MAX_WORKERS];       /* per second on a CPU (schedstat) */
@@ -668,6 +678,39 @@ static void watch(struct bench *b, const uint64_t *base)
 	}
 }
 
+/*
+ * --scrape-ms: what Prometheus does to a running gateway, faster: a fresh
+ * connection and GET /metrics every scrape_ms, the whole answer read.
+ */
+static void *scraper_main(void *arg)
+{
+	struct bench *b = arg;
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(b->prom_port)};
+	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	char buf[65536];
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	while (!b->scrape_stop) {
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+		ssize_t n;
+		uint64_t got = 0;
+
+		if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+		    write(fd, req, sizeof(req) - 1) == (ssize_t)(sizeof(req) - 1)) {
+			while ((n = read(fd, buf, sizeof(buf))) > 0)
+				got += (uint64_t)n;
+			if (got) {
+				b->scrapes++;
+				b->scrape_bytes += got;
+			}
+		}
+		if (fd >= 0)
+			close(fd);
+		usleep(b->o.scrape_ms * 1000);
+	}
+	return NULL;
+}
+
 static void *driver_main(void *arg)
 {
 	struct bench *b = arg;
@@ -772,7 +815,9 @@ static void report(struct bench *b, int rc)
 	dgw_stats_get(b->gw, UINT32_MAX, &st);
 	printf("{\"suite\": \"%s\", \"backend\": \"%s\", ", dust_suite_name((uint8_t)b->o.suite),
 	       dust_crypto_backend_name());
-	printf("\"junk_per_frame\": %u, ", b->o.junk);
+	printf("\"junk_per_frame\": %u, \"scrape_ms\": %u, \"scrapes\": %" PRIu64
+	       ", \"scrape_bytes\": %" PRIu64 ", ",
+	       b->o.junk, b->o.scrape_ms, b->scrapes, b->scrape_bytes);
 	printf("\"dir\": \"%s\", \"workers\": %u, \"size\": %u, \"avg_payload\": %.1f, "
 	       "\"frames_per_worker\": %u, \"clients_per_worker\": %u, \"sw_csum\": %s, "
 	       "\"aead_pps\": %.0f, \"aead_pre_pps\": %.0f, \"aead_post_pps\": %.0f, "
@@ -825,7 +870,8 @@ static void usage(void)
 	    "usage: dgw_pipe [EAL args] -- [--workers N] [--dir decode|encode] [--size N|imix]\n"
 	    "       [--clients N] [--seconds S] [--max-frames N] [--mem-mb M] [--sw-csum]\n"
 	    "       [--suite chacha20-poly1305|aes-256-gcm] [--crypto sodium|ipsec-mb]\n"
-	    "       [--junk N]  (decode: N datagrams of junk from strangers per data frame)\n");
+	    "       [--junk N]  (decode: N datagrams of junk from strangers per data frame)\n"
+	    "       [--scrape-ms N]  (GET /metrics every N ms during the run)\n");
 	exit(2);
 }
 
@@ -835,7 +881,8 @@ static void parse(int argc, char **argv, struct opts *o)
 	    {"workers", 1, NULL, 'w'}, {"dir", 1, NULL, 'd'},     {"size", 1, NULL, 's'},
 	    {"clients", 1, NULL, 'c'}, {"seconds", 1, NULL, 't'}, {"max-frames", 1, NULL, 'm'},
 	    {"sw-csum", 0, NULL, 'k'}, {"mem-mb", 1, NULL, 'M'},  {"suite", 1, NULL, 'S'},
-	    {"crypto", 1, NULL, 'C'},  {"junk", 1, NULL, 'j'},    {NULL, 0, NULL, 0},
+	    {"crypto", 1, NULL, 'C'},  {"junk", 1, NULL, 'j'},    {"scrape-ms", 1, NULL, 'P'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -881,6 +928,9 @@ static void parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'j':
 			o->junk = (unsigned)atoi(optarg);
+			break;
+		case 'P':
+			o->scrape_ms = (unsigned)atoi(optarg);
 			break;
 		default:
 			usage();
@@ -993,7 +1043,7 @@ int main(int argc, char **argv)
 {
 	static struct bench b;
 	struct dgw_config cfg;
-	pthread_t th;
+	pthread_t th, sc;
 	int n, rc;
 
 	n = rte_eal_init(argc, argv);
@@ -1014,9 +1064,24 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dgw_pipe: setup failed: %s\n", strerror(-rc));
 		goto out;
 	}
+	if (b.o.scrape_ms) {
+		char addr[32];
+
+		b.prom_port = (uint16_t)(20000 + getpid() % 20000);
+		snprintf(addr, sizeof(addr), "127.0.0.1:%u", b.prom_port);
+		if (!(b.prom = dgw_prom_open(addr)) || dgw_prom_start(b.prom, b.gw) != 0) {
+			rc = -EADDRINUSE;
+			goto out;
+		}
+		pthread_create(&sc, NULL, scraper_main, &b);
+	}
 	pthread_create(&th, NULL, driver_main, &b);
 	rc = dgw_run(b.gw);
 	pthread_join(th, NULL);
+	if (b.o.scrape_ms) {
+		b.scrape_stop = true;
+		pthread_join(sc, NULL);
+	}
 	if (!rc)
 		rc = b.err;
 	if (!rc)
@@ -1028,6 +1093,7 @@ int main(int argc, char **argv)
 	if (rc)
 		fprintf(stderr, "dgw_pipe: run incomplete (%s)\n", strerror(-rc));
 out:
+	dgw_prom_stop(b.prom);
 	rings_free(&b);
 	if (b.gw)
 		dgw_destroy(b.gw);
