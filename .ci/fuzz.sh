@@ -1,7 +1,8 @@
 #!/bin/sh
 # CI: build the libFuzzer harnesses (clang, ASan+UBSan, -Dfuzz=true) and run
 # each for a bounded time over a fresh seed corpus; any crash, sanitizer
-# report, leak or timeout fails. Prints executions per harness.
+# report, leak or timeout fails, and so does a listed harness that was not
+# built (a run of zero harnesses is no pass). Prints executions per harness.
 # usage: .ci/fuzz.sh [BUILD_DIR]   (env FUZZ_SECS=60 per harness, JOBS=2)
 set -eu
 cd "$(dirname "$0")/.."
@@ -22,18 +23,24 @@ ninja -C "$b" -j"$jobs"
 work=$(mktemp -d /tmp/dust-fuzz-ci.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 rc=0
+ran=0
+missing=0
 for h in data intro invite config quic inner mlkem; do
   exe="$b/test/fuzz/fuzz_$h"
   if [ ! -x "$exe" ]; then
-    echo "== fuzz $h: not built (see the meson message)"
+    echo "== fuzz $h: FAIL: not built (see the meson message)"
+    missing=$((missing + 1))
     continue
   fi
+  ran=$((ran + 1))
   echo "== fuzz $h: ${secs}s"
   test/fuzz/run-fuzz.sh "$exe" "$b/test/fuzz/mkcorpus" "$h" "$secs" "$work" || rc=1
 done
+echo "fuzz: $ran harnesses ran, $missing not built"
 if [ "$rc" -ne 0 ]; then
   mkdir -p "$b/fuzz-artifacts"
   cp -r "$work"/artifacts-* "$b/fuzz-artifacts/" 2>/dev/null || true
   echo "fuzz: findings; crashing inputs copied to $b/fuzz-artifacts/"
 fi
+[ "$missing" -eq 0 ] || { echo "fuzz: FAIL: $missing listed harnesses not built"; exit 1; }
 exit "$rc"

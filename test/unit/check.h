@@ -2,7 +2,8 @@
 /*
  * A minimal test harness: CHECK records a failure and carries on, each test
  * is a function, and the runner prints one line per test and a closing
- * "N passed, N failed" line.
+ * "N passed, N failed" line. A CHECK that failed outside any test (in main,
+ * before check_run: a failed dust_init) fails the run too.
  */
 #ifndef DUST_CHECK_H
 #define DUST_CHECK_H
@@ -39,9 +40,12 @@ struct check_test {
 
 static int check_run(const struct check_test *tests, size_t n, const char *only)
 {
-	int passed = 0, failed = 0;
+	int passed = 0, failed = 0, outside = check_failures;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (outside)
+		printf("FAIL %d check%s outside any test (setup in main)\n", outside,
+		       outside > 1 ? "s" : "");
 
 	for (size_t i = 0; i < n; i++) {
 		int before = check_failures;
@@ -58,7 +62,7 @@ static int check_run(const struct check_test *tests, size_t n, const char *only)
 		}
 	}
 	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return failed || outside ? 1 : 0;
 }
 
 #endif

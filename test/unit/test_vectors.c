@@ -226,10 +226,8 @@ static void test_aesgcm_golden_bytes(void)
 	char *file, got[8192];
 	struct fixture f;
 
-	if (!dust_suite_available(DUST_SUITE_AES256GCM)) {
-		printf("     (no AES-256-GCM here: skipped)\n");
-		return;
-	}
+	/* registered only where the suite exists (main's build always): see main */
+	CHECK(dust_suite_available(DUST_SUITE_AES256GCM));
 	fix_init(&f);
 	build(&gvec, &f, DUST_SUITE_AES256GCM);
 	file = path ? slurp(path) : NULL;
@@ -416,6 +414,7 @@ int main(int argc, char **argv)
 	    {"quic_golden_bytes", test_quic_golden_bytes},
 	    {"aesgcm_golden_bytes", test_aesgcm_golden_bytes},
 	};
+	size_t n = sizeof(tests) / sizeof(tests[0]);
 
 	if (argc == 3 && strcmp(argv[1], "--write") == 0) {
 		struct fixture f;
@@ -449,5 +448,14 @@ int main(int argc, char **argv)
 		fix_fini(&f);
 		return check_failures != 0;
 	}
-	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
+	CHECK(dust_init() == 0);
+#ifndef DUST_TEST_IPSECMB
+	/* aesgcm_golden_bytes is the last: left out where the suite cannot exist */
+	if (!dust_suite_available(DUST_SUITE_AES256GCM)) {
+		printf("not registered: aesgcm_golden_bytes (-Dcrypto=sodium, and libsodium has "
+		       "no AES-256-GCM on this CPU: it needs AES-NI)\n");
+		n--;
+	}
+#endif
+	return check_run(tests, n, argc > 1 ? argv[1] : NULL);
 }

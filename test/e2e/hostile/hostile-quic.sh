@@ -91,15 +91,39 @@ step "probes"
 n $PR "$PROBE" --to $GWADDR:443 --chromium "$CHROME" --invite "$W"/inv/invite-1.txt \
 	--stranger "$W"/other/invite-1.txt --password-file "$W/pw" --count 20 | tee "$W/probe.txt" ||
 	fail "the prober failed"
-sleep 1
-$TEL "$SOCK" /dustgw/stats >"$W/s1" || fail "telemetry read failed"
-sleep 0.5
-stop_pid "$CAPPID"
-CAPPID=
 
 field() { grep -o "$1=[0-9]*" "$W/probe.txt" | head -1 | cut -d= -f2; }
 ctr() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
 delta() { echo $(($(ctr "$W/s1" "$1") - $(ctr "$W/s0" "$1"))); }
+# drops: the counted drops since s0 (delivery-side reasons excluded: the TAP
+# kernel's own chatter); answered: the session's intro, its keepalive, ARP
+drops() {
+	local k t=0
+	for k in $(awk '$1 ~ /^drop_/ && $1 !~ /^drop_(dlv_|no_tunnel|no_session)/ { print $1 }' "$W/s1"); do
+		t=$((t + $(delta "$k")))
+	done
+	echo $t
+}
+answered() { echo $(($(delta intro_ok) + $(delta keepalive_rx) + $(delta arp_reply))); }
+# settled: every frame read so far is counted, and none came in since the
+# last read (the prober has exited, so what is still queued arrives first)
+LAST_RX=
+settled() {
+	$TEL "$SOCK" /dustgw/stats >"$W/s1" || fail "telemetry read failed"
+	local rx
+	rx=$(delta net_rx)
+	[[ $(($(drops) + $(answered))) -eq $rx && $rx == "$LAST_RX" ]] && return 0
+	LAST_RX=$rx
+	return 1
+}
+# polled, not slept: up to 30 s for the gateway to count what it read
+for _ in $(seq 150); do
+	settled && break
+	sleep 0.2
+done
+sleep 0.5 # tcpdump -U writes per packet; the pcap's last record, not a counter
+stop_pid "$CAPPID"
+CAPPID=
 
 [[ $(field chromium_initials) -ge 10 ]] || fail "the browser's Initials were not sent"
 [[ $(field replies) -eq 0 ]] || fail "probes drew $(field replies) replies"
@@ -114,16 +138,14 @@ WIRE=$(tcpdump -n -r "$ART/hostile-quic.pcap" 2>/dev/null | wc -l)
 # session's intro, its keepalive, an ARP request answered. (On a loaded
 # machine the kernel may lose some probes before af_packet: those never
 # reached the gateway, so the accounting is of what it read.)
-DROPS=0
-# (delivery-side reasons excluded: the TAP kernel's own chatter)
 for k in $(awk '$1 ~ /^drop_/ && $1 !~ /^drop_(dlv_|no_tunnel|no_session)/ { print $1 }' "$W/s1"); do
 	d=$(delta "$k")
 	[[ $d -eq 0 ]] || echo "$k: $d"
-	DROPS=$((DROPS + d))
 done
+DROPS=$(drops)
 RX=$(delta net_rx)
 PROBES=$(($(field probes) + $(field session_probes)))
-ANSWERED=$(($(delta intro_ok) + $(delta keepalive_rx) + $(delta arp_reply)))
+ANSWERED=$(answered)
 echo "probes sent $PROBES, frames read $RX, counted drops $DROPS, answered $ANSWERED"
 [[ $((DROPS + ANSWERED)) -eq $RX ]] || fail "$RX frames read, $DROPS drops + $ANSWERED answered"
 [[ $RX -ge $((PROBES / 2)) ]] || fail "the gateway read only $RX of $PROBES probes"

@@ -235,17 +235,47 @@ stop_pid "$IPERFS"
 step "the real client leaves (its session stays): probes begin, wire captured"
 kill -KILL "$CPID"
 wait "$CPID" 2>/dev/null || true
-sleep 1
+# quiet FILE: the counters into FILE once net_rx did not move between two
+# reads 0.2 s apart (up to 30 s): the killed client's last datagrams are
+# counted before an attack's baseline, not after it
+quiet() {
+	local rx last=
+	for _ in $(seq 150); do
+		snap "$1"
+		rx=$(awk '$1 == "net_rx" { print $2 }' "$1")
+		[[ $rx == "$last" ]] && return 0
+		last=$rx
+		sleep 0.2
+	done
+}
 capture attack
-snap "$W/a0"
+quiet "$W/a0"
 ATT=("$HOSTILE")
 run_atk() { # run_atk NS NAME ARGS...: one attack, its key=value output in $W/NAME.txt
 	local ns=$1 name=$2
 	shift 2
 	n "$ns" "${ATT[@]}" "$@" --to "$TO" >"$W/$name.txt" || { cat "$W/$name.txt"; fail "attack $name failed"; }
-	sleep 0.3
-	snap "$W/$name.after"
+	settle "$name"
 	cat "$W/$name.txt"
+}
+# settle NAME: read the counters into NAME.after until the gateway has read
+# what NAME sent (net_rx moved by at least its sent=, where it sent no
+# fragments, which the kernel may lose) and net_rx did not move since the
+# last read. Polled every 0.2 s, up to 30 s; the checks then say what is off.
+settle() {
+	local want rx last=
+	local frag
+	# an attack without these keys (session) waits on a quiet net_rx alone
+	want=$(field "$1" sent || true)
+	frag=$(field "$1" fragmented || true)
+	[[ -z $frag || $frag -eq 0 ]] || want=
+	for _ in $(seq 150); do
+		snap "$W/$1.after"
+		rx=$(delta "$prev" "$W/$1.after" net_rx)
+		[[ (-z $want || $rx -ge $want) && $rx == "$last" ]] && return 0
+		last=$rx
+		sleep 0.2
+	done
 }
 field() { # field NAME KEY
 	grep -o "\b$2=[0-9]*" "$W/$1.txt" | head -1 | cut -d= -f2
@@ -369,7 +399,7 @@ CPORT6=$(tcpdump -n -r "$ART/hostile-early6.pcap" "udp and src host $C6 and dst 
 [[ -n $CPORT6 ]] || fail "the IPv6 client's datagrams are not in the capture"
 note "real IPv6 client at [$C6]:$CPORT6"
 capture attack6
-snap "$W/b0"
+quiet "$W/b0"
 prev=$W/b0
 TO="[$GW6]:$PORT"
 run_atk $ATK random6 random --from fd00:77::101 --min 1 --max 1452 --seconds 1.5
