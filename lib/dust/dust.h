@@ -247,6 +247,11 @@ enum dust_path_state {
 	DUST_PATH_AWAIT_ECHO = 3,  /**< moved: the echo of a challenge */
 };
 enum { DUST_PATH_COOKIE_BYTES = 8, DUST_PATH_MSG_BYTES = 1 + DUST_PATH_COOKIE_BYTES };
+/*
+ * A data segment whose first byte is below this is a path message, not an
+ * inner packet: every IPv4 packet starts 0x4_, every IPv6 packet 0x6_.
+ */
+enum { DUST_PATH_IP_FIRST_MIN = 0x40 };
 /* Until validated, a server sends at most this many times what it received. */
 enum { DUST_PATH_AMPLIFY = 3 };
 
@@ -279,9 +284,9 @@ struct dust_session {
 	 * to it: three times what came from it. path_state and path_credit are
 	 * read and spent by encoders on any lcore (atomics).
 	 */
-	uint8_t path_state;                         /**< enum dust_path_state */
+	uint8_t path_state;                          /**< enum dust_path_state */
 	uint8_t path_cookie[DUST_PATH_COOKIE_BYTES]; /**< the challenge sent, AWAIT_ECHO */
-	int64_t path_credit;                        /**< bytes that may still be sent */
+	int64_t path_credit;                         /**< bytes that may still be sent */
 	/*
 	 * Key update (SPEC.md §8.1). rx_key and tx_key are epoch 0's keys; the
 	 * key of epoch n >= 1 is kdf(K_upd, n). The receiver holds the keys of
