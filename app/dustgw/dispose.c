@@ -215,7 +215,7 @@ void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *
 	}
 	w->st.ctr[DGW_CTR_DECODED] += res->nseg;
 	for (int i = 0; i < res->nseg; i++)
-		if (res->seg[i].len && rx->dg[res->seg[i].off] >= 0x40)
+		if (res->seg[i].len && rx->dg[res->seg[i].off] >= DUST_PATH_IP_FIRST_MIN)
 			last = i;
 	for (int i = 0; i < res->nseg; i++) {
 		const struct dust_seg *g = &res->seg[i];
@@ -225,7 +225,7 @@ void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *
 			ka = true;
 			continue;
 		}
-		if (rx->dg[g->off] < 0x40) /* no IPv4 or IPv6 packet starts so */
+		if (rx->dg[g->off] < DUST_PATH_IP_FIRST_MIN)
 			path_msg(w, s, rx->dg + g->off, g->len);
 		else
 			deliver(w, s, m, i == last, rx->dg + g->off, g->len);

@@ -1236,7 +1236,7 @@ static void on_opened(struct client *c, const struct dust_seg *segs, unsigned n)
 
 		if (segs[i].len == 0)
 			c->st.keepalive_rx++;
-		else if (p[0] < 0x40) /* no IP packet: a path message */
+		else if (p[0] < DUST_PATH_IP_FIRST_MIN) /* no IP packet: a path message */
 			path_answer(c, p, segs[i].len);
 		else
 			deliver(c, p, segs[i].len);
