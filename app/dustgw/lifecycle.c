@@ -99,13 +99,6 @@ static enum dust_drop quic_accept(struct dgw_worker *w, const struct dgw_rx *rx,
 }
 
 /*
- * An intro from rx->ep. old is the live session of that endpoint when the
- * datagram failed as data (a client re-introducing from the same address);
- * then, if it is no intro either, the data failure old_drop is what counts.
- * In a full table the intro is opened into a stack session: only once it
- * authenticated may it retire anything (old, or the idlest session).
- */
-/*
  * An intro from the address of old that names another invitation: the
  * session there is another client's, and an intro (authentic or not: anyone
  * holding an invitation can send one from a spoofed address) must not end
@@ -125,6 +118,13 @@ static bool endpoint_busy(struct dgw_worker *w, const struct dgw_rx *rx,
 	return idx >= 0 && (uint32_t)idx != old->invite_idx;
 }
 
+/*
+ * An intro from rx->ep. old is the live session of that endpoint when the
+ * datagram failed as data (a client re-introducing from the same address);
+ * then, if it is no intro either, the data failure old_drop is what counts.
+ * In a full table the intro is opened into a stack session: only once it
+ * authenticated may it retire anything (old, or the idlest session).
+ */
 void dgw_intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
                     struct dust_session *old, enum dust_drop old_drop)
 {
