@@ -1,0 +1,79 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Capture real HTTP/3 page loads: Debian's headless Chromium against Debian's
+# caddy (quic-go, tls internal) serving a generated 30-page site (HTML, CSS,
+# scripts, images of varied sizes), in a network namespace of its own, on
+# loopback. Each load is a fresh browser profile (a fresh QUIC connection,
+# from a fresh source port). The capture is the cover's traffic: the size
+# model of SPEC §12.4 is drawn from such captures (size-model.py), and the
+# classifier (classify.py) takes it as the real side.
+#
+# usage: capture.sh OUT.pcap [LOADS]     (root; LOADS default 20)
+set -e
+set -o pipefail
+
+OUT=$(realpath -m "$1")
+LOADS=${2:-20}
+HERE=$(dirname "$(realpath "$0")")
+. "$HERE/../../test/e2e/netns/common.sh"
+W=$(mktemp -d /tmp/dust-cover-capture.XXXXXX)
+PFX=cc$$
+NS=$PFX-ns
+HOST=www.example.com
+DUMP=
+cleanup() {
+	[[ -n $DUMP ]] && stop_pid "$DUMP"
+	common_cleanup
+	rm -rf "$W"
+}
+trap cleanup EXIT
+
+need_root_tools caddy chromium tcpdump openssl /usr/bin/python3
+"$HERE/mksite.py" "$W/site" 30
+cat >"$W/Caddyfile" <<CADDY
+{
+	admin off
+	skip_install_trust
+	auto_https disable_redirects
+}
+$HOST {
+	bind 127.0.0.1
+	tls internal
+	root * $W/site
+	file_server
+}
+CADDY
+ns_add $NS
+bg CADDY $NS "$W/caddy.log" env HOME="$W/caddy" XDG_DATA_HOME="$W/caddy/data" \
+	XDG_CONFIG_HOME="$W/caddy/config" caddy run --config "$W/Caddyfile" --adapter caddyfile
+CRT=$W/caddy/data/caddy/certificates/local/$HOST/$HOST.crt
+wait_for 30 test -s "$CRT" || { cat "$W/caddy.log"; fail "caddy made no certificate"; }
+wait_for 30 n $NS sh -c "ss -lnuH 'sport = :443' | grep -q ." ||
+	{ cat "$W/caddy.log"; fail "caddy does not listen on udp 443"; }
+PIN=$(openssl x509 -in "$CRT" -pubkey -noout | openssl pkey -pubin -outform der |
+	openssl dgst -sha256 -binary | base64)
+
+bg DUMP $NS "$W/tcpdump.log" tcpdump -i lo -U -n -Z root -w "$OUT" udp port 443
+wait_for 10 grep -q "listening on" "$W/tcpdump.log" || fail "tcpdump did not start"
+ok=0
+for i in $(seq 1 "$LOADS"); do
+	page=$(( (i - 1) % 30 + 1 ))
+	rm -rf "$W/chromium"
+	if n $NS timeout 60 chromium --headless=new --no-sandbox --disable-gpu --no-first-run \
+		--user-data-dir="$W/chromium" --enable-quic --origin-to-force-quic-on=$HOST:443 \
+		--host-resolver-rules="MAP $HOST 127.0.0.1" --ignore-certificate-errors-spki-list="$PIN" \
+		--dump-dom "https://$HOST/p$page.html" >"$W/dom.html" 2>"$W/chromium.log" &&
+		grep -q "page $page of" "$W/dom.html"; then
+		ok=$((ok + 1))
+	else
+		tail -5 "$W/chromium.log"
+	fi
+	printf '\rcapture: %d/%d loads' "$i" "$LOADS" >&2
+done
+echo >&2
+sleep 1 # the capture's last frames
+stop_pid "$DUMP"
+DUMP=
+echo "capture: $ok of $LOADS page loads completed, written to $OUT"
+[[ $ok -eq $LOADS ]]

@@ -1,0 +1,124 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""The cover's datagram sizes, per direction, from a capture of real HTTP/3
+page loads (capture.sh): the size model of SPEC §12.4.
+
+Only 1-RTT datagrams count (first byte 01xxxxxx: a short header first), so
+the model is of the traffic after the handshake, which is what a Dust
+session's data imitates. Sizes above the direction's bound (1250 client,
+1252 server: quic-go grows its datagrams past 1252 once path MTU discovery
+succeeds, which Dust's bound does not follow) count as the bound.
+
+usage: size-model.py CAPTURE.pcap            print lib/dust/quic_sizes.h
+       size-model.py CAPTURE.pcap --stats    datagrams and sizes per direction
+       size-model.py CAPTURE.pcap --check H  fail unless H is what it prints"""
+import collections
+import contextlib
+import io
+import struct
+import sys
+
+BOUND = {"c2s": 1250, "s2c": 1252}
+
+
+def udp_payloads(path, port=443):
+    """(time, direction, payload) of each UDP datagram to or from port."""
+    with open(path, "rb") as f:
+        hdr = f.read(24)
+        magic = struct.unpack("<I", hdr[:4])[0]
+        if magic not in (0xA1B2C3D4, 0xA1B23C4D):
+            raise SystemExit("%s: not a little-endian pcap" % path)
+        nano = magic == 0xA1B23C4D
+        link = struct.unpack("<I", hdr[20:24])[0]
+        while True:
+            rec = f.read(16)
+            if len(rec) < 16:
+                return
+            sec, frac, incl, orig = struct.unpack("<IIII", rec)
+            data = f.read(incl)
+            t = sec + frac / (1e9 if nano else 1e6)
+            off = 14 if link == 1 else (16 if link == 113 else 0)
+            if link == 1 and data[12:14] != b"\x08\x00":
+                continue
+            ip = data[off:]
+            if len(ip) < 20 or ip[0] >> 4 != 4 or ip[9] != 17:
+                continue
+            ihl = (ip[0] & 15) * 4
+            sport, dport, ulen = struct.unpack(">HHH", ip[ihl:ihl + 6])
+            # the length comes from the UDP header: the capture may be cut short
+            first = ip[ihl + 8] if len(ip) > ihl + 8 else 0
+            if dport == port:
+                yield t, "c2s", ulen - 8, first, sport
+            elif sport == port:
+                yield t, "s2c", ulen - 8, first, dport
+
+
+def model(path):
+    sizes = {"c2s": collections.Counter(), "s2c": collections.Counter()}
+    for _, d, n, first, _ in udp_payloads(path):
+        if first & 0xC0 != 0x40:
+            continue
+        sizes[d][min(n, BOUND[d])] += 1
+    return sizes
+
+
+def main():
+    if len(sys.argv) < 2:
+        raise SystemExit(__doc__)
+    sizes = model(sys.argv[1])
+    if "--stats" in sys.argv:
+        for d in ("c2s", "s2c"):
+            c = sizes[d]
+            print("%s: %d datagrams, %d sizes, min %d, max %d" %
+                  (d, sum(c.values()), len(c), min(c), max(c)))
+        return
+    if "--check" in sys.argv:
+        path = sys.argv[sys.argv.index("--check") + 1]
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            header(sizes)
+        if open(path).read() != out.getvalue():
+            raise SystemExit("%s is not what %s gives: regenerate it" % (path, sys.argv[1]))
+        print("%s matches %s" % (path, sys.argv[1]))
+        return
+    header(sizes)
+
+
+def header(sizes):
+    print("/* SPDX-License-Identifier: BSD-3-Clause */")
+    print("/*")
+    print(" * The cover's 1-RTT datagram sizes per direction (SPEC §12.4), written by")
+    print(" * bench/cover/size-model.py from test/data/chromium156-caddy-loads.pcap")
+    print(" * (Debian's Chromium 156 loading pages from caddy 2.6.2 over HTTP/3).")
+    print(" * Each table is sorted by size; cum[i] is the count of sizes <= size[i].")
+    print(" */")
+    print("#ifndef DUST_QUIC_SIZES_H\n#define DUST_QUIC_SIZES_H\n\n#include <stdint.h>\n")
+    for d in ("c2s", "s2c"):
+        items = sorted(sizes[d].items())
+        cum, acc = [], 0
+        for _, k in items:
+            acc += k
+            cum.append(acc)
+        print("static const uint16_t quic_%s_size[%d] = {" % (d, len(items)))
+        print(wrap([s for s, _ in items]))
+        print("};")
+        print("static const uint32_t quic_%s_cum[%d] = {" % (d, len(items)))
+        print(wrap(cum))
+        print("};\n")
+    print("#endif")
+
+
+def wrap(vals):
+    out, line = [], "\t"
+    for v in vals:
+        s = "%d, " % v
+        if len(line) + len(s) > 92:
+            out.append(line.rstrip())
+            line = "\t"
+        line += s
+    out.append(line.rstrip())
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    main()
