@@ -47,6 +47,10 @@ static int check_state_dir(const struct dgw_config *cfg)
 /* [quic] cover = tap: dustgw will create a TAP interface (needs /dev/net/tun). */
 static int check_cover(const struct dgw_config *cfg)
 {
+	if (cfg->quic_port)
+		printf("dustgw: quic data sizes: %s\n",
+		       cfg->pad.model ? "the cover's (Chromium 156 <-> caddy page loads)"
+		                      : "[padding] as on the random port");
 	if (cfg->cover != DGW_COVER_TAP)
 		return 0;
 	if (access("/dev/net/tun", R_OK | W_OK) != 0) {

@@ -41,7 +41,7 @@ static const char *const known_keys[][12] = {
      "poll_nap_max_us", "intro_share", NULL},
     {"telemetry", "prometheus", NULL},
     {"quic", "cover", "cover_iface", "cover_rate", "cover_prefix_rate", "cover_flows",
-     "cover_idle_s", NULL},
+     "cover_idle_s", "sizes", NULL},
     {"random", "cover", NULL},
 };
 
@@ -358,6 +358,11 @@ static int load_cover(struct cfg_ctx *c, struct dgw_config *cfg)
 	GET_UINT(c, "quic", "cover_idle_s", 1, 86400, cfg->cover_idle_s);
 	if (cfg->cover != DGW_COVER_OFF && !cfg->quic_port)
 		return fail(c, "[quic] cover = tap needs [gateway] quic_port");
+	/* quic data sizes (SPEC §12.4): the cover's, or [data] padding as on the random port */
+	v = get(c, "quic", "sizes");
+	if (v && strcmp(v, "cover") && strcmp(v, "padding"))
+		return fail(c, "[quic] sizes = '%s': want cover or padding", v);
+	cfg->pad.model = !v || !strcmp(v, "cover");
 	return 0;
 }
 

@@ -130,13 +130,14 @@ enum dust_pad_kind {
 };
 
 struct dust_pad {
-	uint8_t kind; /**< enum dust_pad_kind */
-	uint16_t min; /**< UNIFORM: smallest pad */
-	uint16_t max; /**< UNIFORM: largest pad */
-	uint16_t mtu; /**< cap on the whole datagram's Dust bytes; 0 = none */
+	uint8_t kind;  /**< enum dust_pad_kind */
+	uint8_t model; /**< quic sessions: datagram sizes from the cover's (SPEC §12.4) */
+	uint16_t min;  /**< UNIFORM: smallest pad */
+	uint16_t max;  /**< UNIFORM: largest pad */
+	uint16_t mtu;  /**< cap on the whole datagram's Dust bytes; 0 = none */
 };
 
-/** Defaults: uniform 0..63 bytes, no MTU cap. */
+/** Defaults: uniform 0..63 bytes, no MTU cap; quic sessions take the size model. */
 void dust_pad_default(struct dust_pad *pad);
 
 /* ---- Server identity (identity.c) ----------------------------------------- */

@@ -90,6 +90,14 @@ struct kdf_part {
 void kdf_prk(uint8_t prk[DUST_KEY_BYTES], const uint8_t key[DUST_KEY_BYTES], const char *label,
              const struct kdf_part *parts, unsigned n);
 /* Every session key from one PRK (§4's split; the quic profile's prk2 too, §12.3). */
+/*
+ * Padding for a quic session's data packet of need bytes under a cap of top
+ * (sizes.c, SPEC §12.4): the datagram's size drawn from the cover's sizes
+ * for s's direction that fit.
+ */
+size_t dust_size_model_pad(const struct dust_session *s, struct dust_rng *rng, size_t need,
+                           size_t top);
+
 void dust_session_keys_split(struct dust_session_keys *k, const uint8_t prk[DUST_KEY_BYTES]);
 /* The intro's PRK (§4): dh_es = DH(e, S), dh_cs = DH(c, S); transcript = bytes [0, PAD_OFF). */
 void dust_intro_prk(uint8_t prk[DUST_KEY_BYTES], const uint8_t secret[DUST_KEY_BYTES],

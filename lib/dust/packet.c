@@ -210,7 +210,11 @@ static int seal_prepare(struct dust_tx_pkt *p, struct dust_rng *rng, const struc
 	room = p->cap;
 	if (room > DUST_PT_MAX + DUST_DATA_OVERHEAD)
 		room = DUST_PT_MAX + DUST_DATA_OVERHEAD;
-	padlen = pad_choose(pad, rng, need, room);
+	if (pad->model && p->s->profile == DUST_PROFILE_QUIC)
+		padlen = dust_size_model_pad(p->s, rng, need,
+		                             pad->mtu && pad->mtu < room ? pad->mtu : room);
+	else
+		padlen = pad_choose(pad, rng, need, room);
 	ctlen = p->data_len + padlen;
 
 	counter = __atomic_fetch_add(&p->s->tx_counter, 1, __ATOMIC_RELAXED);

@@ -95,7 +95,8 @@ uint64_t dust_now_ms(void)
 
 DUST_EXPORT void dust_pad_default(struct dust_pad *pad)
 {
-	*pad = (struct dust_pad){.kind = DUST_PAD_UNIFORM, .min = 0, .max = 63, .mtu = 0};
+	*pad =
+	    (struct dust_pad){.kind = DUST_PAD_UNIFORM, .model = 1, .min = 0, .max = 63, .mtu = 0};
 }
 
 DUST_EXPORT void dust_limits_default(struct dust_limits *lim)

@@ -49,11 +49,14 @@ EXPECT="cover = tap needs \\[gateway\\] quic_port" expect_err "cover, no quic po
 sed 's/^udp_port = 4433/udp_port = 4433\nquic_port = 443/' gw.conf >quic.conf
 printf '[quic]\ncover = nginx\n' | cat quic.conf - >cover-mode.conf
 EXPECT="cover = 'nginx': want off or tap" expect_err "cover mode" --config cover-mode.conf
+printf '[quic]\nsizes = uniform\n' | cat quic.conf - >sizes.conf
+EXPECT="sizes = 'uniform': want cover or padding" expect_err "quic sizes" --config sizes.conf
 printf '[quic]\ncover = tap\ncover_iface = a/b\n' | cat quic.conf - >cover-if.conf
 EXPECT="not an interface name" expect_err "cover interface" --config cover-if.conf
 printf '[quic]\ncover = tap\ncover_iface = cov7\n' | cat quic.conf - >cover.conf
 "$DUSTGW" -- --config cover.conf --check-config >check.txt 2>&1 ||
 	{ cat check.txt >&2; fail "--check-config refused a cover config"; }
 grep -q "cover: .*kernel interface cov7" check.txt || { cat check.txt >&2; fail "--check-config: no cover line"; }
+grep -q "quic data sizes: the cover's" check.txt || { cat check.txt >&2; fail "--check-config: no sizes line"; }
 echo "ok: cover config"
 echo "PASS gw-config"

@@ -207,12 +207,15 @@ static void send_to(const struct peer *p, const uint8_t *pkt, size_t len)
 	sendto(p->sock, pkt, len, 0, (struct sockaddr *)&sin, sizeof(sin));
 }
 
-/* len bytes at pkt + dust_quic_tx_prefix + DUST_DATA_PREFIX: seal, frame, send. */
+/*
+ * len bytes at pkt + dust_quic_tx_prefix + DUST_DATA_PREFIX: seal, frame,
+ * send. pkt has room for DG_MAX bytes; padding stays within 1472 (quic: 1252).
+ */
 static void seal_send(struct server *sv, struct peer *p, uint8_t *pkt, size_t len)
 {
 	size_t pre = dust_quic_tx_prefix(&p->s);
 	int n = dust_data_seal(&p->s, &sv->rng, &sv->pad, (uint32_t)time(NULL), pkt + pre, len,
-	                       dust_quic_tx_cap(&p->s, 1472 - pre)); /* quic: 1252 at most */
+	                       dust_quic_tx_cap(&p->s, 1472 - pre));
 
 	if (n <= 0)
 		return;
@@ -235,7 +238,7 @@ static void send_answer(struct server *sv, struct peer *p)
 static void deliver_segs(struct server *sv, struct peer *p, uint8_t *dg, struct dust_seg *segs,
                          unsigned n)
 {
-	uint8_t ka[1 + DUST_DATA_OVERHEAD + 64];
+	static uint8_t ka[DG_MAX]; /* a padded keepalive may fill the datagram */
 
 	for (unsigned i = 0; i < n; i++) {
 		uint8_t *ip = dg + segs[i].off;

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The quic profile's size model (SPEC §12.4): a data datagram's size is
+ * drawn from the cover's own 1-RTT sizes for its direction (quic_sizes.h,
+ * from real Chromium 156 <-> caddy page loads), among those the packet fits
+ * in, each as likely as it was in the cover; a packet bigger than every
+ * size the cover sent in that direction fills the bound, as a browser's
+ * upload does. Sizes then come from the cover's set, not from a uniform
+ * spread: the cover's 44 upstream sizes, not hundreds.
+ */
+#include "dust_pvt.h"
+#include "quic.h"
+#include "quic_sizes.h"
+
+struct size_model {
+	const uint16_t *size;
+	const uint32_t *cum;
+	unsigned n;
+};
+
+static const struct size_model models[2] = {
+    {quic_c2s_size, quic_c2s_cum, sizeof(quic_c2s_size) / sizeof(quic_c2s_size[0])},
+    {quic_s2c_size, quic_s2c_cum, sizeof(quic_s2c_size) / sizeof(quic_s2c_size[0])},
+};
+
+/* The first index whose size is >= len; m->n if none. */
+static unsigned first_at_least(const struct size_model *m, size_t len)
+{
+	unsigned lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+
+		if (m->size[mid] < len)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The first index whose cum is > r (r < cum[n - 1]). */
+static unsigned by_weight(const struct size_model *m, uint32_t r)
+{
+	unsigned lo = 0, hi = m->n - 1;
+
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+
+		if (m->cum[mid] <= r)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+size_t dust_size_model_pad(const struct dust_session *s, struct dust_rng *rng, size_t need,
+                           size_t top)
+{
+	const struct size_model *m = &models[s->role == DUST_ROLE_CLIENT ? 0 : 1];
+	size_t pre = dust_quic_tx_prefix(s), want = pre + need, most = pre + top;
+	unsigned lo, hi;
+	uint32_t base;
+
+	/* an address not yet validated: the padding spends no more than its credit (SPEC §9.1) */
+	if (__atomic_load_n(&s->path_state, __ATOMIC_ACQUIRE) != DUST_PATH_VALID) {
+		int64_t left = __atomic_load_n(&s->path_credit, __ATOMIC_RELAXED) - (int64_t)pre;
+
+		if (left < (int64_t)top)
+			top = left > (int64_t)need ? (size_t)left : need;
+		most = pre + top;
+	}
+	if (need >= top)
+		return 0;
+	lo = first_at_least(m, want);
+	if (lo == m->n)
+		return top - need;        /* bigger than the cover ever sent this way: fill */
+	hi = first_at_least(m, most + 1); /* sizes <= most lie below hi */
+	if (hi <= lo)
+		return 0; /* the cap is under the next cover size: nothing fits */
+	base = lo ? m->cum[lo - 1] : 0;
+	return m->size[by_weight(m, base + dust_rng_uniform(rng, m->cum[hi - 1] - base))] - want;
+}

@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The quic profile's size model (SPEC §12.4, sizes.c): every data datagram
+ * has one of the cover's sizes for its direction (or the bound, for what is
+ * bigger than every one of them), never more than the bound, and opens
+ * intact; without the model the same traffic spreads over hundreds of sizes.
+ */
+#include "fixture.h"
+#include "quic.h"
+#include "quic_sizes.h"
+
+#define N_PKTS 20000
+
+static bool in_table(const uint16_t *t, unsigned n, size_t v)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (t[i] == v)
+			return true;
+	return false;
+}
+
+/*
+ * Seal N_PKTS packets of s with data lengths spread over 0..inner max, open
+ * each at peer; count[size]++ for each datagram size (short header included).
+ */
+static void seal_spread(struct fixture *f, struct dust_session *s, struct dust_session *peer,
+                        const struct dust_pad *pad, unsigned *count, size_t *bigger)
+{
+	static uint8_t pkt[2048];
+	size_t pre = dust_quic_tx_prefix(s), inner = dust_quic_tx_inner_max(s);
+
+	*bigger = 0;
+	for (unsigned i = 0; i < N_PKTS; i++) {
+		/* half small (ACKs, keepalives), half anywhere up to the inner MTU */
+		size_t len = i & 1 ? dust_rng_uniform(&f->rng, 120)
+		                   : dust_rng_uniform(&f->rng, (uint32_t)inner + 1);
+		struct dust_seg seg;
+		size_t used = 0;
+		int n;
+
+		memset(pkt + pre + DUST_DATA_PREFIX, 0x5a, len);
+		n = dust_data_seal(s, &f->rng, pad, FIX_NOW_S, pkt + pre, len,
+		                   dust_quic_tx_cap(s, sizeof(pkt) - pre));
+		CHECK(n > 0);
+		if (n <= 0)
+			return;
+		CHECK(pre + (size_t)n <= dust_quic_tx_dgram_max(s));
+		CHECK_EQ(
+		    dust_data_open(peer, &f->lim, FIX_NOW_S, pkt + pre, (size_t)n, &seg, &used),
+		    DUST_OK);
+		CHECK_EQ(seg.len, len);
+		count[pre + (size_t)n]++;
+		if (len + DUST_DATA_OVERHEAD + pre > 475)
+			(*bigger)++;
+	}
+}
+
+static unsigned distinct(const unsigned *count)
+{
+	unsigned d = 0;
+
+	for (unsigned i = 0; i < 2048; i++)
+		d += count[i] != 0;
+	return d;
+}
+
+/* Mean datagram size: what the shaping costs, side by side (printed, not asserted). */
+static double mean_size(const unsigned *count)
+{
+	double sum = 0, n = 0;
+
+	for (unsigned i = 0; i < 2048; i++) {
+		sum += (double)i * count[i];
+		n += count[i];
+	}
+	return n ? sum / n : 0;
+}
+
+static void quic_pair(struct fixture *f)
+{
+	fix_init(f);
+	CHECK_EQ(fix_connect(f, FIX_NOW_MS), DUST_OK);
+	/* the model reads only profile, role and CID length: make the pair quic's */
+	f->cs.profile = f->ss.profile = DUST_PROFILE_QUIC;
+	f->cs.cid_len = f->ss.cid_len = DUST_QUIC_SERVER_CID_LEN;
+}
+
+static void test_client_sizes(void)
+{
+	static unsigned count[2048];
+	struct fixture f;
+	size_t bigger;
+
+	quic_pair(&f);
+	memset(count, 0, sizeof(count));
+	seal_spread(&f, &f.cs, &f.ss, &f.pad, count, &bigger);
+	for (unsigned v = 0; v < 2048; v++)
+		if (count[v] && v != DUST_QUIC_CLIENT_DGRAM_MAX)
+			CHECK(in_table(quic_c2s_size, sizeof(quic_c2s_size) / 2, v));
+	/* what the cover never sent upstream (over 475 B) fills the bound, and only that */
+	CHECK_EQ(count[DUST_QUIC_CLIENT_DGRAM_MAX], bigger);
+	CHECK(distinct(count) <= sizeof(quic_c2s_size) / 2 + 1);
+	printf("client: %u sizes over %d packets (%zu at the bound), mean %.0f B\n",
+	       distinct(count), N_PKTS, bigger, mean_size(count));
+	fix_fini(&f);
+}
+
+static void test_server_sizes(void)
+{
+	static unsigned count[2048];
+	struct fixture f;
+	size_t bigger;
+
+	quic_pair(&f);
+	memset(count, 0, sizeof(count));
+	seal_spread(&f, &f.ss, &f.cs, &f.pad, count, &bigger);
+	for (unsigned v = 0; v < 2048; v++)
+		if (count[v])
+			CHECK(in_table(quic_s2c_size, sizeof(quic_s2c_size) / 2, v));
+	CHECK(distinct(count) <= sizeof(quic_s2c_size) / 2);
+	/* the cover's full-size datagrams are its commonest downstream: so are ours */
+	CHECK(count[DUST_QUIC_SERVER_DGRAM_MAX] > N_PKTS / 4);
+	printf("server: %u sizes over %d packets, mean %.0f B\n", distinct(count), N_PKTS,
+	       mean_size(count));
+	fix_fini(&f);
+}
+
+/* Small packets take the cover's small sizes in its proportions (a loose check). */
+static void test_weights(void)
+{
+	static unsigned count[2048];
+	struct fixture f;
+	unsigned small = 0, total = 0, want = 0, fit = 0;
+	double p, d;
+
+	quic_pair(&f);
+	memset(count, 0, sizeof(count));
+	for (unsigned i = 0; i < N_PKTS; i++) {
+		uint8_t pkt[1500];
+		size_t pre = dust_quic_tx_prefix(&f.cs);
+		int n = dust_data_seal(&f.cs, &f.rng, &f.pad, FIX_NOW_S, pkt + pre, 0,
+		                       dust_quic_tx_cap(&f.cs, sizeof(pkt) - pre));
+
+		CHECK(n > 0);
+		count[pre + (size_t)(n > 0 ? n : 0)]++;
+	}
+	/*
+	 * A keepalive (41 B behind a 9-byte short header) can take the cover's
+	 * sizes from 43 B on: the small ones (43..47 B) as often, relative to the
+	 * rest, as the cover sent them (22 of 214 of its datagrams of 41 B or
+	 * more: 10.3%). Five standard deviations over N_PKTS draws: +-1.1%.
+	 */
+	for (unsigned i = 0; i < sizeof(quic_c2s_size) / 2; i++) {
+		uint32_t k = quic_c2s_cum[i] - (i ? quic_c2s_cum[i - 1] : 0);
+
+		if (quic_c2s_size[i] >= 41)
+			fit += k;
+		if (quic_c2s_size[i] >= 41 && quic_c2s_size[i] <= 47)
+			want += k;
+	}
+	for (unsigned v = 43; v <= 47; v++)
+		small += count[v];
+	for (unsigned v = 0; v < 2048; v++)
+		total += count[v];
+	CHECK_EQ(total, N_PKTS);
+	p = (double)want / fit;
+	d = (double)small / total - p;
+	printf("keepalives at 43..47 B: %.2f%% (cover: %.2f%%)\n", 100.0 * small / total, 100 * p);
+	CHECK(d * d < 25 * p * (1 - p) / N_PKTS); /* |d| under five sigma */
+	fix_fini(&f);
+}
+
+/*
+ * An address not yet validated gets at most 3x what came from it (SPEC §9.1):
+ * the model pads within what is left of that credit, so a small packet to a
+ * new address still goes out instead of being refused for its padding.
+ */
+static void test_path_credit(void)
+{
+	static uint8_t pkt[2048];
+	struct fixture f;
+	size_t pre;
+	unsigned sent = 0;
+
+	quic_pair(&f);
+	pre = dust_quic_tx_prefix(&f.ss);
+	for (unsigned i = 0; i < 200; i++) {
+		size_t len = dust_rng_uniform(&f.rng, 60);
+		int n;
+
+		/* 50 bytes came from the new address: 150 may go back */
+		dust_path_start(&f.ss, DUST_PATH_AWAIT_ECHO, 50, &f.rng);
+		n = dust_data_seal(&f.ss, &f.rng, &f.pad, FIX_NOW_S, pkt + pre, len,
+		                   dust_quic_tx_cap(&f.ss, sizeof(pkt) - pre));
+		CHECK(n > 0);
+		CHECK(pre + (size_t)n <= 150);
+		sent += dust_path_may_send(&f.ss, pre + (size_t)n);
+	}
+	CHECK_EQ(sent, 200);
+	/* once valid, the whole cover range is open again */
+	dust_path_start(&f.ss, DUST_PATH_VALID, 0, &f.rng);
+	{
+		size_t most = 0;
+
+		for (unsigned i = 0; i < 200; i++) {
+			int n = dust_data_seal(&f.ss, &f.rng, &f.pad, FIX_NOW_S, pkt + pre, 10,
+			                       dust_quic_tx_cap(&f.ss, sizeof(pkt) - pre));
+
+			CHECK(n > 0);
+			if (pre + (size_t)n > most)
+				most = pre + (size_t)n;
+		}
+		CHECK(most > 150);
+	}
+	fix_fini(&f);
+}
+
+/* [quic] sizes = padding: the uniform padding's hundreds of sizes (the model is what narrows them).
+ */
+static void test_model_off(void)
+{
+	static unsigned count[2048];
+	struct fixture f;
+	struct dust_pad pad;
+	size_t bigger;
+
+	quic_pair(&f);
+	pad = f.pad;
+	pad.model = 0;
+	memset(count, 0, sizeof(count));
+	seal_spread(&f, &f.cs, &f.ss, &pad, count, &bigger);
+	printf("model off: %u client sizes, mean %.0f B\n", distinct(count), mean_size(count));
+	CHECK(distinct(count) > 400);
+	fix_fini(&f);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct check_test tests[] = {
+	    {"client_sizes", test_client_sizes}, {"server_sizes", test_server_sizes},
+	    {"weights", test_weights},           {"path_credit", test_path_credit},
+	    {"model_off", test_model_off},
+	};
+
+	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
+}
