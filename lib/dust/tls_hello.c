@@ -394,12 +394,13 @@ size_t tls_server_hello_build(struct dust_rng *rng, const uint8_t server_pk[DUST
 	out[pos++] = 0; /* compression */
 	be16_put(out + pos, (uint16_t)ext_len);
 	pos += 2;
+	/* supported_versions, then key_share: quic-go's order (caddy's, the cover server's) */
+	memcpy(out + pos, sv, sizeof(sv));
+	pos += sizeof(sv);
 	memcpy(out + pos, ks, sizeof(ks));
 	pos += sizeof(ks);
 	memcpy(out + pos, server_pk, DUST_PK_BYTES);
 	pos += DUST_PK_BYTES;
-	memcpy(out + pos, sv, sizeof(sv));
-	pos += sizeof(sv);
 	out[1] = 0;
 	be16_put(out + 2, (uint16_t)(pos - 4));
 	return pos;

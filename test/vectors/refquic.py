@@ -242,6 +242,8 @@ def parse_server_hello(body):
     expect(body[:2] == b'\x03\x03' and body[34] == 0, 'ServerHello legacy fields')
     expect(body[35:38] == b'\x13\x01\x00', 'ServerHello: TLS_AES_128_GCM_SHA256, no compression')
     exts = {t: v for t, v, _ in extensions(body, 38)}
+    expect([t for t, _, _ in extensions(body, 38)] == [EXT_VERSIONS, EXT_KEY_SHARE],
+           'ServerHello extensions 43, 51 (the cover server quic-go\'s order)')
     expect(exts.get(EXT_VERSIONS) == b'\x03\x04', 'ServerHello selects TLS 1.3')
     ks = exts[EXT_KEY_SHARE]
     expect(len(ks) == 36 and struct.unpack('>HH', ks[:4]) == (X25519, 32),
