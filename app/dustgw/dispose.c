@@ -236,6 +236,36 @@ void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *
 		send_keepalive(w, s, rx->mac);
 }
 
+/*
+ * The first flight's second datagram, as the cover server sends the end of
+ * its certificate chain (SPEC §12.3): a Handshake packet with a keepalive.
+ * Without an mbuf the flight is one datagram, which the client also takes.
+ */
+static void quic_answer_tail(struct dgw_worker *w, struct dust_session *s, uint64_t mac)
+{
+	uint16_t outer = dgw_net_outer_len(&s->peer);
+	struct rte_mbuf *c = rte_pktmbuf_alloc(w->gw->pool);
+	int r;
+
+	if (!c) {
+		dgw_count_drop(w, DGW_DROP_NO_MBUF);
+		return;
+	}
+	r = dust_quic_answer_tail_build(s, &w->rng, w->now_s,
+	                                rte_pktmbuf_mtod(c, uint8_t *) + outer,
+	                                rte_pktmbuf_tailroom(c) - outer);
+	if (r < 0) {
+		dgw_drop_m(w, c, r == -EMSGSIZE ? DGW_DROP_TOO_BIG : DGW_DROP_SEAL);
+		return;
+	}
+	dust_path_spent(s, (size_t)r);
+	if (dgw_net_outer(w, c, &s->peer, mac, (uint16_t)r, DUST_PROFILE_QUIC) != 0) {
+		rte_pktmbuf_free(c);
+		return;
+	}
+	dgw_net_tx(w, c);
+}
+
 /* The first flight goes out in the Initial's own mbuf (its bytes are spent). */
 void dgw_quic_answer(struct dgw_worker *w, struct rte_mbuf *m, struct dust_session *s,
                      const struct dust_quic_accept *acc, uint64_t mac)
@@ -263,4 +293,5 @@ void dgw_quic_answer(struct dgw_worker *w, struct rte_mbuf *m, struct dust_sessi
 	}
 	w->st.ctr[DGW_CTR_QUIC_ANSWER]++;
 	dgw_net_tx(w, m);
+	quic_answer_tail(w, s, mac);
 }

@@ -102,12 +102,24 @@ dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint
 /**
  * Build the server's first flight for an accepted intro: an Initial with
  * ACK and a ServerHello, coalesced with a Handshake packet that carries a
- * Dust keepalive, the datagram padded to 1200..1252 bytes (under the 3x
- * anti-amplification limit of the client's 1250). Returns its length or -errno.
+ * Dust keepalive, the datagram padded to 1252 bytes as the cover server's
+ * (under the 3x anti-amplification limit of the client's 1250). A client
+ * takes 1200..1252. Returns its length or -errno. The flight's second
+ * datagram is dust_quic_answer_tail_build's.
  */
 DUST_MUST_CHECK int dust_quic_answer_build(struct dust_session *s,
                                            const struct dust_quic_accept *acc, struct dust_rng *rng,
                                            uint32_t now_s, uint8_t *out, size_t cap);
+
+/**
+ * The first flight's second datagram, where the cover server sends the end
+ * of its certificate chain: one Handshake packet (DCID empty, SCID the
+ * server's CID) holding a Dust keepalive, 105..141 bytes in all (caddy's
+ * spread). The client opens it as data behind dust_quic_hs_match's header.
+ * Returns its length or -errno.
+ */
+DUST_MUST_CHECK int dust_quic_answer_tail_build(struct dust_session *s, struct dust_rng *rng,
+                                                uint32_t now_s, uint8_t *out, size_t cap);
 
 /** Is dg a client Initial of QUIC v1 (header only, nothing authenticated)? */
 bool dust_quic_is_initial(const uint8_t *dg, size_t len);
@@ -201,7 +213,10 @@ size_t dust_quic_hs_prefix(const struct dust_session *s);
 /** Write the header at pkt (dust_quic_hs_prefix(s) bytes) for dust_len bytes after it. */
 void dust_quic_hs_put(const struct dust_session *s, struct dust_rng *rng, uint8_t *pkt,
                       size_t dust_len);
-/** Server: the header length if dg is a Handshake packet of s's client, else 0. */
+/**
+ * The header length if dg is a Handshake packet of s's peer (server: from
+ * its client; client: the first flight's tail from its server), else 0.
+ */
 size_t dust_quic_hs_match(const struct dust_session *s, const uint8_t *dg, size_t len);
 
 #ifdef __cplusplus

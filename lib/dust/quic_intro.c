@@ -17,8 +17,12 @@ enum {
 	ECH_PAYLOAD_STEP = 32,
 	CLIENT_PN = 1,     /* Chromium numbers its first Initial 1 */
 	HDR_CLIENT = 18,   /* first byte, version, DCID(8), SCID(0), token(0), Length(2) */
-	ANSWER_MIN = 1200, /* the server's first datagram: 1200..1252 bytes */
+	ANSWER_MIN = 1200, /* a server's first datagram a client takes: 1200..1252 bytes */
 	ANSWER_SPREAD = 53,
+	/* the cover server's (caddy 2.6.2, quic-go): 1252, then a Handshake tail of 105..141 */
+	ANSWER_SIZE = DUST_QUIC_SERVER_DGRAM_MAX,
+	TAIL_MIN = 105,
+	TAIL_SPREAD = 37,
 };
 
 /* ---- keys ------------------------------------------------------------------ */
@@ -583,7 +587,7 @@ DUST_EXPORT int dust_quic_answer_build(struct dust_session *s, const struct dust
                                        struct dust_rng *rng, uint32_t now_s, uint8_t *out,
                                        size_t cap)
 {
-	size_t total = ANSWER_MIN + dust_rng_uniform(rng, ANSWER_SPREAD), hs_hdr, dust_len;
+	size_t total = ANSWER_SIZE, hs_hdr, dust_len;
 	struct dust_pad pad = {.kind = DUST_PAD_UNIFORM};
 	uint8_t first;
 	int ni, r;
@@ -782,6 +786,10 @@ DUST_EXPORT size_t dust_quic_hs_prefix(const struct dust_session *s)
 	return 1 + 4 + 1 + (size_t)s->cid_len + 1 + 2;
 }
 
+/*
+ * Client to server: DCID the server's CID, SCID empty. Server to client (the
+ * first flight's tail): DCID empty (the client's SCID), SCID the server's CID.
+ */
 DUST_EXPORT void dust_quic_hs_put(const struct dust_session *s, struct dust_rng *rng, uint8_t *pkt,
                                   size_t dust_len)
 {
@@ -792,22 +800,44 @@ DUST_EXPORT void dust_quic_hs_put(const struct dust_session *s, struct dust_rng 
 	pkt[pos++] = (uint8_t)(0xe0 | (r & 0x0f)); /* Handshake; protected bits look random */
 	memcpy(pkt + pos, "\x00\x00\x00\x01", 4);
 	pos += 4;
-	pkt[pos++] = s->cid_len; /* DCID: the server's CID */
+	if (s->role == DUST_ROLE_SERVER)
+		pkt[pos++] = 0; /* DCID: the client's SCID, empty */
+	pkt[pos++] = s->cid_len;
 	memcpy(pkt + pos, s->cid, s->cid_len);
 	pos += s->cid_len;
-	pkt[pos++] = 0; /* SCID: empty */
+	if (s->role != DUST_ROLE_SERVER)
+		pkt[pos++] = 0; /* SCID: empty */
 	quic_varint_put(pkt + pos, dust_len, 2);
 }
 
 DUST_EXPORT size_t dust_quic_hs_match(const struct dust_session *s, const uint8_t *dg, size_t len)
 {
 	struct quic_long h;
+	bool srv = s->role == DUST_ROLE_SERVER;
+	const uint8_t *cid;
 
-	if (s->profile != DUST_PROFILE_QUIC || s->role != DUST_ROLE_SERVER ||
-	    !quic_long_parse(dg, len, &h) || h.type != DUST_QUIC_TYPE_HANDSHAKE ||
-	    h.version != DUST_QUIC_VERSION || h.dcid_len != s->cid_len || h.scid_len != 0 ||
-	    memcmp(h.dcid, s->cid, s->cid_len) != 0 || h.length != len - h.pn_off ||
-	    h.length < DUST_DATA_MIN_BYTES)
+	if (s->profile != DUST_PROFILE_QUIC || !quic_long_parse(dg, len, &h) ||
+	    h.type != DUST_QUIC_TYPE_HANDSHAKE || h.version != DUST_QUIC_VERSION ||
+	    (srv ? h.dcid_len : h.scid_len) != s->cid_len || (srv ? h.scid_len : h.dcid_len) != 0 ||
+	    h.length != len - h.pn_off || h.length < DUST_DATA_MIN_BYTES)
 		return 0;
-	return h.pn_off;
+	cid = srv ? h.dcid : h.scid;
+	return memcmp(cid, s->cid, s->cid_len) == 0 ? h.pn_off : 0;
+}
+
+DUST_EXPORT int dust_quic_answer_tail_build(struct dust_session *s, struct dust_rng *rng,
+                                            uint32_t now_s, uint8_t *out, size_t cap)
+{
+	size_t pre = dust_quic_hs_prefix(s), total = TAIL_MIN + dust_rng_uniform(rng, TAIL_SPREAD);
+	struct dust_pad pad = {.kind = DUST_PAD_UNIFORM};
+	int r;
+
+	if (s->profile != DUST_PROFILE_QUIC || s->role != DUST_ROLE_SERVER)
+		return -EINVAL;
+	if (cap < total)
+		return -EMSGSIZE;
+	pad.min = pad.max = (uint16_t)(total - pre - DUST_DATA_OVERHEAD);
+	dust_quic_hs_put(s, rng, out, total - pre);
+	r = dust_data_seal(s, rng, &pad, now_s, out + pre, 0, total - pre);
+	return r < 0 ? r : (int)total;
 }

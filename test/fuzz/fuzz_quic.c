@@ -103,6 +103,39 @@ static void try_answer(const uint8_t *data, size_t size)
 	dust_session_wipe(&s);
 }
 
+/*
+ * The first flight's tail as a client reads it (SPEC §12.3): the Handshake
+ * header match, then the Dust packets behind it, for a live client session
+ * whose CID the input may name (keys zero: nothing forged opens, the parse
+ * paths run).
+ */
+static void try_tail(const uint8_t *data, size_t size)
+{
+	static uint8_t buf[65536];
+	static struct dust_session s;
+	struct dust_seg segs[DUST_CHAIN_MAX];
+	enum dust_drop d = DUST_OK;
+	size_t pre;
+
+	if (!s.role) {
+		s.profile = DUST_PROFILE_QUIC;
+		s.role = DUST_ROLE_CLIENT;
+		s.state = DUST_SESSION_LIVE;
+		s.cid_len = DUST_QUIC_SERVER_CID_LEN;
+		memcpy(s.cid, "\x01\x02\x03\x04\x05\x06\x07\x08", 8);
+	}
+	pre = dust_quic_hs_match(&s, data, size);
+	if (pre > size)
+		abort();
+	if (!pre)
+		return;
+	memcpy(buf, data, size);
+	if (dust_datagram_open(&s, &gw.srv.lim, FZ_NOW_S, buf, size, pre, segs, DUST_CHAIN_MAX,
+	                       &d) > DUST_CHAIN_MAX ||
+	    d >= DUST_DROP_MAX)
+		abort();
+}
+
 /* Frames (zero-padded to a 1250-byte datagram) under a correct Initial protection. */
 static void try_frames(const uint8_t *data, size_t size)
 {
@@ -138,5 +171,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	try_intro(data, size);
 	try_answer(data, size);
 	try_frames(data, size);
+	try_tail(data, size);
 	return 0;
 }

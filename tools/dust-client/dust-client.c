@@ -1288,17 +1288,25 @@ static void on_quic_datagram(struct client *c, size_t len)
 	struct dust_seg segs[DUST_CHAIN_MAX];
 	enum dust_drop drop = DUST_OK;
 	unsigned n;
+	size_t pre = 0;
+	bool lng = len && (c->rxbuf[0] & DUST_QUIC_LONG);
 
-	if (len && (c->rxbuf[0] & DUST_QUIC_LONG)) {
+	/* the first flight's tail: a Handshake packet of our server's, holding a keepalive */
+	if (lng && c->cur.role)
+		pre = dust_quic_hs_match(&c->cur, c->rxbuf, len);
+	if (lng && !pre) {
 		on_quic_answer(c, len);
 		return;
 	}
-	if (!c->cur.role || !dust_quic_short_match(&c->cur, c->rxbuf, len)) {
-		c->st.local[LD_QUIC_HEADER]++;
-		return;
+	if (!lng) {
+		if (!c->cur.role || !dust_quic_short_match(&c->cur, c->rxbuf, len)) {
+			c->st.local[LD_QUIC_HEADER]++;
+			return;
+		}
+		pre = dust_quic_rx_prefix(&c->cur);
 	}
-	n = dust_datagram_open(&c->cur, &c->lim, (uint32_t)time(NULL), c->rxbuf, len,
-	                       dust_quic_rx_prefix(&c->cur), segs, DUST_CHAIN_MAX, &drop);
+	n = dust_datagram_open(&c->cur, &c->lim, (uint32_t)time(NULL), c->rxbuf, len, pre, segs,
+	                       DUST_CHAIN_MAX, &drop);
 	if (drop != DUST_OK)
 		c->st.drop[drop]++;
 	if (n)

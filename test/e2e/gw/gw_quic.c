@@ -132,6 +132,30 @@ static int finished(struct cl *c)
 	return 0;
 }
 
+/*
+ * The flight's second datagram (SPEC §12.3): a Handshake packet of 105..141
+ * bytes, from the quic port, holding a keepalive the client opens.
+ */
+static int flight_tail(struct cl *c, size_t budget)
+{
+	uint8_t f[1600];
+	struct dust_seg segs[DUST_CHAIN_MAX];
+	enum dust_drop d = DUST_OK;
+	size_t fl = recv_ring(H.ntx[0], f, sizeof(f)), pre;
+
+	CHECK(fl > 42 && be16(f + 34) == QUIC_PORT && be16(f + 36) == c->a.port,
+	      "no second datagram in the first flight");
+	CHECK(fl - 42 >= 105 && fl - 42 <= 141, "flight tail outside 105..141 bytes");
+	CHECK(fl - 42 <= budget, "first flight over 3x the Initial");
+	pre = dust_quic_hs_match(&c->cur, f + 42, fl - 42);
+	CHECK(pre != 0, "flight tail is not a Handshake packet from the session's CID");
+	CHECK(dust_datagram_open(&c->cur, &H.gw->cfg.lim, (uint32_t)time(NULL), f + 42, fl - 42,
+	                         pre, segs, DUST_CHAIN_MAX, &d) == 1 &&
+	          d == DUST_OK && segs[0].len == 0,
+	      "flight tail holds no keepalive");
+	return 0;
+}
+
 static int intro(struct cl *c, uint8_t *ans, size_t *alen)
 {
 	uint8_t dg[1500], f[1600];
@@ -145,10 +169,11 @@ static int intro(struct cl *c, uint8_t *ans, size_t *alen)
 	CHECK(be16(f + 34) == QUIC_PORT && be16(f + 36) == c->a.port, "answer ports");
 	*alen = fl - 42;
 	memcpy(ans, f + 42, *alen);
-	CHECK(*alen >= 1200 && *alen <= 3 * (size_t)n, "answer size outside 1200..3x");
+	CHECK(*alen == DUST_QUIC_SERVER_DGRAM_MAX, "answer not the cover server's 1252 bytes");
 	CHECK(dust_quic_answer_open(&c->qc, &H.gw->cfg.lim, (uint32_t)time(NULL), ans, *alen,
 	                            &c->cur) == DUST_OK,
 	      "answer does not open");
+	CHECK(flight_tail(c, 3 * (size_t)n - *alen) == 0, "no flight tail");
 	return finished(c);
 }
 

@@ -206,7 +206,8 @@ static int session(const struct dust_invite *inv, unsigned n)
 	int fd = sock_new(), len;
 	ssize_t a;
 	unsigned before;
-	size_t k;
+	size_t k, used = 0;
+	struct dust_seg seg;
 
 	dust_limits_default(&lim);
 	if (dust_identity_generate(&id) != 0)
@@ -221,6 +222,14 @@ static int session(const struct dust_invite *inv, unsigned n)
 	if (poll(&p, 1, 10000) <= 0 || (a = recv(fd, ans, sizeof(ans), 0)) <= 0 ||
 	    dust_quic_answer_open(&qc, &lim, (uint32_t)time(NULL), ans, (size_t)a, &s) != DUST_OK) {
 		printf("session=none\n");
+		return -1;
+	}
+	/* the flight's tail (SPEC §12.3): a Handshake packet holding a keepalive */
+	if (poll(&p, 1, 2000) <= 0 || (a = recv(fd, ans, sizeof(ans), 0)) <= 0 ||
+	    !(k = dust_quic_hs_match(&s, ans, (size_t)a)) ||
+	    dust_data_open(&s, &lim, (uint32_t)time(NULL), ans + k, (size_t)a - k, &seg, &used) !=
+	        DUST_OK) {
+		printf("session=no-flight-tail\n");
 		return -1;
 	}
 	before = replies;

@@ -231,12 +231,13 @@ grep "dust-client stats:" "$W/c30.log"
 stop_pid "$CAPP"
 # client datagrams: 1250-byte long-header Initials (0b1100xxxx, version 1),
 # after each answer one Handshake packet (0b1110xxxx, version 1, the server's
-# CID), or short headers (0b01xxxxxx); server ones: first flights (Initials) or short
+# CID), or short headers (0b01xxxxxx); server ones: first flights (a 1252-byte
+# Initial+Handshake datagram, then a 105..141-byte Handshake tail) or short headers
 /usr/bin/python3 - "$W/quic.pcap" $QPORT <<'PY' || fail "quic wire check"
 import struct, sys
 d, qport = open(sys.argv[1], "rb").read(), int(sys.argv[2])
 link = struct.unpack("<I", d[20:24])[0]
-off, n, init_c, init_s, short, hs_c, bad = 24, 0, 0, 0, 0, 0, []
+off, n, init_c, init_s, short, hs_c, hs_s, bad = 24, 0, 0, 0, 0, 0, 0, []
 top = {True: 0, False: 0}  # largest UDP payload, client to server and back
 while off + 16 <= len(d):
     incl = struct.unpack("<I", d[off + 8:off + 12])[0]
@@ -255,14 +256,21 @@ while off + 16 <= len(d):
                 bad.append("client Initial of %d bytes" % len(u))
         else:
             init_s += 1
+            if len(u) != 1252:
+                bad.append("server first flight of %d bytes" % len(u))
     elif u[0] & 0xf0 == 0xe0 and u[1:5] == b"\0\0\0\1" and dport == qport:
         hs_c += 1
+    elif u[0] & 0xf0 == 0xe0 and u[1:5] == b"\0\0\0\1":
+        hs_s += 1
+        if not 105 <= len(u) <= 141:
+            bad.append("server flight tail of %d bytes" % len(u))
     elif u[0] & 0xc0 == 0x40:
         short += 1
     else:
         bad.append("datagram starting %02x" % u[0])
 print("quic capture: %d datagrams, %d client Initials, %d server first flights, "
-      "%d client Handshake packets, %d short headers" % (n, init_c, init_s, hs_c, short))
+      "%d flight tails, %d client Handshake packets, %d short headers" %
+      (n, init_c, init_s, hs_s, hs_c, short))
 print("largest datagram: client %d (bound 1250), server %d (bound 1252)" % (top[True], top[False]))
 # SPEC §12.4: the cover's own bounds, whatever the inner packets
 if top[True] > 1250 or top[False] > 1252:
@@ -273,6 +281,7 @@ if top[True] < 1230 or top[False] < 1230:
 assert not bad, bad[:5]
 assert init_c >= 3 and init_s >= 2 and short >= 20
 assert hs_c >= 1 and hs_c <= init_s, "one client Handshake packet per answered Initial"
+assert hs_s == init_s, "one flight tail per first flight"
 PY
 
 echo "PASS: netns-client"

@@ -340,6 +340,10 @@ static void quic_accept(struct server *sv, const struct dust_endpoint *ep, size_
 	}
 	sv->quic_intros++;
 	send_to(p, out, (size_t)n);
+	/* the flight's second datagram, as the cover server's (SPEC §12.3) */
+	n = dust_quic_answer_tail_build(&p->s, &sv->rng, (uint32_t)time(NULL), out, sizeof(out));
+	if (n > 0)
+		send_to(p, out, (size_t)n);
 }
 
 /* The session whose CID dg names (short header, or the client's Handshake packet); *off: its Dust.
