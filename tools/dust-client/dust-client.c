@@ -83,6 +83,7 @@ struct opts {
 	bool stats;
 	bool verbose;
 	bool allow_wide_route;
+	bool uniform_sizes; /* --sizes padding */
 };
 
 struct stats {
@@ -207,6 +208,9 @@ static void usage(FILE *f)
 	        "  --keepalive S         keepalive after S idle seconds (default 10)\n"
 	        "  --dead-after S        server silent for S seconds: introduce again\n"
 	        "                        (default 30); retried with backoff until it answers\n"
+	        "  --sizes cover|padding quic profile: data datagrams take the cover's own\n"
+	        "                        sizes (default), or uniform padding as the random\n"
+	        "                        profile's (SPEC §12.4)\n"
 	        "  --stats               print a statistics line on exit\n"
 	        "  -v, --verbose         log each intro and keepalive\n"
 	        "  -h, --help            this text\n"
@@ -245,6 +249,7 @@ enum {
 	OPT_DEAD,
 	OPT_STATS,
 	OPT_ALLOW_WIDE_ROUTE,
+	OPT_SIZES,
 };
 
 static const struct option long_opts[] = {
@@ -261,6 +266,7 @@ static const struct option long_opts[] = {
     {"dead-after", required_argument, NULL, OPT_DEAD},
     {"stats", no_argument, NULL, OPT_STATS},
     {"allow-wide-route", no_argument, NULL, OPT_ALLOW_WIDE_ROUTE},
+    {"sizes", required_argument, NULL, OPT_SIZES},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -311,6 +317,11 @@ static int parse_one(int c, const char *arg, struct opts *o)
 	case OPT_ALLOW_WIDE_ROUTE:
 		o->allow_wide_route = true;
 		return 0;
+	case OPT_SIZES:
+		if (strcmp(arg, "cover") && strcmp(arg, "padding"))
+			return -1;
+		o->uniform_sizes = !strcmp(arg, "padding");
+		return 0;
 	case 'v':
 		o->verbose = true;
 		return 0;
@@ -322,7 +333,7 @@ static int parse_one(int c, const char *arg, struct opts *o)
 /* 0 to run, 1 to exit 0 (help), -1 on a usage error. */
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-	int c;
+	int c, idx = -1;
 
 	*o = (struct opts){.ifname = "dust0",
 	                   .mtu = 0, /* the profile's default: tun_mtu() */
@@ -330,16 +341,18 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	                   .tries = 10,
 	                   .keepalive_s = 10,
 	                   .dead_s = 30};
-	while ((c = getopt_long(argc, argv, "vh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "vh", long_opts, &idx)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
 			return 1;
 		}
 		if (c == '?' || parse_one(c, optarg, o) < 0) {
 			if (c != '?')
-				logmsg("bad value for option '%s'", argv[optind - 1]);
+				logmsg("bad value '%s' for option --%s", optarg ? optarg : "",
+				       idx >= 0 ? long_opts[idx].name : "?");
 			return -1;
 		}
+		idx = -1;
 	}
 	if (optind < argc || !o->key_path || !!o->invite_file == !!o->invite_text) {
 		logmsg("need exactly one of --invite/--invite-text, and --key (see --help)");
@@ -1520,6 +1533,7 @@ static int setup(struct client *c)
 	dust_rng_init(&c->rng);
 	dust_pad_default(&c->pad);
 	c->pad.mtu = (uint16_t)c->dg_max;
+	c->pad.model = !c->o->uniform_sizes;
 	dust_limits_default(&c->lim);
 	return 0;
 }

@@ -34,6 +34,7 @@ struct args {
 	const char *key, *store, *server, *net, *pwfile, *outdir, *tun, *cover_sni;
 	unsigned port, first, count, quic_port;
 	long expiry_s;
+	bool uniform_sizes; /* --sizes padding: the quic profile without the size model */
 };
 
 struct peer {
@@ -475,6 +476,7 @@ static int cmd_serve(const struct args *a)
 	dust_limits_default(&sv.srv.lim);
 	dust_rng_init(&sv.rng);
 	dust_pad_default(&sv.pad);
+	sv.pad.model = !a->uniform_sizes;
 	sv.sock = sock_open(a->server, a->port);
 	sv.qsock = a->quic_port ? sock_open(a->server, a->quic_port) : -1;
 	sv.tun = tun_open(a->tun);
@@ -507,7 +509,8 @@ int main(int argc, char **argv)
 	    {"count", 1, NULL, 'c'},      {"password-file", 1, NULL, 'w'},
 	    {"out-dir", 1, NULL, 'o'},    {"expiry-s", 1, NULL, 'e'},
 	    {"tun", 1, NULL, 't'},        {"quic-port", 1, NULL, 'q'},
-	    {"cover-sni", 1, NULL, 'C'},  {NULL, 0, NULL, 0},
+	    {"cover-sni", 1, NULL, 'C'},  {"sizes", 1, NULL, 'S'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct args a = {.port = 4500, .first = 2, .count = 1, .expiry_s = 86400, .tun = "srv0"};
 	int c;
@@ -552,6 +555,9 @@ int main(int argc, char **argv)
 			break;
 		case 'C':
 			a.cover_sni = optarg;
+			break;
+		case 'S':
+			a.uniform_sizes = !strcmp(optarg, "padding");
 			break;
 		default:
 			return 2;

@@ -1,0 +1,117 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# The same page loads as capture.sh, each through a fresh Dust quic session:
+# headless Chromium in a client namespace loads a page from caddy through
+# dust-client's TUN; the server namespace runs netns-peer (libdust's data path
+# behind a socket and a TUN, the sizes dustgw sends; not dustgw's DPDK burst
+# timing) with caddy on the tunnel address. The capture is the outer UDP on
+# the veth between them: what a censor on the path sees. Inside the tunnel
+# Chromium talks HTTPS over TCP (QUIC's 1200-byte datagrams do not fit the
+# 1197-byte tunnel MTU, SPEC §12.4), as it falls back on any such path.
+#
+#  ns $PFX-c: chromium, dust-client (TUN dust0 10.93.0.30)
+#     $PFX-c 192.168.93.2 ====== $PFX-s 192.168.93.1 (tcpdump here)
+#  ns $PFX-s: netns-peer (udp 443 quic, TUN srv0 10.93.0.1), caddy on 10.93.0.1
+#
+# usage: tunnel-capture.sh NETNS_PEER DUST_CLIENT OUT.pcap [LOADS] [cover|padding]
+#   (root; LOADS default 20; the last argument picks the quic size policy of
+#   both ends, SPEC §12.4, default cover)
+set -e
+set -o pipefail
+
+PEER=$(realpath "$1")
+CLIENT=$(realpath "$2")
+OUT=$(realpath -m "$3")
+LOADS=${4:-20}
+SIZES=${5:-cover}
+HERE=$(dirname "$(realpath "$0")")
+. "$HERE/../../test/e2e/netns/common.sh"
+W=$(mktemp -d /tmp/dust-tunnel-capture.XXXXXX)
+PFX=tc$$
+CLI=$PFX-c
+SRV=$PFX-s
+HOST=www.example.com
+DUMP=
+CL=
+cleanup() {
+	[[ -n $CL ]] && stop_pid "$CL"
+	[[ -n $DUMP ]] && stop_pid "$DUMP"
+	common_cleanup
+	rm -rf "$W"
+}
+trap cleanup EXIT
+
+need_root_tools caddy chromium tcpdump openssl /usr/bin/python3
+[[ $SIZES == cover || $SIZES == padding ]] || fail "size policy '$SIZES': want cover or padding"
+"$HERE/mksite.py" "$W/site" 30
+mkdir -p "$W/inv"
+echo "tunnel capture" >"$W/pw"
+"$PEER" invites --key "$W/srv.key" --store "$W/store" --server 192.168.93.1 --port 443 \
+	--tunnel-net 10.93.0.0/24 --first 30 --count 1 --cover-sni $HOST \
+	--password-file "$W/pw" --out-dir "$W/inv" >/dev/null
+
+ns_add $CLI
+ns_add $SRV
+ip link add $PFX-c netns $CLI type veth peer name $PFX-s netns $SRV
+n $CLI ip addr add 192.168.93.2/24 dev $PFX-c
+n $CLI ip link set $PFX-c up
+n $SRV ip addr add 192.168.93.1/24 dev $PFX-s
+n $SRV ip link set $PFX-s up
+bg SP $SRV "$W/server.log" "$PEER" serve --key "$W/srv.key" --store "$W/store" \
+	--server 192.168.93.1 --port 4500 --quic-port 443 --tun srv0 --sizes "$SIZES"
+wait_for 5 n $SRV ip link show srv0 || { cat "$W/server.log"; fail "server TUN did not appear"; }
+n $SRV ip addr add 10.93.0.1/24 dev srv0
+n $SRV ip link set srv0 up
+
+cat >"$W/Caddyfile" <<CADDY
+{
+	admin off
+	skip_install_trust
+	auto_https disable_redirects
+}
+$HOST {
+	bind 10.93.0.1
+	tls internal
+	root * $W/site
+	file_server
+}
+CADDY
+bg CADDY $SRV "$W/caddy.log" env HOME="$W/caddy" XDG_DATA_HOME="$W/caddy/data" \
+	XDG_CONFIG_HOME="$W/caddy/config" caddy run --config "$W/Caddyfile" --adapter caddyfile
+CRT=$W/caddy/data/caddy/certificates/local/$HOST/$HOST.crt
+wait_for 30 test -s "$CRT" || { cat "$W/caddy.log"; fail "caddy made no certificate"; }
+wait_for 30 n $SRV sh -c "ss -lntH 'sport = :443' | grep -q ." ||
+	{ cat "$W/caddy.log"; fail "caddy does not listen on tcp 443"; }
+PIN=$(openssl x509 -in "$CRT" -pubkey -noout | openssl pkey -pubin -outform der |
+	openssl dgst -sha256 -binary | base64)
+
+bg DUMP $SRV "$W/tcpdump.log" tcpdump -i $PFX-s -U -n -s 96 -Z root -w "$OUT" udp port 443
+wait_for 10 grep -q "listening on" "$W/tcpdump.log" || fail "tcpdump did not start"
+ok=0
+for i in $(seq 1 "$LOADS"); do
+	page=$(((i - 1) % 30 + 1))
+	rm -rf "$W/chromium"
+	# a fresh session each load: a new client process, a new source port
+	bg CL $CLI "$W/client.log" "$CLIENT" --invite "$W/inv/invite-30.txt" --key "$W/c.key" \
+		--password-file "$W/pw" --sizes "$SIZES" --tries 5
+	if wait_for 10 grep -q "connected to" "$W/client.log" &&
+		n $CLI timeout 60 chromium --headless=new --no-sandbox --disable-gpu --no-first-run \
+			--user-data-dir="$W/chromium" --host-resolver-rules="MAP $HOST 10.93.0.1" \
+			--ignore-certificate-errors-spki-list="$PIN" \
+			--dump-dom "https://$HOST/p$page.html" >"$W/dom.html" 2>"$W/chromium.log" &&
+		grep -q "page $page of" "$W/dom.html"; then
+		ok=$((ok + 1))
+	else
+		tail -5 "$W/client.log" "$W/chromium.log"
+	fi
+	stop_pid "$CL"
+	CL=
+	printf '\rtunnel capture: %d/%d loads' "$i" "$LOADS" >&2
+done
+echo >&2
+sleep 1 # the capture's last frames
+stop_pid "$DUMP"
+DUMP=
+echo "tunnel capture ($SIZES): $ok of $LOADS page loads completed, written to $OUT"
+[[ $ok -eq $LOADS ]]
