@@ -5,6 +5,7 @@
  * "--", then its own options; a per-second report and a JSON summary.
  */
 #include <getopt.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include <rte_ethdev.h>
 
 #include "dust-gen.h"
+#include "numopt.h"
 
 static void usage(FILE *f)
 {
@@ -132,6 +134,7 @@ static int parse(int argc, char **argv, struct dg_opts *o)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
+	unsigned long long ull;
 	int c;
 
 	o->net_port = "0";
@@ -148,7 +151,8 @@ static int parse(int argc, char **argv, struct dg_opts *o)
 			o->store = optarg;
 			break;
 		case 'n':
-			o->clients = (unsigned)strtoul(optarg, NULL, 10);
+			if (!numopt_uint("dust-gen", "clients", optarg, 1, UINT_MAX, &o->clients))
+				return -1;
 			break;
 		case 'N':
 			o->net_port = optarg;
@@ -157,34 +161,46 @@ static int parse(int argc, char **argv, struct dg_opts *o)
 			o->dlv_port = optarg;
 			break;
 		case 'p':
-			o->pps = strtoull(optarg, NULL, 10);
+			if (!numopt_ull("dust-gen", "pps", optarg, 0, UINT64_MAX, &ull))
+				return -1;
+			o->pps = ull;
 			break;
 		case 'g':
-			o->gbps = strtod(optarg, NULL);
+			if (!numopt_double("dust-gen", "gbps", optarg, 0, 1e6, &o->gbps))
+				return -1;
 			break;
 		case 's':
-			o->size = (unsigned)strtoul(optarg, NULL, 10);
+			if (!numopt_uint("dust-gen", "size", optarg, DG_MIN_SIZE, DG_MAX_SIZE,
+			                 &o->size))
+				return -1;
 			break;
 		case 'I':
 			o->size = 0;
 			break;
 		case 'd':
-			o->duration_s = strtod(optarg, NULL);
+			if (!numopt_double("dust-gen", "duration", optarg, 0.001, 1e7,
+			                   &o->duration_s))
+				return -1;
 			break;
 		case 'r':
-			o->drain_ms = (unsigned)strtoul(optarg, NULL, 10);
+			if (!numopt_uint("dust-gen", "drain-ms", optarg, 0, 3600000, &o->drain_ms))
+				return -1;
 			break;
 		case 'x':
 			o->search = true;
 			break;
 		case 'l':
-			o->loss_max_pct = strtod(optarg, NULL);
+			if (!numopt_double("dust-gen", "loss-max", optarg, 0, 100,
+			                   &o->loss_max_pct))
+				return -1;
 			break;
 		case 'X':
-			o->search_steps = (unsigned)strtoul(optarg, NULL, 10);
+			if (!numopt_uint("dust-gen", "steps", optarg, 1, 64, &o->search_steps))
+				return -1;
 			break;
 		case 'T':
-			o->stall_ms = (unsigned)strtoul(optarg, NULL, 10);
+			if (!numopt_uint("dust-gen", "stall-ms", optarg, 0, 3600000, &o->stall_ms))
+				return -1;
 			break;
 		case 'j':
 			o->json = optarg;
@@ -202,7 +218,9 @@ static int parse(int argc, char **argv, struct dg_opts *o)
 			o->no_confirm = true;
 			break;
 		case 'L':
-			o->linger_ms = (unsigned)strtoul(optarg, NULL, 10);
+			if (!numopt_uint("dust-gen", "linger-ms", optarg, 0, 3600000,
+			                 &o->linger_ms))
+				return -1;
 			break;
 		case 'V':
 			o->invites = optarg;
@@ -221,13 +239,17 @@ static int parse(int argc, char **argv, struct dg_opts *o)
 			}
 			break;
 		case 'K':
-			o->start_clients = (unsigned)strtoul(optarg, NULL, 10);
+			if (!numopt_uint("dust-gen", "start-clients", optarg, 0, UINT_MAX,
+			                 &o->start_clients))
+				return -1;
 			break;
 		case 'E':
-			o->churn = strtod(optarg, NULL);
+			if (!numopt_double("dust-gen", "churn", optarg, 0, 1e9, &o->churn))
+				return -1;
 			break;
 		case 'i':
-			o->idle_s = (unsigned)strtoul(optarg, NULL, 10);
+			if (!numopt_uint("dust-gen", "idle-s", optarg, 0, 86400, &o->idle_s))
+				return -1;
 			break;
 		default:
 			usage(stderr);

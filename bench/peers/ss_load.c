@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -23,6 +24,7 @@
 
 #include <sodium.h>
 
+#include "numopt.h"
 #include "sha1.h"
 
 enum {
@@ -299,31 +301,41 @@ static void parse(int argc, char **argv, struct opts *o)
 	    {"size", 1, NULL, 's'},   {"count", 1, NULL, 'c'}, {"seconds", 1, NULL, 't'},
 	    {"mem-mb", 1, NULL, 'm'}, {NULL, 0, NULL, 0},
 	};
+	unsigned u;
 	int c;
 
 	*o = (struct opts){.size = 64, .count = 400000, .seconds = 2.0, .mem_mb = 256};
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			o->ss_port = (uint16_t)atoi(optarg);
+			if (!numopt_uint("ss_load", "port", optarg, 1, 65535, &u))
+				usage();
+			o->ss_port = (uint16_t)u;
 			break;
 		case 'P':
-			o->ss_pid = atoi(optarg);
+			if (!numopt_uint("ss_load", "pid", optarg, 1, INT_MAX, &u))
+				usage();
+			o->ss_pid = (int)u;
 			break;
 		case 'k':
 			o->key_b64 = optarg;
 			break;
 		case 's':
-			o->size = (unsigned)atoi(optarg);
+			if (!numopt_uint("ss_load", "size", optarg, 1, 65507, &o->size))
+				usage();
 			break;
 		case 'c':
-			o->count = (unsigned)strtoul(optarg, NULL, 10);
+			if (!numopt_uint("ss_load", "count", optarg, 1, UINT_MAX, &o->count))
+				usage();
 			break;
 		case 't':
-			o->seconds = atof(optarg);
+			if (!numopt_double("ss_load", "seconds", optarg, 0.01, 3600, &o->seconds))
+				usage();
 			break;
 		case 'm':
-			o->mem_mb = strtoul(optarg, NULL, 10);
+			if (!numopt_uint("ss_load", "mem-mb", optarg, 1, 1u << 20, &u))
+				usage();
+			o->mem_mb = u;
 			break;
 		default:
 			usage();

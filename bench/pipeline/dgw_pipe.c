@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@
 #include "frame.h"
 #include "dustgw.h"
 #include "loopprof.h"
+#include "numopt.h"
 #include "prom.h"
 
 #include <arpa/inet.h>
@@ -895,28 +897,39 @@ static void parse(int argc, char **argv, struct opts *o)
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 'w':
-			o->workers = (unsigned)atoi(optarg);
+			if (!numopt_uint("dgw_pipe", "workers", optarg, 1, DGW_MAX_WORKERS,
+			                 &o->workers))
+				usage();
 			break;
 		case 'd':
 			o->encode = !strcmp(optarg, "encode");
 			break;
 		case 's':
-			o->size = strcmp(optarg, "imix") ? (unsigned)atoi(optarg) : IMIX;
+			if (!strcmp(optarg, "imix"))
+				o->size = IMIX;
+			else if (!numopt_uint("dgw_pipe", "size", optarg, 28, 1400, &o->size))
+				usage();
 			break;
 		case 'c':
-			o->clients = (unsigned)atoi(optarg);
+			if (!numopt_uint("dgw_pipe", "clients", optarg, 1, MAX_CLIENTS,
+			                 &o->clients))
+				usage();
 			break;
 		case 't':
-			o->seconds = atof(optarg);
+			if (!numopt_double("dgw_pipe", "seconds", optarg, 0.01, 3600, &o->seconds))
+				usage();
 			break;
 		case 'm':
-			o->max_frames = (unsigned)atoi(optarg);
+			if (!numopt_uint("dgw_pipe", "max-frames", optarg, 1, UINT_MAX,
+			                 &o->max_frames))
+				usage();
 			break;
 		case 'k':
 			o->sw_csum = true;
 			break;
 		case 'M':
-			o->mem_mb = (unsigned)atoi(optarg);
+			if (!numopt_uint("dgw_pipe", "mem-mb", optarg, 64, 1u << 20, &o->mem_mb))
+				usage();
 			break;
 		case 'S':
 			o->suite = dust_suite_parse(optarg);
@@ -927,10 +940,13 @@ static void parse(int argc, char **argv, struct opts *o)
 			o->crypto = optarg;
 			break;
 		case 'j':
-			o->junk = (unsigned)atoi(optarg);
+			if (!numopt_uint("dgw_pipe", "junk", optarg, 0, UINT_MAX, &o->junk))
+				usage();
 			break;
 		case 'P':
-			o->scrape_ms = (unsigned)atoi(optarg);
+			if (!numopt_uint("dgw_pipe", "scrape-ms", optarg, 0, 3600000,
+			                 &o->scrape_ms))
+				usage();
 			break;
 		default:
 			usage();

@@ -98,6 +98,12 @@ expect outdir-midway-clean 0 '^none$' -- sh -c "{ ls '$T' | grep s5; ls -A '$T/m
 # profiles: quic needs a valid cover name; ALPN h3 only; list and show name them
 Q="--store $T/sq --key $T/key --server 192.0.2.1 --tunnel-net 10.7.0.0/24 --store-only"
 expect profile-bad 1 "unknown --profile 'tcp': random or quic" -- "$BIN" create $Q --port 443 --profile tcp
+# numbers are checked whole: "44x" was 44, "x" 0, "-1" 4294967295
+expect num-port 2 "--port '44x': want a whole number in 1..65535" -- "$BIN" create $Q --port 44x
+expect num-port-range 2 "--port '70000': want a whole number in 1..65535" -- "$BIN" create $Q \
+	--port 70000
+expect num-count 2 "--count '-1': want a whole number" -- "$BIN" create $Q --port 443 --count -1
+expect num-expiry 2 "--expiry-days 'x'" -- "$BIN" create $Q --port 443 --expiry-days x
 expect profile-quic-no-sni 1 'profile quic needs --cover-sni' -- "$BIN" create $Q --port 443 --profile quic
 expect profile-bad-sni 1 "cover-sni: cover name 'Bad_Name'" -- "$BIN" create $Q --port 443 \
 	--profile quic --cover-sni Bad_Name

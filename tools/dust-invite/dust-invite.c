@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include <sodium.h>
 
 #include "dust.h"
+#include "numopt.h"
 #include "outdir.h"
 #include "password.h"
 
@@ -624,7 +626,8 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->server = optarg;
 			break;
 		case 'p':
-			o->port = (unsigned)strtoul(optarg, NULL, 10);
+			if (!numopt_uint("dust-invite", "port", optarg, 1, 65535, &o->port))
+				return -1;
 			break;
 		case 't':
 			o->tunnel = optarg;
@@ -633,10 +636,13 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->tunnel_net = optarg;
 			break;
 		case 'n':
-			o->count = (unsigned)strtoul(optarg, NULL, 10);
+			if (!numopt_uint("dust-invite", "count", optarg, 1, UINT_MAX, &o->count))
+				return -1;
 			break;
 		case 'e':
-			o->expiry_days = (unsigned)strtoul(optarg, NULL, 10);
+			if (!numopt_uint("dust-invite", "expiry-days", optarg, 0, 36500,
+			                 &o->expiry_days))
+				return -1;
 			break;
 		case 'd':
 			o->out_dir = optarg;

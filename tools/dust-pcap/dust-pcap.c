@@ -7,11 +7,13 @@
  * dustgw wrote with the manifests; read prints per-flow summaries.
  */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dust-pcap.h"
+#include "numopt.h"
 #include "wire_quic.h"
 
 static const char usage_text[] =
@@ -70,6 +72,13 @@ int die(const char *fmt, const char *arg)
 
 /* ---- main ---------------------------------------------------------------- */
 
+/* A count option: a whole number, or a clear error and exit 1. */
+static void num(const char *arg, const char *opt, unsigned *out)
+{
+	if (!numopt_uint("dust-pcap", opt, arg, 0, UINT_MAX, out))
+		exit(1);
+}
+
 static int parse(int argc, char **argv, struct args *a)
 {
 	static const struct option lo[] = {
@@ -122,10 +131,10 @@ static int parse(int argc, char **argv, struct args *a)
 				a->more_manifest[a->nmore++] = optarg;
 			break;
 		case 'n':
-			a->clients = (unsigned)strtoul(optarg, NULL, 10);
+			num(optarg, "clients", &a->clients);
 			break;
 		case 'p':
-			a->packets = (unsigned)strtoul(optarg, NULL, 10);
+			num(optarg, "packets", &a->packets);
 			break;
 		case 'b':
 			a->bad = 1;
@@ -137,7 +146,7 @@ static int parse(int argc, char **argv, struct args *a)
 			a->reuse = optarg;
 			break;
 		case 'w':
-			a->wrong_key = (unsigned)strtoul(optarg, NULL, 10);
+			num(optarg, "wrong-key", &a->wrong_key);
 			break;
 		case 't':
 			a->stats = optarg;
@@ -146,16 +155,16 @@ static int parse(int argc, char **argv, struct args *a)
 			a->unordered = 1;
 			break;
 		case 'R':
-			a->roam = (unsigned)strtoul(optarg, NULL, 10);
+			num(optarg, "roam", &a->roam);
 			break;
 		case 'T':
-			a->table_max = (unsigned)strtoul(optarg, NULL, 10);
+			num(optarg, "table-max", &a->table_max);
 			break;
 		case '6':
 			a->ip6 = optarg;
 			break;
 		case 'V':
-			a->v6_clients = (unsigned)strtoul(optarg, NULL, 10);
+			num(optarg, "v6-clients", &a->v6_clients);
 			break;
 		case 'P':
 			if (!strcmp(optarg, "quic"))

@@ -160,4 +160,13 @@ if "$DUSTGEN" --lcores 0@0 --no-huge -m 512 --no-pci --file-prefix "$PREFIX-gen"
 fi
 grep -q "quic-profile one: dust-gen sends the random profile only" q.log ||
 	{ cat q.log; fail "dust-gen's refusal of a quic invitation is unclear"; }
+# numbers are checked whole ("1x" was 1, "x" 0), before any port is touched
+for bad in "--clients 1x" "--duration x" "--size 20"; do
+	# shellcheck disable=SC2086 # one option and its value
+	if "$DUSTGEN" --lcores 0@0 --no-huge -m 512 --no-pci --file-prefix "$PREFIX-gen" -- \
+		--store q.store $bad >q.out 2>q.log; then
+		fail "dust-gen took $bad"
+	fi
+	grep -q -- "${bad%% *} '${bad#* }': want a" q.log || { cat q.log; fail "unclear error for $bad"; }
+done
 echo "PASS gw-dust-gen"

@@ -48,4 +48,10 @@ if "$PCAP" gen --profile quic --store rnd.store --key server.key --out x.pcap \
 	fail "gen --profile quic took a random-profile store"
 fi
 grep -q "not a quic one" err.txt || fail "unclear error: $(cat err.txt)"
+# counts are checked whole ("3x" was 3, "x" 0)
+if "$PCAP" gen --profile quic --store inv.store --key server.key --out x.pcap --manifest x.txt \
+	--clients 3x 2>err.txt; then
+	fail "gen took --clients 3x"
+fi
+grep -q -- "--clients '3x': want a whole number" err.txt || fail "unclear error: $(cat err.txt)"
 echo "PASS gw-pcap-quic"
