@@ -156,6 +156,15 @@ struct dgw_worker {
 	unsigned npend;
 	struct dgw_pubwait *pubw; /* answers waiting for publication, oldest first (pubwait.c) */
 	unsigned nwait;
+	/*
+	 * sessmap.c: messages that must never be lost, waiting for ring room,
+	 * oldest first. Each holds at most one per session slot (a slot retires
+	 * once, then waits for its RELEASE), so slots entries never overflow.
+	 */
+	struct dgw_msg *retired_bl; /* RETIRED for the main ring (this worker's) */
+	unsigned retired_bl_n;
+	struct dgw_msg *release_bl; /* RELEASE for this worker's inbox (the main lcore's) */
+	unsigned release_bl_n;
 	uint64_t pub_sent;         /* PUBLISH messages sent */
 	_Atomic uint64_t pub_done; /* of which the main lcore handled (written by main only) */
 	struct dgw_slow *slow;     /* a ring of DGW_SLOW_MAX: slow_n from slow_head (slow.c) */
@@ -345,6 +354,7 @@ int dgw_sessmap_create(struct dgw *gw);
 void dgw_sessmap_free(struct dgw *gw);
 void dgw_sess_publish(struct dgw_worker *w, struct dust_session *s, uint64_t mac);
 void dgw_sess_retired(struct dgw_worker *w, struct dust_session *s);
+void dgw_sess_backlog_flush(struct dgw_worker *w);
 void dgw_sess_note_mac(struct dgw_worker *w, const struct dust_session *s, uint64_t mac);
 void dgw_main_messages(struct dgw *gw);
 int dgw_sessmap_merge(struct dgw *gw);

@@ -164,6 +164,7 @@ enum dgw_ctr {
 	DGW_CTR_COVER_OUT,         /**< frames from the cover server's tap sent on the net port */
 	DGW_CTR_COVER_FLOWS,       /**< quic flows remembered as the cover server's */
 	DGW_CTR_COVER_FLOW_FULL,   /**< flow table full: handed over, not remembered */
+	DGW_CTR_MSG_BACKLOG,       /**< RETIRED messages that waited for room in the main ring */
 	DGW_CTR_MAX
 };
 

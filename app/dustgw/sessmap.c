@@ -42,6 +42,17 @@
  *   which both swaps happen. A revoked invitation's published session gets
  *   REVOKE (as EVICT); a PUBLISH for a revoked invitation is answered with
  *   REVOKE instead of being published.
+ * - No slot is lost to a full ring: RETIRED (worker -> main) and RELEASE
+ *   (main -> worker) that find their ring full wait in a backlog of their
+ *   sender's, oldest first, and go before anything else of theirs once
+ *   there is room (the worker's housekeeping, the main loop). A slot has
+ *   at most one of each outstanding, so a backlog of one place per slot
+ *   never overflows: sized, not guessed. Only the delay is unbounded. A
+ *   RETIRED or RELEASE that waits only goes later than messages about
+ *   other slots, which is harmless (a stale EVICT finds its slot RETIRING).
+ *   Other messages are still dropped on a full ring, each with a recovery:
+ *   PUBLISH and PUBLISHED by pubwait's timeout, PERSIST and DURABLE by
+ *   pending's.
  * - Ordering: main is the only producer of a worker's inbox, and it sends
  *   EVICT(s) (if at all) before it can have deferred s, so an EVICT always
  *   arrives before the RELEASE of the same slot: a stale EVICT finds the
@@ -54,6 +65,37 @@
 #include <rte_malloc.h>
 
 #include "dgw_pvt.h"
+
+/* RELEASEs that waited for room in w's inbox, oldest first (main lcore). */
+static void release_flush(struct dgw_worker *w)
+{
+	unsigned n = rte_ring_enqueue_burst_elem(w->inbox, w->release_bl, sizeof(w->release_bl[0]),
+	                                         w->release_bl_n, NULL);
+
+	memmove(w->release_bl, w->release_bl + n, sizeof(w->release_bl[0]) * (w->release_bl_n - n));
+	w->release_bl_n -= n;
+}
+
+/* A RELEASE is never lost: behind the others waiting, or at once. */
+static void send_release(struct dgw *gw, struct dgw_msg *m)
+{
+	struct dgw_worker *w = m->wid < gw->nworkers ? gw->w[m->wid] : NULL;
+
+	if (!w)
+		return;
+	if (w->release_bl_n)
+		release_flush(w);
+	if (!w->release_bl_n && rte_ring_enqueue_elem(w->inbox, m, sizeof(*m)) == 0)
+		return;
+	if (w->release_bl_n == dust_session_table_slots(w->tab)) {
+		/* more RELEASEs than slots: a slot was released twice, a bug */
+		DGW_LOG(ERR, "release backlog of worker %u full, message lost", m->wid);
+		return;
+	}
+	if (!w->release_bl_n)
+		DGW_LOG(WARNING, "inbox of worker %u full: slot releases wait", m->wid);
+	w->release_bl[w->release_bl_n++] = *m;
+}
 
 static int send_inbox(struct dgw *gw, uint16_t wid, struct dgw_msg *m)
 {
@@ -72,7 +114,7 @@ static void dq_free(void *p, void *e, unsigned int n)
 
 	for (unsigned i = 0; i < n; i++) {
 		m[i].type = DGW_MSG_RELEASE;
-		send_inbox(gw, m[i].wid, &m[i]);
+		send_release(gw, &m[i]);
 	}
 }
 
@@ -180,6 +222,12 @@ int dgw_sessmap_create(struct dgw *gw)
 		                         (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 		if (!gw->w[i]->inbox)
 			return -ENOMEM;
+		gw->w[i]->retired_bl =
+		    rte_malloc("dgw_retired_bl", sizeof(struct dgw_msg) * per, 0);
+		gw->w[i]->release_bl =
+		    rte_malloc("dgw_release_bl", sizeof(struct dgw_msg) * per, 0);
+		if (!gw->w[i]->retired_bl || !gw->w[i]->release_bl)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -189,8 +237,11 @@ void dgw_sessmap_free(struct dgw *gw)
 	if (gw->dq)
 		rte_rcu_qsbr_dq_delete(gw->dq);
 	for (unsigned i = 0; i < gw->nworkers; i++)
-		if (gw->w[i])
+		if (gw->w[i]) {
 			rte_ring_free(gw->w[i]->inbox);
+			rte_free(gw->w[i]->retired_bl);
+			rte_free(gw->w[i]->release_bl);
+		}
 	rte_ring_free(gw->to_main);
 	rte_hash_free(gw->tunnel_map);
 	rte_free(gw->rcu);
@@ -206,6 +257,19 @@ static void to_main(struct dgw_worker *w, uint8_t type, struct dust_session *s, 
 		DGW_LOG(ERR, "main ring full, message %u from worker %u lost", type, w->wid);
 }
 
+/* RETIREDs that waited for room in the main ring, oldest first (housekeeping). */
+void dgw_sess_backlog_flush(struct dgw_worker *w)
+{
+	unsigned n;
+
+	if (!w->retired_bl_n)
+		return;
+	n = rte_ring_enqueue_burst_elem(w->gw->to_main, w->retired_bl, sizeof(w->retired_bl[0]),
+	                                w->retired_bl_n, NULL);
+	memmove(w->retired_bl, w->retired_bl + n, sizeof(w->retired_bl[0]) * (w->retired_bl_n - n));
+	w->retired_bl_n -= n;
+}
+
 void dgw_sess_publish(struct dgw_worker *w, struct dust_session *s, uint64_t mac)
 {
 	w->pub_sent++;
@@ -215,7 +279,19 @@ void dgw_sess_publish(struct dgw_worker *w, struct dust_session *s, uint64_t mac
 /* s left its owner's table (lifecycle.c): main unpublishes it and defers its slot. */
 void dgw_sess_retired(struct dgw_worker *w, struct dust_session *s)
 {
-	to_main(w, DGW_MSG_RETIRED, s, 0);
+	struct dgw_msg m = {
+	    .type = DGW_MSG_RETIRED, .wid = (uint8_t)w->wid, .idx = s->invite_idx, .s = s};
+
+	/* never lost, never ahead of an older one: its slot comes back only through it */
+	dgw_sess_backlog_flush(w);
+	if (!w->retired_bl_n && rte_ring_enqueue_elem(w->gw->to_main, &m, sizeof(m)) == 0)
+		return;
+	if (w->retired_bl_n == dust_session_table_slots(w->tab)) {
+		DGW_LOG(ERR, "retired backlog of worker %u full, a slot lost", w->wid); /* a bug */
+		return;
+	}
+	w->retired_bl[w->retired_bl_n++] = m;
+	w->st.ctr[DGW_CTR_MSG_BACKLOG]++;
 }
 
 void dgw_sess_note_mac(struct dgw_worker *w, const struct dust_session *s, uint64_t mac)
@@ -273,9 +349,10 @@ static void main_publish(struct dgw *gw, const struct dgw_msg *m)
 
 static void main_retired(struct dgw *gw, struct dgw_msg *m)
 {
-	struct dgw_pub *p = &gw->pub[m->idx];
+	struct dgw_pub *p = m->idx < gw->ninv ? &gw->pub[m->idx] : NULL;
 
-	if (atomic_load_explicit(&p->s, memory_order_relaxed) == m->s) {
+	/* an index past ninv was never published (its merge failed): the slot still comes back */
+	if (p && atomic_load_explicit(&p->s, memory_order_relaxed) == m->s) {
 		atomic_store_explicit(&p->s, NULL, memory_order_release);
 		pthread_mutex_lock(&gw->pub_lock);
 		gw->published--;
@@ -394,15 +471,18 @@ void dgw_main_messages(struct dgw *gw)
 	struct dgw_msg m[64];
 	unsigned n;
 
+	for (unsigned i = 0; i < gw->nworkers; i++)
+		if (gw->w[i]->release_bl_n)
+			release_flush(gw->w[i]);
 	do {
 		n = rte_ring_dequeue_burst_elem(gw->to_main, m, sizeof(m[0]), RTE_DIM(m), NULL);
 		for (unsigned i = 0; i < n; i++) {
-			if (m[i].idx >= gw->ninv)
-				continue;
-			if (m[i].type == DGW_MSG_PUBLISH)
-				main_publish(gw, &m[i]);
-			else if (m[i].type == DGW_MSG_RETIRED)
+			if (m[i].type == DGW_MSG_RETIRED)
 				main_retired(gw, &m[i]);
+			else if (m[i].idx >= gw->ninv)
+				continue;
+			else if (m[i].type == DGW_MSG_PUBLISH)
+				main_publish(gw, &m[i]);
 			else if (m[i].type == DGW_MSG_PERSIST || m[i].type == DGW_MSG_FRESH)
 				main_store(gw, &m[i], &b);
 		}

@@ -40,6 +40,7 @@ static const char *const ctr_names[DGW_CTR_MAX] = {
     [DGW_CTR_COVER_OUT] = "cover_out",
     [DGW_CTR_COVER_FLOWS] = "cover_flows",
     [DGW_CTR_COVER_FLOW_FULL] = "cover_flow_full",
+    [DGW_CTR_MSG_BACKLOG] = "msg_backlogged",
 };
 
 static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {

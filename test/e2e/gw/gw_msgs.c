@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gw-msgs: the lcores' messages and the store's reload, over the real
+ * gateway functions (dustgw_core) called one after another from one thread,
+ * no loop, so that each failure is forced exactly (issue 21 item 7):
+ * - F1: a store reload that fails part-way (a bad line after a new
+ *   invitation, a corrupt journal line after a revocation) still merges
+ *   what it indexed and still cuts the revoked session;
+ * - F2: a RETIRED that finds the main ring full and a RELEASE that finds
+ *   the worker's inbox full are not lost: the slot comes back.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_eal.h>
+
+#include "dgw_pvt.h"
+
+enum { NINV = 2 };
+
+static struct {
+	struct dgw *gw;
+	struct dgw_config cfg;
+	struct dust_identity srv;
+	const char *why;
+} T;
+
+#define CHECK(cond, msg)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			T.why = msg;                                                               \
+			printf("check failed at line %d: %s\n", __LINE__, #cond);                  \
+			return -1;                                                                 \
+		}                                                                                  \
+	} while (0)
+
+static int invite_new(struct dust_invite *inv, unsigned i)
+{
+	struct dust_ipaddr addr, tun;
+
+	dust_ipaddr_parse(&addr, "10.0.0.1");
+	dust_ipaddr_parse(&tun, "10.9.0.0");
+	tun.a[3] = (uint8_t)(i + 2);
+	return dust_invite_new(inv, &T.srv, &addr, 4433, &tun, 16, time(NULL) + 3600);
+}
+
+static int make_store(const char *dir)
+{
+	struct dust_store *st;
+	struct dust_invite inv;
+
+	snprintf(T.cfg.key_file, sizeof(T.cfg.key_file), "%s/server.key", dir);
+	snprintf(T.cfg.store_path, sizeof(T.cfg.store_path), "%s/inv.store", dir);
+	remove(T.cfg.store_path);
+	if (dust_identity_generate(&T.srv) || dust_identity_save(&T.srv, T.cfg.key_file))
+		return -1;
+	st = dust_store_open(T.cfg.store_path, DUST_STORE_CREATE);
+	if (!st)
+		return -1;
+	for (unsigned i = 0; i < NINV; i++)
+		if (invite_new(&inv, i) || dust_store_add(st, &inv))
+			return -1;
+	if (dust_store_save(st))
+		return -1;
+	dust_store_close(st);
+	return 0;
+}
+
+/* Pass every message both ways a few times, as the loops would. */
+static void settle(void)
+{
+	for (unsigned i = 0; i < 600; i++) {
+		dgw_main_messages(T.gw);
+		dgw_worker_inbox(T.gw->w[0]);
+	}
+}
+
+/* A live session of invitation idx on worker 0, published (PUBLISH, PUBLISHED). */
+static struct dust_session *live(uint32_t idx, uint8_t host)
+{
+	struct dgw_worker *w = T.gw->w[0];
+	struct dust_session *s = dust_session_table_reserve(w->tab);
+
+	if (!s)
+		return NULL;
+	memset(s, 0, sizeof(*s));
+	s->invite_idx = idx;
+	s->peer.ip.family = 4;
+	memcpy(s->peer.ip.a, (uint8_t[]){198, 18, 0, host}, 4);
+	s->peer.port = 20000;
+	if (dust_session_table_insert(w->tab, s) != 0)
+		return NULL;
+	dgw_sess_publish(w, s, 0);
+	settle();
+	return s;
+}
+
+static struct dust_session *published(uint32_t idx)
+{
+	return idx < T.gw->ninv ? atomic_load(&T.gw->pub[idx].s) : NULL;
+}
+
+/* A slot is back on the free list: wiped, neither live nor waiting for its release. */
+static bool slot_free(const struct dust_session *s)
+{
+	return s->state != DUST_SESSION_LIVE && s->state != DUST_SESSION_RETIRING;
+}
+
+static int append(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "a");
+
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+/*
+ * F1: another writer adds invitation NINV and revokes invitation 0; then a
+ * bad line lands after each (the invitations file, the journal). Each
+ * reload fails, the first after indexing the new invitation, the second
+ * after applying the revocation.
+ */
+static int f1_partial_reload(void)
+{
+	struct dust_store *st = dust_store_open(T.cfg.store_path, 0);
+	struct dust_session *s0 = live(0, 1), *s2;
+	struct dust_invite inv;
+	char journal[DGW_PATH_MAX + 8];
+
+	CHECK(st && s0 && published(0) == s0, "setup: invitation 0 has no published session");
+	printf("gw-msgs: F1: a new invitation, then a bad line; a revocation, then a bad line\n");
+	CHECK(invite_new(&inv, NINV) == 0 && dust_store_add(st, &inv) == 0 &&
+	          dust_store_save(st) == 0,
+	      "setup: second writer");
+	CHECK(append(T.cfg.store_path, "I 00zz\n") == 0, "setup: bad invitation line");
+	CHECK(dust_store_revoke(st, dust_store_at(st, 0), (uint64_t)time(NULL)) == 0,
+	      "setup: revoke");
+	snprintf(journal, sizeof(journal), "%s.bind", T.cfg.store_path);
+	CHECK(append(journal, "X corrupt\n") == 0, "setup: bad journal line");
+	dust_store_close(st);
+
+	dgw_store_poll(T.gw);
+	CHECK(T.gw->reload_failing, "the reload did not fail: the test forces nothing");
+	CHECK(dust_store_count(T.gw->srv.store) == NINV + 1, "the new invitation was not indexed");
+	CHECK(T.gw->ninv == NINV + 1, "an indexed invitation was not merged (pub[], tunnel map)");
+	dgw_store_poll(T.gw);
+	CHECK(T.gw->reload_failing, "the journal's bad line did not fail the reload");
+	CHECK(__atomic_load_n(&dust_store_at(T.gw->srv.store, 0)->revoked, __ATOMIC_ACQUIRE),
+	      "the revocation before the bad line was not applied");
+	settle();
+	CHECK(T.gw->w[0]->st.ctr[DGW_CTR_SESS_REVOKED] == 1,
+	      "the session of the revoked invitation was not cut");
+	CHECK(!published(0) && slot_free(s0), "the revoked session's slot did not come back");
+
+	/* workers find the new invitation by its tag: its messages must count */
+	s2 = live(NINV, 2);
+	CHECK(s2 && published(NINV) == s2, "the new invitation's session was not published");
+	dgw_sess_retire(T.gw->w[0], s2);
+	settle();
+	CHECK(!published(NINV) && slot_free(s2), "the new invitation's slot did not come back");
+	return 0;
+}
+
+/* Fill r with messages that mean nothing (type 0) until it takes no more. */
+static unsigned fill(struct rte_ring *r)
+{
+	struct dgw_msg junk = {.type = 0, .idx = UINT32_MAX};
+	unsigned n = 0;
+
+	while (rte_ring_enqueue_elem(r, &junk, sizeof(junk)) == 0)
+		n++;
+	return n;
+}
+
+/* F2: RETIRED into a full main ring, RELEASE into a full inbox. */
+static int f2_full_rings(void)
+{
+	struct dgw_worker *w = T.gw->w[0];
+	struct dust_session *s = live(1, 3);
+	uint64_t backlog0 = w->st.ctr[DGW_CTR_MSG_BACKLOG];
+	unsigned n;
+
+	CHECK(s && published(1) == s, "setup: invitation 1 has no published session");
+	n = fill(T.gw->to_main);
+	printf("gw-msgs: F2: RETIRED into a full main ring (%u messages)\n", n);
+	dgw_sess_retire(w, s);
+	CHECK(w->st.ctr[DGW_CTR_MSG_BACKLOG] == backlog0 + 1, "msg_backlogged not counted");
+	settle();
+	CHECK(!published(1), "a RETIRED was lost: the session is still published");
+	CHECK(slot_free(s), "a RETIRED was lost: its slot never came back");
+
+	s = live(1, 4);
+	CHECK(s && published(1) == s, "setup: invitation 1 has no published session");
+	n = fill(w->inbox);
+	printf("gw-msgs: F2: RELEASE into a full inbox (%u messages)\n", n);
+	dgw_sess_retire(w, s);
+	dgw_main_messages(T.gw); /* RETIRED: deferred, reclaimed (no reader online), RELEASE */
+	CHECK(!published(1), "RETIRED not handled");
+	settle();
+	CHECK(rte_ring_count(w->inbox) == 0, "the inbox did not drain");
+	CHECK(slot_free(s), "a RELEASE was lost: its slot never came back");
+	CHECK(dust_session_table_live(w->tab) == 0, "sessions left live");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int n = rte_eal_init(argc, argv);
+
+	if (n < 0 || argc - n < 2 || dust_init() != 0) {
+		fprintf(stderr, "usage: gw-msgs EAL-ARGS -- WORKDIR\n");
+		return 1;
+	}
+	dgw_config_defaults(&T.cfg);
+	dust_ipaddr_parse(&T.cfg.ip4, "10.0.0.1");
+	T.cfg.queues = 1;
+	T.cfg.sessions_per_lcore = 8;
+	if (make_store(argv[n + 1]) || !(T.gw = dgw_create(&T.cfg))) {
+		fprintf(stderr, "gw-msgs: setup failed\n");
+		return 1;
+	}
+	if (f1_partial_reload() == 0)
+		(void)f2_full_rings();
+	dgw_destroy(T.gw);
+	if (T.why) {
+		printf("FAIL: %s\n", T.why);
+		return 1;
+	}
+	printf("PASS gw-msgs\n");
+	return 0;
+}
