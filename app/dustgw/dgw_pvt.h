@@ -82,6 +82,7 @@ struct dgw_rx {
 	uint8_t *dg;  /* UDP payload (quic data: after the short header) */
 	uint16_t len;
 	uint8_t profile; /* enum dust_profile, from the UDP port */
+	bool handed;     /* came over the handoff ring: never handed on again (quic.c) */
 };
 
 #define DGW_BUSY UINT64_MAX
@@ -117,6 +118,13 @@ struct dgw_pubwait {
 	struct dust_rx_result held_res[DGW_PENDING_HOLD];
 };
 
+/* quic.c: a short header for the worker that owns its CID (RSS sent it elsewhere) */
+enum { DGW_HANDOFF_RING = 1024 };
+struct dgw_handoff {
+	struct rte_mbuf *m;
+	struct dgw_rx rx;
+};
+
 /* slow.c: a datagram from an endpoint with no session, waiting for its turn */
 enum { DGW_SLOW_MAX = 1024, DGW_SLOW_EPS = 4096 };
 struct dgw_slow {
@@ -137,6 +145,7 @@ struct dgw_worker {
 	struct dust_eph eph[DGW_EPH_POOL];
 	unsigned neph;
 	struct rte_hash *cid_map; /* server CID -> quic session, for address moves */
+	struct rte_ring *handoff; /* short headers of this worker's CIDs from others, MP/SC */
 	uint32_t now_s;
 	uint64_t now_ms;
 	/* TSC when the last RX burst was done; DGW_BUSY while one is handled */
@@ -182,6 +191,7 @@ struct dgw {
 	uint16_t net_port, dlv_port;
 	uint16_t cover_port; /* the cover server's tap, when cover_on (cover.c) */
 	bool cover_on;
+	uint32_t cid_seed; /* secret: which worker a server CID names (cid.c) */
 	bool ports_owned;
 	struct rte_ether_addr net_mac, dlv_mac;
 	struct rte_ether_addr dlv_dst;
@@ -330,7 +340,10 @@ void dgw_quic_worker_free(struct dgw_worker *w);
 void dgw_quic_cid_add(struct dgw_worker *w, struct dust_session *s);
 void dgw_quic_cid_del(struct dgw_worker *w, const struct dust_session *s);
 struct dust_session *dgw_quic_cid_find(struct dgw_worker *w, const uint8_t *dg, uint16_t len);
+uint16_t dgw_quic_cid_owner(const struct dgw *gw, const uint8_t *cid);
+void dgw_quic_cid_pick(struct dgw_worker *w, struct dust_session *s);
 bool dgw_quic_short(struct dgw_rx *rx, struct dust_session **s);
+unsigned dgw_quic_handoff_poll(struct dgw_worker *w);
 void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx);
 
 /* eph.c: the server shares of accepted intros */
