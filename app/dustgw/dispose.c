@@ -244,7 +244,6 @@ void dgw_quic_answer(struct dgw_worker *w, struct rte_mbuf *m, struct dust_sessi
 	uint8_t *pkt;
 	int r;
 
-	dgw_quic_cid_pick(w, s); /* before the client learns it: it names this worker */
 	dgw_quic_cid_add(w, s);
 	m->data_off = RTE_PKTMBUF_HEADROOM;
 	m->data_len = 0;
