@@ -113,6 +113,7 @@ struct dgw_pubwait {
 	struct dust_quic_accept acc; /* quic profile: what the answer needs */
 	uint64_t since_tsc;
 	uint16_t nheld;
+	uint16_t prev, next; /* the list oldest first, or the free list (next only) */
 	struct rte_mbuf *held[DGW_PENDING_HOLD]; /* later datagrams of s, opened */
 	struct dgw_rx held_rx[DGW_PENDING_HOLD];
 	struct dust_rx_result held_res[DGW_PENDING_HOLD];
@@ -163,8 +164,10 @@ struct dgw_worker {
 	uint32_t nap_us;
 	struct dgw_pending *pend; /* first uses waiting for durability, then scratch (pending.c) */
 	unsigned npend;
-	struct dgw_pubwait *pubw; /* answers waiting for publication, oldest first (pubwait.c) */
+	struct dgw_pubwait *pubw; /* answers waiting for publication; entries never move */
 	unsigned nwait;
+	uint16_t pubw_head, pubw_tail, pubw_free; /* oldest, newest, a free entry (pubwait.c) */
+	uint16_t *pubw_map;                       /* session -> entry + 1, open addressing */
 	/*
 	 * sessmap.c: messages that must never be lost, waiting for ring room,
 	 * oldest first. Each holds at most one per session slot (a slot retires

@@ -7,12 +7,16 @@
  *   invitation, a corrupt journal line after a revocation) still merges
  *   what it indexed and still cuts the revoked session;
  * - F2: a RETIRED that finds the main ring full and a RELEASE that finds
- *   the worker's inbox full are not lost: the slot comes back.
+ *   the worker's inbox full are not lost: the slot comes back;
+ * - F3: answers waiting for publication: found, unlinked from the middle,
+ *   expired oldest first, every place reusable (with the cost of a data
+ *   datagram's lookup beside 1 and 1024 waiting, printed).
  */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
+#include <rte_cycles.h>
 #include <rte_eal.h>
 
 #include "dgw_pvt.h"
@@ -206,6 +210,112 @@ static int f2_full_rings(void)
 	return 0;
 }
 
+/* ---- F3: the answers waiting for publication (pubwait.c) ---- */
+
+static struct dust_session fake[DGW_PENDING_MAX + 1];
+
+static struct rte_mbuf *mbuf(void)
+{
+	return rte_pktmbuf_alloc(dgw_pool(T.gw));
+}
+
+static int hold(unsigned i)
+{
+	struct dgw_rx rx = {.profile = DUST_PROFILE_RANDOM};
+	struct dust_rx_result res = {.nseg = 1};
+	struct rte_mbuf *m = mbuf();
+
+	if (!m)
+		return -1;
+	if (!dgw_pubwait_hold(T.gw->w[0], &fake[i], m, &rx, &res, NULL)) {
+		rte_pktmbuf_free(m);
+		return 1;
+	}
+	return 0;
+}
+
+/* The session whose answer waits longest (any age counts as expired here). */
+static const struct dust_session *oldest(void)
+{
+	return dgw_pubwait_expired(T.gw->w[0], UINT64_MAX / 2);
+}
+
+static double ns_per(uint64_t tsc, unsigned n)
+{
+	return (double)tsc * 1e9 / (double)rte_get_tsc_hz() / n;
+}
+
+/*
+ * What a data datagram of an established session pays while answers wait
+ * (dgw_datagram_done asks pubwait whether its session is held), with one
+ * and with DGW_PENDING_MAX waiting: printed, side by side, not asserted.
+ */
+static double take_ns(void)
+{
+	struct dust_rx_result res = {.nseg = 1};
+	struct dgw_rx rx = {.profile = DUST_PROFILE_RANDOM};
+	struct dust_session other;
+	uint64_t t0 = rte_rdtsc();
+	unsigned taken = 0;
+
+	for (unsigned i = 0; i < 100000; i++)
+		taken += dgw_pubwait_take(T.gw->w[0], NULL, &rx, &other, &res);
+	return taken ? -1 : ns_per(rte_rdtsc() - t0, 100000);
+}
+
+static int f3_pubwait(void)
+{
+	struct dgw_worker *w = T.gw->w[0];
+	struct dust_rx_result res = {.nseg = 1};
+	struct dgw_rx rx = {.profile = DUST_PROFILE_RANDOM};
+	double one, full, drop_ns;
+	uint64_t t0;
+	unsigned kept = 0;
+
+	printf("gw-msgs: F3: %u answers waiting: lookups, order, capacity\n", DGW_PENDING_MAX);
+	CHECK(hold(0) == 0, "hold");
+	one = take_ns();
+	for (unsigned i = 1; i < DGW_PENDING_MAX; i++)
+		CHECK(hold(i) == 0, "hold");
+	CHECK(hold(DGW_PENDING_MAX) == 1 && w->nwait == DGW_PENDING_MAX, "more than the cap held");
+	full = take_ns();
+	CHECK(one > 0 && full > 0, "a session that waits for nothing was taken");
+	/* a later datagram of a waiting session is held with it */
+	{
+		struct rte_mbuf *m = mbuf();
+
+		CHECK(m && dgw_pubwait_take(w, m, &rx, &fake[700], &res),
+		      "not held with its answer");
+	}
+	/* every third from the middle, then the oldest: the rest keep their order */
+	t0 = rte_rdtsc();
+	for (unsigned i = 1; i < DGW_PENDING_MAX; i += 3)
+		dgw_pubwait_drop(w, &fake[i]);
+	drop_ns = ns_per(rte_rdtsc() - t0, (DGW_PENDING_MAX + 1) / 3);
+	CHECK(oldest() == &fake[0], "the oldest is not first");
+	dgw_pubwait_drop(w, &fake[0]);
+	CHECK(oldest() == &fake[2], "order lost after unlinking from the middle");
+	for (unsigned i = 2; i < DGW_PENDING_MAX; i++) {
+		if (i % 3 == 1)
+			continue;
+		CHECK(oldest() == &fake[i], "an entry left early or came back out of order");
+		kept++;
+		dgw_pubwait_drop(w, &fake[i]);
+	}
+	CHECK(w->nwait == 0 && kept == DGW_PENDING_MAX - 1 - (DGW_PENDING_MAX + 1) / 3,
+	      "entries lost");
+	/* every place is free again */
+	for (unsigned i = 0; i < DGW_PENDING_MAX; i++)
+		CHECK(hold(i) == 0, "a place did not come back");
+	for (unsigned i = DGW_PENDING_MAX; i-- > 0;)
+		dgw_pubwait_drop(w, &fake[i]);
+	CHECK(w->nwait == 0, "entries left");
+	printf("gw-msgs: F3: is this session waiting? %.1f ns with 1 waiting, %.1f ns with %u "
+	       "(%.2fx); an unlink from the middle %.1f ns\n",
+	       one, full, DGW_PENDING_MAX, full / one, drop_ns);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int n = rte_eal_init(argc, argv);
@@ -222,8 +332,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gw-msgs: setup failed\n");
 		return 1;
 	}
-	if (f1_partial_reload() == 0)
-		(void)f2_full_rings();
+	if (f1_partial_reload() == 0 && f2_full_rings() == 0)
+		(void)f3_pubwait();
 	dgw_destroy(T.gw);
 	if (T.why) {
 		printf("FAIL: %s\n", T.why);
