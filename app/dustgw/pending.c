@@ -90,7 +90,11 @@ static bool belongs(struct dgw_worker *w, const struct dgw_pending *p, const str
 	enum dust_drop d;
 	unsigned n;
 
-	if (rx->profile == DUST_PROFILE_QUIC || rx->len > sizeof(dg))
+	/* quic: only an Initial of the same invitation (a retransmission, or a restart) */
+	if (rx->profile == DUST_PROFILE_QUIC)
+		return dust_quic_intro_peek(&w->gw->srv, rx->dg, rx->len) ==
+		       (int64_t)p->s.invite_idx;
+	if (rx->len > sizeof(dg))
 		return true;
 	if (dust_intro_peek(&w->gw->srv, rx->dg, rx->len) == (int64_t)p->s.invite_idx)
 		return true;
@@ -116,6 +120,9 @@ bool dgw_pending_take(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw
 	if (!p)
 		return false;
 	if (!belongs(w, p, rx)) {
+		/* quic: the intro path decides (another invitation's, or the cover server's) */
+		if (rx->profile == DUST_PROFILE_QUIC)
+			return false;
 		dgw_drop_m(w, m, DUST_DROP_AUTH);
 		return true;
 	}

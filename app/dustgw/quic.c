@@ -156,10 +156,17 @@ void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)
 			dgw_datagram_done(w, m, rx, s, &res, false);
 			return;
 		}
-		/* a client Initial (maybe a restart from the same address), else nothing we take */
-		if (dust_quic_is_initial(rx->dg, rx->len))
+		/*
+		 * A client Initial (maybe a restart from the same address), else
+		 * nothing we take. While the endpoint's first use waits for its
+		 * binding, a later Initial waits behind it and is tried once it is
+		 * live: a client that restarted gets the answer to its newer one.
+		 */
+		if (dust_quic_is_initial(rx->dg, rx->len)) {
+			if (!s && dgw_pending_take(w, m, rx))
+				return;
 			dgw_intro_path(w, m, rx, s, DUST_OK);
-		else if (!s && dgw_cover_on(w))
+		} else if (!s && dgw_cover_on(w))
 			dgw_cover_take(w, m, &rx->ep); /* unknown versions, 0-RTT, Handshake... */
 		else
 			dgw_drop_m(w, m, DGW_DROP_QUIC_LONG);

@@ -34,7 +34,7 @@ static struct ringgw H;
 static struct {
 	struct dust_rng rng;
 	struct dust_pad pad;
-	struct cl c[NQ + 1]; /* NQ quic clients, then one random-profile client */
+	struct cl c[NQ + 2]; /* NQ quic clients, one random-profile client, a spare quic one */
 	struct dust_invite stranger;
 	uint64_t sent;
 	const char *why;
@@ -669,25 +669,66 @@ static int send_q(unsigned q, const struct dust_endpoint *from, const uint8_t *d
 	return rg_send(&H, q, from, QUIC_PORT, dg, len);
 }
 
-/* c introduces on worker q (its session lives there), then sends its Handshake packet. */
-static int intro_on(struct cl *c, unsigned q)
+/* c's Handshake packet on worker q, answered with a keepalive. */
+static int confirm_on(struct cl *c, unsigned q)
 {
 	uint8_t dg[1500], f[1600];
-	int n = dust_quic_intro_build(&c->inv, &c->id, &T.rng, rg_now_ms(), dg, sizeof(dg), &c->qc);
-	size_t fl, pre;
+	size_t pre = dust_quic_hs_prefix(&c->cur);
+	int n;
 
-	CHECK(n > 0 && send_q(q, &c->a, dg, (size_t)n) == 0, "intro");
-	fl = recv_ring(H.ntx[q], f, sizeof(f));
-	CHECK(fl > 42 && dust_quic_answer_open(&c->qc, &H.gw->cfg.lim, (uint32_t)time(NULL), f + 42,
-	                                       fl - 42, &c->cur) == DUST_OK,
-	      "no answer from the intro's worker");
-	pre = dust_quic_hs_prefix(&c->cur);
 	n = dust_data_seal(&c->cur, &T.rng, &T.pad, (uint32_t)time(NULL), dg + pre, 0,
 	                   sizeof(dg) - pre);
 	CHECK(n > 0, "seal");
 	dust_quic_hs_put(&c->cur, &T.rng, dg, (size_t)n);
 	CHECK(send_q(q, &c->a, dg, pre + (size_t)n) == 0, "handshake");
 	CHECK(recv_ring(H.ntx[q], f, sizeof(f)) > 43, "no keepalive for the Handshake packet");
+	return 0;
+}
+
+/* c introduces on worker q (its session lives there), then sends its Handshake packet. */
+static int intro_on(struct cl *c, unsigned q)
+{
+	uint8_t dg[1500], f[1600];
+	int n = dust_quic_intro_build(&c->inv, &c->id, &T.rng, rg_now_ms(), dg, sizeof(dg), &c->qc);
+	size_t fl;
+
+	CHECK(n > 0 && send_q(q, &c->a, dg, (size_t)n) == 0, "intro");
+	fl = recv_ring(H.ntx[q], f, sizeof(f));
+	CHECK(fl > 42 && dust_quic_answer_open(&c->qc, &H.gw->cfg.lim, (uint32_t)time(NULL), f + 42,
+	                                       fl - 42, &c->cur) == DUST_OK,
+	      "no answer from the intro's worker");
+	return confirm_on(c, q);
+}
+
+/*
+ * F6 (issue 21): c's first use, and at once (one burst, so the binding is
+ * still being written) a restarted Initial from the same address, as a
+ * client that gave up on the first sends. The restart must be answered,
+ * and the session it opens carry data: the abandoned Initial must not win.
+ */
+static int restart_pending(struct cl *c, unsigned q)
+{
+	uint8_t a[1500], b[1500], f[1600];
+	struct dust_quic_client old;
+	uint64_t now = rg_now_ms();
+	int na = dust_quic_intro_build(&c->inv, &c->id, &T.rng, now, a, sizeof(a), &old);
+	int nb = dust_quic_intro_build(&c->inv, &c->id, &T.rng, now + 5, b, sizeof(b), &c->qc);
+	struct rte_mbuf *m[2] = {NULL, NULL};
+	bool answered = false;
+	size_t fl;
+
+	dust_quic_client_wipe(&old);
+	CHECK(na > 0 && nb > 0, "intro build");
+	m[0] = rg_dg_mbuf(&H, &c->a, QUIC_PORT, a, (size_t)na);
+	m[1] = rg_dg_mbuf(&H, &c->a, QUIC_PORT, b, (size_t)nb);
+	CHECK(m[0] && m[1] && rte_ring_enqueue_burst(H.nrx[q], (void **)m, 2, NULL) == 2,
+	      "enqueue");
+	/* the abandoned Initial's answer may come first: the client ignores it */
+	for (int k = 0; k < 4 && !answered && (fl = recv_ring(H.ntx[q], f, sizeof(f))) > 42; k++)
+		answered = dust_quic_answer_open(&c->qc, &H.gw->cfg.lim, (uint32_t)time(NULL),
+		                                 f + 42, fl - 42, &c->cur) == DUST_OK;
+	CHECK(answered, "the restarted Initial got no answer: the abandoned one won");
+	CHECK(confirm_on(c, q) == 0, T.why);
 	return 0;
 }
 
@@ -768,6 +809,9 @@ static int phases_moves(void)
 	       MQ);
 	for (unsigned i = 0; i < NQ; i++)
 		CHECK(intro_on(&T.c[i], i) == 0, T.why);
+	printf("gw-quic moves: a restarted Initial while the first use is written\n");
+	CHECK(restart_pending(&T.c[NQ + 1], MQ - 1) == 0, T.why);
+	CHECK(up_via(&T.c[NQ + 1], &T.c[NQ + 1].a, MQ - 1, MQ - 1, 0x5f) == 0, T.why);
 	for (unsigned i = 0; i < NQ; i++) {
 		struct cl *c = &T.c[i];
 		struct dust_endpoint moved = c->a;
@@ -789,7 +833,8 @@ static int phases_moves(void)
 	CHECK(sum_ctr(DGW_CTR_HANDOFF_TX) == 2 * NQ && sum_ctr(DGW_CTR_HANDOFF_RX) == 2 * NQ,
 	      "not every moved datagram crossed once");
 	CHECK(sum_ctr(DGW_CTR_QUIC_MIGRATED) == NQ, "not every session moved once");
-	CHECK(sum_ctr(DGW_CTR_INTRO_OK) == NQ, "a move took a new intro");
+	/* NQ first uses, and the restart's two (its first use, then its restart) */
+	CHECK(sum_ctr(DGW_CTR_INTRO_OK) == NQ + 2, "a move took a new intro");
 	return 0;
 }
 
@@ -826,8 +871,8 @@ static int make_store(const char *dir, struct dgw_config *cfg)
 
 	if (!st)
 		return -1;
-	for (unsigned i = 0; i <= NQ; i++)
-		if (make_client(st, &srv, i, i < NQ ? DUST_PROFILE_QUIC : DUST_PROFILE_RANDOM))
+	for (unsigned i = 0; i <= NQ + 1; i++)
+		if (make_client(st, &srv, i, i != NQ ? DUST_PROFILE_QUIC : DUST_PROFILE_RANDOM))
 			return -1;
 	/* the stranger's invitation names this gateway's key but is in no store */
 	dust_ipaddr_parse(&addr, "10.0.0.1");
