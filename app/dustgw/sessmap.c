@@ -248,13 +248,15 @@ void dgw_sessmap_free(struct dgw *gw)
 	rte_free(gw->pub);
 }
 
-static void to_main(struct dgw_worker *w, uint8_t type, struct dust_session *s, uint64_t mac)
+static int to_main(struct dgw_worker *w, uint8_t type, struct dust_session *s, uint64_t mac)
 {
 	struct dgw_msg m = {
 	    .type = type, .wid = (uint8_t)w->wid, .idx = s->invite_idx, .s = s, .mac = mac};
 
-	if (rte_ring_enqueue_elem(w->gw->to_main, &m, sizeof(m)) != 0)
-		DGW_LOG(ERR, "main ring full, message %u from worker %u lost", type, w->wid);
+	if (rte_ring_enqueue_elem(w->gw->to_main, &m, sizeof(m)) == 0)
+		return 0;
+	DGW_LOG(ERR, "main ring full, message %u from worker %u lost", type, w->wid);
+	return -ENOBUFS;
 }
 
 /* RETIREDs that waited for room in the main ring, oldest first (housekeeping). */
@@ -272,8 +274,9 @@ void dgw_sess_backlog_flush(struct dgw_worker *w)
 
 void dgw_sess_publish(struct dgw_worker *w, struct dust_session *s, uint64_t mac)
 {
-	w->pub_sent++;
-	to_main(w, DGW_MSG_PUBLISH, s, mac);
+	/* only what the ring took: replay waits for main to have handled as many (replay.c) */
+	if (to_main(w, DGW_MSG_PUBLISH, s, mac) == 0)
+		w->pub_sent++;
 }
 
 /* s left its owner's table (lifecycle.c): main unpublishes it and defers its slot. */
@@ -313,10 +316,19 @@ static void published(struct dgw *gw, uint8_t wid)
 
 static void main_publish(struct dgw *gw, const struct dgw_msg *m)
 {
-	struct dgw_pub *p = &gw->pub[m->idx];
-	struct dust_session *old = atomic_load_explicit(&p->s, memory_order_relaxed);
-	uint16_t old_wid = p->wid;
+	struct dgw_pub *p;
+	struct dust_session *old;
+	uint16_t old_wid;
 	struct dgw_msg pd = *m;
+
+	/* past pub[] (its merge failed): never published, but handled (replay counts them) */
+	if (m->idx >= gw->ninv) {
+		published(gw, m->wid);
+		return;
+	}
+	p = &gw->pub[m->idx];
+	old = atomic_load_explicit(&p->s, memory_order_relaxed);
+	old_wid = p->wid;
 
 	/* accepted just before its revocation reached the worker: never published */
 	if (__atomic_load_n(&dust_store_at(gw->srv.store, m->idx)->revoked, __ATOMIC_ACQUIRE)) {
@@ -479,10 +491,10 @@ void dgw_main_messages(struct dgw *gw)
 		for (unsigned i = 0; i < n; i++) {
 			if (m[i].type == DGW_MSG_RETIRED)
 				main_retired(gw, &m[i]);
-			else if (m[i].idx >= gw->ninv)
-				continue;
 			else if (m[i].type == DGW_MSG_PUBLISH)
 				main_publish(gw, &m[i]);
+			else if (m[i].idx >= gw->ninv)
+				continue;
 			else if (m[i].type == DGW_MSG_PERSIST || m[i].type == DGW_MSG_FRESH)
 				main_store(gw, &m[i], &b);
 		}

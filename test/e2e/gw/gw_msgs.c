@@ -210,6 +210,44 @@ static int f2_full_rings(void)
 	return 0;
 }
 
+/*
+ * F7: replay answers an intro once the main lcore has handled as many
+ * PUBLISH as the worker sent (pub_done == pub_sent, replay.c), waiting up
+ * to 10 s otherwise. A PUBLISH the full ring refused, or one for an index
+ * past pub[], must leave the two equal, or every later intro waits 10 s.
+ */
+static int f7_publish_count(void)
+{
+	struct dgw_worker *w = T.gw->w[0];
+	struct dust_session *s = live(1, 5), *t;
+	unsigned n;
+
+	CHECK(s && published(1) == s, "setup: invitation 1 has no published session");
+	CHECK(atomic_load(&w->pub_done) == w->pub_sent, "setup: counts differ already");
+	n = fill(T.gw->to_main);
+	printf("gw-msgs: F7: PUBLISH into a full main ring (%u messages)\n", n);
+	dgw_sess_publish(w, s, 0); /* refused by the ring */
+	settle();
+	CHECK(atomic_load(&w->pub_done) == w->pub_sent,
+	      "a PUBLISH the ring refused was counted as sent");
+	printf("gw-msgs: F7: PUBLISH for an index past pub[]\n");
+	t = dust_session_table_reserve(w->tab);
+	CHECK(t, "setup: no slot");
+	memset(t, 0, sizeof(*t));
+	t->invite_idx = T.gw->ninv + 7;
+	t->peer.ip.family = 4;
+	memcpy(t->peer.ip.a, (uint8_t[]){198, 18, 0, 6}, 4);
+	CHECK(dust_session_table_insert(w->tab, t) == 0, "setup: insert");
+	dgw_sess_publish(w, t, 0);
+	settle();
+	CHECK(atomic_load(&w->pub_done) == w->pub_sent, "a PUBLISH past pub[] was never counted");
+	dgw_sess_retire(w, t);
+	dgw_sess_retire(w, s);
+	settle();
+	CHECK(slot_free(t) && slot_free(s) && !published(1), "slots not back");
+	return 0;
+}
+
 /* ---- F3: the answers waiting for publication (pubwait.c) ---- */
 
 static struct dust_session fake[DGW_PENDING_MAX + 1];
@@ -332,7 +370,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gw-msgs: setup failed\n");
 		return 1;
 	}
-	if (f1_partial_reload() == 0 && f2_full_rings() == 0)
+	if (f1_partial_reload() == 0 && f2_full_rings() == 0 && f7_publish_count() == 0)
 		(void)f3_pubwait();
 	dgw_destroy(T.gw);
 	if (T.why) {
