@@ -321,8 +321,15 @@ static void main_publish(struct dgw *gw, const struct dgw_msg *m)
 	uint16_t old_wid;
 	struct dgw_msg pd = *m;
 
-	/* past pub[] (its merge failed): never published, but handled (replay counts them) */
-	if (m->idx >= gw->ninv) {
+	/*
+	 * Past pub[] (its merge failed), or s already retired (its RETIRED is
+	 * behind this in the ring, or in the worker's backlog): never
+	 * published, and the session published now keeps its place, but
+	 * handled (replay counts them). s's slot is still readable: it is
+	 * released only after its RETIRED, which the worker sent after this.
+	 */
+	if (m->idx >= gw->ninv ||
+	    __atomic_load_n(&m->s->state, __ATOMIC_ACQUIRE) != DUST_SESSION_LIVE) {
 		published(gw, m->wid);
 		return;
 	}

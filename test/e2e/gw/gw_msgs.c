@@ -248,6 +248,47 @@ static int f7_publish_count(void)
 	return 0;
 }
 
+/* A session of idx at 198.18.0.host in the worker's table, not published yet. */
+static struct dust_session *inserted(uint32_t idx, uint8_t host)
+{
+	struct dgw_worker *w = T.gw->w[0];
+	struct dust_session *s = dust_session_table_reserve(w->tab);
+
+	if (!s)
+		return NULL;
+	memset(s, 0, sizeof(*s));
+	s->invite_idx = idx;
+	s->peer.ip.family = 4;
+	memcpy(s->peer.ip.a, (uint8_t[]){198, 18, 0, host}, 4);
+	return dust_session_table_insert(w->tab, s) == 0 ? s : NULL;
+}
+
+/*
+ * F8: a session published and retired before the main lcore reads its
+ * PUBLISH (an answer pubwait had no room for, a replaced intro) must not
+ * take the place of the client's working session, nor evict it.
+ */
+static int f8_retired_publish(void)
+{
+	struct dgw_worker *w = T.gw->w[0];
+	struct dust_session *s0 = live(1, 7), *s1 = inserted(1, 8);
+	uint64_t evicted = w->st.ctr[DGW_CTR_SESS_EVICTED];
+
+	printf("gw-msgs: F8: PUBLISH, then RETIRED, of a second session of a working client\n");
+	CHECK(s0 && s1 && published(1) == s0, "setup");
+	dgw_sess_publish(w, s1, 0);
+	dgw_sess_retire(w, s1);
+	settle();
+	CHECK(w->st.ctr[DGW_CTR_SESS_EVICTED] == evicted && s0->state == DUST_SESSION_LIVE,
+	      "a PUBLISH of a retired session evicted the working one");
+	CHECK(published(1) == s0, "the working session is no longer published");
+	CHECK(slot_free(s1) && atomic_load(&w->pub_done) == w->pub_sent, "s1 not finished");
+	dgw_sess_retire(w, s0);
+	settle();
+	CHECK(slot_free(s0) && !published(1), "slot not back");
+	return 0;
+}
+
 /* ---- F3: the answers waiting for publication (pubwait.c) ---- */
 
 static struct dust_session fake[DGW_PENDING_MAX + 1];
@@ -370,7 +411,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gw-msgs: setup failed\n");
 		return 1;
 	}
-	if (f1_partial_reload() == 0 && f2_full_rings() == 0 && f7_publish_count() == 0)
+	if (f1_partial_reload() == 0 && f2_full_rings() == 0 && f7_publish_count() == 0 &&
+	    f8_retired_publish() == 0)
 		(void)f3_pubwait();
 	dgw_destroy(T.gw);
 	if (T.why) {
