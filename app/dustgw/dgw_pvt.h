@@ -97,7 +97,8 @@ struct dgw_pending {
 	struct dgw_rx rx;
 	uint16_t consumed;
 	uint16_t nheld;
-	bool first_use; /* a binding; else an etcd returning client's freshness */
+	uint16_t prev, next; /* the list in arrival order, or the free list (next only) */
+	bool first_use;      /* a binding; else an etcd returning client's freshness */
 	uint64_t since_tsc;
 	struct dust_quic_accept acc;             /* quic profile: what the answer needs */
 	struct rte_mbuf *held[DGW_PENDING_HOLD]; /* later datagrams from the endpoint */
@@ -164,6 +165,7 @@ struct dgw_worker {
 	uint32_t nap_us;
 	struct dgw_pending *pend; /* first uses waiting for durability, then scratch (pending.c) */
 	unsigned npend;
+	uint16_t pend_head, pend_tail, pend_free; /* oldest, newest, a free entry (pending.c) */
 	struct dgw_pubwait *pubw; /* answers waiting for publication; entries never move */
 	unsigned nwait;
 	uint16_t pubw_head, pubw_tail, pubw_free; /* oldest, newest, a free entry (pubwait.c) */
@@ -303,6 +305,7 @@ void dgw_slow_spend(struct dgw_worker *w, uint64_t tsc);
 void dgw_slow_free(struct dgw_worker *w);
 
 /* pending.c: done and expire release entries to *out for the caller to finish */
+int dgw_pending_init(struct dgw_worker *w);
 bool dgw_pending_hold(struct dgw_worker *w, struct dust_session *s, struct rte_mbuf *m,
                       const struct dgw_rx *rx, size_t consumed, const struct dust_quic_accept *acc,
                       bool first_use);

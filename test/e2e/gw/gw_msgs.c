@@ -395,6 +395,87 @@ static int f3_pubwait(void)
 	return 0;
 }
 
+/* ---- F3: first uses waiting for their binding (pending.c) ---- */
+
+/* Fake first use i (invitation idx) from 198.19.i/8.i: held, its PERSIST thrown away. */
+static int pend(unsigned i, uint32_t idx)
+{
+	struct dgw_rx rx = {.profile = DUST_PROFILE_RANDOM};
+	struct dust_session s;
+	struct dgw_msg junk[64];
+	struct rte_mbuf *m = mbuf();
+
+	memset(&s, 0, sizeof(s));
+	s.invite_idx = idx;
+	rx.ep.ip.family = 4;
+	memcpy(rx.ep.ip.a, (uint8_t[]){198, 19, (uint8_t)(i >> 8), (uint8_t)i}, 4);
+	rx.ep.port = 30000;
+	if (!m || !dgw_pending_hold(T.gw->w[0], &s, m, &rx, 0, NULL, true))
+		return -1;
+	while (rte_ring_dequeue_burst_elem(T.gw->to_main, junk, sizeof(junk[0]), 64, NULL))
+		;
+	return 0;
+}
+
+/* DURABLE(idx): what it released, its mbufs freed; the first one's endpoint's third byte. */
+static unsigned durable(uint32_t idx, uint8_t *first)
+{
+	struct dgw_pending *out;
+	unsigned n = dgw_pending_done(T.gw->w[0], idx, &out);
+
+	for (unsigned i = 0; i < n; i++) {
+		if (i == 0 && first)
+			*first = out[i].rx.ep.ip.a[3];
+		rte_pktmbuf_free(out[i].m);
+		dust_session_wipe(&out[i].s);
+	}
+	return n;
+}
+
+static bool holds(unsigned i)
+{
+	struct dust_endpoint ep = {
+	    .ip = {.family = 4, .a = {198, 19, (uint8_t)(i >> 8), (uint8_t)i}}, .port = 30000};
+
+	return dgw_pending_holds(T.gw->w[0], &ep);
+}
+
+static int f3_pending(void)
+{
+	struct dgw_worker *w = T.gw->w[0];
+	uint64_t t0, t;
+	uint8_t first = 0;
+	unsigned n = 0;
+
+	printf("gw-msgs: F3: %u first uses waiting: DURABLE from the middle, order, capacity\n",
+	       DGW_PENDING_MAX);
+	/* entries 10 and 500 share invitation 5000: released together, in arrival order */
+	for (unsigned i = 0; i < DGW_PENDING_MAX; i++)
+		CHECK(pend(i, i == 500 ? 5000 + 10 : 5000 + i) == 0, "hold");
+	CHECK(w->npend == DGW_PENDING_MAX && pend(9999, 1) != 0, "more than the cap held");
+	CHECK(durable(5000 + 10, &first) == 2 && first == 10, "not released in arrival order");
+	CHECK(!holds(10) && !holds(500) && holds(11) && holds(499) && holds(501),
+	      "the wrong entries left");
+	/* DURABLEs from the middle out: each takes only its own */
+	t0 = rte_rdtsc();
+	for (unsigned i = 100; i < 900; i += 2)
+		n += i != 500 ? durable(5000 + i, NULL) : 0;
+	t = rte_rdtsc() - t0;
+	CHECK(n == 399 && w->npend == DGW_PENDING_MAX - 2 - 399, "released the wrong count");
+	CHECK(holds(101) && !holds(102) && holds(899), "the wrong entries left");
+	/* places come back: fill up again, then release everything */
+	for (unsigned i = 0; w->npend < DGW_PENDING_MAX; i++)
+		CHECK(pend(2000 + i, 9000 + i) == 0, "a place did not come back");
+	for (unsigned i = 0; i < DGW_PENDING_MAX; i++)
+		(void)durable(5000 + i, NULL);
+	for (unsigned i = 0; i < DGW_PENDING_MAX; i++)
+		(void)durable(9000 + i, NULL);
+	CHECK(w->npend == 0, "entries left");
+	printf("gw-msgs: F3: a DURABLE with ~%u first uses waiting: %.0f ns\n",
+	       DGW_PENDING_MAX - 200, ns_per(t, 399));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int n = rte_eal_init(argc, argv);
@@ -412,8 +493,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (f1_partial_reload() == 0 && f2_full_rings() == 0 && f7_publish_count() == 0 &&
-	    f8_retired_publish() == 0)
-		(void)f3_pubwait();
+	    f8_retired_publish() == 0 && f3_pubwait() == 0)
+		(void)f3_pending();
 	dgw_destroy(T.gw);
 	if (T.why) {
 		printf("FAIL: %s\n", T.why);
