@@ -63,7 +63,7 @@ void dgw_store_poll(struct dgw *gw)
 		dust_store_reclaim(st);
 	}
 	/* a failed reload may have applied revocations before its bad record */
-	if (changed != 0) {
+	if (changed != 0 || gw->revoke_retry) {
 		revoked = dgw_sessmap_revoke(gw);
 		if (changed > 0 || revoked)
 			DGW_LOG(INFO,

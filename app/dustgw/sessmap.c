@@ -564,10 +564,17 @@ int dgw_sessmap_merge(struct dgw *gw)
 	return 0;
 }
 
+/*
+ * REVOKE to the owner of every published session of a revoked invitation.
+ * One that finds its inbox full is sent again by the next scan, which
+ * live.c runs while gw->revoke_retry is set: a revoked session is never
+ * left up for want of ring room (a duplicate REVOKE is ignored).
+ */
 unsigned dgw_sessmap_revoke(struct dgw *gw)
 {
 	unsigned sent = 0;
 
+	gw->revoke_retry = false;
 	for (uint32_t i = 0; i < gw->ninv; i++) {
 		struct dust_store_entry *e = dust_store_at(gw->srv.store, i);
 		struct dgw_pub *p = &gw->pub[i];
@@ -580,7 +587,10 @@ unsigned dgw_sessmap_revoke(struct dgw *gw)
 			struct dgw_msg rv = {
 			    .type = DGW_MSG_REVOKE, .wid = (uint8_t)p->wid, .idx = i, .s = s};
 
-			sent += send_inbox(gw, p->wid, &rv) == 0;
+			if (send_inbox(gw, p->wid, &rv) == 0)
+				sent++;
+			else
+				gw->revoke_retry = true;
 		}
 	}
 	return sent;

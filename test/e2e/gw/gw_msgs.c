@@ -21,7 +21,7 @@
 
 #include "dgw_pvt.h"
 
-enum { NINV = 2 };
+enum { NINV = 3 };
 
 static struct {
 	struct dgw *gw;
@@ -121,6 +121,48 @@ static int append(const char *path, const char *text)
 	return fclose(f);
 }
 
+/* Fill r with messages that mean nothing (type 0) until it takes no more. */
+static unsigned fill(struct rte_ring *r)
+{
+	struct dgw_msg junk = {.type = 0, .idx = UINT32_MAX};
+	unsigned n = 0;
+
+	while (rte_ring_enqueue_elem(r, &junk, sizeof(junk)) == 0)
+		n++;
+	return n;
+}
+
+/*
+ * F2's REVOKE: invitation 2 is revoked while its worker's inbox is full.
+ * The REVOKE is sent again by the next poll, though the store has nothing
+ * new: the revoked session is cut. (First: F1 leaves a corrupt journal.)
+ */
+static int revoke_full_inbox(void)
+{
+	struct dgw_worker *w = T.gw->w[0];
+	struct dust_store *st = dust_store_open(T.cfg.store_path, 0);
+	struct dust_session *s = live(2, 10);
+	uint64_t revoked = w->st.ctr[DGW_CTR_SESS_REVOKED];
+	unsigned n;
+
+	CHECK(st && s && published(2) == s, "setup: invitation 2 has no published session");
+	CHECK(dust_store_revoke(st, dust_store_at(st, 2), (uint64_t)time(NULL)) == 0,
+	      "setup: revoke");
+	dust_store_close(st);
+	n = fill(w->inbox);
+	printf("gw-msgs: F2: REVOKE into a full inbox (%u messages)\n", n);
+	dgw_store_poll(T.gw);
+	CHECK(__atomic_load_n(&dust_store_at(T.gw->srv.store, 2)->revoked, __ATOMIC_ACQUIRE),
+	      "setup: the revocation was not read");
+	settle();             /* the inbox drains; the REVOKE was not in it */
+	dgw_store_poll(T.gw); /* nothing new in the store */
+	settle();
+	CHECK(w->st.ctr[DGW_CTR_SESS_REVOKED] == revoked + 1,
+	      "a REVOKE that found the inbox full was never sent again");
+	CHECK(!published(2) && slot_free(s), "the revoked session's slot did not come back");
+	return 0;
+}
+
 /*
  * F1: another writer adds invitation NINV and revokes invitation 0; then a
  * bad line lands after each (the invitations file, the journal). Each
@@ -131,6 +173,7 @@ static int f1_partial_reload(void)
 {
 	struct dust_store *st = dust_store_open(T.cfg.store_path, 0);
 	struct dust_session *s0 = live(0, 1), *s2;
+	uint64_t revoked0 = T.gw->w[0]->st.ctr[DGW_CTR_SESS_REVOKED];
 	struct dust_invite inv;
 	char journal[DGW_PATH_MAX + 8];
 
@@ -155,7 +198,7 @@ static int f1_partial_reload(void)
 	CHECK(__atomic_load_n(&dust_store_at(T.gw->srv.store, 0)->revoked, __ATOMIC_ACQUIRE),
 	      "the revocation before the bad line was not applied");
 	settle();
-	CHECK(T.gw->w[0]->st.ctr[DGW_CTR_SESS_REVOKED] == 1,
+	CHECK(T.gw->w[0]->st.ctr[DGW_CTR_SESS_REVOKED] == revoked0 + 1,
 	      "the session of the revoked invitation was not cut");
 	CHECK(!published(0) && slot_free(s0), "the revoked session's slot did not come back");
 
@@ -166,17 +209,6 @@ static int f1_partial_reload(void)
 	settle();
 	CHECK(!published(NINV) && slot_free(s2), "the new invitation's slot did not come back");
 	return 0;
-}
-
-/* Fill r with messages that mean nothing (type 0) until it takes no more. */
-static unsigned fill(struct rte_ring *r)
-{
-	struct dgw_msg junk = {.type = 0, .idx = UINT32_MAX};
-	unsigned n = 0;
-
-	while (rte_ring_enqueue_elem(r, &junk, sizeof(junk)) == 0)
-		n++;
-	return n;
 }
 
 /* F2: RETIRED into a full main ring, RELEASE into a full inbox. */
@@ -492,8 +524,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gw-msgs: setup failed\n");
 		return 1;
 	}
-	if (f1_partial_reload() == 0 && f2_full_rings() == 0 && f7_publish_count() == 0 &&
-	    f8_retired_publish() == 0 && f3_pubwait() == 0)
+	if (revoke_full_inbox() == 0 && f1_partial_reload() == 0 && f2_full_rings() == 0 &&
+	    f7_publish_count() == 0 && f8_retired_publish() == 0 && f3_pubwait() == 0)
 		(void)f3_pending();
 	dgw_destroy(T.gw);
 	if (T.why) {
