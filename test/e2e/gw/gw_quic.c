@@ -805,13 +805,18 @@ static uint64_t sum_ctr(unsigned c)
  */
 static int phases_moves(void)
 {
+	uint64_t t0 = rg_now_ms();
+
 	printf("gw-quic moves: %d clients on %d workers, each NAT moves to the next worker\n", NQ,
 	       MQ);
 	for (unsigned i = 0; i < NQ; i++)
 		CHECK(intro_on(&T.c[i], i) == 0, T.why);
-	printf("gw-quic moves: a restarted Initial while the first use is written\n");
+	printf("gw-quic moves: (%" PRIu64
+	       " ms) a restarted Initial while the first use is written\n",
+	       rg_now_ms() - t0);
 	CHECK(restart_pending(&T.c[NQ + 1], MQ - 1) == 0, T.why);
 	CHECK(up_via(&T.c[NQ + 1], &T.c[NQ + 1].a, MQ - 1, MQ - 1, 0x5f) == 0, T.why);
+	printf("gw-quic moves: (%" PRIu64 " ms) the moves\n", rg_now_ms() - t0);
 	for (unsigned i = 0; i < NQ; i++) {
 		struct cl *c = &T.c[i];
 		struct dust_endpoint moved = c->a;
@@ -823,8 +828,9 @@ static int phases_moves(void)
 		CHECK(published_at(i, moved.port), "the moved session was never published");
 		CHECK(down_via(c, third, moved.port, (uint8_t)(0x80 + i)) == 0, T.why);
 	}
-	printf("gw-quic moves: handed over %" PRIu64 ", taken %" PRIu64 ", moved %" PRIu64 "\n",
-	       sum_ctr(DGW_CTR_HANDOFF_TX), sum_ctr(DGW_CTR_HANDOFF_RX),
+	printf("gw-quic moves: (%" PRIu64 " ms) handed over %" PRIu64 ", taken %" PRIu64
+	       ", moved %" PRIu64 "\n",
+	       rg_now_ms() - t0, sum_ctr(DGW_CTR_HANDOFF_TX), sum_ctr(DGW_CTR_HANDOFF_RX),
 	       sum_ctr(DGW_CTR_QUIC_MIGRATED));
 	for (unsigned w = 0; w < MQ; w++)
 		CHECK(rg_drop(&H, w, DGW_DROP_QUIC_NO_SESSION) == 0 &&
@@ -833,6 +839,11 @@ static int phases_moves(void)
 	CHECK(sum_ctr(DGW_CTR_HANDOFF_TX) == 2 * NQ && sum_ctr(DGW_CTR_HANDOFF_RX) == 2 * NQ,
 	      "not every moved datagram crossed once");
 	CHECK(sum_ctr(DGW_CTR_QUIC_MIGRATED) == NQ, "not every session moved once");
+	/* each CID names the worker that holds its session (1 in 4^4 by chance without the pick) */
+	for (unsigned i = 0; i < NQ; i++)
+		CHECK(dgw_quic_cid_owner(H.gw, T.c[i].cur.cid) == i, "a CID names another worker");
+	CHECK(dgw_quic_cid_owner(H.gw, T.c[NQ + 1].cur.cid) == MQ - 1,
+	      "a CID names another worker");
 	/* NQ first uses, and the restart's two (its first use, then its restart) */
 	CHECK(sum_ctr(DGW_CTR_INTRO_OK) == NQ + 2, "a move took a new intro");
 	return 0;
