@@ -52,7 +52,8 @@
  *   other slots, which is harmless (a stale EVICT finds its slot RETIRING).
  *   Other messages are still dropped on a full ring, each with a recovery:
  *   PUBLISH and PUBLISHED by pubwait's timeout, PERSIST and DURABLE by
- *   pending's.
+ *   pending's, REVOKE by the next store poll (gw->revoke_retry); a lost
+ *   EVICT leaves the old session until its idle expiry.
  * - Ordering: main is the only producer of a worker's inbox, and it sends
  *   EVICT(s) (if at all) before it can have deferred s, so an EVICT always
  *   arrives before the RELEASE of the same slot: a stale EVICT finds the
