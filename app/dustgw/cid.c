@@ -7,6 +7,7 @@
  */
 #include <rte_hash.h>
 #include <rte_jhash.h>
+#include <rte_ring.h>
 
 #include "dgw_pvt.h"
 
@@ -37,17 +38,55 @@ int dgw_quic_worker_init(struct dgw_worker *w)
 
 	static _Atomic unsigned seq; /* several gateways may share a process (bench, tests) */
 
+	unsigned n = atomic_fetch_add(&seq, 1);
+
 	if (!w->gw->cfg.quic_port)
 		return 0; /* no quic port: no session ever has a server CID */
-	snprintf(name, sizeof(name), "dgw_cid_%u_%u", w->wid, atomic_fetch_add(&seq, 1));
+	if (w->wid == 0) {
+		struct dust_rng r;
+
+		dust_rng_init(&r);
+		dust_rng_bytes(&r, &w->gw->cid_seed, sizeof(w->gw->cid_seed));
+		dust_rng_wipe(&r);
+	}
+	snprintf(name, sizeof(name), "dgw_cid_%u_%u", w->wid, n);
 	w->cid_map = rte_hash_create(&p);
-	return w->cid_map ? 0 : -ENOMEM;
+	snprintf(name, sizeof(name), "dgw_ho_%u_%u", w->wid, n);
+	w->handoff = rte_ring_create_elem(name, sizeof(struct dgw_handoff), DGW_HANDOFF_RING,
+	                                  (int)rte_socket_id(), RING_F_SC_DEQ);
+	return w->cid_map && w->handoff ? 0 : -ENOMEM;
 }
 
 void dgw_quic_worker_free(struct dgw_worker *w)
 {
+	struct dgw_handoff h;
+
+	while (w->handoff && rte_ring_dequeue_elem(w->handoff, &h, sizeof(h)) == 0)
+		rte_pktmbuf_free(h.m);
+	rte_ring_free(w->handoff);
+	w->handoff = NULL;
 	rte_hash_free(w->cid_map);
 	w->cid_map = NULL;
+}
+
+/*
+ * The worker a server CID names: a keyed hash of it. RSS sends a client
+ * whose NAT moved to any worker; the CID tells that worker where the
+ * session lives without any shared table. The key is secret, so the CIDs
+ * of one worker look as random as all of them (QUIC-LB's idea, unencrypted).
+ */
+uint16_t dgw_quic_cid_owner(const struct dgw *gw, const uint8_t *cid)
+{
+	return (uint16_t)(rte_jhash(cid, DUST_QUIC_SERVER_CID_LEN, gw->cid_seed) % gw->nworkers);
+}
+
+/* A new random CID for s that names this worker (nworkers tries on average). */
+void dgw_quic_cid_pick(struct dgw_worker *w, struct dust_session *s)
+{
+	if (w->gw->nworkers < 2 || s->cid_len != DUST_QUIC_SERVER_CID_LEN)
+		return;
+	while (dgw_quic_cid_owner(w->gw, s->cid) != w->wid)
+		dust_rng_bytes(&w->rng, s->cid, s->cid_len);
 }
 
 void dgw_quic_cid_add(struct dgw_worker *w, struct dust_session *s)

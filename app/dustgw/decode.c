@@ -124,7 +124,10 @@ static void finish(struct dgw_worker *w, struct dgw_pending *p, enum dust_drop o
 	dgw_intro_live(w, NULL, &p->s, p->m, &p->rx, p->consumed,
 	               p->rx.profile == DUST_PROFILE_QUIC ? &p->acc : NULL, p->first_use);
 	for (unsigned i = 0; i < p->nheld; i++)
-		dgw_decode_one(w, p->held[i], &p->held_rx[i]);
+		if (p->held_rx[i].profile == DUST_PROFILE_QUIC)
+			dgw_quic_miss(w, p->held[i], &p->held_rx[i]); /* a later Initial */
+		else
+			dgw_decode_one(w, p->held[i], &p->held_rx[i]);
 }
 
 /* First uses released by pending.c (DURABLE, or expired), finished in order. */

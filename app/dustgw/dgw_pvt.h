@@ -82,6 +82,7 @@ struct dgw_rx {
 	uint8_t *dg;  /* UDP payload (quic data: after the short header) */
 	uint16_t len;
 	uint8_t profile; /* enum dust_profile, from the UDP port */
+	bool handed;     /* came over the handoff ring: never handed on again (quic.c) */
 };
 
 #define DGW_BUSY UINT64_MAX
@@ -96,7 +97,8 @@ struct dgw_pending {
 	struct dgw_rx rx;
 	uint16_t consumed;
 	uint16_t nheld;
-	bool first_use; /* a binding; else an etcd returning client's freshness */
+	uint16_t prev, next; /* the list in arrival order, or the free list (next only) */
+	bool first_use;      /* a binding; else an etcd returning client's freshness */
 	uint64_t since_tsc;
 	struct dust_quic_accept acc;             /* quic profile: what the answer needs */
 	struct rte_mbuf *held[DGW_PENDING_HOLD]; /* later datagrams from the endpoint */
@@ -112,9 +114,17 @@ struct dgw_pubwait {
 	struct dust_quic_accept acc; /* quic profile: what the answer needs */
 	uint64_t since_tsc;
 	uint16_t nheld;
+	uint16_t prev, next; /* the list oldest first, or the free list (next only) */
 	struct rte_mbuf *held[DGW_PENDING_HOLD]; /* later datagrams of s, opened */
 	struct dgw_rx held_rx[DGW_PENDING_HOLD];
 	struct dust_rx_result held_res[DGW_PENDING_HOLD];
+};
+
+/* quic.c: a short header for the worker that owns its CID (RSS sent it elsewhere) */
+enum { DGW_HANDOFF_RING = 1024 };
+struct dgw_handoff {
+	struct rte_mbuf *m;
+	struct dgw_rx rx;
 };
 
 /* slow.c: a datagram from an endpoint with no session, waiting for its turn */
@@ -137,6 +147,7 @@ struct dgw_worker {
 	struct dust_eph eph[DGW_EPH_POOL];
 	unsigned neph;
 	struct rte_hash *cid_map; /* server CID -> quic session, for address moves */
+	struct rte_ring *handoff; /* short headers of this worker's CIDs from others, MP/SC */
 	uint32_t now_s;
 	uint64_t now_ms;
 	/* TSC when the last RX burst was done; DGW_BUSY while one is handled */
@@ -154,8 +165,20 @@ struct dgw_worker {
 	uint32_t nap_us;
 	struct dgw_pending *pend; /* first uses waiting for durability, then scratch (pending.c) */
 	unsigned npend;
-	struct dgw_pubwait *pubw; /* answers waiting for publication, oldest first (pubwait.c) */
+	uint16_t pend_head, pend_tail, pend_free; /* oldest, newest, a free entry (pending.c) */
+	struct dgw_pubwait *pubw; /* answers waiting for publication; entries never move */
 	unsigned nwait;
+	uint16_t pubw_head, pubw_tail, pubw_free; /* oldest, newest, a free entry (pubwait.c) */
+	uint16_t *pubw_map;                       /* session -> entry + 1, open addressing */
+	/*
+	 * sessmap.c: messages that must never be lost, waiting for ring room,
+	 * oldest first. Each holds at most one per session slot (a slot retires
+	 * once, then waits for its RELEASE), so slots entries never overflow.
+	 */
+	struct dgw_msg *retired_bl; /* RETIRED for the main ring (this worker's) */
+	unsigned retired_bl_n;
+	struct dgw_msg *release_bl; /* RELEASE for this worker's inbox (the main lcore's) */
+	unsigned release_bl_n;
 	uint64_t pub_sent;         /* PUBLISH messages sent */
 	_Atomic uint64_t pub_done; /* of which the main lcore handled (written by main only) */
 	struct dgw_slow *slow;     /* a ring of DGW_SLOW_MAX: slow_n from slow_head (slow.c) */
@@ -173,6 +196,7 @@ struct dgw {
 	uint16_t net_port, dlv_port;
 	uint16_t cover_port; /* the cover server's tap, when cover_on (cover.c) */
 	bool cover_on;
+	uint32_t cid_seed; /* secret: which worker a server CID names (cid.c) */
 	bool ports_owned;
 	struct rte_ether_addr net_mac, dlv_mac;
 	struct rte_ether_addr dlv_dst;
@@ -186,6 +210,7 @@ struct dgw {
 	struct rte_hash *tunnel_map; /* struct dust_ipaddr -> invitation index; swapped too */
 	unsigned maps_made;          /* tunnel maps created, for unique names */
 	bool reload_failing;         /* live.c: the last reload failed (logged once) */
+	bool revoke_retry;           /* sessmap.c: a REVOKE found its inbox full: scan again */
 	bool store_down;             /* sessmap.c: etcd refused a binding (logged once) */
 	bool deferred;               /* store commits on the main lcore (pending.c) */
 	struct rte_ring *to_main;    /* workers -> main, MP/SC */
@@ -281,6 +306,7 @@ void dgw_slow_spend(struct dgw_worker *w, uint64_t tsc);
 void dgw_slow_free(struct dgw_worker *w);
 
 /* pending.c: done and expire release entries to *out for the caller to finish */
+int dgw_pending_init(struct dgw_worker *w);
 bool dgw_pending_hold(struct dgw_worker *w, struct dust_session *s, struct rte_mbuf *m,
                       const struct dgw_rx *rx, size_t consumed, const struct dust_quic_accept *acc,
                       bool first_use);
@@ -321,7 +347,10 @@ void dgw_quic_worker_free(struct dgw_worker *w);
 void dgw_quic_cid_add(struct dgw_worker *w, struct dust_session *s);
 void dgw_quic_cid_del(struct dgw_worker *w, const struct dust_session *s);
 struct dust_session *dgw_quic_cid_find(struct dgw_worker *w, const uint8_t *dg, uint16_t len);
+uint16_t dgw_quic_cid_owner(const struct dgw *gw, const uint8_t *cid);
+void dgw_quic_cid_pick(struct dgw_worker *w, struct dust_session *s);
 bool dgw_quic_short(struct dgw_rx *rx, struct dust_session **s);
+unsigned dgw_quic_handoff_poll(struct dgw_worker *w);
 void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx);
 
 /* eph.c: the server shares of accepted intros */
@@ -345,6 +374,7 @@ int dgw_sessmap_create(struct dgw *gw);
 void dgw_sessmap_free(struct dgw *gw);
 void dgw_sess_publish(struct dgw_worker *w, struct dust_session *s, uint64_t mac);
 void dgw_sess_retired(struct dgw_worker *w, struct dust_session *s);
+void dgw_sess_backlog_flush(struct dgw_worker *w);
 void dgw_sess_note_mac(struct dgw_worker *w, const struct dust_session *s, uint64_t mac);
 void dgw_main_messages(struct dgw *gw);
 int dgw_sessmap_merge(struct dgw *gw);

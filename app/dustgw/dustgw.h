@@ -164,6 +164,9 @@ enum dgw_ctr {
 	DGW_CTR_COVER_OUT,         /**< frames from the cover server's tap sent on the net port */
 	DGW_CTR_COVER_FLOWS,       /**< quic flows remembered as the cover server's */
 	DGW_CTR_COVER_FLOW_FULL,   /**< flow table full: handed over, not remembered */
+	DGW_CTR_MSG_BACKLOG,       /**< RETIRED messages that waited for room in the main ring */
+	DGW_CTR_HANDOFF_TX,        /**< quic short headers handed to the worker owning their CID */
+	DGW_CTR_HANDOFF_RX,        /**< quic short headers taken from another worker's handoff */
 	DGW_CTR_MAX
 };
 
@@ -212,6 +215,7 @@ enum dgw_drop {
 	DGW_DROP_COVER_RATE,           /**< not Dust, over [quic] cover_rate */
 	DGW_DROP_COVER_PREFIX_RATE, /**< not Dust, over [quic] cover_prefix_rate for its prefix */
 	DGW_DROP_COVER_TX_FULL,     /**< the cover tap's TX queue did not take the frame */
+	DGW_DROP_HANDOFF_FULL,      /**< the CID owner's handoff ring did not take the datagram */
 	DGW_DROP_MAX
 };
 

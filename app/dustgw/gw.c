@@ -88,10 +88,8 @@ static int workers_create(struct dgw *gw)
 		w->wid = (uint16_t)i;
 		w->lcore = LCORE_ID_ANY;
 		w->tab = dust_session_table_create(gw->cfg.sessions_per_lcore);
-		/* the list, then as much scratch for finishing in order (pending.c) */
-		w->pend = rte_zmalloc("dgw_pending", sizeof(*w->pend) * 2 * DGW_PENDING_MAX, 0);
-		if (!w->tab || !w->pend || dgw_slow_init(w) != 0 || dgw_pubwait_init(w) != 0 ||
-		    dgw_quic_worker_init(w) != 0)
+		if (!w->tab || dgw_pending_init(w) != 0 || dgw_slow_init(w) != 0 ||
+		    dgw_pubwait_init(w) != 0 || dgw_quic_worker_init(w) != 0)
 			return -ENOMEM;
 	}
 	return 0;

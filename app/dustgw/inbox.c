@@ -33,8 +33,10 @@ void dgw_worker_expire(struct dgw_worker *w)
 void dgw_worker_inbox(struct dgw_worker *w)
 {
 	struct dgw_msg m[32];
-	unsigned n = rte_ring_dequeue_burst_elem(w->inbox, m, sizeof(m[0]), RTE_DIM(m), NULL);
+	unsigned n;
 
+	dgw_sess_backlog_flush(w); /* RETIREDs the main ring had no room for */
+	n = rte_ring_dequeue_burst_elem(w->inbox, m, sizeof(m[0]), RTE_DIM(m), NULL);
 	for (unsigned i = 0; i < n; i++) {
 		struct dust_session *s = m[i].s;
 

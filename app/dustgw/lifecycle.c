@@ -228,6 +228,10 @@ void dgw_intro_live(struct dgw_worker *w, struct dust_session *s, struct dust_se
 	}
 	w->st.ctr[DGW_CTR_INTRO_OK]++;
 	w->st.ctr[DGW_CTR_INTRO_FIRST] += first_use;
+	/* a CID that names this worker, before any other lcore can read s (encoders seal with it)
+	 */
+	if (rx->profile == DUST_PROFILE_QUIC)
+		dgw_quic_cid_pick(w, s);
 	dgw_sess_publish(w, s, rx->mac);
 	/* Until the client shows it receives at this address, 3x what came from it (§9.1). */
 	if (rx->profile == DUST_PROFILE_QUIC) {

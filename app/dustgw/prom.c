@@ -75,6 +75,9 @@ static const char *const ctr_help[DGW_CTR_MAX] = {
     [DGW_CTR_COVER_OUT] = "Frames from the cover server sent on the net port.",
     [DGW_CTR_COVER_FLOWS] = "Quic flows remembered as the cover server's.",
     [DGW_CTR_COVER_FLOW_FULL] = "Cover flow table full: frames handed over, not remembered.",
+    [DGW_CTR_HANDOFF_TX] = "Quic short headers handed to the worker owning their CID.",
+    [DGW_CTR_HANDOFF_RX] = "Quic short headers taken from another worker's handoff ring.",
+    [DGW_CTR_MSG_BACKLOG] = "RETIRED messages that waited for room in the main lcore's ring.",
 };
 
 /* Workers get their lcore in dgw_run; a scrape before that skips them. */

@@ -70,12 +70,50 @@ static struct dust_session *migrate(struct dgw_worker *w, struct dust_session *o
 	return s;
 }
 
+/*
+ * A short header whose CID names another worker (RSS sent a moved client
+ * here): handed to that worker, which owns the session and moves it (VPP's
+ * handoff). Once only: what comes over the ring is never handed on.
+ */
+static bool handoff(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx)
+{
+	struct dgw_handoff h = {.m = m, .rx = *rx};
+	uint16_t owner;
+
+	if (rx->handed || w->gw->nworkers < 2 || rx->len < 1u + DUST_QUIC_SERVER_CID_LEN)
+		return false;
+	owner = dgw_quic_cid_owner(w->gw, rx->dg + 1);
+	if (owner == w->wid)
+		return false;
+	h.rx.handed = true;
+	if (rte_ring_enqueue_elem(w->gw->w[owner]->handoff, &h, sizeof(h)) != 0) {
+		dgw_drop_m(w, m, DGW_DROP_HANDOFF_FULL);
+		return true;
+	}
+	w->st.ctr[DGW_CTR_HANDOFF_TX]++;
+	return true;
+}
+
+/* Short headers other workers handed here, run as this worker's own misses. */
+unsigned dgw_quic_handoff_poll(struct dgw_worker *w)
+{
+	struct dgw_handoff h[DGW_BURST];
+	unsigned n = rte_ring_dequeue_burst_elem(w->handoff, h, sizeof(h[0]), DGW_BURST, NULL);
+
+	w->st.ctr[DGW_CTR_HANDOFF_RX] += n;
+	for (unsigned i = 0; i < n; i++)
+		dgw_quic_miss(w, h[i].m, &h[i].rx);
+	return n;
+}
+
 /* A short header from an address with no session: its CID may know it. */
 static void by_cid(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)
 {
 	struct dust_session *s = dgw_quic_cid_find(w, rx->dg, rx->len), *moved;
 	struct dust_rx_result res;
 
+	if (!s && handoff(w, m, rx))
+		return;
 	if (!s || s->state != DUST_SESSION_LIVE || !dgw_quic_short(rx, &s)) {
 		/* the cover server's (not remembered: a short header opens no flow) */
 		if (dgw_cover_on(w))
@@ -118,10 +156,17 @@ void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)
 			dgw_datagram_done(w, m, rx, s, &res, false);
 			return;
 		}
-		/* a client Initial (maybe a restart from the same address), else nothing we take */
-		if (dust_quic_is_initial(rx->dg, rx->len))
+		/*
+		 * A client Initial (maybe a restart from the same address), else
+		 * nothing we take. While the endpoint's first use waits for its
+		 * binding, a later Initial waits behind it and is tried once it is
+		 * live: a client that restarted gets the answer to its newer one.
+		 */
+		if (dust_quic_is_initial(rx->dg, rx->len)) {
+			if (!s && dgw_pending_take(w, m, rx))
+				return;
 			dgw_intro_path(w, m, rx, s, DUST_OK);
-		else if (!s && dgw_cover_on(w))
+		} else if (!s && dgw_cover_on(w))
 			dgw_cover_take(w, m, &rx->ep); /* unknown versions, 0-RTT, Handshake... */
 		else
 			dgw_drop_m(w, m, DGW_DROP_QUIC_LONG);

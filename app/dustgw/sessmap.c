@@ -42,6 +42,18 @@
  *   which both swaps happen. A revoked invitation's published session gets
  *   REVOKE (as EVICT); a PUBLISH for a revoked invitation is answered with
  *   REVOKE instead of being published.
+ * - No slot is lost to a full ring: RETIRED (worker -> main) and RELEASE
+ *   (main -> worker) that find their ring full wait in a backlog of their
+ *   sender's, oldest first, and go before anything else of theirs once
+ *   there is room (the worker's housekeeping, the main loop). A slot has
+ *   at most one of each outstanding, so a backlog of one place per slot
+ *   never overflows: sized, not guessed. Only the delay is unbounded. A
+ *   RETIRED or RELEASE that waits only goes later than messages about
+ *   other slots, which is harmless (a stale EVICT finds its slot RETIRING).
+ *   Other messages are still dropped on a full ring, each with a recovery:
+ *   PUBLISH and PUBLISHED by pubwait's timeout, PERSIST and DURABLE by
+ *   pending's, REVOKE by the next store poll (gw->revoke_retry); a lost
+ *   EVICT leaves the old session until its idle expiry.
  * - Ordering: main is the only producer of a worker's inbox, and it sends
  *   EVICT(s) (if at all) before it can have deferred s, so an EVICT always
  *   arrives before the RELEASE of the same slot: a stale EVICT finds the
@@ -54,6 +66,37 @@
 #include <rte_malloc.h>
 
 #include "dgw_pvt.h"
+
+/* RELEASEs that waited for room in w's inbox, oldest first (main lcore). */
+static void release_flush(struct dgw_worker *w)
+{
+	unsigned n = rte_ring_enqueue_burst_elem(w->inbox, w->release_bl, sizeof(w->release_bl[0]),
+	                                         w->release_bl_n, NULL);
+
+	memmove(w->release_bl, w->release_bl + n, sizeof(w->release_bl[0]) * (w->release_bl_n - n));
+	w->release_bl_n -= n;
+}
+
+/* A RELEASE is never lost: behind the others waiting, or at once. */
+static void send_release(struct dgw *gw, struct dgw_msg *m)
+{
+	struct dgw_worker *w = m->wid < gw->nworkers ? gw->w[m->wid] : NULL;
+
+	if (!w)
+		return;
+	if (w->release_bl_n)
+		release_flush(w);
+	if (!w->release_bl_n && rte_ring_enqueue_elem(w->inbox, m, sizeof(*m)) == 0)
+		return;
+	if (w->release_bl_n == dust_session_table_slots(w->tab)) {
+		/* more RELEASEs than slots: a slot was released twice, a bug */
+		DGW_LOG(ERR, "release backlog of worker %u full, message lost", m->wid);
+		return;
+	}
+	if (!w->release_bl_n)
+		DGW_LOG(WARNING, "inbox of worker %u full: slot releases wait", m->wid);
+	w->release_bl[w->release_bl_n++] = *m;
+}
 
 static int send_inbox(struct dgw *gw, uint16_t wid, struct dgw_msg *m)
 {
@@ -72,7 +115,7 @@ static void dq_free(void *p, void *e, unsigned int n)
 
 	for (unsigned i = 0; i < n; i++) {
 		m[i].type = DGW_MSG_RELEASE;
-		send_inbox(gw, m[i].wid, &m[i]);
+		send_release(gw, &m[i]);
 	}
 }
 
@@ -180,6 +223,12 @@ int dgw_sessmap_create(struct dgw *gw)
 		                         (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 		if (!gw->w[i]->inbox)
 			return -ENOMEM;
+		gw->w[i]->retired_bl =
+		    rte_malloc("dgw_retired_bl", sizeof(struct dgw_msg) * per, 0);
+		gw->w[i]->release_bl =
+		    rte_malloc("dgw_release_bl", sizeof(struct dgw_msg) * per, 0);
+		if (!gw->w[i]->retired_bl || !gw->w[i]->release_bl)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -189,33 +238,64 @@ void dgw_sessmap_free(struct dgw *gw)
 	if (gw->dq)
 		rte_rcu_qsbr_dq_delete(gw->dq);
 	for (unsigned i = 0; i < gw->nworkers; i++)
-		if (gw->w[i])
+		if (gw->w[i]) {
 			rte_ring_free(gw->w[i]->inbox);
+			rte_free(gw->w[i]->retired_bl);
+			rte_free(gw->w[i]->release_bl);
+		}
 	rte_ring_free(gw->to_main);
 	rte_hash_free(gw->tunnel_map);
 	rte_free(gw->rcu);
 	rte_free(gw->pub);
 }
 
-static void to_main(struct dgw_worker *w, uint8_t type, struct dust_session *s, uint64_t mac)
+static int to_main(struct dgw_worker *w, uint8_t type, struct dust_session *s, uint64_t mac)
 {
 	struct dgw_msg m = {
 	    .type = type, .wid = (uint8_t)w->wid, .idx = s->invite_idx, .s = s, .mac = mac};
 
-	if (rte_ring_enqueue_elem(w->gw->to_main, &m, sizeof(m)) != 0)
-		DGW_LOG(ERR, "main ring full, message %u from worker %u lost", type, w->wid);
+	if (rte_ring_enqueue_elem(w->gw->to_main, &m, sizeof(m)) == 0)
+		return 0;
+	DGW_LOG(ERR, "main ring full, message %u from worker %u lost", type, w->wid);
+	return -ENOBUFS;
+}
+
+/* RETIREDs that waited for room in the main ring, oldest first (housekeeping). */
+void dgw_sess_backlog_flush(struct dgw_worker *w)
+{
+	unsigned n;
+
+	if (!w->retired_bl_n)
+		return;
+	n = rte_ring_enqueue_burst_elem(w->gw->to_main, w->retired_bl, sizeof(w->retired_bl[0]),
+	                                w->retired_bl_n, NULL);
+	memmove(w->retired_bl, w->retired_bl + n, sizeof(w->retired_bl[0]) * (w->retired_bl_n - n));
+	w->retired_bl_n -= n;
 }
 
 void dgw_sess_publish(struct dgw_worker *w, struct dust_session *s, uint64_t mac)
 {
-	w->pub_sent++;
-	to_main(w, DGW_MSG_PUBLISH, s, mac);
+	/* only what the ring took: replay waits for main to have handled as many (replay.c) */
+	if (to_main(w, DGW_MSG_PUBLISH, s, mac) == 0)
+		w->pub_sent++;
 }
 
 /* s left its owner's table (lifecycle.c): main unpublishes it and defers its slot. */
 void dgw_sess_retired(struct dgw_worker *w, struct dust_session *s)
 {
-	to_main(w, DGW_MSG_RETIRED, s, 0);
+	struct dgw_msg m = {
+	    .type = DGW_MSG_RETIRED, .wid = (uint8_t)w->wid, .idx = s->invite_idx, .s = s};
+
+	/* never lost, never ahead of an older one: its slot comes back only through it */
+	dgw_sess_backlog_flush(w);
+	if (!w->retired_bl_n && rte_ring_enqueue_elem(w->gw->to_main, &m, sizeof(m)) == 0)
+		return;
+	if (w->retired_bl_n == dust_session_table_slots(w->tab)) {
+		DGW_LOG(ERR, "retired backlog of worker %u full, a slot lost", w->wid); /* a bug */
+		return;
+	}
+	w->retired_bl[w->retired_bl_n++] = m;
+	w->st.ctr[DGW_CTR_MSG_BACKLOG]++;
 }
 
 void dgw_sess_note_mac(struct dgw_worker *w, const struct dust_session *s, uint64_t mac)
@@ -237,10 +317,26 @@ static void published(struct dgw *gw, uint8_t wid)
 
 static void main_publish(struct dgw *gw, const struct dgw_msg *m)
 {
-	struct dgw_pub *p = &gw->pub[m->idx];
-	struct dust_session *old = atomic_load_explicit(&p->s, memory_order_relaxed);
-	uint16_t old_wid = p->wid;
+	struct dgw_pub *p;
+	struct dust_session *old;
+	uint16_t old_wid;
 	struct dgw_msg pd = *m;
+
+	/*
+	 * Past pub[] (its merge failed), or s already retired (its RETIRED is
+	 * behind this in the ring, or in the worker's backlog): never
+	 * published, and the session published now keeps its place, but
+	 * handled (replay counts them). s's slot is still readable: it is
+	 * released only after its RETIRED, which the worker sent after this.
+	 */
+	if (m->idx >= gw->ninv ||
+	    __atomic_load_n(&m->s->state, __ATOMIC_ACQUIRE) != DUST_SESSION_LIVE) {
+		published(gw, m->wid);
+		return;
+	}
+	p = &gw->pub[m->idx];
+	old = atomic_load_explicit(&p->s, memory_order_relaxed);
+	old_wid = p->wid;
 
 	/* accepted just before its revocation reached the worker: never published */
 	if (__atomic_load_n(&dust_store_at(gw->srv.store, m->idx)->revoked, __ATOMIC_ACQUIRE)) {
@@ -273,9 +369,10 @@ static void main_publish(struct dgw *gw, const struct dgw_msg *m)
 
 static void main_retired(struct dgw *gw, struct dgw_msg *m)
 {
-	struct dgw_pub *p = &gw->pub[m->idx];
+	struct dgw_pub *p = m->idx < gw->ninv ? &gw->pub[m->idx] : NULL;
 
-	if (atomic_load_explicit(&p->s, memory_order_relaxed) == m->s) {
+	/* an index past ninv was never published (its merge failed): the slot still comes back */
+	if (p && atomic_load_explicit(&p->s, memory_order_relaxed) == m->s) {
 		atomic_store_explicit(&p->s, NULL, memory_order_release);
 		pthread_mutex_lock(&gw->pub_lock);
 		gw->published--;
@@ -394,15 +491,18 @@ void dgw_main_messages(struct dgw *gw)
 	struct dgw_msg m[64];
 	unsigned n;
 
+	for (unsigned i = 0; i < gw->nworkers; i++)
+		if (gw->w[i]->release_bl_n)
+			release_flush(gw->w[i]);
 	do {
 		n = rte_ring_dequeue_burst_elem(gw->to_main, m, sizeof(m[0]), RTE_DIM(m), NULL);
 		for (unsigned i = 0; i < n; i++) {
-			if (m[i].idx >= gw->ninv)
-				continue;
-			if (m[i].type == DGW_MSG_PUBLISH)
-				main_publish(gw, &m[i]);
-			else if (m[i].type == DGW_MSG_RETIRED)
+			if (m[i].type == DGW_MSG_RETIRED)
 				main_retired(gw, &m[i]);
+			else if (m[i].type == DGW_MSG_PUBLISH)
+				main_publish(gw, &m[i]);
+			else if (m[i].idx >= gw->ninv)
+				continue;
 			else if (m[i].type == DGW_MSG_PERSIST || m[i].type == DGW_MSG_FRESH)
 				main_store(gw, &m[i], &b);
 		}
@@ -465,10 +565,17 @@ int dgw_sessmap_merge(struct dgw *gw)
 	return 0;
 }
 
+/*
+ * REVOKE to the owner of every published session of a revoked invitation.
+ * One that finds its inbox full is sent again by the next scan, which
+ * live.c runs while gw->revoke_retry is set: a revoked session is never
+ * left up for want of ring room (a duplicate REVOKE is ignored).
+ */
 unsigned dgw_sessmap_revoke(struct dgw *gw)
 {
 	unsigned sent = 0;
 
+	gw->revoke_retry = false;
 	for (uint32_t i = 0; i < gw->ninv; i++) {
 		struct dust_store_entry *e = dust_store_at(gw->srv.store, i);
 		struct dgw_pub *p = &gw->pub[i];
@@ -481,7 +588,10 @@ unsigned dgw_sessmap_revoke(struct dgw *gw)
 			struct dgw_msg rv = {
 			    .type = DGW_MSG_REVOKE, .wid = (uint8_t)p->wid, .idx = i, .s = s};
 
-			sent += send_inbox(gw, p->wid, &rv) == 0;
+			if (send_inbox(gw, p->wid, &rv) == 0)
+				sent++;
+			else
+				gw->revoke_retry = true;
 		}
 	}
 	return sent;

@@ -111,6 +111,8 @@ int dgw_worker_main(void *arg)
 			prev = now;
 		}
 		got = poll_once(w, now);
+		if (w->handoff)
+			got += (uint16_t)dgw_quic_handoff_poll(w);
 		if (w->slow_n)
 			dgw_decode_slow(w, rte_rdtsc() - now, got >= DGW_BURST);
 		rte_rcu_qsbr_quiescent(gw->rcu, w->wid);

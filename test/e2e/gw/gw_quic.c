@@ -34,7 +34,7 @@ static struct ringgw H;
 static struct {
 	struct dust_rng rng;
 	struct dust_pad pad;
-	struct cl c[NQ + 1]; /* NQ quic clients, then one random-profile client */
+	struct cl c[NQ + 2]; /* NQ quic clients, one random-profile client, a spare quic one */
 	struct dust_invite stranger;
 	uint64_t sent;
 	const char *why;
@@ -685,10 +685,201 @@ static int phases(void)
 	return 0;
 }
 
+/* ---- moves mode: RSS sends a moved client to another worker (issue 17 item 3) ---- */
+
+enum { MQ = 4 }; /* workers in moves mode */
+
+static int send_q(unsigned q, const struct dust_endpoint *from, const uint8_t *dg, size_t len)
+{
+	return rg_send(&H, q, from, QUIC_PORT, dg, len);
+}
+
+/* c's Handshake packet on worker q, answered with a keepalive. */
+static int confirm_on(struct cl *c, unsigned q)
+{
+	uint8_t dg[1500], f[1600];
+	size_t pre = dust_quic_hs_prefix(&c->cur);
+	int n;
+
+	n = dust_data_seal(&c->cur, &T.rng, &T.pad, (uint32_t)time(NULL), dg + pre, 0,
+	                   sizeof(dg) - pre);
+	CHECK(n > 0, "seal");
+	dust_quic_hs_put(&c->cur, &T.rng, dg, (size_t)n);
+	CHECK(send_q(q, &c->a, dg, pre + (size_t)n) == 0, "handshake");
+	CHECK(recv_ring(H.ntx[q], f, sizeof(f)) > 43, "no keepalive for the Handshake packet");
+	return 0;
+}
+
+/* c introduces on worker q (its session lives there), then sends its Handshake packet. */
+static int intro_on(struct cl *c, unsigned q)
+{
+	uint8_t dg[1500], f[1600];
+	int n = dust_quic_intro_build(&c->inv, &c->id, &T.rng, rg_now_ms(), dg, sizeof(dg), &c->qc);
+	size_t fl;
+
+	CHECK(n > 0 && send_q(q, &c->a, dg, (size_t)n) == 0, "intro");
+	fl = recv_ring(H.ntx[q], f, sizeof(f));
+	CHECK(fl > 42 && dust_quic_answer_open(&c->qc, &H.gw->cfg.lim, (uint32_t)time(NULL), f + 42,
+	                                       fl - 42, &c->cur) == DUST_OK,
+	      "no answer from the intro's worker");
+	return confirm_on(c, q);
+}
+
+/*
+ * F6 (issue 21): c's first use, and at once (one burst, so the binding is
+ * still being written) a restarted Initial from the same address, as a
+ * client that gave up on the first sends. The restart must be answered,
+ * and the session it opens carry data: the abandoned Initial must not win.
+ */
+static int restart_pending(struct cl *c, unsigned q)
+{
+	uint8_t a[1500], b[1500], f[1600];
+	struct dust_quic_client old;
+	uint64_t now = rg_now_ms();
+	int na = dust_quic_intro_build(&c->inv, &c->id, &T.rng, now, a, sizeof(a), &old);
+	int nb = dust_quic_intro_build(&c->inv, &c->id, &T.rng, now + 5, b, sizeof(b), &c->qc);
+	struct rte_mbuf *m[2] = {NULL, NULL};
+	bool answered = false;
+	size_t fl;
+
+	dust_quic_client_wipe(&old);
+	CHECK(na > 0 && nb > 0, "intro build");
+	m[0] = rg_dg_mbuf(&H, &c->a, QUIC_PORT, a, (size_t)na);
+	m[1] = rg_dg_mbuf(&H, &c->a, QUIC_PORT, b, (size_t)nb);
+	CHECK(m[0] && m[1] && rte_ring_enqueue_burst(H.nrx[q], (void **)m, 2, NULL) == 2,
+	      "enqueue");
+	/* the abandoned Initial's answer may come first: the client ignores it */
+	for (int k = 0; k < 4 && !answered && (fl = recv_ring(H.ntx[q], f, sizeof(f))) > 42; k++)
+		answered = dust_quic_answer_open(&c->qc, &H.gw->cfg.lim, (uint32_t)time(NULL),
+		                                 f + 42, fl - 42, &c->cur) == DUST_OK;
+	CHECK(answered, "the restarted Initial got no answer: the abandoned one won");
+	CHECK(confirm_on(c, q) == 0, T.why);
+	return 0;
+}
+
+/* c's inner packet (mark) from `from`, put on worker q's RX: delivered by worker dq. */
+static int up_via(struct cl *c, const struct dust_endpoint *from, unsigned q, unsigned dq,
+                  uint8_t mark)
+{
+	uint8_t pkt[1500], f[1600], want[128];
+	size_t pre = dust_quic_tx_prefix(&c->cur), il = inner(c, true, mark, want), n;
+	int k;
+
+	memcpy(pkt + pre + DUST_DATA_PREFIX, want, il);
+	k = dust_data_seal(&c->cur, &T.rng, &T.pad, (uint32_t)time(NULL), pkt + pre, il,
+	                   sizeof(pkt) - pre);
+	CHECK(k > 0, "seal");
+	dust_quic_short_put(&c->cur, &T.rng, pkt);
+	CHECK(send_q(q, from, pkt, pre + (size_t)k) == 0, "send");
+	n = recv_ring(H.dtx[dq], f, sizeof(f));
+	CHECK(n == 14 + il && memcmp(f + 14, want, il) == 0,
+	      "a moved client's packet was not delivered by its session's worker");
+	return 0;
+}
+
+/* Cleartext toward c put on worker q's delivery RX: c gets it at port, and it opens. */
+static int down_via(struct cl *c, unsigned q, uint16_t port, uint8_t mark)
+{
+	uint8_t f[1600], ip[128];
+	size_t il = inner(c, false, mark, ip), n, used = 0;
+	struct dust_seg seg;
+
+	eth(f, (const uint8_t[6]){2, 2, 2, 2, 2, 2}, (const uint8_t[6]){2, 2, 2, 2, 2, 2}, 0x0800);
+	memcpy(f + 14, ip, il);
+	CHECK(rg_put(&H, H.drx[q], f, 14 + il) == 0, "put");
+	/* frames for the clients' old ports (their first flights' repeats) are not this */
+	for (int k = 0; k < 8 && (n = recv_ring(H.ntx[q], f, sizeof(f))) > 42; k++)
+		if (be16(f + 36) == port)
+			break;
+	CHECK(n > 43 && be16(f + 36) == port, "no reply toward the moved client's new port");
+	CHECK(dust_quic_short_match(&c->cur, f + 42, n - 42) &&
+	          dust_data_open(&c->cur, &H.gw->cfg.lim, (uint32_t)time(NULL), f + 43, n - 43,
+	                         &seg, &used) == DUST_OK &&
+	          seg.len == il && memcmp(f + 43 + seg.off, ip, il) == 0,
+	      "the reply to the moved client does not open");
+	return 0;
+}
+
+/* Until invitation idx's published session is the one at port (the main lcore publishes it). */
+static bool published_at(uint32_t idx, uint16_t port)
+{
+	for (int i = 0; i < 20000; i++) {
+		struct dust_session *s = atomic_load(&H.gw->pub[idx].s);
+
+		if (s && s->peer.port == port)
+			return true;
+		rte_delay_us_sleep(500);
+	}
+	return false;
+}
+
+static uint64_t sum_ctr(unsigned c)
+{
+	uint64_t n = 0;
+
+	for (unsigned w = 0; w < MQ; w++)
+		n += rg_ctr(&H, w, c);
+	return n;
+}
+
+/*
+ * Every quic client introduces on its own worker, then its NAT moves and
+ * RSS puts its datagrams on the next worker: they are handed to the
+ * session's worker, which moves the session; data goes both ways; no
+ * datagram is dropped as quic_no_session.
+ */
+static int phases_moves(void)
+{
+	uint64_t t0 = rg_now_ms();
+
+	printf("gw-quic moves: %d clients on %d workers, each NAT moves to the next worker\n", NQ,
+	       MQ);
+	for (unsigned i = 0; i < NQ; i++)
+		CHECK(intro_on(&T.c[i], i) == 0, T.why);
+	printf("gw-quic moves: (%" PRIu64
+	       " ms) a restarted Initial while the first use is written\n",
+	       rg_now_ms() - t0);
+	CHECK(restart_pending(&T.c[NQ + 1], MQ - 1) == 0, T.why);
+	CHECK(up_via(&T.c[NQ + 1], &T.c[NQ + 1].a, MQ - 1, MQ - 1, 0x5f) == 0, T.why);
+	printf("gw-quic moves: (%" PRIu64 " ms) the moves\n", rg_now_ms() - t0);
+	for (unsigned i = 0; i < NQ; i++) {
+		struct cl *c = &T.c[i];
+		struct dust_endpoint moved = c->a;
+		unsigned other = (i + 1) % MQ, third = (i + 2) % MQ;
+
+		moved.port = (uint16_t)(moved.port + 1000);
+		CHECK(up_via(c, &moved, other, i, (uint8_t)(0x60 + i)) == 0, T.why);
+		CHECK(up_via(c, &moved, other, i, (uint8_t)(0x70 + i)) == 0, T.why);
+		CHECK(published_at(i, moved.port), "the moved session was never published");
+		CHECK(down_via(c, third, moved.port, (uint8_t)(0x80 + i)) == 0, T.why);
+	}
+	printf("gw-quic moves: (%" PRIu64 " ms) handed over %" PRIu64 ", taken %" PRIu64
+	       ", moved %" PRIu64 "\n",
+	       rg_now_ms() - t0, sum_ctr(DGW_CTR_HANDOFF_TX), sum_ctr(DGW_CTR_HANDOFF_RX),
+	       sum_ctr(DGW_CTR_QUIC_MIGRATED));
+	for (unsigned w = 0; w < MQ; w++)
+		CHECK(rg_drop(&H, w, DGW_DROP_QUIC_NO_SESSION) == 0 &&
+		          rg_drop(&H, w, DGW_DROP_HANDOFF_FULL) == 0,
+		      "a moved client's datagram was dropped");
+	CHECK(sum_ctr(DGW_CTR_HANDOFF_TX) == 2 * NQ && sum_ctr(DGW_CTR_HANDOFF_RX) == 2 * NQ,
+	      "not every moved datagram crossed once");
+	CHECK(sum_ctr(DGW_CTR_QUIC_MIGRATED) == NQ, "not every session moved once");
+	/* each CID names the worker that holds its session (1 in 4^4 by chance without the pick) */
+	for (unsigned i = 0; i < NQ; i++)
+		CHECK(dgw_quic_cid_owner(H.gw, T.c[i].cur.cid) == i, "a CID names another worker");
+	CHECK(dgw_quic_cid_owner(H.gw, T.c[NQ + 1].cur.cid) == MQ - 1,
+	      "a CID names another worker");
+	/* NQ first uses, and the restart's two (its first use, then its restart) */
+	CHECK(sum_ctr(DGW_CTR_INTRO_OK) == NQ + 2, "a move took a new intro");
+	return 0;
+}
+
+static bool moves_mode;
+
 static int driver(void *arg)
 {
 	(void)arg;
-	if (phases() != 0)
+	if ((moves_mode ? phases_moves() : phases()) != 0)
 		printf("FAIL: %s\n", T.why);
 	dgw_stop(H.gw);
 	return 0;
@@ -716,8 +907,8 @@ static int make_store(const char *dir, struct dgw_config *cfg)
 
 	if (!st)
 		return -1;
-	for (unsigned i = 0; i <= NQ; i++)
-		if (make_client(st, &srv, i, i < NQ ? DUST_PROFILE_QUIC : DUST_PROFILE_RANDOM))
+	for (unsigned i = 0; i <= NQ + 1; i++)
+		if (make_client(st, &srv, i, i != NQ ? DUST_PROFILE_QUIC : DUST_PROFILE_RANDOM))
 			return -1;
 	/* the stranger's invitation names this gateway's key but is in no store */
 	dust_ipaddr_parse(&addr, "10.0.0.1");
@@ -745,12 +936,19 @@ static int setup(struct dgw_config *cfg, char **args, int nargs)
 
 int main(int argc, char **argv)
 {
-	static const struct rg_test t = {.name = "gw-quic",
-	                                 .usage = "WORKDIR",
-	                                 .driver_nth = 2,
-	                                 .queues = 1,
-	                                 .setup = setup,
-	                                 .driver = driver};
+	struct rg_test t = {.name = "gw-quic",
+	                    .usage = "WORKDIR [moves]",
+	                    .driver_nth = 2,
+	                    .queues = 1,
+	                    .setup = setup,
+	                    .driver = driver};
+
+	/* moves: MQ workers (RINGGW_LCORES=MQ+2) */
+	moves_mode = argc > 1 && !strcmp(argv[argc - 1], "moves");
+	if (moves_mode) {
+		t.driver_nth = MQ + 1;
+		t.queues = MQ;
+	}
 
 	if (rg_main(&H, &t, argc, argv))
 		return 1;

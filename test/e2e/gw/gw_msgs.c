@@ -1,0 +1,537 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gw-msgs: the lcores' messages and the store's reload, over the real
+ * gateway functions (dustgw_core) called one after another from one thread,
+ * no loop, so that each failure is forced exactly (issue 21 item 7):
+ * - F1: a store reload that fails part-way (a bad line after a new
+ *   invitation, a corrupt journal line after a revocation) still merges
+ *   what it indexed and still cuts the revoked session;
+ * - F2: a RETIRED that finds the main ring full and a RELEASE that finds
+ *   the worker's inbox full are not lost: the slot comes back;
+ * - F3: answers waiting for publication: found, unlinked from the middle,
+ *   expired oldest first, every place reusable (with the cost of a data
+ *   datagram's lookup beside 1 and 1024 waiting, printed).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+
+#include "dgw_pvt.h"
+
+enum { NINV = 3 };
+
+static struct {
+	struct dgw *gw;
+	struct dgw_config cfg;
+	struct dust_identity srv;
+	const char *why;
+} T;
+
+#define CHECK(cond, msg)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			T.why = msg;                                                               \
+			printf("check failed at line %d: %s\n", __LINE__, #cond);                  \
+			return -1;                                                                 \
+		}                                                                                  \
+	} while (0)
+
+static int invite_new(struct dust_invite *inv, unsigned i)
+{
+	struct dust_ipaddr addr, tun;
+
+	dust_ipaddr_parse(&addr, "10.0.0.1");
+	dust_ipaddr_parse(&tun, "10.9.0.0");
+	tun.a[3] = (uint8_t)(i + 2);
+	return dust_invite_new(inv, &T.srv, &addr, 4433, &tun, 16, time(NULL) + 3600);
+}
+
+static int make_store(const char *dir)
+{
+	struct dust_store *st;
+	struct dust_invite inv;
+
+	snprintf(T.cfg.key_file, sizeof(T.cfg.key_file), "%s/server.key", dir);
+	snprintf(T.cfg.store_path, sizeof(T.cfg.store_path), "%s/inv.store", dir);
+	remove(T.cfg.store_path);
+	if (dust_identity_generate(&T.srv) || dust_identity_save(&T.srv, T.cfg.key_file))
+		return -1;
+	st = dust_store_open(T.cfg.store_path, DUST_STORE_CREATE);
+	if (!st)
+		return -1;
+	for (unsigned i = 0; i < NINV; i++)
+		if (invite_new(&inv, i) || dust_store_add(st, &inv))
+			return -1;
+	if (dust_store_save(st))
+		return -1;
+	dust_store_close(st);
+	return 0;
+}
+
+/* Pass every message both ways a few times, as the loops would. */
+static void settle(void)
+{
+	for (unsigned i = 0; i < 600; i++) {
+		dgw_main_messages(T.gw);
+		dgw_worker_inbox(T.gw->w[0]);
+	}
+}
+
+/* A live session of invitation idx on worker 0, published (PUBLISH, PUBLISHED). */
+static struct dust_session *live(uint32_t idx, uint8_t host)
+{
+	struct dgw_worker *w = T.gw->w[0];
+	struct dust_session *s = dust_session_table_reserve(w->tab);
+
+	if (!s)
+		return NULL;
+	memset(s, 0, sizeof(*s));
+	s->invite_idx = idx;
+	s->peer.ip.family = 4;
+	memcpy(s->peer.ip.a, (uint8_t[]){198, 18, 0, host}, 4);
+	s->peer.port = 20000;
+	if (dust_session_table_insert(w->tab, s) != 0)
+		return NULL;
+	dgw_sess_publish(w, s, 0);
+	settle();
+	return s;
+}
+
+static struct dust_session *published(uint32_t idx)
+{
+	return idx < T.gw->ninv ? atomic_load(&T.gw->pub[idx].s) : NULL;
+}
+
+/* A slot is back on the free list: wiped, neither live nor waiting for its release. */
+static bool slot_free(const struct dust_session *s)
+{
+	return s->state != DUST_SESSION_LIVE && s->state != DUST_SESSION_RETIRING;
+}
+
+static int append(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "a");
+
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+/* Fill r with messages that mean nothing (type 0) until it takes no more. */
+static unsigned fill(struct rte_ring *r)
+{
+	struct dgw_msg junk = {.type = 0, .idx = UINT32_MAX};
+	unsigned n = 0;
+
+	while (rte_ring_enqueue_elem(r, &junk, sizeof(junk)) == 0)
+		n++;
+	return n;
+}
+
+/*
+ * F2's REVOKE: invitation 2 is revoked while its worker's inbox is full.
+ * The REVOKE is sent again by the next poll, though the store has nothing
+ * new: the revoked session is cut. (First: F1 leaves a corrupt journal.)
+ */
+static int revoke_full_inbox(void)
+{
+	struct dgw_worker *w = T.gw->w[0];
+	struct dust_store *st = dust_store_open(T.cfg.store_path, 0);
+	struct dust_session *s = live(2, 10);
+	uint64_t revoked = w->st.ctr[DGW_CTR_SESS_REVOKED];
+	unsigned n;
+
+	CHECK(st && s && published(2) == s, "setup: invitation 2 has no published session");
+	CHECK(dust_store_revoke(st, dust_store_at(st, 2), (uint64_t)time(NULL)) == 0,
+	      "setup: revoke");
+	dust_store_close(st);
+	n = fill(w->inbox);
+	printf("gw-msgs: F2: REVOKE into a full inbox (%u messages)\n", n);
+	dgw_store_poll(T.gw);
+	CHECK(__atomic_load_n(&dust_store_at(T.gw->srv.store, 2)->revoked, __ATOMIC_ACQUIRE),
+	      "setup: the revocation was not read");
+	settle();             /* the inbox drains; the REVOKE was not in it */
+	dgw_store_poll(T.gw); /* nothing new in the store */
+	settle();
+	CHECK(w->st.ctr[DGW_CTR_SESS_REVOKED] == revoked + 1,
+	      "a REVOKE that found the inbox full was never sent again");
+	CHECK(!published(2) && slot_free(s), "the revoked session's slot did not come back");
+	return 0;
+}
+
+/*
+ * F1: another writer adds invitation NINV and revokes invitation 0; then a
+ * bad line lands after each (the invitations file, the journal). Each
+ * reload fails, the first after indexing the new invitation, the second
+ * after applying the revocation.
+ */
+static int f1_partial_reload(void)
+{
+	struct dust_store *st = dust_store_open(T.cfg.store_path, 0);
+	struct dust_session *s0 = live(0, 1), *s2;
+	uint64_t revoked0 = T.gw->w[0]->st.ctr[DGW_CTR_SESS_REVOKED];
+	struct dust_invite inv;
+	char journal[DGW_PATH_MAX + 8];
+
+	CHECK(st && s0 && published(0) == s0, "setup: invitation 0 has no published session");
+	printf("gw-msgs: F1: a new invitation, then a bad line; a revocation, then a bad line\n");
+	CHECK(invite_new(&inv, NINV) == 0 && dust_store_add(st, &inv) == 0 &&
+	          dust_store_save(st) == 0,
+	      "setup: second writer");
+	CHECK(append(T.cfg.store_path, "I 00zz\n") == 0, "setup: bad invitation line");
+	CHECK(dust_store_revoke(st, dust_store_at(st, 0), (uint64_t)time(NULL)) == 0,
+	      "setup: revoke");
+	snprintf(journal, sizeof(journal), "%s.bind", T.cfg.store_path);
+	CHECK(append(journal, "X corrupt\n") == 0, "setup: bad journal line");
+	dust_store_close(st);
+
+	dgw_store_poll(T.gw);
+	CHECK(T.gw->reload_failing, "the reload did not fail: the test forces nothing");
+	CHECK(dust_store_count(T.gw->srv.store) == NINV + 1, "the new invitation was not indexed");
+	CHECK(T.gw->ninv == NINV + 1, "an indexed invitation was not merged (pub[], tunnel map)");
+	dgw_store_poll(T.gw);
+	CHECK(T.gw->reload_failing, "the journal's bad line did not fail the reload");
+	CHECK(__atomic_load_n(&dust_store_at(T.gw->srv.store, 0)->revoked, __ATOMIC_ACQUIRE),
+	      "the revocation before the bad line was not applied");
+	settle();
+	CHECK(T.gw->w[0]->st.ctr[DGW_CTR_SESS_REVOKED] == revoked0 + 1,
+	      "the session of the revoked invitation was not cut");
+	CHECK(!published(0) && slot_free(s0), "the revoked session's slot did not come back");
+
+	/* workers find the new invitation by its tag: its messages must count */
+	s2 = live(NINV, 2);
+	CHECK(s2 && published(NINV) == s2, "the new invitation's session was not published");
+	dgw_sess_retire(T.gw->w[0], s2);
+	settle();
+	CHECK(!published(NINV) && slot_free(s2), "the new invitation's slot did not come back");
+	return 0;
+}
+
+/* F2: RETIRED into a full main ring, RELEASE into a full inbox. */
+static int f2_full_rings(void)
+{
+	struct dgw_worker *w = T.gw->w[0];
+	struct dust_session *s = live(1, 3);
+	uint64_t backlog0 = w->st.ctr[DGW_CTR_MSG_BACKLOG];
+	unsigned n;
+
+	CHECK(s && published(1) == s, "setup: invitation 1 has no published session");
+	n = fill(T.gw->to_main);
+	printf("gw-msgs: F2: RETIRED into a full main ring (%u messages)\n", n);
+	dgw_sess_retire(w, s);
+	CHECK(w->st.ctr[DGW_CTR_MSG_BACKLOG] == backlog0 + 1, "msg_backlogged not counted");
+	settle();
+	CHECK(!published(1), "a RETIRED was lost: the session is still published");
+	CHECK(slot_free(s), "a RETIRED was lost: its slot never came back");
+
+	s = live(1, 4);
+	CHECK(s && published(1) == s, "setup: invitation 1 has no published session");
+	n = fill(w->inbox);
+	printf("gw-msgs: F2: RELEASE into a full inbox (%u messages)\n", n);
+	dgw_sess_retire(w, s);
+	dgw_main_messages(T.gw); /* RETIRED: deferred, reclaimed (no reader online), RELEASE */
+	CHECK(!published(1), "RETIRED not handled");
+	settle();
+	CHECK(rte_ring_count(w->inbox) == 0, "the inbox did not drain");
+	CHECK(slot_free(s), "a RELEASE was lost: its slot never came back");
+	CHECK(dust_session_table_live(w->tab) == 0, "sessions left live");
+	return 0;
+}
+
+/*
+ * F7: replay answers an intro once the main lcore has handled as many
+ * PUBLISH as the worker sent (pub_done == pub_sent, replay.c), waiting up
+ * to 10 s otherwise. A PUBLISH the full ring refused, or one for an index
+ * past pub[], must leave the two equal, or every later intro waits 10 s.
+ */
+static int f7_publish_count(void)
+{
+	struct dgw_worker *w = T.gw->w[0];
+	struct dust_session *s = live(1, 5), *t;
+	unsigned n;
+
+	CHECK(s && published(1) == s, "setup: invitation 1 has no published session");
+	CHECK(atomic_load(&w->pub_done) == w->pub_sent, "setup: counts differ already");
+	n = fill(T.gw->to_main);
+	printf("gw-msgs: F7: PUBLISH into a full main ring (%u messages)\n", n);
+	dgw_sess_publish(w, s, 0); /* refused by the ring */
+	settle();
+	CHECK(atomic_load(&w->pub_done) == w->pub_sent,
+	      "a PUBLISH the ring refused was counted as sent");
+	printf("gw-msgs: F7: PUBLISH for an index past pub[]\n");
+	t = dust_session_table_reserve(w->tab);
+	CHECK(t, "setup: no slot");
+	memset(t, 0, sizeof(*t));
+	t->invite_idx = T.gw->ninv + 7;
+	t->peer.ip.family = 4;
+	memcpy(t->peer.ip.a, (uint8_t[]){198, 18, 0, 6}, 4);
+	CHECK(dust_session_table_insert(w->tab, t) == 0, "setup: insert");
+	dgw_sess_publish(w, t, 0);
+	settle();
+	CHECK(atomic_load(&w->pub_done) == w->pub_sent, "a PUBLISH past pub[] was never counted");
+	dgw_sess_retire(w, t);
+	dgw_sess_retire(w, s);
+	settle();
+	CHECK(slot_free(t) && slot_free(s) && !published(1), "slots not back");
+	return 0;
+}
+
+/* A session of idx at 198.18.0.host in the worker's table, not published yet. */
+static struct dust_session *inserted(uint32_t idx, uint8_t host)
+{
+	struct dgw_worker *w = T.gw->w[0];
+	struct dust_session *s = dust_session_table_reserve(w->tab);
+
+	if (!s)
+		return NULL;
+	memset(s, 0, sizeof(*s));
+	s->invite_idx = idx;
+	s->peer.ip.family = 4;
+	memcpy(s->peer.ip.a, (uint8_t[]){198, 18, 0, host}, 4);
+	return dust_session_table_insert(w->tab, s) == 0 ? s : NULL;
+}
+
+/*
+ * F8: a session published and retired before the main lcore reads its
+ * PUBLISH (an answer pubwait had no room for, a replaced intro) must not
+ * take the place of the client's working session, nor evict it.
+ */
+static int f8_retired_publish(void)
+{
+	struct dgw_worker *w = T.gw->w[0];
+	struct dust_session *s0 = live(1, 7), *s1 = inserted(1, 8);
+	uint64_t evicted = w->st.ctr[DGW_CTR_SESS_EVICTED];
+
+	printf("gw-msgs: F8: PUBLISH, then RETIRED, of a second session of a working client\n");
+	CHECK(s0 && s1 && published(1) == s0, "setup");
+	dgw_sess_publish(w, s1, 0);
+	dgw_sess_retire(w, s1);
+	settle();
+	CHECK(w->st.ctr[DGW_CTR_SESS_EVICTED] == evicted && s0->state == DUST_SESSION_LIVE,
+	      "a PUBLISH of a retired session evicted the working one");
+	CHECK(published(1) == s0, "the working session is no longer published");
+	CHECK(slot_free(s1) && atomic_load(&w->pub_done) == w->pub_sent, "s1 not finished");
+	dgw_sess_retire(w, s0);
+	settle();
+	CHECK(slot_free(s0) && !published(1), "slot not back");
+	return 0;
+}
+
+/* ---- F3: the answers waiting for publication (pubwait.c) ---- */
+
+static struct dust_session fake[DGW_PENDING_MAX + 1];
+
+static struct rte_mbuf *mbuf(void)
+{
+	return rte_pktmbuf_alloc(dgw_pool(T.gw));
+}
+
+static int hold(unsigned i)
+{
+	struct dgw_rx rx = {.profile = DUST_PROFILE_RANDOM};
+	struct dust_rx_result res = {.nseg = 1};
+	struct rte_mbuf *m = mbuf();
+
+	if (!m)
+		return -1;
+	if (!dgw_pubwait_hold(T.gw->w[0], &fake[i], m, &rx, &res, NULL)) {
+		rte_pktmbuf_free(m);
+		return 1;
+	}
+	return 0;
+}
+
+/* The session whose answer waits longest (any age counts as expired here). */
+static const struct dust_session *oldest(void)
+{
+	return dgw_pubwait_expired(T.gw->w[0], UINT64_MAX / 2);
+}
+
+static double ns_per(uint64_t tsc, unsigned n)
+{
+	return (double)tsc * 1e9 / (double)rte_get_tsc_hz() / n;
+}
+
+/*
+ * What a data datagram of an established session pays while answers wait
+ * (dgw_datagram_done asks pubwait whether its session is held), with one
+ * and with DGW_PENDING_MAX waiting: printed, side by side, not asserted.
+ */
+static double take_ns(void)
+{
+	struct dust_rx_result res = {.nseg = 1};
+	struct dgw_rx rx = {.profile = DUST_PROFILE_RANDOM};
+	struct dust_session other;
+	uint64_t t0 = rte_rdtsc();
+	unsigned taken = 0;
+
+	for (unsigned i = 0; i < 100000; i++)
+		taken += dgw_pubwait_take(T.gw->w[0], NULL, &rx, &other, &res);
+	return taken ? -1 : ns_per(rte_rdtsc() - t0, 100000);
+}
+
+static int f3_pubwait(void)
+{
+	struct dgw_worker *w = T.gw->w[0];
+	struct dust_rx_result res = {.nseg = 1};
+	struct dgw_rx rx = {.profile = DUST_PROFILE_RANDOM};
+	double one, full, drop_ns;
+	uint64_t t0;
+	unsigned kept = 0;
+
+	printf("gw-msgs: F3: %u answers waiting: lookups, order, capacity\n", DGW_PENDING_MAX);
+	CHECK(hold(0) == 0, "hold");
+	one = take_ns();
+	for (unsigned i = 1; i < DGW_PENDING_MAX; i++)
+		CHECK(hold(i) == 0, "hold");
+	CHECK(hold(DGW_PENDING_MAX) == 1 && w->nwait == DGW_PENDING_MAX, "more than the cap held");
+	full = take_ns();
+	CHECK(one > 0 && full > 0, "a session that waits for nothing was taken");
+	/* a later datagram of a waiting session is held with it */
+	{
+		struct rte_mbuf *m = mbuf();
+
+		CHECK(m && dgw_pubwait_take(w, m, &rx, &fake[700], &res),
+		      "not held with its answer");
+	}
+	/* every third from the middle, then the oldest: the rest keep their order */
+	t0 = rte_rdtsc();
+	for (unsigned i = 1; i < DGW_PENDING_MAX; i += 3)
+		dgw_pubwait_drop(w, &fake[i]);
+	drop_ns = ns_per(rte_rdtsc() - t0, (DGW_PENDING_MAX + 1) / 3);
+	CHECK(oldest() == &fake[0], "the oldest is not first");
+	dgw_pubwait_drop(w, &fake[0]);
+	CHECK(oldest() == &fake[2], "order lost after unlinking from the middle");
+	for (unsigned i = 2; i < DGW_PENDING_MAX; i++) {
+		if (i % 3 == 1)
+			continue;
+		CHECK(oldest() == &fake[i], "an entry left early or came back out of order");
+		kept++;
+		dgw_pubwait_drop(w, &fake[i]);
+	}
+	CHECK(w->nwait == 0 && kept == DGW_PENDING_MAX - 1 - (DGW_PENDING_MAX + 1) / 3,
+	      "entries lost");
+	/* every place is free again */
+	for (unsigned i = 0; i < DGW_PENDING_MAX; i++)
+		CHECK(hold(i) == 0, "a place did not come back");
+	for (unsigned i = DGW_PENDING_MAX; i-- > 0;)
+		dgw_pubwait_drop(w, &fake[i]);
+	CHECK(w->nwait == 0, "entries left");
+	printf("gw-msgs: F3: is this session waiting? %.1f ns with 1 waiting, %.1f ns with %u "
+	       "(%.2fx); an unlink from the middle %.1f ns\n",
+	       one, full, DGW_PENDING_MAX, full / one, drop_ns);
+	return 0;
+}
+
+/* ---- F3: first uses waiting for their binding (pending.c) ---- */
+
+/* Fake first use i (invitation idx) from 198.19.i/8.i: held, its PERSIST thrown away. */
+static int pend(unsigned i, uint32_t idx)
+{
+	struct dgw_rx rx = {.profile = DUST_PROFILE_RANDOM};
+	struct dust_session s;
+	struct dgw_msg junk[64];
+	struct rte_mbuf *m = mbuf();
+
+	memset(&s, 0, sizeof(s));
+	s.invite_idx = idx;
+	rx.ep.ip.family = 4;
+	memcpy(rx.ep.ip.a, (uint8_t[]){198, 19, (uint8_t)(i >> 8), (uint8_t)i}, 4);
+	rx.ep.port = 30000;
+	if (!m || !dgw_pending_hold(T.gw->w[0], &s, m, &rx, 0, NULL, true))
+		return -1;
+	while (rte_ring_dequeue_burst_elem(T.gw->to_main, junk, sizeof(junk[0]), 64, NULL))
+		;
+	return 0;
+}
+
+/* DURABLE(idx): what it released, its mbufs freed; the first one's endpoint's third byte. */
+static unsigned durable(uint32_t idx, uint8_t *first)
+{
+	struct dgw_pending *out;
+	unsigned n = dgw_pending_done(T.gw->w[0], idx, &out);
+
+	for (unsigned i = 0; i < n; i++) {
+		if (i == 0 && first)
+			*first = out[i].rx.ep.ip.a[3];
+		rte_pktmbuf_free(out[i].m);
+		dust_session_wipe(&out[i].s);
+	}
+	return n;
+}
+
+static bool holds(unsigned i)
+{
+	struct dust_endpoint ep = {
+	    .ip = {.family = 4, .a = {198, 19, (uint8_t)(i >> 8), (uint8_t)i}}, .port = 30000};
+
+	return dgw_pending_holds(T.gw->w[0], &ep);
+}
+
+static int f3_pending(void)
+{
+	struct dgw_worker *w = T.gw->w[0];
+	uint64_t t0, t;
+	uint8_t first = 0;
+	unsigned n = 0;
+
+	printf("gw-msgs: F3: %u first uses waiting: DURABLE from the middle, order, capacity\n",
+	       DGW_PENDING_MAX);
+	/* entries 10 and 500 share invitation 5000: released together, in arrival order */
+	for (unsigned i = 0; i < DGW_PENDING_MAX; i++)
+		CHECK(pend(i, i == 500 ? 5000 + 10 : 5000 + i) == 0, "hold");
+	CHECK(w->npend == DGW_PENDING_MAX && pend(9999, 1) != 0, "more than the cap held");
+	CHECK(durable(5000 + 10, &first) == 2 && first == 10, "not released in arrival order");
+	CHECK(!holds(10) && !holds(500) && holds(11) && holds(499) && holds(501),
+	      "the wrong entries left");
+	/* DURABLEs from the middle out: each takes only its own */
+	t0 = rte_rdtsc();
+	for (unsigned i = 100; i < 900; i += 2)
+		n += i != 500 ? durable(5000 + i, NULL) : 0;
+	t = rte_rdtsc() - t0;
+	CHECK(n == 399 && w->npend == DGW_PENDING_MAX - 2 - 399, "released the wrong count");
+	CHECK(holds(101) && !holds(102) && holds(899), "the wrong entries left");
+	/* places come back: fill up again, then release everything */
+	for (unsigned i = 0; w->npend < DGW_PENDING_MAX; i++)
+		CHECK(pend(2000 + i, 9000 + i) == 0, "a place did not come back");
+	for (unsigned i = 0; i < DGW_PENDING_MAX; i++)
+		(void)durable(5000 + i, NULL);
+	for (unsigned i = 0; i < DGW_PENDING_MAX; i++)
+		(void)durable(9000 + i, NULL);
+	CHECK(w->npend == 0, "entries left");
+	printf("gw-msgs: F3: a DURABLE with ~%u first uses waiting: %.0f ns\n",
+	       DGW_PENDING_MAX - 200, ns_per(t, 399));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int n = rte_eal_init(argc, argv);
+
+	if (n < 0 || argc - n < 2 || dust_init() != 0) {
+		fprintf(stderr, "usage: gw-msgs EAL-ARGS -- WORKDIR\n");
+		return 1;
+	}
+	dgw_config_defaults(&T.cfg);
+	dust_ipaddr_parse(&T.cfg.ip4, "10.0.0.1");
+	T.cfg.queues = 1;
+	T.cfg.sessions_per_lcore = 8;
+	if (make_store(argv[n + 1]) || !(T.gw = dgw_create(&T.cfg))) {
+		fprintf(stderr, "gw-msgs: setup failed\n");
+		return 1;
+	}
+	if (revoke_full_inbox() == 0 && f1_partial_reload() == 0 && f2_full_rings() == 0 &&
+	    f7_publish_count() == 0 && f8_retired_publish() == 0 && f3_pubwait() == 0)
+		(void)f3_pending();
+	dgw_destroy(T.gw);
+	if (T.why) {
+		printf("FAIL: %s\n", T.why);
+		return 1;
+	}
+	printf("PASS gw-msgs\n");
+	return 0;
+}
