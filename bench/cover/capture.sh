@@ -31,28 +31,8 @@ trap cleanup EXIT
 
 need_root_tools caddy chromium tcpdump openssl /usr/bin/python3
 "$HERE/mksite.py" "$W/site" 30
-cat >"$W/Caddyfile" <<CADDY
-{
-	admin off
-	skip_install_trust
-	auto_https disable_redirects
-}
-$HOST {
-	bind 127.0.0.1
-	tls internal
-	root * $W/site
-	file_server
-}
-CADDY
 ns_add $NS
-bg CADDY $NS "$W/caddy.log" env HOME="$W/caddy" XDG_DATA_HOME="$W/caddy/data" \
-	XDG_CONFIG_HOME="$W/caddy/config" caddy run --config "$W/Caddyfile" --adapter caddyfile
-CRT=$W/caddy/data/caddy/certificates/local/$HOST/$HOST.crt
-wait_for 30 test -s "$CRT" || { cat "$W/caddy.log"; fail "caddy made no certificate"; }
-wait_for 30 n $NS sh -c "ss -lnuH 'sport = :443' | grep -q ." ||
-	{ cat "$W/caddy.log"; fail "caddy does not listen on udp 443"; }
-PIN=$(openssl x509 -in "$CRT" -pubkey -noout | openssl pkey -pubin -outform der |
-	openssl dgst -sha256 -binary | base64)
+caddy_start CADDY $NS 127.0.0.1 $HOST "$W/site" "$W/caddy"
 
 bg DUMP $NS "$W/tcpdump.log" tcpdump -i lo -U -n -Z root -w "$OUT" udp port 443
 wait_for 10 grep -q "listening on" "$W/tcpdump.log" || fail "tcpdump did not start"

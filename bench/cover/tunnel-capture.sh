@@ -64,27 +64,7 @@ wait_for 5 n $SRV ip link show srv0 || { cat "$W/server.log"; fail "server TUN d
 n $SRV ip addr add 10.93.0.1/24 dev srv0
 n $SRV ip link set srv0 up
 
-cat >"$W/Caddyfile" <<CADDY
-{
-	admin off
-	skip_install_trust
-	auto_https disable_redirects
-}
-$HOST {
-	bind 10.93.0.1
-	tls internal
-	root * $W/site
-	file_server
-}
-CADDY
-bg CADDY $SRV "$W/caddy.log" env HOME="$W/caddy" XDG_DATA_HOME="$W/caddy/data" \
-	XDG_CONFIG_HOME="$W/caddy/config" caddy run --config "$W/Caddyfile" --adapter caddyfile
-CRT=$W/caddy/data/caddy/certificates/local/$HOST/$HOST.crt
-wait_for 30 test -s "$CRT" || { cat "$W/caddy.log"; fail "caddy made no certificate"; }
-wait_for 30 n $SRV sh -c "ss -lntH 'sport = :443' | grep -q ." ||
-	{ cat "$W/caddy.log"; fail "caddy does not listen on tcp 443"; }
-PIN=$(openssl x509 -in "$CRT" -pubkey -noout | openssl pkey -pubin -outform der |
-	openssl dgst -sha256 -binary | base64)
+caddy_start CADDY $SRV 10.93.0.1 $HOST "$W/site" "$W/caddy" tcp
 
 bg DUMP $SRV "$W/tcpdump.log" tcpdump -i $PFX-s -U -n -s 96 -Z root -w "$OUT" udp port 443
 wait_for 10 grep -q "listening on" "$W/tcpdump.log" || fail "tcpdump did not start"

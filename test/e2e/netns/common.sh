@@ -150,3 +150,35 @@ gw_stop() {
 	wait_exit "$1" 20 || fail "dustgw did not stop on SIGTERM"
 	[[ $RC -eq 0 ]] || { cat "$2"; fail "dustgw exit status $RC"; }
 }
+
+# caddy_start VAR NS ADDR HOST SITE DIR [udp|tcp]: Debian's caddy in NS, serving the
+# directory SITE as HOST on ADDR:443 (tls internal, its state under DIR, not in
+# /root), its pid in VAR. Waits for its certificate and for 443 (udp or tcp, default
+# udp), then sets PIN to the SPKI pin of the certificate (Chromium's
+# --ignore-certificate-errors-spki-list).
+caddy_start() {
+	local var=$1 ns=$2 addr=$3 host=$4 site=$5 dir=$6 proto=${7:-udp} crt
+	mkdir -p "$dir"
+	cat >"$dir/Caddyfile" <<CADDY
+{
+	admin off
+	skip_install_trust
+	auto_https disable_redirects
+}
+$host {
+	bind $addr
+	tls internal
+	root * $site
+	file_server
+}
+CADDY
+	bg "$var" "$ns" "$dir/caddy.log" env HOME="$dir" XDG_DATA_HOME="$dir/data" \
+		XDG_CONFIG_HOME="$dir/config" caddy run --config "$dir/Caddyfile" --adapter caddyfile
+	crt=$dir/data/caddy/certificates/local/$host/$host.crt
+	wait_for 30 test -s "$crt" || { cat "$dir/caddy.log"; fail "caddy made no certificate"; }
+	wait_for 30 n "$ns" sh -c "ss -ln${proto:0:1}H 'sport = :443' | grep -q ." ||
+		{ cat "$dir/caddy.log"; fail "caddy does not listen on $proto 443"; }
+	# shellcheck disable=SC2034 # PIN is for the caller's Chromium
+	PIN=$(openssl x509 -in "$crt" -pubkey -noout | openssl pkey -pubin -outform der |
+		openssl dgst -sha256 -binary | base64)
+}

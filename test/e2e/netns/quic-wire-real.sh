@@ -29,32 +29,12 @@ trap cleanup EXIT
 
 need_root_tools caddy chromium tcpdump tshark ndpiReader openssl /usr/bin/python3
 rm -rf "$W"
-mkdir -p "$W/site" "$W/caddy" "$ART"
+mkdir -p "$W/site" "$ART"
 printf '<!doctype html><title>%s</title><p>A small static site.\n' $HOST >"$W/site/index.html"
-cat >"$W/caddy/Caddyfile" <<EOF
-{
-	admin off
-	skip_install_trust
-	auto_https disable_redirects
-}
-$HOST {
-	bind 127.0.0.1
-	tls internal
-	root * $W/site
-	file_server
-}
-EOF
 ns_add $NS
 
 step "caddy on 127.0.0.1:443 as $HOST"
-bg CADDY $NS "$W/caddy.log" env HOME="$W/caddy" XDG_DATA_HOME="$W/caddy/data" \
-	XDG_CONFIG_HOME="$W/caddy/config" caddy run --config "$W/caddy/Caddyfile" --adapter caddyfile
-CRT=$W/caddy/data/caddy/certificates/local/$HOST/$HOST.crt
-wait_for 30 test -s "$CRT" || { cat "$W/caddy.log"; fail "caddy made no certificate"; }
-wait_for 30 n $NS sh -c "ss -lnuH 'sport = :443' | grep -q ." ||
-	{ cat "$W/caddy.log"; fail "caddy does not listen on udp 443"; }
-PIN=$(openssl x509 -in "$CRT" -pubkey -noout | openssl pkey -pubin -outform der |
-	openssl dgst -sha256 -binary | base64)
+caddy_start CADDY $NS 127.0.0.1 $HOST "$W/site" "$W/caddy"
 
 step "headless Chromium loads https://$HOST/ over QUIC"
 bg DUMP $NS "$W/tcpdump.log" tcpdump -i lo -U -n -Z root -w "$ART/chromium-caddy.pcap" udp port 443
