@@ -237,23 +237,28 @@ void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *
 }
 
 /*
- * The first flight's second datagram, as the cover server sends the end of
- * its certificate chain (SPEC §12.3): a Handshake packet with a keepalive.
- * Without an mbuf the flight is one datagram, which the client also takes.
+ * The datagrams of the first flight around the answer, as the cover server
+ * sends them (SPEC §12.3): before it an ACK-only Initial (acc given), after
+ * it a Handshake packet with a keepalive where a certificate chain ends.
+ * Without an mbuf the flight is shorter, which the client also takes.
  */
-static void quic_answer_tail(struct dgw_worker *w, struct dust_session *s, uint64_t mac)
+static void quic_answer_extra(struct dgw_worker *w, struct dust_session *s,
+                              const struct dust_quic_accept *acc, uint64_t mac)
 {
 	uint16_t outer = dgw_net_outer_len(&s->peer);
 	struct rte_mbuf *c = rte_pktmbuf_alloc(w->gw->pool);
+	uint8_t *pkt;
+	size_t room;
 	int r;
 
 	if (!c) {
 		dgw_count_drop(w, DGW_DROP_NO_MBUF);
 		return;
 	}
-	r = dust_quic_answer_tail_build(s, &w->rng, w->now_s,
-	                                rte_pktmbuf_mtod(c, uint8_t *) + outer,
-	                                rte_pktmbuf_tailroom(c) - outer);
+	pkt = rte_pktmbuf_mtod(c, uint8_t *) + outer;
+	room = rte_pktmbuf_tailroom(c) - outer;
+	r = acc ? dust_quic_answer_ack_build(s, acc, &w->rng, pkt, room)
+	        : dust_quic_answer_tail_build(s, &w->rng, w->now_s, pkt, room);
 	if (r < 0) {
 		dgw_drop_m(w, c, r == -EMSGSIZE ? DGW_DROP_TOO_BIG : DGW_DROP_SEAL);
 		return;
@@ -275,6 +280,7 @@ void dgw_quic_answer(struct dgw_worker *w, struct rte_mbuf *m, struct dust_sessi
 	int r;
 
 	dgw_quic_cid_add(w, s);
+	quic_answer_extra(w, s, acc, mac); /* the ACK-only Initial first */
 	m->data_off = RTE_PKTMBUF_HEADROOM;
 	m->data_len = 0;
 	m->pkt_len = 0;
@@ -293,5 +299,5 @@ void dgw_quic_answer(struct dgw_worker *w, struct rte_mbuf *m, struct dust_sessi
 	}
 	w->st.ctr[DGW_CTR_QUIC_ANSWER]++;
 	dgw_net_tx(w, m);
-	quic_answer_tail(w, s, mac);
+	quic_answer_extra(w, s, NULL, mac); /* the Handshake tail */
 }

@@ -121,6 +121,22 @@ DUST_MUST_CHECK int dust_quic_answer_build(struct dust_session *s,
 DUST_MUST_CHECK int dust_quic_answer_tail_build(struct dust_session *s, struct dust_rng *rng,
                                                 uint32_t now_s, uint8_t *out, size_t cap);
 
+/**
+ * The first flight's first datagram, as the cover server sends it before its
+ * 1252 bytes: an Initial (packet number 0) holding only an ACK of the
+ * client's Initial, 40 bytes with an 8-byte CID (caddy's, with 4: 36-37).
+ * Returns its length or -errno.
+ */
+DUST_MUST_CHECK int dust_quic_answer_ack_build(const struct dust_session *s,
+                                               const struct dust_quic_accept *acc,
+                                               struct dust_rng *rng, uint8_t *out, size_t cap);
+/**
+ * Client: is dg shaped as a server's ACK-only Initial (long header, Initial,
+ * v1, DCID empty, no token, under 1200 bytes)? Such a datagram carries no
+ * keys and changes nothing: a client passes it by uncounted.
+ */
+bool dust_quic_is_flight_ack(const uint8_t *dg, size_t len);
+
 /** Is dg a client Initial of QUIC v1 (header only, nothing authenticated)? */
 bool dust_quic_is_initial(const uint8_t *dg, size_t len);
 

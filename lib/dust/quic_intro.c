@@ -553,19 +553,61 @@ static size_t long_header(uint8_t *out, uint8_t first, const struct dust_session
 	return pos;
 }
 
-static int server_initial(const struct dust_session *s, const struct dust_quic_accept *acc,
-                          struct dust_rng *rng, uint8_t *out, size_t cap)
+/* An ACK frame of the client's Initial at f; its length. */
+static size_t ack_frame(uint8_t *f, const struct dust_quic_accept *acc, struct dust_rng *rng)
 {
-	struct dust_quic_keys k;
-	uint8_t f[160];
-	size_t n = 0, sh_len, pn_off;
-	bool ok;
+	size_t n = 0;
 
 	f[n++] = DUST_QUIC_FRAME_ACK;
 	n += quic_varint_put(f + n, acc->client_pn, quic_varint_len(acc->client_pn));
 	n += quic_varint_put(f + n, dust_rng_uniform(rng, 64), 1); /* ack delay */
 	f[n++] = 0;                                                /* range count */
 	f[n++] = 0;                                                /* first range */
+	return n;
+}
+
+/* A server Initial of packet number pn holding the n bytes of frames at f. */
+static int initial_packet(const struct dust_session *s, const struct dust_quic_accept *acc,
+                          uint64_t pn, const uint8_t *f, size_t n, uint8_t *out, size_t cap)
+{
+	struct dust_quic_keys k;
+	size_t pn_off;
+	bool ok;
+
+	if (cap < 32 + s->cid_len + n + DUST_QUIC_AEAD_TAG)
+		return -EMSGSIZE;
+	pn_off = long_header(out, 0xc0, s, true, 1 + n + DUST_QUIC_AEAD_TAG);
+	memcpy(out + pn_off + 1, f, n);
+	dust_quic_initial_keys(acc->odcid, acc->odcid_len, true, &k);
+	ok = quic_protect(&k, out, pn_off, 1, pn, n);
+	sodium_memzero(&k, sizeof(k));
+	return ok ? (int)(pn_off + 1 + n + DUST_QUIC_AEAD_TAG) : -EIO;
+}
+
+DUST_EXPORT int dust_quic_answer_ack_build(const struct dust_session *s,
+                                           const struct dust_quic_accept *acc, struct dust_rng *rng,
+                                           uint8_t *out, size_t cap)
+{
+	uint8_t f[16];
+
+	return initial_packet(s, acc, 0, f, ack_frame(f, acc, rng), out, cap);
+}
+
+DUST_EXPORT bool dust_quic_is_flight_ack(const uint8_t *dg, size_t len)
+{
+	struct quic_long h;
+
+	return len < ANSWER_MIN && quic_long_parse(dg, len, &h) &&
+	       h.type == DUST_QUIC_TYPE_INITIAL && h.version == DUST_QUIC_VERSION &&
+	       h.dcid_len == 0 && h.token_len == 0 && h.length == len - h.pn_off;
+}
+
+static int server_initial(const struct dust_session *s, const struct dust_quic_accept *acc,
+                          struct dust_rng *rng, uint8_t *out, size_t cap)
+{
+	uint8_t f[160];
+	size_t n = ack_frame(f, acc, rng), sh_len;
+
 	f[n++] = DUST_QUIC_FRAME_CRYPTO;
 	f[n++] = 0; /* offset */
 	sh_len = tls_server_hello_build(rng, acc->server_pk, f + n + 2, sizeof(f) - n - 2);
@@ -573,14 +615,8 @@ static int server_initial(const struct dust_session *s, const struct dust_quic_a
 		return -EMSGSIZE;
 	n += quic_varint_put(f + n, sh_len, 2);
 	n += sh_len;
-	if (cap < 32 + s->cid_len + n + DUST_QUIC_AEAD_TAG)
-		return -EMSGSIZE;
-	pn_off = long_header(out, 0xc0, s, true, 1 + n + DUST_QUIC_AEAD_TAG);
-	memcpy(out + pn_off + 1, f, n);
-	dust_quic_initial_keys(acc->odcid, acc->odcid_len, true, &k);
-	ok = quic_protect(&k, out, pn_off, 1, 0, n);
-	sodium_memzero(&k, sizeof(k));
-	return ok ? (int)(pn_off + 1 + n + DUST_QUIC_AEAD_TAG) : -EIO;
+	/* packet number 1: the ACK-only Initial before it took 0, as the cover server's */
+	return initial_packet(s, acc, 1, f, n, out, cap);
 }
 
 DUST_EXPORT int dust_quic_answer_build(struct dust_session *s, const struct dust_quic_accept *acc,

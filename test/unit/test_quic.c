@@ -457,6 +457,53 @@ static void test_invite_cover(void)
 }
 
 /*
+ * The first flight's first datagram (SPEC §12.3): an Initial of 40 bytes,
+ * packet number 0 under the server Initial keys of the client's DCID,
+ * holding only an ACK of the client's Initial; the answer's Initial is
+ * packet number 1. A client passes it by: no answer opens from it.
+ */
+static void test_answer_ack(void)
+{
+	struct fixture f;
+	struct hs h;
+	struct quic_long q;
+	struct dust_quic_keys k;
+	uint8_t ack[128], frames[128];
+	size_t plen = 0;
+	uint64_t pn = 99;
+	int n;
+
+	quic_fixture(&f);
+	handshake(&f, &h);
+	n = dust_quic_answer_ack_build(&f.ss, &h.acc, &f.rng, ack, sizeof(ack));
+	CHECK_EQ(n, 40);
+	CHECK_EQ(dust_quic_answer_ack_build(&f.ss, &h.acc, &f.rng, ack, 30), -EMSGSIZE);
+	n = dust_quic_answer_ack_build(&f.ss, &h.acc, &f.rng, ack, sizeof(ack));
+	CHECK(dust_quic_is_flight_ack(ack, (size_t)n));
+	CHECK(!dust_quic_is_flight_ack(h.answer, (size_t)h.answer_len)); /* 1252 */
+	CHECK(!dust_quic_is_flight_ack(h.intro, (size_t)h.intro_len));   /* a client's */
+	CHECK(!dust_quic_is_flight_ack(ack, (size_t)n - 1));             /* Length disagrees */
+	CHECK(quic_long_parse(ack, (size_t)n, &q));
+	CHECK(q.scid_len == f.ss.cid_len && memcmp(q.scid, f.ss.cid, f.ss.cid_len) == 0);
+	dust_quic_initial_keys(h.qc.dcid, h.qc.dcid_len, true, &k);
+	CHECK(quic_unprotect(&k, ack, q.pn_off, q.length, &pn, frames, &plen));
+	CHECK_EQ(pn, 0u);
+	/* ACK, largest = the client's packet number, delay, no ranges: nothing else */
+	CHECK(plen == 5 && frames[0] == DUST_QUIC_FRAME_ACK && frames[1] == h.acc.client_pn &&
+	      frames[3] == 0 && frames[4] == 0);
+	CHECK(quic_long_parse(h.answer, (size_t)h.answer_len, &q));
+	CHECK(quic_unprotect(&k, h.answer, q.pn_off, q.length, &pn, frames, &plen));
+	CHECK_EQ(pn, 1u);
+	CHECK(dust_quic_answer_open(&h.qc, &f.lim, FIX_NOW_S, ack, (size_t)n, &f.cs) != DUST_OK);
+	CHECK(h.qc.pending);
+	CHECK_EQ(
+	    dust_quic_answer_open(&h.qc, &f.lim, FIX_NOW_S, h.answer, (size_t)h.answer_len, &f.cs),
+	    DUST_OK);
+	sodium_memzero(&k, sizeof(k));
+	fix_fini(&f);
+}
+
+/*
  * The first flight's tail (SPEC §12.3): a Handshake packet of 105..141 bytes
  * from the server's CID with a keepalive, as the cover server's certificate
  * chain end; its client opens it, no other session matches it, and any flipped
@@ -523,6 +570,7 @@ int main(int argc, char **argv)
 	static const struct check_test tests[] = {
 	    {"rfc9001_keys", test_rfc9001_keys},
 	    {"handshake_and_data", test_handshake_and_data},
+	    {"answer_ack", test_answer_ack},
 	    {"answer_tail", test_answer_tail},
 	    {"answer_cheap_first", test_answer_cheap_first},
 	    {"server_ephemeral_in_keys", test_server_ephemeral_in_keys},

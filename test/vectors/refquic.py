@@ -309,7 +309,8 @@ def main(path):
     a = long_header(ans)
     expect(a['type'] == 0 and a['version'] == 1 and a['dcid'] == b'' and
            8 <= len(a['scid']) <= 20, 'server Initial: empty DCID, SCID of %d' % len(a['scid']))
-    _, sframes = unprotect(ans, a, initial_keys(h['dcid'], True))
+    spn, sframes = unprotect(ans, a, initial_keys(h['dcid'], True))
+    expect(spn == 1, 'server Initial is packet 1 (the ACK-only Initial before it took 0)')
     sstream, skinds = walk_frames(sframes)
     expect(('ACK', pn) in skinds, 'server Initial acknowledges packet %d' % pn)
     eph_pk = parse_server_hello(handshake_msg(sstream, 2))

@@ -1272,6 +1272,11 @@ static void on_quic_answer(struct client *c, size_t len)
 	enum dust_drop d = DUST_DROP_AUTH;
 	bool newest = false;
 
+	/* the flight's ACK-only Initial: no keys in it, nothing to count */
+	if (dust_quic_is_flight_ack(c->rxbuf, len)) {
+		debug("the server acknowledged our Initial (%zu bytes)", len);
+		return;
+	}
 	if (c->qc.pending) {
 		memcpy(c->rxcopy, c->rxbuf, len); /* opening works in place */
 		d = dust_quic_answer_open(&c->qc, &c->lim, now, c->rxcopy, len, &s);

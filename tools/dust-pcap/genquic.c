@@ -112,6 +112,11 @@ static void handshake(struct qgen *g, unsigned i, const uint8_t *init, size_t le
 		die("in-process accept: %s (is --key the store's server key, and are its "
 		    "invitations unused?)",
 		    dust_drop_name(d));
+	/* the flight as the cover server's (SPEC §12.3): an ACK-only Initial, the answer, a tail */
+	n = dust_quic_answer_ack_build(&c->ss, &acc, &rng, ans, sizeof(ans));
+	if (n < 0)
+		die("answer ACK: %s", strerror(-n));
+	send_s2c(g, i, ans, (size_t)n);
 	n = dust_quic_answer_build(&c->ss, &acc, &rng, now_s(), ans, sizeof(ans));
 	if (n < 0)
 		die("answer: %s", strerror(-n));
@@ -119,7 +124,6 @@ static void handshake(struct qgen *g, unsigned i, const uint8_t *init, size_t le
 	d = dust_quic_answer_open(qc, &g->srv.lim, now_s(), ans, (size_t)n, &c->cs);
 	if (d != DUST_OK)
 		die("the client could not open the answer: %s", dust_drop_name(d));
-	/* the flight's second datagram (SPEC §12.3) */
 	n = dust_quic_answer_tail_build(&c->ss, &rng, now_s(), ans, sizeof(ans));
 	if (n < 0)
 		die("answer tail: %s", strerror(-n));

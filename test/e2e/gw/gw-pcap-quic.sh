@@ -20,16 +20,17 @@ sed -i 's/^udp_port = 4433/&\nquic_port = 443/' gw.conf
 run_gw quic "rx_pcap=in.pcap,tx_pcap=out.pcap" "tx_pcap=clear.pcap" 1
 "$PCAP" check --manifest m.txt --stats quic.stats --delivered clear.pcap ||
 	fail "counters differ from the manifest"
-# each first flight: the cover server's 1252 bytes, then a 105..141-byte tail (SPEC §12.3)
+# each first flight: a 40-byte ACK-only Initial, the cover server's 1252 bytes, then a
+# 105..141-byte tail (SPEC §12.3)
 tcpdump -q -nr out.pcap 'udp src port 443' 2>/dev/null |
 	sed -n 's/.*UDP, length \([0-9]*\)$/\1/p' >answers.txt
 n=$(grep -cx 1252 answers.txt)
 [ "$n" = 20 ] || fail "expected 20 answers of 1252 bytes from port 443, saw $n"
 n=$(awk '$1 >= 105 && $1 <= 141' answers.txt | wc -l)
-[ "$n" = 20 ] && [ "$(wc -l <answers.txt)" = 40 ] ||
-	fail "expected 20 flight tails of 105..141 bytes and 40 datagrams from port 443"
+[ "$n" = 20 ] && [ "$(grep -cx 40 answers.txt)" = 20 ] && [ "$(wc -l <answers.txt)" = 60 ] ||
+	fail "expected 20 ACKs of 40 bytes, 20 tails of 105..141 and 60 datagrams from port 443"
 n=$(tcpdump -nr wire.pcap udp 2>/dev/null | wc -l)
-[ "$n" = 180 ] || fail "expected 180 datagrams on the wire capture, saw $n"
+[ "$n" = 200 ] || fail "expected 200 datagrams on the wire capture, saw $n"
 # SPEC §12.4: no client datagram over 1250 bytes, no server one over 1252,
 # Initials and first flights included; the mix's 1350-byte inner packets go
 # at the inner MTU, so both bounds are reached exactly

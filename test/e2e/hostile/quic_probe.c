@@ -220,6 +220,11 @@ static int session(const struct dust_invite *inv, unsigned n)
 
 	/* a first use is answered once its binding is durable: 10 s for a loaded machine */
 	if (poll(&p, 1, 10000) <= 0 || (a = recv(fd, ans, sizeof(ans), 0)) <= 0 ||
+	    !dust_quic_is_flight_ack(ans, (size_t)a)) {
+		printf("session=no-flight-ack\n");
+		return -1;
+	}
+	if (poll(&p, 1, 2000) <= 0 || (a = recv(fd, ans, sizeof(ans), 0)) <= 0 ||
 	    dust_quic_answer_open(&qc, &lim, (uint32_t)time(NULL), ans, (size_t)a, &s) != DUST_OK) {
 		printf("session=none\n");
 		return -1;

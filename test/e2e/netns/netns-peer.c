@@ -334,6 +334,10 @@ static void quic_accept(struct server *sv, const struct dust_endpoint *ep, size_
 	sodium_memzero(&s, sizeof(s));
 	if (!p)
 		return;
+	/* the flight as the cover server's (SPEC §12.3): an ACK-only Initial, the answer, a tail */
+	n = dust_quic_answer_ack_build(&p->s, &acc, &sv->rng, out, sizeof(out));
+	if (n > 0)
+		send_to(p, out, (size_t)n);
 	n = dust_quic_answer_build(&p->s, &acc, &sv->rng, (uint32_t)time(NULL), out, sizeof(out));
 	if (n < 0) {
 		p->live = false;
@@ -341,7 +345,6 @@ static void quic_accept(struct server *sv, const struct dust_endpoint *ep, size_
 	}
 	sv->quic_intros++;
 	send_to(p, out, (size_t)n);
-	/* the flight's second datagram, as the cover server's (SPEC §12.3) */
 	n = dust_quic_answer_tail_build(&p->s, &sv->rng, (uint32_t)time(NULL), out, sizeof(out));
 	if (n > 0)
 		send_to(p, out, (size_t)n);
