@@ -716,6 +716,17 @@ static int confirm_on(struct cl *c, unsigned q)
 	return 0;
 }
 
+/* The flight's Handshake tail from worker q, for c's session. */
+static int tail_on(struct cl *c, unsigned q)
+{
+	uint8_t f[1600];
+	size_t fl = recv_ring(H.ntx[q], f, sizeof(f));
+
+	CHECK(fl > 42 && dust_quic_hs_match(&c->cur, f + 42, fl - 42) != 0,
+	      "no flight tail from the intro's worker");
+	return 0;
+}
+
 /* c introduces on worker q (its session lives there), then sends its Handshake packet. */
 static int intro_on(struct cl *c, unsigned q)
 {
@@ -724,10 +735,15 @@ static int intro_on(struct cl *c, unsigned q)
 	size_t fl;
 
 	CHECK(n > 0 && send_q(q, &c->a, dg, (size_t)n) == 0, "intro");
+	/* the flight (SPEC §12.3): an ACK-only Initial, the answer, a Handshake tail */
+	fl = recv_ring(H.ntx[q], f, sizeof(f));
+	CHECK(fl > 42 && dust_quic_is_flight_ack(f + 42, fl - 42),
+	      "no ACK-only Initial from the intro's worker");
 	fl = recv_ring(H.ntx[q], f, sizeof(f));
 	CHECK(fl > 42 && dust_quic_answer_open(&c->qc, &H.gw->cfg.lim, (uint32_t)time(NULL), f + 42,
 	                                       fl - 42, &c->cur) == DUST_OK,
 	      "no answer from the intro's worker");
+	CHECK(tail_on(c, q) == 0, T.why);
 	return confirm_on(c, q);
 }
 
@@ -754,11 +770,12 @@ static int restart_pending(struct cl *c, unsigned q)
 	m[1] = rg_dg_mbuf(&H, &c->a, QUIC_PORT, b, (size_t)nb);
 	CHECK(m[0] && m[1] && rte_ring_enqueue_burst(H.nrx[q], (void **)m, 2, NULL) == 2,
 	      "enqueue");
-	/* the abandoned Initial's answer may come first: the client ignores it */
-	for (int k = 0; k < 4 && !answered && (fl = recv_ring(H.ntx[q], f, sizeof(f))) > 42; k++)
+	/* the abandoned Initial's flight may come first: the client ignores it */
+	for (int k = 0; k < 8 && !answered && (fl = recv_ring(H.ntx[q], f, sizeof(f))) > 42; k++)
 		answered = dust_quic_answer_open(&c->qc, &H.gw->cfg.lim, (uint32_t)time(NULL),
 		                                 f + 42, fl - 42, &c->cur) == DUST_OK;
 	CHECK(answered, "the restarted Initial got no answer: the abandoned one won");
+	CHECK(tail_on(c, q) == 0, T.why);
 	CHECK(confirm_on(c, q) == 0, T.why);
 	return 0;
 }
