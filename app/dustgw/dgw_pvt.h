@@ -186,6 +186,7 @@ struct dgw {
 	struct rte_hash *tunnel_map; /* struct dust_ipaddr -> invitation index; swapped too */
 	unsigned maps_made;          /* tunnel maps created, for unique names */
 	bool reload_failing;         /* live.c: the last reload failed (logged once) */
+	uint64_t store_refused;      /* live.c: forged store records logged so far */
 	bool store_down;             /* sessmap.c: etcd refused a binding (logged once) */
 	bool deferred;               /* store commits on the main lcore (pending.c) */
 	struct rte_ring *to_main;    /* workers -> main, MP/SC */

@@ -44,7 +44,7 @@ static void gw_open(struct gw *g, const struct dust_identity *server, uint8_t se
 {
 	memset(g, 0, sizeof(*g));
 	g->srv.id = *server;
-	g->srv.store = dust_store_open(url, 0);
+	g->srv.store = dust_store_open(url, 0, server);
 	if (!g->srv.store)
 		fprintf(stderr, "  open %s: %s\n", url, dust_last_error());
 	CHECK(g->srv.store != NULL);
@@ -179,7 +179,7 @@ static bool bound_seen(struct dust_store_entry *e)
 
 static void add_invites(const struct dust_identity *server, struct dust_invite *inv, unsigned n)
 {
-	struct dust_store *tool = dust_store_open(url, 0);
+	struct dust_store *tool = dust_store_open(url, 0, server);
 	struct dust_ipaddr addr, tun;
 
 	CHECK(tool != NULL);
@@ -299,7 +299,7 @@ static void test_cluster(void)
 		printf("  quorum lost: refused in %llu ms\n", (unsigned long long)took);
 		CHECK(!dust_store_find(a.srv.store, inv[2].id)->bound);
 		/* the tool's writes fail with a message, not silently */
-		tool = dust_store_open(url, 0);
+		tool = dust_store_open(url, 0, &server);
 		if (!tool) /* a member without a leader serves no linearizable read */
 			printf("  open without quorum: %s\n", dust_last_error());
 		if (tool) {
@@ -325,7 +325,7 @@ static void test_cluster(void)
 	}
 
 	/* 5. a revocation through a third handle reaches both by watch */
-	tool = dust_store_open(url, 0);
+	tool = dust_store_open(url, 0, &server);
 	CHECK(tool != NULL);
 	CHECK_EQ(dust_store_revoke(tool, dust_store_find(tool, inv[0].id), FIX_NOW_S), 0);
 	CHECK_EQ(dust_store_revoke(tool, dust_store_find(tool, inv[0].id), FIX_NOW_S), -EALREADY);
@@ -335,7 +335,7 @@ static void test_cluster(void)
 	CHECK_EQ(accept_new(&a, &inv[0], &c1, FIX_NOW_MS + 7000, &first), DUST_DROP_INTRO_REVOKED);
 	CHECK_EQ(accept_new(&b, &inv[0], &c2, FIX_NOW_MS + 7000, &first), DUST_DROP_INTRO_REVOKED);
 	/* a binding of an invitation revoked in etcd but not yet seen here is refused */
-	tool = dust_store_open(url, 0);
+	tool = dust_store_open(url, 0, &server);
 	CHECK(tool != NULL);
 	CHECK_EQ(dust_store_revoke(tool, dust_store_find(tool, inv[3].id), FIX_NOW_S), 0);
 	dust_store_close(tool);
@@ -367,7 +367,7 @@ static int cmp_u64(const void *a, const void *b)
  */
 static void bench_store(const char *path, const struct dust_identity *server, unsigned n)
 {
-	struct dust_store *tool = dust_store_open(path, DUST_STORE_CREATE);
+	struct dust_store *tool = dust_store_open(path, DUST_STORE_CREATE, server);
 	struct dust_identity client;
 	struct dust_invite *inv = calloc(n, sizeof(*inv));
 	uint64_t *lat = calloc(n, sizeof(*lat)), t0;
@@ -445,12 +445,13 @@ static void test_bench(void)
 /* A URL nobody answers: open fails at once with the reason. */
 static void test_unreachable(void)
 {
-	struct dust_store *st = dust_store_open("etcd://127.0.0.1:1/dust", 0);
+	struct dust_identity server = {0};
+	struct dust_store *st = dust_store_open("etcd://127.0.0.1:1/dust", 0, &server);
 
 	CHECK(st == NULL);
 	printf("  unreachable: %s\n", dust_last_error());
 	CHECK(strstr(dust_last_error(), "127.0.0.1:1") != NULL);
-	CHECK(dust_store_open("etcd://127.0.0.1:1", 0) == NULL);
+	CHECK(dust_store_open("etcd://127.0.0.1:1", 0, &server) == NULL);
 	CHECK(strstr(dust_last_error(), "PREFIX") != NULL);
 }
 

@@ -225,7 +225,7 @@ static void quic_seeds(void)
 	put("quic", "initial-short", dg, DUST_QUIC_INITIAL_MIN - 1);
 	fz_tmpdir(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/store", dir);
-	srv.store = fz_store(path, &inv);
+	srv.store = fz_store(path, &inv, &srv.id);
 	fz_quic_eph(&eph);
 	if (dust_quic_intro_accept(&srv, &rng, dg, sizeof(dg), FZ_NOW_MS, &from, &eph, &s, &acc,
 	                           NULL) != DUST_OK)
