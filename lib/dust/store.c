@@ -1148,10 +1148,17 @@ static int store_etcd_open(struct dust_store *st);
  * with the store, so that no process writes a plaintext record meanwhile
  * nor reads the new format with an old binary.
  */
+static int store_etcd_migrate(struct dust_store *st);
+
 static int store_migrate(struct dust_store *st)
 {
 	int rc;
 
+	if (st->etcd) { /* no lock to tell: the operator stops the gateways (README) */
+		rc = store_etcd_migrate(st);
+		st->plain_ok = false;
+		return rc;
+	}
 	if (flock(st->journal_fd, LOCK_EX | LOCK_NB) != 0)
 		return dust_fail(
 		    EBUSY, "%s: in use by another process; stop the gateways to migrate", st->path);
@@ -1166,7 +1173,12 @@ static int store_migrate(struct dust_store *st)
 
 DUST_EXPORT uint64_t dust_store_refused(const struct dust_store *st)
 {
-	return __atomic_load_n(&st->refused, __ATOMIC_RELAXED);
+	uint64_t n = __atomic_load_n(&st->refused, __ATOMIC_RELAXED);
+
+#ifdef DUST_HAVE_ETCD
+	n += etcd_refused(st->etcd); /* b/ and t/ values its request thread read back */
+#endif
+	return n;
 }
 
 DUST_EXPORT struct dust_store *dust_store_open(const char *path, int flags,
@@ -1200,6 +1212,8 @@ DUST_EXPORT struct dust_store *dust_store_open(const char *path, int flags,
 	st->readonly = (flags & DUST_STORE_READONLY) != 0;
 	if (etcd_is_url(path)) {
 		rc = store_etcd_open(st);
+		if (!rc && st->plain_ok)
+			rc = store_migrate(st);
 	} else {
 		rc = st->readonly ? 0 : lock_open(st);
 		if (!rc)
@@ -1518,6 +1532,31 @@ DUST_EXPORT void dust_store_persist_fresh(struct dust_store *st, struct dust_sto
 /* ---- the store on etcd (store_etcd.c does the network) ------------------------- */
 
 #ifdef DUST_HAVE_ETCD
+/* A B, T or R value from etcd opened as the journal's record "K IDHEX V1 V2"; -1 if not ours. */
+static int etcd_val_open(const struct dust_store *st, char kind, const uint8_t id[DUST_ID_BYTES],
+                         const char *val, char *out, size_t cap)
+{
+	char idhex[2 * DUST_ID_BYTES + 1];
+	uint8_t pt[DUST_SEAL_PT_MAX + 1];
+	int len = dust_unseal_hex(pt, sizeof(pt) - 1, st->skey, kind, id, val);
+
+	if (len < 0)
+		return -1;
+	pt[len] = '\0';
+	sodium_bin2hex(idhex, sizeof(idhex), id, DUST_ID_BYTES);
+	snprintf(out, cap, "%c %s %s", kind, idhex, (const char *)pt);
+	sodium_memzero(pt, sizeof(pt));
+	return 0;
+}
+
+/* The value of a new etcd record: plain sealed for its kind and ID. */
+static void etcd_val_seal(const struct dust_store *st, char *out, size_t cap, char kind,
+                          const uint8_t id[DUST_ID_BYTES], const uint8_t *plain, size_t len)
+{
+	if (dust_seal_hex(out, cap, st->skey, kind, id, plain, len) != 0)
+		abort(); /* our own values: short enough always */
+}
+
 struct rec_ctx {
 	struct dust_store *st;
 	int changed;
@@ -1535,19 +1574,40 @@ static int etcd_rec(void *arg, char kind, const uint8_t id[DUST_ID_BYTES], const
 	char line[LINE_MAX_LEN], idhex[2 * DUST_ID_BYTES + 1];
 	int rc;
 
-	if (kind == 'I') {
+	sodium_bin2hex(idhex, sizeof(idhex), id, DUST_ID_BYTES);
+	/* migrating: an invitation in the clear (its hex; a sealed one is longer) */
+	if (kind == 'I' && c->st->plain_ok &&
+	    (strlen(val) == 2 * DUST_INVITE_PT_BYTES || strlen(val) == 2 * DUST_INVITE_PT_MAX)) {
 		rc = invite_hex(c->st, val, true);
+		c->changed += rc > 0 ? rc : 0;
+		return rc == -EINVAL
+		           ? dust_fail(EINVAL, "%s: corrupt invitation record", c->st->path)
+		           : (rc < 0 ? rc : 0);
+	}
+	if (kind == 'I') {
+		/* "IDHEX SEAL", as the invitation file's line (SPEC §7.6) */
+		if (strlen(val) >= sizeof(line) - sizeof(idhex) - 1)
+			return dust_fail(EINVAL, "%s: corrupt invitation record", c->st->path);
+		snprintf(line, sizeof(line), "%s %s", idhex, val);
+		rc = invite_sealed(c->st, line, true);
+		sodium_memzero(line, sizeof(line));
 		if (rc > 0)
 			c->changed += rc;
 		return rc == -EINVAL
 		           ? dust_fail(EINVAL, "%s: corrupt invitation record", c->st->path)
 		           : (rc < 0 ? rc : 0);
 	}
-	sodium_bin2hex(idhex, sizeof(idhex), id, DUST_ID_BYTES);
-	snprintf(line, sizeof(line), "%c %s %s", kind, idhex, val);
+	if (etcd_val_open(c->st, kind, id, val, line, sizeof(line)) != 0) {
+		if (!c->st->plain_ok) {
+			refuse(c->st); /* written without the key: never applied */
+			return 0;
+		}
+		snprintf(line, sizeof(line), "%c %s %.400s", kind, idhex, val); /* migrating */
+	}
 	pthread_mutex_lock(&c->st->lock);
 	rc = journal_apply(c->st, line, &c->changed);
 	pthread_mutex_unlock(&c->st->lock);
+	sodium_memzero(line, sizeof(line));
 	return rc ? dust_fail(EINVAL, "%s: corrupt %c record", c->st->path, kind) : 0;
 }
 
@@ -1556,13 +1616,62 @@ static int store_etcd_open(struct dust_store *st)
 	struct rec_ctx c = {.st = st};
 	int rc;
 
-	st->etcd = etcd_open(st->path);
+	st->etcd = etcd_open(st->path, st->skey);
 	if (!st->etcd)
 		return -errno;
 	st->deferred = true;
 	rc = etcd_load(st->etcd, etcd_rec, &c);
 	st->etcd_saved = st->n;
+	/* b/ and r/ sort before i/: what the load read before its invitation */
+	(void)orphans_apply(st);
 	return rc < 0 ? rc : 0;
+}
+
+/* One record of an entry put sealed over whatever its key held (migration). */
+static int etcd_put_sealed(struct dust_store *st, char kind, const uint8_t id[DUST_ID_BYTES],
+                           const uint8_t *plain, size_t len)
+{
+	char val[2 * (DUST_SEAL_PT_MAX + DUST_SEAL_OVERHEAD) + 1];
+	int rc;
+
+	etcd_val_seal(st, val, sizeof(val), kind, id, plain, len);
+	rc = etcd_put(st->etcd, kind, id, val);
+	sodium_memzero(val, sizeof(val));
+	return rc ? dust_fail(-rc, "%s: %s", st->path, dust_last_error()) : 0;
+}
+
+/*
+ * A pre-sealing etcd store, loaded with its plaintext values, written back
+ * sealed key by key (SPEC §7.6): invitation, binding, freshness, revocation.
+ */
+static int store_etcd_migrate(struct dust_store *st)
+{
+	char text[160], pkhex[2 * DUST_PK_BYTES + 1], nhex[2 * DUST_XNONCE_BYTES + 1];
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i < st->n; i++) {
+		const struct dust_store_entry *e = entry(st, i);
+		uint8_t pt[DUST_INVITE_PT_MAX];
+
+		dust_invite_pack_full(&e->inv, pt);
+		rc = etcd_put_sealed(st, 'I', e->inv.id, pt, dust_invite_pt_len(&e->inv));
+		sodium_memzero(pt, sizeof(pt));
+		if (!rc && e->bound) {
+			sodium_bin2hex(pkhex, sizeof(pkhex), e->client_pk, DUST_PK_BYTES);
+			snprintf(text, sizeof(text), "%s %" PRIu64, pkhex, e->bound_at);
+			rc = etcd_put_sealed(st, 'B', e->inv.id, (uint8_t *)text, strlen(text));
+			sodium_bin2hex(nhex, sizeof(nhex), e->last_nonce, DUST_XNONCE_BYTES);
+			snprintf(text, sizeof(text), "%" PRIu64 " %s", e->last_ts_ms, nhex);
+			if (!rc)
+				rc = etcd_put_sealed(st, 'T', e->inv.id, (uint8_t *)text,
+				                     strlen(text));
+		}
+		if (!rc && e->revoked) {
+			snprintf(text, sizeof(text), "%" PRIu64 " -", e->revoked_at);
+			rc = etcd_put_sealed(st, 'R', e->inv.id, (uint8_t *)text, strlen(text));
+		}
+	}
+	return rc;
 }
 
 static int store_etcd_follow(struct dust_store *st)
@@ -1582,11 +1691,11 @@ static int store_etcd_save(struct dust_store *st)
 		struct dust_store_entry *e = entry(st, st->etcd_saved);
 		size_t ptlen = dust_invite_pt_len(&e->inv);
 		uint8_t pt[DUST_INVITE_PT_MAX];
-		char hex[2 * DUST_INVITE_PT_MAX + 1];
+		char hex[2 * (DUST_INVITE_PT_MAX + DUST_SEAL_OVERHEAD) + 1];
 		int rc;
 
 		dust_invite_pack_full(&e->inv, pt);
-		sodium_bin2hex(hex, sizeof(hex), pt, ptlen);
+		etcd_val_seal(st, hex, sizeof(hex), 'I', e->inv.id, pt, ptlen); /* SPEC §7.6 */
 		rc = etcd_create(st->etcd, 'I', e->inv.id, hex);
 		sodium_memzero(pt, sizeof(pt));
 		sodium_memzero(hex, sizeof(hex));
@@ -1598,12 +1707,13 @@ static int store_etcd_save(struct dust_store *st)
 
 static int store_etcd_revoke(struct dust_store *st, struct dust_store_entry *e, uint64_t now_s)
 {
-	char val[64];
+	char plain[64], val[2 * (64 + DUST_SEAL_OVERHEAD) + 1];
 	int rc;
 
 	if (__atomic_load_n(&e->revoked, __ATOMIC_ACQUIRE))
 		return dust_fail(EALREADY, "invitation already revoked");
-	snprintf(val, sizeof(val), "%" PRIu64 " -", now_s);
+	snprintf(plain, sizeof(plain), "%" PRIu64 " -", now_s);
+	etcd_val_seal(st, val, sizeof(val), 'R', e->inv.id, (const uint8_t *)plain, strlen(plain));
 	rc = etcd_create(st->etcd, 'R', e->inv.id, val);
 	if (rc == -EAGAIN)
 		return dust_fail(EAGAIN, "%s: %s", st->path, dust_last_error());
@@ -1727,6 +1837,11 @@ static int store_etcd_open(struct dust_store *st)
 }
 
 static int store_etcd_follow(struct dust_store *st)
+{
+	return store_etcd_open(st);
+}
+
+static int store_etcd_migrate(struct dust_store *st)
 {
 	return store_etcd_open(st);
 }
