@@ -27,6 +27,13 @@ extern "C" {
 
 /** Initialise libsodium; call once before anything else. 0 or -1. */
 int dust_init(void);
+/**
+ * No core dump of this process, whatever the core pattern (a file, or a
+ * pipe to systemd-coredump): RLIMIT_CORE 0 and PR_SET_DUMPABLE 0. For the
+ * programs that hold the server key, the store or a client's key (SPEC §7).
+ * 0 or -errno.
+ */
+int dust_core_dumps_off(void);
 
 /** Reason for the last failed non-packet call on this thread. */
 const char *dust_last_error(void);

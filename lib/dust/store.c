@@ -34,6 +34,7 @@
 #define CHUNK_SHIFT 10
 #define CHUNK_LEN   (1u << CHUNK_SHIFT)
 #define CHUNKS_MAX  4096
+#define CHUNK_BYTES (CHUNK_LEN * sizeof(struct dust_store_entry))
 /* The byte-range locks of <store>.lock, and how long an append waits for its lock. */
 enum { LOCK_INVITES = 0, LOCK_JOURNAL = 1 };
 #define JOURNAL_WAIT_MS 2000
@@ -188,10 +189,14 @@ static int grow(struct dust_store *st)
 
 	if (k == CHUNKS_MAX)
 		return dust_fail(ENOSPC, "more than %u invitations", CHUNKS_MAX * CHUNK_LEN);
-	c = calloc(CHUNK_LEN, sizeof(*c));
-	if (!c)
+	/*
+	 * Page-aligned: sodium_mlock's madvise(MADV_DONTDUMP) refuses anything
+	 * else (EINVAL), and a core would then hold every K_inv (F5).
+	 */
+	if (posix_memalign((void **)&c, (size_t)sysconf(_SC_PAGESIZE), CHUNK_BYTES) != 0)
 		return dust_fail(ENOMEM, "out of memory for %zu invitations", st->cap + CHUNK_LEN);
-	(void)sodium_mlock(c, CHUNK_LEN * sizeof(*c));
+	memset(c, 0, CHUNK_BYTES);
+	(void)sodium_mlock(c, CHUNK_BYTES);
 	st->chunk[k] = c;
 	st->cap += CHUNK_LEN;
 	return 0;

@@ -6,7 +6,10 @@
  * reload; a store from before sealing is refused until it is migrated,
  * and migrates with its bindings and revocations.
  */
+#include <inttypes.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "fixture.h"
@@ -294,6 +297,45 @@ static void test_migrate(void)
 	fix_fini(&f);
 }
 
+/* The VmFlags of the mapping that holds addr, from /proc/self/smaps. */
+static bool vma_flag(const void *addr, const char *flag)
+{
+	uintptr_t a = (uintptr_t)addr, lo, hi;
+	bool in = false, found = false;
+	char line[512];
+	FILE *fp = fopen("/proc/self/smaps", "r");
+
+	CHECK(fp != NULL);
+	while (fp && fgets(line, sizeof(line), fp)) {
+		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &lo, &hi) == 2) /* a mapping */
+			in = a >= lo && a < hi;
+		else if (in && strncmp(line, "VmFlags:", 8) == 0)
+			found = strstr(line, flag) != NULL;
+	}
+	if (fp)
+		fclose(fp);
+	return found;
+}
+
+/*
+ * F5: the entries (K_inv, cached DH results) are left out of core dumps
+ * (madvise MADV_DONTDUMP needs page-aligned memory: "dd" in VmFlags), and
+ * dust_core_dumps_off leaves the process no core at all.
+ */
+static void test_no_core_of_secrets(void)
+{
+	struct rlimit rl;
+	struct fixture f;
+
+	fix_init(&f);
+	CHECK(vma_flag(dust_store_at(f.srv.store, 0), " dd"));
+	CHECK(vma_flag(dust_store_at(f.srv.store, 0)->inv.secret, " dd"));
+	CHECK_EQ(dust_core_dumps_off(), 0);
+	CHECK(getrlimit(RLIMIT_CORE, &rl) == 0 && rl.rlim_cur == 0 && rl.rlim_max == 0);
+	CHECK_EQ(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), 0);
+	fix_fini(&f);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
@@ -302,6 +344,7 @@ int main(int argc, char **argv)
 	    {"forged_journal_records", test_forged_journal_records},
 	    {"wrong_key", test_wrong_key},
 	    {"migrate", test_migrate},
+	    {"no_core_of_secrets", test_no_core_of_secrets},
 	};
 
 	CHECK(dust_init() == 0);

@@ -742,6 +742,8 @@ int main(int argc, char **argv)
 	}
 	if (dust_init() != 0)
 		return die("libsodium failed to initialise");
+	if (dust_core_dumps_off() != 0) /* keys, K_inv and passwords: never in a core */
+		return fail("core dumps");
 	cmd = argv[1];
 	if (parse(argc - 1, argv + 1, &o) != 0)
 		return 2;
