@@ -71,12 +71,12 @@ for s in $SIZES; do
 	fi
 	# shellcheck disable=SC2086
 	"$BUILD/app/dust-gen/dust-gen" $eal_gen --file-prefix "$PREFIX-null" \
-		--vdev net_null0,no-rx=1 --vdev net_null1,no-rx=1 -- --store inv.store --clients 64 --size "$s" \
+		--vdev net_null0,no-rx=1 --vdev net_null1,no-rx=1 -- --store inv.store --key server.key --clients 64 --size "$s" \
 		--duration "$SECS" --no-confirm --quiet --json "null-$s.json" >"null-$s.out"
 	gw_start "$s"
 	# shellcheck disable=SC2046,SC2086
 	"$BUILD/app/dust-gen/dust-gen" $eal_gen --file-prefix "$PREFIX-gen" $(memif client) -- \
-		--store inv.store --clients 64 --size "$s" --duration "$SECS" --search \
+		--store inv.store --key server.key --clients 64 --size "$s" --duration "$SECS" --search \
 		--steps "$STEPS" --loss-max "$LOSS" --drain-ms 500 --linger-ms 5000 --quiet \
 		--json "gen-$s.json" >"gen-$s.out"
 	wait "$GW" || true

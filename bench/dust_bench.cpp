@@ -603,10 +603,10 @@ struct intro_fixture {
 		if (!mkdtemp(dir))
 			return;
 		path = std::string(dir) + "/store";
-		srv.store = dust_store_open(path.c_str(), DUST_STORE_CREATE);
-		if (!srv.store)
-			return;
 		if (dust_identity_generate(&srv.id) != 0 || dust_identity_generate(&client) != 0)
+			return;
+		srv.store = dust_store_open(path.c_str(), DUST_STORE_CREATE, &srv.id);
+		if (!srv.store)
 			return;
 		dust_limits_default(&srv.lim);
 		dust_rng_init(&rng);

@@ -75,7 +75,7 @@ sleep 3 # a few scrapes of the idle gateway first
 T0=$(date +%s)
 # shellcheck disable=SC2046
 "$BUILD/app/dust-gen/dust-gen" --lcores 0@0 --no-huge -m 1024 --no-pci --file-prefix "$PREFIX-gen" \
-	$(memif client) -- --store inv.store --clients "$CLIENTS" --size "$SIZE" --duration "$SECS" \
+	$(memif client) -- --store inv.store --key server.key --clients "$CLIENTS" --size "$SIZE" --duration "$SECS" \
 	--search --steps "$STEPS" --drain-ms 500 --linger-ms 8000 --quiet --json gen.json \
 	--prometheus "127.0.0.1:$GENP" >gen.out 2>gen.log &
 GEN=$!

@@ -123,7 +123,7 @@ if [ "$PPS" = auto ]; then
 	cp inv.store search.store
 	conf search.store >search.conf
 	gw search
-	gen search --store search.store --clients "$CLIENTS" --dir "$DIR" --search --duration 2 \
+	gen search --store search.store --key server.key --clients "$CLIENTS" --dir "$DIR" --search --duration 2 \
 		--steps 5 --quiet
 	PPS=$($PY -c "import json,sys; r=json.load(open(sys.argv[1]))['result']; print(int(max(r['tx_pps'], r.get('reverse', {}).get('tx_pps', 0)) / 2) if r else 0)" search.json)
 	[ "$PPS" -gt 0 ] || fail "the search found no rate without loss"
@@ -141,7 +141,7 @@ gw soak
 		sleep 1
 	done
 ) >rss.txt &
-gen soak --store inv.store --clients "$CLIENTS" --dir "$DIR" --start-clients "$START" --pps "$PPS" \
+gen soak --store inv.store --key server.key --clients "$CLIENTS" --dir "$DIR" --start-clients "$START" --pps "$PPS" \
 	--duration "$SECS" --churn "$CHURN" --idle-s $((IDLE_TIMEOUT + 8))
 tail -4 soak.out
 $PY - soak.json soak.stats rss.txt "$SECS" "$START" "$CHURN" "$RSS_SLACK_KB" "$RSIZE" <<'PY' || fail "see above"

@@ -43,8 +43,13 @@ int dg_clients_alloc(struct dg *g, size_t avail, const char *src)
 
 static int load_store(struct dg *g)
 {
-	struct dust_store *st = dust_store_open(g->o.store, DUST_STORE_READONLY);
+	struct dust_identity id;
+	struct dust_store *st = NULL;
 	int rc;
+
+	if (dust_identity_load(&id, g->o.key) == 0)
+		st = dust_store_open(g->o.store, DUST_STORE_READONLY, &id);
+	dust_identity_wipe(&id);
 
 	if (!st) {
 		fprintf(stderr, "dust-gen: store %s: %s\n", g->o.store, dust_last_error());

@@ -30,6 +30,7 @@ enum {
 
 struct dg_opts {
 	const char *store;
+	const char *key;     /* the server's key: the store's records are sealed under it */
 	const char *invites; /* directory of sealed invitation texts (instead of store) */
 	const char *password_file;
 	const char *json;

@@ -22,7 +22,7 @@ static void usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "usage: dust-gen [EAL options] -- (--store STORE | --invites DIR) [options]\n"
+	    "usage: dust-gen [EAL options] -- (--store STORE --key KEY | --invites DIR) [options]\n"
 	    "\n"
 	    "Emulates N Dust clients toward a gateway: real intros (each client's key is\n"
 	    "derived from its invitation, so reruns are the client the gateway bound), then\n"
@@ -34,6 +34,7 @@ static void usage(FILE *f)
 	    "direction.\n"
 	    "\n"
 	    "  --store STORE      invitations (store-only test invitations, one client each)\n"
+	    "  --key KEY          with --store: the server's key, which opens its records\n"
 	    "  --invites DIR      or sealed invitation texts DIR/invite-<n>.txt (as dust-invite\n"
 	    "                     create --out-dir writes them), in n's order, one client each\n"
 	    "  --password-file F  their password: the first line of F; else $DUST_PASSWORD,\n"
@@ -98,7 +99,8 @@ static void usage(FILE *f)
 	    "  dust-gen -l 1 --no-huge -m 512 --no-pci --file-prefix gen \\\n"
 	    "    --vdev net_memif0,role=client,socket=/tmp/net.sock,socket-abstract=no \\\n"
 	    "    --vdev net_memif1,role=client,socket=/tmp/dlv.sock,socket-abstract=no \\\n"
-	    "    -- --store inv.store --clients 64 --pps 100000 --size 512 --json out.json\n",
+	    "    -- --store inv.store --key server.key --clients 64 --pps 100000 --size 512 \\\n"
+	    "    --json out.json\n",
 	    DG_MIN_SIZE, DG_MAX_SIZE);
 }
 
@@ -106,6 +108,7 @@ static int parse(int argc, char **argv, struct dg_opts *o)
 {
 	static const struct option lo[] = {
 	    {"store", required_argument, NULL, 'S'},
+	    {"key", required_argument, NULL, 'k'},
 	    {"clients", required_argument, NULL, 'n'},
 	    {"net", required_argument, NULL, 'N'},
 	    {"dlv", required_argument, NULL, 'D'},
@@ -149,6 +152,9 @@ static int parse(int argc, char **argv, struct dg_opts *o)
 		switch (c) {
 		case 'S':
 			o->store = optarg;
+			break;
+		case 'k':
+			o->key = optarg;
 			break;
 		case 'n':
 			if (!numopt_uint("dust-gen", "clients", optarg, 1, UINT_MAX, &o->clients))
@@ -256,10 +262,11 @@ static int parse(int argc, char **argv, struct dg_opts *o)
 			return -1;
 		}
 	}
-	if (!o->store == !o->invites || optind < argc) {
+	if (!o->store == !o->invites || optind < argc || (o->store && !o->key)) {
 		fprintf(stderr, "dust-gen: %s\n",
-		        optind < argc ? "unexpected argument"
-		                      : "one of --store or --invites, please");
+		        optind < argc         ? "unexpected argument"
+		        : o->store && !o->key ? "--store needs the server's --key (sealed records)"
+		                              : "one of --store or --invites, please");
 		return -1;
 	}
 	if (o->size && (o->size < DG_MIN_SIZE || o->size > DG_MAX_SIZE)) {

@@ -12,10 +12,10 @@
 
 #include "dgw_pvt.h"
 
-static int check_key(const struct dgw_config *cfg)
+/* The key loads; kept in id for the store, whose records it opens (SPEC §7.6). */
+static int check_key(const struct dgw_config *cfg, struct dust_identity *id)
 {
-	struct dust_identity id;
-	int rc = dust_identity_load(&id, cfg->key_file);
+	int rc = dust_identity_load(id, cfg->key_file);
 
 	if (rc != 0) {
 		fprintf(stderr, "dustgw: server key %s: %s%s\n", cfg->key_file,
@@ -23,7 +23,6 @@ static int check_key(const struct dgw_config *cfg)
 		        rc == -ENOENT ? " (create one with dust-invite keygen)" : "");
 		return rc;
 	}
-	dust_identity_wipe(&id);
 	return 0;
 }
 
@@ -68,14 +67,20 @@ static int check_cover(const struct dgw_config *cfg)
 
 int dgw_config_check(const struct dgw_config *cfg, const char *path)
 {
+	struct dust_identity id;
 	struct dust_store *st;
 	bool remote;
 	size_t n;
 	int rc;
 
-	if ((rc = check_key(cfg)) != 0 || (rc = check_cover(cfg)) != 0)
+	if ((rc = check_key(cfg, &id)) != 0)
 		return rc;
-	st = dust_store_open(cfg->store_path, DUST_STORE_READONLY);
+	if ((rc = check_cover(cfg)) != 0) {
+		dust_identity_wipe(&id);
+		return rc;
+	}
+	st = dust_store_open(cfg->store_path, DUST_STORE_READONLY, &id);
+	dust_identity_wipe(&id);
 	if (!st) {
 		rc = errno ? -errno : -EINVAL;
 		fprintf(stderr, "dustgw: invitation store %s: %s\n", cfg->store_path,
@@ -84,6 +89,11 @@ int dgw_config_check(const struct dgw_config *cfg, const char *path)
 	}
 	n = dust_store_count(st);
 	remote = dust_store_is_remote(st); /* etcd: no journal on this host */
+	if (dust_store_refused(st))
+		fprintf(stderr,
+		        "dustgw: invitation store %s: %" PRIu64 " records refused: not sealed "
+		        "under this server's key (written by someone without it)\n",
+		        cfg->store_path, dust_store_refused(st));
 	dust_store_close(st);
 	if (cfg->clock != DGW_CLOCK_CAPTURE && !remote && (rc = check_state_dir(cfg)) != 0)
 		return rc;

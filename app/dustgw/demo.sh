@@ -40,7 +40,7 @@ exit_on_idle_ms = 700
 CONF
 
 echo "== capture: $CLIENTS clients, intros chained with data, 5 packets each, plus bad packets"
-"$BUILD/tools/dust-pcap/dust-pcap" gen --store invites.store --out clients.pcap \
+"$BUILD/tools/dust-pcap/dust-pcap" gen --store invites.store --key server.key --out clients.pcap \
 	--manifest manifest.txt --packets 5 --bad --state clients.state
 
 echo "== dustgw, pcap replay (exits 700 ms after the capture drained)"

@@ -211,6 +211,7 @@ struct dgw {
 	unsigned maps_made;          /* tunnel maps created, for unique names */
 	bool reload_failing;         /* live.c: the last reload failed (logged once) */
 	bool revoke_retry;           /* sessmap.c: a REVOKE found its inbox full: scan again */
+	uint64_t store_refused;      /* live.c: forged store records logged so far */
 	bool store_down;             /* sessmap.c: etcd refused a binding (logged once) */
 	bool deferred;               /* store commits on the main lcore (pending.c) */
 	struct rte_ring *to_main;    /* workers -> main, MP/SC */

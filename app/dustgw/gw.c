@@ -59,7 +59,7 @@ static int load_server(struct dgw *gw)
 		return rc;
 	}
 	/* Replay never writes the operator's store: bindings live in memory. */
-	gw->srv.store = dust_store_open(gw->cfg.store_path, flags);
+	gw->srv.store = dust_store_open(gw->cfg.store_path, flags, &gw->srv.id);
 	if (!gw->srv.store) {
 		rc = -errno;
 		fprintf(stderr, "dustgw: invitation store %s: %s\n", gw->cfg.store_path,

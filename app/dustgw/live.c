@@ -31,6 +31,13 @@ static int reload(struct dgw *gw)
 	if (gw->reload_failing)
 		DGW_LOG(INFO, "store %s: read again", gw->cfg.store_path);
 	gw->reload_failing = false;
+	if (dust_store_refused(gw->srv.store) != gw->store_refused) {
+		gw->store_refused = dust_store_refused(gw->srv.store);
+		DGW_LOG(WARNING,
+		        "store %s: %" PRIu64 " record(s) refused in all: not sealed under the "
+		        "server key (written by someone without it)",
+		        gw->cfg.store_path, gw->store_refused);
+	}
 	return changed;
 }
 

@@ -143,7 +143,8 @@ static int check_only(int argc, char **argv)
 			break;
 		}
 	argv[first - 1] = argv[0];
-	if (parse_opts(argc - first + 1, argv + first - 1, &o) != 0 || dust_init() != 0)
+	if (parse_opts(argc - first + 1, argv + first - 1, &o) != 0 || dust_init() != 0 ||
+	    dust_core_dumps_off() != 0)
 		return 1;
 	dgw_config_defaults(&cfg);
 	if (dgw_config_load(&cfg, o.config, err, sizeof(err)) != 0) {
@@ -257,7 +258,9 @@ int main(int argc, char **argv)
 		goto out_free;
 	}
 	argv[n] = argv[0];
-	if (parse_opts(argc - n, argv + n, &o) == 0 && dust_init() == 0)
+	/* the server key and the store's secrets: never in a core (F5) */
+	if (parse_opts(argc - n, argv + n, &o) == 0 && dust_init() == 0 &&
+	    dust_core_dumps_off() == 0)
 		rc = run(&o);
 	rte_eal_cleanup();
 out_free:

@@ -222,6 +222,9 @@ static void write_store(FILE *f, struct dgw *gw)
 	prom_gauge(f, "dustgw_store_up",
 	           "0 while the store's last binding commit failed (store_unavailable), else 1.",
 	           !LOAD(gw->store_down));
+	prom_family(f, "dustgw_store_records_refused_total", "counter",
+	            "Store records refused at load or reload: not sealed under the server key.");
+	fprintf(f, "dustgw_store_records_refused_total %" PRIu64 "\n", dust_store_refused(st));
 	if (dust_store_revision(st) >= 0)
 		prom_gauge(f, "dustgw_store_etcd_revision",
 		           "The etcd revision the store's watch followed to.",

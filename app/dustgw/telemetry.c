@@ -148,6 +148,7 @@ static int store_cb(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "invitations", n);
 	rte_tel_data_add_dict_u64(d, "bound", bound);
 	rte_tel_data_add_dict_u64(d, "revoked", revoked);
+	rte_tel_data_add_dict_u64(d, "refused", dust_store_refused(st)); /* SPEC §7.6 */
 	return 0;
 }
 

@@ -146,7 +146,7 @@ static int server_files(struct bench *b, struct dgw_config *cfg)
 	if (dust_identity_save(&b->server, cfg->key_file) != 0)
 		return -EIO;
 	snprintf(path, sizeof(path), "%s", cfg->store_path);
-	st = dust_store_open(path, DUST_STORE_CREATE);
+	st = dust_store_open(path, DUST_STORE_CREATE, &b->server);
 	if (!st)
 		return -errno;
 	dust_ipaddr_parse(&addr, "192.0.2.1");

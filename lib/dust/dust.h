@@ -27,6 +27,13 @@ extern "C" {
 
 /** Initialise libsodium; call once before anything else. 0 or -1. */
 int dust_init(void);
+/**
+ * No core dump of this process, whatever the core pattern (a file, or a
+ * pipe to systemd-coredump): RLIMIT_CORE 0 and PR_SET_DUMPABLE 0. For the
+ * programs that hold the server key, the store or a client's key (SPEC §7).
+ * 0 or -errno.
+ */
+int dust_core_dumps_off(void);
 
 /** Reason for the last failed non-packet call on this thread. */
 const char *dust_last_error(void);
@@ -492,14 +499,24 @@ enum dust_store_flags {
 	 * dust_store_save() refuses with -EROFS.
 	 */
 	DUST_STORE_READONLY = 2,
+	/**
+	 * Read a store from before sealing (SPEC §7.6) and rewrite it sealed:
+	 * only by a process alone with the store (-EBUSY otherwise). Without
+	 * it such a store is refused with -EPROTO.
+	 */
+	DUST_STORE_MIGRATE = 4,
 };
 
 /**
  * Open the store at path (invitations) and path + ".bind" (journal of
- * bindings). Refuses files readable by group/others. NULL with errno and
- * dust_last_error() on failure.
+ * bindings), its records sealed under a storage key derived from server's
+ * secret key (SPEC §7.6): records that do not open under it are skipped and
+ * counted (dust_store_refused). Refuses files readable by group/others.
+ * NULL with errno and dust_last_error() on failure.
  */
-struct dust_store *dust_store_open(const char *path, int flags);
+struct dust_store *dust_store_open(const char *path, int flags, const struct dust_identity *server);
+/** Records refused since open (at load, reload or watch): not sealed under our key. */
+uint64_t dust_store_refused(const struct dust_store *st);
 void dust_store_close(struct dust_store *st);
 /**
  * A server that records intro freshness starts its run: *was_clean says

@@ -137,6 +137,21 @@ enum dust_drop dust_intro_fresh(const struct dust_store_view *v, uint64_t ts_ms,
 /* Seconds/milliseconds since the epoch, for callers without a clock of their own. */
 uint64_t dust_now_ms(void);
 
+/*
+ * store_seal.c: sealed store records (SPEC §7.6). A record's plaintext
+ * (at most DUST_SEAL_PT_MAX bytes) goes out as the hex of nonce | AEAD
+ * (DUST_SEAL_OVERHEAD bytes more), its kind and ID authenticated with it.
+ * dust_unseal_hex returns the plaintext's length, or -1 (and a zeroed pt)
+ * when the record was not sealed under key for that kind and ID.
+ */
+#define DUST_SEAL_OVERHEAD 40
+#define DUST_SEAL_PT_MAX   256
+void dust_store_key_derive(uint8_t key[DUST_KEY_BYTES], const uint8_t server_sk[DUST_KEY_BYTES]);
+int dust_seal_hex(char *out, size_t cap, const uint8_t key[DUST_KEY_BYTES], char kind,
+                  const uint8_t id[DUST_ID_BYTES], const uint8_t *pt, size_t len);
+int dust_unseal_hex(uint8_t *pt, size_t cap, const uint8_t key[DUST_KEY_BYTES], char kind,
+                    const uint8_t id[DUST_ID_BYTES], const char *hex);
+
 /* store.c: the intro path's view of an entry, read and committed under the store lock. */
 struct dust_store_view {
 	bool bound;

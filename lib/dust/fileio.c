@@ -2,13 +2,16 @@
 /*
  * Durable and private file I/O: write-then-rename with fsync of file and
  * directory, so a crash or a full disk leaves either the old file or the
- * new one, never half of either; and a permission check for secrets.
+ * new one, never half of either; a permission check for secrets; and no
+ * core dump of a process that holds them.
  */
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +19,21 @@
 
 #include "dust_pvt.h"
 #include "fileio.h"
+
+/*
+ * A core file would hold the server key, the store's K_inv and session
+ * keys in the clear, in the working directory or a crash collector's
+ * spool. RLIMIT_CORE 0 stops a file core; only PR_SET_DUMPABLE 0 stops a
+ * core_pattern pipe (the kernel ignores the limit there).
+ */
+DUST_EXPORT int dust_core_dumps_off(void)
+{
+	const struct rlimit none = {0, 0};
+
+	if (setrlimit(RLIMIT_CORE, &none) != 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+		return dust_fail(errno, "disabling core dumps: %s", strerror(errno));
+	return 0;
+}
 
 int dust_file_open_private(const char *path)
 {

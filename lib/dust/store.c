@@ -26,13 +26,15 @@
 #include "fileio.h"
 #include "store_etcd.h"
 
-#define STORE_MAGIC  "# dust invitation store v2"
-#define LINE_MAX_LEN 512
+#define STORE_MAGIC  "# dust invitation store v3 sealed"
+#define STORE_MAGIC2 "# dust invitation store v2" /* before sealing: dust-invite migrate */
+#define LINE_MAX_LEN 1024
 #define EMPTY_SLOT   UINT32_MAX
 /* Entries live in chunks that never move: 4096 chunks of 1024, 4M invitations. */
 #define CHUNK_SHIFT 10
 #define CHUNK_LEN   (1u << CHUNK_SHIFT)
 #define CHUNKS_MAX  4096
+#define CHUNK_BYTES (CHUNK_LEN * sizeof(struct dust_store_entry))
 /* The byte-range locks of <store>.lock, and how long an append waits for its lock. */
 enum { LOCK_INVITES = 0, LOCK_JOURNAL = 1 };
 #define JOURNAL_WAIT_MS 2000
@@ -102,6 +104,9 @@ struct dust_store {
 	/* etcd:// store (SPEC §7.5): no files; etcd_saved entries are in etcd */
 	struct etcd_store *etcd;
 	size_t etcd_saved;
+	uint8_t skey[DUST_KEY_BYTES]; /* the storage key (SPEC §7.6), from the server key */
+	bool plain_ok;                /* migrating a pre-sealing store: plaintext records read */
+	uint64_t refused;             /* records not sealed under skey: skipped (atomic) */
 };
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -184,10 +189,14 @@ static int grow(struct dust_store *st)
 
 	if (k == CHUNKS_MAX)
 		return dust_fail(ENOSPC, "more than %u invitations", CHUNKS_MAX * CHUNK_LEN);
-	c = calloc(CHUNK_LEN, sizeof(*c));
-	if (!c)
+	/*
+	 * Page-aligned: sodium_mlock's madvise(MADV_DONTDUMP) refuses anything
+	 * else (EINVAL), and a core would then hold every K_inv (F5).
+	 */
+	if (posix_memalign((void **)&c, (size_t)sysconf(_SC_PAGESIZE), CHUNK_BYTES) != 0)
 		return dust_fail(ENOMEM, "out of memory for %zu invitations", st->cap + CHUNK_LEN);
-	(void)sodium_mlock(c, CHUNK_LEN * sizeof(*c));
+	memset(c, 0, CHUNK_BYTES);
+	(void)sodium_mlock(c, CHUNK_BYTES);
 	st->chunk[k] = c;
 	st->cap += CHUNK_LEN;
 	return 0;
@@ -241,6 +250,52 @@ static int invite_hex(struct dust_store *st, const char *hex, bool merge)
 	return rc;
 }
 
+/* A record that does not open under the storage key: never applied, counted. */
+static void refuse(struct dust_store *st)
+{
+	__atomic_fetch_add(&st->refused, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * One sealed invitation line's "IDHEX SEALHEX": 1 if added, 0 if known
+ * already (merge) or refused (not sealed under our key for its ID), -errno.
+ */
+static int invite_sealed(struct dust_store *st, const char *text, bool merge)
+{
+	uint8_t id[DUST_ID_BYTES], pt[DUST_SEAL_PT_MAX];
+	char idhex[2 * DUST_ID_BYTES + 1];
+	struct dust_invite inv = {0};
+	int len, rc;
+
+	if (strlen(text) > 2 * DUST_ID_BYTES + 1 + 2 * (DUST_SEAL_PT_MAX + DUST_SEAL_OVERHEAD) ||
+	    sscanf(text, "%32s %*s", idhex) != 1 || hex_field(id, sizeof(id), idhex) != 0)
+		return -EINVAL;
+	if (merge && find_id(st, id))
+		return 0;
+	len = dust_unseal_hex(pt, sizeof(pt), st->skey, 'I', id, text + 2 * DUST_ID_BYTES + 1);
+	if (len < 0) {
+		refuse(st);
+		return 0;
+	}
+	if ((size_t)len > DUST_INVITE_PT_MAX ||
+	    dust_invite_unpack_full(&inv, pt, (size_t)len) != 0 ||
+	    memcmp(inv.id, id, DUST_ID_BYTES) != 0)
+		rc = -EINVAL; /* sealed by us, so not an attacker's: a bug, or a bad key file */
+	else if ((rc = entry_add(st, &inv)) == 0)
+		rc = 1;
+	sodium_memzero(pt, sizeof(pt));
+	dust_invite_wipe(&inv);
+	return rc;
+}
+
+/* One "I " line: sealed, or plaintext hex while migrating a pre-sealing store. */
+static int invite_line(struct dust_store *st, const char *text, bool merge)
+{
+	if (st->plain_ok && !strchr(text, ' '))
+		return invite_hex(st, text, merge);
+	return invite_sealed(st, text, merge);
+}
+
 /*
  * Read the invitations file. With merge, ids already known are skipped (a
  * running gateway picking up what dust-invite added); returns how many
@@ -257,11 +312,19 @@ static int load_invites(struct dust_store *st, FILE *f, bool merge)
 
 		lineno++;
 		line[strcspn(line, "\r\n")] = '\0';
-		if (lineno == 1 && strcmp(line, STORE_MAGIC) != 0)
+		if (lineno == 1 && strcmp(line, STORE_MAGIC2) == 0 && !st->plain_ok)
+			return dust_fail(EPROTO,
+			                 "%s: a store from before sealing (SPEC 7.6); run: "
+			                 "dust-invite migrate --store %s --key KEY",
+			                 st->path, st->path);
+		if (lineno == 1 && strcmp(line, STORE_MAGIC) != 0 &&
+		    strcmp(line, STORE_MAGIC2) != 0)
 			return dust_fail(EINVAL, "%s: not a Dust invitation store", st->path);
+		if (lineno == 1 && strcmp(line, STORE_MAGIC) == 0)
+			st->plain_ok = false; /* sealed already: nothing to migrate */
 		if (line[0] == '#' || line[0] == '\0')
 			continue;
-		rc = strncmp(line, "I ", 2) == 0 ? invite_hex(st, line + 2, merge) : -EINVAL;
+		rc = strncmp(line, "I ", 2) == 0 ? invite_line(st, line + 2, merge) : -EINVAL;
 		sodium_memzero(line, sizeof(line)); /* the record's hex holds a secret */
 		if (rc == -EINVAL)
 			return dust_fail(EINVAL, "%s:%u: corrupt invitation record", st->path,
@@ -392,19 +455,71 @@ static int journal_apply(struct dust_store *st, const char *line, int *changed)
 	return 0;
 }
 
+/*
+ * A sealed journal body "K IDHEX SEALHEX - " as its plaintext record
+ * "K IDHEX V1 V2 " in out; -1 if it does not open under the storage key.
+ */
+static int record_unseal(const struct dust_store *st, const char *body, char *out, size_t cap)
+{
+	char kind, idhex[2 * DUST_ID_BYTES + 1], seal[LINE_MAX_LEN], dash[2];
+	uint8_t id[DUST_ID_BYTES], pt[DUST_SEAL_PT_MAX + 1];
+	int len;
+
+	if (sscanf(body, "%c %32s %1000s %1s", &kind, idhex, seal, dash) != 4 ||
+	    strcmp(dash, "-") != 0 || hex_field(id, sizeof(id), idhex) != 0)
+		return -1;
+	len = dust_unseal_hex(pt, sizeof(pt) - 1, st->skey, kind, id, seal);
+	if (len < 0)
+		return -1;
+	pt[len] = '\0';
+	snprintf(out, cap, "%c %s %s", kind, idhex, (const char *)pt);
+	sodium_memzero(pt, sizeof(pt));
+	return 0;
+}
+
+/*
+ * A plaintext record body "K IDHEX V1 V2 " sealed as "K IDHEX SEALHEX - ":
+ * V1 V2 encrypted, kind and ID authenticated (SPEC §7.6).
+ */
+static void record_seal(const struct dust_store *st, const char *body, char *out, size_t cap)
+{
+	char idhex[2 * DUST_ID_BYTES + 1], seal[2 * (DUST_SEAL_PT_MAX + DUST_SEAL_OVERHEAD) + 1];
+	uint8_t id[DUST_ID_BYTES];
+	const char *pt = body + 2 + 2 * DUST_ID_BYTES + 1;
+
+	memcpy(idhex, body + 2, 2 * DUST_ID_BYTES);
+	idhex[2 * DUST_ID_BYTES] = '\0';
+	if (hex_field(id, sizeof(id), idhex) != 0 ||
+	    dust_seal_hex(seal, sizeof(seal), st->skey, body[0], id, (const uint8_t *)pt,
+	                  strlen(pt)) != 0)
+		abort(); /* our own record bodies: always well formed */
+	snprintf(out, cap, "%c %s %s - ", body[0], idhex, seal);
+}
+
 static int journal_line(struct dust_store *st, char *line, int *changed)
 {
-	char sum[17], *hash = strrchr(line, '#');
-	int rc;
+	char sum[17], plain[LINE_MAX_LEN], *hash = strrchr(line, '#');
+	int rc = 0;
 
 	if (!hash)
 		return -1;
 	line_sum(line, (size_t)(hash - line), sum);
 	if (strcmp(sum, hash + 1) != 0)
 		return -1;
+	*hash = '\0';
+	if (record_unseal(st, line, plain, sizeof(plain)) != 0) {
+		if (!st->plain_ok) {
+			refuse(st); /* written without the key: never applied */
+			return 0;
+		}
+		if (strlen(line) >= sizeof(plain))
+			return -1;
+		strcpy(plain, line); /* migrating: a pre-sealing record */
+	}
 	pthread_mutex_lock(&st->lock);
-	rc = journal_apply(st, line, changed);
+	rc = journal_apply(st, plain, changed);
 	pthread_mutex_unlock(&st->lock);
+	sodium_memzero(plain, sizeof(plain));
 	return rc;
 }
 
@@ -449,12 +564,16 @@ static int journal_follow(struct dust_store *st, int fd)
 	return changed;
 }
 
-static size_t record_format(char *out, size_t cap, const char *body)
+/* A journal line: the record sealed, then its checksum (for torn lines only). */
+static size_t record_format(const struct dust_store *st, char *out, size_t cap, const char *body)
 {
-	char sum[17];
+	char sealed[LINE_MAX_LEN], sum[17];
+	size_t len;
 
-	line_sum(body, strlen(body), sum);
-	return (size_t)snprintf(out, cap, "%s#%s\n", body, sum);
+	record_seal(st, body, sealed, sizeof(sealed));
+	line_sum(sealed, strlen(sealed), sum);
+	len = (size_t)snprintf(out, cap, "%s#%s\n", sealed, sum);
+	return len < cap ? len : 0;
 }
 
 static bool same_file(int fd, const char *path)
@@ -567,7 +686,7 @@ static off_t journal_mend(int fd)
 static int journal_append(struct dust_store *st, const char *body, bool durable)
 {
 	char line[LINE_MAX_LEN];
-	size_t len = record_format(line, sizeof(line), body);
+	size_t len = record_format(st, line, sizeof(line), body);
 	off_t end;
 	int rc;
 
@@ -592,19 +711,21 @@ static int journal_append(struct dust_store *st, const char *body, bool durable)
 	return 0;
 }
 
-static size_t records_format(const struct record *r, size_t n, char *out, size_t cap)
+static size_t records_format(const struct dust_store *st, const struct record *r, size_t n,
+                             char *out, size_t cap)
 {
 	char body[256];
 	size_t len = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		record_body(&r[i], body, sizeof(body));
-		len += record_format(out + len, cap - len, body);
+		len += record_format(st, out + len, cap - len, body);
 	}
 	return len;
 }
 
-static size_t entry_records(const struct dust_store_entry *e, char *out, size_t cap)
+static size_t entry_records(const struct dust_store *st, const struct dust_store_entry *e,
+                            char *out, size_t cap)
 {
 	struct record r[3];
 	size_t n = 0;
@@ -621,7 +742,7 @@ static size_t entry_records(const struct dust_store_entry *e, char *out, size_t 
 		r[n] = (struct record){.kind = 'R', .at = e->revoked_at};
 		memcpy(r[n++].id, e->inv.id, DUST_ID_BYTES);
 	}
-	return records_format(r, n, out, cap);
+	return records_format(st, r, n, out, cap);
 }
 
 /*
@@ -632,18 +753,18 @@ static size_t entry_records(const struct dust_store_entry *e, char *out, size_t 
  */
 static int journal_compact(struct dust_store *st)
 {
-	size_t cap = 256 * (3 * st->n + st->norphans + 1), len = 0;
+	size_t cap = 512 * (3 * st->n + st->norphans + 1), len = 0;
 	char *buf = malloc(cap);
 	int rc;
 
 	if (!buf)
 		return dust_fail(ENOMEM, "out of memory");
 	for (size_t i = 0; i < st->n; i++)
-		len += entry_records(entry(st, i), buf + len, cap - len);
-	len += records_format(st->orphans, st->norphans, buf + len, cap - len);
+		len += entry_records(st, entry(st, i), buf + len, cap - len);
+	len += records_format(st, st->orphans, st->norphans, buf + len, cap - len);
 	/* a run that did not close stays dirty: its lost freshness is not in memory either */
 	if (st->dirty)
-		len += record_format(buf + len, cap - len, RUN_MARK_OPEN);
+		len += record_format(st, buf + len, cap - len, RUN_MARK_OPEN);
 	rc = dust_file_replace(st->journal_path, buf, len, 0600);
 	free(buf);
 	return rc;
@@ -866,7 +987,8 @@ static int store_etcd_save(struct dust_store *st);
 /* Rewrite the invitations file from memory; only with LOCK_INVITES held. */
 static int invites_write(struct dust_store *st)
 {
-	size_t linelen = 2 + 2 * DUST_INVITE_PT_MAX + 1;
+	size_t linelen =
+	    2 + 2 * DUST_ID_BYTES + 1 + 2 * (DUST_INVITE_PT_MAX + DUST_SEAL_OVERHEAD) + 1;
 	size_t len = sizeof(STORE_MAGIC) + st->n * linelen;
 	struct stat sb;
 	char *buf, *p;
@@ -883,8 +1005,14 @@ static int invites_write(struct dust_store *st)
 		dust_invite_pack_full(&entry(st, i)->inv, pt);
 		*p++ = 'I';
 		*p++ = ' ';
-		sodium_bin2hex(p, 2 * ptlen + 1, pt, ptlen);
-		p += 2 * ptlen;
+		sodium_bin2hex(p, 2 * DUST_ID_BYTES + 1, entry(st, i)->inv.id, DUST_ID_BYTES);
+		p += 2 * DUST_ID_BYTES;
+		*p++ = ' ';
+		/* sealed (SPEC §7.6): K_inv never rests in the clear */
+		if (dust_seal_hex(p, 2 * (ptlen + DUST_SEAL_OVERHEAD) + 1, st->skey, 'I',
+		                  entry(st, i)->inv.id, pt, ptlen) != 0)
+			abort(); /* ptlen <= DUST_INVITE_PT_MAX < DUST_SEAL_PT_MAX */
+		p += 2 * (ptlen + DUST_SEAL_OVERHEAD);
 		*p++ = '\n';
 		sodium_memzero(pt, sizeof(pt));
 	}
@@ -1018,15 +1146,64 @@ DUST_EXPORT uint64_t dust_store_generation(const struct dust_store *st)
 
 static int store_etcd_open(struct dust_store *st);
 
-DUST_EXPORT struct dust_store *dust_store_open(const char *path, int flags)
+/*
+ * A pre-sealing store read with DUST_STORE_MIGRATE, rewritten sealed: the
+ * journal first (compacted), then the invitations file, each by rename, so
+ * a crash in between leaves a store that the next migrate finishes. Alone
+ * with the store, so that no process writes a plaintext record meanwhile
+ * nor reads the new format with an old binary.
+ */
+static int store_etcd_migrate(struct dust_store *st);
+
+static int store_migrate(struct dust_store *st)
 {
-	struct dust_store *st = calloc(1, sizeof(*st));
 	int rc;
 
+	if (st->etcd) { /* no lock to tell: the operator stops the gateways (README) */
+		rc = store_etcd_migrate(st);
+		st->plain_ok = false;
+		return rc;
+	}
+	if (flock(st->journal_fd, LOCK_EX | LOCK_NB) != 0)
+		return dust_fail(
+		    EBUSY, "%s: in use by another process; stop the gateways to migrate", st->path);
+	rc = journal_compact(st);
+	if (flock(st->journal_fd, LOCK_SH) != 0 && !rc)
+		rc = dust_fail(errno, "%s: flock: %s", st->journal_path, strerror(errno));
+	if (!rc)
+		rc = dust_store_save(st);
+	st->plain_ok = false;
+	return rc;
+}
+
+DUST_EXPORT uint64_t dust_store_refused(const struct dust_store *st)
+{
+	uint64_t n = __atomic_load_n(&st->refused, __ATOMIC_RELAXED);
+
+#ifdef DUST_HAVE_ETCD
+	n += etcd_refused(st->etcd); /* b/ and t/ values its request thread read back */
+#endif
+	return n;
+}
+
+DUST_EXPORT struct dust_store *dust_store_open(const char *path, int flags,
+                                               const struct dust_identity *server)
+{
+	struct dust_store *st;
+	int rc;
+
+	if (!server) {
+		dust_fail(EINVAL, "%s: the store needs the server key", path);
+		return NULL;
+	}
+	st = calloc(1, sizeof(*st));
 	if (!st) {
 		dust_fail(ENOMEM, "out of memory");
 		return NULL;
 	}
+	dust_store_key_derive(st->skey, server->sk);
+	(void)sodium_mlock(st->skey, sizeof(st->skey));
+	st->plain_ok = (flags & DUST_STORE_MIGRATE) && !(flags & DUST_STORE_READONLY);
 	st->journal_fd = -1;
 	st->lock_fd = -1;
 	pthread_mutex_init(&st->lock, NULL);
@@ -1040,6 +1217,8 @@ DUST_EXPORT struct dust_store *dust_store_open(const char *path, int flags)
 	st->readonly = (flags & DUST_STORE_READONLY) != 0;
 	if (etcd_is_url(path)) {
 		rc = store_etcd_open(st);
+		if (!rc && st->plain_ok)
+			rc = store_migrate(st);
 	} else {
 		rc = st->readonly ? 0 : lock_open(st);
 		if (!rc)
@@ -1048,6 +1227,8 @@ DUST_EXPORT struct dust_store *dust_store_open(const char *path, int flags)
 			rc = 0;
 		if (!rc)
 			rc = st->readonly ? journal_load_readonly(st) : journal_open(st);
+		if (!rc && st->plain_ok)
+			rc = store_migrate(st);
 		/* with the journal's flock: nobody removes the lock file from now on */
 		if (!rc && !st->readonly && !same_file(st->lock_fd, st->lock_path))
 			rc = lock_open(st);
@@ -1089,6 +1270,7 @@ DUST_EXPORT void dust_store_close(struct dust_store *st)
 		sodium_munlock(st->chunk[k], CHUNK_LEN * sizeof(struct dust_store_entry));
 		free(st->chunk[k]); /* munlock also zeroes */
 	}
+	sodium_munlock(st->skey, sizeof(st->skey)); /* also zeroes */
 	free(st->orphans);
 	free(st->id_index);
 	free(st->cur);
@@ -1355,6 +1537,31 @@ DUST_EXPORT void dust_store_persist_fresh(struct dust_store *st, struct dust_sto
 /* ---- the store on etcd (store_etcd.c does the network) ------------------------- */
 
 #ifdef DUST_HAVE_ETCD
+/* A B, T or R value from etcd opened as the journal's record "K IDHEX V1 V2"; -1 if not ours. */
+static int etcd_val_open(const struct dust_store *st, char kind, const uint8_t id[DUST_ID_BYTES],
+                         const char *val, char *out, size_t cap)
+{
+	char idhex[2 * DUST_ID_BYTES + 1];
+	uint8_t pt[DUST_SEAL_PT_MAX + 1];
+	int len = dust_unseal_hex(pt, sizeof(pt) - 1, st->skey, kind, id, val);
+
+	if (len < 0)
+		return -1;
+	pt[len] = '\0';
+	sodium_bin2hex(idhex, sizeof(idhex), id, DUST_ID_BYTES);
+	snprintf(out, cap, "%c %s %s", kind, idhex, (const char *)pt);
+	sodium_memzero(pt, sizeof(pt));
+	return 0;
+}
+
+/* The value of a new etcd record: plain sealed for its kind and ID. */
+static void etcd_val_seal(const struct dust_store *st, char *out, size_t cap, char kind,
+                          const uint8_t id[DUST_ID_BYTES], const uint8_t *plain, size_t len)
+{
+	if (dust_seal_hex(out, cap, st->skey, kind, id, plain, len) != 0)
+		abort(); /* our own values: short enough always */
+}
+
 struct rec_ctx {
 	struct dust_store *st;
 	int changed;
@@ -1372,19 +1579,40 @@ static int etcd_rec(void *arg, char kind, const uint8_t id[DUST_ID_BYTES], const
 	char line[LINE_MAX_LEN], idhex[2 * DUST_ID_BYTES + 1];
 	int rc;
 
-	if (kind == 'I') {
+	sodium_bin2hex(idhex, sizeof(idhex), id, DUST_ID_BYTES);
+	/* migrating: an invitation in the clear (its hex; a sealed one is longer) */
+	if (kind == 'I' && c->st->plain_ok &&
+	    (strlen(val) == 2 * DUST_INVITE_PT_BYTES || strlen(val) == 2 * DUST_INVITE_PT_MAX)) {
 		rc = invite_hex(c->st, val, true);
+		c->changed += rc > 0 ? rc : 0;
+		return rc == -EINVAL
+		           ? dust_fail(EINVAL, "%s: corrupt invitation record", c->st->path)
+		           : (rc < 0 ? rc : 0);
+	}
+	if (kind == 'I') {
+		/* "IDHEX SEAL", as the invitation file's line (SPEC §7.6) */
+		if (strlen(val) >= sizeof(line) - sizeof(idhex) - 1)
+			return dust_fail(EINVAL, "%s: corrupt invitation record", c->st->path);
+		snprintf(line, sizeof(line), "%s %s", idhex, val);
+		rc = invite_sealed(c->st, line, true);
+		sodium_memzero(line, sizeof(line));
 		if (rc > 0)
 			c->changed += rc;
 		return rc == -EINVAL
 		           ? dust_fail(EINVAL, "%s: corrupt invitation record", c->st->path)
 		           : (rc < 0 ? rc : 0);
 	}
-	sodium_bin2hex(idhex, sizeof(idhex), id, DUST_ID_BYTES);
-	snprintf(line, sizeof(line), "%c %s %s", kind, idhex, val);
+	if (etcd_val_open(c->st, kind, id, val, line, sizeof(line)) != 0) {
+		if (!c->st->plain_ok) {
+			refuse(c->st); /* written without the key: never applied */
+			return 0;
+		}
+		snprintf(line, sizeof(line), "%c %s %.400s", kind, idhex, val); /* migrating */
+	}
 	pthread_mutex_lock(&c->st->lock);
 	rc = journal_apply(c->st, line, &c->changed);
 	pthread_mutex_unlock(&c->st->lock);
+	sodium_memzero(line, sizeof(line));
 	return rc ? dust_fail(EINVAL, "%s: corrupt %c record", c->st->path, kind) : 0;
 }
 
@@ -1393,13 +1621,62 @@ static int store_etcd_open(struct dust_store *st)
 	struct rec_ctx c = {.st = st};
 	int rc;
 
-	st->etcd = etcd_open(st->path);
+	st->etcd = etcd_open(st->path, st->skey);
 	if (!st->etcd)
 		return -errno;
 	st->deferred = true;
 	rc = etcd_load(st->etcd, etcd_rec, &c);
 	st->etcd_saved = st->n;
+	/* b/ and r/ sort before i/: what the load read before its invitation */
+	(void)orphans_apply(st);
 	return rc < 0 ? rc : 0;
+}
+
+/* One record of an entry put sealed over whatever its key held (migration). */
+static int etcd_put_sealed(struct dust_store *st, char kind, const uint8_t id[DUST_ID_BYTES],
+                           const uint8_t *plain, size_t len)
+{
+	char val[2 * (DUST_SEAL_PT_MAX + DUST_SEAL_OVERHEAD) + 1];
+	int rc;
+
+	etcd_val_seal(st, val, sizeof(val), kind, id, plain, len);
+	rc = etcd_put(st->etcd, kind, id, val);
+	sodium_memzero(val, sizeof(val));
+	return rc ? dust_fail(-rc, "%s: %s", st->path, dust_last_error()) : 0;
+}
+
+/*
+ * A pre-sealing etcd store, loaded with its plaintext values, written back
+ * sealed key by key (SPEC §7.6): invitation, binding, freshness, revocation.
+ */
+static int store_etcd_migrate(struct dust_store *st)
+{
+	char text[160], pkhex[2 * DUST_PK_BYTES + 1], nhex[2 * DUST_XNONCE_BYTES + 1];
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i < st->n; i++) {
+		const struct dust_store_entry *e = entry(st, i);
+		uint8_t pt[DUST_INVITE_PT_MAX];
+
+		dust_invite_pack_full(&e->inv, pt);
+		rc = etcd_put_sealed(st, 'I', e->inv.id, pt, dust_invite_pt_len(&e->inv));
+		sodium_memzero(pt, sizeof(pt));
+		if (!rc && e->bound) {
+			sodium_bin2hex(pkhex, sizeof(pkhex), e->client_pk, DUST_PK_BYTES);
+			snprintf(text, sizeof(text), "%s %" PRIu64, pkhex, e->bound_at);
+			rc = etcd_put_sealed(st, 'B', e->inv.id, (uint8_t *)text, strlen(text));
+			sodium_bin2hex(nhex, sizeof(nhex), e->last_nonce, DUST_XNONCE_BYTES);
+			snprintf(text, sizeof(text), "%" PRIu64 " %s", e->last_ts_ms, nhex);
+			if (!rc)
+				rc = etcd_put_sealed(st, 'T', e->inv.id, (uint8_t *)text,
+				                     strlen(text));
+		}
+		if (!rc && e->revoked) {
+			snprintf(text, sizeof(text), "%" PRIu64 " -", e->revoked_at);
+			rc = etcd_put_sealed(st, 'R', e->inv.id, (uint8_t *)text, strlen(text));
+		}
+	}
+	return rc;
 }
 
 static int store_etcd_follow(struct dust_store *st)
@@ -1419,11 +1696,11 @@ static int store_etcd_save(struct dust_store *st)
 		struct dust_store_entry *e = entry(st, st->etcd_saved);
 		size_t ptlen = dust_invite_pt_len(&e->inv);
 		uint8_t pt[DUST_INVITE_PT_MAX];
-		char hex[2 * DUST_INVITE_PT_MAX + 1];
+		char hex[2 * (DUST_INVITE_PT_MAX + DUST_SEAL_OVERHEAD) + 1];
 		int rc;
 
 		dust_invite_pack_full(&e->inv, pt);
-		sodium_bin2hex(hex, sizeof(hex), pt, ptlen);
+		etcd_val_seal(st, hex, sizeof(hex), 'I', e->inv.id, pt, ptlen); /* SPEC §7.6 */
 		rc = etcd_create(st->etcd, 'I', e->inv.id, hex);
 		sodium_memzero(pt, sizeof(pt));
 		sodium_memzero(hex, sizeof(hex));
@@ -1435,12 +1712,13 @@ static int store_etcd_save(struct dust_store *st)
 
 static int store_etcd_revoke(struct dust_store *st, struct dust_store_entry *e, uint64_t now_s)
 {
-	char val[64];
+	char plain[64], val[2 * (64 + DUST_SEAL_OVERHEAD) + 1];
 	int rc;
 
 	if (__atomic_load_n(&e->revoked, __ATOMIC_ACQUIRE))
 		return dust_fail(EALREADY, "invitation already revoked");
-	snprintf(val, sizeof(val), "%" PRIu64 " -", now_s);
+	snprintf(plain, sizeof(plain), "%" PRIu64 " -", now_s);
+	etcd_val_seal(st, val, sizeof(val), 'R', e->inv.id, (const uint8_t *)plain, strlen(plain));
 	rc = etcd_create(st->etcd, 'R', e->inv.id, val);
 	if (rc == -EAGAIN)
 		return dust_fail(EAGAIN, "%s: %s", st->path, dust_last_error());
@@ -1564,6 +1842,11 @@ static int store_etcd_open(struct dust_store *st)
 }
 
 static int store_etcd_follow(struct dust_store *st)
+{
+	return store_etcd_open(st);
+}
+
+static int store_etcd_migrate(struct dust_store *st)
 {
 	return store_etcd_open(st);
 }

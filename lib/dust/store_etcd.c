@@ -59,6 +59,8 @@ struct etcd_store {
 	struct rec_node *ev_head, **ev_tail;
 	bool started, stop;
 	pthread_t req_thr, watch_thr;
+	uint8_t key[DUST_KEY_BYTES]; /* the storage key: values sealed (SPEC §7.6) */
+	uint64_t refused;            /* atomic: values read back that did not open */
 };
 
 struct buf {
@@ -422,6 +424,36 @@ int64_t etcd_revision(const struct etcd_store *es)
 	return __atomic_load_n(&es->rev, __ATOMIC_ACQUIRE);
 }
 
+/* ---- sealed values (SPEC §7.6) ------------------------------------------------------ */
+
+/* The value of kind/ID as etcd holds it: plain sealed, in out (VAL_MAX). */
+static void val_seal(const struct etcd_store *es, char *out, char kind,
+                     const uint8_t id[DUST_ID_BYTES], const char *plain)
+{
+	if (dust_seal_hex(out, VAL_MAX, es->key, kind, id, (const uint8_t *)plain, strlen(plain)) !=
+	    0)
+		abort(); /* our own values: short enough always */
+}
+
+/* A value read back opened into plain (VAL_MAX); -1 (counted) if it does not open. */
+static int val_open(struct etcd_store *es, char *plain, char kind, const uint8_t id[DUST_ID_BYTES],
+                    const char *sealed)
+{
+	int len = dust_unseal_hex((uint8_t *)plain, VAL_MAX - 1, es->key, kind, id, sealed);
+
+	if (len < 0) {
+		__atomic_fetch_add(&es->refused, 1, __ATOMIC_RELAXED);
+		return -1;
+	}
+	plain[len] = '\0';
+	return 0;
+}
+
+uint64_t etcd_refused(const struct etcd_store *es)
+{
+	return es ? __atomic_load_n(&es->refused, __ATOMIC_RELAXED) : 0;
+}
+
 /* ---- transactions ---------------------------------------------------------------- */
 
 /*
@@ -507,6 +539,25 @@ int etcd_create(struct etcd_store *es, char kind, const uint8_t id[DUST_ID_BYTES
 	return rc < 0 ? rc : 0;
 }
 
+int etcd_put(struct etcd_store *es, char kind, const uint8_t id[DUST_ID_BYTES], const char *val)
+{
+	char key[KEY_MAX], k64[2 * KEY_MAX], v64[2 * VAL_MAX], body[4 * VAL_MAX + 64];
+	CURL *c = curl_easy_init();
+	json_t *r = NULL;
+	int rc;
+
+	if (!c)
+		return dust_fail(ENOMEM, "curl_easy_init");
+	key_of(es, key, kind, id);
+	b64(k64, sizeof(k64), key, strlen(key));
+	b64(v64, sizeof(v64), val, strlen(val));
+	snprintf(body, sizeof(body), "{\"key\":\"%s\",\"value\":\"%s\"}", k64, v64);
+	rc = post(es, c, "/v3/kv/put", body, REQUEST_MS, &r);
+	curl_easy_cleanup(c);
+	json_decref(r);
+	return rc;
+}
+
 /*
  * A binding: put b/ID unless b/ID or r/ID exists. When b/ID exists, the
  * answer says whose: ours (a retry of a commit whose reply was lost, or
@@ -516,7 +567,7 @@ static enum etcd_status do_bind(struct etcd_store *es, CURL *c, struct etcd_req 
                                 struct etcd_res *res)
 {
 	char key[KEY_MAX], rkey[KEY_MAX], tkey[KEY_MAX], val[VAL_MAX], tval[VAL_MAX];
-	char pkhex[2 * DUST_PK_BYTES + 1], nhex[2 * DUST_XNONCE_BYTES + 1];
+	char pkhex[2 * DUST_PK_BYTES + 1], nhex[2 * DUST_XNONCE_BYTES + 1], plain[VAL_MAX];
 	const char *also[1] = {rkey};
 	json_t *got = NULL;
 	const json_t *kv;
@@ -525,11 +576,13 @@ static enum etcd_status do_bind(struct etcd_store *es, CURL *c, struct etcd_req 
 	key_of(es, key, 'B', rq->id);
 	key_of(es, rkey, 'R', rq->id);
 	sodium_bin2hex(pkhex, sizeof(pkhex), rq->pk, DUST_PK_BYTES);
-	snprintf(val, sizeof(val), "%s %" PRIu64, pkhex, rq->at);
+	snprintf(plain, sizeof(plain), "%s %" PRIu64, pkhex, rq->at);
+	val_seal(es, val, 'B', rq->id, plain);
 	/* the first use's freshness goes with its binding: one request, not three */
 	key_of(es, tkey, 'T', rq->id);
 	sodium_bin2hex(nhex, sizeof(nhex), rq->nonce, DUST_XNONCE_BYTES);
-	snprintf(tval, sizeof(tval), "%" PRIu64 " %s", rq->ts, nhex);
+	snprintf(plain, sizeof(plain), "%" PRIu64 " %s", rq->ts, nhex);
+	val_seal(es, tval, 'T', rq->id, plain);
 	memcpy(res->pk, rq->pk, DUST_PK_BYTES);
 	rc = txn_create(es, c, key, val, tkey, tval, also, 1, &got);
 	res->fresh_written = rc > 0;
@@ -538,10 +591,11 @@ static enum etcd_status do_bind(struct etcd_store *es, CURL *c, struct etcd_req 
 	rc = ETCD_UNAVAILABLE;
 	if (txn_kv(got, 1))
 		rc = ETCD_REVOKED;
-	else if ((kv = txn_kv(got, 0)) &&
-	         unb64(kv, "value", val, sizeof(val)) > 2 * DUST_PK_BYTES &&
-	         sodium_hex2bin(res->pk, DUST_PK_BYTES, val, 2 * DUST_PK_BYTES, NULL, NULL, NULL) ==
-	             0)
+	/* a binding that does not open was not written by a gateway: unavailable, counted */
+	else if ((kv = txn_kv(got, 0)) && unb64(kv, "value", val, sizeof(val)) > 0 &&
+	         val_open(es, plain, 'B', rq->id, val) == 0 && strlen(plain) > 2 * DUST_PK_BYTES &&
+	         sodium_hex2bin(res->pk, DUST_PK_BYTES, plain, 2 * DUST_PK_BYTES, NULL, NULL,
+	                        NULL) == 0)
 		rc = sodium_memcmp(res->pk, rq->pk, DUST_PK_BYTES) == 0 ? ETCD_OK : ETCD_CONFLICT;
 	json_decref(got);
 	return (enum etcd_status)rc;
@@ -561,12 +615,13 @@ static enum etcd_status do_fresh(struct etcd_store *es, CURL *c, const struct et
 	bool excl = rq->kind == 'F';
 	char key[KEY_MAX], k64[2 * KEY_MAX], v64[2 * VAL_MAX], val[VAL_MAX],
 	    body[4 * VAL_MAX + 256];
-	char nhex[2 * DUST_XNONCE_BYTES + 1];
+	char nhex[2 * DUST_XNONCE_BYTES + 1], plain[VAL_MAX];
 
 	key_of(es, key, 'T', rq->id);
 	b64(k64, sizeof(k64), key, strlen(key));
 	sodium_bin2hex(nhex, sizeof(nhex), rq->nonce, sizeof(rq->nonce));
-	snprintf(val, sizeof(val), "%" PRIu64 " %s", rq->at, nhex);
+	snprintf(plain, sizeof(plain), "%" PRIu64 " %s", rq->at, nhex);
+	val_seal(es, val, 'T', rq->id, plain);
 	b64(v64, sizeof(v64), val, strlen(val));
 	for (int tries = 0; tries < 8; tries++) {
 		json_t *r;
@@ -582,8 +637,11 @@ static enum etcd_status do_fresh(struct etcd_store *es, CURL *c, const struct et
 			char old[VAL_MAX];
 
 			mod = jint(kv, "mod_revision");
+			/* one that does not open (counted) says nothing: replaced like an old one
+			 */
 			if (unb64(kv, "value", old, sizeof(old)) > 0 &&
-			    strtoull(old, NULL, 10) >= rq->at) {
+			    val_open(es, plain, 'T', rq->id, old) == 0 &&
+			    strtoull(plain, NULL, 10) >= rq->at) {
 				json_decref(r);
 				/* this intro or a newer one is there already */
 				return excl ? ETCD_CONFLICT : ETCD_OK;
@@ -909,7 +967,7 @@ static void curl_init_once(void)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-struct etcd_store *etcd_open(const char *url)
+struct etcd_store *etcd_open(const char *url, const uint8_t key[DUST_KEY_BYTES])
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	struct etcd_store *es = calloc(1, sizeof(*es));
@@ -921,6 +979,7 @@ struct etcd_store *etcd_open(const char *url)
 	}
 	pthread_mutex_init(&es->lock, NULL);
 	pthread_cond_init(&es->cond, NULL);
+	memcpy(es->key, key, DUST_KEY_BYTES);
 	es->ev_tail = &es->ev_head;
 	es->q = calloc(QUEUE_MAX, sizeof(*es->q));
 	es->res = calloc(QUEUE_MAX, sizeof(*es->res));
@@ -961,5 +1020,6 @@ void etcd_close(struct etcd_store *es)
 	free(es->res);
 	pthread_mutex_destroy(&es->lock);
 	pthread_cond_destroy(&es->cond);
+	sodium_memzero(es->key, sizeof(es->key));
 	free(es);
 }

@@ -46,8 +46,9 @@ struct etcd_res {
 };
 
 /*
- * One record under the prefix, in the journal's words: kind 'I' (val: the
- * invitation's hex), 'B' ("PKHEX AT"), 'T' ("TS NONCEHEX"), 'R' ("AT -").
+ * One record under the prefix: kind and ID, val its value as stored, sealed
+ * (SPEC §7.6): store.c opens it. Opened, 'I' is the invitation record, 'B'
+ * "PKHEX AT", 'T' "TS NONCEHEX", 'R' "AT -".
  * Returns 0 to go on, or -errno to stop.
  */
 typedef int (*etcd_rec_fn)(void *arg, char kind, const uint8_t id[DUST_ID_BYTES], const char *val);
@@ -56,12 +57,17 @@ struct etcd_store;
 
 #ifdef DUST_HAVE_ETCD
 bool etcd_is_url(const char *path);
-struct etcd_store *etcd_open(const char *url);
+/* key: the storage key (SPEC §7.6); values are sealed under it with kind and ID. */
+struct etcd_store *etcd_open(const char *url, const uint8_t key[DUST_KEY_BYTES]);
+/* Values the request thread read back (b/, t/) that did not open. */
+uint64_t etcd_refused(const struct etcd_store *es);
 void etcd_close(struct etcd_store *es);
 /* Every record under the prefix (paged, one revision); the watch follows from there. */
 int etcd_load(struct etcd_store *es, etcd_rec_fn fn, void *arg);
 /* Create-if-absent of one record: 0, -EEXIST (already there), -EAGAIN (unavailable). */
 int etcd_create(struct etcd_store *es, char kind, const uint8_t id[DUST_ID_BYTES], const char *val);
+/* Put one record whatever its key held (dust-invite migrate only): 0 or -errno. */
+int etcd_put(struct etcd_store *es, char kind, const uint8_t id[DUST_ID_BYTES], const char *val);
 /* Start the watch and request threads (idempotent). */
 int etcd_start(struct etcd_store *es);
 /* Queue a request for the request thread: -ENOBUFS when the queue is full. */

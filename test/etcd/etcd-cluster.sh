@@ -2,10 +2,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # A 3-member etcd cluster on loopback for the etcd store's tests: started,
 # members killed and restored, stopped, all in one directory the test owns.
-# usage: etcd-cluster.sh DIR start | kill NAME | restore NAME | url [PREFIX] | stop
-#        (members are a, b, c)
+# usage: etcd-cluster.sh DIR start | kill NAME | restore NAME | url [PREFIX] | stop |
+#        dump FILE | put KEY VALUE     (members are a, b, c)
+#   dump: every key and value, decoded, one "KEY VALUE" line each (what a reader of
+#   the cluster, or of a backup, sees); put: a write by someone without the server key
 # env ETCD_NETNS: run the members in this network namespace (its own ports,
-#     no collision), ETCD_HOST: the address they listen on (default 127.0.0.1)
+#     no collision), ETCD_HOST: the address they listen on (default 127.0.0.1),
+#     ETCD_PORT_BASE: the six ports from there (default: a free random base)
 set -eu
 HOST=${ETCD_HOST:-127.0.0.1}
 IN_NS=()
@@ -109,7 +112,7 @@ cmd=${2:-}
 case $cmd in
 start)
 	mkdir -p "$dir"
-	pick_ports >"$dir/base"
+	if [ -n "${ETCD_PORT_BASE:-}" ]; then echo "$ETCD_PORT_BASE" >"$dir/base"; else pick_ports >"$dir/base"; fi
 	[ -s "$dir/base" ] || die "no free loopback ports"
 	for m in $MEMBERS; do
 		run_member "$dir" "$m"
@@ -129,6 +132,20 @@ url)
 		u="$u${u:+,}$HOST:$(port_of "$dir" "$m" client)"
 	done
 	echo "etcd://$u/${3:-dust}"
+	;;
+dump)
+	"${IN_NS[@]}" curl -sf -m 5 "http://$HOST:$(port_of "$dir" a client)/v3/kv/range" \
+		-d '{"key":"AA==","range_end":"AA=="}' | /usr/bin/python3 -c '
+import base64, json, sys
+for kv in json.load(sys.stdin).get("kvs", []):
+    print(base64.b64decode(kv["key"]).decode(), base64.b64decode(kv.get("value", "")).decode())
+' >"$3"
+	;;
+put)
+	k=$(printf %s "$3" | base64 -w0)
+	v=$(printf %s "$4" | base64 -w0)
+	"${IN_NS[@]}" curl -sf -m 5 "http://$HOST:$(port_of "$dir" a client)/v3/kv/put" \
+		-d "{\"key\":\"$k\",\"value\":\"$v\"}" >/dev/null
 	;;
 stop) # every member, even if one will not go
 	rc=0

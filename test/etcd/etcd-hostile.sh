@@ -21,6 +21,7 @@ done
 [ -s "$T/port" ] || { echo "FAIL: the fake etcd did not start"; exit 1; }
 EP=127.0.0.1:$(cat "$T/port")
 fail=0
+"$INV" keygen --out "$T/key" >/dev/null || { echo "FAIL: keygen"; exit 1; }
 
 ok() { echo "ok   $1"; }
 bad() {
@@ -29,7 +30,7 @@ bad() {
 }
 # hostile NAME PATTERN MAXREQ: list fails (exit 1) saying PATTERN, after at most MAXREQ requests
 hostile() {
-	out=$(timeout 30 python3 "$FAKE" --rss "$INV" list --store "etcd://$EP/$1" 2>&1)
+	out=$(timeout 30 python3 "$FAKE" --rss "$INV" list --store "etcd://$EP/$1" --key "$T/key" 2>&1)
 	rc=$?
 	n=$(cat "$T/$1.count" 2>/dev/null || echo 0)
 	rss=$(printf '%s\n' "$out" | sed -n 's/^maxrss //p')
@@ -40,7 +41,7 @@ hostile() {
 	fi
 }
 
-out=$(python3 "$FAKE" --rss "$INV" list --store "etcd://$EP/empty" 2>&1)
+out=$(python3 "$FAKE" --rss "$INV" list --store "etcd://$EP/empty" --key "$T/key" 2>&1)
 base=$(printf '%s\n' "$out" | sed -n 's/^maxrss //p')
 if printf '%s\n' "$out" | grep -q '^0 invitations'; then
 	ok "empty store lists (${base} KiB max RSS)"

@@ -310,7 +310,7 @@ done
 
 step "4. dust-invite revoke on etcd cuts the sessions on both gateways"
 RA=$(ctr a sessions_revoked) RB=$(ctr b sessions_revoked)
-n $CORE "$INVITE" revoke --store "$URL" --file "${INV[1]}" --password-file "$W/pw"
+n $CORE "$INVITE" revoke --store "$URL" --key "$W/gw.key" --file "${INV[1]}" --password-file "$W/pw"
 T0=$(date +%s%N)
 both_cut() { [[ $(ctr a sessions_revoked) -gt $RA && $(ctr b sessions_revoked) -gt $RB ]]; }
 # a wait on the counters with a generous cap: the time is a measurement
@@ -324,9 +324,9 @@ ping_ok c3
 # by tunnel address too, and list sees both revocations
 TUN4=$(sed -n 's/.*: tunnel \([0-9.]*\)\/.*/\1/p' "$W/c4.log" | head -1)
 RA=$(ctr a sessions_revoked)
-n $CORE "$INVITE" revoke --store "$URL" --tunnel "$TUN4"
+n $CORE "$INVITE" revoke --store "$URL" --key "$W/gw.key" --tunnel "$TUN4"
 wait_for 10 ctr_above a sessions_revoked "$RA" || fail "A kept client 4's session"
-n $CORE "$INVITE" list --store "$URL" | tee "$W/list.txt" | tail -1
+n $CORE "$INVITE" list --store "$URL" --key "$W/gw.key" | tee "$W/list.txt" | tail -1
 grep -q "3 used, 0 expired, 0 unused, 2 revoked" "$W/list.txt" || fail "dust-invite list: not 3 used and 2 revoked"
 
 step "stop: gateways exit 0"

@@ -14,7 +14,8 @@ cleanup() {
 	rm -rf "$dir"
 }
 trap cleanup EXIT
-"$here/etcd-cluster.sh" "$dir" start
+# the ports of this test: 23790-23795 (ETCD_PORT_BASE=23790), unless set otherwise
+ETCD_PORT_BASE=${ETCD_PORT_BASE:-23790} "$here/etcd-cluster.sh" "$dir" start
 DUST_ETCD_URL=$("$here/etcd-cluster.sh" "$dir" url lib)
 DUST_ETCD_CTL="$here/etcd-cluster.sh $dir"
 export DUST_ETCD_URL DUST_ETCD_CTL

@@ -29,7 +29,7 @@ static uint64_t mono_ms(void)
 
 static void cluster(const char *what)
 {
-	char cmd[512];
+	char cmd[2048];
 
 	snprintf(cmd, sizeof(cmd), "%s %s", ctl, what);
 	CHECK_EQ(system(cmd), 0);
@@ -44,7 +44,7 @@ static void gw_open(struct gw *g, const struct dust_identity *server, uint8_t se
 {
 	memset(g, 0, sizeof(*g));
 	g->srv.id = *server;
-	g->srv.store = dust_store_open(url, 0);
+	g->srv.store = dust_store_open(url, 0, server);
 	if (!g->srv.store)
 		fprintf(stderr, "  open %s: %s\n", url, dust_last_error());
 	CHECK(g->srv.store != NULL);
@@ -162,6 +162,79 @@ static bool wait_until(struct gw *g, bool (*cond)(struct dust_store_entry *),
 
 static uint64_t want_ts;
 
+/* The gateway's watch has refused want_refused records in all. */
+static uint64_t want_refused;
+static struct dust_store *refused_store;
+
+static bool refused_seen(struct dust_store_entry *e)
+{
+	(void)e;
+	return dust_store_refused(refused_store) >= want_refused;
+}
+
+/* The cluster's every key and value, decoded (etcd-cluster.sh dump). */
+static char *cluster_dump(void)
+{
+	char path[] = "/tmp/dust-etcd-dump-XXXXXX", cmd[128];
+	int fd = mkstemp(path);
+	char *buf = calloc(1, 1 << 20);
+	ssize_t n;
+
+	CHECK(fd >= 0 && buf != NULL);
+	snprintf(cmd, sizeof(cmd), "dump %s", path);
+	cluster(cmd);
+	n = read(fd, buf, (1 << 20) - 1);
+	CHECK(n > 0);
+	close(fd);
+	unlink(path);
+	return buf;
+}
+
+/*
+ * Sealed values (SPEC §7.6): a dump of the cluster holds none of the
+ * invitations' K_inv; records put by someone without the server key (a
+ * revocation in the old plaintext format, an invitation of junk) are
+ * refused and counted by a gateway's watch and at a load, never applied.
+ */
+static void check_sealed(struct gw *a, const struct dust_identity *server,
+                         const struct dust_invite *inv, unsigned n)
+{
+	char *dump = cluster_dump(), hex[2 * DUST_KEY_BYTES + 1], idhex[2 * DUST_ID_BYTES + 1];
+	char cmd[512], junk[2 * 100 + 1];
+	uint8_t rnd[100];
+	struct dust_store *tool;
+	const char *prefix = strrchr(url, '/') + 1;
+
+	CHECK(strstr(dump, "/i/") && strstr(dump, "/b/") && strstr(dump, "/r/"));
+	for (unsigned i = 0; i < n; i++) {
+		sodium_bin2hex(hex, sizeof(hex), inv[i].secret, DUST_KEY_BYTES);
+		CHECK(strcasestr(dump, hex) == NULL);
+	}
+	free(dump);
+	want_refused = dust_store_refused(a->srv.store) + 2;
+	refused_store = a->srv.store;
+	sodium_bin2hex(idhex, sizeof(idhex), inv[1].id, DUST_ID_BYTES);
+	snprintf(cmd, sizeof(cmd), "put %s/r/%s '%u -'", prefix, idhex, FIX_NOW_S);
+	cluster(cmd);
+	randombytes_buf(rnd, sizeof(rnd));
+	sodium_bin2hex(junk, sizeof(junk), rnd, sizeof(rnd));
+	snprintf(cmd, sizeof(cmd), "put %s/i/%.32s %s", prefix, junk + 100, junk);
+	cluster(cmd);
+	CHECK(wait_until(a, refused_seen, NULL));
+	printf("  forged records: %llu refused by the watch\n",
+	       (unsigned long long)dust_store_refused(a->srv.store));
+	CHECK(!dust_store_find(a->srv.store, inv[1].id)->revoked);
+	CHECK_EQ(dust_store_count(a->srv.store), n);
+	tool = dust_store_open(url, DUST_STORE_READONLY, server);
+	CHECK(tool != NULL);
+	if (tool) {
+		CHECK_EQ(dust_store_refused(tool), 2);
+		CHECK(!dust_store_find(tool, inv[1].id)->revoked);
+		CHECK_EQ(dust_store_count(tool), n);
+		dust_store_close(tool);
+	}
+}
+
 static bool fresh_seen(struct dust_store_entry *e)
 {
 	return e->last_ts_ms >= want_ts;
@@ -179,7 +252,7 @@ static bool bound_seen(struct dust_store_entry *e)
 
 static void add_invites(const struct dust_identity *server, struct dust_invite *inv, unsigned n)
 {
-	struct dust_store *tool = dust_store_open(url, 0);
+	struct dust_store *tool = dust_store_open(url, 0, server);
 	struct dust_ipaddr addr, tun;
 
 	CHECK(tool != NULL);
@@ -299,7 +372,7 @@ static void test_cluster(void)
 		printf("  quorum lost: refused in %llu ms\n", (unsigned long long)took);
 		CHECK(!dust_store_find(a.srv.store, inv[2].id)->bound);
 		/* the tool's writes fail with a message, not silently */
-		tool = dust_store_open(url, 0);
+		tool = dust_store_open(url, 0, &server);
 		if (!tool) /* a member without a leader serves no linearizable read */
 			printf("  open without quorum: %s\n", dust_last_error());
 		if (tool) {
@@ -325,7 +398,7 @@ static void test_cluster(void)
 	}
 
 	/* 5. a revocation through a third handle reaches both by watch */
-	tool = dust_store_open(url, 0);
+	tool = dust_store_open(url, 0, &server);
 	CHECK(tool != NULL);
 	CHECK_EQ(dust_store_revoke(tool, dust_store_find(tool, inv[0].id), FIX_NOW_S), 0);
 	CHECK_EQ(dust_store_revoke(tool, dust_store_find(tool, inv[0].id), FIX_NOW_S), -EALREADY);
@@ -335,11 +408,12 @@ static void test_cluster(void)
 	CHECK_EQ(accept_new(&a, &inv[0], &c1, FIX_NOW_MS + 7000, &first), DUST_DROP_INTRO_REVOKED);
 	CHECK_EQ(accept_new(&b, &inv[0], &c2, FIX_NOW_MS + 7000, &first), DUST_DROP_INTRO_REVOKED);
 	/* a binding of an invitation revoked in etcd but not yet seen here is refused */
-	tool = dust_store_open(url, 0);
+	tool = dust_store_open(url, 0, &server);
 	CHECK(tool != NULL);
 	CHECK_EQ(dust_store_revoke(tool, dust_store_find(tool, inv[3].id), FIX_NOW_S), 0);
 	dust_store_close(tool);
 	CHECK_EQ(first_use(&b, &inv[3], &c2, FIX_NOW_MS + 8000, NULL), DUST_DROP_INTRO_REVOKED);
+	check_sealed(&a, &server, inv, 4);
 
 	dust_store_close(a.srv.store);
 	dust_store_close(b.srv.store);
@@ -367,7 +441,7 @@ static int cmp_u64(const void *a, const void *b)
  */
 static void bench_store(const char *path, const struct dust_identity *server, unsigned n)
 {
-	struct dust_store *tool = dust_store_open(path, DUST_STORE_CREATE);
+	struct dust_store *tool = dust_store_open(path, DUST_STORE_CREATE, server);
 	struct dust_identity client;
 	struct dust_invite *inv = calloc(n, sizeof(*inv));
 	uint64_t *lat = calloc(n, sizeof(*lat)), t0;
@@ -443,14 +517,76 @@ static void test_bench(void)
 }
 
 /* A URL nobody answers: open fails at once with the reason. */
+/*
+ * An etcd store from before sealing (values in the clear, put here as that
+ * code put them): every record refused until dust-invite migrate's open
+ * (DUST_STORE_MIGRATE) writes them back sealed, binding and revocation kept.
+ */
+static void test_migrate(void)
+{
+	struct dust_identity server, client;
+	struct dust_invite inv[2];
+	struct dust_ipaddr addr, tun;
+	struct dust_store *st;
+	char murl[512], cmd[1024], idhex[2][2 * DUST_ID_BYTES + 1], hex[2 * DUST_INVITE_PT_MAX + 1];
+	char pkhex[2 * DUST_PK_BYTES + 1], *dump;
+	uint8_t pt[DUST_INVITE_PT_MAX];
+
+	snprintf(murl, sizeof(murl), "%.*smig", (int)(strrchr(url, '/') + 1 - url), url);
+	CHECK(dust_identity_generate(&server) == 0 && dust_identity_generate(&client) == 0);
+	CHECK(dust_ipaddr_parse(&addr, "192.0.2.1") == 0 &&
+	      dust_ipaddr_parse(&tun, "10.9.0.2") == 0);
+	for (unsigned i = 0; i < 2; i++) {
+		CHECK(dust_invite_new(&inv[i], &server, &addr, 4433, &tun, 24, FIX_NOW_S + 3600) ==
+		      0);
+		dust_invite_pack_full(&inv[i], pt);
+		sodium_bin2hex(hex, sizeof(hex), pt, dust_invite_pt_len(&inv[i]));
+		sodium_bin2hex(idhex[i], sizeof(idhex[i]), inv[i].id, DUST_ID_BYTES);
+		snprintf(cmd, sizeof(cmd), "put mig/i/%s %s", idhex[i], hex);
+		cluster(cmd);
+	}
+	sodium_bin2hex(pkhex, sizeof(pkhex), client.pk, DUST_PK_BYTES);
+	snprintf(cmd, sizeof(cmd), "put mig/b/%s '%s %u'", idhex[0], pkhex, FIX_NOW_S);
+	cluster(cmd);
+	snprintf(cmd, sizeof(cmd), "put mig/r/%s '%u -'", idhex[1], FIX_NOW_S);
+	cluster(cmd);
+	st = dust_store_open(murl, DUST_STORE_READONLY, &server);
+	CHECK(st && dust_store_count(st) == 0 && dust_store_refused(st) == 4);
+	dust_store_close(st);
+	st = dust_store_open(murl, DUST_STORE_MIGRATE, &server);
+	CHECK(st != NULL);
+	dust_store_close(st);
+	st = dust_store_open(murl, DUST_STORE_READONLY, &server);
+	CHECK(st != NULL);
+	if (st) {
+		CHECK_EQ(dust_store_count(st), 2);
+		CHECK_EQ(dust_store_refused(st), 0);
+		CHECK(dust_store_find(st, inv[0].id)->bound &&
+		      !dust_store_find(st, inv[0].id)->revoked);
+		CHECK(sodium_memcmp(dust_store_find(st, inv[0].id)->client_pk, client.pk,
+		                    DUST_PK_BYTES) == 0);
+		CHECK(dust_store_find(st, inv[1].id)->revoked);
+		dust_store_close(st);
+	}
+	dump = cluster_dump();
+	for (unsigned i = 0; i < 2; i++) {
+		sodium_bin2hex(hex, sizeof(hex), inv[i].secret, DUST_KEY_BYTES);
+		CHECK(strcasestr(dump, hex) == NULL);
+		dust_invite_wipe(&inv[i]);
+	}
+	free(dump);
+	dust_identity_wipe(&server);
+}
+
 static void test_unreachable(void)
 {
-	struct dust_store *st = dust_store_open("etcd://127.0.0.1:1/dust", 0);
+	struct dust_identity server = {0};
+	struct dust_store *st = dust_store_open("etcd://127.0.0.1:1/dust", 0, &server);
 
 	CHECK(st == NULL);
 	printf("  unreachable: %s\n", dust_last_error());
 	CHECK(strstr(dust_last_error(), "127.0.0.1:1") != NULL);
-	CHECK(dust_store_open("etcd://127.0.0.1:1", 0) == NULL);
+	CHECK(dust_store_open("etcd://127.0.0.1:1", 0, &server) == NULL);
 	CHECK(strstr(dust_last_error(), "PREFIX") != NULL);
 }
 
@@ -458,6 +594,7 @@ int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
 	    {"cluster", test_cluster},
+	    {"migrate", test_migrate},
 	    {"unreachable", test_unreachable},
 	    {"bench", test_bench},
 	};

@@ -108,9 +108,10 @@ static inline void fz_tmpdir(char *dir, size_t cap)
 }
 
 /* A store with the fixture's one invitation, its tag index at FZ_NOW_S. */
-static inline struct dust_store *fz_store(const char *path, const struct dust_invite *inv)
+static inline struct dust_store *fz_store(const char *path, const struct dust_invite *inv,
+                                          const struct dust_identity *server)
 {
-	struct dust_store *st = dust_store_open(path, DUST_STORE_CREATE);
+	struct dust_store *st = dust_store_open(path, DUST_STORE_CREATE, server);
 
 	if (!st)
 		fz_die("store open");
@@ -141,7 +142,7 @@ static inline void fz_gw_store_fresh(struct fz_gw *g)
 	if (g->srv.store)
 		dust_store_close(g->srv.store);
 	unlink(g->jpath);
-	g->srv.store = fz_store(g->path, &g->inv);
+	g->srv.store = fz_store(g->path, &g->inv, &g->srv.id);
 }
 
 /* invite: fz_invite or fz_quic_invite, the store's one invitation */

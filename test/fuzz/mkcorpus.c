@@ -225,7 +225,7 @@ static void quic_seeds(void)
 	put("quic", "initial-short", dg, DUST_QUIC_INITIAL_MIN - 1);
 	fz_tmpdir(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/store", dir);
-	srv.store = fz_store(path, &inv);
+	srv.store = fz_store(path, &inv, &srv.id);
 	fz_quic_eph(&eph);
 	if (dust_quic_intro_accept(&srv, &rng, dg, sizeof(dg), FZ_NOW_MS, &from, &eph, &s, &acc,
 	                           NULL) != DUST_OK)
@@ -333,6 +333,43 @@ static void config_seeds(void)
 	put("config", "unknown", "[gateway]\nbogus = 1\n[nope]\nx=y\n", 31);
 }
 
+/* fuzz_store: a sealed journal (run marker, revocation, close) and the sealed invitations file. */
+static void store_seeds(void)
+{
+	struct dust_identity id;
+	struct dust_invite inv;
+	struct dust_store *st;
+	char dir[64], path[128];
+	uint8_t buf[4097];
+	bool clean;
+	FILE *f;
+	size_t n;
+
+	fz_identity(&id, 0x11);
+	fz_invite(&inv, &id);
+	fz_tmpdir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/store", dir);
+	st = fz_store(path, &inv, &id);
+	if (dust_store_run_begin(st, &clean) != 0 ||
+	    dust_store_revoke(st, dust_store_at(st, 0), FZ_NOW_S) != 0)
+		fz_die("store seeds");
+	dust_store_close(st);
+	for (int k = 0; k < 2; k++) {
+		snprintf(path, sizeof(path), "%s/store%s", dir, k ? "" : ".bind");
+		f = fopen(path, "rb");
+		if (!f)
+			fz_die(path);
+		buf[0] = (uint8_t)k;
+		n = fread(buf + 1, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		put("store", k ? "invites" : "journal", buf, n + 1);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/store.lock", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -354,5 +391,6 @@ int main(int argc, char **argv)
 	quic_seeds();
 	inner_seeds();
 	mlkem_seeds();
+	store_seeds();
 	return 0;
 }

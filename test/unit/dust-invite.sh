@@ -48,11 +48,11 @@ expect show-wrong-password 1 'wrong password' -- "$BIN" show --file "$T/invite-1
 echo "this is not an invitation" >"$T/junk.txt"
 expect show-junk 1 'not a Dust invitation' -- "$BIN" show --file "$T/junk.txt" --password-file "$T/pw"
 expect show-missing 1 'No such file' -- "$BIN" show --file "$T/nope.txt" --password-file "$T/pw"
-expect list 0 '3 invitations: 0 used, 0 expired, 3 unused' -- "$BIN" list --store "$T/store"
-expect list-addresses 0 '10\.9\.0\.4/24' -- "$BIN" list --store "$T/store"
+expect list 0 '3 invitations: 0 used, 0 expired, 3 unused' -- "$BIN" list --store "$T/store" --key "$T/key"
+expect list-addresses 0 '10\.9\.0\.4/24' -- "$BIN" list --store "$T/store" --key "$T/key"
 expect create-more 0 '5 in all' -- "$BIN" create --store "$T/store" --key "$T/key" \
 	--server 192.0.2.1 --port 4433 --tunnel-net 10.9.0.0/24 --count 2 --store-only
-expect no-reuse 0 '10\.9\.0\.6/24' -- "$BIN" list --store "$T/store"
+expect no-reuse 0 '10\.9\.0\.6/24' -- "$BIN" list --store "$T/store" --key "$T/key"
 expect tunnel-taken 1 'already belongs' -- "$BIN" create --store "$T/store" --key "$T/key" \
 	--server 192.0.2.1 --port 4433 --tunnel 10.9.0.2/24 --store-only
 chmod 644 "$T/key"
@@ -60,10 +60,10 @@ expect key-permissions 1 'chmod 600' -- "$BIN" create --store "$T/store" --key "
 	--server 192.0.2.1 --port 4433 --tunnel-net 10.9.0.0/24 --store-only
 chmod 600 "$T/key"
 chmod 640 "$T/store"
-expect store-permissions 1 'accessible by group or others' -- "$BIN" list --store "$T/store"
+expect store-permissions 1 'accessible by group or others' -- "$BIN" list --store "$T/store" --key "$T/key"
 chmod 600 "$T/store"
 echo garbage >"$T/badstore" && chmod 600 "$T/badstore"
-expect store-corrupt 1 'not a Dust invitation store' -- "$BIN" list --store "$T/badstore"
+expect store-corrupt 1 'not a Dust invitation store' -- "$BIN" list --store "$T/badstore" --key "$T/key"
 expect bad-address 1 'not an IPv4 or IPv6 address' -- "$BIN" create --store "$T/store" \
 	--key "$T/key" --server nowhere --port 4433 --tunnel-net 10.9.0.0/24 --store-only
 expect missing-args 1 'create needs' -- "$BIN" create --store "$T/store"
@@ -77,7 +77,7 @@ expect outdir-created 0 '^700 invite-1.txt invite-2.txt$' -- sh -c \
 expect outdir-clash 1 'invite-1.txt exists' -- "$BIN" create --store "$T/s2" --key "$T/key" \
 	--server 192.0.2.1 --port 4433 --tunnel-net 10.9.0.0/24 --count 2 \
 	--password-file "$T/pw" --out-dir "$T/new/invites"
-expect outdir-clash-store 0 '2 invitations: 0 used' -- "$BIN" list --store "$T/s2"
+expect outdir-clash-store 0 '2 invitations: 0 used' -- "$BIN" list --store "$T/s2" --key "$T/key"
 touch "$T/afile"
 expect outdir-unusable 1 'afile' -- "$BIN" create --store "$T/s3" --key "$T/key" \
 	--server 192.0.2.1 --port 4433 --tunnel-net 10.9.0.0/24 --password-file "$T/pw" \
@@ -118,10 +118,10 @@ expect profile-quic 0 '2 invitation\(s\) added' -- "$BIN" create $Q --port 443 -
 	--profile quic --cover-sni www.example.com --cover-alpn h3
 expect profile-random 0 '3 in all' -- "$BIN" create $Q --port 4433 --profile random
 expect list-quic 0 '^[0-9a-f]{16} +10\.7\.0\.3/24 .* quic:www\.example\.com +unused$' -- \
-	"$BIN" list --store "$T/sq"
-expect list-random 0 '^[0-9a-f]{16} +10\.7\.0\.4/24 .* random +unused$' -- "$BIN" list --store "$T/sq"
-expect list-header 0 '^id +tunnel +expires +profile +state$' -- "$BIN" list --store "$T/sq"
-expect list-profile-count 0 '^2$' -- sh -c "'$BIN' list --store '$T/sq' | grep -c ' quic:www.example.com '"
+	"$BIN" list --store "$T/sq" --key "$T/key"
+expect list-random 0 '^[0-9a-f]{16} +10\.7\.0\.4/24 .* random +unused$' -- "$BIN" list --store "$T/sq" --key "$T/key"
+expect list-header 0 '^id +tunnel +expires +profile +state$' -- "$BIN" list --store "$T/sq" --key "$T/key"
+expect list-profile-count 0 '^2$' -- sh -c "'$BIN' list --store '$T/sq' --key '$T/key' | grep -c ' quic:www.example.com '"
 expect create-quic-text 0 '1 invitation\(s\) added' -- "$BIN" create --store "$T/sq2" --key "$T/key" \
 	--server 192.0.2.1 --port 443 --tunnel 10.6.0.2/24 --profile quic --cover-sni cdn.example.org \
 	--password-file "$T/pw" --out-dir "$T/q"
@@ -138,7 +138,7 @@ mkdir "$T/lst"
 	--tunnel-net 10.9.0.0/24 --count 2 --store-only 2>/dev/null
 rm -f "$T/lst/store.bind" "$T/lst/store.lock"
 chmod 400 "$T/lst/store"
-expect list-readonly 0 '2 invitations: 0 used' -- "$BIN" list --store "$T/lst/store"
+expect list-readonly 0 '2 invitations: 0 used' -- "$BIN" list --store "$T/lst/store" --key "$T/key"
 expect list-writes-nothing 0 '^store 400$' -- sh -c "cd '$T/lst' && echo \$(ls -A) \$(stat -c %a store)"
 # Texts are secrets: 0600 in a directory that exists already (0755 here)
 # and under a loose umask, never written through a link planted at the

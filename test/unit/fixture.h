@@ -51,7 +51,7 @@ static inline void fix_init(struct fixture *f)
 	CHECK(dust_ipaddr_parse(&addr, "192.0.2.1") == 0);
 	CHECK(dust_ipaddr_parse(&tun, "10.9.0.2") == 0);
 	CHECK(dust_invite_new(&f->inv, &f->server, &addr, 4433, &tun, 24, FIX_NOW_S + 3600) == 0);
-	st = dust_store_open(f->store_path, DUST_STORE_CREATE);
+	st = dust_store_open(f->store_path, DUST_STORE_CREATE, &f->server);
 	CHECK(st != NULL);
 	CHECK(dust_store_add(st, &f->inv) == 0);
 	CHECK(dust_store_save(st) == 0);
@@ -67,7 +67,7 @@ static inline void fix_init(struct fixture *f)
 static inline void fix_reopen_store(struct fixture *f)
 {
 	dust_store_close(f->srv.store);
-	f->srv.store = dust_store_open(f->store_path, 0);
+	f->srv.store = dust_store_open(f->store_path, 0, &f->server);
 	if (!f->srv.store)
 		fprintf(stderr, "  reopen: %s\n", dust_last_error());
 	CHECK(f->srv.store != NULL);

@@ -15,7 +15,7 @@ static struct dust_server second_gateway(struct fixture *f)
 {
 	struct dust_server srv = f->srv;
 
-	srv.store = dust_store_open(f->store_path, 0);
+	srv.store = dust_store_open(f->store_path, 0, &f->server);
 	CHECK(srv.store != NULL);
 	if (srv.store)
 		CHECK(dust_store_tick(srv.store, FIX_NOW_S) >= 0);
@@ -155,7 +155,7 @@ static void test_crash_restart(void)
 	dust_store_close(f.srv.store);
 	copy_file(f.store_path, saved);
 	copy_file(bind, saved_bind);
-	f.srv.store = dust_store_open(f.store_path, 0);
+	f.srv.store = dust_store_open(f.store_path, 0, &f.server);
 	CHECK(f.srv.store && dust_store_tick(f.srv.store, FIX_NOW_S) >= 0);
 
 	n = build_intro(&f, FIX_NOW_MS, dg, sizeof(dg), &cs);
@@ -164,7 +164,7 @@ static void test_crash_restart(void)
 	dust_store_close(f.srv.store);
 	copy_file(saved, f.store_path);
 	copy_file(saved_bind, bind);
-	f.srv.store = dust_store_open(f.store_path, 0);
+	f.srv.store = dust_store_open(f.store_path, 0, &f.server);
 	CHECK(f.srv.store && dust_store_tick(f.srv.store, FIX_NOW_S) >= 0);
 	/* no floor: accepted a second time, but never with the first session's keys */
 	CHECK_EQ(accept_at(&f.srv, dg, n, FIX_NOW_MS + 2000, &s2), DUST_OK);
@@ -174,7 +174,7 @@ static void test_crash_restart(void)
 	dust_store_close(f.srv.store);
 	copy_file(saved, f.store_path);
 	copy_file(saved_bind, bind);
-	f.srv.store = dust_store_open(f.store_path, 0);
+	f.srv.store = dust_store_open(f.store_path, 0, &f.server);
 	CHECK(f.srv.store && dust_store_tick(f.srv.store, FIX_NOW_S) >= 0);
 	f.srv.floor_ms = FIX_NOW_MS + 1500;
 	CHECK_EQ(accept_at(&f.srv, dg, n, FIX_NOW_MS + 2000, &s2), DUST_DROP_INTRO_EARLY);
@@ -260,7 +260,7 @@ static void test_quic_invitation_refused(void)
 	remove(f.store_path);
 	f.inv.profile = DUST_PROFILE_QUIC;
 	CHECK(dust_invite_cover_set(&f.inv, "www.example.com") == 0);
-	f.srv.store = dust_store_open(f.store_path, DUST_STORE_CREATE);
+	f.srv.store = dust_store_open(f.store_path, DUST_STORE_CREATE, &f.server);
 	CHECK(f.srv.store && dust_store_add(f.srv.store, &f.inv) == 0);
 	CHECK(dust_store_tick(f.srv.store, FIX_NOW_S) >= 0);
 	n = build_intro(&f, FIX_NOW_MS, dg, sizeof(dg), &cs);

@@ -238,7 +238,7 @@ static void test_quic_revoked_costs_no_crypto(void)
 	CHECK(dust_invite_cover_set(&f.inv, "www.example.com") == 0);
 	dust_store_close(f.srv.store);
 	CHECK(unlink(f.store_path) == 0);
-	st = dust_store_open(f.store_path, DUST_STORE_CREATE);
+	st = dust_store_open(f.store_path, DUST_STORE_CREATE, &f.server);
 	CHECK(st && dust_store_add(st, &f.inv) == 0 && dust_store_save(st) == 0);
 	CHECK(dust_store_tick(st, FIX_NOW_S) >= 0);
 	f.srv.store = st;

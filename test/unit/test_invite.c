@@ -207,7 +207,7 @@ static void test_journal_torn_line(void)
 	CHECK(write(fd, "B 00 11 22 #0000000000000000\n", 29) == 29);
 	close(fd);
 	dust_store_close(f.srv.store);
-	f.srv.store = dust_store_open(f.store_path, 0);
+	f.srv.store = dust_store_open(f.store_path, 0, &f.server);
 	CHECK(f.srv.store == NULL);
 	CHECK(strstr(dust_last_error(), "corrupt journal") != NULL);
 	fix_fini(&f);
@@ -221,7 +221,7 @@ static void test_store_errors(void)
 
 	fix_init(&f);
 	CHECK(chmod(f.store_path, 0644) == 0);
-	CHECK(dust_store_open(f.store_path, 0) == NULL);
+	CHECK(dust_store_open(f.store_path, 0, &f.server) == NULL);
 	CHECK_EQ(errno, EPERM);
 	CHECK(chmod(f.store_path, 0600) == 0);
 	snprintf(path, sizeof(path), "%s/garbage", f.dir);
@@ -229,10 +229,10 @@ static void test_store_errors(void)
 	fputs("not a store\n", fp);
 	fclose(fp);
 	CHECK(chmod(path, 0600) == 0);
-	CHECK(dust_store_open(path, 0) == NULL);
+	CHECK(dust_store_open(path, 0, &f.server) == NULL);
 	CHECK(strstr(dust_last_error(), "not a Dust invitation store") != NULL);
 	snprintf(path, sizeof(path), "%s/none", f.dir);
-	CHECK(dust_store_open(path, 0) == NULL);
+	CHECK(dust_store_open(path, 0, &f.server) == NULL);
 	CHECK_EQ(errno, ENOENT);
 	CHECK_EQ(dust_store_add(f.srv.store, &f.inv), -EEXIST);
 	/* the saved file round-trips every invitation */
@@ -292,7 +292,7 @@ static void test_store_readonly(void)
 	CHECK_EQ(fix_connect(&f, FIX_NOW_MS), DUST_OK); /* a real binding on file */
 	CHECK(stat(jpath, &before) == 0);
 	dust_store_close(f.srv.store);
-	f.srv.store = dust_store_open(f.store_path, DUST_STORE_READONLY);
+	f.srv.store = dust_store_open(f.store_path, DUST_STORE_READONLY, &f.server);
 	CHECK(f.srv.store != NULL);
 	CHECK(dust_store_tick(f.srv.store, FIX_NOW_S) >= 0);
 	CHECK(dust_store_at(f.srv.store, 0)->bound); /* the journal was read */
@@ -303,7 +303,7 @@ static void test_store_readonly(void)
 	CHECK_EQ(after.st_size, before.st_size);
 	/* reopened read-only again: the same intro is accepted again */
 	dust_store_close(f.srv.store);
-	f.srv.store = dust_store_open(f.store_path, DUST_STORE_READONLY);
+	f.srv.store = dust_store_open(f.store_path, DUST_STORE_READONLY, &f.server);
 	CHECK(f.srv.store != NULL && dust_store_tick(f.srv.store, FIX_NOW_S) >= 0);
 	CHECK_EQ(fix_connect(&f, FIX_NOW_MS + 1000), DUST_OK);
 	CHECK(stat(jpath, &after) == 0);
@@ -312,7 +312,7 @@ static void test_store_readonly(void)
 	/* a read-only open never creates the files */
 	fix_init(&f);
 	snprintf(jpath, sizeof(jpath), "%s/none", f.dir);
-	CHECK(dust_store_open(jpath, DUST_STORE_READONLY | DUST_STORE_CREATE) == NULL);
+	CHECK(dust_store_open(jpath, DUST_STORE_READONLY | DUST_STORE_CREATE, &f.server) == NULL);
 	CHECK(access(jpath, F_OK) != 0);
 	fix_fini(&f);
 }

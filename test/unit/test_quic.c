@@ -51,7 +51,7 @@ static void quic_fixture(struct fixture *f)
 	/* replace the fixture's random-profile invitation with the quic one */
 	dust_store_close(f->srv.store);
 	CHECK(unlink(f->store_path) == 0);
-	st = dust_store_open(f->store_path, DUST_STORE_CREATE);
+	st = dust_store_open(f->store_path, DUST_STORE_CREATE, &f->server);
 	CHECK(st && dust_store_add(st, &f->inv) == 0 && dust_store_save(st) == 0);
 	CHECK(dust_store_tick(st, FIX_NOW_S) >= 0);
 	f->srv.store = st;

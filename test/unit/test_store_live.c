@@ -14,7 +14,7 @@
 /* A second handle (the operator's tool) adds count invitations and saves. */
 static void tool_add(struct fixture *f, unsigned count, struct dust_invite *out)
 {
-	struct dust_store *st = dust_store_open(f->store_path, 0);
+	struct dust_store *st = dust_store_open(f->store_path, 0, &f->server);
 	struct dust_ipaddr addr, tun;
 
 	CHECK(st != NULL);
@@ -39,7 +39,7 @@ static void tool_add(struct fixture *f, unsigned count, struct dust_invite *out)
 
 static void tool_revoke(struct fixture *f, const uint8_t id[DUST_ID_BYTES])
 {
-	struct dust_store *st = dust_store_open(f->store_path, 0);
+	struct dust_store *st = dust_store_open(f->store_path, 0, &f->server);
 	struct dust_store_entry *e = st ? dust_store_find(st, id) : NULL;
 
 	CHECK(e != NULL);
@@ -129,7 +129,7 @@ static void test_reload_revokes(void)
 	CHECK_EQ(connect_with(&f, &added[0], FIX_NOW_MS), DUST_OK);
 	/* the revocation read before its invitation: held until the invitation comes */
 	{
-		struct dust_store *tool = dust_store_open(f.store_path, 0);
+		struct dust_store *tool = dust_store_open(f.store_path, 0, &f.server);
 		struct dust_ipaddr addr, tun;
 		struct dust_invite late;
 
@@ -171,7 +171,7 @@ static void test_no_compaction_under_a_reader(void)
 		CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS + (uint64_t)i), DUST_OK);
 	snprintf(path, sizeof(path), "%s.bind", f.store_path);
 	CHECK(stat(path, &a) == 0);
-	tool = dust_store_open(f.store_path, 0);
+	tool = dust_store_open(f.store_path, 0, &f.server);
 	CHECK(tool != NULL);
 	CHECK(stat(path, &b) == 0);
 	CHECK(a.st_ino == b.st_ino); /* not replaced */
@@ -262,7 +262,7 @@ static void test_records_before_their_invitation(void)
 	nwith = slurp(f.store_path, with, sizeof(with));
 	/* another process binds the first (with the fixture's client) and revokes the second */
 	gw = f.srv.store;
-	tool = dust_store_open(f.store_path, 0);
+	tool = dust_store_open(f.store_path, 0, &f.server);
 	CHECK(tool && dust_store_tick(tool, FIX_NOW_S) >= 0);
 	if (!tool)
 		return;

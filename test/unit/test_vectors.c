@@ -105,12 +105,12 @@ static void build(struct vec *v, struct fixture *f, uint8_t suite)
 
 		f->srv.id = server;
 		dust_store_close(f->srv.store);
-		f->srv.store = dust_store_open(f->store_path, 0);
+		f->srv.store = dust_store_open(f->store_path, 0, &f->server);
 		CHECK(f->srv.store != NULL);
 		/* replace the fixture's invitation by the vector's */
 		remove(f->store_path);
 		dust_store_close(f->srv.store);
-		f->srv.store = dust_store_open(f->store_path, DUST_STORE_CREATE);
+		f->srv.store = dust_store_open(f->store_path, DUST_STORE_CREATE, &f->server);
 		CHECK(dust_store_add(f->srv.store, &v->inv) == 0);
 		CHECK(dust_store_tick(f->srv.store, VEC_NOW_MS / 1000) >= 0);
 		CHECK_EQ(
@@ -337,7 +337,7 @@ static void build_quic(struct qvec *q, struct fixture *f)
 	f->srv.id = server;
 	dust_store_close(f->srv.store);
 	remove(f->store_path);
-	f->srv.store = dust_store_open(f->store_path, DUST_STORE_CREATE);
+	f->srv.store = dust_store_open(f->store_path, DUST_STORE_CREATE, &f->server);
 	CHECK(f->srv.store && dust_store_add(f->srv.store, &inv) == 0);
 	CHECK(dust_store_tick(f->srv.store, VEC_NOW_MS / 1000) >= 0);
 	CHECK_EQ(dust_quic_intro_accept(&f->srv, &rng, dg, (size_t)n, VEC_NOW_MS, &from, &eph, &ss,

@@ -1568,8 +1568,8 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc > 0 ? 0 : EXIT_USAGE;
 	verbose = o.verbose;
-	if (dust_init() < 0) {
-		logmsg("libsodium failed to initialise");
+	if (dust_init() < 0 || dust_core_dumps_off() < 0) { /* its key: never in a core */
+		logmsg("libsodium failed to initialise, or core dumps stay on");
 		return EXIT_USAGE;
 	}
 	c.o = &o;

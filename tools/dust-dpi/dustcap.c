@@ -80,7 +80,7 @@ static int setup_server(struct world *wd, unsigned clients)
 	if ((rc = dust_identity_generate(&wd->srv.id)) < 0)
 		return fail("server identity", rc);
 	snprintf(path, sizeof(path), "%s/store", wd->dir);
-	wd->srv.store = dust_store_open(path, DUST_STORE_CREATE);
+	wd->srv.store = dust_store_open(path, DUST_STORE_CREATE, &wd->srv.id);
 	if (!wd->srv.store)
 		return fail("store", errno);
 	dust_limits_default(&wd->srv.lim);

@@ -48,14 +48,20 @@ static const char usage[] =
     "      client CPU); aes-256-gcm is faster on the gateway, clients need AES-NI.\n"
     "  show [--file F | TEXT] [--password-file F]\n"
     "      Open an invitation with its password and print its fields.\n"
-    "  revoke --store STORE (--id HEX | --file F [--password-file F] | --tunnel ADDR)\n"
+    "  revoke --store STORE --key KEY (--id HEX | --file F [--password-file F] |\n"
+    "         --tunnel ADDR)\n"
     "      Revoke one invitation, named by its id (or a prefix of 8+ hex digits, as\n"
     "      list prints it), its text, or its tunnel address. A running dustgw drops\n"
     "      its session and refuses its intros within a second; no restart.\n"
-    "  list --store STORE\n"
+    "  list --store STORE --key KEY\n"
     "      Print every invitation in STORE: tunnel address, expiry, profile (and cover\n"
     "      name), used/unused/expired/revoked.\n"
+    "  migrate --store STORE --key KEY\n"
+    "      Rewrite a store from before sealing with its records sealed under KEY; with\n"
+    "      the gateways stopped (it refuses while another process has the store open).\n"
     "\n"
+    "KEY is the server's key file: every record of a file store is sealed under a key\n"
+    "derived from it, so reading or changing the store needs it.\n"
     "The password comes from --password-file, else $DUST_PASSWORD, else a prompt;\n"
     "never from the command line.\n";
 
@@ -313,7 +319,7 @@ static int cmd_create(const struct opts *o)
 	if (o->out_dir && outdir_prepare(o->out_dir, o->count) != 0)
 		goto out_wipe;
 	new_store = access(o->store, F_OK) != 0 && errno == ENOENT;
-	st = dust_store_open(o->store, DUST_STORE_CREATE);
+	st = dust_store_open(o->store, DUST_STORE_CREATE, &id);
 	if (!st) {
 		fail("--store");
 		goto out_wipe;
@@ -432,18 +438,43 @@ static int cmd_show(const struct opts *o)
 	return 0;
 }
 
+/*
+ * The store opened with the server key, which its sealed records need
+ * (SPEC §7.6); records that do not open under it are skipped, and said.
+ */
+static struct dust_store *store_open(const struct opts *o, int flags)
+{
+	struct dust_identity id;
+	struct dust_store *st;
+
+	if (dust_identity_load(&id, o->key) != 0) {
+		fail("--key");
+		return NULL;
+	}
+	st = dust_store_open(o->store, flags, &id);
+	dust_identity_wipe(&id);
+	if (!st)
+		fail(o->store);
+	else if (dust_store_refused(st))
+		fprintf(stderr,
+		        "dust-invite: %s: %" PRIu64 " records refused: not sealed under this "
+		        "server's key (written by someone without it)\n",
+		        o->store, dust_store_refused(st));
+	return st;
+}
+
 static int cmd_list(const struct opts *o)
 {
 	struct dust_store *st;
 	uint64_t now = (uint64_t)time(NULL);
 	size_t used = 0, expired = 0, revoked = 0;
 
-	if (!o->store)
-		return die("list needs --store STORE");
+	if (!o->store || !o->key)
+		return die("list needs --store STORE --key KEY");
 	/* reads only: creates no journal or lock file, takes no lock */
-	st = dust_store_open(o->store, DUST_STORE_READONLY);
+	st = store_open(o, DUST_STORE_READONLY);
 	if (!st)
-		return fail(o->store);
+		return 1;
 	printf("%-16s  %-24s  %-20s  %-24s  %s\n", "id", "tunnel", "expires", "profile", "state");
 	for (size_t i = 0; i < dust_store_count(st); i++) {
 		const struct dust_store_entry *e = dust_store_at(st, i);
@@ -570,11 +601,11 @@ static int cmd_revoke(const struct opts *o)
 	char id[2 * DUST_ID_BYTES + 1], addr[48];
 	int rc;
 
-	if (!o->store || (!!o->id + !!o->file + !!o->tunnel) != 1)
-		return die("revoke needs --store and one of --id, --file or --tunnel");
-	st = dust_store_open(o->store, 0);
+	if (!o->store || !o->key || (!!o->id + !!o->file + !!o->tunnel) != 1)
+		return die("revoke needs --store, --key and one of --id, --file or --tunnel");
+	st = store_open(o, 0);
 	if (!st)
-		return fail(o->store);
+		return 1;
 	e = o->id     ? find_prefix(st, o->id)
 	    : o->file ? find_text(st, o)
 	              : find_tunnel(st, o->tunnel);
@@ -594,6 +625,22 @@ static int cmd_revoke(const struct opts *o)
 		        dust_ipaddr_format(&e->inv.tunnel, addr, sizeof(addr)));
 	dust_store_close(st);
 	return rc == 0 || rc == -EALREADY ? 0 : 1;
+}
+
+/* A store from before sealing rewritten sealed (SPEC §7.6); a sealed one is left as it is. */
+static int cmd_migrate(const struct opts *o)
+{
+	struct dust_store *st;
+
+	if (!o->store || !o->key)
+		return die("migrate needs --store STORE --key KEY");
+	st = store_open(o, DUST_STORE_MIGRATE);
+	if (!st)
+		return 1;
+	fprintf(stderr, "dust-invite: %s: sealed, %zu invitations\n", o->store,
+	        dust_store_count(st));
+	dust_store_close(st);
+	return 0;
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -701,6 +748,8 @@ int main(int argc, char **argv)
 	}
 	if (dust_init() != 0)
 		return die("libsodium failed to initialise");
+	if (dust_core_dumps_off() != 0) /* keys, K_inv and passwords: never in a core */
+		return fail("core dumps");
 	cmd = argv[1];
 	if (parse(argc - 1, argv + 1, &o) != 0)
 		return 2;
@@ -714,6 +763,8 @@ int main(int argc, char **argv)
 		return cmd_list(&o);
 	if (strcmp(cmd, "revoke") == 0)
 		return cmd_revoke(&o);
+	if (strcmp(cmd, "migrate") == 0)
+		return cmd_migrate(&o);
 	fprintf(stderr, "dust-invite: unknown command '%s'\n%s", cmd, usage);
 	return 2;
 }

@@ -19,7 +19,7 @@
 static const char usage_text[] =
     "usage: dust-pcap COMMAND [options]\n"
     "\n"
-    "  gen --store STORE --out PCAP [--out PCAP...] --manifest FILE [--clients N]\n"
+    "  gen --store STORE --key KEY --out PCAP [--out PCAP...] --manifest FILE [--clients N]\n"
     "      [--packets P] [--bad] [--state FILE] [--reuse-state FILE] [--wrong-key K]\n"
     "      [--roam K] [--table-max N] [--ip6 GW6]\n"
     "      Client traffic toward the gateway of STORE's invitations (one client per\n"
@@ -41,7 +41,7 @@ static const char usage_text[] =
     "      own ephemeral and connection IDs, accepts every Initial and drops that data\n"
     "      as quic_no_session (the manifest says so). --wire PCAP: both directions\n"
     "      (Initials, answers, data each way) as an observer on the path sees them.\n"
-    "  inject --store STORE --state FILE --out PCAP [--out PCAP...] --manifest FILE\n"
+    "  inject --store STORE --key KEY --state FILE --out PCAP [--out PCAP...] --manifest FILE\n"
     "      [--packets P]  Cleartext from the tunnel side toward each client (client i\n"
     "      to file (i+1) mod n, so it crosses lcores), plus packets for an unused\n"
     "      invitation and for an unknown address, with a manifest.\n"
@@ -54,7 +54,9 @@ static const char usage_text[] =
     "  decode --state FILE --in PCAP [--in PCAP...] [--manifest FILE]\n"
     "      Open the gateway's replies with the saved client sessions; with an inject\n"
     "      manifest, every expected packet must decode, byte for byte.\n"
-    "  read PCAP...  Per-flow summary (UDP 5-tuples, frames, bytes, other frames).\n";
+    "  read PCAP...  Per-flow summary (UDP 5-tuples, frames, bytes, other frames).\n"
+    "\n"
+    "KEY is the server's key file: the store's records are sealed under it.\n";
 
 const uint8_t gw_mac[6] = {0x02, 0, 0, 0, 0, 0x01};
 const uint8_t far_ip[4] = {10, 200, 0, 1}; /* a host behind the gateway */

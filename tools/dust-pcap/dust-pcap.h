@@ -61,7 +61,7 @@ struct client *state_load(const char *path, unsigned *n);
 void hexline(FILE *f, const char *kind, unsigned who, const uint8_t *p, size_t n);
 uint32_t now_s(void);
 uint64_t now_ms(void);
-struct dust_store *store_open(const char *path);
+struct dust_store *store_open(const char *path, const char *key, int flags);
 
 static const uint16_t sizes[] = {28, 64, 120, 300, 576, 900, 1200, 1350};
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))

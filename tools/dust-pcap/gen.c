@@ -470,7 +470,7 @@ int cmd_gen(const struct args *a)
 	memset(&g, 0, sizeof(g));
 	if (!a->store || !a->nout || !a->manifest)
 		die("gen needs --store, --out and --manifest%s", "");
-	st = store_open(a->store);
+	st = store_open(a->store, a->key, 0);
 	clients_from_store(&g, st, a);
 	dust_store_close(st);
 	if (!g.n)

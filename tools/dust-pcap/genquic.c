@@ -161,11 +161,9 @@ static void gen_data(struct qgen *g, unsigned i, unsigned p)
 
 static void clients_load(struct qgen *g, const struct args *a)
 {
-	struct dust_store *st = dust_store_open(a->store, DUST_STORE_READONLY);
+	struct dust_store *st = store_open(a->store, a->key, DUST_STORE_READONLY);
 	size_t avail;
 
-	if (!st)
-		die("store: %s", dust_last_error());
 	avail = dust_store_count(st);
 	g->n = a->clients ? a->clients : (unsigned)avail;
 	if (!g->n || g->n > avail)

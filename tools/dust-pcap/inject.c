@@ -32,7 +32,7 @@ int cmd_inject(const struct args *a)
 	if (!a->store || !a->state || !a->nout || !a->manifest)
 		die("inject needs --store, --state, --out and --manifest%s", "");
 	c = state_load(a->state, &n);
-	st = store_open(a->store);
+	st = store_open(a->store, a->key, 0);
 	man = fopen(a->manifest, "w");
 	if (!man)
 		die("cannot write %s", a->manifest);

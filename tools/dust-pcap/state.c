@@ -76,10 +76,18 @@ uint64_t now_ms(void)
 	return (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
 }
 
-struct dust_store *store_open(const char *path)
+/* The store's records are sealed under the server key (SPEC §7.6): --key opens them. */
+struct dust_store *store_open(const char *path, const char *key, int flags)
 {
-	struct dust_store *st = dust_store_open(path, 0);
+	struct dust_identity id;
+	struct dust_store *st;
 
+	if (!key)
+		die("reading the store needs the server's --key (its records are sealed)%s", "");
+	if (dust_identity_load(&id, key) != 0)
+		die("--key: %s", dust_last_error());
+	st = dust_store_open(path, flags, &id);
+	dust_identity_wipe(&id);
 	if (!st)
 		die("store: %s", dust_last_error());
 	return st;

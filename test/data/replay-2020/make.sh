@@ -17,7 +17,7 @@ faketime "$DAY1" "$B/tools/dust-invite/dust-invite" keygen --out test-only-serve
 faketime "$DAY1" "$B/tools/dust-invite/dust-invite" create --store test-only-invites.store \
 	--key test-only-server.key --server 10.0.0.1 --port 4433 --tunnel-net 10.9.0.0/16 \
 	--count 12 --store-only >/dev/null
-faketime "$DAY1" "$B/tools/dust-pcap/dust-pcap" gen --store test-only-invites.store \
+faketime "$DAY1" "$B/tools/dust-pcap/dust-pcap" gen --store test-only-invites.store --key test-only-server.key \
 	--out day1.pcap --manifest day1.txt --clients 8 --packets 2 --state day1.state >/dev/null
 cp "$HERE/dustgw.conf" .
 # the day-1 gateway (wall clock = DAY1) binds the 8 invitations in the journal
@@ -25,7 +25,7 @@ faketime "$DAY1" "$B/app/dustgw/dustgw" -l 0,1 --no-huge -m 512 --no-pci \
 	--file-prefix "$PREFIX" --log-level=lib.eal:warning \
 	--vdev net_pcap0,rx_pcap=day1.pcap,tx_pcap=/dev/null --vdev net_pcap1,tx_pcap=/dev/null \
 	-- --config dustgw.conf --exit-on-idle 500 >/dev/null
-faketime "$DAY2" "$B/tools/dust-pcap/dust-pcap" gen --store test-only-invites.store \
+faketime "$DAY2" "$B/tools/dust-pcap/dust-pcap" gen --store test-only-invites.store --key test-only-server.key \
 	--out clients.pcap --manifest manifest.txt --clients 10 --packets 2 \
 	--reuse-state day1.state >/dev/null
 cp test-only-server.key test-only-invites.store test-only-invites.store.bind clients.pcap \

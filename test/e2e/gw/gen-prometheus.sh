@@ -59,7 +59,7 @@ for _ in $(seq 1800); do [ -S dlv.sock ] && break; kill -0 $GW 2>/dev/null || br
 [ -S dlv.sock ] || { cat gw.log; fail "dustgw did not create its memif sockets"; }
 # shellcheck disable=SC2046
 timeout 120 "$DUSTGEN" --lcores 0@0 --no-huge -m 512 --no-pci --file-prefix "$PREFIX-gen" \
-	$(memif client) -- --store inv.store --clients 8 --size 300 --pps 2000 --duration 4 \
+	$(memif client) -- --store inv.store --key server.key --clients 8 --size 300 --pps 2000 --duration 4 \
 	--dir both --drain-ms 1500 --linger-ms 8000 --json gen.json --prometheus "127.0.0.1:$PORT" \
 	>gen.out 2>gen.log &
 GEN=$!
@@ -128,7 +128,7 @@ s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1); time.sleep(60)' "$PORT" &
 HOLD=$!
 sleep 0.5
 if "$DUSTGEN" --lcores 0@0 --no-huge -m 512 --no-pci --file-prefix "$PREFIX-gen" -- \
-	--store inv.store --duration 1 --prometheus "127.0.0.1:$PORT" >busy.out 2>&1; then
+	--store inv.store --key server.key --duration 1 --prometheus "127.0.0.1:$PORT" >busy.out 2>&1; then
 	fail "dust-gen ran with its Prometheus port in use"
 fi
 grep -q "dust-gen: --prometheus 127.0.0.1:$PORT: Address already in use" busy.out ||

@@ -75,7 +75,7 @@ run() { # run NAME DLV_LOG2_RING DUST-GEN-ARGS...: one dustgw, one dust-gen
 	rm -f "$name.json"
 	# shellcheck disable=SC2046,SC2086
 	timeout 120 "$DUSTGEN" --lcores "${GEN_LCORES:-0@0}" --no-huge -m 512 --no-pci \
-		--file-prefix "$PREFIX-gen" $(memif client "$ring") -- ${SRC:---store inv.store --clients 16} \
+		--file-prefix "$PREFIX-gen" $(memif client "$ring") -- ${SRC:---store inv.store --key server.key --clients 16} \
 		--size 300 --duration 2 --drain-ms 1500 --linger-ms 10000 \
 		--json "$name.json" "$@" >"$name.out" 2>"$name.log" &
 	GEN=$!
@@ -155,7 +155,7 @@ echo "run 3: $(val run3.json 'r["result"]["rx"]') forward, $(val run3.json 'r["r
 	--tunnel-net 10.9.0.0/16 --count 1 --store-only --profile quic \
 	--cover-sni www.example.com >/dev/null
 if "$DUSTGEN" --lcores 0@0 --no-huge -m 512 --no-pci --file-prefix "$PREFIX-gen" -- \
-	--store q.store --duration 1 >q.out 2>q.log; then
+	--store q.store --key server.key --duration 1 >q.out 2>q.log; then
 	fail "dust-gen took a quic-profile invitation"
 fi
 grep -q "quic-profile one: dust-gen sends the random profile only" q.log ||

@@ -11,7 +11,7 @@ SHIM=$(realpath "$5")
 
 make_store 50
 make_conf 1
-"$PCAP" gen --store inv.store --out in.pcap --manifest m.txt --clients 50 --packets 2 \
+"$PCAP" gen --store inv.store --key server.key --out in.pcap --manifest m.txt --clients 50 --packets 2 \
 	--state clients.bin
 rc=0
 # an ASan build (.ci/sanitize.sh) would refuse a preload ahead of its runtime

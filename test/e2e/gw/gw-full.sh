@@ -8,7 +8,7 @@
 make_store 40
 make_conf 1
 sed -i 's/^\[runtime\]/[sessions]\nmax_per_lcore = 30\n&/' gw.conf
-"$PCAP" gen --store inv.store --out in.pcap --manifest m.txt --packets 3 --table-max 30 \
+"$PCAP" gen --store inv.store --key server.key --out in.pcap --manifest m.txt --packets 3 --table-max 30 \
 	--state clients.bin
 run_gw full "rx_pcap=in.pcap,tx_pcap=out.pcap" "tx_pcap=clear.pcap" 1
 "$PCAP" check --unordered --manifest m.txt --stats full.stats --delivered clear.pcap || fail "check"

@@ -11,7 +11,7 @@ WORK=$(realpath -m "$3")
 "$HERE/ringgw.sh" "$1" "$WORK/evict"
 "$HERE/ringgw.sh" "$1" "$WORK/invite" "$INVITE"
 "$HERE/ringgw.sh" "$1" "$WORK/burst" burst
-"$INVITE" list --store "$WORK/invite/inv.store" | tee "$WORK/list.txt"
+"$INVITE" list --store "$WORK/invite/inv.store" --key "$WORK/invite/server.key" | tee "$WORK/list.txt"
 [ "$(grep -cE '^[0-9a-f]{16} .* revoked$' "$WORK/list.txt")" = 3 ] ||
 	{ echo "FAIL: list does not show 3 revoked invitations"; exit 1; }
 grep -q ', 3 revoked$' "$WORK/list.txt" || { echo "FAIL: list summary"; exit 1; }

@@ -14,9 +14,9 @@ make_conf 2 300
 # The capture's clients were written offline (dust-pcap gen): they never see
 # the gateway's answer, so they cannot prove their addresses (SPEC §9.1).
 printf '[sessions]\npath_validation = no\n' >>gw.conf
-"$PCAP" gen --store inv.store --out in0.pcap --out in1.pcap --manifest m.txt --clients 200 \
+"$PCAP" gen --store inv.store --key server.key --out in0.pcap --out in1.pcap --manifest m.txt --clients 200 \
 	--packets 4 --roam 10 --bad --state clients.bin
-"$PCAP" inject --store inv.store --state clients.bin --out inj0.pcap --out inj1.pcap \
+"$PCAP" inject --store inv.store --key server.key --state clients.bin --out inj0.pcap --out inj1.pcap \
 	--manifest inj.txt --packets 3
 run_gw mc "rx_pcap=in0.pcap,rx_pcap=in1.pcap,tx_pcap=out0.pcap,tx_pcap=out1.pcap" \
 	"rx_pcap=inj0.pcap,rx_pcap=inj1.pcap,tx_pcap=clear0.pcap,tx_pcap=clear1.pcap" 2

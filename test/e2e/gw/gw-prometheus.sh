@@ -23,7 +23,7 @@ make_store 30
 make_conf 1
 sed -i 's/^exit_on_idle_ms.*/exit_on_idle_ms = 0/' gw.conf
 cp gw.conf good.conf
-"$PCAP" gen --store inv.store --out in.pcap --manifest manifest.txt --clients 20 --packets 2
+"$PCAP" gen --store inv.store --key server.key --out in.pcap --manifest manifest.txt --clients 20 --packets 2
 
 # 1. bad addresses: --check-config and a start both refuse, naming the key
 for bad in 127.0.0.1:99999 localhost:9464 127.0.0.1 '[::1:9464' 300.1.1.1:80; do

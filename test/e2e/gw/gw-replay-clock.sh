@@ -15,7 +15,7 @@ OLD="env ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 faketime -f -5d
 $OLD "$INVITE" keygen --out server.key >/dev/null
 $OLD "$INVITE" create --store inv.store --key server.key --server 10.0.0.1 --port 4433 \
 	--tunnel-net 10.9.0.0/16 --count 40 --expiry-days 2 --store-only >/dev/null
-$OLD "$PCAP" gen --store inv.store --out in.pcap --manifest m.txt --clients 30 --packets 5 \
+$OLD "$PCAP" gen --store inv.store --key server.key --out in.pcap --manifest m.txt --clients 30 --packets 5 \
 	--bad --state clients.bin
 make_conf 1
 sha256sum inv.store inv.store.bind server.key >files.sha256

@@ -10,7 +10,7 @@
 make_store 210
 make_conf 1
 sed -i 's/^ipv4 = 10.0.0.1/&\nipv6 = fd00::1/' gw.conf
-"$PCAP" gen --store inv.store --out in.pcap --manifest m.txt --clients 200 --packets 5 \
+"$PCAP" gen --store inv.store --key server.key --out in.pcap --manifest m.txt --clients 200 --packets 5 \
 	--bad --ip6 fd00::1 --v6-clients 20 --state clients.bin
 run_gw replay "rx_pcap=in.pcap,tx_pcap=out.pcap" "tx_pcap=clear.pcap" 1
 "$PCAP" check --unordered --manifest m.txt --stats replay.stats --delivered clear.pcap ||

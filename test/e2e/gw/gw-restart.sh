@@ -8,13 +8,13 @@
 
 make_store 40
 make_conf 1
-"$PCAP" gen --store inv.store --out in1.pcap --manifest m1.txt --packets 3 --state c1.bin
+"$PCAP" gen --store inv.store --key server.key --out in1.pcap --manifest m1.txt --packets 3 --state c1.bin
 run_gw run1 "rx_pcap=in1.pcap,tx_pcap=out1.pcap" "tx_pcap=clear1.pcap" 1
 "$PCAP" check --unordered --manifest m1.txt --stats run1.stats --delivered clear1.pcap || fail "run 1"
 grep -q "intro_first_use=40" run1.summary || fail "run 1 did not bind 40 invitations"
 [ -s inv.store.bind ] || fail "no bindings journal after run 1"
 
-"$PCAP" gen --store inv.store --out in2.pcap --manifest m2.txt --packets 3 \
+"$PCAP" gen --store inv.store --key server.key --out in2.pcap --manifest m2.txt --packets 3 \
 	--reuse-state c1.bin --wrong-key 5 --state c2.bin
 run_gw run2 "rx_pcap=in2.pcap,tx_pcap=out2.pcap" "tx_pcap=clear2.pcap" 1
 "$PCAP" check --unordered --manifest m2.txt --stats run2.stats --delivered clear2.pcap || fail "run 2"

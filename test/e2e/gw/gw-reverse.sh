@@ -12,9 +12,9 @@ make_conf 1 300
 # the gateway's answer, so they cannot prove their addresses (SPEC §9.1).
 printf '[sessions]\npath_validation = no\n' >>gw.conf
 sed -i 's/^ipv4 = 10.0.0.1/&\nipv6 = fd00::1/' gw.conf
-"$PCAP" gen --store inv.store --out in.pcap --manifest m.txt --clients 50 --packets 2 \
+"$PCAP" gen --store inv.store --key server.key --out in.pcap --manifest m.txt --clients 50 --packets 2 \
 	--ip6 fd00::1 --v6-clients 10 --state clients.bin
-"$PCAP" inject --store inv.store --state clients.bin --out inj.pcap --manifest inj.txt \
+"$PCAP" inject --store inv.store --key server.key --state clients.bin --out inj.pcap --manifest inj.txt \
 	--packets 6
 run_gw rev "rx_pcap=in.pcap,tx_pcap=out.pcap" "rx_pcap=inj.pcap,tx_pcap=clear.pcap" 1
 "$PCAP" check --unordered --manifest m.txt --manifest inj.txt --stats rev.stats --delivered clear.pcap ||

@@ -13,7 +13,7 @@ make_store 30
 make_conf 1
 sed -i 's/^exit_on_idle_ms.*/exit_on_idle_ms = 0/' gw.conf
 sed -i 's/^\[runtime\]/[sessions]\nidle_timeout_s = 5\n&/' gw.conf
-"$PCAP" gen --store inv.store --out in.pcap --manifest m.txt --clients 20 --packets 2
+"$PCAP" gen --store inv.store --key server.key --out in.pcap --manifest m.txt --clients 20 --packets 2
 "$DUSTGW" --lcores "$(lcores 1)" --no-huge -m 512 --no-pci --file-prefix "$PREFIX" \
 	--vdev net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap --vdev net_pcap1,tx_pcap=clear.pcap \
 	-- --config gw.conf --stats-out t.stats >t.summary 2>t.log &
@@ -38,7 +38,7 @@ tel /dustgw/sessions,10.9.0.2 | tee one.json | grep -q '"live":1' || { kill -TER
 grep -q '"peer":"198.18.0.0","peer_port":20000' one.json || { kill -TERM $GW; fail "session peer"; }
 tel /dustgw/store | tee store0.json | grep -q '"generation":0,"invitations":30,"bound":20,"revoked":0' ||
 	{ kill -TERM $GW; fail "store telemetry before the revoke"; }
-"$INVITE" revoke --store inv.store --tunnel 10.9.0.3 || { kill -TERM $GW; fail "dust-invite revoke"; }
+"$INVITE" revoke --store inv.store --key server.key --tunnel 10.9.0.3 || { kill -TERM $GW; fail "dust-invite revoke"; }
 ok=0
 for i in $(seq 1 20); do
 	if tel /dustgw/store | grep -q '"generation":1,"invitations":30,"bound":20,"revoked":1' &&

@@ -359,7 +359,8 @@ static int revoke_and_check(struct cl *c, const char *how, uint64_t *cut_ms)
 	char args[1024];
 	uint64_t t0, t1;
 
-	snprintf(args, sizeof(args), "revoke --store %s/inv.store %s", T.dir, how);
+	snprintf(args, sizeof(args), "revoke --store %s/inv.store --key %s/server.key %s", T.dir,
+	         T.dir, how);
 	CHECK(invite(args, &t0) == 0, "dust-invite revoke failed");
 	t1 = unpublished(c, t0 + WAIT_MS);
 	CHECK(t1 != 0, "a revoked session is still published");
@@ -415,7 +416,8 @@ static int phases_invite(void)
 	       " ms (id) after dust-invite revoke returned\n",
 	       cut_d, cut_a);
 	CHECK(cut_d < LIMIT_MS && cut_a < LIMIT_MS, "a revoke too slow to take effect");
-	snprintf(args, sizeof(args), "revoke --store %s/inv.store --tunnel 10.9.0.4", T.dir);
+	snprintf(args, sizeof(args),
+	         "revoke --store %s/inv.store --key %s/server.key --tunnel 10.9.0.4", T.dir, T.dir);
 	CHECK(invite(args, &t0) == 0, "revoke by tunnel address");
 	CHECK(stream_for(600) == 0, "stream");
 	CHECK(rg_ctr(&H, 0, DGW_CTR_SESS_REVOKED) == 2, "sessions_revoked is not 2");
@@ -774,7 +776,7 @@ static int make_store(const char *dir, struct dgw_config *cfg)
 	remove(cfg->store_path);
 	if (dust_identity_generate(&srv) || dust_identity_save(&srv, cfg->key_file))
 		return -1;
-	st = dust_store_open(cfg->store_path, DUST_STORE_CREATE);
+	st = dust_store_open(cfg->store_path, DUST_STORE_CREATE, &srv);
 	if (!st)
 		return -1;
 	dust_ipaddr_parse(&addr, "10.0.0.1");

@@ -170,7 +170,7 @@ struct dust_store *rg_store_new(const char *dir, struct dgw_config *cfg, struct 
 	remove(cfg->store_path);
 	if (dust_identity_generate(srv) || dust_identity_save(srv, cfg->key_file))
 		return NULL;
-	return dust_store_open(cfg->store_path, DUST_STORE_CREATE);
+	return dust_store_open(cfg->store_path, DUST_STORE_CREATE, srv);
 }
 
 int rg_client_new(const struct dust_identity *srv, unsigned i, uint16_t port,

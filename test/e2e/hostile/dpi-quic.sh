@@ -36,7 +36,7 @@ judge() {
 	fail "random invitations"
 "$pcap" gen --profile quic --store q.store --key server.key --out c2s.pcap \
 	--manifest q.txt --packets 6 --wire wire.pcap >/dev/null || fail "gen --profile quic"
-"$pcap" gen --store r.store --out random.pcap --manifest r.txt --packets 6 >/dev/null ||
+"$pcap" gen --store r.store --key server.key --out random.pcap --manifest r.txt --packets 6 >/dev/null ||
 	fail "gen (random)"
 
 judge 0 --quic --port 443 wire.pcap

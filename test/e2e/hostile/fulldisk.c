@@ -121,7 +121,7 @@ int main(int argc, char **argv)
 	    dust_ipaddr_parse(&sa, "192.0.2.1") || dust_ipaddr_parse(&ta, "10.9.0.2") ||
 	    dust_invite_new(&inv, &srv.id, &sa, 4433, &ta, 24, (uint64_t)time(NULL) + 3600))
 		return 2;
-	srv.store = dust_store_open(store, DUST_STORE_CREATE);
+	srv.store = dust_store_open(store, DUST_STORE_CREATE, &srv.id);
 	if (!srv.store || dust_store_add(srv.store, &inv) || dust_store_save(srv.store))
 		return 2;
 	dust_store_tick(srv.store, (uint64_t)time(NULL));
@@ -148,7 +148,7 @@ int main(int argc, char **argv)
 	d = intro(&srv, &inv, &client, &rng, &first);
 	EXPECT(d == DUST_OK && first, "space again: the next intro binds (%s)", dust_drop_name(d));
 	dust_store_close(srv.store);
-	srv.store = dust_store_open(store, 0);
+	srv.store = dust_store_open(store, 0, &srv.id);
 	EXPECT(srv.store && dust_store_at(srv.store, 0)->bound &&
 	           !memcmp(dust_store_at(srv.store, 0)->client_pk, client.pk, DUST_PK_BYTES),
 	       "reopened store: bound to the client's key");

@@ -146,7 +146,7 @@ bg PING1 $PFX-c1 "$W/ping-1.txt" ping -D -i 0.02 -W 1 $TAPADDR
 wait_for 10 grep -q "icmp_seq=10 " "$W/ping-1.txt" || fail "client 1's pings are not answered"
 
 step "dust-invite revoke --file while client 1 pings every 20 ms"
-read -r CUT_MS T_REVOKE <<<"$(tel cut "$TUN1" "$INVITE" revoke --store "$W/store" \
+read -r CUT_MS T_REVOKE <<<"$(tel cut "$TUN1" "$INVITE" revoke --store "$W/store" --key "$W/gw.key" \
 	--file "$(echo "$W"/inv1/invite-*.txt)" --password-file "$W/pw")"
 [[ $CUT_MS != timeout ]] || fail "client 1's session was not cut within 10 s"
 echo "client 1's session cut (sessions_revoked, no live session) $CUT_MS ms after" \
@@ -186,7 +186,7 @@ print(sent, len(got), len([q for q in range(1, sent - 19) if q not in got]))' "$
 echo "client 0, ping -i 0.05 throughout: $PTX sent, $PRX answered, $LOST lost" \
 	"(not counting the last second's)" | tee -a "$RESULTS"
 [[ $PTX -gt 40 && $LOST -eq 0 ]] || fail "client 0 lost pings: $PTX sent, $PRX answered, $LOST lost"
-"$INVITE" list --store "$W/store" | tee "$W/list.txt" | grep -q " revoked" ||
+"$INVITE" list --store "$W/store" --key "$W/gw.key" | tee "$W/list.txt" | grep -q " revoked" ||
 	fail "dust-invite list shows no revoked invitation"
 for i in 0 1; do
 	kill -TERM "${CPID[$i]}"

@@ -128,7 +128,7 @@ static int cmd_invites(const struct args *a)
 	if (dust_ipaddr_parse(&srv, a->server) < 0 || dust_ipaddr_parse(&tun, netbuf) < 0 ||
 	    read_password(a->pwfile, pw, sizeof(pw)) < 0)
 		return die("arguments");
-	st = dust_store_open(a->store, DUST_STORE_CREATE);
+	st = dust_store_open(a->store, DUST_STORE_CREATE, &id);
 	if (!st)
 		return die("store");
 	for (unsigned i = 0; i < a->count; i++) {
@@ -473,7 +473,7 @@ static int cmd_serve(const struct args *a)
 
 	if (dust_identity_load(&sv.srv.id, a->key) < 0)
 		return die("server key");
-	sv.srv.store = dust_store_open(a->store, 0);
+	sv.srv.store = dust_store_open(a->store, 0, &sv.srv.id);
 	if (!sv.srv.store)
 		return die("store");
 	dust_limits_default(&sv.srv.lim);

@@ -469,7 +469,7 @@ cp "$W/dustgw-2.log" "$ART/netns-dustgw-summary.txt"
 [[ $(summary_event 2 intro_ok) -ge $((LAST + 1)) ]] || fail "second run: too few intros"
 grep -Eq "intro_wrong_key +[1-9]" "$W/dustgw-2.log" || fail "no intro_wrong_key drop counted"
 # read the store only now: dust-invite may compact the journal when it opens it
-"$INVITE" list --store "$W/store" >"$W/list.txt"
+"$INVITE" list --store "$W/store" --key "$W/gw.key" >"$W/list.txt"
 USED=$(grep -c " used by client " "$W/list.txt" || true)
 [[ $USED -eq $((LAST + 1)) ]] || { cat "$W/list.txt"; fail "store lists $USED used invitations"; }
 QUSED=$(grep " quic:$COVER " "$W/list.txt" | grep -c " used by client " || true)

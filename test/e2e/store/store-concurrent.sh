@@ -43,7 +43,7 @@ creator() {
 revoker() {
 	i=$((2 + $1))
 	while [ "$i" -le $((REVOKE + 1)) ]; do
-		"$INV" revoke --store "$S" --tunnel "10.1.$((i / 256)).$((i % 256))" 2>&1 ||
+		"$INV" revoke --store "$S" --key "$T/key" --tunnel "10.1.$((i / 256)).$((i % 256))" 2>&1 ||
 			echo "revoke $i failed: exit $?"
 		i=$((i + 2))
 	done >"$T/revoke.$1"
@@ -51,7 +51,7 @@ revoker() {
 lister() {
 	n=0
 	while [ ! -e "$T/stop" ]; do
-		"$INV" list --store "$S" >/dev/null 2>"$T/list.err" ||
+		"$INV" list --store "$S" --key "$T/key" >/dev/null 2>"$T/list.err" ||
 			echo "list failed: $(cat "$T/list.err")" >>"$T/list.fail"
 		n=$((n + 1))
 	done
@@ -80,7 +80,7 @@ wait "$lister_pid"
 echo "writers done in $(($(date +%s) - start)) s; $(cat "$T/lists") lists;" \
 	"$(cat "$T/binder.err")"
 
-"$INV" list --store "$S" >"$T/list" 2>&1 || bad "final list: $(tail -1 "$T/list")"
+"$INV" list --store "$S" --key "$T/key" >"$T/list" 2>&1 || bad "final list: $(tail -1 "$T/list")"
 total=$((REVOKE + CREATORS * RUNS * COUNT))
 added=$(cat "$T"/create.* | grep -c 'invitation(s) added')
 check "every create reported success ($added of $((CREATORS * RUNS)))" \

@@ -186,7 +186,7 @@ int main(int argc, char **argv)
 	dust_limits_default(&b.srv.lim);
 	if (dust_identity_load(&b.srv.id, argv[2]) != 0)
 		return fprintf(stderr, "binder: %s\n", dust_last_error()), 2;
-	b.srv.store = dust_store_open(argv[1], 0);
+	b.srv.store = dust_store_open(argv[1], 0, &b.srv.id);
 	if (!b.srv.store)
 		return fprintf(stderr, "binder: %s\n", dust_last_error()), 2;
 	dust_store_set_deferred(b.srv.store, true);
