@@ -93,6 +93,7 @@ def header(sizes):
     print(" * Each table is sorted by size; cum[i] is the count of sizes <= size[i].")
     print(" */")
     print("#ifndef DUST_QUIC_SIZES_H\n#define DUST_QUIC_SIZES_H\n\n#include <stdint.h>\n")
+    print("/* generated tables: one layout for every regeneration */\n/* clang-format off */")
     for d in ("c2s", "s2c"):
         items = sorted(sizes[d].items())
         cum, acc = [], 0
@@ -105,7 +106,7 @@ def header(sizes):
         print("static const uint32_t quic_%s_cum[%d] = {" % (d, len(items)))
         print(wrap(cum))
         print("};\n")
-    print("#endif")
+    print("/* clang-format on */\n#endif")
 
 
 def wrap(vals):

@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+/* generated tables: one layout for every regeneration */
+/* clang-format off */
 static const uint16_t quic_c2s_size[44] = {
 	27, 28, 29, 30, 31, 32, 33, 34, 36, 37, 38, 43, 44, 45, 46, 47, 363, 364, 370, 379, 380,
 	381, 385, 386, 387, 388, 419, 420, 425, 426, 427, 428, 429, 431, 432, 433, 434, 435, 436,
@@ -40,4 +42,5 @@ static const uint32_t quic_s2c_cum[123] = {
 	522, 523, 524, 525, 526, 527, 528, 530, 531, 532, 535, 536, 537, 538, 1658,
 };
 
+/* clang-format on */
 #endif
