@@ -59,7 +59,7 @@ static int make_store(const char *dir)
 	remove(T.cfg.store_path);
 	if (dust_identity_generate(&T.srv) || dust_identity_save(&T.srv, T.cfg.key_file))
 		return -1;
-	st = dust_store_open(T.cfg.store_path, DUST_STORE_CREATE);
+	st = dust_store_open(T.cfg.store_path, DUST_STORE_CREATE, &T.srv);
 	if (!st)
 		return -1;
 	for (unsigned i = 0; i < NINV; i++)
@@ -140,7 +140,7 @@ static unsigned fill(struct rte_ring *r)
 static int revoke_full_inbox(void)
 {
 	struct dgw_worker *w = T.gw->w[0];
-	struct dust_store *st = dust_store_open(T.cfg.store_path, 0);
+	struct dust_store *st = dust_store_open(T.cfg.store_path, 0, &T.srv);
 	struct dust_session *s = live(2, 10);
 	uint64_t revoked = w->st.ctr[DGW_CTR_SESS_REVOKED];
 	unsigned n;
@@ -171,7 +171,7 @@ static int revoke_full_inbox(void)
  */
 static int f1_partial_reload(void)
 {
-	struct dust_store *st = dust_store_open(T.cfg.store_path, 0);
+	struct dust_store *st = dust_store_open(T.cfg.store_path, 0, &T.srv);
 	struct dust_session *s0 = live(0, 1), *s2;
 	uint64_t revoked0 = T.gw->w[0]->st.ctr[DGW_CTR_SESS_REVOKED];
 	struct dust_invite inv;
