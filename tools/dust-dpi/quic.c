@@ -42,8 +42,8 @@ struct qstate {
 	int port;
 	struct conn *conns;
 	size_t nconns, cap;
-	uint64_t dgrams, initials_c, initials_s, hellos, server_hellos, shorts, handshakes,
-	    migrated, no_cid;
+	uint64_t dgrams, initials_c, initials_s, hellos, server_hellos, server_acks, shorts,
+	    handshakes, migrated, no_cid;
 	uint64_t bad;
 	char first_bad[200];
 	char sni[SNIS][64];
@@ -270,7 +270,35 @@ static void client_initial(struct qstate *q, struct conn *cn, const uint8_t *p,
 	hello_judge(q, a, i);
 }
 
-static void server_initial(struct qstate *q, struct conn *cn, const uint8_t *p,
+/*
+ * Frames that only acknowledge (ACK, PADDING, PING): the Initial a real
+ * server (quic-go) sends at once for the first datagram of a hello that
+ * spans two, before its ServerHello.
+ */
+static bool ack_only(const uint8_t *f, size_t n)
+{
+	size_t pos = 0;
+	bool ack = false;
+
+	while (pos < n) {
+		if (f[pos] == 0x00 || f[pos] == 0x01) {
+			pos++;
+		} else if ((f[pos] == 0x02 || f[pos] == 0x03) && quic_ack_skip(f, n, &pos, 256)) {
+			ack = true;
+		} else {
+			return false;
+		}
+	}
+	return ack;
+}
+
+/*
+ * A server Initial: it decrypts with a client attempt's keys, answers that
+ * client, and holds a ServerHello or only acknowledges. False for one that
+ * only acknowledges: not ack-eliciting, so RFC 9000 §14.1's 1200 bytes do
+ * not apply to its datagram (caddy's is 37).
+ */
+static bool server_initial(struct qstate *q, struct conn *cn, const uint8_t *p,
                            const struct quic_long *h, size_t i)
 {
 	struct dust_quic_keys k;
@@ -278,11 +306,11 @@ static void server_initial(struct qstate *q, struct conn *cn, const uint8_t *p,
 	uint8_t frames[2048];
 	uint64_t pn;
 	size_t plen = 0;
-	bool ok = false;
+	bool ok = false, eliciting = true;
 
 	q->initials_s++;
 	if (!tmp)
-		return;
+		return true;
 	/* the server's keys come from the DCID of the client attempt it answers */
 	for (int s = 0; s < SLOTS && !ok && h->length <= sizeof(frames); s++) {
 		if (!cn->a[s])
@@ -294,6 +322,8 @@ static void server_initial(struct qstate *q, struct conn *cn, const uint8_t *p,
 		bad(q, i, "server Initial decrypts with no client attempt's Initial keys");
 	else if (!cid_eq(&cn->client_scid, h->dcid, h->dcid_len))
 		bad(q, i, "server Initial: DCID is not the client's SCID");
+	else if (ack_only(frames, plen))
+		eliciting = false;
 	else if (!walk(frames, plen, tmp) || !quic_crypto_message(&tmp->cb, DUST_TLS_SERVER_HELLO))
 		bad(q, i, "server Initial holds no complete ServerHello");
 	else {
@@ -301,6 +331,8 @@ static void server_initial(struct qstate *q, struct conn *cn, const uint8_t *p,
 		cid_push(cn->server, h->scid, h->scid_len);
 	}
 	free(tmp);
+	q->server_acks += !eliciting;
+	return eliciting;
 }
 
 /* Handshake and 0-RTT packets: not decryptable here, but their CIDs are known. */
@@ -371,19 +403,20 @@ static void datagram(struct qstate *q, size_t i)
 			    "long header: no well-formed QUIC v1 Initial, 0-RTT or Handshake");
 			return;
 		}
-		if (h.type == DUST_QUIC_TYPE_INITIAL) {
+		if (h.type == DUST_QUIC_TYPE_INITIAL && c2s) {
 			has_initial = true;
-			if (c2s)
-				client_initial(q, cn, p, &h, i);
-			else
-				server_initial(q, cn, p, &h, i);
+			client_initial(q, cn, p, &h, i);
+		} else if (h.type == DUST_QUIC_TYPE_INITIAL) {
+			has_initial |= server_initial(q, cn, p, &h, i);
 		} else {
 			other_long(q, cn, &h, c2s, i);
 		}
 		pos += h.pn_off + h.length;
 	}
 	if (has_initial && len < DUST_QUIC_INITIAL_MIN)
-		bad(q, i, "a datagram with an Initial is shorter than 1200 bytes (RFC 9000 §14.1)");
+		bad(q, i,
+		    "a datagram with an ack-eliciting Initial is shorter than 1200 bytes "
+		    "(RFC 9000 §14.1)");
 }
 
 void dpi_check_quic(const struct dpi_capture *c, const struct dpi_params *p, int port,
@@ -413,12 +446,12 @@ void dpi_check_quic(const struct dpi_capture *c, const struct dpi_params *p, int
 	r->verdict = q.bad || incomplete || !q.dgrams ? DPI_FLAG : DPI_PASS;
 	snprintf(r->detail, sizeof(r->detail),
 	         "%llu datagrams, %zu clients: %llu client Initials (%llu ClientHellos, SNI %s), "
-	         "%llu server Initials (%llu ServerHellos), %llu other long, %llu short headers "
-	         "(%llu after a move); %llu bad%s%s",
+	         "%llu server Initials (%llu ServerHellos, %llu ACK-only), %llu other long, "
+	         "%llu short headers (%llu after a move); %llu bad%s%s",
 	         (unsigned long long)q.dgrams, q.nconns, (unsigned long long)q.initials_c,
 	         (unsigned long long)q.hellos, q.nsni ? snis : "-",
 	         (unsigned long long)q.initials_s, (unsigned long long)q.server_hellos,
-	         (unsigned long long)q.handshakes, (unsigned long long)q.shorts,
-	         (unsigned long long)q.migrated, (unsigned long long)q.bad,
-	         q.bad || incomplete ? ", first: " : "", q.first_bad);
+	         (unsigned long long)q.server_acks, (unsigned long long)q.handshakes,
+	         (unsigned long long)q.shorts, (unsigned long long)q.migrated,
+	         (unsigned long long)q.bad, q.bad || incomplete ? ", first: " : "", q.first_bad);
 }
