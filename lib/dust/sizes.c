@@ -59,7 +59,7 @@ size_t dust_size_model_pad(const struct dust_session *s, struct dust_rng *rng, s
                            size_t top)
 {
 	const struct size_model *m = &models[s->role == DUST_ROLE_CLIENT ? 0 : 1];
-	size_t pre = dust_quic_tx_prefix(s), want = pre + need, most = pre + top;
+	size_t pre = dust_quic_tx_prefix(s), want = pre + need;
 	unsigned lo, hi;
 	uint32_t base;
 
@@ -69,14 +69,13 @@ size_t dust_size_model_pad(const struct dust_session *s, struct dust_rng *rng, s
 
 		if (left < (int64_t)top)
 			top = left > (int64_t)need ? (size_t)left : need;
-		most = pre + top;
 	}
 	if (need >= top)
 		return 0;
 	lo = first_at_least(m, want);
 	if (lo == m->n)
-		return top - need;        /* bigger than the cover ever sent this way: fill */
-	hi = first_at_least(m, most + 1); /* sizes <= most lie below hi */
+		return top - need;             /* bigger than the cover ever sent this way: fill */
+	hi = first_at_least(m, pre + top + 1); /* sizes within the cap lie below hi */
 	if (hi <= lo)
 		return 0; /* the cap is under the next cover size: nothing fits */
 	base = lo ? m->cum[lo - 1] : 0;
