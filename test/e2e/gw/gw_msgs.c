@@ -80,8 +80,8 @@ static void settle(void)
 	}
 }
 
-/* A live session of invitation idx on worker 0, published (PUBLISH, PUBLISHED). */
-static struct dust_session *live(uint32_t idx, uint8_t host)
+/* A session of idx at 198.18.0.host:20000 in worker 0's table, not published yet. */
+static struct dust_session *inserted(uint32_t idx, uint8_t host)
 {
 	struct dgw_worker *w = T.gw->w[0];
 	struct dust_session *s = dust_session_table_reserve(w->tab);
@@ -93,9 +93,17 @@ static struct dust_session *live(uint32_t idx, uint8_t host)
 	s->peer.ip.family = 4;
 	memcpy(s->peer.ip.a, (uint8_t[]){198, 18, 0, host}, 4);
 	s->peer.port = 20000;
-	if (dust_session_table_insert(w->tab, s) != 0)
+	return dust_session_table_insert(w->tab, s) == 0 ? s : NULL;
+}
+
+/* A live session of invitation idx on worker 0, published (PUBLISH, PUBLISHED). */
+static struct dust_session *live(uint32_t idx, uint8_t host)
+{
+	struct dust_session *s = inserted(idx, host);
+
+	if (!s)
 		return NULL;
-	dgw_sess_publish(w, s, 0);
+	dgw_sess_publish(T.gw->w[0], s, 0);
 	settle();
 	return s;
 }
@@ -278,21 +286,6 @@ static int f7_publish_count(void)
 	settle();
 	CHECK(slot_free(t) && slot_free(s) && !published(1), "slots not back");
 	return 0;
-}
-
-/* A session of idx at 198.18.0.host in the worker's table, not published yet. */
-static struct dust_session *inserted(uint32_t idx, uint8_t host)
-{
-	struct dgw_worker *w = T.gw->w[0];
-	struct dust_session *s = dust_session_table_reserve(w->tab);
-
-	if (!s)
-		return NULL;
-	memset(s, 0, sizeof(*s));
-	s->invite_idx = idx;
-	s->peer.ip.family = 4;
-	memcpy(s->peer.ip.a, (uint8_t[]){198, 18, 0, host}, 4);
-	return dust_session_table_insert(w->tab, s) == 0 ? s : NULL;
 }
 
 /*
