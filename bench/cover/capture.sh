@@ -17,6 +17,7 @@ OUT=$(realpath -m "$1")
 LOADS=${2:-20}
 HERE=$(dirname "$(realpath "$0")")
 . "$HERE/../../test/e2e/netns/common.sh"
+. "$HERE/load.sh"
 W=$(mktemp -d /tmp/dust-cover-capture.XXXXXX)
 PFX=cc$$
 NS=$PFX-ns
@@ -38,17 +39,8 @@ bg DUMP $NS "$W/tcpdump.log" tcpdump -i lo -U -n -Z root -w "$OUT" udp port 443
 wait_for 10 grep -q "listening on" "$W/tcpdump.log" || fail "tcpdump did not start"
 ok=0
 for i in $(seq 1 "$LOADS"); do
-	page=$(( (i - 1) % 30 + 1 ))
-	rm -rf "$W/chromium"
-	if n $NS timeout 60 chromium --headless=new --no-sandbox --disable-gpu --no-first-run \
-		--user-data-dir="$W/chromium" --enable-quic --origin-to-force-quic-on=$HOST:443 \
-		--host-resolver-rules="MAP $HOST 127.0.0.1" --ignore-certificate-errors-spki-list="$PIN" \
-		--dump-dom "https://$HOST/p$page.html" >"$W/dom.html" 2>"$W/chromium.log" &&
-		grep -q "page $page of" "$W/dom.html"; then
-		ok=$((ok + 1))
-	else
-		tail -5 "$W/chromium.log"
-	fi
+	load_page $NS 127.0.0.1 $(((i - 1) % 30 + 1)) --enable-quic \
+		--origin-to-force-quic-on=$HOST:443 && ok=$((ok + 1))
 	printf '\rcapture: %d/%d loads' "$i" "$LOADS" >&2
 done
 echo >&2

@@ -27,6 +27,7 @@ LOADS=${4:-20}
 SIZES=${5:-cover}
 HERE=$(dirname "$(realpath "$0")")
 . "$HERE/../../test/e2e/netns/common.sh"
+. "$HERE/load.sh"
 W=$(mktemp -d /tmp/dust-tunnel-capture.XXXXXX)
 PFX=tc$$
 CLI=$PFX-c
@@ -71,19 +72,13 @@ wait_for 10 grep -q "listening on" "$W/tcpdump.log" || fail "tcpdump did not sta
 ok=0
 for i in $(seq 1 "$LOADS"); do
 	page=$(((i - 1) % 30 + 1))
-	rm -rf "$W/chromium"
 	# a fresh session each load: a new client process, a new source port
 	bg CL $CLI "$W/client.log" "$CLIENT" --invite "$W/inv/invite-30.txt" --key "$W/c.key" \
 		--password-file "$W/pw" --sizes "$SIZES" --tries 5
-	if wait_for 10 grep -q "connected to" "$W/client.log" &&
-		n $CLI timeout 60 chromium --headless=new --no-sandbox --disable-gpu --no-first-run \
-			--user-data-dir="$W/chromium" --host-resolver-rules="MAP $HOST 10.93.0.1" \
-			--ignore-certificate-errors-spki-list="$PIN" \
-			--dump-dom "https://$HOST/p$page.html" >"$W/dom.html" 2>"$W/chromium.log" &&
-		grep -q "page $page of" "$W/dom.html"; then
+	if wait_for 10 grep -q "connected to" "$W/client.log" && load_page $CLI 10.93.0.1 $page; then
 		ok=$((ok + 1))
 	else
-		tail -5 "$W/client.log" "$W/chromium.log"
+		tail -5 "$W/client.log"
 	fi
 	stop_pid "$CL"
 	CL=
