@@ -236,6 +236,12 @@ struct dgw {
 };
 
 extern struct dgw *dgw_global; /* for telemetry callbacks and signals */
+/*
+ * The global gateway held for reading from another thread (telemetry), or
+ * NULL; dgw_destroy waits until every holder has released it.
+ */
+struct dgw *dgw_global_hold(void);
+void dgw_global_release(void);
 
 /* net.c: parse the client side, build outer headers */
 /* COVER: not Dust, for the cover server (cover.c); only with [quic] cover on */

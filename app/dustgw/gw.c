@@ -5,6 +5,7 @@
  * session table per worker, the mbuf pool and the publication maps.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -15,6 +16,31 @@
 
 int dgw_logtype;
 struct dgw *dgw_global;
+/* readers: telemetry commands on their own thread; writer: create, destroy */
+static pthread_rwlock_t global_lock = PTHREAD_RWLOCK_INITIALIZER;
+
+static void global_set(struct dgw *gw)
+{
+	pthread_rwlock_wrlock(&global_lock);
+	__atomic_store_n(&dgw_global, gw, __ATOMIC_RELEASE); /* the signal handler reads it */
+	pthread_rwlock_unlock(&global_lock);
+}
+
+struct dgw *dgw_global_hold(void)
+{
+	struct dgw *gw;
+
+	pthread_rwlock_rdlock(&global_lock);
+	gw = dgw_global;
+	if (!gw)
+		pthread_rwlock_unlock(&global_lock);
+	return gw;
+}
+
+void dgw_global_release(void)
+{
+	pthread_rwlock_unlock(&global_lock);
+}
 
 RTE_INIT(dgw_log_init)
 {
@@ -120,7 +146,7 @@ struct dgw *dgw_create(const struct dgw_config *cfg)
 		fprintf(stderr, "dustgw: cannot allocate session state: %s\n", strerror(-rc));
 		goto err;
 	}
-	dgw_global = gw;
+	global_set(gw);
 	return gw;
 err:
 	dgw_destroy(gw);
@@ -137,8 +163,9 @@ void dgw_destroy(struct dgw *gw)
 {
 	if (!gw)
 		return;
-	if (dgw_global == gw)
-		dgw_global = NULL;
+	/* waits for a telemetry command still reading this gateway (F5) */
+	if (__atomic_load_n(&dgw_global, __ATOMIC_ACQUIRE) == gw)
+		global_set(NULL);
 	if (gw->ports_owned) {
 		rte_eth_dev_stop(gw->net_port);
 		rte_eth_dev_stop(gw->dlv_port);

@@ -112,9 +112,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 
 static void on_signal(int sig)
 {
+	struct dgw *gw = __atomic_load_n(&dgw_global, __ATOMIC_ACQUIRE);
+
 	(void)sig;
-	if (dgw_global)
-		dgw_stop(dgw_global);
+	if (gw)
+		dgw_stop(gw);
 }
 
 static bool wants_help(int argc, char **argv)

@@ -11,15 +11,12 @@
 
 #include "dgw_pvt.h"
 
-static int stats_cb(const char *cmd, const char *params, struct rte_tel_data *d)
+static int stats_get(struct dgw *gw, const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	struct dgw *gw = dgw_global;
 	unsigned w = UINT32_MAX;
 	struct dgw_stats s;
 
 	(void)cmd;
-	if (!gw)
-		return -ENODEV;
 	if (params && *params) {
 		w = (unsigned)atoi(params);
 		if (w >= gw->nworkers)
@@ -75,15 +72,12 @@ static int session_one(struct dgw *gw, const char *addr, struct rte_tel_data *d)
 	return 0;
 }
 
-static int sessions_cb(const char *cmd, const char *params, struct rte_tel_data *d)
+static int sessions_get(struct dgw *gw, const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	struct dgw *gw = dgw_global;
 	struct rte_tel_data *live, *lcores;
 	uint64_t total = 0;
 
 	(void)cmd;
-	if (!gw)
-		return -ENODEV;
 	if (params && *params)
 		return session_one(gw, params, d);
 	live = rte_tel_data_alloc();
@@ -118,17 +112,14 @@ static int sessions_cb(const char *cmd, const char *params, struct rte_tel_data 
  * Counted from the entries, which never move; their flags are read without
  * the store lock, so the counts are a snapshot that may be a moment old.
  */
-static int store_cb(const char *cmd, const char *params, struct rte_tel_data *d)
+static int store_get(struct dgw *gw, const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	struct dgw *gw = dgw_global;
 	struct dust_store *st;
 	uint64_t bound = 0, revoked = 0;
 	uint32_t n;
 
 	(void)cmd;
 	(void)params;
-	if (!gw)
-		return -ENODEV;
 	st = gw->srv.store;
 	pthread_mutex_lock(&gw->pub_lock);
 	n = gw->ninv;
@@ -151,6 +142,26 @@ static int store_cb(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "refused", dust_store_refused(st)); /* SPEC §7.6 */
 	return 0;
 }
+
+/*
+ * Each command holds the gateway while it reads it, so that dgw_destroy at
+ * exit waits for a command in progress instead of freeing under it (F5).
+ */
+#define HELD_CMD(name)                                                                             \
+	static int name##_cb(const char *cmd, const char *params, struct rte_tel_data *d)          \
+	{                                                                                          \
+		struct dgw *gw = dgw_global_hold();                                                \
+		int rc;                                                                            \
+                                                                                                   \
+		if (!gw)                                                                           \
+			return -ENODEV;                                                            \
+		rc = name##_get(gw, cmd, params, d);                                               \
+		dgw_global_release();                                                              \
+		return rc;                                                                         \
+	}
+HELD_CMD(stats)
+HELD_CMD(sessions)
+HELD_CMD(store)
 
 int dgw_telemetry_register(void)
 {

@@ -10,8 +10,12 @@
  *   the worker's inbox full are not lost: the slot comes back;
  * - F3: answers waiting for publication: found, unlinked from the middle,
  *   expired oldest first, every place reusable (with the cost of a data
- *   datagram's lookup beside 1 and 1024 waiting, printed).
+ *   datagram's lookup beside 1 and 1024 waiting, printed);
+ * - F5: the gateway freed at exit while a telemetry command reads it: the
+ *   free waits for the command.
  */
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -501,6 +505,46 @@ static int f3_pending(void)
 	return 0;
 }
 
+/* A telemetry command that takes its time over the gateway (F5). */
+static struct {
+	int inside, destroyed, saw_destroyed;
+} F5;
+
+static void *f5_reader(void *arg)
+{
+	struct dgw *gw = dgw_global_hold();
+	struct timespec ts = {0, 200 * 1000 * 1000};
+
+	(void)arg;
+	__atomic_store_n(&F5.inside, gw ? 1 : -1, __ATOMIC_RELEASE);
+	if (!gw)
+		return NULL;
+	nanosleep(&ts, NULL); /* dgw_destroy runs now, on the main thread */
+	F5.saw_destroyed = __atomic_load_n(&F5.destroyed, __ATOMIC_ACQUIRE);
+	gw->published++; /* a use after free without the hold: ASan in the sanitizer suite */
+	dgw_global_release();
+	return NULL;
+}
+
+/* Destroys the gateway: the last check. */
+static int f5_telemetry_exit(void)
+{
+	pthread_t th;
+	int inside;
+
+	CHECK(pthread_create(&th, NULL, f5_reader, NULL) == 0, "no thread");
+	while (!(inside = __atomic_load_n(&F5.inside, __ATOMIC_ACQUIRE)))
+		sched_yield();
+	dgw_destroy(T.gw);
+	T.gw = NULL;
+	__atomic_store_n(&F5.destroyed, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	CHECK(inside == 1, "the telemetry thread found no gateway");
+	CHECK(!F5.saw_destroyed, "the gateway was freed while a telemetry command read it");
+	CHECK(!dgw_global_hold(), "a destroyed gateway can still be held");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int n = rte_eal_init(argc, argv);
@@ -518,8 +562,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (revoke_full_inbox() == 0 && f1_partial_reload() == 0 && f2_full_rings() == 0 &&
-	    f7_publish_count() == 0 && f8_retired_publish() == 0 && f3_pubwait() == 0)
-		(void)f3_pending();
+	    f7_publish_count() == 0 && f8_retired_publish() == 0 && f3_pubwait() == 0 &&
+	    f3_pending() == 0)
+		(void)f5_telemetry_exit();
 	dgw_destroy(T.gw);
 	if (T.why) {
 		printf("FAIL: %s\n", T.why);
