@@ -12,12 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 #include <jansson.h>
 #include <sodium.h>
 
 #include "dust_pvt.h"
+#include "fileio.h"
 #include "store_etcd.h"
 
 #define EP_MAX     8
@@ -34,6 +36,7 @@
 #define REPLY_MAX (8u << 20)
 /* Keys of one kind a load reads at most: the store holds 4M invitations (store.c). */
 #define KIND_KEYS_MAX (4u << 20)
+#define SECRET_MAX    256 /* an etcd password, an auth token */
 
 struct rec_node {
 	struct rec_node *next;
@@ -61,6 +64,12 @@ struct etcd_store {
 	pthread_t req_thr, watch_thr;
 	uint8_t key[DUST_KEY_BYTES]; /* the storage key: values sealed (SPEC §7.6) */
 	uint64_t refused;            /* atomic: values read back that did not open */
+	/* etcds:// (SPEC §7.5): TLS files, and the etcd user's password and token */
+	bool tls;
+	char *ca, *cert, *ckey, *user;
+	char password[SECRET_MAX];
+	pthread_mutex_t tok_lock;
+	char token[SECRET_MAX]; /* under tok_lock; "" until authenticated */
 };
 
 struct buf {
@@ -179,13 +188,16 @@ static int stop_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, cu
 }
 
 /*
- * A POST of body to http://ep path, the reply to fn(arg), plain HTTP only:
- * what the request and the watch share (the caller adds its own timeout).
+ * A POST of body to ep path, the reply to fn(arg): what the request and the
+ * watch share (the caller adds its own timeout). http:// only for etcd://;
+ * etcds:// is https with the peer verified (CA file) and the client
+ * certificate, and the auth token in the header once there is one.
  */
 static void post_setup(struct etcd_store *es, CURL *c, char *url, size_t cap, const char *ep,
-                       const char *path, const char *body, curl_write_callback fn, void *arg)
+                       const char *path, const char *body, curl_write_callback fn, void *arg,
+                       struct curl_slist *hdrs)
 {
-	snprintf(url, cap, "http://%s%s", ep, path);
+	snprintf(url, cap, "%s://%s%s", es->tls ? "https" : "http", ep, path);
 	curl_easy_reset(c);
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
@@ -196,43 +208,175 @@ static void post_setup(struct etcd_store *es, CURL *c, char *url, size_t cap, co
 	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, stop_progress);
 	curl_easy_setopt(c, CURLOPT_XFERINFODATA, es);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, es->tls ? "https" : "http");
+	if (es->tls) {
+		/* as over plain HTTP: the watch is one long chunked reply */
+		curl_easy_setopt(c, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+		if (es->ca)
+			curl_easy_setopt(c, CURLOPT_CAINFO, es->ca);
+		if (es->cert)
+			curl_easy_setopt(c, CURLOPT_SSLCERT, es->cert);
+		if (es->ckey)
+			curl_easy_setopt(c, CURLOPT_SSLKEY, es->ckey);
+	}
+	if (hdrs)
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+}
+
+/* "Authorization: TOKEN" for this request, or NULL (no user, or not yet authenticated). */
+static struct curl_slist *auth_header(struct etcd_store *es)
+{
+	char h[SECRET_MAX + 32];
+	struct curl_slist *l = NULL;
+
+	if (!es->user)
+		return NULL;
+	pthread_mutex_lock(&es->tok_lock);
+	if (es->token[0]) {
+		snprintf(h, sizeof(h), "Authorization: %s", es->token);
+		l = curl_slist_append(NULL, h);
+		sodium_memzero(h, sizeof(h));
+	}
+	pthread_mutex_unlock(&es->tok_lock);
+	return l;
+}
+
+/* curl keeps a copy of each header: wipe the token in ours before freeing it. */
+static void header_free(struct curl_slist *l)
+{
+	for (struct curl_slist *n = l; n; n = n->next)
+		sodium_memzero(n->data, strlen(n->data));
+	curl_slist_free_all(l);
+}
+
+/* The reason in an error reply ({"error": ..., "code": ...}), or "". */
+static void reply_reason(const struct buf *b, char *out, size_t cap)
+{
+	json_t *j = b->p ? json_loads(b->p, 0, NULL) : NULL;
+	const char *e = json_string_value(json_object_get(j, "error"));
+
+	if (!e)
+		e = json_string_value(json_object_get(j, "message"));
+	snprintf(out, cap, "%s%s", e ? ": " : "", e ? e : "");
+	for (char *p = out; *p; p++)
+		if (!isprint((unsigned char)*p))
+			*p = '?';
+	json_decref(j);
 }
 
 /*
  * POST body to one endpoint: 0 and the parsed reply for a 200 that carries a
- * header (a real answer), -EAGAIN otherwise (refused, timed out, 503 on a
- * quorum loss, an error body): never mistaken for a failed compare.
+ * header (a real answer); -EACCES for a refusal that every member would give
+ * alike (TLS: a certificate refused either way; HTTP 400, 401, 403: no token,
+ * a wrong password, no role on the prefix); -EAGAIN otherwise (refused, timed
+ * out, 503 on a quorum loss, an error body): never mistaken for a failed
+ * compare. *code gets the HTTP status (0 without one).
  */
-static int post_one(struct etcd_store *es, CURL *c, const char *ep, const char *path,
-                    const char *body, long ms, json_t **out)
+static int post_once(struct etcd_store *es, CURL *c, const char *ep, const char *path,
+                     const char *body, long ms, json_t **out, long *code)
 {
-	char url[KEY_MAX + 64];
+	char url[KEY_MAX + 64], why[160];
+	struct curl_slist *hdrs = auth_header(es);
 	struct buf b = {0};
-	long code = 0;
 	CURLcode rc;
 
-	post_setup(es, c, url, sizeof(url), ep, path, body, buf_write, &b);
+	*code = 0;
+	post_setup(es, c, url, sizeof(url), ep, path, body, buf_write, &b, hdrs);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, ms);
 	rc = curl_easy_perform(c);
+	header_free(hdrs);
 	if (rc == CURLE_OK)
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, code);
 	*out = NULL;
-	if (rc == CURLE_OK && code == 200 && b.p)
+	if (rc == CURLE_OK && *code == 200 && b.p)
 		*out = json_loads(b.p, 0, NULL);
 	if (b.over) {
 		buf_free(&b);
 		return dust_fail(EAGAIN, "etcd %s%s: reply over %u MiB, refused", ep, path,
 		                 REPLY_MAX >> 20);
 	}
+	reply_reason(&b, why, sizeof(why));
 	buf_free(&b);
 	if (*out && json_is_object(json_object_get(*out, "header")))
 		return 0;
 	json_decref(*out);
 	*out = NULL;
+	if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
+	    rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_SSL_CONNECT_ERROR)
+		return dust_fail(EACCES, "etcd %s: TLS: %s", ep, curl_easy_strerror(rc));
+	/* a member that ends the handshake: no certificate, or one it does not trust */
+	if (es->tls && (rc == CURLE_SEND_ERROR || rc == CURLE_RECV_ERROR))
+		return dust_fail(EAGAIN, "etcd %s: %s (TLS: does the cluster trust cert=?)", ep,
+		                 curl_easy_strerror(rc));
 	if (rc != CURLE_OK)
 		return dust_fail(EAGAIN, "etcd %s: %s", ep, curl_easy_strerror(rc));
-	return dust_fail(EAGAIN, "etcd %s%s: HTTP %ld", ep, path, code);
+	if (*code == 400 || *code == 401 || *code == 403)
+		return dust_fail(EACCES, "etcd %s%s: HTTP %ld%s", ep, path, *code, why);
+	return dust_fail(EAGAIN, "etcd %s%s: HTTP %ld%s", ep, path, *code, why);
+}
+
+/* The etcd user's token, from /v3/auth/authenticate on ep: 0 or -errno. */
+static int authenticate(struct etcd_store *es, CURL *c, const char *ep, long ms)
+{
+	json_t *req = json_pack("{s:s, s:s}", "name", es->user, "password", es->password), *r;
+	char *body = req ? json_dumps(req, JSON_COMPACT) : NULL;
+	const char *tok;
+	long code;
+	int rc;
+
+	json_decref(req); /* jansson copied the password: its copy is freed, not wiped */
+	if (!body)
+		return dust_fail(ENOMEM, "out of memory");
+	/* a refused token must not go with the request: etcd checks it first */
+	pthread_mutex_lock(&es->tok_lock);
+	sodium_memzero(es->token, sizeof(es->token));
+	pthread_mutex_unlock(&es->tok_lock);
+	rc = post_once(es, c, ep, "/v3/auth/authenticate", body, ms, &r, &code);
+	sodium_memzero(body, strlen(body));
+	free(body);
+	if (rc == -EACCES && code != 0) { /* refused by etcd, not by TLS */
+		char why[256];
+
+		snprintf(why, sizeof(why), "%s", dust_last_error());
+		return dust_fail(EACCES, "user %s: not authenticated (%s)", es->user, why);
+	}
+	if (rc != 0)
+		return rc;
+	tok = json_string_value(json_object_get(r, "token"));
+	if (!tok || !*tok || strlen(tok) >= SECRET_MAX) {
+		json_decref(r);
+		return dust_fail(EACCES, "etcd %s: user %s: no token in the reply", ep, es->user);
+	}
+	pthread_mutex_lock(&es->tok_lock);
+	snprintf(es->token, sizeof(es->token), "%s", tok);
+	pthread_mutex_unlock(&es->tok_lock);
+	json_decref(r);
+	return 0;
+}
+
+/*
+ * post_once, authenticated first when the store has a user and no token
+ * yet, and once again when the token was refused (it expires: etcd's
+ * --auth-token-ttl, 300 s by default).
+ */
+static int post_one(struct etcd_store *es, CURL *c, const char *ep, const char *path,
+                    const char *body, long ms, json_t **out)
+{
+	long code;
+	int rc;
+
+	*out = NULL;
+	if (es->user && !es->token[0] && (rc = authenticate(es, c, ep, ms)) != 0)
+		return rc;
+	rc = post_once(es, c, ep, path, body, ms, out, &code);
+	if (rc == -EACCES && code == 401 && es->user) {
+		if ((rc = authenticate(es, c, ep, ms)) != 0)
+			return rc;
+		rc = post_once(es, c, ep, path, body, ms, out, &code);
+	}
+	return rc;
 }
 
 static long mono_ms(void)
@@ -263,11 +407,13 @@ static int post(struct etcd_store *es, CURL *c, const char *path, const char *bo
 			break;
 		if (__atomic_load_n(&es->stop, __ATOMIC_RELAXED))
 			return dust_fail(EAGAIN, "etcd: store closing");
-		if ((rc = post_one(es, c, es->ep[i], path, body, ms < left ? ms : left, out)) ==
-		    0) {
+		rc = post_one(es, c, es->ep[i], path, body, ms < left ? ms : left, out);
+		if (rc == 0) {
 			__atomic_store_n(&es->good, i, __ATOMIC_RELAXED);
 			return 0;
 		}
+		if (rc == -EACCES)
+			break; /* every member refuses the same certificate or user */
 	}
 	return rc;
 }
@@ -856,7 +1002,9 @@ static size_t watch_write(char *data, size_t size, size_t n, void *arg)
 static void watch_once(struct etcd_store *es, CURL *c, struct watch_ctx *w, const char *ep)
 {
 	char k64[2 * KEY_MAX], e64[2 * KEY_MAX], body[8 * KEY_MAX], url[KEY_MAX + 64];
+	struct curl_slist *hdrs = auth_header(es);
 	struct range rg;
+	long code = 0;
 
 	prefix_range(es, &rg, 0, 0);
 	b64(k64, sizeof(k64), rg.start, rg.slen);
@@ -866,10 +1014,15 @@ static void watch_once(struct etcd_store *es, CURL *c, struct watch_ctx *w, cons
 	    "{\"create_request\":{\"key\":\"%s\",\"range_end\":\"%s\",\"start_revision\":\"%" PRId64
 	    "\"}}",
 	    k64, e64, etcd_revision(es) + 1);
-	post_setup(es, c, url, sizeof(url), ep, "/v3/watch", body, watch_write, w);
+	post_setup(es, c, url, sizeof(url), ep, "/v3/watch", body, watch_write, w, hdrs);
 	curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
-	(void)curl_easy_perform(c);
+	if (curl_easy_perform(c) == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	header_free(hdrs);
 	buf_free(&w->b);
+	/* the token expired: a new one for the next watch (a failure: tried again then) */
+	if (code == 401 && es->user)
+		(void)authenticate(es, c, ep, REQUEST_MS);
 }
 
 static void nap_ms(struct etcd_store *es, long ms)
@@ -935,17 +1088,105 @@ int etcd_start(struct etcd_store *es)
 
 bool etcd_is_url(const char *path)
 {
-	return strncmp(path, ETCD_URL_SCHEME, strlen(ETCD_URL_SCHEME)) == 0;
+	return strncmp(path, ETCD_URL_SCHEME, strlen(ETCD_URL_SCHEME)) == 0 ||
+	       strncmp(path, ETCD_TLS_SCHEME, strlen(ETCD_TLS_SCHEME)) == 0;
 }
 
-/* etcd://HOST:PORT[,HOST:PORT...]/PREFIX */
+/* The password file: private (0600, as key files), its first line. */
+static int read_password(struct etcd_store *es, const char *path)
+{
+	int fd = dust_file_open_private(path);
+	ssize_t n;
+
+	if (fd < 0)
+		return fd;
+	n = read(fd, es->password, sizeof(es->password));
+	close(fd);
+	if (n < 0)
+		return dust_fail(errno, "%s: %s", path, strerror(errno));
+	if ((size_t)n == sizeof(es->password))
+		return dust_fail(EINVAL, "%s: longer than %d bytes", path, SECRET_MAX - 1);
+	es->password[strcspn(es->password, "\r\n")] = '\0';
+	return es->password[0] ? 0 : dust_fail(EINVAL, "%s: empty password", path);
+}
+
+/* The options of an etcds:// URL, as given. */
+struct url_opts {
+	char *dir, *pwfile;
+};
+
+/* One NAME=VALUE of an etcds:// URL's query. */
+static int parse_param(struct etcd_store *es, struct url_opts *o, const char *url, const char *p,
+                       size_t len)
+{
+	static const char *const names[] = {"ca", "cert", "key", "user", "password-file", "dir"};
+	char **slots[] = {&es->ca, &es->cert, &es->ckey, &es->user, &o->pwfile, &o->dir};
+	const char *eq = memchr(p, '=', len);
+
+	for (size_t i = 0; eq && eq > p && eq + 1 < p + len && i < 6; i++) {
+		if (strlen(names[i]) != (size_t)(eq - p) || memcmp(p, names[i], eq - p) != 0)
+			continue;
+		free(*slots[i]);
+		*slots[i] = strndup(eq + 1, len - (size_t)(eq - p) - 1);
+		return *slots[i] ? 0 : dust_fail(ENOMEM, "out of memory");
+	}
+	return dust_fail(EINVAL,
+	                 "%s: bad option '%.*s' (want ca=, cert=, key=, user=, password-file=, "
+	                 "dir=)",
+	                 url, (int)len, p);
+}
+
+/* A relative file name of the options: under dir= when there is one. */
+static int under_dir(const struct url_opts *o, char **path)
+{
+	char *full;
+
+	if (!*path || !o->dir || (*path)[0] == '/')
+		return 0;
+	if (asprintf(&full, "%s/%s", o->dir, *path) < 0)
+		return dust_fail(ENOMEM, "out of memory");
+	free(*path);
+	*path = full;
+	return 0;
+}
+
+/* What the options say, checked; the password read. */
+static int opts_apply(struct etcd_store *es, struct url_opts *o, const char *url)
+{
+	int rc;
+
+	if ((rc = under_dir(o, &es->ca)) || (rc = under_dir(o, &es->cert)) ||
+	    (rc = under_dir(o, &es->ckey)) || (rc = under_dir(o, &o->pwfile)))
+		return rc;
+	if (!es->user != !o->pwfile)
+		return dust_fail(EINVAL, "%s: user= and password-file= go together", url);
+	if (!es->cert != !es->ckey)
+		return dust_fail(EINVAL, "%s: cert= and key= go together", url);
+	return o->pwfile ? read_password(es, o->pwfile) : 0;
+}
+
+/*
+ * etcd://HOST:PORT[,HOST:PORT...]/PREFIX (plain HTTP), or
+ * etcds://HOST:PORT[,...]/PREFIX[?ca=FILE&cert=FILE&key=FILE&user=NAME&password-file=FILE
+ * &dir=DIR], relative FILEs under DIR.
+ */
 static int parse_url(struct etcd_store *es, const char *url)
 {
-	const char *p = url + strlen(ETCD_URL_SCHEME), *slash = strchr(p, '/');
+	struct url_opts o = {0};
+	const char *p, *slash, *q;
+	size_t plen;
+	int rc = 0;
 
-	if (!slash || slash == p || !slash[1] || strlen(slash + 1) >= KEY_MAX - 64)
-		return dust_fail(EINVAL, "%s: want etcd://HOST:PORT[,HOST:PORT...]/PREFIX", url);
-	snprintf(es->prefix, sizeof(es->prefix), "%s", slash + 1);
+	es->tls = strncmp(url, ETCD_TLS_SCHEME, strlen(ETCD_TLS_SCHEME)) == 0;
+	p = url + strlen(es->tls ? ETCD_TLS_SCHEME : ETCD_URL_SCHEME);
+	slash = strchr(p, '/');
+	q = slash ? strchr(slash, '?') : NULL;
+	plen = slash ? (q ? (size_t)(q - slash - 1) : strlen(slash + 1)) : 0;
+	if (!slash || slash == p || plen == 0 || plen >= KEY_MAX - 64)
+		return dust_fail(EINVAL, "%s: want etcd[s]://HOST:PORT[,HOST:PORT...]/PREFIX", url);
+	if (q && !es->tls)
+		return dust_fail(EINVAL, "%s: options (?...) need etcds:// (TLS)", url);
+	snprintf(es->prefix, sizeof(es->prefix), "%.*s", (int)plen, slash + 1);
 	while (es->prefix[0] && es->prefix[strlen(es->prefix) - 1] == '/')
 		es->prefix[strlen(es->prefix) - 1] = '\0';
 	while (p < slash) {
@@ -959,7 +1200,16 @@ static int parse_url(struct etcd_store *es, const char *url)
 			return dust_fail(ENOMEM, "out of memory");
 		p += len + (p[len] == ',');
 	}
-	return es->prefix[0] ? 0 : dust_fail(EINVAL, "%s: empty prefix", url);
+	if (!es->prefix[0])
+		return dust_fail(EINVAL, "%s: empty prefix", url);
+	for (p = q ? q + 1 : NULL; !rc && p && *p;
+	     p += strcspn(p, "&") + (p[strcspn(p, "&")] == '&'))
+		rc = parse_param(es, &o, url, p, strcspn(p, "&"));
+	if (!rc)
+		rc = opts_apply(es, &o, url);
+	free(o.dir);
+	free(o.pwfile);
+	return rc;
 }
 
 static void curl_init_once(void)
@@ -978,6 +1228,7 @@ struct etcd_store *etcd_open(const char *url, const uint8_t key[DUST_KEY_BYTES])
 		return NULL;
 	}
 	pthread_mutex_init(&es->lock, NULL);
+	pthread_mutex_init(&es->tok_lock, NULL);
 	pthread_cond_init(&es->cond, NULL);
 	memcpy(es->key, key, DUST_KEY_BYTES);
 	es->ev_tail = &es->ev_head;
@@ -992,6 +1243,11 @@ struct etcd_store *etcd_open(const char *url, const uint8_t key[DUST_KEY_BYTES])
 		etcd_close(es);
 		return NULL;
 	}
+	if (!es->tls)
+		fprintf(stderr,
+		        "dust: warning: %s: plain HTTP, no TLS and no etcd user: whoever reaches "
+		        "etcd can delete the store's records (SPEC §7.6); use etcds://\n",
+		        es->ep[0]);
 	return es;
 }
 
@@ -1016,6 +1272,13 @@ void etcd_close(struct etcd_store *es)
 	}
 	for (unsigned i = 0; i < es->nep; i++)
 		free(es->ep[i]);
+	free(es->ca);
+	free(es->cert);
+	free(es->ckey);
+	free(es->user);
+	sodium_memzero(es->password, sizeof(es->password));
+	sodium_memzero(es->token, sizeof(es->token));
+	pthread_mutex_destroy(&es->tok_lock);
 	free(es->q);
 	free(es->res);
 	pthread_mutex_destroy(&es->lock);

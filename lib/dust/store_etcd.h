@@ -14,6 +14,7 @@
 #include "dust.h"
 
 #define ETCD_URL_SCHEME "etcd://"
+#define ETCD_TLS_SCHEME "etcds://"
 
 enum etcd_status {
 	ETCD_OK,          /* committed by the cluster */
@@ -80,7 +81,8 @@ int64_t etcd_revision(const struct etcd_store *es);
 #else
 static inline bool etcd_is_url(const char *path)
 {
-	return strncmp(path, ETCD_URL_SCHEME, strlen(ETCD_URL_SCHEME)) == 0;
+	return strncmp(path, ETCD_URL_SCHEME, strlen(ETCD_URL_SCHEME)) == 0 ||
+	       strncmp(path, ETCD_TLS_SCHEME, strlen(ETCD_TLS_SCHEME)) == 0;
 }
 #endif
 

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # Two gateways on one invitation store in etcd (issue 12's Cluster test).
-# A 3-member etcd cluster (etcd-cluster.sh) in its own namespace; dustgw A
+# A 3-member etcd cluster (etcd-cluster.sh) in its own namespace, over TLS
+# with client certificates and etcd auth (ETCD_TLS=1, SPEC §7.5); dustgw A
 # and dustgw B, each in its own namespace on net_af_packet over its own wire,
 # both at 192.168.77.1:4433 as behind ECMP; clients (dust-client) in
 # namespaces on either wire; each gateway's TAP 10.9.0.1 answers their pings.
@@ -11,6 +12,9 @@
 #   ns c1b, c2, c5, atk -- wire B -- ns gb: dustgw B, TAP 10.9.0.1 --+-- ns core: etcd a, b, c
 #
 # Checks:
+#  0. the store over etcds:// as user dust; without a client certificate,
+#     with another CA, with a stranger's certificate, or as a user without
+#     the role, dust-invite fails with a clear error and writes nothing;
 #  1. client 1 binds invitation 1 through A; the same invitation with another
 #     key is refused on B (intro_wrong_key);
 #  2. client 1's captured intro replayed to B is refused (B learnt its
@@ -54,7 +58,8 @@ cleanup() {
 				/dustgw/stats 2>/dev/null | awk '$2 != 0')
 	done
 	common_cleanup # the gateways and clients, then the namespaces
-	"$CLUSTER" "$W/etcd" stop 2>/dev/null
+	"$CLUSTER" "$ED" stop 2>/dev/null
+	rm -rf "$ED"
 	rm -rf "/var/run/dpdk/$PFX-a" "/var/run/dpdk/$PFX-b"
 }
 trap cleanup EXIT
@@ -80,10 +85,11 @@ ns_add $CORE
 n $CORE ip link add $PFX-cbr type bridge
 n $CORE ip addr add 172.30.0.1/24 dev $PFX-cbr
 n $CORE ip link set $PFX-cbr up
-export ETCD_NETNS=$CORE ETCD_HOST=172.30.0.1
-"$CLUSTER" "$W/etcd" start
-URL=$("$CLUSTER" "$W/etcd" url "$PFX")
-EP=$(sed 's|etcd://\([^,/]*\).*|\1|' <<<"$URL")
+export ETCD_NETNS=$CORE ETCD_HOST=172.30.0.1 ETCD_TLS=1
+# a short directory: the store URL names its TLS files (the config's 256 B)
+ED=$(mktemp -d /tmp/dgc-XXXXXX)
+"$CLUSTER" "$ED" start
+URL=$("$CLUSTER" "$ED" url "$PFX")
 echo "store = $URL"
 
 step "server key and 5 invitations, in etcd"
@@ -91,6 +97,27 @@ step "server key and 5 invitations, in etcd"
 n $CORE "$INVITE" create --store "$URL" --key "$W/gw.key" --server $GWADDR --port $PORT \
 	--tunnel-net 10.9.0.0/24 --count 5 --password-file "$W/pw" --out-dir "$W/inv"
 INV=("" "$W"/inv/invite-{1..5}.txt)
+
+step "0. refused: no client certificate, another CA, a stranger, a user without the role"
+"$CLUSTER" "$ED" dump "$W/dump0"
+refused() { # WHAT EXPECTED-MESSAGE URL
+	local rc=0
+	n $CORE "$INVITE" create --store "$3" --key "$W/gw.key" --server $GWADDR --port $PORT \
+		--tunnel-net 10.9.0.0/24 --count 1 --password-file "$W/pw" --out-dir "$W/inv-$1" \
+		>"$W/refused-$1.log" 2>&1 || rc=$?
+	[[ $rc -ne 0 ]] || fail "$1: dust-invite create succeeded"
+	grep -q -- "$2" "$W/refused-$1.log" || fail "$1: not the clear error ($2): $(cat "$W/refused-$1.log")"
+	echo "$1: $(tail -1 "$W/refused-$1.log" | sed 's/.*: etcd /etcd /')"
+}
+refused no-cert "does the cluster trust cert=" "${URL/&cert=client.pem&key=client.key/}"
+refused other-ca "TLS: SSL peer certificate" "${URL/ca=ca.pem/ca=other-ca.pem}"
+refused stranger "does the cluster trust cert=" "${URL//=client./=stranger.}"
+URL_NOROLE=${URL//dust.pass/nobody.pass}
+refused no-role "HTTP 403: etcdserver: permission denied" "${URL_NOROLE/user=dust/user=nobody}"
+refused bad-password "authentication failed" "${URL//dust.pass/nobody.pass}"
+"$CLUSTER" "$ED" dump "$W/dump1"
+cmp -s "$W/dump0" "$W/dump1" || fail "a refused dust-invite wrote to etcd: $(diff "$W/dump0" "$W/dump1" | head -5)"
+grep -c "^$PFX/i/" "$W/dump1" | grep -qx 5 || fail "not 5 invitations in etcd: $(grep -c "^$PFX/i/" "$W/dump1")"
 
 step "two wires, two gateways in their own namespaces"
 noipv6() { # NS IFACE
@@ -237,7 +264,7 @@ echo "B refused the other key: intro_wrong_key $WK0 -> $(ctr b drop_intro_wrong_
 step "2. client 1's old intro replayed to B is refused; client 1 moves to B"
 # B follows etcd by watch: wait until it has seen the revision of client 1's freshness
 t_rev() {
-	n $CORE curl -sf -m 3 -X POST "http://$EP/v3/kv/range" -d "{\"key\":\"$(printf '%s/t/' "$PFX" | base64 -w0)\",\"range_end\":\"$(printf '%s/t0' "$PFX" | base64 -w0)\"}" |
+	"$CLUSTER" "$ED" post /v3/kv/range "{\"key\":\"$(printf '%s/t/' "$PFX" | base64 -w0)\",\"range_end\":\"$(printf '%s/t0' "$PFX" | base64 -w0)\"}" |
 		/usr/bin/python3 -c 'import json,sys; print(max([int(k["mod_revision"]) for k in json.load(sys.stdin).get("kvs", [])] or [0]))'
 }
 wait_for 10 test "$(t_rev)" -gt 0 || fail "no freshness record in etcd for client 1"
@@ -267,10 +294,10 @@ step "2b. a first use held longer than the client's 1 s between intros (etcd sta
 # Every member stopped: client 6's binding waits, its later intros are held
 # with it; once etcd answers, the gateway answers each intro in order and
 # keeps the newest. The client must end on that one (and so pings get through).
-for m in a b c; do kill -STOP "$(cat "$W/etcd/$m.pid")"; done
+for m in a b c; do kill -STOP "$(cat "$ED/$m.pid")"; done
 start_client c6 "${INV[5]}" k6 30
 wait_for 20 grep -q "intro 3 sent" "$W/c6.log" || fail "client 6 did not retry"
-for m in a b c; do kill -CONT "$(cat "$W/etcd/$m.pid")"; done
+for m in a b c; do kill -CONT "$(cat "$ED/$m.pid")"; done
 connected c6
 ping_ok c6
 echo "client 6: $(grep -c "intro . sent" "$W/c6.log") intros held for one first use, then served"
@@ -280,12 +307,12 @@ start_client c3 "${INV[2]}" k3 30
 connected c3
 bg PING_A $PFX-c3 "$W/ping-a.txt" ping -i 0.1 -W 3 $TUNGW
 bg PING_B $PFX-c1b "$W/ping-b.txt" ping -i 0.1 -W 3 $TUNGW
-"$CLUSTER" "$W/etcd" kill a
+"$CLUSTER" "$ED" kill a
 start_client c4 "${INV[3]}" k4 30
 connected c4
 ping_ok c4
 echo "one member down: client 4 bound through A"
-"$CLUSTER" "$W/etcd" kill b
+"$CLUSTER" "$ED" kill b
 SU0=$(ctr b drop_store_unavailable)
 start_client c5 "${INV[4]}" k5 60
 wait_for 30 ctr_above b drop_store_unavailable "$SU0" ||
@@ -293,7 +320,7 @@ wait_for 30 ctr_above b drop_store_unavailable "$SU0" ||
 grep -q "connected to" "$W/c5.log" && fail "client 5 connected without a quorum"
 echo "quorum lost: B refused client 5's first use (store_unavailable $(ctr b drop_store_unavailable))"
 ping_ok c4
-"$CLUSTER" "$W/etcd" restore a
+"$CLUSTER" "$ED" restore a
 connected c5
 echo "restored: client 5 connected ($(ctr b drop_store_unavailable) first-use intros refused meanwhile)"
 for p in "$PING_A" "$PING_B"; do
@@ -306,7 +333,7 @@ for g in a b; do
 	[[ -n $TX && $TX -ge 10 && $RX -ge $((TX - 1)) ]] ||
 		fail "established client on $g: $RX of $TX pings answered"
 done
-"$CLUSTER" "$W/etcd" restore b
+"$CLUSTER" "$ED" restore b
 
 step "4. dust-invite revoke on etcd cuts the sessions on both gateways"
 RA=$(ctr a sessions_revoked) RB=$(ctr b sessions_revoked)

@@ -9,6 +9,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -590,12 +591,54 @@ static void test_unreachable(void)
 	CHECK(strstr(dust_last_error(), "PREFIX") != NULL);
 }
 
+/* The etcds:// options: each mistake refused by name, before any request. */
+static void test_url_options(void)
+{
+	static const struct {
+		const char *url, *why;
+	} bad[] = {
+	    {"etcd://127.0.0.1:1/d?user=x", "need etcds://"},
+	    {"etcds://127.0.0.1:1/d?tls=yes", "bad option 'tls=yes'"},
+	    {"etcds://127.0.0.1:1/d?user=x", "go together"},
+	    {"etcds://127.0.0.1:1/d?cert=c.pem", "go together"},
+	    {"etcds://127.0.0.1:1/d?user=x&password-file=/nonexistent/pw", "/nonexistent/pw"},
+	    {"etcds://127.0.0.1:1/d?dir=/tmp/dust-url-opt&user=x&password-file=pw644",
+	     "chmod 600 /tmp/dust-url-opt/pw644"},
+	    {"etcds://127.0.0.1:1/d?dir=/tmp/dust-url-opt&user=x&password-file=empty",
+	     "empty password"},
+	    {"etcds://127.0.0.1:1/?ca=x", "PREFIX"},
+	};
+	struct dust_identity server = {0};
+	FILE *f;
+
+	CHECK(mkdir("/tmp/dust-url-opt", 0700) == 0 || errno == EEXIST);
+	CHECK((f = fopen("/tmp/dust-url-opt/pw644", "w")) != NULL && fputs("pw\n", f) >= 0 &&
+	      fclose(f) == 0 && chmod("/tmp/dust-url-opt/pw644", 0644) == 0);
+	CHECK((f = fopen("/tmp/dust-url-opt/empty", "w")) != NULL && fputs("\n", f) >= 0 &&
+	      fclose(f) == 0 && chmod("/tmp/dust-url-opt/empty", 0600) == 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK(dust_store_open(bad[i].url, 0, &server) == NULL);
+		if (!strstr(dust_last_error(), bad[i].why)) {
+			fprintf(stderr, "  %s: '%s', expected '%s'\n", bad[i].url,
+			        dust_last_error(), bad[i].why);
+			CHECK(0);
+		}
+	}
+	/* a refusal every member gives alike ends at the first: no TLS server here */
+	CHECK(dust_store_open("etcds://127.0.0.1:1/d", 0, &server) == NULL);
+	printf("  etcds unreachable: %s\n", dust_last_error());
+	remove("/tmp/dust-url-opt/pw644");
+	remove("/tmp/dust-url-opt/empty");
+	rmdir("/tmp/dust-url-opt");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
 	    {"cluster", test_cluster},
 	    {"migrate", test_migrate},
 	    {"unreachable", test_unreachable},
+	    {"url_options", test_url_options},
 	    {"bench", test_bench},
 	};
 
