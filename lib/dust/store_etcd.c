@@ -3,8 +3,8 @@
  * The invitation store on etcd (SPEC §7.5): an etcd v3 client over the
  * HTTP/JSON gateway. Keys PREFIX/{i,b,t,r}/IDHEX hold invitations,
  * bindings (create-if-absent), freshness (compare-and-swap on mod_revision)
- * and revocations. A watch thread follows the prefix; a request thread
- * commits bindings and freshness. Callers only queue and drain.
+ * and revocations. A watch thread follows the prefix; request threads
+ * commit bindings and freshness, REQ_THREADS requests in flight. Callers only queue and drain.
  */
 #include <ctype.h>
 #include <inttypes.h>
@@ -22,14 +22,20 @@
 #include "fileio.h"
 #include "store_etcd.h"
 
-#define EP_MAX     8
-#define KEY_MAX    256
-#define VAL_MAX    512
-#define QUEUE_MAX  4096
-#define PAGE       1000
-#define CONNECT_MS 500L
-#define REQUEST_MS 2500L /* above a leader change's stall (~1.4 s), below quorum loss's 503 */
-#define LOAD_MS    30000L
+#define EP_MAX    8
+#define KEY_MAX   256
+#define VAL_MAX   512
+#define QUEUE_MAX 4096
+/*
+ * Request threads: first uses and freshness commits of different
+ * invitations go to etcd side by side (etcd batches concurrent proposals
+ * into one raft round); one invitation's requests stay in order on one.
+ */
+#define REQ_THREADS 8
+#define PAGE        1000
+#define CONNECT_MS  500L
+#define REQUEST_MS  2500L /* above a leader change's stall (~1.4 s), below quorum loss's 503 */
+#define LOAD_MS     30000L
 /* all endpoints of one request: a first use is held 10 s at most (dustgw) */
 #define BUDGET_MS 6000L
 /* A reply (or one watch message) over this is refused: a page of PAGE invitations is < 1 MB. */
@@ -53,15 +59,23 @@ struct etcd_store {
 	int64_t rev;               /* atomic: newest revision applied or loaded */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	/* request thread */
-	struct etcd_req *q;
-	unsigned qhead, qlen;
+	/* request threads: one queue each, an invitation's requests on one */
+	struct req_lane {
+		struct etcd_store *es;
+		struct etcd_req *q;
+		unsigned qhead, qlen;
+		pthread_cond_t cond;
+		pthread_t thr;
+	} lane[REQ_THREADS];
+	unsigned queued; /* in all lanes */
 	struct etcd_res *res;
 	unsigned nres;
 	/* watch thread: records waiting for etcd_events */
 	struct rec_node *ev_head, **ev_tail;
 	bool started, stop;
-	pthread_t req_thr, watch_thr;
+	pthread_t watch_thr;
+	unsigned nlanes;             /* request threads started */
+	unsigned lanes;              /* request threads to start (DUST_ETCD_LANES: bench) */
 	uint8_t key[DUST_KEY_BYTES]; /* the storage key: values sealed (SPEC §7.6) */
 	uint64_t refused;            /* atomic: values read back that did not open */
 	/* etcds:// (SPEC §7.5): TLS files, and the etcd user's password and token */
@@ -809,7 +823,7 @@ static enum etcd_status do_fresh(struct etcd_store *es, CURL *c, const struct et
 	return ETCD_CONFLICT;
 }
 
-/* ---- the request thread ---------------------------------------------------------- */
+/* ---- the request threads --------------------------------------------------------- */
 
 static void result_push(struct etcd_store *es, const struct etcd_res *res)
 {
@@ -819,12 +833,15 @@ static void result_push(struct etcd_store *es, const struct etcd_res *res)
 
 /*
  * After a request found the cluster unavailable, the bindings already
- * queued fail at once instead of each waiting out its own timeout.
+ * queued on its lane fail at once instead of each waiting out its own
+ * timeout.
  */
-static void fail_queued(struct etcd_store *es)
+static void fail_queued(struct req_lane *l)
 {
-	while (es->qlen) {
-		struct etcd_req *rq = &es->q[es->qhead];
+	struct etcd_store *es = l->es;
+
+	while (l->qlen) {
+		struct etcd_req *rq = &l->q[l->qhead];
 		struct etcd_res res = {.kind = rq->kind,
 		                       .idx = rq->idx,
 		                       .cookie = rq->cookie,
@@ -832,14 +849,16 @@ static void fail_queued(struct etcd_store *es)
 
 		if (rq->kind != 'T')
 			result_push(es, &res);
-		es->qhead = (es->qhead + 1) % QUEUE_MAX;
-		es->qlen--;
+		l->qhead = (l->qhead + 1) % QUEUE_MAX;
+		l->qlen--;
+		es->queued--;
 	}
 }
 
 static void *req_main(void *arg)
 {
-	struct etcd_store *es = arg;
+	struct req_lane *l = arg;
+	struct etcd_store *es = l->es;
 	CURL *c = curl_easy_init();
 
 	pthread_mutex_lock(&es->lock);
@@ -847,13 +866,14 @@ static void *req_main(void *arg)
 		struct etcd_req rq;
 		struct etcd_res res;
 
-		if (!es->qlen) {
-			pthread_cond_wait(&es->cond, &es->lock);
+		if (!l->qlen) {
+			pthread_cond_wait(&l->cond, &es->lock);
 			continue;
 		}
-		rq = es->q[es->qhead];
-		es->qhead = (es->qhead + 1) % QUEUE_MAX;
-		es->qlen--;
+		rq = l->q[l->qhead];
+		l->qhead = (l->qhead + 1) % QUEUE_MAX;
+		l->qlen--;
+		es->queued--;
 		pthread_mutex_unlock(&es->lock);
 		memset(&res, 0, sizeof(res));
 		res.kind = rq.kind;
@@ -868,7 +888,7 @@ static void *req_main(void *arg)
 		if (rq.kind != 'T')
 			result_push(es, &res);
 		if (res.status == ETCD_UNAVAILABLE)
-			fail_queued(es);
+			fail_queued(l);
 	}
 	pthread_mutex_unlock(&es->lock);
 	if (c)
@@ -878,14 +898,17 @@ static void *req_main(void *arg)
 
 int etcd_submit(struct etcd_store *es, const struct etcd_req *rq)
 {
+	/* the ID is random (§7): its first bytes pick the lane evenly */
+	struct req_lane *l = &es->lane[rq->id[0] % es->lanes];
 	int rc = 0;
 
 	pthread_mutex_lock(&es->lock);
-	if (es->qlen + es->nres >= QUEUE_MAX) {
+	if (es->queued + es->nres >= QUEUE_MAX) {
 		rc = -ENOBUFS;
 	} else {
-		es->q[(es->qhead + es->qlen++) % QUEUE_MAX] = *rq;
-		pthread_cond_signal(&es->cond);
+		l->q[(l->qhead + l->qlen++) % QUEUE_MAX] = *rq;
+		es->queued++;
+		pthread_cond_signal(&l->cond);
 	}
 	pthread_mutex_unlock(&es->lock);
 	return rc;
@@ -1066,18 +1089,34 @@ static void *watch_main(void *arg)
 	return NULL;
 }
 
+/* Every thread told to stop, woken and joined. */
+static void threads_stop(struct etcd_store *es, bool watch)
+{
+	pthread_mutex_lock(&es->lock);
+	__atomic_store_n(&es->stop, true, __ATOMIC_RELAXED);
+	pthread_cond_broadcast(&es->cond);
+	for (unsigned i = 0; i < es->nlanes; i++)
+		pthread_cond_broadcast(&es->lane[i].cond);
+	pthread_mutex_unlock(&es->lock);
+	for (unsigned i = 0; i < es->nlanes; i++)
+		pthread_join(es->lane[i].thr, NULL);
+	es->nlanes = 0;
+	if (watch)
+		pthread_join(es->watch_thr, NULL);
+}
+
 int etcd_start(struct etcd_store *es)
 {
 	if (es->started)
 		return 0;
-	if (pthread_create(&es->req_thr, NULL, req_main, es) != 0)
-		return dust_fail(EAGAIN, "etcd: cannot start the request thread");
+	for (; es->nlanes < es->lanes; es->nlanes++)
+		if (pthread_create(&es->lane[es->nlanes].thr, NULL, req_main,
+		                   &es->lane[es->nlanes]) != 0) {
+			threads_stop(es, false);
+			return dust_fail(EAGAIN, "etcd: cannot start the request threads");
+		}
 	if (pthread_create(&es->watch_thr, NULL, watch_main, es) != 0) {
-		pthread_mutex_lock(&es->lock);
-		es->stop = true;
-		pthread_cond_broadcast(&es->cond);
-		pthread_mutex_unlock(&es->lock);
-		pthread_join(es->req_thr, NULL);
+		threads_stop(es, false);
 		return dust_fail(EAGAIN, "etcd: cannot start the watch thread");
 	}
 	es->started = true;
@@ -1221,6 +1260,7 @@ struct etcd_store *etcd_open(const char *url, const uint8_t key[DUST_KEY_BYTES])
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	struct etcd_store *es = calloc(1, sizeof(*es));
+	const char *lanes = getenv("DUST_ETCD_LANES"); /* the bench's serial baseline */
 
 	pthread_once(&once, curl_init_once);
 	if (!es) {
@@ -1232,9 +1272,18 @@ struct etcd_store *etcd_open(const char *url, const uint8_t key[DUST_KEY_BYTES])
 	pthread_cond_init(&es->cond, NULL);
 	memcpy(es->key, key, DUST_KEY_BYTES);
 	es->ev_tail = &es->ev_head;
-	es->q = calloc(QUEUE_MAX, sizeof(*es->q));
+	es->lanes = lanes && atoi(lanes) >= 1 && atoi(lanes) <= REQ_THREADS ? (unsigned)atoi(lanes)
+	                                                                    : REQ_THREADS;
+	for (unsigned i = 0; i < REQ_THREADS; i++) {
+		es->lane[i].es = es;
+		pthread_cond_init(&es->lane[i].cond, NULL);
+		es->lane[i].q = calloc(QUEUE_MAX, sizeof(*es->lane[i].q));
+	}
 	es->res = calloc(QUEUE_MAX, sizeof(*es->res));
-	if (!es->q || !es->res) {
+	for (unsigned i = 0; i < REQ_THREADS; i++)
+		if (!es->lane[i].q)
+			es->res = (free(es->res), NULL);
+	if (!es->res) {
 		dust_fail(ENOMEM, "out of memory");
 		etcd_close(es);
 		return NULL;
@@ -1257,14 +1306,8 @@ void etcd_close(struct etcd_store *es)
 
 	if (!es)
 		return;
-	if (es->started) {
-		pthread_mutex_lock(&es->lock);
-		__atomic_store_n(&es->stop, true, __ATOMIC_RELAXED);
-		pthread_cond_broadcast(&es->cond);
-		pthread_mutex_unlock(&es->lock);
-		pthread_join(es->req_thr, NULL);
-		pthread_join(es->watch_thr, NULL);
-	}
+	if (es->started)
+		threads_stop(es, true);
 	for (n = es->ev_head; n; n = next) {
 		next = n->next;
 		sodium_memzero(n->val, strlen(n->val));
@@ -1279,7 +1322,10 @@ void etcd_close(struct etcd_store *es)
 	sodium_memzero(es->password, sizeof(es->password));
 	sodium_memzero(es->token, sizeof(es->token));
 	pthread_mutex_destroy(&es->tok_lock);
-	free(es->q);
+	for (unsigned i = 0; i < REQ_THREADS; i++) {
+		free(es->lane[i].q);
+		pthread_cond_destroy(&es->lane[i].cond);
+	}
 	free(es->res);
 	pthread_mutex_destroy(&es->lock);
 	pthread_cond_destroy(&es->cond);

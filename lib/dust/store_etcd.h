@@ -2,7 +2,7 @@
 /*
  * The invitation store's etcd backend (SPEC §7.5), private to libdust: an
  * etcd v3 client over the HTTP/JSON gateway (libcurl, jansson) with a watch
- * thread and a request thread, so that no caller of the store waits on the
+ * thread and request threads, so that no caller of the store waits on the
  * network except dust-invite's own writes.
  */
 #ifndef DUST_STORE_ETCD_H
@@ -60,7 +60,7 @@ struct etcd_store;
 bool etcd_is_url(const char *path);
 /* key: the storage key (SPEC §7.6); values are sealed under it with kind and ID. */
 struct etcd_store *etcd_open(const char *url, const uint8_t key[DUST_KEY_BYTES]);
-/* Values the request thread read back (b/, t/) that did not open. */
+/* Values the request threads read back (b/, t/) that did not open. */
 uint64_t etcd_refused(const struct etcd_store *es);
 void etcd_close(struct etcd_store *es);
 /* Every record under the prefix (paged, one revision); the watch follows from there. */
@@ -71,7 +71,10 @@ int etcd_create(struct etcd_store *es, char kind, const uint8_t id[DUST_ID_BYTES
 int etcd_put(struct etcd_store *es, char kind, const uint8_t id[DUST_ID_BYTES], const char *val);
 /* Start the watch and request threads (idempotent). */
 int etcd_start(struct etcd_store *es);
-/* Queue a request for the request thread: -ENOBUFS when the queue is full. */
+/*
+ * Queue a request for a request thread (the same one for every request of
+ * one ID, in order); -ENOBUFS when the queues are full.
+ */
 int etcd_submit(struct etcd_store *es, const struct etcd_req *rq);
 unsigned etcd_results(struct etcd_store *es, struct etcd_res *out, unsigned max);
 /* Apply the records the watch brought in since the last call; how many, or -errno. */
