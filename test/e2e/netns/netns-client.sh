@@ -95,9 +95,18 @@ expect_exit() { # expect_exit PID SECONDS STATUS LOG MESSAGE
 	grep -q "$5" "$4" || { cat "$4"; fail "no message '$5' in $4"; }
 }
 
-step "unreachable server: bounded tries, clear message"
-client "$W/unreach.log" --invite "$W/inv/invite-2.txt" --key "$W/other.key" --tries 2
+step "unreachable server: bounded tries, clear message, every try on the wire"
+# nothing listens: each intro draws an ICMP port unreachable, which the next
+# send on the connected socket reports (ECONNREFUSED): that intro goes again
+bg CAPU $SRV "$W/tcpdump-u.log" tcpdump -i $PFX-s -n -U -Z root -w "$W/unreach.pcap" \
+	udp dst port $PORT
+wait_for 5 grep -q "listening on" "$W/tcpdump-u.log" || fail "tcpdump did not start"
+client "$W/unreach.log" --invite "$W/inv/invite-2.txt" --key "$W/other.key" --tries 3 --stats
 expect_exit "$CP" 10 2 "$W/unreach.log" "no answer from $SRVADDR:$PORT (unreachable, or"
+sleep 0.5 # tcpdump -U writes per packet; the pcap's last record, not a counter
+stop_pid "$CAPU"
+NU=$(tcpdump -r "$W/unreach.pcap" -n 2>/dev/null | wc -l)
+[[ $NU -eq 3 ]] || { cat "$W/unreach.log"; fail "$NU of 3 intros on the wire (ECONNREFUSED)"; }
 client "$W/unreach-q.log" --invite "$W/inv/invite-30.txt" --key "$W/other.key" --tries 2 -v
 expect_exit "$CP" 10 2 "$W/unreach-q.log" "no answer from $SRVADDR:$QPORT (unreachable, or"
 grep -q "QUIC Initial, 1250 bytes, cover www.example.com" "$W/unreach-q.log" ||
