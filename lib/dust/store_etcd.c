@@ -7,10 +7,12 @@
  * commit bindings and freshness, REQ_THREADS requests in flight. Callers only queue and drain.
  */
 #include <ctype.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,7 +21,6 @@
 #include <sodium.h>
 
 #include "dust_pvt.h"
-#include "fileio.h"
 #include "store_etcd.h"
 
 #define EP_MAX    8
@@ -903,7 +904,7 @@ int etcd_submit(struct etcd_store *es, const struct etcd_req *rq)
 	int rc = 0;
 
 	pthread_mutex_lock(&es->lock);
-	if (es->queued + es->nres >= QUEUE_MAX) {
+	if (!l->q || es->queued + es->nres >= QUEUE_MAX) { /* not started, or full */
 		rc = -ENOBUFS;
 	} else {
 		l->q[(l->qhead + l->qlen++) % QUEUE_MAX] = *rq;
@@ -920,9 +921,11 @@ unsigned etcd_results(struct etcd_store *es, struct etcd_res *out, unsigned max)
 
 	pthread_mutex_lock(&es->lock);
 	n = es->nres < max ? es->nres : max;
-	memcpy(out, es->res, n * sizeof(*out));
-	memmove(es->res, es->res + n, (es->nres - n) * sizeof(*out));
-	es->nres -= n;
+	if (n) {
+		memcpy(out, es->res, n * sizeof(*out));
+		memmove(es->res, es->res + n, (es->nres - n) * sizeof(*out));
+		es->nres -= n;
+	}
 	pthread_mutex_unlock(&es->lock);
 	return n;
 }
@@ -1022,6 +1025,19 @@ static size_t watch_write(char *data, size_t size, size_t n, void *arg)
 	return w->resync || __atomic_load_n(&w->es->stop, __ATOMIC_RELAXED) ? 0 : size * n;
 }
 
+bool etcd_watch_feed(struct etcd_store *es, const char *data, size_t len, size_t chunk)
+{
+	struct watch_ctx w = {.es = es};
+
+	for (size_t off = 0, n; off < len; off += n) {
+		n = len - off < chunk ? len - off : chunk;
+		if (watch_write((char *)(uintptr_t)(data + off), 1, n, &w) != n)
+			break;
+	}
+	buf_free(&w.b);
+	return w.resync;
+}
+
 static void watch_once(struct etcd_store *es, CURL *c, struct watch_ctx *w, const char *ep)
 {
 	char k64[2 * KEY_MAX], e64[2 * KEY_MAX], body[8 * KEY_MAX], url[KEY_MAX + 64];
@@ -1105,10 +1121,25 @@ static void threads_stop(struct etcd_store *es, bool watch)
 		pthread_join(es->watch_thr, NULL);
 }
 
+/* The request queues and results: only a store that commits needs them (not dust-invite). */
+static int queues_alloc(struct etcd_store *es)
+{
+	for (unsigned i = 0; i < es->lanes; i++)
+		if (!es->lane[i].q && !(es->lane[i].q = calloc(QUEUE_MAX, sizeof(*es->lane[i].q))))
+			return dust_fail(ENOMEM, "out of memory");
+	if (!es->res && !(es->res = calloc(QUEUE_MAX, sizeof(*es->res))))
+		return dust_fail(ENOMEM, "out of memory");
+	return 0;
+}
+
 int etcd_start(struct etcd_store *es)
 {
+	int rc;
+
 	if (es->started)
 		return 0;
+	if ((rc = queues_alloc(es)) != 0)
+		return rc;
 	for (; es->nlanes < es->lanes; es->nlanes++)
 		if (pthread_create(&es->lane[es->nlanes].thr, NULL, req_main,
 		                   &es->lane[es->nlanes]) != 0) {
@@ -1131,14 +1162,23 @@ bool etcd_is_url(const char *path)
 	       strncmp(path, ETCD_TLS_SCHEME, strlen(ETCD_TLS_SCHEME)) == 0;
 }
 
-/* The password file: private (0600, as key files), its first line. */
+/*
+ * The password file: a regular file (a FIFO or a device would hang the
+ * read), private (0600, as key files), not a symlink; its first line.
+ */
 static int read_password(struct etcd_store *es, const char *path)
 {
-	int fd = dust_file_open_private(path);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	struct stat sb;
 	ssize_t n;
 
 	if (fd < 0)
-		return fd;
+		return dust_fail(errno, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || (sb.st_mode & 077)) {
+		close(fd);
+		return dust_fail(EPERM, "%s: want a regular file, mode 0600 (chmod 600 %s)", path,
+		                 path);
+	}
 	n = read(fd, es->password, sizeof(es->password));
 	close(fd);
 	if (n < 0)
@@ -1277,16 +1317,6 @@ struct etcd_store *etcd_open(const char *url, const uint8_t key[DUST_KEY_BYTES])
 	for (unsigned i = 0; i < REQ_THREADS; i++) {
 		es->lane[i].es = es;
 		pthread_cond_init(&es->lane[i].cond, NULL);
-		es->lane[i].q = calloc(QUEUE_MAX, sizeof(*es->lane[i].q));
-	}
-	es->res = calloc(QUEUE_MAX, sizeof(*es->res));
-	for (unsigned i = 0; i < REQ_THREADS; i++)
-		if (!es->lane[i].q)
-			es->res = (free(es->res), NULL);
-	if (!es->res) {
-		dust_fail(ENOMEM, "out of memory");
-		etcd_close(es);
-		return NULL;
 	}
 	if (parse_url(es, url) != 0) {
 		etcd_close(es);

@@ -79,6 +79,12 @@ int etcd_submit(struct etcd_store *es, const struct etcd_req *rq);
 unsigned etcd_results(struct etcd_store *es, struct etcd_res *out, unsigned max);
 /* Apply the records the watch brought in since the last call; how many, or -errno. */
 int etcd_events(struct etcd_store *es, etcd_rec_fn fn, void *arg);
+/*
+ * The watch's stream parser on data as if etcd had sent it, chunk bytes a
+ * write (tests, fuzzing): its records go to etcd_events. True when the
+ * stream asked for everything to be read again.
+ */
+bool etcd_watch_feed(struct etcd_store *es, const char *data, size_t len, size_t chunk);
 /* The newest revision the store has seen (load or watch). */
 int64_t etcd_revision(const struct etcd_store *es);
 #else

@@ -370,6 +370,29 @@ static void store_seeds(void)
 	rmdir(dir);
 }
 
+/* fuzz_etcd: store URLs (odd first byte) and watch streams (even, then a chunk byte). */
+static void etcd_seeds(void)
+{
+	static const char *const urls[] = {
+	    "\x01etcd://127.0.0.1:2379,127.0.0.1:2380/dust",
+	    "\x01etcds://10.0.0.1:2379/dust?dir=/nonexistent&ca=ca.pem&cert=c.pem&key=c.key",
+	    "\x01etcds://h:1/p?user=u&password-file=/nonexistent/pw&tls=1",
+	};
+	static const char watch[] =
+	    "\x00\x03{\"result\":{\"header\":{\"revision\":\"7\"},\"created\":true}}\n"
+	    "{\"result\":{\"header\":{\"revision\":\"8\"},\"events\":[{\"kv\":{\"key\":"
+	    "\"ZnovaS8wMDExMjIzMzQ0NTU2Njc3\",\"mod_revision\":\"8\",\"value\":\"YWJj\"}},"
+	    "{\"type\":\"DELETE\",\"kv\":{\"key\":\"ZnovYi8wMDExMjIzMzQ0NTU2Njc3\"}}]}}\n"
+	    "{\"result\":{\"compact_revision\":\"5\",\"canceled\":true}}\n";
+	char name[16];
+
+	for (size_t i = 0; i < sizeof(urls) / sizeof(urls[0]); i++) {
+		snprintf(name, sizeof(name), "url%zu", i);
+		put("etcd", name, urls[i], strlen(urls[i] + 1) + 1);
+	}
+	put("etcd", "watch", watch, sizeof(watch) - 1);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -392,5 +415,6 @@ int main(int argc, char **argv)
 	inner_seeds();
 	mlkem_seeds();
 	store_seeds();
+	etcd_seeds();
 	return 0;
 }
