@@ -18,6 +18,22 @@
 #define WAIT_MS 20000 /* generous: the machine may be loaded */
 
 static const char *url, *ctl;
+
+/* url with its PREFIX (after the endpoints' '/', before any '?options') replaced. */
+static void url_with_prefix(char *out, size_t cap, const char *prefix)
+{
+	const char *q = strchr(url, '?'), *slash = url + strcspn(url + 8, "/") + 8;
+
+	snprintf(out, cap, "%.*s%s%s", (int)(slash + 1 - url), url, prefix, q ? q : "");
+}
+
+/* url's PREFIX, into out. */
+static void url_prefix(char *out, size_t cap)
+{
+	const char *slash = url + strcspn(url + 8, "/") + 8;
+
+	snprintf(out, cap, "%.*s", (int)strcspn(slash + 1, "?"), slash + 1);
+}
 static bool last_held; /* the last accept_bytes: its acceptance waits for the store */
 
 static uint64_t mono_ms(void)
@@ -50,7 +66,7 @@ static void gw_open(struct gw *g, const struct dust_identity *server, uint8_t se
 		fprintf(stderr, "  open %s: %s\n", url, dust_last_error());
 	CHECK(g->srv.store != NULL);
 	dust_store_set_deferred(g->srv.store, true);
-	CHECK(dust_store_is_remote(g->srv.store) == (strncmp(url, "etcd://", 7) == 0));
+	CHECK(dust_store_is_remote(g->srv.store) == (strncmp(url, "etcd", 4) == 0));
 	CHECK(dust_store_tick(g->srv.store, FIX_NOW_S) >= 0);
 	dust_limits_default(&g->srv.lim);
 	fix_rng_seed(&g->rng, seed);
@@ -204,8 +220,9 @@ static void check_sealed(struct gw *a, const struct dust_identity *server,
 	char cmd[512], junk[2 * 100 + 1];
 	uint8_t rnd[100];
 	struct dust_store *tool;
-	const char *prefix = strrchr(url, '/') + 1;
+	char prefix[128];
 
+	url_prefix(prefix, sizeof(prefix));
 	CHECK(strstr(dump, "/i/") && strstr(dump, "/b/") && strstr(dump, "/r/"));
 	for (unsigned i = 0; i < n; i++) {
 		sodium_bin2hex(hex, sizeof(hex), inv[i].secret, DUST_KEY_BYTES);
@@ -554,7 +571,7 @@ static void test_bench(void)
 	CHECK(dust_identity_generate(&server) == 0);
 	CHECK(mkdtemp(dir) != NULL);
 	snprintf(path, sizeof(path), "%s/store", dir);
-	snprintf(etcd_path, sizeof(etcd_path), "%s-bench", etcd_url);
+	url_with_prefix(etcd_path, sizeof(etcd_path), "lib-bench");
 	bench_store(path, &server, n);
 	bench_store(etcd_path, &server, n);
 	url = etcd_url;
@@ -579,7 +596,7 @@ static void test_migrate(void)
 	char pkhex[2 * DUST_PK_BYTES + 1], *dump;
 	uint8_t pt[DUST_INVITE_PT_MAX];
 
-	snprintf(murl, sizeof(murl), "%.*smig", (int)(strrchr(url, '/') + 1 - url), url);
+	url_with_prefix(murl, sizeof(murl), "mig");
 	CHECK(dust_identity_generate(&server) == 0 && dust_identity_generate(&client) == 0);
 	CHECK(dust_ipaddr_parse(&addr, "192.0.2.1") == 0 &&
 	      dust_ipaddr_parse(&tun, "10.9.0.2") == 0);
