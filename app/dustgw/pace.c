@@ -4,8 +4,10 @@
  * datagrams some microseconds apart, where the gateway's TX burst would
  * send them back to back. Each worker keeps a timing wheel of one-
  * microsecond slots; a quic session's sealed datagram leaves at
- * max(now, its session's last departure + a gap drawn from the cover's)
- * and the loop releases what is due. Push and release are O(1) per
+ * max(now, its session's last departure + a gap drawn from the cover's,
+ * capped at 4/5 of its own mean interval over the last millisecond: the
+ * tunnel's throughput is never held under what it brings, gaps.h) and the
+ * loop releases what is due. Push and release are O(1) per
  * datagram (release also steps over empty slots, one per microsecond
  * passed, at most the wheel's size); the wheel holds at most cap mbufs
  * and a datagram past its horizon or its cap is dropped and counted, as a
@@ -127,8 +129,9 @@ enum {
 
 struct dgw_pace_w {
 	struct dgw_pacer wheel;
-	uint64_t hz;  /* TSC cycles per second */
-	bool pending; /* sent into the TX buffer since the last flush */
+	struct dust_pace_rate rate[PACE_LANES]; /* per lane, in TSC cycles */
+	uint64_t hz;                            /* TSC cycles per second */
+	bool pending;                           /* sent into the TX buffer since the last flush */
 };
 
 int dgw_pace_init(struct dgw_worker *w)
@@ -173,9 +176,11 @@ void dgw_pace_free(struct dgw_worker *w)
 void dgw_pace_tx(struct dgw_worker *w, struct rte_mbuf *m, const struct dust_session *s)
 {
 	struct dgw_pace_w *p = w->pace;
+	uint64_t now = rte_rdtsc();
 	uint64_t gap = (uint64_t)dust_quic_gap_ns(DUST_ROLE_SERVER, &w->rng) * p->hz / 1000000000u;
+	uint64_t cap = dust_pace_cap(&p->rate[s->invite_idx & (PACE_LANES - 1)], now, p->hz / 1000);
 
-	switch (dgw_pacer_push(&p->wheel, s->invite_idx, rte_rdtsc(), gap, m)) {
+	switch (dgw_pacer_push(&p->wheel, s->invite_idx, now, RTE_MIN(gap, cap), m)) {
 	case DGW_PACE_NOW:
 		p->pending = true;
 		dgw_net_tx(w, m);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "check.h"
+#include "gaps.h"
 #include "pace.h"
 
 enum { TICK = 1000, LANES = 3, PER_LANE = 200 };
@@ -164,6 +165,30 @@ static void test_wrap_stall(void)
 	dgw_pacer_fini(&p);
 }
 
+/*
+ * The rate cap (gaps.h): a sender bringing a datagram every 2 us gets gaps
+ * of at most 1.6 us from the second window on (it paces at 5/4 of its own
+ * rate); one every 100 us, or after a silence, gets no cap (the cover's
+ * gaps stand).
+ */
+static void test_rate_cap(void)
+{
+	struct dust_pace_rate r = {0};
+	uint64_t now = 1000000, cap = 0;
+
+	CHECK_EQ(dust_pace_cap(&r, now, 1000000), UINT64_MAX);
+	for (unsigned i = 1; i <= 1000; i++)
+		cap = dust_pace_cap(&r, now + i * 2000, 1000000);
+	CHECK_EQ(r.cap, 1600); /* 500 datagrams in the 1 ms window before */
+	CHECK_EQ(cap, 1600);
+	/* a silence of more than two windows: no cap from it */
+	CHECK_EQ(dust_pace_cap(&r, now + 6000000, 1000000), UINT64_MAX);
+	memset(&r, 0, sizeof(r));
+	for (unsigned i = 1; i <= 100; i++)
+		cap = dust_pace_cap(&r, now + i * 100000, 1000000);
+	CHECK_EQ(cap, 80000); /* 10 a window: 4/5 of 100 us, over any cover gap */
+}
+
 int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
@@ -171,6 +196,7 @@ int main(int argc, char **argv)
 	    {"now", test_now},
 	    {"full", test_full},
 	    {"wrap_stall", test_wrap_stall},
+	    {"rate_cap", test_rate_cap},
 	};
 
 	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);

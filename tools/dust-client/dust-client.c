@@ -119,8 +119,9 @@ struct client {
 	unsigned attempts;
 	uint64_t next_intro_ms, intro_gap_ms;
 	uint64_t last_rx_ms, last_tx_ms, last_ka_ms;
-	uint64_t pace_last_ns; /* quic: the last data datagram's departure (pace_wait) */
-	uint8_t held[DG_MAX];  /* last TUN packet read while connecting */
+	uint64_t pace_last_ns;           /* quic: the last data datagram's departure (pace_wait) */
+	struct dust_pace_rate pace_rate; /* quic: the client's own rate (pace_wait) */
+	uint8_t held[DG_MAX];            /* last TUN packet read while connecting */
 	size_t held_len;
 	char server[80];
 	char ifname[IFNAMSIZ];
@@ -933,21 +934,29 @@ static uint8_t *tx_data(struct client *c)
 
 /*
  * quic: a data datagram leaves a gap drawn from Chromium's after the one
- * before (SPEC §12.4), or at once after a longer silence. The gaps are
- * 11-48 us, under what a sleep can hit: the wait spins.
+ * before (SPEC §12.4), at most 4/5 of the client's own mean interval over
+ * the last millisecond (gaps.h), or at once after a longer silence. The
+ * gaps are 11-48 us, under what a sleep can hit: the wait spins.
  */
-static void pace_wait(struct client *c)
+static uint64_t pace_now_ns(void)
 {
 	struct timespec ts;
-	uint64_t now, dep;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void pace_wait(struct client *c)
+{
+	uint64_t now, gap, cap;
 
 	if (c->o->no_pacing || c->cur.profile != DUST_PROFILE_QUIC)
 		return;
-	dep = c->pace_last_ns + dust_quic_gap_ns(DUST_ROLE_CLIENT, &c->rng);
-	do {
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	} while (now < dep);
+	now = pace_now_ns();
+	gap = dust_quic_gap_ns(DUST_ROLE_CLIENT, &c->rng);
+	cap = dust_pace_cap(&c->pace_rate, now, 1000000);
+	while (now < c->pace_last_ns + (gap < cap ? gap : cap))
+		now = pace_now_ns();
 	c->pace_last_ns = now;
 }
 

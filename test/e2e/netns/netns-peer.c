@@ -44,6 +44,7 @@ struct peer {
 	int sock; /* the socket of its profile */
 	bool live;
 	uint64_t pace_last_ns; /* quic: the last data datagram's departure */
+	struct dust_pace_rate pace_rate;
 };
 
 struct server {
@@ -213,21 +214,29 @@ static void send_to(const struct peer *p, const uint8_t *pkt, size_t len)
 }
 
 /*
- * quic: a datagram leaves a gap drawn from caddy's after the one before
- * (SPEC §12.4), as dustgw's pacer sends it; a spin, the gaps being 4-49 us.
+ * quic: a datagram leaves a gap drawn from caddy's after the one before,
+ * at most 4/5 of the mean interval over the last millisecond (SPEC §12.4),
+ * as dustgw's pacer sends it; a spin, the gaps being 4-49 us.
  */
-static void pace_wait(struct server *sv, struct peer *p)
+static uint64_t pace_now_ns(void)
 {
 	struct timespec ts;
-	uint64_t now, dep;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void pace_wait(struct server *sv, struct peer *p)
+{
+	uint64_t now, gap, cap;
 
 	if (!sv->pacing || p->s.profile != DUST_PROFILE_QUIC)
 		return;
-	dep = p->pace_last_ns + dust_quic_gap_ns(DUST_ROLE_SERVER, &sv->rng);
-	do {
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	} while (now < dep);
+	now = pace_now_ns();
+	gap = dust_quic_gap_ns(DUST_ROLE_SERVER, &sv->rng);
+	cap = dust_pace_cap(&p->pace_rate, now, 1000000);
+	while (now < p->pace_last_ns + (gap < cap ? gap : cap))
+		now = pace_now_ns();
 	p->pace_last_ns = now;
 }
 
