@@ -50,6 +50,12 @@ static int check_cover(const struct dgw_config *cfg)
 		printf("dustgw: quic data sizes: %s\n",
 		       cfg->pad.model ? "the cover's (Chromium 156 <-> caddy page loads)"
 		                      : "[padding] as on the random port");
+	if (cfg->quic_port)
+		printf("dustgw: quic downstream pacing: %s\n",
+		       !cfg->pacing ? "off (a burst's datagrams back to back)"
+		       : cfg->clock == DGW_CLOCK_CAPTURE
+		           ? "cover, but off under [runtime] clock = capture (replay)"
+		           : "cover (gaps within a burst drawn from caddy's, SPEC §12.4)");
 	if (cfg->cover != DGW_COVER_TAP)
 		return 0;
 	if (access("/dev/net/tun", R_OK | W_OK) != 0) {

@@ -41,7 +41,7 @@ static const char *const known_keys[][12] = {
      "poll_nap_max_us", "intro_share", NULL},
     {"telemetry", "prometheus", NULL},
     {"quic", "cover", "cover_iface", "cover_rate", "cover_prefix_rate", "cover_flows",
-     "cover_idle_s", "sizes", NULL},
+     "cover_idle_s", "sizes", "pacing", NULL},
     {"random", "cover", NULL},
 };
 
@@ -70,6 +70,7 @@ void dgw_config_defaults(struct dgw_config *cfg)
 	cfg->cover_prefix_rate = 2000;
 	cfg->cover_flows = 16384;
 	cfg->cover_idle_s = 60;
+	cfg->pacing = true;
 }
 
 static int fail(struct cfg_ctx *c, const char *fmt, ...)
@@ -363,6 +364,11 @@ static int load_cover(struct cfg_ctx *c, struct dgw_config *cfg)
 	if (v && strcmp(v, "cover") && strcmp(v, "padding"))
 		return fail(c, "[quic] sizes = '%s': want cover or padding", v);
 	cfg->pad.model = !v || !strcmp(v, "cover");
+	/* quic downstream pacing (SPEC §12.4): the cover's gaps within a burst, or none */
+	v = get(c, "quic", "pacing");
+	if (v && strcmp(v, "cover") && strcmp(v, "off"))
+		return fail(c, "[quic] pacing = '%s': want cover or off", v);
+	cfg->pacing = !v || !strcmp(v, "cover");
 	return 0;
 }
 

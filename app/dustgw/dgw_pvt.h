@@ -187,6 +187,7 @@ struct dgw_worker {
 	bool slow_running;
 	uint16_t *slow_eps;        /* queued datagrams per endpoint hash (DGW_SLOW_EPS counters) */
 	struct dgw_cover_w *cover; /* the exception path's flows, buckets, tap TX (cover.c) */
+	struct dgw_pace_w *pace;   /* quic downstream pacing, or NULL when off (pace.c) */
 	struct dgw_stats st;
 } __rte_cache_aligned;
 
@@ -276,12 +277,22 @@ bool dgw_neigh_ns(struct dgw_worker *w, struct rte_mbuf *m, const struct rte_eth
  * (tools/check-cycles checks it):
  *   sessmap.c, cid.c, eph.c, net.c (neigh.c)   publication, tables, wire
  *   dispose.c                                  drop, open, deliver, answer
- *   pending.c, pubwait.c, slow.c               parking queues: hand back
+ *   pending.c, pubwait.c, slow.c, pace.c       parking queues: hand back
  *   replay.c                                   the capture's clock
  *   lifecycle.c                                intro, live, retire, expire
  *   quic.c                                     the quic profile's dispatch
  *   decode.c, inbox.c, encode.c, worker.c      dispatch and the loop
  */
+
+/*
+ * pace.c: quic datagrams toward clients leave at the cover's gaps (SPEC
+ * §12.4). run returns what it sent plus what it still holds (a worker
+ * holding datagrams does not nap).
+ */
+int dgw_pace_init(struct dgw_worker *w);
+void dgw_pace_free(struct dgw_worker *w);
+void dgw_pace_tx(struct dgw_worker *w, struct rte_mbuf *m, const struct dust_session *s);
+unsigned dgw_pace_run(struct dgw_worker *w, uint64_t now_tsc);
 
 /* cover.c: is the exception path on? (then w->cover is set) */
 static inline bool dgw_cover_on(const struct dgw_worker *w)

@@ -101,6 +101,7 @@ struct dgw_config {
 	uint32_t cover_prefix_rate; /**< frames/s handed over from one /24 or /48 */
 	uint32_t cover_flows;       /**< quic flows remembered per worker */
 	uint32_t cover_idle_s;      /**< a remembered flow is forgotten after this idle time */
+	bool pacing;                /**< [quic] pacing = cover: downstream gaps as the cover's */
 };
 
 /** [quic] cover */
@@ -167,6 +168,7 @@ enum dgw_ctr {
 	DGW_CTR_MSG_BACKLOG,       /**< RETIRED messages that waited for room in the main ring */
 	DGW_CTR_HANDOFF_TX,        /**< quic short headers handed to the worker owning their CID */
 	DGW_CTR_HANDOFF_RX,        /**< quic short headers taken from another worker's handoff */
+	DGW_CTR_PACED,             /**< quic datagrams held by the pacer for their departure */
 	DGW_CTR_MAX
 };
 
@@ -216,6 +218,7 @@ enum dgw_drop {
 	DGW_DROP_COVER_PREFIX_RATE, /**< not Dust, over [quic] cover_prefix_rate for its prefix */
 	DGW_DROP_COVER_TX_FULL,     /**< the cover tap's TX queue did not take the frame */
 	DGW_DROP_HANDOFF_FULL,      /**< the CID owner's handoff ring did not take the datagram */
+	DGW_DROP_PACE_FULL,         /**< quic datagram past the pacer's horizon or room */
 	DGW_DROP_MAX
 };
 

@@ -185,7 +185,10 @@ static void seal_done(struct dgw_worker *w, struct rte_mbuf *m, const struct dus
 	}
 	w->st.ctr[DGW_CTR_ENCODED]++;
 	DUST_PROF_LAP(FRAME);
-	dgw_net_tx(w, m);
+	if (w->pace && s->profile == DUST_PROFILE_QUIC)
+		dgw_pace_tx(w, m, s); /* pace.c: at the cover's gaps */
+	else
+		dgw_net_tx(w, m);
 	DUST_PROF_LAP(TX);
 }
 

@@ -77,6 +77,7 @@ static const char *const ctr_help[DGW_CTR_MAX] = {
     [DGW_CTR_COVER_FLOW_FULL] = "Cover flow table full: frames handed over, not remembered.",
     [DGW_CTR_HANDOFF_TX] = "Quic short headers handed to the worker owning their CID.",
     [DGW_CTR_HANDOFF_RX] = "Quic short headers taken from another worker's handoff ring.",
+    [DGW_CTR_PACED] = "Quic profile: datagrams the pacer held for their departure time.",
     [DGW_CTR_MSG_BACKLOG] = "RETIRED messages that waited for room in the main lcore's ring.",
 };
 

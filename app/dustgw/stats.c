@@ -43,6 +43,7 @@ static const char *const ctr_names[DGW_CTR_MAX] = {
     [DGW_CTR_MSG_BACKLOG] = "msg_backlogged",
     [DGW_CTR_HANDOFF_TX] = "quic_handoff_tx",
     [DGW_CTR_HANDOFF_RX] = "quic_handoff_rx",
+    [DGW_CTR_PACED] = "quic_paced",
 };
 
 static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {
@@ -83,6 +84,7 @@ static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {
     [DGW_DROP_COVER_PREFIX_RATE - DUST_DROP_MAX] = "cover_prefix_rate",
     [DGW_DROP_COVER_TX_FULL - DUST_DROP_MAX] = "cover_tx_full",
     [DGW_DROP_HANDOFF_FULL - DUST_DROP_MAX] = "quic_handoff_full",
+    [DGW_DROP_PACE_FULL - DUST_DROP_MAX] = "quic_pace_full",
 };
 
 const char *dgw_ctr_name(unsigned c)

@@ -115,10 +115,14 @@ int dgw_worker_main(void *arg)
 			got += (uint16_t)dgw_quic_handoff_poll(w);
 		if (w->slow_n)
 			dgw_decode_slow(w, rte_rdtsc() - now, got >= DGW_BURST);
+		if (w->pace)
+			got += (uint16_t)RTE_MIN(dgw_pace_run(w, rte_rdtsc()), (unsigned)DGW_BURST);
 		rte_rcu_qsbr_quiescent(gw->rcu, w->wid);
 		dgw_poll_idle(w, got ? got : (uint16_t)(w->slow_n != 0), now);
 	}
 	dgw_cover_poll(w);
+	if (w->pace)
+		dgw_pace_run(w, UINT64_MAX); /* what the wheel held goes now */
 	rte_eth_tx_buffer_flush(gw->net_port, w->wid, w->net_txb);
 	rte_eth_tx_buffer_flush(gw->dlv_port, w->wid, w->dlv_txb);
 	rte_rcu_qsbr_thread_offline(gw->rcu, w->wid);

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""The cover's datagram sizes, per direction, from a capture of real HTTP/3
-page loads (capture.sh): the size model of SPEC §12.4.
+"""The cover's datagram sizes and pacing, per direction, from a capture of
+real HTTP/3 page loads (capture.sh): the size model and the pacer's gaps of
+SPEC §12.4.
 
 Only 1-RTT datagrams count (first byte 01xxxxxx: a short header first), so
 the model is of the traffic after the handshake, which is what a Dust
@@ -9,9 +10,17 @@ session's data imitates. Sizes above the direction's bound (1250 client,
 1252 server: quic-go grows its datagrams past 1252 once path MTU discovery
 succeeds, which Dust's bound does not follow) count as the bound.
 
+The gaps are the inter-departure times within a burst: between two
+consecutive datagrams of a flow going the same way, nothing between them
+the other way, under BURST_US apart (longer waits are the application's or
+the peer's, which a tunnel's own traffic brings with it). The capture
+stamps microseconds, so a gap is a whole number of them.
+
 usage: size-model.py CAPTURE.pcap            print lib/dust/quic_sizes.h
-       size-model.py CAPTURE.pcap --stats    datagrams and sizes per direction
-       size-model.py CAPTURE.pcap --check H  fail unless H is what it prints"""
+       size-model.py CAPTURE.pcap --gaps     print lib/dust/quic_gaps.h
+       size-model.py CAPTURE.pcap --stats    datagrams, sizes and gaps per direction
+       size-model.py CAPTURE.pcap --check H  fail unless H is what it prints
+       size-model.py CAPTURE.pcap --gaps --check H   the same for the gaps"""
 import collections
 import contextlib
 import io
@@ -19,6 +28,7 @@ import struct
 import sys
 
 BOUND = {"c2s": 1250, "s2c": 1252}
+BURST_US = 50
 
 
 def udp_payloads(path, port=443):
@@ -62,26 +72,47 @@ def model(path):
     return sizes
 
 
+def gaps(path):
+    """Per direction, a Counter of the gaps (whole us) within bursts."""
+    out = {"c2s": collections.Counter(), "s2c": collections.Counter()}
+    last = {}  # client port -> (time, direction) of its flow's previous datagram
+    for t, d, _, _, cport in udp_payloads(path):
+        prev = last.get(cport)
+        last[cport] = (t, d)
+        if prev is None or prev[1] != d:
+            continue
+        us = round((t - prev[0]) * 1e6)
+        if us < BURST_US:
+            out[d][us] += 1
+    return out
+
+
 def main():
     if len(sys.argv) < 2:
         raise SystemExit(__doc__)
     sizes = model(sys.argv[1])
+    pace = gaps(sys.argv[1])
     if "--stats" in sys.argv:
         for d in ("c2s", "s2c"):
-            c = sizes[d]
-            print("%s: %d datagrams, %d sizes, min %d, max %d" %
-                  (d, sum(c.values()), len(c), min(c), max(c)))
+            c, g = sizes[d], pace[d]
+            n = sum(g.values())
+            med = sorted(g.elements())[n // 2]
+            print("%s: %d datagrams, %d sizes, min %d, max %d; %d gaps under %d us, "
+                  "mean %.1f us, median %d us" %
+                  (d, sum(c.values()), len(c), min(c), max(c), n, BURST_US,
+                   sum(k * v for k, v in g.items()) / n, med))
         return
+    write = (lambda: gap_header(pace)) if "--gaps" in sys.argv else (lambda: header(sizes))
     if "--check" in sys.argv:
         path = sys.argv[sys.argv.index("--check") + 1]
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            header(sizes)
+            write()
         if open(path).read() != out.getvalue():
             raise SystemExit("%s is not what %s gives: regenerate it" % (path, sys.argv[1]))
         print("%s matches %s" % (path, sys.argv[1]))
         return
-    header(sizes)
+    write()
 
 
 def header(sizes):
@@ -104,6 +135,33 @@ def header(sizes):
         print(wrap([s for s, _ in items]))
         print("};")
         print("static const uint32_t quic_%s_cum[%d] = {" % (d, len(items)))
+        print(wrap(cum))
+        print("};\n")
+    print("/* clang-format on */\n#endif")
+
+
+def gap_header(pace):
+    print("/* SPDX-License-Identifier: BSD-3-Clause */")
+    print("/*")
+    print(" * The cover's inter-departure gaps within a burst, per direction (SPEC §12.4),")
+    print(" * written by bench/cover/size-model.py --gaps from")
+    print(" * test/data/chromium156-caddy-loads.pcap (Debian's Chromium 156 loading pages")
+    print(" * from caddy 2.6.2 over HTTP/3): consecutive datagrams of a flow the same way,")
+    print(" * under %d us apart, in whole microseconds (the capture's resolution)." % BURST_US)
+    print(" * Each table is sorted by gap; cum[i] is the count of gaps <= us[i].")
+    print(" */")
+    print("#ifndef DUST_QUIC_GAPS_H\n#define DUST_QUIC_GAPS_H\n\n#include <stdint.h>\n")
+    print("/* generated tables: one layout for every regeneration */\n/* clang-format off */")
+    for d in ("c2s", "s2c"):
+        items = sorted(pace[d].items())
+        cum, acc = [], 0
+        for _, k in items:
+            acc += k
+            cum.append(acc)
+        print("static const uint16_t quic_%s_gap_us[%d] = {" % (d, len(items)))
+        print(wrap([g for g, _ in items]))
+        print("};")
+        print("static const uint32_t quic_%s_gap_cum[%d] = {" % (d, len(items)))
         print(wrap(cum))
         print("};\n")
     print("/* clang-format on */\n#endif")

@@ -51,6 +51,8 @@ printf '[quic]\ncover = nginx\n' | cat quic.conf - >cover-mode.conf
 EXPECT="cover = 'nginx': want off or tap" expect_err "cover mode" --config cover-mode.conf
 printf '[quic]\nsizes = uniform\n' | cat quic.conf - >sizes.conf
 EXPECT="sizes = 'uniform': want cover or padding" expect_err "quic sizes" --config sizes.conf
+printf '[quic]\npacing = fast\n' | cat quic.conf - >pacing.conf
+EXPECT="pacing = 'fast': want cover or off" expect_err "quic pacing" --config pacing.conf
 printf '[quic]\ncover = tap\ncover_iface = a/b\n' | cat quic.conf - >cover-if.conf
 EXPECT="not an interface name" expect_err "cover interface" --config cover-if.conf
 printf '[quic]\ncover = tap\ncover_iface = cov7\n' | cat quic.conf - >cover.conf
@@ -58,5 +60,10 @@ printf '[quic]\ncover = tap\ncover_iface = cov7\n' | cat quic.conf - >cover.conf
 	{ cat check.txt >&2; fail "--check-config refused a cover config"; }
 grep -q "cover: .*kernel interface cov7" check.txt || { cat check.txt >&2; fail "--check-config: no cover line"; }
 grep -q "quic data sizes: the cover's" check.txt || { cat check.txt >&2; fail "--check-config: no sizes line"; }
+grep -q "quic downstream pacing: cover (gaps" check.txt || { cat check.txt >&2; fail "--check-config: no pacing line"; }
+printf '[quic]\npacing = off\n' | cat quic.conf - >pacing-off.conf
+"$DUSTGW" -- --config pacing-off.conf --check-config >check.txt 2>&1 ||
+	{ cat check.txt >&2; fail "--check-config refused pacing = off"; }
+grep -q "quic downstream pacing: off" check.txt || { cat check.txt >&2; fail "--check-config: pacing = off not shown"; }
 echo "ok: cover config"
 echo "PASS gw-config"

@@ -1,0 +1,126 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Throughput through a quic tunnel, paced (SPEC §12.4: [quic] pacing = cover
+# in dustgw, --pacing cover in dust-client) against unpaced (off at both
+# ends), side by side in one run: the runs alternate (cover, off, cover,
+# off, ...) so that the machine's other load falls on both alike. Each run
+# starts dustgw (net_af_packet on a veth, delivery on net_tap) and one
+# dust-client, then iperf3 TCP up, TCP down (-R) and UDP down (-u -R).
+#
+#  ns $PFX-c: dust-client (TUN dust0), route 10.61.0.0/24 via dust0
+#     $PFX-c 192.168.61.2 ====== $PFX-g (dustgw net_af_packet, 192.168.61.1:443 quic)
+#  ns $PFX-gw: dustgw, TAP $PFX-tap 10.60.0.1/24, forwarding, $PFX-gf 10.61.0.1
+#  ns $PFX-far: $PFX-f 10.61.0.2, iperf3 -s
+#
+# usage: pace-throughput.sh BUILD_DIR [PAIRS] [SECONDS]   (root; default 2 pairs, 5 s)
+#   UDP_RATE (default 400M) is iperf3's offered UDP rate downstream.
+set -e
+set -o pipefail
+
+B=$(realpath "$1")
+PAIRS=${2:-2}
+SECS=${3:-5}
+UDP_RATE=${UDP_RATE:-400M}
+DUSTGW=$B/app/dustgw/dustgw
+CLIENT=$B/tools/dust-client/dust-client
+INVITE=$B/tools/dust-invite/dust-invite
+PFX=pc$$
+W=$(mktemp -d /tmp/dust-pace-tput.XXXXXX)
+. "$(dirname "$(realpath "$0")")/../../test/e2e/netns/common.sh"
+GWPID=
+CL=
+cleanup() {
+	[[ -n $CL ]] && stop_pid "$CL"
+	common_cleanup
+	rm -rf "$W"
+}
+trap cleanup EXIT
+
+need_root_tools iperf3 /usr/bin/python3
+echo "pace throughput" >"$W/pw"
+chmod 600 "$W/pw"
+"$INVITE" keygen --out "$W/gw.key" >/dev/null
+"$INVITE" create --store "$W/store" --key "$W/gw.key" --server 192.168.61.1 --port 443 \
+	--profile quic --cover-sni www.example.com --tunnel-net 10.60.0.0/24 --count 1 \
+	--password-file "$W/pw" --out-dir "$W/inv" >/dev/null
+ns_add $PFX-c
+ns_add $PFX-gw
+ns_add $PFX-far
+ip link add $PFX-c netns $PFX-c type veth peer name $PFX-g netns $PFX-gw
+n $PFX-c ip addr add 192.168.61.2/24 dev $PFX-c
+n $PFX-c ip link set $PFX-c up
+n $PFX-gw ip link set $PFX-g up
+n $PFX-gw ip rule add iif $PFX-g blackhole
+ip link add $PFX-gf netns $PFX-gw type veth peer name $PFX-f netns $PFX-far
+n $PFX-gw ip addr add 10.61.0.1/24 dev $PFX-gf
+n $PFX-gw ip link set $PFX-gf up
+n $PFX-gw sysctl -qw net.ipv4.ip_forward=1
+n $PFX-far ip addr add 10.61.0.2/24 dev $PFX-f
+n $PFX-far ip link set $PFX-f up
+n $PFX-far ip route add 10.60.0.0/24 via 10.61.0.1
+bg IPERF $PFX-far "$W/iperf-s.log" iperf3 -s -B 10.61.0.2
+listening() { n $PFX-far ss -ltnH "sport = :5201" | grep -q .; }
+wait_for 10 listening || fail "iperf3 server did not start"
+
+# one run: dustgw and the client with pacing $1, then the three transfers
+run() {
+	local mode=$1 k=$2 tag=$1-$2
+	{
+		gw_conf_head 192.168.61.1 4433 "quic_port = 443"
+		printf 'queues = 1\nmbufs = 8191\ndelivery_framing = eth\nproxy_arp = yes\n\n'
+		printf '[quic]\npacing = %s\n' "$mode"
+	} >"$W/gw-$tag.conf"
+	gw_bg GWPID $PFX-gw "$W/gw-$tag.log" "$PFX-$tag" 512 --config "$W/gw-$tag.conf"
+	wait_for 60 n $PFX-gw ip link show $PFX-tap || fail "dustgw did not create its TAP"
+	n $PFX-gw ip addr replace 10.60.0.1/24 dev $PFX-tap
+	n $PFX-gw ip link set $PFX-tap up
+	bg CL $PFX-c "$W/client-$tag.log" "$CLIENT" --invite "$(ls "$W"/inv/invite-*.txt)" \
+		--password-file "$W/pw" --key "$W/c.key" --route 10.61.0.0/24 --pacing "$mode" \
+		--tries 30 --stats
+	wait_for 40 grep -q "connected to" "$W/client-$tag.log" ||
+		{ cat "$W/client-$tag.log"; fail "client did not connect ($tag)"; }
+	n $PFX-c ping -c 3 -i 0.2 -W 2 10.61.0.2 >/dev/null || fail "no ping through the tunnel ($tag)"
+	n $PFX-c iperf3 -c 10.61.0.2 -t "$SECS" -J >"$W/tcp-up-$tag.json" || fail "iperf3 TCP up ($tag)"
+	n $PFX-c iperf3 -c 10.61.0.2 -t "$SECS" -R -J >"$W/tcp-down-$tag.json" ||
+		fail "iperf3 TCP down ($tag)"
+	n $PFX-c iperf3 -c 10.61.0.2 -t "$SECS" -R -u -b "$UDP_RATE" -l 1100 -J \
+		>"$W/udp-down-$tag.json" || fail "iperf3 UDP down ($tag)"
+	stop_pid "$CL"
+	CL=
+	gw_stop "$GWPID" "$W/gw-$tag.log"
+	grep -o "quic_paced=[0-9]*" "$W/gw-$tag.log" | tail -1 | sed "s/^/$tag: /"
+	grep -o "quic_pace_full *[0-9]*" "$W/gw-$tag.log" | tail -1 | sed "s/^/$tag: /" || true
+}
+
+for k in $(seq "$PAIRS"); do
+	run cover "$k"
+	run off "$k"
+done
+/usr/bin/python3 - "$W" "$PAIRS" "$SECS" "$UDP_RATE" <<'EOF'
+import json, sys
+w, pairs, secs, rate = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+def mbps(path, udp=False):
+    e = json.load(open(path))["end"]
+    if udp:
+        s = e["sum"]
+        return s["bits_per_second"] / 1e6, s["lost_percent"]
+    return e["sum_received"]["bits_per_second"] / 1e6, None
+print("iperf3 -t %s through one quic tunnel, %d runs each, alternating; Mbit/s received" %
+      (secs, pairs))
+print("%-26s %-28s %-28s %s" % ("transfer", "paced (cover)", "unpaced (off)", "ratio of means"))
+for what, udp in (("tcp-up", False), ("tcp-down", False), ("udp-down", True)):
+    row = {}
+    for mode in ("cover", "off"):
+        vals = [mbps("%s/%s-%s-%d.json" % (w, what, mode, k), udp) for k in range(1, pairs + 1)]
+        row[mode] = vals
+    def fmt(vals):
+        s = " ".join("%.0f" % v for v, _ in vals)
+        if udp:
+            s += " (lost " + " ".join("%.1f%%" % l for _, l in vals) + ")"
+        return s
+    mean = {m: sum(v for v, _ in row[m]) / pairs for m in row}
+    label = what + (" -b %s" % rate if udp else "")
+    print("%-26s %-28s %-28s %.2f" % (label, fmt(row["cover"]), fmt(row["off"]),
+                                      mean["cover"] / mean["off"]))
+EOF
