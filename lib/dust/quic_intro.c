@@ -10,12 +10,17 @@
  */
 #include <sodium.h>
 
+#include "mlkem.h"
 #include "quic_pvt.h"
 
+static_assert(sizeof(((struct dust_quic_client *)0)->dk) == DUST_MLKEM768_DKBYTES,
+              "qc keeps a whole dk");
+
 enum {
-	ECH_PAYLOAD_MIN = 144, /* Chromium: 144, 176 or 208 bytes */
+	ECH_PAYLOAD_MIN = 144, /* Chromium: 144, 176, 208 or 240 bytes */
 	ECH_PAYLOAD_STEP = 32,
-	CLIENT_PN = 1,     /* Chromium numbers its first Initial 1 */
+	ECH_PAYLOAD_SIZES = 4,
+	CLIENT_PN = 1,     /* Chromium numbers its hello's Initials 1 and 2 */
 	HDR_CLIENT = 18,   /* first byte, version, DCID(8), SCID(0), token(0), Length(2) */
 	ANSWER_MIN = 1200, /* a server's first datagram a client takes: 1200..1252 bytes */
 	ANSWER_SPREAD = 53,
@@ -86,65 +91,31 @@ static void intro_ad(uint8_t ad[DUST_TAG_BYTES + DUST_PK_BYTES], const struct tl
 	memcpy(ad + DUST_TAG_BYTES, h->x25519, DUST_PK_BYTES);
 }
 
-/* ---- client Initial ----------------------------------------------------------- */
+/* ---- client Initials ---------------------------------------------------------- */
 
 struct item {
 	uint16_t off, len; /* CRYPTO: ClientHello range; PING: len 0 off 1; PADDING: off 0 */
 	uint8_t kind;
 };
 
-enum { ITEM_CRYPTO, ITEM_PING, ITEM_PAD, ITEMS_MAX = 40 };
+enum {
+	ITEM_CRYPTO,
+	ITEM_PING,
+	ITEM_PAD,
+	ITEMS_MAX = 48,
+	CHUNKS_MAX = 24,
+	/* handshake header, legacy version, random: the first Initial carries them (the tag) */
+	HELLO_HEAD = 4 + 2 + DUST_TLS_RANDOM_BYTES,
+	DEAL_TRIES = 16,
+};
 
 static size_t crypto_frame_len(size_t off, size_t len)
 {
 	return 1 + quic_varint_len(off) + quic_varint_len(len) + len;
 }
 
-/*
- * Lay the ClientHello out as Chromium does: cut into CRYPTO frames sent in
- * shuffled order, mixed with PING frames and runs of PADDING, the payload
- * filled to exactly room bytes.
- */
-static bool initial_frames(struct dust_rng *rng, const uint8_t *ch, size_t ch_len, uint8_t *out,
-                           size_t room)
+static void shuffle_items(struct dust_rng *rng, size_t *idx, size_t n)
 {
-	struct item it[ITEMS_MAX];
-	size_t n = 0, used = 0, pos = 0, chunks = 4 + dust_rng_uniform(rng, 6);
-	size_t pings = 2 + dust_rng_uniform(rng, 8), pads = 2 + dust_rng_uniform(rng, 5), left;
-	size_t cut[16], idx[ITEMS_MAX];
-
-	for (size_t i = 0; i + 1 < chunks; i++)
-		cut[i] = 1 + dust_rng_uniform(rng, (uint32_t)ch_len - 1);
-	cut[chunks - 1] = ch_len;
-	for (size_t i = 0; i < chunks; i++) /* sort the cut points */
-		for (size_t j = i + 1; j < chunks; j++)
-			if (cut[j] < cut[i]) {
-				size_t t = cut[i];
-
-				cut[i] = cut[j];
-				cut[j] = t;
-			}
-	for (size_t i = 0, prev = 0; i < chunks; i++) {
-		if (cut[i] == prev)
-			continue;
-		it[n++] = (struct item){(uint16_t)prev, (uint16_t)(cut[i] - prev), ITEM_CRYPTO};
-		used += crypto_frame_len(prev, cut[i] - prev);
-		prev = cut[i];
-	}
-	for (size_t i = 0; i < pings; i++)
-		it[n++] = (struct item){0, 1, ITEM_PING};
-	used += pings;
-	if (used + pads > room)
-		return false;
-	left = room - used;
-	for (size_t i = 0; i < pads; i++) {
-		size_t take = i + 1 == pads
-		                  ? left
-		                  : 1 + dust_rng_uniform(rng, (uint32_t)(left - (pads - i) + 1));
-
-		it[n++] = (struct item){0, (uint16_t)take, ITEM_PAD};
-		left -= take;
-	}
 	for (size_t i = 0; i < n; i++)
 		idx[i] = i;
 	for (size_t i = n - 1; i > 0; i--) {
@@ -153,8 +124,39 @@ static bool initial_frames(struct dust_rng *rng, const uint8_t *ch, size_t ch_le
 		idx[i] = idx[j];
 		idx[j] = t;
 	}
+}
+
+/* One packet's payload: its CRYPTO chunks in it[0..n), then PINGs and PADDING runs. */
+struct packet_plan {
+	struct item it[ITEMS_MAX];
+	size_t n, used, pings, pads;
+};
+
+/*
+ * Lay one Initial's payload out as Chromium does: its CRYPTO frames, PING
+ * frames and runs of PADDING in shuffled order, filled to exactly room bytes.
+ */
+static bool packet_frames(struct dust_rng *rng, struct packet_plan *p, const uint8_t *ch,
+                          uint8_t *out, size_t room)
+{
+	size_t idx[ITEMS_MAX], pos = 0, n = p->n, left;
+
+	for (size_t i = 0; i < p->pings; i++)
+		p->it[n++] = (struct item){0, 1, ITEM_PING};
+	if (p->used + p->pings + p->pads > room)
+		return false;
+	left = room - p->used - p->pings;
+	for (size_t i = 0; i < p->pads; i++) {
+		size_t take = i + 1 == p->pads
+		                  ? left
+		                  : 1 + dust_rng_uniform(rng, (uint32_t)(left - (p->pads - i) + 1));
+
+		p->it[n++] = (struct item){0, (uint16_t)take, ITEM_PAD};
+		left -= take;
+	}
+	shuffle_items(rng, idx, n);
 	for (size_t k = 0; k < n; k++) {
-		const struct item *x = &it[idx[k]];
+		const struct item *x = &p->it[idx[k]];
 
 		if (x->kind == ITEM_CRYPTO) {
 			out[pos++] = DUST_QUIC_FRAME_CRYPTO;
@@ -172,11 +174,64 @@ static bool initial_frames(struct dust_rng *rng, const uint8_t *ch, size_t ch_le
 	return pos == room;
 }
 
-static int client_initial(struct dust_rng *rng, const uint8_t *dcid, const uint8_t *ch,
-                          size_t ch_len, uint8_t *out)
+/*
+ * Cut the ClientHello into chunks and deal them to the hello's two Initials
+ * as Chromium 156 does (its captures: 4-13 CRYPTO frames a packet, any range
+ * of the hello in either packet), except that the ranges before HELLO_HEAD
+ * go to the first: the gateway checks the tag there before it holds the
+ * datagram for the second. false if this draw does not fit (drawn again).
+ */
+static bool hello_deal(struct dust_rng *rng, size_t ch_len, size_t room, struct packet_plan p[2])
+{
+	size_t chunks = 10 + dust_rng_uniform(rng, 8), cut[CHUNKS_MAX], order[CHUNKS_MAX];
+	struct item c[CHUNKS_MAX];
+	size_t nc = 0;
+
+	for (size_t i = 0; i + 1 < chunks; i++)
+		cut[i] = 1 + dust_rng_uniform(rng, (uint32_t)ch_len - 1);
+	cut[chunks - 1] = ch_len;
+	for (size_t i = 0; i < chunks; i++) /* sort the cut points */
+		for (size_t j = i + 1; j < chunks; j++)
+			if (cut[j] < cut[i]) {
+				size_t t = cut[i];
+
+				cut[i] = cut[j];
+				cut[j] = t;
+			}
+	for (size_t i = 0, prev = 0; i < chunks; i++) {
+		if (cut[i] == prev)
+			continue;
+		c[nc++] = (struct item){(uint16_t)prev, (uint16_t)(cut[i] - prev), ITEM_CRYPTO};
+		prev = cut[i];
+	}
+	for (int k = 0; k < 2; k++) {
+		p[k].n = p[k].used = 0;
+		p[k].pings = 2 + dust_rng_uniform(rng, 8);
+		p[k].pads = 2 + dust_rng_uniform(rng, 5);
+	}
+	shuffle_items(rng, order, nc);
+	for (size_t i = 0; i < nc; i++) {
+		const struct item *x = &c[order[i]];
+		size_t fl = crypto_frame_len(x->off, x->len);
+		int k = x->off < HELLO_HEAD ? 0 : (int)dust_rng_uniform(rng, 2);
+
+		if (p[k].used + fl + p[k].pings + p[k].pads > room) {
+			if (x->off < HELLO_HEAD)
+				return false;
+			k ^= 1;
+			if (p[k].used + fl + p[k].pings + p[k].pads > room)
+				return false;
+		}
+		p[k].it[p[k].n++] = *x;
+		p[k].used += fl;
+	}
+	return true;
+}
+
+/* Header and protection of one client Initial (packet number pn) around its frames. */
+static int client_initial(const uint8_t *dcid, uint64_t pn, size_t room, uint8_t *out)
 {
 	struct dust_quic_keys k;
-	size_t room = DUST_QUIC_CLIENT_DGRAM - HDR_CLIENT - 1 - DUST_QUIC_AEAD_TAG;
 	bool ok;
 
 	out[0] = 0xc0; /* long, fixed, Initial, 1-byte packet number */
@@ -186,12 +241,34 @@ static int client_initial(struct dust_rng *rng, const uint8_t *dcid, const uint8
 	out[14] = 0; /* SCID length */
 	out[15] = 0; /* token length */
 	quic_varint_put(out + 16, 1 + room + DUST_QUIC_AEAD_TAG, 2);
-	if (!initial_frames(rng, ch, ch_len, out + HDR_CLIENT + 1, room))
-		return -EMSGSIZE;
 	dust_quic_initial_keys(dcid, DUST_QUIC_CLIENT_DCID, false, &k);
-	ok = quic_protect(&k, out, HDR_CLIENT, 1, CLIENT_PN, room);
+	ok = quic_protect(&k, out, HDR_CLIENT, 1, pn, room);
 	sodium_memzero(&k, sizeof(k));
 	return ok ? DUST_QUIC_CLIENT_DGRAM : -EIO;
+}
+
+/* The hello: two 1250-byte Initials (packet numbers 1 and 2, one DCID) at out. */
+static int client_hello(struct dust_rng *rng, const uint8_t *dcid, const uint8_t *ch, size_t ch_len,
+                        uint8_t *out)
+{
+	size_t room = DUST_QUIC_CLIENT_DGRAM - HDR_CLIENT - 1 - DUST_QUIC_AEAD_TAG;
+	struct packet_plan p[2];
+	int tries = 0;
+
+	while (!hello_deal(rng, ch_len, room, p))
+		if (++tries == DEAL_TRIES)
+			return -EMSGSIZE;
+	for (int k = 0; k < DUST_QUIC_HELLO_DGRAMS; k++) {
+		uint8_t *dg = out + (size_t)k * DUST_QUIC_CLIENT_DGRAM;
+		int r;
+
+		if (!packet_frames(rng, &p[k], ch, dg + HDR_CLIENT + 1, room))
+			return -EMSGSIZE;
+		r = client_initial(dcid, CLIENT_PN + (uint64_t)k, room, dg);
+		if (r < 0)
+			return r;
+	}
+	return DUST_QUIC_HELLO_BYTES;
 }
 
 /* Fill h (random, E, ECH enc) and the intro ciphertext; returns 0 or -errno. */
@@ -226,32 +303,55 @@ static int intro_fields(const struct dust_invite *inv, const struct dust_identit
 	return rc;
 }
 
+/*
+ * The X25519MLKEM768 share (ek | x25519): ek is the client's ML-KEM-768 key
+ * (dk kept in qc), the x25519 half a key of its own, unused (as Chromium's
+ * would be when the server picks group 29).
+ */
+static int hybrid_share(struct dust_rng *rng, struct dust_quic_client *qc,
+                        uint8_t share[DUST_TLS_HYBRID_SHARE_BYTES])
+{
+	uint8_t junk[DUST_KEY_BYTES];
+	int rc = 0;
+
+	if (dust_mlkem768_keypair(share, qc->dk, rng) != 0)
+		rc = dust_fail(EIO, "ML-KEM-768 key generation failed");
+	dust_rng_bytes(rng, junk, sizeof(junk));
+	if (!rc && crypto_scalarmult_base(share + DUST_TLS_HYBRID_EK_BYTES, junk) != 0)
+		rc = dust_fail(EINVAL, "X25519 failed");
+	sodium_memzero(junk, sizeof(junk));
+	return rc;
+}
+
 DUST_EXPORT int dust_quic_intro_build(const struct dust_invite *inv,
                                       const struct dust_identity *client, struct dust_rng *rng,
                                       uint64_t now_ms, uint8_t *out, size_t cap,
                                       struct dust_quic_client *qc)
 {
 	struct tls_hello_dust h;
-	uint8_t ch[1024], ct[DUST_QI_CT_BYTES], es[DUST_KEY_BYTES], cs[DUST_KEY_BYTES];
-	uint8_t dcid[DUST_QUIC_CLIENT_DCID];
-	size_t ech_len = ECH_PAYLOAD_MIN + ECH_PAYLOAD_STEP * dust_rng_uniform(rng, 3), ch_len,
-	       at = 0;
+	uint8_t ch[2048], ct[DUST_QI_CT_BYTES], es[DUST_KEY_BYTES], cs[DUST_KEY_BYTES];
+	uint8_t dcid[DUST_QUIC_CLIENT_DCID], share[DUST_TLS_HYBRID_SHARE_BYTES];
+	size_t ech_len, ch_len, at = 0;
 	int rc;
 
 	if (inv->profile != DUST_PROFILE_QUIC)
 		return dust_fail(EINVAL, "not a quic-profile invitation");
-	if (cap < DUST_QUIC_CLIENT_DGRAM)
-		return dust_fail(EMSGSIZE, "a quic intro needs %d bytes", DUST_QUIC_CLIENT_DGRAM);
+	if (cap < DUST_QUIC_HELLO_BYTES)
+		return dust_fail(EMSGSIZE, "a quic intro needs %d bytes", DUST_QUIC_HELLO_BYTES);
 	memset(&h, 0, sizeof(h));
 	dust_quic_client_wipe(qc);
+	ech_len = ECH_PAYLOAD_MIN + ECH_PAYLOAD_STEP * dust_rng_uniform(rng, ECH_PAYLOAD_SIZES);
 	dust_rng_bytes(rng, dcid, sizeof(dcid));
 	dust_rng_bytes(rng, qc->esk, sizeof(qc->esk));
-	rc = intro_fields(inv, client, rng, now_ms, dcid, qc->esk, &h, ct);
+	rc = hybrid_share(rng, qc, share);
+	if (!rc)
+		rc = intro_fields(inv, client, rng, now_ms, dcid, qc->esk, &h, ct);
 	if (!rc && (crypto_scalarmult(es, qc->esk, inv->server_pk) != 0 ||
 	            crypto_scalarmult(cs, client->sk, inv->server_pk) != 0))
 		rc = dust_fail(EINVAL, "server public key in the invitation is unusable");
 	if (rc)
 		goto out_wipe;
+	h.hybrid = share;
 	memcpy(h.sni, inv->cover_sni, sizeof(h.sni));
 	ch_len = tls_client_hello_build(rng, &h, ech_len, ch, sizeof(ch), &at);
 	if (!ch_len) {
@@ -264,9 +364,9 @@ DUST_EXPORT int dust_quic_intro_build(const struct dust_invite *inv,
 	dust_rng_bytes(rng, ch + at + DUST_QI_MIN_ECH, ech_len - DUST_QI_MIN_ECH);
 	intro_prk(qc->prk, inv->secret, es, cs, inv->server_pk, dcid, &h, ct);
 	intro_confirm(qc->prk, dcid, ch, ch_len, ch + at + DUST_QI_CONFIRM_OFF);
-	rc = client_initial(rng, dcid, ch, ch_len, out);
+	rc = client_hello(rng, dcid, ch, ch_len, out);
 	if (rc < 0) {
-		dust_fail(-rc, "could not build the Initial");
+		dust_fail(-rc, "could not build the Initials");
 		goto out_wipe;
 	}
 	memcpy(qc->eph_pk, h.x25519, DUST_PK_BYTES);
@@ -283,6 +383,7 @@ out_wipe:
 	sodium_memzero(es, sizeof(es));
 	sodium_memzero(cs, sizeof(cs));
 	sodium_memzero(ch, sizeof(ch));
+	sodium_memzero(share, sizeof(share));
 	return rc;
 }
 
@@ -332,26 +433,95 @@ DUST_EXPORT bool dust_quic_is_initial(const uint8_t *dg, size_t len)
 	       dg[4] == 1;
 }
 
-/* Decrypt the Initial and reassemble its ClientHello into cb; its length, or 0. */
-static size_t read_client_hello(const uint8_t *dg, size_t len, struct quic_long *h, uint64_t *pn,
-                                struct quic_crypto_buf *cb)
+/*
+ * Header-check and decrypt one client Initial that fills dg[0..len) exactly
+ * into frames; the DCID must be want (when given). Returns the payload
+ * length, or 0.
+ */
+static size_t open_client_initial(const uint8_t *dg, size_t len, const struct quic_long *want,
+                                  struct quic_long *h, uint64_t *pn, uint8_t frames[1500])
 {
 	struct dust_quic_keys k;
-	uint8_t frames[1500];
 	size_t plen = 0;
 	bool ok;
 
 	if (len < DUST_QUIC_INITIAL_MIN || len > 1500 || !dust_quic_is_initial(dg, len) ||
 	    !quic_long_parse(dg, len, h) || h->dcid_len < DUST_QUIC_CLIENT_DCID ||
-	    h->length > len - h->pn_off)
+	    h->length != len - h->pn_off)
+		return 0;
+	if (want && (h->dcid_len != want->dcid_len || memcmp(h->dcid, want->dcid, h->dcid_len)))
 		return 0;
 	dust_quic_initial_keys(h->dcid, h->dcid_len, false, &k);
 	ok = quic_unprotect(&k, dg, h->pn_off, h->length, pn, frames, &plen);
 	sodium_memzero(&k, sizeof(k));
-	quic_crypto_reset(cb);
-	if (!ok || !initial_walk(frames, plen, cb))
+	return ok ? plen : 0;
+}
+
+/* Where the hello's first Initial ends in dg: its Length field (the two are back to back). */
+static size_t first_initial_len(const uint8_t *dg, size_t len)
+{
+	struct quic_long h;
+
+	if (!dust_quic_is_initial(dg, len) || !quic_long_parse(dg, len, &h))
 		return 0;
+	return h.pn_off + h.length;
+}
+
+/*
+ * The hello (SPEC 12.2): two client Initials back to back in dg (each
+ * filling its datagram, one DCID, two packet numbers), their CRYPTO frames
+ * reassembled into cb. Returns the ClientHello's length, or 0. *pn is the
+ * larger packet number (what the answer acknowledges), *pn_lo the smaller.
+ */
+static size_t read_client_hello(const uint8_t *dg, size_t len, struct quic_long *h, uint64_t *pn,
+                                uint64_t *pn_lo, struct quic_crypto_buf *cb)
+{
+	struct quic_long h2;
+	uint8_t frames[1500];
+	size_t n1 = first_initial_len(dg, len), plen;
+	uint64_t pn2 = 0;
+	bool ok;
+
+	quic_crypto_reset(cb);
+	if (n1 < DUST_QUIC_INITIAL_MIN || n1 >= len)
+		return 0;
+	plen = open_client_initial(dg, n1, NULL, h, pn, frames);
+	ok = plen && initial_walk(frames, plen, cb);
+	plen = ok ? open_client_initial(dg + n1, len - n1, h, &h2, &pn2, frames) : 0;
+	ok = plen && pn2 != *pn && initial_walk(frames, plen, cb);
+	sodium_memzero(frames, sizeof(frames));
+	if (!ok)
+		return 0;
+	*pn_lo = pn2 < *pn ? pn2 : *pn;
+	*pn = pn2 > *pn ? pn2 : *pn;
 	return quic_crypto_message(cb, DUST_TLS_CLIENT_HELLO);
+}
+
+/*
+ * The ClientHello's random from the hello's first Initial alone (dg may hold
+ * only it): the head of the CRYPTO stream, through random, must be there.
+ */
+static bool read_hello_random(const uint8_t *dg, size_t len, struct quic_long *h,
+                              struct quic_crypto_buf *cb, uint8_t random[DUST_TLS_RANDOM_BYTES])
+{
+	uint8_t frames[1500];
+	size_t n1 = first_initial_len(dg, len), plen;
+	uint64_t pn;
+	bool ok;
+
+	quic_crypto_reset(cb);
+	if (n1 < DUST_QUIC_INITIAL_MIN || n1 > len)
+		return false;
+	plen = open_client_initial(dg, n1, NULL, h, &pn, frames);
+	ok = plen && initial_walk(frames, plen, cb);
+	sodium_memzero(frames, sizeof(frames));
+	for (size_t i = 0; ok && i < HELLO_HEAD; i++)
+		ok = cb->have[i / 8] & (1u << (i % 8));
+	if (!ok || cb->b[0] != DUST_TLS_CLIENT_HELLO ||
+	    be16_get(cb->b + 4) != DUST_TLS_LEGACY_VERSION)
+		return false;
+	memcpy(random, cb->b + 6, DUST_TLS_RANDOM_BYTES);
+	return true;
 }
 
 /* Server CID length for an invitation: 8..20, fixed per invitation, from K_tag. */
@@ -474,18 +644,18 @@ dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint
 	struct accept_tmp tmp, *t = &tmp;
 	struct dust_store_entry *e = NULL;
 	struct quic_long qh;
-	uint64_t pn = 0;
+	uint64_t pn = 0, pn_lo = 0;
 	size_t ch_len;
 	bool first_use = false, held = false;
 	enum dust_drop d;
 
-	/* a client Initial fills 1200 bytes (RFC 9000 §14.1): shorter is no intro, and costs
-	 * nothing */
-	if (len < DUST_QUIC_INITIAL_MIN)
+	/* each client Initial fills 1200 bytes (RFC 9000 §14.1): shorter is no intro, and
+	 * costs nothing */
+	if (len < DUST_QUIC_HELLO_DGRAMS * DUST_QUIC_INITIAL_MIN)
 		return DUST_DROP_TRUNCATED;
-	ch_len = read_client_hello(dg, len, &qh, &pn, &t->cb);
+	ch_len = read_client_hello(dg, len, &qh, &pn, &pn_lo, &t->cb);
 	if (!ch_len || !tls_client_hello_parse(t->cb.b, ch_len, &t->h)) {
-		d = len < DUST_QUIC_INITIAL_MIN ? DUST_DROP_TRUNCATED : DUST_DROP_MALFORMED;
+		d = DUST_DROP_MALFORMED;
 		goto out_wipe;
 	}
 	d = open_fields(srv, &qh, t, &e);
@@ -506,6 +676,7 @@ dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint
 	memcpy(acc->odcid, qh.dcid, qh.dcid_len);
 	acc->odcid_len = qh.dcid_len;
 	acc->client_pn = pn;
+	acc->client_pn_lo = pn_lo;
 	memcpy(acc->server_pk, eph->pk, DUST_PK_BYTES);
 	if (info) {
 		info->invite_idx = s->invite_idx;
@@ -522,11 +693,8 @@ DUST_EXPORT int64_t dust_quic_intro_peek(struct dust_server *srv, const uint8_t 
 	struct accept_tmp tmp, *t = &tmp;
 	struct dust_store_entry *e = NULL;
 	struct quic_long qh;
-	uint64_t pn = 0;
-	size_t ch_len = read_client_hello(dg, len, &qh, &pn, &t->cb);
 
-	if (ch_len && tls_client_hello_parse(t->cb.b, ch_len, &t->h) &&
-	    t->h.ech_payload_len >= DUST_QI_MIN_ECH)
+	if (read_hello_random(dg, len, &qh, &t->cb, t->h.random))
 		e = hello_invitation(srv, &qh, t);
 	sodium_memzero(t, sizeof(*t));
 	return e ? (int64_t)dust_store_index(srv->store, e) : -1;
@@ -561,8 +729,17 @@ static size_t ack_frame(uint8_t *f, const struct dust_quic_accept *acc, struct d
 	f[n++] = DUST_QUIC_FRAME_ACK;
 	n += quic_varint_put(f + n, acc->client_pn, quic_varint_len(acc->client_pn));
 	n += quic_varint_put(f + n, dust_rng_uniform(rng, 64), 1); /* ack delay */
-	f[n++] = 0;                                                /* range count */
-	f[n++] = 0;                                                /* first range */
+	if (acc->client_pn - acc->client_pn_lo == 1) {             /* both Initials of the hello */
+		f[n++] = 0;                                        /* range count */
+		f[n++] = 1;                                        /* first range */
+	} else {
+		uint64_t gap = acc->client_pn - acc->client_pn_lo - 2;
+
+		f[n++] = 1; /* range count */
+		f[n++] = 0; /* first range */
+		n += quic_varint_put(f + n, gap, quic_varint_len(gap));
+		f[n++] = 0; /* the range of the other */
+	}
 	return n;
 }
 
@@ -588,7 +765,7 @@ DUST_EXPORT int dust_quic_answer_ack_build(const struct dust_session *s,
                                            const struct dust_quic_accept *acc, struct dust_rng *rng,
                                            uint8_t *out, size_t cap)
 {
-	uint8_t f[16];
+	uint8_t f[32];
 
 	return initial_packet(s, acc, 0, f, ack_frame(f, acc, rng), out, cap);
 }
