@@ -252,6 +252,7 @@ bool dgw_cover_intro(struct dgw_worker *w, struct rte_mbuf *m, const struct dust
 {
 	if (!dgw_cover_on(w) || old || !not_dust(d))
 		return false;
+	dgw_hello_to_cover(w); /* a held first Initial goes before its second */
 	dgw_cover_take(w, m, ep);
 	return true;
 }

@@ -87,6 +87,23 @@ struct dgw_rx {
 
 #define DGW_BUSY UINT64_MAX
 
+/* hello.c: first Initials of quic hellos waiting for their second (SPEC §12.2) */
+enum { DGW_HELLO_MAX = 64, DGW_HELLO_HOLD_MS = 1000 };
+struct dgw_hello;
+int dgw_hello_init(struct dgw_worker *w);
+void dgw_hello_free(struct dgw_worker *w);
+/*
+ * A client Initial from rx->ep (s: its live session, or NULL): true if
+ * taken, held as a hello's first Initial or, as its second, put on the
+ * intro path with the first; false: not a hello's, go on as before.
+ */
+bool dgw_hello_take(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
+                    struct dust_session *s);
+/* Held first Initials past DGW_HELLO_HOLD_MS: the cover server's, or dropped. */
+void dgw_hello_expire(struct dgw_worker *w);
+/* The hello on the intro path is not Dust: its first Initial to the cover server first. */
+void dgw_hello_to_cover(struct dgw_worker *w);
+
 /* pending.c: a first use waiting for its binding to be durable */
 enum { DGW_PENDING_MAX = 1024, DGW_PENDING_HOLD = 8, DGW_PENDING_TIMEOUT_S = 10 };
 /* a held first use checks that a datagram is its client's up to this size (pending.c) */
@@ -147,6 +164,7 @@ struct dgw_worker {
 	struct dust_eph eph[DGW_EPH_POOL];
 	unsigned neph;
 	struct rte_hash *cid_map; /* server CID -> quic session, for address moves */
+	struct dgw_hello *hello;  /* quic hellos' first Initials (hello.c) */
 	struct rte_ring *handoff; /* short headers of this worker's CIDs from others, MP/SC */
 	uint32_t now_s;
 	uint64_t now_ms;

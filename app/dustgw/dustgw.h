@@ -167,6 +167,9 @@ enum dgw_ctr {
 	DGW_CTR_MSG_BACKLOG,       /**< RETIRED messages that waited for room in the main ring */
 	DGW_CTR_HANDOFF_TX,        /**< quic short headers handed to the worker owning their CID */
 	DGW_CTR_HANDOFF_RX,        /**< quic short headers taken from another worker's handoff */
+	DGW_CTR_HELLO_HELD,        /**< quic hellos' first Initials held for their second */
+	DGW_CTR_HELLO_PAIRED,      /**< held first Initials whose second came: one hello */
+	DGW_CTR_HELLO_UNPAIRED,    /**< held first Initials with no second, to the cover server */
 	DGW_CTR_MAX
 };
 
@@ -216,6 +219,8 @@ enum dgw_drop {
 	DGW_DROP_COVER_PREFIX_RATE, /**< not Dust, over [quic] cover_prefix_rate for its prefix */
 	DGW_DROP_COVER_TX_FULL,     /**< the cover tap's TX queue did not take the frame */
 	DGW_DROP_HANDOFF_FULL,      /**< the CID owner's handoff ring did not take the datagram */
+	DGW_DROP_HELLO_UNPAIRED,    /**< a held first Initial whose second did not come in time,
+	                                 or pushed out of a full table (no cover server) */
 	DGW_DROP_MAX
 };
 

@@ -89,7 +89,8 @@ static int workers_create(struct dgw *gw)
 		w->lcore = LCORE_ID_ANY;
 		w->tab = dust_session_table_create(gw->cfg.sessions_per_lcore);
 		if (!w->tab || dgw_pending_init(w) != 0 || dgw_slow_init(w) != 0 ||
-		    dgw_pubwait_init(w) != 0 || dgw_quic_worker_init(w) != 0)
+		    dgw_pubwait_init(w) != 0 || dgw_quic_worker_init(w) != 0 ||
+		    dgw_hello_init(w) != 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -155,6 +156,7 @@ void dgw_destroy(struct dgw *gw)
 		dgw_pubwait_free(w);
 		dgw_slow_free(w);
 		dgw_quic_worker_free(w);
+		dgw_hello_free(w);
 		dgw_eph_free(w);
 		rte_free(w->net_txb);
 		rte_free(w->dlv_txb);

@@ -165,6 +165,9 @@ void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)
 		if (dust_quic_is_initial(rx->dg, rx->len)) {
 			if (!s && dgw_pending_take(w, m, rx))
 				return;
+			if (dgw_hello_take(w, m, rx, s))
+				return; /* a hello's first Initial held, or both on the intro path
+				         */
 			dgw_intro_path(w, m, rx, s, DUST_OK);
 		} else if (!s && dgw_cover_on(w))
 			dgw_cover_take(w, m, &rx->ep); /* unknown versions, 0-RTT, Handshake... */

@@ -634,6 +634,23 @@ static void server_session(struct dust_session *s, struct dust_rng *rng,
 	s->tunnel = e->inv.tunnel;
 }
 
+/*
+ * One Initial, not a whole hello: a browser's (its tag names nothing:
+ * unknown, as a one-Initial hello was), one that does not decrypt
+ * (malformed), or a Dust hello's first alone (truncated). Nothing changes.
+ */
+static enum dust_drop lone_initial(struct dust_server *srv, const uint8_t *dg, size_t len)
+{
+	struct accept_tmp tmp, *t = &tmp;
+	struct quic_long qh;
+	enum dust_drop d = DUST_DROP_MALFORMED;
+
+	if (read_hello_random(dg, len, &qh, &t->cb, t->h.random))
+		d = hello_invitation(srv, &qh, t) ? DUST_DROP_TRUNCATED : DUST_DROP_INTRO_UNKNOWN;
+	sodium_memzero(t, sizeof(*t));
+	return d;
+}
+
 DUST_EXPORT enum dust_drop
 dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint8_t *dg, size_t len,
                        uint64_t now_ms, const struct dust_endpoint *from,
@@ -651,8 +668,10 @@ dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint
 
 	/* each client Initial fills 1200 bytes (RFC 9000 §14.1): shorter is no intro, and
 	 * costs nothing */
-	if (len < DUST_QUIC_HELLO_DGRAMS * DUST_QUIC_INITIAL_MIN)
+	if (len < DUST_QUIC_INITIAL_MIN)
 		return DUST_DROP_TRUNCATED;
+	if (len < DUST_QUIC_HELLO_DGRAMS * DUST_QUIC_INITIAL_MIN)
+		return lone_initial(srv, dg, len);
 	ch_len = read_client_hello(dg, len, &qh, &pn, &pn_lo, &t->cb);
 	if (!ch_len || !tls_client_hello_parse(t->cb.b, ch_len, &t->h)) {
 		d = DUST_DROP_MALFORMED;

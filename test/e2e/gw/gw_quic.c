@@ -55,6 +55,15 @@ static int send_dg(const struct dust_endpoint *from, uint16_t port, const uint8_
 	return rg_send(&H, 0, from, port, dg, len);
 }
 
+/* A quic hello (SPEC §12.2): its two 1250-byte Initials, one after the other. */
+static int send_hello(const struct dust_endpoint *from, const uint8_t *dg, size_t len)
+{
+	for (size_t at = 0; at < len; at += DUST_QUIC_CLIENT_DGRAM)
+		if (send_dg(from, QUIC_PORT, dg + at, DUST_QUIC_CLIENT_DGRAM) != 0)
+			return -1;
+	return 0;
+}
+
 /*
  * Next frame the gateway put on ring r (toward clients, or delivered), or 0
  * after 10 s (a first use is answered once its binding is durable).
@@ -158,12 +167,12 @@ static int flight_tail(struct cl *c, size_t budget)
 
 static int intro(struct cl *c, uint8_t *ans, size_t *alen)
 {
-	uint8_t dg[1500], f[1600];
+	uint8_t dg[DUST_QUIC_HELLO_BYTES], f[1600];
 	int n = dust_quic_intro_build(&c->inv, &c->id, &T.rng, rg_now_ms(), dg, sizeof(dg), &c->qc);
 	size_t fl, ack;
 
-	CHECK(n == DUST_QUIC_CLIENT_DGRAM, "intro build");
-	CHECK(send_dg(&c->a, QUIC_PORT, dg, (size_t)n) == 0, "send");
+	CHECK(n == DUST_QUIC_HELLO_BYTES, "intro build");
+	CHECK(send_hello(&c->a, dg, (size_t)n) == 0, "send");
 	/* the flight opens with an ACK-only Initial, as the cover server's (SPEC §12.3) */
 	fl = recv_ring(H.ntx[0], f, sizeof(f));
 	CHECK(fl > 42 && be16(f + 34) == QUIC_PORT && be16(f + 36) == c->a.port &&
@@ -416,7 +425,7 @@ static int path_random(struct cl *c, size_t intro_len, uint8_t *ans, size_t alen
  */
 static int endpoint_rule(struct cl *c, struct cl *c2)
 {
-	uint8_t dg[1500];
+	uint8_t dg[DUST_QUIC_HELLO_BYTES];
 	struct dust_quic_client qc;
 	uint64_t busy = rg_drop(&H, 0, DGW_DROP_ENDPOINT_BUSY),
 	         ok = rg_ctr(&H, 0, DGW_CTR_INTRO_OK);
@@ -424,7 +433,7 @@ static int endpoint_rule(struct cl *c, struct cl *c2)
 	int n = dust_quic_intro_build(&c2->inv, &c2->id, &T.rng, rg_now_ms(), dg, sizeof(dg), &qc);
 
 	dust_quic_client_wipe(&qc);
-	CHECK(n > 0 && send_dg(&c->a, QUIC_PORT, dg, (size_t)n) == 0, "spoofed Initial");
+	CHECK(n > 0 && send_hello(&c->a, dg, (size_t)n) == 0, "spoofed Initial");
 	CHECK(settled(), "not read");
 	CHECK(rg_drop(&H, 0, DGW_DROP_ENDPOINT_BUSY) == busy + 1, "endpoint_busy not counted");
 	CHECK(rg_ctr(&H, 0, DGW_CTR_INTRO_OK) == ok && rg_ctr(&H, 0, DGW_CTR_NET_TX) == tx,
@@ -590,7 +599,7 @@ static int bound_mss(struct cl *c)
 
 static int probes(void)
 {
-	uint8_t dg[1500], ans[1500];
+	uint8_t dg[DUST_QUIC_HELLO_BYTES], ans[1500];
 	struct dust_quic_client qc;
 	struct dust_identity id;
 	struct dust_endpoint ep = {.ip = {.family = 4, .a = {198, 51, 100, 9}}, .port = 7000};
@@ -602,7 +611,7 @@ static int probes(void)
 	/* a well-formed Initial for an invitation this gateway never issued */
 	CHECK(dust_identity_generate(&id) == 0, "id");
 	n = dust_quic_intro_build(&T.stranger, &id, &T.rng, rg_now_ms(), dg, sizeof(dg), &qc);
-	CHECK(n > 0 && send_dg(&ep, QUIC_PORT, dg, (size_t)n) == 0, "stranger");
+	CHECK(n > 0 && send_hello(&ep, dg, (size_t)n) == 0, "stranger");
 	/* a short header from nowhere, with and without a plausible CID */
 	dust_rng_bytes(&T.rng, dg, 300);
 	dg[0] = 0x43;
@@ -730,11 +739,13 @@ static int tail_on(struct cl *c, unsigned q)
 /* c introduces on worker q (its session lives there), then sends its Handshake packet. */
 static int intro_on(struct cl *c, unsigned q)
 {
-	uint8_t dg[1500], f[1600];
+	uint8_t dg[DUST_QUIC_HELLO_BYTES], f[1600];
 	int n = dust_quic_intro_build(&c->inv, &c->id, &T.rng, rg_now_ms(), dg, sizeof(dg), &c->qc);
 	size_t fl;
 
-	CHECK(n > 0 && send_q(q, &c->a, dg, (size_t)n) == 0, "intro");
+	CHECK(n > 0 && send_q(q, &c->a, dg, DUST_QUIC_CLIENT_DGRAM) == 0 &&
+	          send_q(q, &c->a, dg + DUST_QUIC_CLIENT_DGRAM, DUST_QUIC_CLIENT_DGRAM) == 0,
+	      "intro");
 	/* the flight (SPEC §12.3): an ACK-only Initial, the answer, a Handshake tail */
 	fl = recv_ring(H.ntx[q], f, sizeof(f));
 	CHECK(fl > 42 && dust_quic_is_flight_ack(f + 42, fl - 42),
@@ -755,20 +766,25 @@ static int intro_on(struct cl *c, unsigned q)
  */
 static int restart_pending(struct cl *c, unsigned q)
 {
-	uint8_t a[1500], b[1500], f[1600];
+	uint8_t a[DUST_QUIC_HELLO_BYTES], b[DUST_QUIC_HELLO_BYTES], f[1600];
 	struct dust_quic_client old;
 	uint64_t now = rg_now_ms();
 	int na = dust_quic_intro_build(&c->inv, &c->id, &T.rng, now, a, sizeof(a), &old);
 	int nb = dust_quic_intro_build(&c->inv, &c->id, &T.rng, now + 5, b, sizeof(b), &c->qc);
-	struct rte_mbuf *m[2] = {NULL, NULL};
+	struct rte_mbuf *m[4] = {NULL, NULL, NULL, NULL};
+	const size_t one = DUST_QUIC_CLIENT_DGRAM;
 	bool answered = false;
 	size_t fl;
 
 	dust_quic_client_wipe(&old);
 	CHECK(na > 0 && nb > 0, "intro build");
-	m[0] = rg_dg_mbuf(&H, &c->a, QUIC_PORT, a, (size_t)na);
-	m[1] = rg_dg_mbuf(&H, &c->a, QUIC_PORT, b, (size_t)nb);
-	CHECK(m[0] && m[1] && rte_ring_enqueue_burst(H.nrx[q], (void **)m, 2, NULL) == 2,
+	/* each hello's two Initials */
+	m[0] = rg_dg_mbuf(&H, &c->a, QUIC_PORT, a, one);
+	m[1] = rg_dg_mbuf(&H, &c->a, QUIC_PORT, a + one, one);
+	m[2] = rg_dg_mbuf(&H, &c->a, QUIC_PORT, b, one);
+	m[3] = rg_dg_mbuf(&H, &c->a, QUIC_PORT, b + one, one);
+	CHECK(m[0] && m[1] && m[2] && m[3] &&
+	          rte_ring_enqueue_burst(H.nrx[q], (void **)m, 4, NULL) == 4,
 	      "enqueue");
 	/* the abandoned Initial's flight may come first: the client ignores it */
 	for (int k = 0; k < 8 && !answered && (fl = recv_ring(H.ntx[q], f, sizeof(f))) > 42; k++)
