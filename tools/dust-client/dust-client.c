@@ -123,6 +123,7 @@ struct client {
 	char ifname[IFNAMSIZ];
 	struct stats st;
 	uint8_t txbuf[DG_MAX + DUST_INTRO_MIN_BYTES + DUST_INTRO_PAD_MAX];
+	uint8_t hello[DUST_QUIC_HELLO_BYTES]; /* quic: the hello's two Initials */
 	uint8_t rxbuf[DG_MAX];
 	uint8_t rxcopy[DG_MAX];
 };
@@ -972,7 +973,8 @@ static size_t chain_held(struct client *c, size_t ilen)
 }
 
 /*
- * quic: the intro is a 1250-byte QUIC Initial with no data chained; the
+ * quic: the intro is the hello, two 1250-byte QUIC Initials with one DCID
+ * (as Chromium 156's with its X25519MLKEM768 share), no data chained; the
  * held packet waits for the server's answer (its first flight carries the
  * server ephemeral the session keys need). The previous Initial stays
  * answerable: its answer may still be in flight.
@@ -982,7 +984,8 @@ static void send_quic_intro(struct client *c)
 	struct dust_quic_client next;
 	int n;
 
-	n = dust_quic_intro_build(&c->inv, &c->id, &c->rng, unix_ms(), c->txbuf, c->dg_max, &next);
+	n = dust_quic_intro_build(&c->inv, &c->id, &c->rng, unix_ms(), c->hello, sizeof(c->hello),
+	                          &next);
 	if (n < 0) {
 		logmsg("cannot build a QUIC intro: %s", dust_last_error());
 		c->fatal = true;
@@ -994,9 +997,11 @@ static void send_quic_intro(struct client *c)
 	sodium_memzero(&next, sizeof(next));
 	c->st.intros++;
 	c->attempts++;
-	sock_send(c, c->txbuf, (size_t)n);
-	debug("intro %u sent to %s (QUIC Initial, %d bytes, cover %s)", c->attempts, c->server, n,
-	      c->inv.cover_sni);
+	for (int at = 0; at < n; at += DUST_QUIC_CLIENT_DGRAM)
+		sock_send(c, c->hello + at, DUST_QUIC_CLIENT_DGRAM);
+	sodium_memzero(c->hello, sizeof(c->hello));
+	debug("intro %u sent to %s (QUIC hello, 2 Initials, %d bytes, cover %s)", c->attempts,
+	      c->server, n, c->inv.cover_sni);
 }
 
 /* A fresh intro each time: the server takes only intros newer than the last. */

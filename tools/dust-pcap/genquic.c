@@ -134,12 +134,14 @@ static void gen_initial(struct qgen *g, unsigned i)
 {
 	struct qclient *c = &g->c[i];
 	struct dust_quic_client qc;
-	uint8_t dg[DUST_QUIC_CLIENT_DGRAM];
+	uint8_t dg[DUST_QUIC_HELLO_BYTES];
 	int n = dust_quic_intro_build(&c->inv, &c->id, &rng, now_ms(), dg, sizeof(dg), &qc);
 
 	if (n < 0)
 		die("quic intro: %s", dust_last_error());
-	send_c2s(g, i, dg, (size_t)n);
+	/* the hello's two Initials (SPEC §12.2) */
+	for (int at = 0; at < n; at += DUST_QUIC_CLIENT_DGRAM)
+		send_c2s(g, i, dg + at, DUST_QUIC_CLIENT_DGRAM);
 	if (g->server)
 		handshake(g, i, dg, (size_t)n, &qc);
 	dust_quic_client_wipe(&qc);
