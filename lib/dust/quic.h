@@ -59,15 +59,18 @@ DUST_MUST_CHECK int dust_quic_intro_build(const struct dust_invite *inv,
                                           struct dust_quic_client *qc);
 
 /**
- * Open the server's first flight: its Initial (ServerHello with the server
- * ephemeral) and the coalesced Handshake packet holding a Dust keepalive.
- * On DUST_OK s is a live client session and qc is wiped; on any drop
- * nothing changes and qc stays pending (a later answer may still come).
+ * Open the server's first flight (SPEC 12.3): dg, its Initial (ServerHello
+ * with the server ephemeral) coalesced with the Handshake packet holding
+ * the masked ML-KEM-768 ciphertext, and tail, the Handshake packet after it
+ * holding a Dust keepalive under the hybrid session keys. The keepalive
+ * authenticates the whole. tail is opened in place. On DUST_OK s is a live
+ * client session and qc is wiped; on any drop nothing changes and qc stays
+ * pending (a later answer may still come).
  */
 DUST_MUST_CHECK enum dust_drop dust_quic_answer_open(struct dust_quic_client *qc,
                                                      const struct dust_limits *lim, uint32_t now_s,
-                                                     uint8_t *dg, size_t len,
-                                                     struct dust_session *s);
+                                                     uint8_t *dg, size_t len, uint8_t *tail,
+                                                     size_t tail_len, struct dust_session *s);
 
 void dust_quic_client_wipe(struct dust_quic_client *qc);
 
@@ -80,6 +83,12 @@ struct dust_quic_accept {
 	uint64_t client_pn;               /**< largest packet number to acknowledge */
 	uint64_t client_pn_lo;            /**< the hello's other one (client_pn - 1) */
 	uint8_t server_pk[DUST_PK_BYTES]; /**< the ephemeral put in the ServerHello */
+	/**
+	 * The answer's Handshake payload (SPEC 12.3), in the session keys: the
+	 * ML-KEM-768 ciphertext to the hello's ek, masked, then random filler
+	 */
+	uint16_t flight_len;
+	uint8_t flight[DUST_QUIC_FLIGHT_MAX];
 };
 
 /**
@@ -110,8 +119,8 @@ dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint
 
 /**
  * Build the server's first flight for an accepted intro: an Initial with
- * ACK and a ServerHello, coalesced with a Handshake packet that carries a
- * Dust keepalive, the datagram padded to 1252 bytes as the cover server's
+ * ACK and a ServerHello, coalesced with a Handshake packet that carries
+ * acc's flight (the masked ML-KEM ciphertext and filler), 1252 bytes as the cover server's
  * (under the 3x anti-amplification limit of the client's 1250). A client
  * takes 1200..1252. Returns its length or -errno. The flight's second
  * datagram is dust_quic_answer_tail_build's.
@@ -124,7 +133,8 @@ DUST_MUST_CHECK int dust_quic_answer_build(struct dust_session *s,
  * The first flight's second datagram, where the cover server sends the end
  * of its certificate chain: one Handshake packet (DCID empty, SCID the
  * server's CID) holding a Dust keepalive, 105..141 bytes in all (caddy's
- * spread). The client opens it as data behind dust_quic_hs_match's header.
+ * spread). dust_quic_answer_open opens it with the flight; a live client
+ * opens it as data behind dust_quic_hs_match's header.
  * Returns its length or -errno.
  */
 DUST_MUST_CHECK int dust_quic_answer_tail_build(struct dust_session *s, struct dust_rng *rng,

@@ -64,11 +64,23 @@ static void intro_confirm(const uint8_t prk[DUST_KEY_BYTES], const uint8_t *dcid
 	sodium_memzero(&st, sizeof(st));
 }
 
-/* Session keys: prk2 = BLAKE2b-256(key = prk, label | DH(e_s, E) | E_s), split as §4. */
+/*
+ * Session keys (hybrid, SPEC 12.3): prk2 = BLAKE2b-256(key = prk, label |
+ * DH(e_s, E) | E_s | ss_mlkem | the flight's Handshake payload), split as
+ * §4. prk already holds es and cs; ss_mlkem is the ML-KEM-768 secret of
+ * the client's ek, so the keys stay secret while either X25519 or ML-KEM
+ * holds. The payload (the masked ciphertext and its filler) binds every
+ * byte of it.
+ */
 static void session_keys(struct dust_session_keys *k, const uint8_t prk[DUST_KEY_BYTES],
-                         const uint8_t ee[DUST_KEY_BYTES], const uint8_t server_eph[DUST_PK_BYTES])
+                         const uint8_t ee[DUST_KEY_BYTES], const uint8_t server_eph[DUST_PK_BYTES],
+                         const uint8_t ss[DUST_MLKEM768_SSBYTES], const uint8_t *flight,
+                         size_t flight_len)
 {
-	const struct kdf_part parts[] = {{ee, DUST_KEY_BYTES}, {server_eph, DUST_PK_BYTES}};
+	const struct kdf_part parts[] = {{ee, DUST_KEY_BYTES},
+	                                 {server_eph, DUST_PK_BYTES},
+	                                 {ss, DUST_MLKEM768_SSBYTES},
+	                                 {flight, flight_len}};
 	uint8_t prk2[DUST_KEY_BYTES];
 
 	kdf_prk(prk2, prk, DUST_QUIC_SESSION_LABEL, parts, sizeof(parts) / sizeof(parts[0]));
@@ -76,6 +88,29 @@ static void session_keys(struct dust_session_keys *k, const uint8_t prk[DUST_KEY
 	/* the quic intro's confirmation key comes from the intro-stage prk (12.2) */
 	sodium_memzero(k->confirm, sizeof(k->confirm));
 	sodium_memzero(prk2, sizeof(prk2));
+}
+
+/*
+ * The ML-KEM ciphertext rides masked (12.3): its compressed coefficients are
+ * not uniform bytes, what a real server's encrypted certificate chain is.
+ * mask[64i..64i+64) = BLAKE2b-512(key = K_pq, le32(i)), K_pq = KDF(prk, 6).
+ */
+static void ct_mask(const uint8_t prk[DUST_KEY_BYTES], uint8_t ct[DUST_MLKEM768_CTBYTES])
+{
+	uint8_t kp[DUST_KEY_BYTES], blk[64], ctr[4];
+
+	crypto_kdf_derive_from_key(kp, sizeof(kp), DUST_KDF_PQ_MASK, DUST_KDF_CTX_SESSION, prk);
+	for (size_t at = 0; at < DUST_MLKEM768_CTBYTES; at += sizeof(blk)) {
+		size_t n = DUST_MLKEM768_CTBYTES - at < sizeof(blk) ? DUST_MLKEM768_CTBYTES - at
+		                                                    : sizeof(blk);
+
+		le32_put(ctr, (uint32_t)(at / sizeof(blk)));
+		crypto_generichash(blk, sizeof(blk), ctr, sizeof(ctr), kp, sizeof(kp));
+		for (size_t i = 0; i < n; i++)
+			ct[at + i] ^= blk[i];
+	}
+	sodium_memzero(kp, sizeof(kp));
+	sodium_memzero(blk, sizeof(blk));
 }
 
 static void intro_nonce(uint8_t nonce[DUST_XNONCE_BYTES], const uint8_t random[32],
@@ -488,7 +523,8 @@ static size_t read_client_hello(const uint8_t *dg, size_t len, struct quic_long 
 	plen = open_client_initial(dg, n1, NULL, h, pn, frames);
 	ok = plen && initial_walk(frames, plen, cb);
 	plen = ok ? open_client_initial(dg + n1, len - n1, h, &h2, &pn2, frames) : 0;
-	ok = plen && pn2 != *pn && initial_walk(frames, plen, cb);
+	/* one-byte packet numbers, as Chromium's (1 and 2): the answer's ACK has a known size */
+	ok = plen && pn2 != *pn && pn2 < 64 && *pn < 64 && initial_walk(frames, plen, cb);
 	sodium_memzero(frames, sizeof(frames));
 	if (!ok)
 		return 0;
@@ -543,6 +579,7 @@ struct accept_tmp {
 	uint8_t pt[DUST_QI_PT_BYTES];
 	uint8_t nonce[DUST_XNONCE_BYTES];
 	uint8_t es[DUST_KEY_BYTES], cs[DUST_KEY_BYTES], ee[DUST_KEY_BYTES];
+	uint8_t pq_ss[DUST_MLKEM768_SSBYTES]; /* ML-KEM-768 secret encapsulated to the hello's ek */
 	uint8_t prk[DUST_KEY_BYTES];
 	struct dust_eph eph; /* made here when the caller has none */
 	uint8_t confirm[DUST_CONFIRM_BYTES], mac[DUST_CONFIRM_BYTES];
@@ -634,6 +671,43 @@ static void server_session(struct dust_session *s, struct dust_rng *rng,
 	s->tunnel = e->inv.tunnel;
 }
 
+/* Length of ack_frame's ACK of the hello's Initials. */
+static size_t ack_frame_len(const struct dust_quic_accept *acc)
+{
+	size_t n = 1 + quic_varint_len(acc->client_pn) + 1 + 2;
+
+	if (acc->client_pn - acc->client_pn_lo != 1)
+		n += quic_varint_len(acc->client_pn - acc->client_pn_lo - 2) + 1;
+	return n;
+}
+
+enum {
+	SERVER_HELLO_LEN = 90, /* tls_server_hello_build's, x25519 share */
+	/* first byte, version, DCID length (0), SCID length, Length (2): then the SCID */
+	HS_HDR_FIXED = 1 + 4 + 1 + 1 + 2,
+};
+
+/* The answer's Initial (server_initial): long header with a token length, pn, frames, tag. */
+static size_t answer_initial_len(const struct dust_quic_accept *acc, size_t cid_len)
+{
+	return HS_HDR_FIXED + 1 + cid_len + 1 + ack_frame_len(acc) + 4 + SERVER_HELLO_LEN +
+	       DUST_QUIC_AEAD_TAG;
+}
+
+/*
+ * The answer's Handshake payload: the masked ciphertext in flight[0..1088),
+ * random filler to the end of the cover server's 1252 bytes.
+ */
+static void flight_fill(struct dust_rng *rng, struct dust_quic_accept *acc)
+{
+	size_t used = answer_initial_len(acc, DUST_QUIC_SERVER_CID_LEN) + HS_HDR_FIXED +
+	              DUST_QUIC_SERVER_CID_LEN;
+
+	acc->flight_len = (uint16_t)(ANSWER_SIZE - used);
+	dust_rng_bytes(rng, acc->flight + DUST_MLKEM768_CTBYTES,
+	               acc->flight_len - DUST_MLKEM768_CTBYTES);
+}
+
 /*
  * One Initial, not a whole hello: a browser's (its tag names nothing:
  * unknown, as a one-Initial hello was), one that does not decrypt
@@ -682,27 +756,37 @@ dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint
 		d = check_intro(srv, &qh, t, e, ch_len, now_ms);
 	if (d == DUST_OK && !dust_share_dh(&eph, &t->eph, t->h.x25519, t->ee))
 		d = DUST_DROP_INTRO_AUTH;
+	/*
+	 * authenticated (the confirmation covers the ek): encapsulate to it, before
+	 * the store changes; an ek with a coefficient >= q fails FIPS 203's check
+	 */
+	if (d == DUST_OK && dust_mlkem768_enc(acc->flight, t->pq_ss, t->h.hybrid, rng) != 0)
+		d = DUST_DROP_MALFORMED;
 	if (d == DUST_OK)
 		d = dust_store_commit(srv->store, e, t->pt, t->cs, le64_get(t->pt + DUST_PK_BYTES),
 		                      t->nonce, now_ms / 1000, &first_use, &held);
 	if (d != DUST_OK)
 		goto out_wipe;
-	session_keys(&t->k, t->prk, t->ee, eph->pk);
-	server_session(s, rng, &t->k, e);
-	s->peer = *from;
-	s->last_rx_s = (uint32_t)(now_ms / 1000);
-	s->invite_idx = dust_store_index(srv->store, e);
 	memcpy(acc->odcid, qh.dcid, qh.dcid_len);
 	acc->odcid_len = qh.dcid_len;
 	acc->client_pn = pn;
 	acc->client_pn_lo = pn_lo;
 	memcpy(acc->server_pk, eph->pk, DUST_PK_BYTES);
+	ct_mask(t->prk, acc->flight);
+	flight_fill(rng, acc);
+	session_keys(&t->k, t->prk, t->ee, eph->pk, t->pq_ss, acc->flight, acc->flight_len);
+	server_session(s, rng, &t->k, e);
+	s->peer = *from;
+	s->last_rx_s = (uint32_t)(now_ms / 1000);
+	s->invite_idx = dust_store_index(srv->store, e);
 	if (info) {
 		info->invite_idx = s->invite_idx;
 		info->first_use = first_use;
 		info->held = held;
 	}
 out_wipe:
+	if (d != DUST_OK)
+		sodium_memzero(acc, sizeof(*acc));
 	sodium_memzero(t, sizeof(*t));
 	return d;
 }
@@ -807,7 +891,7 @@ static int server_initial(const struct dust_session *s, const struct dust_quic_a
 	f[n++] = DUST_QUIC_FRAME_CRYPTO;
 	f[n++] = 0; /* offset */
 	sh_len = tls_server_hello_build(rng, acc->server_pk, f + n + 2, sizeof(f) - n - 2);
-	if (!sh_len)
+	if (sh_len != SERVER_HELLO_LEN)
 		return -EMSGSIZE;
 	n += quic_varint_put(f + n, sh_len, 2);
 	n += sh_len;
@@ -819,27 +903,28 @@ DUST_EXPORT int dust_quic_answer_build(struct dust_session *s, const struct dust
                                        struct dust_rng *rng, uint32_t now_s, uint8_t *out,
                                        size_t cap)
 {
-	size_t total = ANSWER_SIZE, hs_hdr, dust_len;
-	struct dust_pad pad = {.kind = DUST_PAD_UNIFORM};
+	size_t total = ANSWER_SIZE, hs_hdr;
 	uint8_t first;
-	int ni, r;
+	int ni;
 
+	(void)now_s;
 	if (cap < total)
 		return -EMSGSIZE;
 	ni = server_initial(s, acc, rng, out, cap);
 	if (ni < 0)
 		return ni;
-	hs_hdr = 1 + 4 + 2 + s->cid_len + 2;
-	if (total < (size_t)ni + hs_hdr + DUST_DATA_OVERHEAD)
-		return -EMSGSIZE;
-	dust_len = total - (size_t)ni - hs_hdr;
-	pad.min = pad.max = (uint16_t)(dust_len - DUST_DATA_OVERHEAD);
-	/* Handshake packet: its protected first-byte bits are random to an observer */
+	hs_hdr = HS_HDR_FIXED + s->cid_len;
+	/* the payload's size was fixed at accept (it is in the keys) */
+	if ((size_t)ni != answer_initial_len(acc, s->cid_len) ||
+	    total != (size_t)ni + hs_hdr + acc->flight_len)
+		return -EIO;
+	/*
+	 * Handshake packet: where the cover server's certificate chain is, the
+	 * masked ML-KEM ciphertext and filler; its protected first-byte bits random
+	 */
 	dust_rng_bytes(rng, &first, 1);
-	long_header(out + ni, (uint8_t)(0xe0 | (first & 0x0f)), s, false, dust_len);
-	r = dust_data_seal(s, rng, &pad, now_s, out + ni + hs_hdr, 0, dust_len);
-	if (r < 0)
-		return r;
+	long_header(out + ni, (uint8_t)(0xe0 | (first & 0x0f)), s, false, acc->flight_len);
+	memcpy(out + ni + hs_hdr, acc->flight, acc->flight_len);
 	return (int)total;
 }
 
@@ -865,7 +950,8 @@ static bool answer_shape(const uint8_t *dg, size_t len, struct quic_long *h, str
 	return quic_long_parse(dg + next, len - next, hs) && hs->type == DUST_QUIC_TYPE_HANDSHAKE &&
 	       hs->version == DUST_QUIC_VERSION && hs->dcid_len == 0 &&
 	       hs->scid_len == h->scid_len && memcmp(hs->scid, h->scid, h->scid_len) == 0 &&
-	       hs->length == len - next - hs->pn_off && hs->length >= DUST_DATA_MIN_BYTES;
+	       hs->length == len - next - hs->pn_off && hs->length >= DUST_MLKEM768_CTBYTES &&
+	       hs->length <= DUST_QUIC_FLIGHT_MAX;
 }
 
 /* The server ephemeral from the Initial's ServerHello, once the Initial opens. */
@@ -898,40 +984,61 @@ static bool answer_server_hello(struct dust_quic_client *qc, const uint8_t *dg,
 	return ok;
 }
 
+/* The flight's tail: a Handshake packet from the answer's SCID, filling tail[0..len). */
+static bool tail_shape(const uint8_t *tail, size_t len, const struct quic_long *h,
+                       struct quic_long *tl)
+{
+	return quic_long_parse(tail, len, tl) && tl->type == DUST_QUIC_TYPE_HANDSHAKE &&
+	       tl->version == DUST_QUIC_VERSION && tl->dcid_len == 0 &&
+	       tl->scid_len == h->scid_len && memcmp(tl->scid, h->scid, h->scid_len) == 0 &&
+	       tl->length == len - tl->pn_off && tl->length >= DUST_DATA_MIN_BYTES;
+}
+
 /*
- * Cheapest first: the shape, then the Initial (public keys of our DCID),
- * and only then the X25519 that the session keys need.
+ * Cheapest first: the shapes, then the Initial (public keys of our DCID),
+ * and only then the X25519 and the ML-KEM decapsulation that the session
+ * keys need; the tail's keepalive, under those keys, authenticates it all.
  */
 DUST_EXPORT enum dust_drop dust_quic_answer_open(struct dust_quic_client *qc,
                                                  const struct dust_limits *lim, uint32_t now_s,
-                                                 uint8_t *dg, size_t len, struct dust_session *s)
+                                                 uint8_t *dg, size_t len, uint8_t *tail,
+                                                 size_t tail_len, struct dust_session *s)
 {
 	struct dust_session t;
 	struct dust_session_keys k;
-	struct quic_long h, hs;
+	struct quic_long h, hs, tl;
 	struct dust_seg seg;
-	uint8_t server_pk[DUST_PK_BYTES], ee[DUST_KEY_BYTES];
-	size_t next, consumed = 0;
-	enum dust_drop d = DUST_DROP_MALFORMED;
+	uint8_t server_pk[DUST_PK_BYTES], ee[DUST_KEY_BYTES], ss[DUST_MLKEM768_SSBYTES];
+	uint8_t ct[DUST_MLKEM768_CTBYTES];
+	const uint8_t *flight;
+	size_t consumed = 0;
+	enum dust_drop d = DUST_DROP_AUTH;
 
 	if (!qc->pending)
 		return DUST_DROP_AUTH;
-	if (!answer_shape(dg, len, &h, &hs))
+	if (!answer_shape(dg, len, &h, &hs) || !tail_shape(tail, tail_len, &h, &tl))
 		return DUST_DROP_MALFORMED;
 	if (!answer_server_hello(qc, dg, &h, server_pk))
 		return DUST_DROP_AUTH;
-	next = h.pn_off + h.length;
 	if (crypto_scalarmult(ee, qc->esk, server_pk) != 0)
 		return DUST_DROP_AUTH;
+	flight = dg + h.pn_off + h.length + hs.pn_off;
+	memcpy(ct, flight, sizeof(ct));
+	ct_mask(qc->prk, ct);
 	memset(&t, 0, sizeof(t));
-	session_keys(&k, qc->prk, ee, server_pk);
-	dust_session_keys_install(&t, &k, DUST_ROLE_CLIENT, qc->suite);
-	t.profile = DUST_PROFILE_QUIC;
-	t.cid_len = h.scid_len;
-	memcpy(t.cid, h.scid, h.scid_len);
-	d = dust_data_open(&t, lim, now_s, dg + next + hs.pn_off, hs.length, &seg, &consumed);
-	if (d == DUST_OK && (seg.len != 0 || consumed != hs.length))
-		d = DUST_DROP_MALFORMED;
+	/* implicit rejection: an altered ciphertext decapsulates to a secret of its own */
+	if (dust_mlkem768_dec(ss, ct, qc->dk) == 0) {
+		session_keys(&k, qc->prk, ee, server_pk, ss, flight, hs.length);
+		dust_session_keys_install(&t, &k, DUST_ROLE_CLIENT, qc->suite);
+		t.profile = DUST_PROFILE_QUIC;
+		t.cid_len = h.scid_len;
+		memcpy(t.cid, h.scid, h.scid_len);
+		d = dust_data_open(&t, lim, now_s, tail + tl.pn_off, tl.length, &seg, &consumed);
+		if (d == DUST_OK && (seg.len != 0 || consumed != tl.length))
+			d = DUST_DROP_MALFORMED;
+		else if (d != DUST_OK) /* the keys (the flight, its ciphertext) were not the server's */
+			d = DUST_DROP_AUTH;
+	}
 	if (d == DUST_OK) {
 		uint8_t spin;
 
@@ -947,6 +1054,8 @@ DUST_EXPORT enum dust_drop dust_quic_answer_open(struct dust_quic_client *qc,
 	sodium_memzero(&t, sizeof(t));
 	sodium_memzero(&k, sizeof(k));
 	sodium_memzero(ee, sizeof(ee));
+	sodium_memzero(ss, sizeof(ss));
+	sodium_memzero(ct, sizeof(ct));
 	return d;
 }
 

@@ -128,6 +128,11 @@ static_assert(DUST_QI_NONCE_OFF + 16 + DUST_QUIC_CLIENT_DCID ==
                   DUST_QI_NONCE_OFF + DUST_XNONCE_BYTES,
               "nonce = random[16..32) | DCID[0..8)");
 
+/* quic intro PRK -> K_pq, the mask of the ML-KEM ciphertext in the first flight (§12.3) */
+enum { DUST_KDF_PQ_MASK = 9 };
+/* the first flight's Handshake payload (masked ML-KEM ciphertext, filler): at most this */
+enum { DUST_QUIC_FLIGHT_MAX = 1120, DUST_QUIC_PQ_CT_BYTES = 1088 };
+
 /* Key schedule labels (SPEC.md §12.4). */
 #define DUST_QUIC_INTRO_LABEL   "dust quic intro"
 #define DUST_QUIC_SESSION_LABEL "dust quic session"

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "fixture.h"
+#include "mlkem.h"
 #include "quic_pvt.h"
 
 static void hex(uint8_t *out, const char *h)
@@ -58,8 +59,8 @@ static void quic_fixture(struct fixture *f)
 }
 
 struct hs {
-	uint8_t intro[DUST_QUIC_HELLO_BYTES], answer[1500];
-	int intro_len, answer_len;
+	uint8_t intro[DUST_QUIC_HELLO_BYTES], answer[1500], tail[256];
+	int intro_len, answer_len, tail_len;
 	struct dust_quic_client qc;
 	struct dust_eph eph;
 	struct dust_quic_accept acc;
@@ -89,8 +90,22 @@ static void handshake(struct fixture *f, struct hs *h)
 	                                       sizeof(h->answer));
 	/* the cover server's first datagram is always 1252 bytes (quic-go before PMTUD) */
 	CHECK_EQ(h->answer_len, DUST_QUIC_SERVER_DGRAM_MAX);
-	/* within the 3x anti-amplification limit of the one datagram received */
+	/* within the 3x anti-amplification limit of the hello received */
 	CHECK(h->answer_len <= 3 * h->intro_len);
+	h->tail_len =
+	    dust_quic_answer_tail_build(&f->ss, &f->rng, FIX_NOW_S, h->tail, sizeof(h->tail));
+	CHECK(h->tail_len >= 105 && h->tail_len <= 141);
+}
+
+/* The client opens dg (the flight's 1252 bytes) with a copy of h's tail (opened in place). */
+static enum dust_drop answer_open(struct fixture *f, struct hs *h, uint8_t *dg, size_t len,
+                                  struct dust_session *s)
+{
+	uint8_t tail[256];
+
+	memcpy(tail, h->tail, (size_t)h->tail_len);
+	return dust_quic_answer_open(&h->qc, &f->lim, FIX_NOW_S, dg, len, tail, (size_t)h->tail_len,
+	                             s);
 }
 
 static void test_handshake_and_data(void)
@@ -107,12 +122,9 @@ static void test_handshake_and_data(void)
 	/* a tampered answer is refused and leaves the client pending */
 	memcpy(copy, h.answer, (size_t)h.answer_len);
 	copy[h.answer_len - 1] ^= 1;
-	CHECK(dust_quic_answer_open(&h.qc, &f.lim, FIX_NOW_S, copy, (size_t)h.answer_len, &f.cs) !=
-	      DUST_OK);
+	CHECK(answer_open(&f, &h, copy, (size_t)h.answer_len, &f.cs) != DUST_OK);
 	CHECK(h.qc.pending);
-	CHECK_EQ(
-	    dust_quic_answer_open(&h.qc, &f.lim, FIX_NOW_S, h.answer, (size_t)h.answer_len, &f.cs),
-	    DUST_OK);
+	CHECK_EQ(answer_open(&f, &h, h.answer, (size_t)h.answer_len, &f.cs), DUST_OK);
 	CHECK(!h.qc.pending);
 	CHECK_EQ(f.cs.cid_len, f.ss.cid_len);
 	CHECK(memcmp(f.cs.cid, f.ss.cid, f.cs.cid_len) == 0);
@@ -432,6 +444,123 @@ static void test_hello_shape(void)
 	fix_fini(&f);
 }
 
+static enum dust_drop answer_try(struct fixture *f, struct hs *h, const uint8_t *dg, size_t len);
+
+/* The answer's Handshake payload: where it starts in h's 1252 bytes, and its length. */
+static size_t flight_at(const struct hs *h, size_t *len)
+{
+	struct quic_long qi, qh;
+	size_t next;
+
+	CHECK(quic_long_parse(h->answer, (size_t)h->answer_len, &qi));
+	next = qi.pn_off + qi.length;
+	CHECK(quic_long_parse(h->answer + next, (size_t)h->answer_len - next, &qh));
+	*len = qh.length;
+	return next + qh.pn_off;
+}
+
+/*
+ * The ML-KEM ciphertext altered in flight (SPEC 12.3): the client
+ * decapsulates another secret (implicit rejection), the tail's keepalive
+ * does not open under those keys: no session, the client unchanged; the
+ * untouched flight then opens. Bits across the ciphertext and the filler.
+ */
+static void test_pq_ciphertext_altered(void)
+{
+	struct fixture f;
+	struct hs h;
+	uint8_t a[1500];
+	size_t len, at = 0;
+
+	quic_fixture(&f);
+	handshake(&f, &h);
+	at = flight_at(&h, &len);
+	CHECK(len >= 1088 && at + len == (size_t)h.answer_len);
+	for (size_t i = 0; i < len; i += 37) {
+		memcpy(a, h.answer, (size_t)h.answer_len);
+		a[at + i] ^= (uint8_t)(1u << (i % 8));
+		CHECK_EQ(answer_try(&f, &h, a, (size_t)h.answer_len), DUST_DROP_AUTH);
+	}
+	memcpy(a, h.answer, (size_t)h.answer_len);
+	a[at + 1087] ^= 0x80; /* the ciphertext's last byte */
+	CHECK_EQ(answer_try(&f, &h, a, (size_t)h.answer_len), DUST_DROP_AUTH);
+	CHECK(h.qc.pending);
+	CHECK_EQ(answer_open(&f, &h, h.answer, (size_t)h.answer_len, &f.cs), DUST_OK);
+	CHECK(memcmp(f.cs.tx_key, f.ss.rx_key, DUST_KEY_BYTES) == 0);
+	fix_fini(&f);
+}
+
+/* SPEC 12.3's mask of the ciphertext: BLAKE2b-512(KDF(prk, 9, "dustSESS"), le32(i)) blocks. */
+static void unmask(const uint8_t prk[32], uint8_t ct[1088])
+{
+	uint8_t kp[32], blk[64], ctr[4];
+
+	crypto_kdf_derive_from_key(kp, sizeof(kp), 9, "dustSESS", prk);
+	for (size_t i = 0; i < 1088; i++) {
+		if (i % 64 == 0) {
+			le32_put(ctr, (uint32_t)(i / 64));
+			crypto_generichash(blk, sizeof(blk), ctr, sizeof(ctr), kp, sizeof(kp));
+		}
+		ct[i] ^= blk[i % 64];
+	}
+}
+
+/*
+ * Harvest now, decrypt later: an observer who later learns both X25519
+ * secrets (e and e_s: es, cs and ee all follow) but not the ML-KEM secret
+ * cannot derive the session keys. Derived here as SPEC 12.3 states the
+ * schedule: with ss_mlkem (decapsulated from the flight) the client's keys
+ * come out, with it left out or zero they do not.
+ */
+static void test_pq_keys_need_mlkem(void)
+{
+	struct fixture f;
+	struct hs h;
+	struct dust_quic_client qc;
+	struct dust_session_keys k;
+	uint8_t ee[32], ss[32], zero[32] = {0}, ct[1088], prk2[32];
+	size_t len, at;
+	const uint8_t *flight;
+
+	quic_fixture(&f);
+	handshake(&f, &h);
+	qc = h.qc; /* before the open wipes it */
+	CHECK_EQ(answer_open(&f, &h, h.answer, (size_t)h.answer_len, &f.cs), DUST_OK);
+	at = flight_at(&h, &len);
+	flight = h.answer + at;
+	CHECK(crypto_scalarmult(ee, qc.esk, h.eph.pk) == 0);
+	memcpy(ct, flight, sizeof(ct));
+	unmask(qc.prk, ct);
+	CHECK(dust_mlkem768_dec(ss, ct, qc.dk) == 0);
+	{
+		const struct kdf_part with[] = {{ee, 32}, {h.eph.pk, 32}, {ss, 32}, {flight, len}};
+
+		kdf_prk(prk2, qc.prk, DUST_QUIC_SESSION_LABEL, with, 4);
+		dust_session_keys_split(&k, prk2);
+		CHECK(memcmp(k.c2s_data, f.cs.tx_key, 32) == 0); /* the schedule as stated */
+	}
+	{
+		const struct kdf_part x_only[] = {{ee, 32}, {h.eph.pk, 32}};
+
+		kdf_prk(prk2, qc.prk, DUST_QUIC_SESSION_LABEL, x_only, 2);
+		dust_session_keys_split(&k, prk2);
+		CHECK(memcmp(k.c2s_data, f.cs.tx_key, 32) != 0);
+		CHECK(memcmp(k.s2c_data, f.cs.rx_key, 32) != 0);
+	}
+	{
+		const struct kdf_part no_ss[] = {
+		    {ee, 32}, {h.eph.pk, 32}, {zero, 32}, {flight, len}};
+
+		kdf_prk(prk2, qc.prk, DUST_QUIC_SESSION_LABEL, no_ss, 4);
+		dust_session_keys_split(&k, prk2);
+		CHECK(memcmp(k.c2s_data, f.cs.tx_key, 32) != 0);
+	}
+	sodium_memzero(&qc, sizeof(qc));
+	sodium_memzero(&k, sizeof(k));
+	sodium_memzero(ss, sizeof(ss));
+	fix_fini(&f);
+}
+
 /* Wrong profile and garbage: a random-profile invitation is no quic intro. */
 static void test_profile_mismatch(void)
 {
@@ -467,7 +596,7 @@ static enum dust_drop answer_try(struct fixture *f, struct hs *h, const uint8_t 
 	enum dust_drop d;
 
 	memcpy(copy, dg, len);
-	d = dust_quic_answer_open(&h->qc, &f->lim, FIX_NOW_S, copy, len, &s);
+	d = answer_open(f, h, copy, len, &s);
 	CHECK(d != DUST_OK);
 	CHECK(memcmp(&before, &h->qc, sizeof(before)) == 0);
 	return d;
@@ -560,7 +689,7 @@ static void test_answer_cheap_first(void)
 
 	/* and the answer itself still opens */
 	CHECK(memcmp(a, h.answer, len) == 0);
-	CHECK_EQ(dust_quic_answer_open(&h.qc, &f.lim, FIX_NOW_S, a, len, &f.cs), DUST_OK);
+	CHECK_EQ(answer_open(&f, &h, a, len, &f.cs), DUST_OK);
 	CHECK(!h.qc.pending);
 	fix_fini(&f);
 }
@@ -641,11 +770,9 @@ static void test_answer_ack(void)
 	CHECK(quic_long_parse(h.answer, (size_t)h.answer_len, &q));
 	CHECK(quic_unprotect(&k, h.answer, q.pn_off, q.length, &pn, frames, &plen));
 	CHECK_EQ(pn, 1u);
-	CHECK(dust_quic_answer_open(&h.qc, &f.lim, FIX_NOW_S, ack, (size_t)n, &f.cs) != DUST_OK);
+	CHECK(answer_open(&f, &h, ack, (size_t)n, &f.cs) != DUST_OK);
 	CHECK(h.qc.pending);
-	CHECK_EQ(
-	    dust_quic_answer_open(&h.qc, &f.lim, FIX_NOW_S, h.answer, (size_t)h.answer_len, &f.cs),
-	    DUST_OK);
+	CHECK_EQ(answer_open(&f, &h, h.answer, (size_t)h.answer_len, &f.cs), DUST_OK);
 	sodium_memzero(&k, sizeof(k));
 	fix_fini(&f);
 }
@@ -669,9 +796,7 @@ static void test_answer_tail(void)
 
 	quic_fixture(&f);
 	handshake(&f, &h);
-	CHECK_EQ(
-	    dust_quic_answer_open(&h.qc, &f.lim, FIX_NOW_S, h.answer, (size_t)h.answer_len, &f.cs),
-	    DUST_OK);
+	CHECK_EQ(answer_open(&f, &h, h.answer, (size_t)h.answer_len, &f.cs), DUST_OK);
 	CHECK_EQ(dust_quic_answer_tail_build(&f.cs, &f.rng, FIX_NOW_S, tail, sizeof(tail)),
 	         -EINVAL);
 	CHECK_EQ(dust_quic_answer_tail_build(&f.ss, &f.rng, FIX_NOW_S, tail, 100), -EMSGSIZE);
@@ -718,6 +843,8 @@ int main(int argc, char **argv)
 	    {"rfc9001_keys", test_rfc9001_keys},
 	    {"hello_shape", test_hello_shape},
 	    {"handshake_and_data", test_handshake_and_data},
+	    {"pq_ciphertext_altered", test_pq_ciphertext_altered},
+	    {"pq_keys_need_mlkem", test_pq_keys_need_mlkem},
 	    {"answer_ack", test_answer_ack},
 	    {"answer_tail", test_answer_tail},
 	    {"answer_cheap_first", test_answer_cheap_first},

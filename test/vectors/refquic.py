@@ -4,11 +4,14 @@
 
 Reads test/vectors/dust-quic.txt and decodes it as an observer and then as the
 server would: removes the client Initial's protection with the public QUIC v1
-salt (RFC 9001 §5), reassembles the CRYPTO frames, checks the ClientHello's
-shape, recovers the intro from random, the DCID, the key share and the GREASE
-ECH payload with the server's key, verifies the confirmation, opens the
-server's answer (Initial with a ServerHello, Handshake packet holding a Dust
-keepalive) and the 1-RTT short-header data packets both ways.
+salt (RFC 9001 §5), reassembles the CRYPTO frames of the hello's two Initials,
+checks the ClientHello's shape (X25519MLKEM768 before x25519, the ek's
+coefficients below q), recovers the intro from random, the DCID, the key share
+and the GREASE ECH payload with the server's key, verifies the confirmation,
+opens the server's answer (Initial with a ServerHello, Handshake packet
+holding the masked ML-KEM-768 ciphertext, which the client's dk decapsulates
+with refmlkem.py), the tail's keepalive under the hybrid keys, and the 1-RTT
+short-header data packets both ways.
 Uses python3-cryptography (AES), PyNaCl and hashlib; v2 data packets are
 opened by refdecode.py's open_data.
 """
@@ -25,6 +28,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from refcommon import EPOCH_S, Fail, expect, read_vectors, run  # noqa: E402
 from refdecode import b2, kdf, open_data  # noqa: E402
+import refmlkem  # noqa: E402  (FIPS 203, written apart from lib/dust/mlkem.c)
 
 WINDOW_MS = 60000
 V1_SALT = bytes.fromhex('38762cf7f55934b34d179ae6a4c80cadccbb7f0a')
@@ -248,10 +252,18 @@ def recover_intro(ch, hello, dcid, inv, server_sk, now_ms):
     return client_pk, prk
 
 
-def session_keys(prk, ee, server_eph_pk):
-    prk2 = b2(b'dust quic session' + ee + server_eph_pk, prk, 32)
+def session_keys(prk, ee, server_eph_pk, ss, flight):
+    """SPEC 12.3's hybrid schedule: X25519 (es, cs in prk; ee) and ML-KEM-768 (ss)."""
+    prk2 = b2(b'dust quic session' + ee + server_eph_pk + ss + flight, prk, 32)
     return {name: kdf(prk2, i, 'dustSESS', n) for i, (name, n) in
             enumerate([('c2s', 32), ('s2c', 32), ('c2s_hp', 16), ('s2c_hp', 16)], start=1)}
+
+
+def unmask_ct(prk, masked):
+    """The ciphertext's mask: BLAKE2b-512 blocks keyed by K_pq = KDF(prk, 9), over le32(i)."""
+    kp = kdf(prk, 9, 'dustSESS')
+    mask = b''.join(b2(struct.pack('<I', i), kp, 64) for i in range(17))
+    return bytes(a ^ b for a, b in zip(masked, mask))
 
 
 def parse_server_hello(body):
@@ -343,15 +355,32 @@ def main(path):
     eph_pk = parse_server_hello(handshake_msg(sstream, 2))
     eph_sk = bytes.fromhex(v['server_eph_sk'])
     expect(nb.crypto_scalarmult_base(eph_sk) == eph_pk, 'ServerHello key share = server eph')
-    keys = session_keys(prk, nb.crypto_scalarmult(eph_sk, ch['E']), eph_pk)
     rest = ans[a['pn_off'] + a['length']:]
     hs = long_header(rest)
     expect(hs['type'] == 2 and hs['version'] == 1 and hs['dcid'] == b'' and
            hs['scid'] == a['scid'] and hs['pn_off'] + hs['length'] == len(rest),
            'coalesced Handshake packet fills the datagram')
-    counter, _, data, used = open_data(rest[hs['pn_off']:], keys['s2c'], keys['s2c_hp'])
-    expect(counter == 0 and data == b'' and used == hs['length'],
-           'Handshake packet holds a Dust keepalive')
+    flight = rest[hs['pn_off']:]
+    expect(1088 <= len(flight) <= 1120, 'Handshake payload: the masked ciphertext and filler')
+    # what the client's ML-KEM key adds: the ciphertext it decapsulates
+    dk = bytes.fromhex(v['client_mlkem_dk'])
+    expect(dk[1152:1152 + 1184] == ch['ek'], 'the hello\'s ek is the one in the client\'s dk')
+    ct = unmask_ct(prk, flight[:1088])
+    ss = refmlkem.decaps(dk, ct)
+    expect(ss is not None, 'ML-KEM-768 decapsulation (dk checks of FIPS 203 7.3)')
+    keys = session_keys(prk, nb.crypto_scalarmult(eph_sk, ch['E']), eph_pk, ss, flight)
+    tail = bytes.fromhex(v['server_answer_tail'])
+    tl = long_header(tail)
+    expect(tl['type'] == 2 and tl['dcid'] == b'' and tl['scid'] == a['scid'] and
+           tl['pn_off'] + tl['length'] == len(tail) and 105 <= len(tail) <= 141,
+           'flight tail: a Handshake packet of 105..141 bytes from the server CID')
+    counter, _, data, used = open_data(tail[tl['pn_off']:], keys['s2c'], keys['s2c_hp'])
+    expect(counter == 0 and data == b'' and used == tl['length'],
+           'the tail holds a Dust keepalive under the hybrid keys')
+    # and without the ML-KEM secret (an observer who broke X25519 later): other keys
+    x_only = b2(b'dust quic session' + nb.crypto_scalarmult(eph_sk, ch['E']) + eph_pk,
+                prk, 32)
+    expect(kdf(x_only, 2, 'dustSESS') != keys['s2c'], 'X25519 secrets alone give other keys')
 
     # 1-RTT: client->server with the server's CID, server->client with the empty one
     got = open_short(bytes.fromhex(v['c2s_short']), a['scid'], keys['c2s'], keys['c2s_hp'],

@@ -124,6 +124,8 @@ struct client {
 	struct stats st;
 	uint8_t txbuf[DG_MAX + DUST_INTRO_MIN_BYTES + DUST_INTRO_PAD_MAX];
 	uint8_t hello[DUST_QUIC_HELLO_BYTES]; /* quic: the hello's two Initials */
+	uint8_t flight[1500];                 /* quic: a first flight waiting for its tail */
+	size_t flight_len;
 	uint8_t rxbuf[DG_MAX];
 	uint8_t rxcopy[DG_MAX];
 };
@@ -1263,12 +1265,15 @@ static void on_opened(struct client *c, const struct dust_seg *segs, unsigned n)
 
 /*
  * quic: a long-header datagram may be the server's first flight for one of
- * our pending Initials. The newest answered Initial is the server's session
- * (it takes intros newer than the last), so an answer to the newer Initial
- * replaces a session opened from the older one. Anything else is dropped.
- * Junk costs little: the socket is connected (only the server's address and
- * port get here), and dust_quic_answer_open checks the answer's shape before
- * it decrypts the Initial, the Initial (keyed by our DCID) before the X25519.
+ * our pending Initials: its 1252-byte Initial+Handshake datagram (the
+ * masked ML-KEM ciphertext) is kept until the Handshake tail after it, whose
+ * keepalive authenticates the two (SPEC 12.3). The newest answered Initial
+ * is the server's session (it takes intros newer than the last), so an
+ * answer to the newer Initial replaces a session opened from the older one.
+ * Anything else is dropped. Junk costs little: the socket is connected
+ * (only the server's address and port get here), and dust_quic_answer_open
+ * checks both shapes before it decrypts the Initial, the Initial (keyed by
+ * our DCID) before the X25519 and the decapsulation.
  */
 static void on_quic_answer(struct client *c, size_t len)
 {
@@ -1282,18 +1287,30 @@ static void on_quic_answer(struct client *c, size_t len)
 		debug("the server acknowledged our Initial (%zu bytes)", len);
 		return;
 	}
-	if (c->qc.pending) {
+	/* the flight's big datagram: kept (the last one) until its tail comes */
+	if (len >= DUST_QUIC_INITIAL_MIN && len <= sizeof(c->flight)) {
+		memcpy(c->flight, c->rxbuf, len);
+		c->flight_len = len;
+		debug("the server's first flight (%zu bytes), waiting for its tail", len);
+		return;
+	}
+	if (c->flight_len && c->qc.pending) {
 		memcpy(c->rxcopy, c->rxbuf, len); /* opening works in place */
-		d = dust_quic_answer_open(&c->qc, &c->lim, now, c->rxcopy, len, &s);
+		d = dust_quic_answer_open(&c->qc, &c->lim, now, c->flight, c->flight_len, c->rxcopy,
+		                          len, &s);
 		newest = d == DUST_OK;
 	}
-	if (d != DUST_OK && c->qc_prev.pending)
-		d = dust_quic_answer_open(&c->qc_prev, &c->lim, now, c->rxbuf, len, &s);
+	if (d != DUST_OK && c->flight_len && c->qc_prev.pending) {
+		memcpy(c->rxcopy, c->rxbuf, len);
+		d = dust_quic_answer_open(&c->qc_prev, &c->lim, now, c->flight, c->flight_len,
+		                          c->rxcopy, len, &s);
+	}
 	if (d != DUST_OK) {
 		c->st.drop[d]++;
 		debug("dropped a %zu-byte long-header datagram: %s", len, dust_drop_name(d));
 		return;
 	}
+	c->flight_len = 0;
 	if (newest)
 		dust_quic_client_wipe(&c->qc_prev);
 	if (c->up)
@@ -1301,7 +1318,7 @@ static void on_quic_answer(struct client *c, size_t len)
 	dust_session_wipe(&c->cur);
 	c->cur = s;
 	sodium_memzero(&s, sizeof(s));
-	c->st.keepalive_rx++; /* the first flight carries a keepalive */
+	c->st.keepalive_rx++; /* the first flight's tail carries a keepalive */
 	on_opened(c, NULL, 0);
 }
 

@@ -23,7 +23,7 @@
 # A quic-profile client (SPEC §12) beside it: bounded tries with no server,
 # retransmitted Initials until the server is up, ping both ways over 1-RTT
 # short headers, a fresh Initial after the server restarts; its wire
-# capture holds only 1250-byte Initials, server first flights and short headers,
+# capture holds only 1250-byte Initials (two a hello), server first flights and short headers,
 # and full-size pings both ways keep the quic bounds (client datagrams <= 1250
 # bytes, server <= 1252; its TUN MTU 1197).
 #
@@ -100,8 +100,8 @@ client "$W/unreach.log" --invite "$W/inv/invite-2.txt" --key "$W/other.key" --tr
 expect_exit "$CP" 10 2 "$W/unreach.log" "no answer from $SRVADDR:$PORT (unreachable, or"
 client "$W/unreach-q.log" --invite "$W/inv/invite-30.txt" --key "$W/other.key" --tries 2 -v
 expect_exit "$CP" 10 2 "$W/unreach-q.log" "no answer from $SRVADDR:$QPORT (unreachable, or"
-grep -q "QUIC Initial, 1250 bytes, cover www.example.com" "$W/unreach-q.log" ||
-	{ cat "$W/unreach-q.log"; fail "quic client sent no 1250-byte Initial"; }
+grep -q "QUIC hello, 2 Initials, 2500 bytes, cover www.example.com" "$W/unreach-q.log" ||
+	{ cat "$W/unreach-q.log"; fail "quic client sent no hello of two 1250-byte Initials"; }
 # the quic profile's TUN MTU follows its 1250-byte bound (SPEC §12.4): --mtu may only lower it
 client "$W/mtu-q.log" --invite "$W/inv/invite-30.txt" --key "$W/other.key" --mtu 1300 \
 	--ifname dust31
@@ -282,7 +282,8 @@ if top[True] > 1250 or top[False] > 1252:
 if top[True] < 1230 or top[False] < 1230:
     bad.append("no full-size datagram: client %d, server %d" % (top[True], top[False]))
 assert not bad, bad[:5]
-assert init_c >= 3 and init_s >= 2 and short >= 20
+assert init_c >= 6 and init_s >= 2 and short >= 20
+assert init_c % 2 == 0, "client Initials two a hello (SPEC 12.2): %d" % init_c
 assert hs_c >= 1 and hs_c <= init_s, "one client Handshake packet per answered Initial"
 assert hs_s == init_s == ack_s, "one ACK-only Initial and one tail per first flight"
 PY
