@@ -89,7 +89,8 @@ struct opts {
 struct stats {
 	uint64_t tx_packets, tx_bytes, rx_packets, rx_bytes;
 	uint64_t intros, keepalive_tx, keepalive_rx, reconnects;
-	uint64_t path_echo; /* challenges answered (SPEC §9.1) */
+	uint64_t path_echo;    /* challenges answered (SPEC §9.1) */
+	uint64_t send_refused; /* sends that met an earlier datagram's ICMP error: retried */
 	uint64_t drop[DUST_DROP_MAX];
 	uint64_t local[LD_MAX];
 };
@@ -866,7 +867,19 @@ static int sock_open(struct client *c)
 
 static void sock_send(struct client *c, const uint8_t *dg, size_t len)
 {
-	if (send(c->sock, dg, len, 0) == (ssize_t)len) {
+	ssize_t n = send(c->sock, dg, len, 0);
+
+	/*
+	 * ECONNREFUSED on a connected UDP socket is the ICMP port unreachable
+	 * of an earlier datagram (a server not up yet), reported by this send,
+	 * which then sent nothing: the error is cleared, send again once
+	 * (else one of a hello's two Initials, every other intro, was lost).
+	 */
+	if (n < 0 && errno == ECONNREFUSED) {
+		c->st.send_refused++;
+		n = send(c->sock, dg, len, 0);
+	}
+	if (n == (ssize_t)len) {
 		c->last_tx_ms = mono_ms();
 		return;
 	}
@@ -1480,12 +1493,13 @@ static void print_stats(const struct client *c)
 	const struct stats *s = &c->st;
 
 	printf("dust-client stats: tx_packets=%llu tx_bytes=%llu rx_packets=%llu rx_bytes=%llu "
-	       "intros=%llu keepalive_tx=%llu keepalive_rx=%llu reconnects=%llu path_echo=%llu",
+	       "intros=%llu keepalive_tx=%llu keepalive_rx=%llu reconnects=%llu path_echo=%llu "
+	       "send_refused=%llu",
 	       (unsigned long long)s->tx_packets, (unsigned long long)s->tx_bytes,
 	       (unsigned long long)s->rx_packets, (unsigned long long)s->rx_bytes,
 	       (unsigned long long)s->intros, (unsigned long long)s->keepalive_tx,
 	       (unsigned long long)s->keepalive_rx, (unsigned long long)s->reconnects,
-	       (unsigned long long)s->path_echo);
+	       (unsigned long long)s->path_echo, (unsigned long long)s->send_refused);
 	for (int d = DUST_DROP_TRUNCATED; d < DUST_DROP_MAX; d++)
 		printf(" rx_drop_%s=%llu", dust_drop_name(d), (unsigned long long)s->drop[d]);
 	for (int d = 0; d < LD_MAX; d++)

@@ -227,6 +227,11 @@ wait_exit "$C30" 5 || fail "quic client did not stop on SIGTERM"
 grep "dust-client stats:" "$W/c30.log"
 [[ $(stats_field "$W/c30.log" reconnects) -ge 1 ]] || fail "quic stats show no reconnect"
 [[ $(stats_field "$W/c30.log" intros) -ge 3 ]] || fail "quic stats show too few intros"
+# the server's port was closed while it retransmitted: each ICMP port unreachable fails the
+# next send once (ECONNREFUSED), which is counted and sent again, so no Initial is lost
+[[ $(stats_field "$W/c30.log" send_refused) -ge 1 ]] || fail "no ECONNREFUSED send counted"
+[[ $(stats_field "$W/c30.log" drop_send) -eq 0 ]] || fail "the quic client lost sends"
+
 [[ $(stats_field "$W/c30.log" rx_packets) -ge 8 ]] || fail "quic stats show too few packets"
 stop_pid "$CAPP"
 # client datagrams: 1250-byte long-header Initials (0b1100xxxx, version 1),
