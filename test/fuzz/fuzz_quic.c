@@ -3,14 +3,13 @@
  * libFuzzer harness: the quic profile's handshake parsers (SPEC.md §12).
  * Each input is tried as a client hello, its two Initials back to back
  * (dust_quic_intro_accept, a store
- * holding one quic invitation), as the server's answer to a pending client
- * (dust_quic_answer_open), and as the frames of the hello's two Initials
- * that the harness protects correctly itself (the fixture client's DCID),
- * so that mutations reach the reassembly of the two,
- * reach the frame walker and the ClientHello parser behind the AEAD. Properties: a drop changes
- * neither the store entry nor the pending client; an accepted intro yields a server CID of 8..20
- * bytes and is a duplicate the second time; an opened answer yields a live quic session and wipes
- * the pending client.
+ * holding one quic invitation), as the server's answer (its flight and the
+ * tail behind it) to a pending client (dust_quic_answer_open), and as the frames of the hello's two
+ * Initials that the harness protects correctly itself (the fixture client's DCID), so that
+ * mutations reach the reassembly of the two, reach the frame walker and the ClientHello parser
+ * behind the AEAD. Properties: a drop changes neither the store entry nor the pending client; an
+ * accepted intro yields a server CID of 8..20 bytes and is a duplicate the second time; an opened
+ * answer yields a live quic session and wipes the pending client.
  */
 #include "fuzz_fixture.h"
 #include "quic_pvt.h"
@@ -79,16 +78,36 @@ static void try_intro(const uint8_t *data, size_t size)
 	dust_session_wipe(&s);
 }
 
+/*
+ * The input as the first flight's 1252-byte datagram and its tail, back to
+ * back: the flight ends where its Handshake packet's Length says (else the
+ * whole input is the flight and the tail is empty).
+ */
+static size_t flight_end(const uint8_t *b, size_t size)
+{
+	struct quic_long h, hs;
+	size_t next;
+
+	if (!quic_long_parse(b, size, &h) || h.length > size - h.pn_off)
+		return size;
+	next = h.pn_off + h.length;
+	if (!quic_long_parse(b + next, size - next, &hs) || hs.length > size - next - hs.pn_off)
+		return size;
+	return next + hs.pn_off + hs.length;
+}
+
 static void try_answer(const uint8_t *data, size_t size)
 {
 	static uint8_t buf[65536];
 	struct dust_quic_client qc = qc0;
 	struct dust_session s;
 	enum dust_drop d;
+	size_t n;
 
 	memcpy(buf, data, size);
 	memset(&s, 0, sizeof(s));
-	d = dust_quic_answer_open(&qc, &gw.srv.lim, FZ_NOW_S, buf, size, &s);
+	n = flight_end(buf, size);
+	d = dust_quic_answer_open(&qc, &gw.srv.lim, FZ_NOW_S, buf, n, buf + n, size - n, &s);
 	if (gw.verbose)
 		fprintf(stderr, "quic answer: %zu bytes: %s\n", size, dust_drop_name(d));
 	if (d >= DUST_DROP_MAX)

@@ -200,7 +200,7 @@ static void quic_seeds(void)
 	struct dust_eph eph;
 	struct dust_session s;
 	struct dust_endpoint from = {.ip = {.family = 4, .a = {198, 51, 100, 7}}, .port = 5555};
-	uint8_t dg[DUST_QUIC_HELLO_BYTES], ans[1500];
+	uint8_t dg[DUST_QUIC_HELLO_BYTES], ans[1500 + 256];
 	char dir[64], path[128], cmd[160];
 	int n;
 
@@ -238,6 +238,14 @@ static void quic_seeds(void)
 	n = dust_quic_answer_build(&s, &acc, &rng, FZ_NOW_S, ans, sizeof(ans));
 	if (n < 0)
 		fz_die("quic answer");
+	{ /* the flight and its tail back to back, as fuzz_quic reads an answer */
+		int t = dust_quic_answer_tail_build(&s, &rng, FZ_NOW_S, ans + n,
+		                                    sizeof(ans) - (size_t)n);
+
+		if (t < 0)
+			fz_die("quic answer tail");
+		n += t;
+	}
 	put("quic", "answer", ans, (size_t)n);
 	ans[n - 1] ^= 1;
 	put("quic", "answer-tagflip", ans, (size_t)n);

@@ -590,6 +590,34 @@ static int bound_mss(struct cl *c)
 	return 0;
 }
 
+/*
+ * A hello's first Initial whose second never comes (SPEC 12.2): held (its
+ * tag names an invitation), never answered, and after the hold time
+ * dropped as quic_hello_unpaired (no cover server here). Polled, not timed.
+ */
+static int lone_first(void)
+{
+	uint8_t dg[DUST_QUIC_HELLO_BYTES];
+	struct dust_quic_client qc;
+	struct dust_endpoint ep = T.c[2].a;
+	uint64_t held = rg_ctr(&H, 0, DGW_CTR_HELLO_HELD), tx = rg_ctr(&H, 0, DGW_CTR_NET_TX);
+	uint64_t gone = rg_drop(&H, 0, DGW_DROP_HELLO_UNPAIRED);
+	int n = dust_quic_intro_build(&T.c[2].inv, &T.c[2].id, &T.rng, rg_now_ms(), dg, sizeof(dg),
+	                              &qc);
+
+	dust_quic_client_wipe(&qc);
+	ep.port = (uint16_t)(ep.port + 3000);
+	CHECK(n > 0 && send_dg(&ep, QUIC_PORT, dg, DUST_QUIC_CLIENT_DGRAM) == 0, "lone first");
+	CHECK(settled(), "lone first not read");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_HELLO_HELD) == held + 1, "a hello's first Initial not held");
+	for (int i = 0; i < 1000 && rg_drop(&H, 0, DGW_DROP_HELLO_UNPAIRED) == gone; i++)
+		rte_delay_us_sleep(10000);
+	CHECK(rg_drop(&H, 0, DGW_DROP_HELLO_UNPAIRED) == gone + 1,
+	      "a first Initial with no second was not dropped as quic_hello_unpaired");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_NET_TX) == tx, "a lone first Initial drew a reply");
+	return 0;
+}
+
 static int probes(void)
 {
 	uint8_t dg[DUST_QUIC_HELLO_BYTES], ans[1500];
@@ -632,7 +660,7 @@ static int probes(void)
 	CHECK(rg_drop(&H, 0, DGW_DROP_QUIC_LONG) == 1, "handshake probe not counted");
 	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_MIGRATED) == 1, "a probe moved a session");
 	dust_quic_client_wipe(&qc);
-	return 0;
+	return lone_first();
 }
 
 static int phases(void)
@@ -647,6 +675,9 @@ static int phases(void)
 	CHECK(settled(), "intros not read");
 	CHECK(rg_ctr(&H, 0, DGW_CTR_INTRO_OK) == NQ, "intro_ok");
 	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_ANSWER) == NQ, "quic_answers");
+	/* each hello's first Initial held until its second (SPEC 12.2) */
+	CHECK(rg_ctr(&H, 0, DGW_CTR_HELLO_HELD) == NQ && rg_ctr(&H, 0, DGW_CTR_HELLO_PAIRED) == NQ,
+	      "hellos not held and paired");
 
 	printf("gw-quic: data both ways in 1-RTT short headers\n");
 	for (unsigned i = 0; i < NQ; i++) {
