@@ -92,17 +92,22 @@ enum { DGW_HELLO_MAX = 64, DGW_HELLO_HOLD_MS = 1000 };
 struct dgw_hello;
 int dgw_hello_init(struct dgw_worker *w);
 void dgw_hello_free(struct dgw_worker *w);
+enum dgw_hello_verdict {
+	DGW_HELLO_NONE,   /* no hello's: go on as before */
+	DGW_HELLO_HELD,   /* a first Initial, held for its second */
+	DGW_HELLO_PAIRED, /* the second: *both holds the two, then dgw_hello_done */
+};
 /*
- * A client Initial from rx->ep (s: its live session, or NULL): true if
- * taken, held as a hello's first Initial or, as its second, put on the
- * intro path with the first; false: not a hello's, go on as before.
+ * A client Initial from rx->ep. PAIRED: the intro path takes *both (the two
+ * Initials back to back, valid until the next call), the first's mbuf waits
+ * in w->hello_first (the cover server's first if the hello is not Dust),
+ * and dgw_hello_done frees what is left.
  */
-bool dgw_hello_take(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
-                    struct dust_session *s);
+enum dgw_hello_verdict dgw_hello_take(struct dgw_worker *w, struct rte_mbuf *m,
+                                      const struct dgw_rx *rx, struct dgw_rx *both);
+void dgw_hello_done(struct dgw_worker *w);
 /* Held first Initials past DGW_HELLO_HOLD_MS: the cover server's, or dropped. */
 void dgw_hello_expire(struct dgw_worker *w);
-/* The hello on the intro path is not Dust: its first Initial to the cover server first. */
-void dgw_hello_to_cover(struct dgw_worker *w);
 
 /* pending.c: a first use waiting for its binding to be durable */
 enum { DGW_PENDING_MAX = 1024, DGW_PENDING_HOLD = 8, DGW_PENDING_TIMEOUT_S = 10 };
@@ -165,6 +170,8 @@ struct dgw_worker {
 	unsigned neph;
 	struct rte_hash *cid_map; /* server CID -> quic session, for address moves */
 	struct dgw_hello *hello;  /* quic hellos' first Initials (hello.c) */
+	/* a paired hello's first Initial while the hello is on the intro path */
+	struct rte_mbuf *hello_first;
 	struct rte_ring *handoff; /* short headers of this worker's CIDs from others, MP/SC */
 	uint32_t now_s;
 	uint64_t now_ms;

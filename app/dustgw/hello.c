@@ -27,9 +27,6 @@ struct held {
 struct dgw_hello {
 	struct held e[DGW_HELLO_MAX];
 	unsigned n;
-	/* a pair on the intro path: the first Initial, for the cover server if not Dust */
-	struct rte_mbuf *first;
-	struct dust_endpoint first_ep;
 	uint8_t buf[2 * 1500]; /* the two Initials back to back */
 };
 
@@ -97,30 +94,34 @@ static struct held *slot(struct dgw_worker *w)
 	return old;
 }
 
-/* The two Initials, back to back, onto the intro path as one hello. */
-static void pair(struct dgw_worker *w, struct held *e, struct rte_mbuf *m, const struct dgw_rx *rx,
-                 struct dust_session *s)
+/*
+ * The two Initials back to back in *both, as one hello for the intro path;
+ * the first's mbuf waits in w->hello_first until dgw_hello_done.
+ */
+static void pair(struct dgw_worker *w, struct held *e, const struct dgw_rx *rx, struct dgw_rx *both)
 {
 	struct dgw_hello *h = w->hello;
-	struct dgw_rx both = *rx;
 
 	memcpy(h->buf, e->rx.dg, e->rx.len);
 	memcpy(h->buf + e->rx.len, rx->dg, rx->len);
-	both.dg = h->buf;
-	both.len = (uint16_t)(e->rx.len + rx->len);
-	h->first = e->m;
-	h->first_ep = e->rx.ep;
+	*both = *rx;
+	both->dg = h->buf;
+	both->len = (uint16_t)(e->rx.len + rx->len);
+	w->hello_first = e->m;
 	e->m = NULL;
 	h->n--;
 	w->st.ctr[DGW_CTR_HELLO_PAIRED]++;
-	dgw_intro_path(w, m, &both, s, DUST_OK);
-	/* accepted or dropped: its bytes were the hello's, the second datagram counted it */
-	rte_pktmbuf_free(h->first);
-	h->first = NULL;
 }
 
-bool dgw_hello_take(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
-                    struct dust_session *s)
+void dgw_hello_done(struct dgw_worker *w)
+{
+	/* accepted or dropped: its bytes were the hello's, the second datagram counted it */
+	rte_pktmbuf_free(w->hello_first);
+	w->hello_first = NULL;
+}
+
+enum dgw_hello_verdict dgw_hello_take(struct dgw_worker *w, struct rte_mbuf *m,
+                                      const struct dgw_rx *rx, struct dgw_rx *both)
 {
 	struct dgw_hello *h = w->hello;
 	const uint8_t *dcid = rx->dg + 6;
@@ -128,15 +129,15 @@ bool dgw_hello_take(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_r
 	struct held *e;
 
 	if (dcid_len > DUST_QUIC_CID_MAX || rx->len < 6u + dcid_len || rx->len > 1500)
-		return false;
+		return DGW_HELLO_NONE;
 	for (unsigned i = 0; h->n && i < DGW_HELLO_MAX; i++)
 		if (same_flow(&h->e[i], rx, dcid, dcid_len)) {
-			pair(w, &h->e[i], m, rx, s);
-			return true;
+			pair(w, &h->e[i], rx, both);
+			return DGW_HELLO_PAIRED;
 		}
 	/* not held unless its tag names an invitation: everything else goes on as before */
 	if (dust_quic_intro_peek(&w->gw->srv, rx->dg, rx->len) < 0)
-		return false;
+		return DGW_HELLO_NONE;
 	e = slot(w);
 	e->m = m;
 	e->rx = *rx;
@@ -145,15 +146,5 @@ bool dgw_hello_take(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_r
 	memcpy(e->dcid, dcid, dcid_len);
 	h->n++;
 	w->st.ctr[DGW_CTR_HELLO_HELD]++;
-	return true;
-}
-
-void dgw_hello_to_cover(struct dgw_worker *w)
-{
-	struct dgw_hello *h = w->hello;
-
-	if (h && h->first) {
-		dgw_cover_take(w, h->first, &h->first_ep);
-		h->first = NULL;
-	}
+	return DGW_HELLO_HELD;
 }
