@@ -252,6 +252,12 @@ bool dgw_cover_intro(struct dgw_worker *w, struct rte_mbuf *m, const struct dust
 {
 	if (!dgw_cover_on(w) || old || !not_dust(d))
 		return false;
+	if (w->hello_first) { /* a paired hello: its first Initial goes before its second */
+		struct rte_mbuf *first = w->hello_first;
+
+		w->hello_first = NULL;
+		dgw_cover_take(w, first, ep);
+	}
 	dgw_cover_take(w, m, ep);
 	return true;
 }

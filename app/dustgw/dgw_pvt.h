@@ -87,6 +87,28 @@ struct dgw_rx {
 
 #define DGW_BUSY UINT64_MAX
 
+/* hello.c: first Initials of quic hellos waiting for their second (SPEC §12.2) */
+enum { DGW_HELLO_MAX = 64, DGW_HELLO_HOLD_MS = 1000 };
+struct dgw_hello;
+int dgw_hello_init(struct dgw_worker *w);
+void dgw_hello_free(struct dgw_worker *w);
+enum dgw_hello_verdict {
+	DGW_HELLO_NONE,   /* no hello's: go on as before */
+	DGW_HELLO_HELD,   /* a first Initial, held for its second */
+	DGW_HELLO_PAIRED, /* the second: *both holds the two, then dgw_hello_done */
+};
+/*
+ * A client Initial from rx->ep. PAIRED: the intro path takes *both (the two
+ * Initials back to back, valid until the next call), the first's mbuf waits
+ * in w->hello_first (the cover server's first if the hello is not Dust),
+ * and dgw_hello_done frees what is left.
+ */
+enum dgw_hello_verdict dgw_hello_take(struct dgw_worker *w, struct rte_mbuf *m,
+                                      const struct dgw_rx *rx, struct dgw_rx *both);
+void dgw_hello_done(struct dgw_worker *w);
+/* Held first Initials past DGW_HELLO_HOLD_MS: the cover server's, or dropped. */
+void dgw_hello_expire(struct dgw_worker *w);
+
 /* pending.c: a first use waiting for its binding to be durable */
 enum { DGW_PENDING_MAX = 1024, DGW_PENDING_HOLD = 8, DGW_PENDING_TIMEOUT_S = 10 };
 /* a held first use checks that a datagram is its client's up to this size (pending.c) */
@@ -147,6 +169,9 @@ struct dgw_worker {
 	struct dust_eph eph[DGW_EPH_POOL];
 	unsigned neph;
 	struct rte_hash *cid_map; /* server CID -> quic session, for address moves */
+	struct dgw_hello *hello;  /* quic hellos' first Initials (hello.c) */
+	/* a paired hello's first Initial while the hello is on the intro path */
+	struct rte_mbuf *hello_first;
 	struct rte_ring *handoff; /* short headers of this worker's CIDs from others, MP/SC */
 	uint32_t now_s;
 	uint64_t now_ms;

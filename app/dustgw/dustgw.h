@@ -169,6 +169,9 @@ enum dgw_ctr {
 	DGW_CTR_HANDOFF_TX,        /**< quic short headers handed to the worker owning their CID */
 	DGW_CTR_HANDOFF_RX,        /**< quic short headers taken from another worker's handoff */
 	DGW_CTR_PACED,             /**< quic datagrams held by the pacer for their departure */
+	DGW_CTR_HELLO_HELD,        /**< quic hellos' first Initials held for their second */
+	DGW_CTR_HELLO_PAIRED,      /**< held first Initials whose second came: one hello */
+	DGW_CTR_HELLO_UNPAIRED,    /**< held first Initials with no second, to the cover server */
 	DGW_CTR_MAX
 };
 
@@ -219,6 +222,8 @@ enum dgw_drop {
 	DGW_DROP_COVER_TX_FULL,     /**< the cover tap's TX queue did not take the frame */
 	DGW_DROP_HANDOFF_FULL,      /**< the CID owner's handoff ring did not take the datagram */
 	DGW_DROP_PACE_FULL,         /**< quic datagram past the pacer's horizon or room */
+	DGW_DROP_HELLO_UNPAIRED,    /**< a held first Initial whose second did not come in time,
+	                                 or pushed out of a full table (no cover server) */
 	DGW_DROP_MAX
 };
 

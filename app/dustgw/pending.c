@@ -125,6 +125,20 @@ bool dgw_pending_hold(struct dgw_worker *w, struct dust_session *s, struct rte_m
 	return true;
 }
 
+/* An Initial with the DCID of one already held: a hello's second (SPEC §12.2). */
+static bool second_initial(const struct dgw_pending *p, const struct dgw_rx *rx)
+{
+	for (unsigned i = 0; i < p->nheld; i++) {
+		const struct dgw_rx *h = &p->held_rx[i];
+
+		if (rx->len > 6 && h->len > 6 && rx->dg[5] == h->dg[5] &&
+		    rx->dg[5] <= DUST_QUIC_CID_MAX && rx->len >= 6u + rx->dg[5] &&
+		    h->len >= 6u + h->dg[5] && memcmp(rx->dg + 6, h->dg + 6, rx->dg[5]) == 0)
+			return true;
+	}
+	return false;
+}
+
 /*
  * Does a datagram from a held client's address belong to it: does it open
  * with the held session's keys (tried on copies: nothing changes), or is it
@@ -139,10 +153,14 @@ static bool belongs(struct dgw_worker *w, const struct dgw_pending *p, const str
 	enum dust_drop d;
 	unsigned n;
 
-	/* quic: only an Initial of the same invitation (a retransmission, or a restart) */
+	/*
+	 * quic: only an Initial of the same invitation (a retransmission, or a
+	 * restart), or the second Initial of such a hello (no tag of its own)
+	 */
 	if (rx->profile == DUST_PROFILE_QUIC)
 		return dust_quic_intro_peek(&w->gw->srv, rx->dg, rx->len) ==
-		       (int64_t)p->s.invite_idx;
+		           (int64_t)p->s.invite_idx ||
+		       second_initial(p, rx);
 	if (rx->len > sizeof(dg))
 		return true;
 	if (dust_intro_peek(&w->gw->srv, rx->dg, rx->len) == (int64_t)p->s.invite_idx)

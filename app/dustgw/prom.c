@@ -78,6 +78,9 @@ static const char *const ctr_help[DGW_CTR_MAX] = {
     [DGW_CTR_HANDOFF_TX] = "Quic short headers handed to the worker owning their CID.",
     [DGW_CTR_HANDOFF_RX] = "Quic short headers taken from another worker's handoff ring.",
     [DGW_CTR_PACED] = "Quic profile: datagrams the pacer held for their departure time.",
+    [DGW_CTR_HELLO_HELD] = "Quic hellos' first Initials held for their second.",
+    [DGW_CTR_HELLO_PAIRED] = "Held first Initials whose second came (one hello).",
+    [DGW_CTR_HELLO_UNPAIRED] = "Held first Initials with no second, handed to the cover server.",
     [DGW_CTR_MSG_BACKLOG] = "RETIRED messages that waited for room in the main lcore's ring.",
 };
 

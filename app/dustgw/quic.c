@@ -133,6 +133,28 @@ static void by_cid(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)
 		dgw_path_challenge(w, moved, rx->mac);
 }
 
+/*
+ * A client Initial: a hello's first (held for its second), its second (the
+ * two onto the intro path as one hello, SPEC §12.2), or, no hello's, as before.
+ */
+static void hello_initial(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
+                          struct dust_session *s)
+{
+	struct dgw_rx both;
+
+	switch (dgw_hello_take(w, m, rx, &both)) {
+	case DGW_HELLO_HELD:
+		return;
+	case DGW_HELLO_PAIRED:
+		dgw_intro_path(w, m, &both, s, DUST_OK);
+		dgw_hello_done(w);
+		return;
+	case DGW_HELLO_NONE:
+		break;
+	}
+	dgw_intro_path(w, m, rx, s, DUST_OK);
+}
+
 void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)
 {
 	struct dust_session *s = dust_session_table_lookup(w->tab, &rx->ep);
@@ -165,7 +187,7 @@ void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)
 		if (dust_quic_is_initial(rx->dg, rx->len)) {
 			if (!s && dgw_pending_take(w, m, rx))
 				return;
-			dgw_intro_path(w, m, rx, s, DUST_OK);
+			hello_initial(w, m, rx, s);
 		} else if (!s && dgw_cover_on(w))
 			dgw_cover_take(w, m, &rx->ep); /* unknown versions, 0-RTT, Handshake... */
 		else

@@ -44,6 +44,9 @@ static const char *const ctr_names[DGW_CTR_MAX] = {
     [DGW_CTR_HANDOFF_TX] = "quic_handoff_tx",
     [DGW_CTR_HANDOFF_RX] = "quic_handoff_rx",
     [DGW_CTR_PACED] = "quic_paced",
+    [DGW_CTR_HELLO_HELD] = "quic_hello_held",
+    [DGW_CTR_HELLO_PAIRED] = "quic_hello_paired",
+    [DGW_CTR_HELLO_UNPAIRED] = "quic_hello_unpaired",
 };
 
 static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {
@@ -85,6 +88,7 @@ static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {
     [DGW_DROP_COVER_TX_FULL - DUST_DROP_MAX] = "cover_tx_full",
     [DGW_DROP_HANDOFF_FULL - DUST_DROP_MAX] = "quic_handoff_full",
     [DGW_DROP_PACE_FULL - DUST_DROP_MAX] = "quic_pace_full",
+    [DGW_DROP_HELLO_UNPAIRED - DUST_DROP_MAX] = "quic_hello_unpaired",
 };
 
 const char *dgw_ctr_name(unsigned c)

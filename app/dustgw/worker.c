@@ -41,6 +41,7 @@ static void housekeeping(struct dgw_worker *w, uint64_t now_tsc, uint64_t *next_
 	if (now_tsc >= *next_expire && gw->cfg.clock == DGW_CLOCK_REAL) {
 		dgw_worker_expire(w);
 		dgw_cover_expire(w);
+		dgw_hello_expire(w);
 		*next_expire = now_tsc + rte_get_tsc_hz();
 	}
 	w->st.sessions = dust_session_table_live(w->tab);

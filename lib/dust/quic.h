@@ -32,6 +32,8 @@ void dust_quic_initial_keys(const uint8_t *dcid, size_t dcid_len, bool server,
 /** What a client keeps between its Initial and the server's answer. */
 struct dust_quic_client {
 	uint8_t esk[DUST_KEY_BYTES]; /**< ephemeral secret e, wiped once answered */
+	/** ML-KEM-768 decapsulation key of the hello's X25519MLKEM768 share, wiped likewise */
+	uint8_t dk[2400];
 	uint8_t prk[DUST_KEY_BYTES]; /**< intro-stage key (es, cs, transcript) */
 	uint8_t eph_pk[DUST_PK_BYTES];
 	uint8_t dcid[DUST_QUIC_CID_MAX];
@@ -43,10 +45,13 @@ struct dust_quic_client {
 };
 
 /**
- * Build a quic-profile intro: one 1250-byte datagram holding a QUIC v1
- * Initial (packet number 1) whose CRYPTO frames carry a ClientHello for
- * inv's cover name. qc keeps what the answer needs. Returns the datagram's
- * length or -errno (EMSGSIZE: cap < 1250; EINVAL: not a quic invitation).
+ * Build a quic-profile intro, the hello as Chromium 156 sends it: two
+ * 1250-byte datagrams back to back at out (send out[0..1250) first, then
+ * out[1250..2500)), QUIC v1 Initials with one DCID and packet numbers 1
+ * and 2, whose CRYPTO frames carry a ClientHello for inv's cover name with
+ * an X25519MLKEM768 share (a fresh ML-KEM-768 key pair: dk stays in qc).
+ * qc keeps what the answer needs. Returns DUST_QUIC_HELLO_BYTES or -errno
+ * (EMSGSIZE: cap < 2500; EINVAL: not a quic invitation).
  */
 DUST_MUST_CHECK int dust_quic_intro_build(const struct dust_invite *inv,
                                           const struct dust_identity *client, struct dust_rng *rng,
@@ -54,15 +59,18 @@ DUST_MUST_CHECK int dust_quic_intro_build(const struct dust_invite *inv,
                                           struct dust_quic_client *qc);
 
 /**
- * Open the server's first flight: its Initial (ServerHello with the server
- * ephemeral) and the coalesced Handshake packet holding a Dust keepalive.
- * On DUST_OK s is a live client session and qc is wiped; on any drop
- * nothing changes and qc stays pending (a later answer may still come).
+ * Open the server's first flight (SPEC 12.3): dg, its Initial (ServerHello
+ * with the server ephemeral) coalesced with the Handshake packet holding
+ * the masked ML-KEM-768 ciphertext, and tail, the Handshake packet after it
+ * holding a Dust keepalive under the hybrid session keys. The keepalive
+ * authenticates the whole. tail is opened in place. On DUST_OK s is a live
+ * client session and qc is wiped; on any drop nothing changes and qc stays
+ * pending (a later answer may still come).
  */
 DUST_MUST_CHECK enum dust_drop dust_quic_answer_open(struct dust_quic_client *qc,
                                                      const struct dust_limits *lim, uint32_t now_s,
-                                                     uint8_t *dg, size_t len,
-                                                     struct dust_session *s);
+                                                     uint8_t *dg, size_t len, uint8_t *tail,
+                                                     size_t tail_len, struct dust_session *s);
 
 void dust_quic_client_wipe(struct dust_quic_client *qc);
 
@@ -72,21 +80,31 @@ void dust_quic_client_wipe(struct dust_quic_client *qc);
 struct dust_quic_accept {
 	uint8_t odcid[DUST_QUIC_CID_MAX]; /**< client's first DCID: Initial keys */
 	uint8_t odcid_len;
-	uint64_t client_pn;               /**< packet number to acknowledge */
+	uint64_t client_pn;               /**< largest packet number to acknowledge */
+	uint64_t client_pn_lo;            /**< the hello's other one (client_pn - 1) */
 	uint8_t server_pk[DUST_PK_BYTES]; /**< the ephemeral put in the ServerHello */
+	/**
+	 * The answer's Handshake payload (SPEC 12.3), in the session keys: the
+	 * ML-KEM-768 ciphertext to the hello's ek, masked, then random filler
+	 */
+	uint16_t flight_len;
+	uint8_t flight[DUST_QUIC_FLIGHT_MAX];
 };
 
 /**
- * The invitation a client Initial names (its store index), or -1: the
- * Initial's public-key decryption and the ClientHello's tag, unmasked and
- * looked up; no AEAD, no X25519, nothing changed. For the endpoint rule of
+ * The invitation a hello names (its store index), or -1: the first
+ * Initial's public-key decryption (dg may hold it alone, or the whole
+ * hello) and the ClientHello's tag, unmasked and looked up; no AEAD, no
+ * X25519, nothing changed. The gateway holds a first Initial for its
+ * second only when this names an invitation. For the endpoint rule of
  * SPEC §9: an Initial from a live session's address that names another
  * invitation is not tried.
  */
 int64_t dust_quic_intro_peek(struct dust_server *srv, const uint8_t *dg, size_t len);
 
 /**
- * Accept a quic-profile intro datagram (dg[0..len), a client Initial). The
+ * Accept a quic-profile intro: dg[0..len) is the hello, its two client
+ * Initials back to back (the first's Length field says where it ends). The
  * checks and the commit follow SPEC §5 (tag, AEAD, expiry, bound key,
  * window, replay, binding), then the session keys also take DH(e_s, E) from
  * eph, which the caller wipes afterwards. On DUST_OK s is filled (server
@@ -101,8 +119,8 @@ dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint
 
 /**
  * Build the server's first flight for an accepted intro: an Initial with
- * ACK and a ServerHello, coalesced with a Handshake packet that carries a
- * Dust keepalive, the datagram padded to 1252 bytes as the cover server's
+ * ACK and a ServerHello, coalesced with a Handshake packet that carries
+ * acc's flight (the masked ML-KEM ciphertext and filler), 1252 bytes as the cover server's
  * (under the 3x anti-amplification limit of the client's 1250). A client
  * takes 1200..1252. Returns its length or -errno. The flight's second
  * datagram is dust_quic_answer_tail_build's.
@@ -115,7 +133,8 @@ DUST_MUST_CHECK int dust_quic_answer_build(struct dust_session *s,
  * The first flight's second datagram, where the cover server sends the end
  * of its certificate chain: one Handshake packet (DCID empty, SCID the
  * server's CID) holding a Dust keepalive, 105..141 bytes in all (caddy's
- * spread). The client opens it as data behind dust_quic_hs_match's header.
+ * spread). dust_quic_answer_open opens it with the flight; a live client
+ * opens it as data behind dust_quic_hs_match's header.
  * Returns its length or -errno.
  */
 DUST_MUST_CHECK int dust_quic_answer_tail_build(struct dust_session *s, struct dust_rng *rng,

@@ -10,12 +10,17 @@
  */
 #include <sodium.h>
 
+#include "mlkem.h"
 #include "quic_pvt.h"
 
+static_assert(sizeof(((struct dust_quic_client *)0)->dk) == DUST_MLKEM768_DKBYTES,
+              "qc keeps a whole dk");
+
 enum {
-	ECH_PAYLOAD_MIN = 144, /* Chromium: 144, 176 or 208 bytes */
+	ECH_PAYLOAD_MIN = 144, /* Chromium: 144, 176, 208 or 240 bytes */
 	ECH_PAYLOAD_STEP = 32,
-	CLIENT_PN = 1,     /* Chromium numbers its first Initial 1 */
+	ECH_PAYLOAD_SIZES = 4,
+	CLIENT_PN = 1,     /* Chromium numbers its hello's Initials 1 and 2 */
 	HDR_CLIENT = 18,   /* first byte, version, DCID(8), SCID(0), token(0), Length(2) */
 	ANSWER_MIN = 1200, /* a server's first datagram a client takes: 1200..1252 bytes */
 	ANSWER_SPREAD = 53,
@@ -59,11 +64,23 @@ static void intro_confirm(const uint8_t prk[DUST_KEY_BYTES], const uint8_t *dcid
 	sodium_memzero(&st, sizeof(st));
 }
 
-/* Session keys: prk2 = BLAKE2b-256(key = prk, label | DH(e_s, E) | E_s), split as §4. */
+/*
+ * Session keys (hybrid, SPEC 12.3): prk2 = BLAKE2b-256(key = prk, label |
+ * DH(e_s, E) | E_s | ss_mlkem | the flight's Handshake payload), split as
+ * §4. prk already holds es and cs; ss_mlkem is the ML-KEM-768 secret of
+ * the client's ek, so the keys stay secret while either X25519 or ML-KEM
+ * holds. The payload (the masked ciphertext and its filler) binds every
+ * byte of it.
+ */
 static void session_keys(struct dust_session_keys *k, const uint8_t prk[DUST_KEY_BYTES],
-                         const uint8_t ee[DUST_KEY_BYTES], const uint8_t server_eph[DUST_PK_BYTES])
+                         const uint8_t ee[DUST_KEY_BYTES], const uint8_t server_eph[DUST_PK_BYTES],
+                         const uint8_t ss[DUST_MLKEM768_SSBYTES], const uint8_t *flight,
+                         size_t flight_len)
 {
-	const struct kdf_part parts[] = {{ee, DUST_KEY_BYTES}, {server_eph, DUST_PK_BYTES}};
+	const struct kdf_part parts[] = {{ee, DUST_KEY_BYTES},
+	                                 {server_eph, DUST_PK_BYTES},
+	                                 {ss, DUST_MLKEM768_SSBYTES},
+	                                 {flight, flight_len}};
 	uint8_t prk2[DUST_KEY_BYTES];
 
 	kdf_prk(prk2, prk, DUST_QUIC_SESSION_LABEL, parts, sizeof(parts) / sizeof(parts[0]));
@@ -71,6 +88,29 @@ static void session_keys(struct dust_session_keys *k, const uint8_t prk[DUST_KEY
 	/* the quic intro's confirmation key comes from the intro-stage prk (12.2) */
 	sodium_memzero(k->confirm, sizeof(k->confirm));
 	sodium_memzero(prk2, sizeof(prk2));
+}
+
+/*
+ * The ML-KEM ciphertext rides masked (12.3): its compressed coefficients are
+ * not uniform bytes, what a real server's encrypted certificate chain is.
+ * mask[64i..64i+64) = BLAKE2b-512(key = K_pq, le32(i)), K_pq = KDF(prk, 6).
+ */
+static void ct_mask(const uint8_t prk[DUST_KEY_BYTES], uint8_t ct[DUST_MLKEM768_CTBYTES])
+{
+	uint8_t kp[DUST_KEY_BYTES], blk[64], ctr[4];
+
+	crypto_kdf_derive_from_key(kp, sizeof(kp), DUST_KDF_PQ_MASK, DUST_KDF_CTX_SESSION, prk);
+	for (size_t at = 0; at < DUST_MLKEM768_CTBYTES; at += sizeof(blk)) {
+		size_t n = DUST_MLKEM768_CTBYTES - at < sizeof(blk) ? DUST_MLKEM768_CTBYTES - at
+		                                                    : sizeof(blk);
+
+		le32_put(ctr, (uint32_t)(at / sizeof(blk)));
+		crypto_generichash(blk, sizeof(blk), ctr, sizeof(ctr), kp, sizeof(kp));
+		for (size_t i = 0; i < n; i++)
+			ct[at + i] ^= blk[i];
+	}
+	sodium_memzero(kp, sizeof(kp));
+	sodium_memzero(blk, sizeof(blk));
 }
 
 static void intro_nonce(uint8_t nonce[DUST_XNONCE_BYTES], const uint8_t random[32],
@@ -86,65 +126,31 @@ static void intro_ad(uint8_t ad[DUST_TAG_BYTES + DUST_PK_BYTES], const struct tl
 	memcpy(ad + DUST_TAG_BYTES, h->x25519, DUST_PK_BYTES);
 }
 
-/* ---- client Initial ----------------------------------------------------------- */
+/* ---- client Initials ---------------------------------------------------------- */
 
 struct item {
 	uint16_t off, len; /* CRYPTO: ClientHello range; PING: len 0 off 1; PADDING: off 0 */
 	uint8_t kind;
 };
 
-enum { ITEM_CRYPTO, ITEM_PING, ITEM_PAD, ITEMS_MAX = 40 };
+enum {
+	ITEM_CRYPTO,
+	ITEM_PING,
+	ITEM_PAD,
+	ITEMS_MAX = 48,
+	CHUNKS_MAX = 24,
+	/* handshake header, legacy version, random: the first Initial carries them (the tag) */
+	HELLO_HEAD = 4 + 2 + DUST_TLS_RANDOM_BYTES,
+	DEAL_TRIES = 16,
+};
 
 static size_t crypto_frame_len(size_t off, size_t len)
 {
 	return 1 + quic_varint_len(off) + quic_varint_len(len) + len;
 }
 
-/*
- * Lay the ClientHello out as Chromium does: cut into CRYPTO frames sent in
- * shuffled order, mixed with PING frames and runs of PADDING, the payload
- * filled to exactly room bytes.
- */
-static bool initial_frames(struct dust_rng *rng, const uint8_t *ch, size_t ch_len, uint8_t *out,
-                           size_t room)
+static void shuffle_items(struct dust_rng *rng, size_t *idx, size_t n)
 {
-	struct item it[ITEMS_MAX];
-	size_t n = 0, used = 0, pos = 0, chunks = 4 + dust_rng_uniform(rng, 6);
-	size_t pings = 2 + dust_rng_uniform(rng, 8), pads = 2 + dust_rng_uniform(rng, 5), left;
-	size_t cut[16], idx[ITEMS_MAX];
-
-	for (size_t i = 0; i + 1 < chunks; i++)
-		cut[i] = 1 + dust_rng_uniform(rng, (uint32_t)ch_len - 1);
-	cut[chunks - 1] = ch_len;
-	for (size_t i = 0; i < chunks; i++) /* sort the cut points */
-		for (size_t j = i + 1; j < chunks; j++)
-			if (cut[j] < cut[i]) {
-				size_t t = cut[i];
-
-				cut[i] = cut[j];
-				cut[j] = t;
-			}
-	for (size_t i = 0, prev = 0; i < chunks; i++) {
-		if (cut[i] == prev)
-			continue;
-		it[n++] = (struct item){(uint16_t)prev, (uint16_t)(cut[i] - prev), ITEM_CRYPTO};
-		used += crypto_frame_len(prev, cut[i] - prev);
-		prev = cut[i];
-	}
-	for (size_t i = 0; i < pings; i++)
-		it[n++] = (struct item){0, 1, ITEM_PING};
-	used += pings;
-	if (used + pads > room)
-		return false;
-	left = room - used;
-	for (size_t i = 0; i < pads; i++) {
-		size_t take = i + 1 == pads
-		                  ? left
-		                  : 1 + dust_rng_uniform(rng, (uint32_t)(left - (pads - i) + 1));
-
-		it[n++] = (struct item){0, (uint16_t)take, ITEM_PAD};
-		left -= take;
-	}
 	for (size_t i = 0; i < n; i++)
 		idx[i] = i;
 	for (size_t i = n - 1; i > 0; i--) {
@@ -153,8 +159,39 @@ static bool initial_frames(struct dust_rng *rng, const uint8_t *ch, size_t ch_le
 		idx[i] = idx[j];
 		idx[j] = t;
 	}
+}
+
+/* One packet's payload: its CRYPTO chunks in it[0..n), then PINGs and PADDING runs. */
+struct packet_plan {
+	struct item it[ITEMS_MAX];
+	size_t n, used, pings, pads;
+};
+
+/*
+ * Lay one Initial's payload out as Chromium does: its CRYPTO frames, PING
+ * frames and runs of PADDING in shuffled order, filled to exactly room bytes.
+ */
+static bool packet_frames(struct dust_rng *rng, struct packet_plan *p, const uint8_t *ch,
+                          uint8_t *out, size_t room)
+{
+	size_t idx[ITEMS_MAX], pos = 0, n = p->n, left;
+
+	for (size_t i = 0; i < p->pings; i++)
+		p->it[n++] = (struct item){0, 1, ITEM_PING};
+	if (p->used + p->pings + p->pads > room)
+		return false;
+	left = room - p->used - p->pings;
+	for (size_t i = 0; i < p->pads; i++) {
+		size_t take = i + 1 == p->pads
+		                  ? left
+		                  : 1 + dust_rng_uniform(rng, (uint32_t)(left - (p->pads - i) + 1));
+
+		p->it[n++] = (struct item){0, (uint16_t)take, ITEM_PAD};
+		left -= take;
+	}
+	shuffle_items(rng, idx, n);
 	for (size_t k = 0; k < n; k++) {
-		const struct item *x = &it[idx[k]];
+		const struct item *x = &p->it[idx[k]];
 
 		if (x->kind == ITEM_CRYPTO) {
 			out[pos++] = DUST_QUIC_FRAME_CRYPTO;
@@ -172,11 +209,64 @@ static bool initial_frames(struct dust_rng *rng, const uint8_t *ch, size_t ch_le
 	return pos == room;
 }
 
-static int client_initial(struct dust_rng *rng, const uint8_t *dcid, const uint8_t *ch,
-                          size_t ch_len, uint8_t *out)
+/*
+ * Cut the ClientHello into chunks and deal them to the hello's two Initials
+ * as Chromium 156 does (its captures: 4-13 CRYPTO frames a packet, any range
+ * of the hello in either packet), except that the ranges before HELLO_HEAD
+ * go to the first: the gateway checks the tag there before it holds the
+ * datagram for the second. false if this draw does not fit (drawn again).
+ */
+static bool hello_deal(struct dust_rng *rng, size_t ch_len, size_t room, struct packet_plan p[2])
+{
+	size_t chunks = 10 + dust_rng_uniform(rng, 8), cut[CHUNKS_MAX], order[CHUNKS_MAX];
+	struct item c[CHUNKS_MAX];
+	size_t nc = 0;
+
+	for (size_t i = 0; i + 1 < chunks; i++)
+		cut[i] = 1 + dust_rng_uniform(rng, (uint32_t)ch_len - 1);
+	cut[chunks - 1] = ch_len;
+	for (size_t i = 0; i < chunks; i++) /* sort the cut points */
+		for (size_t j = i + 1; j < chunks; j++)
+			if (cut[j] < cut[i]) {
+				size_t t = cut[i];
+
+				cut[i] = cut[j];
+				cut[j] = t;
+			}
+	for (size_t i = 0, prev = 0; i < chunks; i++) {
+		if (cut[i] == prev)
+			continue;
+		c[nc++] = (struct item){(uint16_t)prev, (uint16_t)(cut[i] - prev), ITEM_CRYPTO};
+		prev = cut[i];
+	}
+	for (int k = 0; k < 2; k++) {
+		p[k].n = p[k].used = 0;
+		p[k].pings = 2 + dust_rng_uniform(rng, 8);
+		p[k].pads = 2 + dust_rng_uniform(rng, 5);
+	}
+	shuffle_items(rng, order, nc);
+	for (size_t i = 0; i < nc; i++) {
+		const struct item *x = &c[order[i]];
+		size_t fl = crypto_frame_len(x->off, x->len);
+		int k = x->off < HELLO_HEAD ? 0 : (int)dust_rng_uniform(rng, 2);
+
+		if (p[k].used + fl + p[k].pings + p[k].pads > room) {
+			if (x->off < HELLO_HEAD)
+				return false;
+			k ^= 1;
+			if (p[k].used + fl + p[k].pings + p[k].pads > room)
+				return false;
+		}
+		p[k].it[p[k].n++] = *x;
+		p[k].used += fl;
+	}
+	return true;
+}
+
+/* Header and protection of one client Initial (packet number pn) around its frames. */
+static int client_initial(const uint8_t *dcid, uint64_t pn, size_t room, uint8_t *out)
 {
 	struct dust_quic_keys k;
-	size_t room = DUST_QUIC_CLIENT_DGRAM - HDR_CLIENT - 1 - DUST_QUIC_AEAD_TAG;
 	bool ok;
 
 	out[0] = 0xc0; /* long, fixed, Initial, 1-byte packet number */
@@ -186,12 +276,34 @@ static int client_initial(struct dust_rng *rng, const uint8_t *dcid, const uint8
 	out[14] = 0; /* SCID length */
 	out[15] = 0; /* token length */
 	quic_varint_put(out + 16, 1 + room + DUST_QUIC_AEAD_TAG, 2);
-	if (!initial_frames(rng, ch, ch_len, out + HDR_CLIENT + 1, room))
-		return -EMSGSIZE;
 	dust_quic_initial_keys(dcid, DUST_QUIC_CLIENT_DCID, false, &k);
-	ok = quic_protect(&k, out, HDR_CLIENT, 1, CLIENT_PN, room);
+	ok = quic_protect(&k, out, HDR_CLIENT, 1, pn, room);
 	sodium_memzero(&k, sizeof(k));
 	return ok ? DUST_QUIC_CLIENT_DGRAM : -EIO;
+}
+
+/* The hello: two 1250-byte Initials (packet numbers 1 and 2, one DCID) at out. */
+static int client_hello(struct dust_rng *rng, const uint8_t *dcid, const uint8_t *ch, size_t ch_len,
+                        uint8_t *out)
+{
+	size_t room = DUST_QUIC_CLIENT_DGRAM - HDR_CLIENT - 1 - DUST_QUIC_AEAD_TAG;
+	struct packet_plan p[2];
+	int tries = 0;
+
+	while (!hello_deal(rng, ch_len, room, p))
+		if (++tries == DEAL_TRIES)
+			return -EMSGSIZE;
+	for (int k = 0; k < DUST_QUIC_HELLO_DGRAMS; k++) {
+		uint8_t *dg = out + (size_t)k * DUST_QUIC_CLIENT_DGRAM;
+		int r;
+
+		if (!packet_frames(rng, &p[k], ch, dg + HDR_CLIENT + 1, room))
+			return -EMSGSIZE;
+		r = client_initial(dcid, CLIENT_PN + (uint64_t)k, room, dg);
+		if (r < 0)
+			return r;
+	}
+	return DUST_QUIC_HELLO_BYTES;
 }
 
 /* Fill h (random, E, ECH enc) and the intro ciphertext; returns 0 or -errno. */
@@ -226,32 +338,55 @@ static int intro_fields(const struct dust_invite *inv, const struct dust_identit
 	return rc;
 }
 
+/*
+ * The X25519MLKEM768 share (ek | x25519): ek is the client's ML-KEM-768 key
+ * (dk kept in qc), the x25519 half a key of its own, unused (as Chromium's
+ * would be when the server picks group 29).
+ */
+static int hybrid_share(struct dust_rng *rng, struct dust_quic_client *qc,
+                        uint8_t share[DUST_TLS_HYBRID_SHARE_BYTES])
+{
+	uint8_t junk[DUST_KEY_BYTES];
+	int rc = 0;
+
+	if (dust_mlkem768_keypair(share, qc->dk, rng) != 0)
+		rc = dust_fail(EIO, "ML-KEM-768 key generation failed");
+	dust_rng_bytes(rng, junk, sizeof(junk));
+	if (!rc && crypto_scalarmult_base(share + DUST_TLS_HYBRID_EK_BYTES, junk) != 0)
+		rc = dust_fail(EINVAL, "X25519 failed");
+	sodium_memzero(junk, sizeof(junk));
+	return rc;
+}
+
 DUST_EXPORT int dust_quic_intro_build(const struct dust_invite *inv,
                                       const struct dust_identity *client, struct dust_rng *rng,
                                       uint64_t now_ms, uint8_t *out, size_t cap,
                                       struct dust_quic_client *qc)
 {
 	struct tls_hello_dust h;
-	uint8_t ch[1024], ct[DUST_QI_CT_BYTES], es[DUST_KEY_BYTES], cs[DUST_KEY_BYTES];
-	uint8_t dcid[DUST_QUIC_CLIENT_DCID];
-	size_t ech_len = ECH_PAYLOAD_MIN + ECH_PAYLOAD_STEP * dust_rng_uniform(rng, 3), ch_len,
-	       at = 0;
+	uint8_t ch[2048], ct[DUST_QI_CT_BYTES], es[DUST_KEY_BYTES], cs[DUST_KEY_BYTES];
+	uint8_t dcid[DUST_QUIC_CLIENT_DCID], share[DUST_TLS_HYBRID_SHARE_BYTES];
+	size_t ech_len, ch_len, at = 0;
 	int rc;
 
 	if (inv->profile != DUST_PROFILE_QUIC)
 		return dust_fail(EINVAL, "not a quic-profile invitation");
-	if (cap < DUST_QUIC_CLIENT_DGRAM)
-		return dust_fail(EMSGSIZE, "a quic intro needs %d bytes", DUST_QUIC_CLIENT_DGRAM);
+	if (cap < DUST_QUIC_HELLO_BYTES)
+		return dust_fail(EMSGSIZE, "a quic intro needs %d bytes", DUST_QUIC_HELLO_BYTES);
 	memset(&h, 0, sizeof(h));
 	dust_quic_client_wipe(qc);
+	ech_len = ECH_PAYLOAD_MIN + ECH_PAYLOAD_STEP * dust_rng_uniform(rng, ECH_PAYLOAD_SIZES);
 	dust_rng_bytes(rng, dcid, sizeof(dcid));
 	dust_rng_bytes(rng, qc->esk, sizeof(qc->esk));
-	rc = intro_fields(inv, client, rng, now_ms, dcid, qc->esk, &h, ct);
+	rc = hybrid_share(rng, qc, share);
+	if (!rc)
+		rc = intro_fields(inv, client, rng, now_ms, dcid, qc->esk, &h, ct);
 	if (!rc && (crypto_scalarmult(es, qc->esk, inv->server_pk) != 0 ||
 	            crypto_scalarmult(cs, client->sk, inv->server_pk) != 0))
 		rc = dust_fail(EINVAL, "server public key in the invitation is unusable");
 	if (rc)
 		goto out_wipe;
+	h.hybrid = share;
 	memcpy(h.sni, inv->cover_sni, sizeof(h.sni));
 	ch_len = tls_client_hello_build(rng, &h, ech_len, ch, sizeof(ch), &at);
 	if (!ch_len) {
@@ -264,9 +399,9 @@ DUST_EXPORT int dust_quic_intro_build(const struct dust_invite *inv,
 	dust_rng_bytes(rng, ch + at + DUST_QI_MIN_ECH, ech_len - DUST_QI_MIN_ECH);
 	intro_prk(qc->prk, inv->secret, es, cs, inv->server_pk, dcid, &h, ct);
 	intro_confirm(qc->prk, dcid, ch, ch_len, ch + at + DUST_QI_CONFIRM_OFF);
-	rc = client_initial(rng, dcid, ch, ch_len, out);
+	rc = client_hello(rng, dcid, ch, ch_len, out);
 	if (rc < 0) {
-		dust_fail(-rc, "could not build the Initial");
+		dust_fail(-rc, "could not build the Initials");
 		goto out_wipe;
 	}
 	memcpy(qc->eph_pk, h.x25519, DUST_PK_BYTES);
@@ -283,6 +418,7 @@ out_wipe:
 	sodium_memzero(es, sizeof(es));
 	sodium_memzero(cs, sizeof(cs));
 	sodium_memzero(ch, sizeof(ch));
+	sodium_memzero(share, sizeof(share));
 	return rc;
 }
 
@@ -332,26 +468,96 @@ DUST_EXPORT bool dust_quic_is_initial(const uint8_t *dg, size_t len)
 	       dg[4] == 1;
 }
 
-/* Decrypt the Initial and reassemble its ClientHello into cb; its length, or 0. */
-static size_t read_client_hello(const uint8_t *dg, size_t len, struct quic_long *h, uint64_t *pn,
-                                struct quic_crypto_buf *cb)
+/*
+ * Header-check and decrypt one client Initial that fills dg[0..len) exactly
+ * into frames; the DCID must be want (when given). Returns the payload
+ * length, or 0.
+ */
+static size_t open_client_initial(const uint8_t *dg, size_t len, const struct quic_long *want,
+                                  struct quic_long *h, uint64_t *pn, uint8_t frames[1500])
 {
 	struct dust_quic_keys k;
-	uint8_t frames[1500];
 	size_t plen = 0;
 	bool ok;
 
 	if (len < DUST_QUIC_INITIAL_MIN || len > 1500 || !dust_quic_is_initial(dg, len) ||
 	    !quic_long_parse(dg, len, h) || h->dcid_len < DUST_QUIC_CLIENT_DCID ||
-	    h->length > len - h->pn_off)
+	    h->length != len - h->pn_off)
+		return 0;
+	if (want && (h->dcid_len != want->dcid_len || memcmp(h->dcid, want->dcid, h->dcid_len)))
 		return 0;
 	dust_quic_initial_keys(h->dcid, h->dcid_len, false, &k);
 	ok = quic_unprotect(&k, dg, h->pn_off, h->length, pn, frames, &plen);
 	sodium_memzero(&k, sizeof(k));
-	quic_crypto_reset(cb);
-	if (!ok || !initial_walk(frames, plen, cb))
+	return ok ? plen : 0;
+}
+
+/* Where the hello's first Initial ends in dg: its Length field (the two are back to back). */
+static size_t first_initial_len(const uint8_t *dg, size_t len)
+{
+	struct quic_long h;
+
+	if (!dust_quic_is_initial(dg, len) || !quic_long_parse(dg, len, &h))
 		return 0;
+	return h.pn_off + h.length;
+}
+
+/*
+ * The hello (SPEC 12.2): two client Initials back to back in dg (each
+ * filling its datagram, one DCID, two packet numbers), their CRYPTO frames
+ * reassembled into cb. Returns the ClientHello's length, or 0. *pn is the
+ * larger packet number (what the answer acknowledges), *pn_lo the smaller.
+ */
+static size_t read_client_hello(const uint8_t *dg, size_t len, struct quic_long *h, uint64_t *pn,
+                                uint64_t *pn_lo, struct quic_crypto_buf *cb)
+{
+	struct quic_long h2;
+	uint8_t frames[1500];
+	size_t n1 = first_initial_len(dg, len), plen;
+	uint64_t pn2 = 0;
+	bool ok;
+
+	quic_crypto_reset(cb);
+	if (n1 < DUST_QUIC_INITIAL_MIN || n1 >= len)
+		return 0;
+	plen = open_client_initial(dg, n1, NULL, h, pn, frames);
+	ok = plen && initial_walk(frames, plen, cb);
+	plen = ok ? open_client_initial(dg + n1, len - n1, h, &h2, &pn2, frames) : 0;
+	/* one-byte packet numbers, as Chromium's (1 and 2): the answer's ACK has a known size */
+	ok = plen && pn2 != *pn && pn2 < 64 && *pn < 64 && initial_walk(frames, plen, cb);
+	sodium_memzero(frames, sizeof(frames));
+	if (!ok)
+		return 0;
+	*pn_lo = pn2 < *pn ? pn2 : *pn;
+	*pn = pn2 > *pn ? pn2 : *pn;
 	return quic_crypto_message(cb, DUST_TLS_CLIENT_HELLO);
+}
+
+/*
+ * The ClientHello's random from the hello's first Initial alone (dg may hold
+ * only it): the head of the CRYPTO stream, through random, must be there.
+ */
+static bool read_hello_random(const uint8_t *dg, size_t len, struct quic_long *h,
+                              struct quic_crypto_buf *cb, uint8_t random[DUST_TLS_RANDOM_BYTES])
+{
+	uint8_t frames[1500];
+	size_t n1 = first_initial_len(dg, len), plen;
+	uint64_t pn;
+	bool ok;
+
+	quic_crypto_reset(cb);
+	if (n1 < DUST_QUIC_INITIAL_MIN || n1 > len)
+		return false;
+	plen = open_client_initial(dg, n1, NULL, h, &pn, frames);
+	ok = plen && initial_walk(frames, plen, cb);
+	sodium_memzero(frames, sizeof(frames));
+	for (size_t i = 0; ok && i < HELLO_HEAD; i++)
+		ok = cb->have[i / 8] & (1u << (i % 8));
+	if (!ok || cb->b[0] != DUST_TLS_CLIENT_HELLO ||
+	    be16_get(cb->b + 4) != DUST_TLS_LEGACY_VERSION)
+		return false;
+	memcpy(random, cb->b + 6, DUST_TLS_RANDOM_BYTES);
+	return true;
 }
 
 /* Server CID length for an invitation: 8..20, fixed per invitation, from K_tag. */
@@ -373,6 +579,7 @@ struct accept_tmp {
 	uint8_t pt[DUST_QI_PT_BYTES];
 	uint8_t nonce[DUST_XNONCE_BYTES];
 	uint8_t es[DUST_KEY_BYTES], cs[DUST_KEY_BYTES], ee[DUST_KEY_BYTES];
+	uint8_t pq_ss[DUST_MLKEM768_SSBYTES]; /* ML-KEM-768 secret encapsulated to the hello's ek */
 	uint8_t prk[DUST_KEY_BYTES];
 	struct dust_eph eph; /* made here when the caller has none */
 	uint8_t confirm[DUST_CONFIRM_BYTES], mac[DUST_CONFIRM_BYTES];
@@ -464,6 +671,60 @@ static void server_session(struct dust_session *s, struct dust_rng *rng,
 	s->tunnel = e->inv.tunnel;
 }
 
+/* Length of ack_frame's ACK of the hello's Initials. */
+static size_t ack_frame_len(const struct dust_quic_accept *acc)
+{
+	size_t n = 1 + quic_varint_len(acc->client_pn) + 1 + 2;
+
+	if (acc->client_pn - acc->client_pn_lo != 1)
+		n += quic_varint_len(acc->client_pn - acc->client_pn_lo - 2) + 1;
+	return n;
+}
+
+enum {
+	SERVER_HELLO_LEN = 90, /* tls_server_hello_build's, x25519 share */
+	/* first byte, version, DCID length (0), SCID length, Length (2): then the SCID */
+	HS_HDR_FIXED = 1 + 4 + 1 + 1 + 2,
+};
+
+/* The answer's Initial (server_initial): long header with a token length, pn, frames, tag. */
+static size_t answer_initial_len(const struct dust_quic_accept *acc, size_t cid_len)
+{
+	return HS_HDR_FIXED + 1 + cid_len + 1 + ack_frame_len(acc) + 4 + SERVER_HELLO_LEN +
+	       DUST_QUIC_AEAD_TAG;
+}
+
+/*
+ * The answer's Handshake payload: the masked ciphertext in flight[0..1088),
+ * random filler to the end of the cover server's 1252 bytes.
+ */
+static void flight_fill(struct dust_rng *rng, struct dust_quic_accept *acc)
+{
+	size_t used = answer_initial_len(acc, DUST_QUIC_SERVER_CID_LEN) + HS_HDR_FIXED +
+	              DUST_QUIC_SERVER_CID_LEN;
+
+	acc->flight_len = (uint16_t)(ANSWER_SIZE - used);
+	dust_rng_bytes(rng, acc->flight + DUST_MLKEM768_CTBYTES,
+	               acc->flight_len - DUST_MLKEM768_CTBYTES);
+}
+
+/*
+ * One Initial, not a whole hello: a browser's (its tag names nothing:
+ * unknown, as a one-Initial hello was), one that does not decrypt
+ * (malformed), or a Dust hello's first alone (truncated). Nothing changes.
+ */
+static enum dust_drop lone_initial(struct dust_server *srv, const uint8_t *dg, size_t len)
+{
+	struct accept_tmp tmp, *t = &tmp;
+	struct quic_long qh;
+	enum dust_drop d = DUST_DROP_MALFORMED;
+
+	if (read_hello_random(dg, len, &qh, &t->cb, t->h.random))
+		d = hello_invitation(srv, &qh, t) ? DUST_DROP_TRUNCATED : DUST_DROP_INTRO_UNKNOWN;
+	sodium_memzero(t, sizeof(*t));
+	return d;
+}
+
 DUST_EXPORT enum dust_drop
 dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint8_t *dg, size_t len,
                        uint64_t now_ms, const struct dust_endpoint *from,
@@ -474,18 +735,20 @@ dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint
 	struct accept_tmp tmp, *t = &tmp;
 	struct dust_store_entry *e = NULL;
 	struct quic_long qh;
-	uint64_t pn = 0;
+	uint64_t pn = 0, pn_lo = 0;
 	size_t ch_len;
 	bool first_use = false, held = false;
 	enum dust_drop d;
 
-	/* a client Initial fills 1200 bytes (RFC 9000 §14.1): shorter is no intro, and costs
-	 * nothing */
+	/* each client Initial fills 1200 bytes (RFC 9000 §14.1): shorter is no intro, and
+	 * costs nothing */
 	if (len < DUST_QUIC_INITIAL_MIN)
 		return DUST_DROP_TRUNCATED;
-	ch_len = read_client_hello(dg, len, &qh, &pn, &t->cb);
+	if (len < DUST_QUIC_HELLO_DGRAMS * DUST_QUIC_INITIAL_MIN)
+		return lone_initial(srv, dg, len);
+	ch_len = read_client_hello(dg, len, &qh, &pn, &pn_lo, &t->cb);
 	if (!ch_len || !tls_client_hello_parse(t->cb.b, ch_len, &t->h)) {
-		d = len < DUST_QUIC_INITIAL_MIN ? DUST_DROP_TRUNCATED : DUST_DROP_MALFORMED;
+		d = DUST_DROP_MALFORMED;
 		goto out_wipe;
 	}
 	d = open_fields(srv, &qh, t, &e);
@@ -493,26 +756,37 @@ dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint
 		d = check_intro(srv, &qh, t, e, ch_len, now_ms);
 	if (d == DUST_OK && !dust_share_dh(&eph, &t->eph, t->h.x25519, t->ee))
 		d = DUST_DROP_INTRO_AUTH;
+	/*
+	 * authenticated (the confirmation covers the ek): encapsulate to it, before
+	 * the store changes; an ek with a coefficient >= q fails FIPS 203's check
+	 */
+	if (d == DUST_OK && dust_mlkem768_enc(acc->flight, t->pq_ss, t->h.hybrid, rng) != 0)
+		d = DUST_DROP_MALFORMED;
 	if (d == DUST_OK)
 		d = dust_store_commit(srv->store, e, t->pt, t->cs, le64_get(t->pt + DUST_PK_BYTES),
 		                      t->nonce, now_ms / 1000, &first_use, &held);
 	if (d != DUST_OK)
 		goto out_wipe;
-	session_keys(&t->k, t->prk, t->ee, eph->pk);
+	memcpy(acc->odcid, qh.dcid, qh.dcid_len);
+	acc->odcid_len = qh.dcid_len;
+	acc->client_pn = pn;
+	acc->client_pn_lo = pn_lo;
+	memcpy(acc->server_pk, eph->pk, DUST_PK_BYTES);
+	ct_mask(t->prk, acc->flight);
+	flight_fill(rng, acc);
+	session_keys(&t->k, t->prk, t->ee, eph->pk, t->pq_ss, acc->flight, acc->flight_len);
 	server_session(s, rng, &t->k, e);
 	s->peer = *from;
 	s->last_rx_s = (uint32_t)(now_ms / 1000);
 	s->invite_idx = dust_store_index(srv->store, e);
-	memcpy(acc->odcid, qh.dcid, qh.dcid_len);
-	acc->odcid_len = qh.dcid_len;
-	acc->client_pn = pn;
-	memcpy(acc->server_pk, eph->pk, DUST_PK_BYTES);
 	if (info) {
 		info->invite_idx = s->invite_idx;
 		info->first_use = first_use;
 		info->held = held;
 	}
 out_wipe:
+	if (d != DUST_OK)
+		sodium_memzero(acc, sizeof(*acc));
 	sodium_memzero(t, sizeof(*t));
 	return d;
 }
@@ -522,11 +796,8 @@ DUST_EXPORT int64_t dust_quic_intro_peek(struct dust_server *srv, const uint8_t 
 	struct accept_tmp tmp, *t = &tmp;
 	struct dust_store_entry *e = NULL;
 	struct quic_long qh;
-	uint64_t pn = 0;
-	size_t ch_len = read_client_hello(dg, len, &qh, &pn, &t->cb);
 
-	if (ch_len && tls_client_hello_parse(t->cb.b, ch_len, &t->h) &&
-	    t->h.ech_payload_len >= DUST_QI_MIN_ECH)
+	if (read_hello_random(dg, len, &qh, &t->cb, t->h.random))
 		e = hello_invitation(srv, &qh, t);
 	sodium_memzero(t, sizeof(*t));
 	return e ? (int64_t)dust_store_index(srv->store, e) : -1;
@@ -561,8 +832,17 @@ static size_t ack_frame(uint8_t *f, const struct dust_quic_accept *acc, struct d
 	f[n++] = DUST_QUIC_FRAME_ACK;
 	n += quic_varint_put(f + n, acc->client_pn, quic_varint_len(acc->client_pn));
 	n += quic_varint_put(f + n, dust_rng_uniform(rng, 64), 1); /* ack delay */
-	f[n++] = 0;                                                /* range count */
-	f[n++] = 0;                                                /* first range */
+	if (acc->client_pn - acc->client_pn_lo == 1) {             /* both Initials of the hello */
+		f[n++] = 0;                                        /* range count */
+		f[n++] = 1;                                        /* first range */
+	} else {
+		uint64_t gap = acc->client_pn - acc->client_pn_lo - 2;
+
+		f[n++] = 1; /* range count */
+		f[n++] = 0; /* first range */
+		n += quic_varint_put(f + n, gap, quic_varint_len(gap));
+		f[n++] = 0; /* the range of the other */
+	}
 	return n;
 }
 
@@ -588,7 +868,7 @@ DUST_EXPORT int dust_quic_answer_ack_build(const struct dust_session *s,
                                            const struct dust_quic_accept *acc, struct dust_rng *rng,
                                            uint8_t *out, size_t cap)
 {
-	uint8_t f[16];
+	uint8_t f[32];
 
 	return initial_packet(s, acc, 0, f, ack_frame(f, acc, rng), out, cap);
 }
@@ -611,7 +891,7 @@ static int server_initial(const struct dust_session *s, const struct dust_quic_a
 	f[n++] = DUST_QUIC_FRAME_CRYPTO;
 	f[n++] = 0; /* offset */
 	sh_len = tls_server_hello_build(rng, acc->server_pk, f + n + 2, sizeof(f) - n - 2);
-	if (!sh_len)
+	if (sh_len != SERVER_HELLO_LEN)
 		return -EMSGSIZE;
 	n += quic_varint_put(f + n, sh_len, 2);
 	n += sh_len;
@@ -623,27 +903,28 @@ DUST_EXPORT int dust_quic_answer_build(struct dust_session *s, const struct dust
                                        struct dust_rng *rng, uint32_t now_s, uint8_t *out,
                                        size_t cap)
 {
-	size_t total = ANSWER_SIZE, hs_hdr, dust_len;
-	struct dust_pad pad = {.kind = DUST_PAD_UNIFORM};
+	size_t total = ANSWER_SIZE, hs_hdr;
 	uint8_t first;
-	int ni, r;
+	int ni;
 
+	(void)now_s;
 	if (cap < total)
 		return -EMSGSIZE;
 	ni = server_initial(s, acc, rng, out, cap);
 	if (ni < 0)
 		return ni;
-	hs_hdr = 1 + 4 + 2 + s->cid_len + 2;
-	if (total < (size_t)ni + hs_hdr + DUST_DATA_OVERHEAD)
-		return -EMSGSIZE;
-	dust_len = total - (size_t)ni - hs_hdr;
-	pad.min = pad.max = (uint16_t)(dust_len - DUST_DATA_OVERHEAD);
-	/* Handshake packet: its protected first-byte bits are random to an observer */
+	hs_hdr = HS_HDR_FIXED + s->cid_len;
+	/* the payload's size was fixed at accept (it is in the keys) */
+	if ((size_t)ni != answer_initial_len(acc, s->cid_len) ||
+	    total != (size_t)ni + hs_hdr + acc->flight_len)
+		return -EIO;
+	/*
+	 * Handshake packet: where the cover server's certificate chain is, the
+	 * masked ML-KEM ciphertext and filler; its protected first-byte bits random
+	 */
 	dust_rng_bytes(rng, &first, 1);
-	long_header(out + ni, (uint8_t)(0xe0 | (first & 0x0f)), s, false, dust_len);
-	r = dust_data_seal(s, rng, &pad, now_s, out + ni + hs_hdr, 0, dust_len);
-	if (r < 0)
-		return r;
+	long_header(out + ni, (uint8_t)(0xe0 | (first & 0x0f)), s, false, acc->flight_len);
+	memcpy(out + ni + hs_hdr, acc->flight, acc->flight_len);
 	return (int)total;
 }
 
@@ -669,7 +950,8 @@ static bool answer_shape(const uint8_t *dg, size_t len, struct quic_long *h, str
 	return quic_long_parse(dg + next, len - next, hs) && hs->type == DUST_QUIC_TYPE_HANDSHAKE &&
 	       hs->version == DUST_QUIC_VERSION && hs->dcid_len == 0 &&
 	       hs->scid_len == h->scid_len && memcmp(hs->scid, h->scid, h->scid_len) == 0 &&
-	       hs->length == len - next - hs->pn_off && hs->length >= DUST_DATA_MIN_BYTES;
+	       hs->length == len - next - hs->pn_off && hs->length >= DUST_MLKEM768_CTBYTES &&
+	       hs->length <= DUST_QUIC_FLIGHT_MAX;
 }
 
 /* The server ephemeral from the Initial's ServerHello, once the Initial opens. */
@@ -702,40 +984,61 @@ static bool answer_server_hello(struct dust_quic_client *qc, const uint8_t *dg,
 	return ok;
 }
 
+/* The flight's tail: a Handshake packet from the answer's SCID, filling tail[0..len). */
+static bool tail_shape(const uint8_t *tail, size_t len, const struct quic_long *h,
+                       struct quic_long *tl)
+{
+	return quic_long_parse(tail, len, tl) && tl->type == DUST_QUIC_TYPE_HANDSHAKE &&
+	       tl->version == DUST_QUIC_VERSION && tl->dcid_len == 0 &&
+	       tl->scid_len == h->scid_len && memcmp(tl->scid, h->scid, h->scid_len) == 0 &&
+	       tl->length == len - tl->pn_off && tl->length >= DUST_DATA_MIN_BYTES;
+}
+
 /*
- * Cheapest first: the shape, then the Initial (public keys of our DCID),
- * and only then the X25519 that the session keys need.
+ * Cheapest first: the shapes, then the Initial (public keys of our DCID),
+ * and only then the X25519 and the ML-KEM decapsulation that the session
+ * keys need; the tail's keepalive, under those keys, authenticates it all.
  */
 DUST_EXPORT enum dust_drop dust_quic_answer_open(struct dust_quic_client *qc,
                                                  const struct dust_limits *lim, uint32_t now_s,
-                                                 uint8_t *dg, size_t len, struct dust_session *s)
+                                                 uint8_t *dg, size_t len, uint8_t *tail,
+                                                 size_t tail_len, struct dust_session *s)
 {
 	struct dust_session t;
 	struct dust_session_keys k;
-	struct quic_long h, hs;
+	struct quic_long h, hs, tl;
 	struct dust_seg seg;
-	uint8_t server_pk[DUST_PK_BYTES], ee[DUST_KEY_BYTES];
-	size_t next, consumed = 0;
-	enum dust_drop d = DUST_DROP_MALFORMED;
+	uint8_t server_pk[DUST_PK_BYTES], ee[DUST_KEY_BYTES], ss[DUST_MLKEM768_SSBYTES];
+	uint8_t ct[DUST_MLKEM768_CTBYTES];
+	const uint8_t *flight;
+	size_t consumed = 0;
+	enum dust_drop d = DUST_DROP_AUTH;
 
 	if (!qc->pending)
 		return DUST_DROP_AUTH;
-	if (!answer_shape(dg, len, &h, &hs))
+	if (!answer_shape(dg, len, &h, &hs) || !tail_shape(tail, tail_len, &h, &tl))
 		return DUST_DROP_MALFORMED;
 	if (!answer_server_hello(qc, dg, &h, server_pk))
 		return DUST_DROP_AUTH;
-	next = h.pn_off + h.length;
 	if (crypto_scalarmult(ee, qc->esk, server_pk) != 0)
 		return DUST_DROP_AUTH;
+	flight = dg + h.pn_off + h.length + hs.pn_off;
+	memcpy(ct, flight, sizeof(ct));
+	ct_mask(qc->prk, ct);
 	memset(&t, 0, sizeof(t));
-	session_keys(&k, qc->prk, ee, server_pk);
-	dust_session_keys_install(&t, &k, DUST_ROLE_CLIENT, qc->suite);
-	t.profile = DUST_PROFILE_QUIC;
-	t.cid_len = h.scid_len;
-	memcpy(t.cid, h.scid, h.scid_len);
-	d = dust_data_open(&t, lim, now_s, dg + next + hs.pn_off, hs.length, &seg, &consumed);
-	if (d == DUST_OK && (seg.len != 0 || consumed != hs.length))
-		d = DUST_DROP_MALFORMED;
+	/* implicit rejection: an altered ciphertext decapsulates to a secret of its own */
+	if (dust_mlkem768_dec(ss, ct, qc->dk) == 0) {
+		session_keys(&k, qc->prk, ee, server_pk, ss, flight, hs.length);
+		dust_session_keys_install(&t, &k, DUST_ROLE_CLIENT, qc->suite);
+		t.profile = DUST_PROFILE_QUIC;
+		t.cid_len = h.scid_len;
+		memcpy(t.cid, h.scid, h.scid_len);
+		d = dust_data_open(&t, lim, now_s, tail + tl.pn_off, tl.length, &seg, &consumed);
+		if (d == DUST_OK && (seg.len != 0 || consumed != tl.length))
+			d = DUST_DROP_MALFORMED;
+		else if (d != DUST_OK) /* the keys (the flight, its ciphertext) were not the server's */
+			d = DUST_DROP_AUTH;
+	}
 	if (d == DUST_OK) {
 		uint8_t spin;
 
@@ -751,6 +1054,8 @@ DUST_EXPORT enum dust_drop dust_quic_answer_open(struct dust_quic_client *qc,
 	sodium_memzero(&t, sizeof(t));
 	sodium_memzero(&k, sizeof(k));
 	sodium_memzero(ee, sizeof(ee));
+	sodium_memzero(ss, sizeof(ss));
+	sodium_memzero(ct, sizeof(ct));
 	return d;
 }
 

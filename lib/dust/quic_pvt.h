@@ -61,6 +61,8 @@ bool quic_unprotect(const struct dust_quic_keys *k, const uint8_t *pkt, size_t p
 struct tls_hello_dust {
 	uint8_t random[DUST_TLS_RANDOM_BYTES];
 	uint8_t x25519[DUST_PK_BYTES];
+	/* X25519MLKEM768 share (ek | x25519): build reads it, parse points into the hello */
+	const uint8_t *hybrid;
 	uint8_t ech_enc[DUST_QI_ECH_ENC_BYTES];
 	const uint8_t *ech_payload; /* parse: points into the hello */
 	size_t ech_payload_len;

@@ -12,7 +12,8 @@
 
 #include "quic_pvt.h"
 
-enum { EXT_COUNT = 12, EXT_ROOM = 320 };
+/* the key share holds the 1216-byte X25519MLKEM768 share */
+enum { EXT_COUNT = 12, EXT_ROOM = 1280 };
 
 struct ext {
 	uint8_t b[EXT_ROOM];
@@ -58,13 +59,20 @@ static void ext_sni(struct ext *e, const char *sni)
 	ext_end(e);
 }
 
-static void ext_key_share(struct ext *e, const uint8_t pk[DUST_PK_BYTES])
+/* Chromium 156's two shares: X25519MLKEM768 (ek | x25519, 1216 bytes), then x25519 */
+static void ext_key_share(struct ext *e, const struct tls_hello_dust *d)
 {
-	static const uint8_t h[] = {0x00, 0x24, 0x00, 0x1d, 0x00, 0x20};
+	static const uint8_t hy[] = {0x04, 0xe8, 0x11, 0xec, 0x04, 0xc0};
+	static const uint8_t x[] = {0x00, 0x1d, 0x00, 0x20};
 
+	static_assert(DUST_TLS_HYBRID_SHARE_BYTES == 0x4c0 &&
+	                  4 + DUST_TLS_HYBRID_SHARE_BYTES + 4 + DUST_PK_BYTES == 0x4e8,
+	              "share lengths");
 	ext_begin(e, DUST_TLS_EXT_KEY_SHARE);
-	ext_put(e, h, sizeof(h));
-	ext_put(e, pk, DUST_PK_BYTES);
+	ext_put(e, hy, sizeof(hy));
+	ext_put(e, d->hybrid, DUST_TLS_HYBRID_SHARE_BYTES);
+	ext_put(e, x, sizeof(x));
+	ext_put(e, d->x25519, DUST_PK_BYTES);
 	ext_end(e);
 }
 
@@ -202,7 +210,8 @@ size_t tls_client_hello_build(struct dust_rng *rng, const struct tls_hello_dust 
                               size_t ech_payload_len, uint8_t *out, size_t cap,
                               size_t *ech_payload_off)
 {
-	static const uint8_t groups[] = {0x00, 0x06, 0x00, 0x1d, 0x00, 0x17, 0x00, 0x18};
+	static const uint8_t groups[] = {0x00, 0x08, 0x11, 0xec, 0x00,
+	                                 0x1d, 0x00, 0x17, 0x00, 0x18};
 	static const uint8_t versions[] = {0x02, 0x03, 0x04};
 	static const uint8_t sigalgs[] = {0x00, 0x12, 0x04, 0x03, 0x08, 0x04, 0x04,
 	                                  0x01, 0x05, 0x03, 0x08, 0x05, 0x05, 0x01,
@@ -216,7 +225,7 @@ size_t tls_client_hello_build(struct dust_rng *rng, const struct tls_hello_dust 
 
 	ext_sni(&x[n++], d->sni);
 	ext_bytes(&x[n++], DUST_TLS_EXT_SUPPORTED_GROUPS, groups, sizeof(groups));
-	ext_key_share(&x[n++], d->x25519);
+	ext_key_share(&x[n++], d);
 	ext_bytes(&x[n++], DUST_TLS_EXT_SUPPORTED_VERSIONS, versions, sizeof(versions));
 	ext_bytes(&x[n++], DUST_TLS_EXT_SIG_ALGS, sigalgs, sizeof(sigalgs));
 	ext_bytes(&x[n++], DUST_TLS_EXT_PSK_MODES, psk, sizeof(psk));
@@ -258,6 +267,7 @@ size_t tls_client_hello_build(struct dust_rng *rng, const struct tls_hello_dust 
 
 /* ---- parsing ----------------------------------------------------------------- */
 
+/* Both of Chromium's shares must be there: X25519MLKEM768 (1216 bytes) and x25519. */
 static bool parse_key_share(const uint8_t *b, size_t n, struct tls_hello_dust *d, bool *found)
 {
 	size_t pos = 2;
@@ -278,6 +288,9 @@ static bool parse_key_share(const uint8_t *b, size_t n, struct tls_hello_dust *d
 			memcpy(d->x25519, b + pos, DUST_PK_BYTES);
 			*found = true;
 		}
+		if (group == DUST_TLS_GROUP_X25519MLKEM768 && klen == DUST_TLS_HYBRID_SHARE_BYTES &&
+		    !d->hybrid)
+			d->hybrid = b + pos;
 		pos += klen;
 	}
 	return true;
@@ -371,7 +384,7 @@ bool tls_client_hello_parse(const uint8_t *ch, size_t len, struct tls_hello_dust
 			return false;
 		pos += 4 + (size_t)n;
 	}
-	return ks && ech && d->sni[0];
+	return ks && d->hybrid && ech && d->sni[0];
 }
 
 size_t tls_server_hello_build(struct dust_rng *rng, const uint8_t server_pk[DUST_PK_BYTES],

@@ -35,7 +35,10 @@ enum dust_quic_wire {
 	DUST_QUIC_SERVER_CID_LEN = 8,  /* what dustgw sends: one length per gateway */
 	DUST_QUIC_INITIAL_MIN = 1200,  /* RFC 9000 §14.1 */
 	DUST_QUIC_CLIENT_DGRAM = 1250, /* Chromium 156: every Initial datagram */
-	DUST_QUIC_AEAD_TAG = 16,       /* AES-128-GCM tag of Initial protection */
+	/* Chromium 156's hello with its X25519MLKEM768 share: two Initials, one DCID */
+	DUST_QUIC_HELLO_DGRAMS = 2,
+	DUST_QUIC_HELLO_BYTES = DUST_QUIC_HELLO_DGRAMS * DUST_QUIC_CLIENT_DGRAM,
+	DUST_QUIC_AEAD_TAG = 16, /* AES-128-GCM tag of Initial protection */
 	DUST_QUIC_HP_SAMPLE = 16,
 	DUST_QUIC_FRAME_PADDING = 0x00,
 	DUST_QUIC_FRAME_PING = 0x01,
@@ -82,6 +85,10 @@ enum dust_tls_wire {
 	DUST_TLS_V13 = 0x0304,
 	DUST_TLS_AES_128_GCM_SHA256 = 0x1301,
 	DUST_TLS_GROUP_X25519 = 0x001d,
+	DUST_TLS_GROUP_X25519MLKEM768 = 0x11ec, /* draft-ietf-tls-ecdhe-mlkem */
+	/* its client share: ML-KEM-768 encapsulation key (1184), then an x25519 share */
+	DUST_TLS_HYBRID_EK_BYTES = 1184,
+	DUST_TLS_HYBRID_SHARE_BYTES = DUST_TLS_HYBRID_EK_BYTES + 32,
 	DUST_TLS_RANDOM_BYTES = 32,
 	/* extension types, as Chromium 156 sends them in its QUIC ClientHello */
 	DUST_TLS_EXT_SERVER_NAME = 0,
@@ -120,6 +127,11 @@ enum dust_quic_intro_layout {
 static_assert(DUST_QI_NONCE_OFF + 16 + DUST_QUIC_CLIENT_DCID ==
                   DUST_QI_NONCE_OFF + DUST_XNONCE_BYTES,
               "nonce = random[16..32) | DCID[0..8)");
+
+/* quic intro PRK -> K_pq, the mask of the ML-KEM ciphertext in the first flight (§12.3) */
+enum { DUST_KDF_PQ_MASK = 9 };
+/* the first flight's Handshake payload (masked ML-KEM ciphertext, filler): at most this */
+enum { DUST_QUIC_FLIGHT_MAX = 1120, DUST_QUIC_PQ_CT_BYTES = 1088 };
 
 /* Key schedule labels (SPEC.md §12.4). */
 #define DUST_QUIC_INTRO_LABEL   "dust quic intro"

@@ -207,7 +207,7 @@ static inline void fz_quic_client(const struct dust_invite *inv, uint8_t *dg, si
 	fz_identity(&client, 0x22);
 	fz_rng(&rng, 0x71);
 	if (dust_quic_intro_build(inv, &client, &rng, FZ_NOW_MS, dg, cap, qc) !=
-	    DUST_QUIC_CLIENT_DGRAM)
+	    DUST_QUIC_HELLO_BYTES)
 		fz_die("quic intro");
 }
 

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libFuzzer harness: the quic profile's handshake parsers (SPEC.md §12).
- * Each input is tried as a client Initial (dust_quic_intro_accept, a store
- * holding one quic invitation), as the server's answer to a pending client
- * (dust_quic_answer_open), and as the frames of an Initial that the harness
- * protects correctly itself (the fixture client's DCID), so that mutations
- * reach the frame walker and the ClientHello parser behind the AEAD. Properties: a drop changes
- * neither the store entry nor the pending client; an accepted intro yields a server CID of 8..20
- * bytes and is a duplicate the second time; an opened answer yields a live quic session and wipes
- * the pending client.
+ * Each input is tried as a client hello, its two Initials back to back
+ * (dust_quic_intro_accept, a store
+ * holding one quic invitation), as the server's answer (its flight and the
+ * tail behind it) to a pending client (dust_quic_answer_open), and as the frames of the hello's two
+ * Initials that the harness protects correctly itself (the fixture client's DCID), so that
+ * mutations reach the reassembly of the two, reach the frame walker and the ClientHello parser
+ * behind the AEAD. Properties: a drop changes neither the store entry nor the pending client; an
+ * accepted intro yields a server CID of 8..20 bytes and is a duplicate the second time; an opened
+ * answer yields a live quic session and wipes the pending client.
  */
 #include "fuzz_fixture.h"
 #include "quic_pvt.h"
@@ -20,7 +21,7 @@ static struct dust_rng rng;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	uint8_t dg[DUST_QUIC_CLIENT_DGRAM];
+	uint8_t dg[DUST_QUIC_HELLO_BYTES];
 
 	(void)argc, (void)argv;
 	fz_gw_init(&gw, fz_quic_invite);
@@ -77,16 +78,36 @@ static void try_intro(const uint8_t *data, size_t size)
 	dust_session_wipe(&s);
 }
 
+/*
+ * The input as the first flight's 1252-byte datagram and its tail, back to
+ * back: the flight ends where its Handshake packet's Length says (else the
+ * whole input is the flight and the tail is empty).
+ */
+static size_t flight_end(const uint8_t *b, size_t size)
+{
+	struct quic_long h, hs;
+	size_t next;
+
+	if (!quic_long_parse(b, size, &h) || h.length > size - h.pn_off)
+		return size;
+	next = h.pn_off + h.length;
+	if (!quic_long_parse(b + next, size - next, &hs) || hs.length > size - next - hs.pn_off)
+		return size;
+	return next + hs.pn_off + hs.length;
+}
+
 static void try_answer(const uint8_t *data, size_t size)
 {
 	static uint8_t buf[65536];
 	struct dust_quic_client qc = qc0;
 	struct dust_session s;
 	enum dust_drop d;
+	size_t n;
 
 	memcpy(buf, data, size);
 	memset(&s, 0, sizeof(s));
-	d = dust_quic_answer_open(&qc, &gw.srv.lim, FZ_NOW_S, buf, size, &s);
+	n = flight_end(buf, size);
+	d = dust_quic_answer_open(&qc, &gw.srv.lim, FZ_NOW_S, buf, n, buf + n, size - n, &s);
 	if (gw.verbose)
 		fprintf(stderr, "quic answer: %zu bytes: %s\n", size, dust_drop_name(d));
 	if (d >= DUST_DROP_MAX)
@@ -136,16 +157,13 @@ static void try_tail(const uint8_t *data, size_t size)
 		abort();
 }
 
-/* Frames (zero-padded to a 1250-byte datagram) under a correct Initial protection. */
-static void try_frames(const uint8_t *data, size_t size)
+/* One Initial (packet number pn) at dg holding frames f[0..size), zero-padded to 1250 bytes. */
+static size_t protect_initial(uint8_t *dg, const uint8_t *f, size_t size, uint64_t pn)
 {
-	enum { HDR = 18, MAX_DG = 1500 };
-	static uint8_t dg[MAX_DG];
+	enum { HDR = 18 };
 	size_t room = DUST_QUIC_CLIENT_DGRAM - HDR - 1 - DUST_QUIC_AEAD_TAG;
 	struct dust_quic_keys k;
 
-	if (size > MAX_DG - HDR - 1 - DUST_QUIC_AEAD_TAG)
-		return;
 	if (size > room)
 		room = size;
 	dg[0] = 0xc0; /* long, fixed, Initial, 1-byte packet number */
@@ -155,12 +173,29 @@ static void try_frames(const uint8_t *data, size_t size)
 	dg[14] = 0; /* SCID length */
 	dg[15] = 0; /* token length */
 	quic_varint_put(dg + 16, 1 + room + DUST_QUIC_AEAD_TAG, 2);
-	memcpy(dg + HDR + 1, data, size);
+	memcpy(dg + HDR + 1, f, size);
 	memset(dg + HDR + 1 + size, 0, room - size);
 	dust_quic_initial_keys(qc0.dcid, qc0.dcid_len, false, &k);
-	if (!quic_protect(&k, dg, HDR, 1, 1, room))
+	if (!quic_protect(&k, dg, HDR, 1, pn, room))
 		abort();
-	try_intro(dg, HDR + 1 + room + DUST_QUIC_AEAD_TAG);
+	return HDR + 1 + room + DUST_QUIC_AEAD_TAG;
+}
+
+/*
+ * The input as the frames of the hello's two Initials (its halves), each
+ * under a correct Initial protection of the fixture client's DCID, back to
+ * back: mutations reach the two-Initial reassembly, the frame walker and
+ * the ClientHello parser behind the AEAD.
+ */
+static void try_frames(const uint8_t *data, size_t size)
+{
+	static uint8_t dg[2 * 1500];
+	size_t half = size / 2, n1;
+
+	if (size - half > 1500 - 18 - 1 - DUST_QUIC_AEAD_TAG)
+		return;
+	n1 = protect_initial(dg, data, half, 1);
+	try_intro(dg, n1 + protect_initial(dg + n1, data + half, size - half, 2));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

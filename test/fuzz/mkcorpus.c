@@ -200,7 +200,7 @@ static void quic_seeds(void)
 	struct dust_eph eph;
 	struct dust_session s;
 	struct dust_endpoint from = {.ip = {.family = 4, .a = {198, 51, 100, 7}}, .port = 5555};
-	uint8_t dg[DUST_QUIC_CLIENT_DGRAM], ans[1500];
+	uint8_t dg[DUST_QUIC_HELLO_BYTES], ans[1500 + 256];
 	char dir[64], path[128], cmd[160];
 	int n;
 
@@ -209,18 +209,23 @@ static void quic_seeds(void)
 	dust_limits_default(&srv.lim);
 	fz_quic_client(&inv, dg, sizeof(dg), &qc);
 	put("quic", "initial", dg, sizeof(dg));
-	{ /* its frames, for fuzz_quic's third reading (it protects them itself) */
+	{ /* both Initials' frames, for fuzz_quic's third reading (it protects them itself) */
 		struct quic_long h;
 		struct dust_quic_keys k;
-		uint8_t fr[1500];
+		uint8_t fr[3000];
 		uint64_t pn;
-		size_t plen = 0;
+		size_t plen = 0, p2 = 0;
 
 		dust_quic_initial_keys(qc.dcid, qc.dcid_len, false, &k);
-		if (!quic_long_parse(dg, sizeof(dg), &h) ||
-		    !quic_unprotect(&k, dg, h.pn_off, h.length, &pn, fr, &plen))
+		if (!quic_long_parse(dg, DUST_QUIC_CLIENT_DGRAM, &h) ||
+		    !quic_unprotect(&k, dg, h.pn_off, h.length, &pn, fr, &plen) ||
+		    !quic_long_parse(dg + DUST_QUIC_CLIENT_DGRAM, DUST_QUIC_CLIENT_DGRAM, &h) ||
+		    !quic_unprotect(&k, dg + DUST_QUIC_CLIENT_DGRAM, h.pn_off, h.length, &pn,
+		                    fr + plen, &p2) ||
+		    plen != p2)
 			fz_die("quic unprotect");
-		put("quic", "initial-frames", fr, plen);
+		put("quic", "initial-frames", fr, plen + p2);
+		put("quic", "initial-first", dg, DUST_QUIC_CLIENT_DGRAM);
 	}
 	put("quic", "initial-short", dg, DUST_QUIC_INITIAL_MIN - 1);
 	fz_tmpdir(dir, sizeof(dir));
@@ -233,6 +238,14 @@ static void quic_seeds(void)
 	n = dust_quic_answer_build(&s, &acc, &rng, FZ_NOW_S, ans, sizeof(ans));
 	if (n < 0)
 		fz_die("quic answer");
+	{ /* the flight and its tail back to back, as fuzz_quic reads an answer */
+		int t = dust_quic_answer_tail_build(&s, &rng, FZ_NOW_S, ans + n,
+		                                    sizeof(ans) - (size_t)n);
+
+		if (t < 0)
+			fz_die("quic answer tail");
+		n += t;
+	}
 	put("quic", "answer", ans, (size_t)n);
 	ans[n - 1] ^= 1;
 	put("quic", "answer-tagflip", ans, (size_t)n);

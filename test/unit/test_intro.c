@@ -229,7 +229,7 @@ static void test_quic_revoked_costs_no_crypto(void)
 	struct dust_store_entry *e;
 	struct dust_session s;
 	struct dust_store *st;
-	uint8_t dg[1500];
+	uint8_t dg[DUST_QUIC_HELLO_BYTES];
 	int n;
 
 	fix_init(&f);
@@ -243,7 +243,7 @@ static void test_quic_revoked_costs_no_crypto(void)
 	CHECK(dust_store_tick(st, FIX_NOW_S) >= 0);
 	f.srv.store = st;
 	n = dust_quic_intro_build(&f.inv, &f.client, &f.rng, FIX_NOW_MS, dg, sizeof(dg), &qc);
-	CHECK_EQ(n, DUST_QUIC_CLIENT_DGRAM);
+	CHECK_EQ(n, DUST_QUIC_HELLO_BYTES);
 	e = dust_store_find(st, f.inv.id);
 	CHECK(e != NULL);
 	if (e)

@@ -266,7 +266,8 @@ static void test_invite_text_opens(void)
 struct qvec {
 	char invite_pt[2 * DUST_INVITE_PT_MAX + 1];
 	char eph_sk[65];
-	char initial[2 * 1500 + 1], answer[2 * 1500 + 1];
+	char initial[2 * DUST_QUIC_HELLO_BYTES + 1], answer[2 * 1500 + 1], tail[2 * 256 + 1];
+	char dk[2 * 2400 + 1];
 	char c2s[1024], s2c[1024];
 };
 
@@ -305,8 +306,8 @@ static void build_quic(struct qvec *q, struct fixture *f)
 	struct dust_session cs, ss;
 	struct dust_endpoint from = fix_endpoint("198.51.100.7", 40000);
 	struct dust_rng rng;
-	uint8_t pt[DUST_INVITE_PT_MAX], dg[1500], answer[1500];
-	int n, a;
+	uint8_t pt[DUST_INVITE_PT_MAX], dg[DUST_QUIC_HELLO_BYTES], answer[1500], tail[256];
+	int n, a, t;
 
 	fixed_identity(&server, 0x10);
 	fixed_identity(&client, 0x80);
@@ -329,7 +330,7 @@ static void build_quic(struct qvec *q, struct fixture *f)
 
 	fix_rng_seed(&rng, 0x44);
 	n = dust_quic_intro_build(&inv, &client, &rng, VEC_NOW_MS, dg, sizeof(dg), &qc);
-	CHECK_EQ(n, DUST_QUIC_CLIENT_DGRAM);
+	CHECK_EQ(n, DUST_QUIC_HELLO_BYTES);
 	if (n <= 0)
 		return;
 	hex(q->initial, sizeof(q->initial), dg, (size_t)n);
@@ -349,8 +350,16 @@ static void build_quic(struct qvec *q, struct fixture *f)
 	if (a <= 0)
 		return;
 	hex(q->answer, sizeof(q->answer), answer, (size_t)a);
+	t = dust_quic_answer_tail_build(&ss, &rng, (uint32_t)(VEC_NOW_MS / 1000), tail,
+	                                sizeof(tail));
+	CHECK(t > 0);
+	if (t <= 0)
+		return;
+	hex(q->tail, sizeof(q->tail), tail, (size_t)t);
+	/* the client's ML-KEM key: what the reference decoder decapsulates with */
+	hex(q->dk, sizeof(q->dk), qc.dk, sizeof(qc.dk));
 	CHECK_EQ(dust_quic_answer_open(&qc, &f->lim, (uint32_t)(VEC_NOW_MS / 1000), answer,
-	                               (size_t)a, &cs),
+	                               (size_t)a, tail, (size_t)t, &cs),
 	         DUST_OK);
 	/* the client draws its spin bit from the system rng: fix it for the vector */
 	cs.spin = 0;
@@ -375,6 +384,8 @@ static void write_quic_file(const struct vec *v, const struct qvec *q, const cha
 	fprintf(f, "server_eph_sk: %s\n", q->eph_sk);
 	fprintf(f, "client_initial: %s\n", q->initial);
 	fprintf(f, "server_answer: %s\n", q->answer);
+	fprintf(f, "server_answer_tail: %s\n", q->tail);
+	fprintf(f, "client_mlkem_dk: %s\n", q->dk);
 	fprintf(f, "c2s_short: %s\n", q->c2s);
 	fprintf(f, "expect_c2s: quic c2s\n");
 	fprintf(f, "s2c_short: %s\n", q->s2c);
@@ -387,7 +398,7 @@ static struct qvec qvec;
 static void test_quic_golden_bytes(void)
 {
 	const char *path = getenv("DUST_QUIC_VECTORS");
-	char *file, got[4096];
+	char *file, got[2 * DUST_QUIC_HELLO_BYTES + 64];
 	struct fixture f;
 
 	fix_init(&f);
@@ -400,6 +411,8 @@ static void test_quic_golden_bytes(void)
 	CHECK(field(file, "server_eph_sk: ", got, sizeof(got)) && strcmp(got, qvec.eph_sk) == 0);
 	CHECK(field(file, "client_initial: ", got, sizeof(got)) && strcmp(got, qvec.initial) == 0);
 	CHECK(field(file, "server_answer: ", got, sizeof(got)) && strcmp(got, qvec.answer) == 0);
+	CHECK(field(file, "server_answer_tail: ", got, sizeof(got)) && strcmp(got, qvec.tail) == 0);
+	CHECK(field(file, "client_mlkem_dk: ", got, sizeof(got)) && strcmp(got, qvec.dk) == 0);
 	CHECK(field(file, "c2s_short: ", got, sizeof(got)) && strcmp(got, qvec.c2s) == 0);
 	CHECK(field(file, "s2c_short: ", got, sizeof(got)) && strcmp(got, qvec.s2c) == 0);
 out:

@@ -4,11 +4,14 @@
 
 Reads test/vectors/dust-quic.txt and decodes it as an observer and then as the
 server would: removes the client Initial's protection with the public QUIC v1
-salt (RFC 9001 §5), reassembles the CRYPTO frames, checks the ClientHello's
-shape, recovers the intro from random, the DCID, the key share and the GREASE
-ECH payload with the server's key, verifies the confirmation, opens the
-server's answer (Initial with a ServerHello, Handshake packet holding a Dust
-keepalive) and the 1-RTT short-header data packets both ways.
+salt (RFC 9001 §5), reassembles the CRYPTO frames of the hello's two Initials,
+checks the ClientHello's shape (X25519MLKEM768 before x25519, the ek's
+coefficients below q), recovers the intro from random, the DCID, the key share
+and the GREASE ECH payload with the server's key, verifies the confirmation,
+opens the server's answer (Initial with a ServerHello, Handshake packet
+holding the masked ML-KEM-768 ciphertext, which the client's dk decapsulates
+with refmlkem.py), the tail's keepalive under the hybrid keys, and the 1-RTT
+short-header data packets both ways.
 Uses python3-cryptography (AES), PyNaCl and hashlib; v2 data packets are
 opened by refdecode.py's open_data.
 """
@@ -25,6 +28,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from refcommon import EPOCH_S, Fail, expect, read_vectors, run  # noqa: E402
 from refdecode import b2, kdf, open_data  # noqa: E402
+import refmlkem  # noqa: E402  (FIPS 203, written apart from lib/dust/mlkem.c)
 
 WINDOW_MS = 60000
 V1_SALT = bytes.fromhex('38762cf7f55934b34d179ae6a4c80cadccbb7f0a')
@@ -35,6 +39,8 @@ V1_SALT = bytes.fromhex('38762cf7f55934b34d179ae6a4c80cadccbb7f0a')
 CHROME_EXTS = {0, 10, 13, 16, 27, 43, 45, 51, 57, 17613, 65037, 51764}
 EXT_SNI, EXT_ALPN, EXT_VERSIONS, EXT_KEY_SHARE, EXT_TP, EXT_ECH = 0, 16, 43, 51, 57, 65037
 X25519 = 0x001d
+X25519MLKEM768 = 0x11ec  # draft-ietf-tls-ecdhe-mlkem: ML-KEM-768 ek (1184) | x25519 (32)
+Q = 3329
 ECH_CT = 58        # XChaCha20-Poly1305 of C(32) | ts_ms(8) | flags(2)
 CONFIRM = 16
 
@@ -101,9 +107,11 @@ def unprotect(dg, h, keys):
     return pn, pt
 
 
-def walk_frames(pt):
+def walk_frames(pt, stream=None):
     """Frames an Initial may carry; returns (reassembled CRYPTO stream, kinds seen)."""
-    stream, kinds, i = {}, [], 0
+    partial = stream is not None  # one Initial of several: holes are the others'
+    stream = {} if stream is None else stream
+    kinds, i = [], 0
     while i < len(pt):
         t = pt[i]
         if t == 0x00:
@@ -129,6 +137,8 @@ def walk_frames(pt):
             kinds.append('CRYPTO')
         else:
             raise Fail('frame type 0x%x in an Initial' % t)
+    if partial:
+        return None, kinds
     data = bytes(stream[k] for k in range(len(stream)) if k in stream)
     expect(len(data) == len(stream), 'CRYPTO stream has no holes (%d bytes)' % len(data))
     return data, kinds
@@ -184,10 +194,20 @@ def check_hello_shape(ch, cover):
     sv = ch['ext'][EXT_VERSIONS][0]
     expect(sv[0] == len(sv) - 1 and b'\x03\x04' in [sv[k:k + 2] for k in range(1, len(sv), 2)],
            'supported_versions has TLS 1.3')
+    groups = ch['ext'][10][0]
+    expect(groups == b'\x00\x08\x11\xec\x00\x1d\x00\x17\x00\x18',
+           'supported_groups 4588, 29, 23, 24 (Chromium 156)')
     ks = ch['ext'][EXT_KEY_SHARE][0]
-    expect(struct.unpack('>HHH', ks[:6]) == (len(ks) - 2, X25519, 32) and len(ks) == 38,
-           'key_share: one x25519 share')
-    ch['E'] = ks[6:38]
+    expect(len(ks) == 2 + 4 + 1216 + 4 + 32 and
+           struct.unpack('>HHH', ks[:6]) == (len(ks) - 2, X25519MLKEM768, 1216) and
+           struct.unpack('>HH', ks[6 + 1216:10 + 1216]) == (X25519, 32),
+           'key_share: X25519MLKEM768 (1216 bytes), then x25519')
+    ek = ks[6:6 + 1184]
+    for k in range(0, 1152, 3):  # FIPS 203 §7.2 modulus check of ByteEncode12(t)
+        expect(ek[k] | (ek[k + 1] & 15) << 8 < Q and ek[k + 1] >> 4 | ek[k + 2] << 4 < Q,
+               'ML-KEM-768 ek coefficients below q')
+    ch['ek'] = ek
+    ch['E'] = ks[10 + 1216:]
     tp, i, ids = ch['ext'][EXT_TP][0], 0, []
     while i < len(tp):
         pid, i = varint(tp, i)
@@ -200,7 +220,7 @@ def check_hello_shape(ch, cover):
     expect(ech[0] == 0 and ech[1:5] == b'\x00\x01\x00\x01' and ech[6:8] == b'\x00\x20',
            'GREASE ECH: outer, HKDF-SHA256/AES-128-GCM, 32-byte enc')
     plen = struct.unpack('>H', ech[40:42])[0]
-    expect(plen == len(ech) - 42 and plen in (144, 176, 208), 'ECH payload of %d bytes' % plen)
+    expect(plen == len(ech) - 42 and plen in (144, 176, 208, 240), 'ECH payload of %d bytes' % plen)
     ch['ech_payload'], ch['ech_payload_off'] = ech[42:], off + 42
 
 
@@ -232,10 +252,18 @@ def recover_intro(ch, hello, dcid, inv, server_sk, now_ms):
     return client_pk, prk
 
 
-def session_keys(prk, ee, server_eph_pk):
-    prk2 = b2(b'dust quic session' + ee + server_eph_pk, prk, 32)
+def session_keys(prk, ee, server_eph_pk, ss, flight):
+    """SPEC 12.3's hybrid schedule: X25519 (es, cs in prk; ee) and ML-KEM-768 (ss)."""
+    prk2 = b2(b'dust quic session' + ee + server_eph_pk + ss + flight, prk, 32)
     return {name: kdf(prk2, i, 'dustSESS', n) for i, (name, n) in
             enumerate([('c2s', 32), ('s2c', 32), ('c2s_hp', 16), ('s2c_hp', 16)], start=1)}
+
+
+def unmask_ct(prk, masked):
+    """The ciphertext's mask: BLAKE2b-512 blocks keyed by K_pq = KDF(prk, 9), over le32(i)."""
+    kp = kdf(prk, 9, 'dustSESS')
+    mask = b''.join(b2(struct.pack('<I', i), kp, 64) for i in range(17))
+    return bytes(a ^ b for a, b in zip(masked, mask))
 
 
 def parse_server_hello(body):
@@ -281,19 +309,30 @@ def main(path):
     expect(nb.crypto_scalarmult_base(server_sk) == inv['server_pk'], 'server key matches')
     client_pk_want = nb.crypto_scalarmult_base(bytes.fromhex(v['client_sk']))
 
-    # what any observer sees: the Initial, decrypted with the public salt
-    dg = bytes.fromhex(v['client_initial'])
-    expect(len(dg) >= 1200, 'client datagram of %d bytes (>= 1200)' % len(dg))
-    h = long_header(dg)
-    expect(h['type'] == 0 and h['version'] == 1, 'QUIC v1 Initial')
-    expect(len(h['dcid']) >= 8 and h['pn_off'] + h['length'] == len(dg),
-           'DCID of %d bytes, one packet fills the datagram' % len(h['dcid']))
-    pn, frames = unprotect(dg, h, initial_keys(h['dcid'], False))
-    stream, kinds = walk_frames(frames)
-    expect(h['length'] == 1232 and pn == 1 and not h['scid'] and
-           2 <= kinds.count('PING') <= 9 and 1 <= kinds.count('CRYPTO') <= 9,
-           'Initial: Length 1232, packet number 1, empty SCID, %d CRYPTO and %d PING frames'
-           % (kinds.count('CRYPTO'), kinds.count('PING')))
+    # what any observer sees: the hello's two Initials, decrypted with the public salt
+    both = bytes.fromhex(v['client_initial'])
+    expect(len(both) == 2500, 'the hello: two datagrams of 1250 bytes')
+    stream, pns, dcid = {}, [], None
+    for dg in (both[:1250], both[1250:]):
+        h = long_header(dg)
+        expect(h['type'] == 0 and h['version'] == 1, 'QUIC v1 Initial')
+        expect(len(h['dcid']) == 8 and h['pn_off'] + h['length'] == len(dg),
+               'DCID of %d bytes, one packet fills the datagram' % len(h['dcid']))
+        expect(dcid in (None, h['dcid']), 'one DCID for both Initials')
+        dcid = h['dcid']
+        pn, frames = unprotect(dg, h, initial_keys(h['dcid'], False))
+        _, kinds = walk_frames(frames, stream)
+        expect(h['length'] == 1232 and pn == len(pns) + 1 and not h['scid'] and
+               2 <= kinds.count('PING') <= 9 and 1 <= kinds.count('CRYPTO') <= 16,
+               'Initial: Length 1232, packet number %d, empty SCID, %d CRYPTO and %d PING'
+               % (pn, kinds.count('CRYPTO'), kinds.count('PING')))
+        if not pns:
+            expect(all(k in stream for k in range(38)),
+                   'the first Initial holds the ClientHello through random (the tag)')
+        pns.append(pn)
+    expect(all(k in stream for k in range(len(stream))), 'CRYPTO stream has no holes')
+    stream = bytes(stream[k] for k in range(len(stream)))
+    h['dcid'], pn = dcid, max(pns)
     hello = stream
     ch = parse_client_hello(handshake_msg(stream, 1))
     check_hello_shape(ch, inv['cover'])
@@ -304,7 +343,7 @@ def main(path):
 
     # the server's answer: Initial (server keys from the client's DCID), then Handshake
     ans = bytes.fromhex(v['server_answer'])
-    expect(len(ans) == 1252 <= 3 * len(dg),
+    expect(len(ans) == 1252 <= 3 * len(both),
            'answer of %d bytes: the cover server\'s 1252, within 3x' % len(ans))
     a = long_header(ans)
     expect(a['type'] == 0 and a['version'] == 1 and a['dcid'] == b'' and
@@ -312,19 +351,36 @@ def main(path):
     spn, sframes = unprotect(ans, a, initial_keys(h['dcid'], True))
     expect(spn == 1, 'server Initial is packet 1 (the ACK-only Initial before it took 0)')
     sstream, skinds = walk_frames(sframes)
-    expect(('ACK', pn) in skinds, 'server Initial acknowledges packet %d' % pn)
+    expect(('ACK', pn) in skinds, 'server Initial acknowledges packets up to %d' % pn)
     eph_pk = parse_server_hello(handshake_msg(sstream, 2))
     eph_sk = bytes.fromhex(v['server_eph_sk'])
     expect(nb.crypto_scalarmult_base(eph_sk) == eph_pk, 'ServerHello key share = server eph')
-    keys = session_keys(prk, nb.crypto_scalarmult(eph_sk, ch['E']), eph_pk)
     rest = ans[a['pn_off'] + a['length']:]
     hs = long_header(rest)
     expect(hs['type'] == 2 and hs['version'] == 1 and hs['dcid'] == b'' and
            hs['scid'] == a['scid'] and hs['pn_off'] + hs['length'] == len(rest),
            'coalesced Handshake packet fills the datagram')
-    counter, _, data, used = open_data(rest[hs['pn_off']:], keys['s2c'], keys['s2c_hp'])
-    expect(counter == 0 and data == b'' and used == hs['length'],
-           'Handshake packet holds a Dust keepalive')
+    flight = rest[hs['pn_off']:]
+    expect(1088 <= len(flight) <= 1120, 'Handshake payload: the masked ciphertext and filler')
+    # what the client's ML-KEM key adds: the ciphertext it decapsulates
+    dk = bytes.fromhex(v['client_mlkem_dk'])
+    expect(dk[1152:1152 + 1184] == ch['ek'], 'the hello\'s ek is the one in the client\'s dk')
+    ct = unmask_ct(prk, flight[:1088])
+    ss = refmlkem.decaps(dk, ct)
+    expect(ss is not None, 'ML-KEM-768 decapsulation (dk checks of FIPS 203 7.3)')
+    keys = session_keys(prk, nb.crypto_scalarmult(eph_sk, ch['E']), eph_pk, ss, flight)
+    tail = bytes.fromhex(v['server_answer_tail'])
+    tl = long_header(tail)
+    expect(tl['type'] == 2 and tl['dcid'] == b'' and tl['scid'] == a['scid'] and
+           tl['pn_off'] + tl['length'] == len(tail) and 105 <= len(tail) <= 141,
+           'flight tail: a Handshake packet of 105..141 bytes from the server CID')
+    counter, _, data, used = open_data(tail[tl['pn_off']:], keys['s2c'], keys['s2c_hp'])
+    expect(counter == 0 and data == b'' and used == tl['length'],
+           'the tail holds a Dust keepalive under the hybrid keys')
+    # and without the ML-KEM secret (an observer who broke X25519 later): other keys
+    x_only = b2(b'dust quic session' + nb.crypto_scalarmult(eph_sk, ch['E']) + eph_pk,
+                prk, 32)
+    expect(kdf(x_only, 2, 'dustSESS') != keys['s2c'], 'X25519 secrets alone give other keys')
 
     # 1-RTT: client->server with the server's CID, server->client with the empty one
     got = open_short(bytes.fromhex(v['c2s_short']), a['scid'], keys['c2s'], keys['c2s_hp'],

@@ -128,6 +128,9 @@ struct client {
 	char ifname[IFNAMSIZ];
 	struct stats st;
 	uint8_t txbuf[DG_MAX + DUST_INTRO_MIN_BYTES + DUST_INTRO_PAD_MAX];
+	uint8_t hello[DUST_QUIC_HELLO_BYTES]; /* quic: the hello's two Initials */
+	uint8_t flight[1500];                 /* quic: a first flight waiting for its tail */
+	size_t flight_len;
 	uint8_t rxbuf[DG_MAX];
 	uint8_t rxcopy[DG_MAX];
 };
@@ -878,21 +881,21 @@ static int sock_open(struct client *c)
 
 static void sock_send(struct client *c, const uint8_t *dg, size_t len)
 {
-	if (send(c->sock, dg, len, 0) == (ssize_t)len) {
+	ssize_t n = send(c->sock, dg, len, 0);
+
+	/*
+	 * ECONNREFUSED on a connected UDP socket is the ICMP port unreachable
+	 * of an earlier datagram (a server not up yet), reported by this send,
+	 * which then sent nothing: the error is cleared, send again once
+	 * (else one of a hello's two Initials, every other intro, was lost).
+	 */
+	if (n < 0 && errno == ECONNREFUSED) {
+		c->st.icmp_refused++;
+		n = send(c->sock, dg, len, 0);
+	}
+	if (n == (ssize_t)len) {
 		c->last_tx_ms = mono_ms();
 		return;
-	}
-	/*
-	 * ECONNREFUSED on a connected socket is the ICMP port unreachable of an
-	 * earlier datagram, reported by this send, which then sent nothing: the
-	 * datagram goes again (else every other intro to a closed port is lost).
-	 */
-	if (errno == ECONNREFUSED) {
-		c->st.icmp_refused++;
-		if (send(c->sock, dg, len, 0) == (ssize_t)len) {
-			c->last_tx_ms = mono_ms();
-			return;
-		}
 	}
 	c->st.local[LD_SEND]++;
 	if (errno != EAGAIN && errno != ECONNREFUSED)
@@ -1027,7 +1030,8 @@ static size_t chain_held(struct client *c, size_t ilen)
 }
 
 /*
- * quic: the intro is a 1250-byte QUIC Initial with no data chained; the
+ * quic: the intro is the hello, two 1250-byte QUIC Initials with one DCID
+ * (as Chromium 156's with its X25519MLKEM768 share), no data chained; the
  * held packet waits for the server's answer (its first flight carries the
  * server ephemeral the session keys need). The previous Initial stays
  * answerable: its answer may still be in flight.
@@ -1037,7 +1041,8 @@ static void send_quic_intro(struct client *c)
 	struct dust_quic_client next;
 	int n;
 
-	n = dust_quic_intro_build(&c->inv, &c->id, &c->rng, unix_ms(), c->txbuf, c->dg_max, &next);
+	n = dust_quic_intro_build(&c->inv, &c->id, &c->rng, unix_ms(), c->hello, sizeof(c->hello),
+	                          &next);
 	if (n < 0) {
 		logmsg("cannot build a QUIC intro: %s", dust_last_error());
 		c->fatal = true;
@@ -1049,9 +1054,11 @@ static void send_quic_intro(struct client *c)
 	sodium_memzero(&next, sizeof(next));
 	c->st.intros++;
 	c->attempts++;
-	sock_send(c, c->txbuf, (size_t)n);
-	debug("intro %u sent to %s (QUIC Initial, %d bytes, cover %s)", c->attempts, c->server, n,
-	      c->inv.cover_sni);
+	for (int at = 0; at < n; at += DUST_QUIC_CLIENT_DGRAM)
+		sock_send(c, c->hello + at, DUST_QUIC_CLIENT_DGRAM);
+	sodium_memzero(c->hello, sizeof(c->hello));
+	debug("intro %u sent to %s (QUIC hello, 2 Initials, %d bytes, cover %s)", c->attempts,
+	      c->server, n, c->inv.cover_sni);
 }
 
 /* A fresh intro each time: the server takes only intros newer than the last. */
@@ -1313,12 +1320,15 @@ static void on_opened(struct client *c, const struct dust_seg *segs, unsigned n)
 
 /*
  * quic: a long-header datagram may be the server's first flight for one of
- * our pending Initials. The newest answered Initial is the server's session
- * (it takes intros newer than the last), so an answer to the newer Initial
- * replaces a session opened from the older one. Anything else is dropped.
- * Junk costs little: the socket is connected (only the server's address and
- * port get here), and dust_quic_answer_open checks the answer's shape before
- * it decrypts the Initial, the Initial (keyed by our DCID) before the X25519.
+ * our pending Initials: its 1252-byte Initial+Handshake datagram (the
+ * masked ML-KEM ciphertext) is kept until the Handshake tail after it, whose
+ * keepalive authenticates the two (SPEC 12.3). The newest answered Initial
+ * is the server's session (it takes intros newer than the last), so an
+ * answer to the newer Initial replaces a session opened from the older one.
+ * Anything else is dropped. Junk costs little: the socket is connected
+ * (only the server's address and port get here), and dust_quic_answer_open
+ * checks both shapes before it decrypts the Initial, the Initial (keyed by
+ * our DCID) before the X25519 and the decapsulation.
  */
 static void on_quic_answer(struct client *c, size_t len)
 {
@@ -1332,18 +1342,30 @@ static void on_quic_answer(struct client *c, size_t len)
 		debug("the server acknowledged our Initial (%zu bytes)", len);
 		return;
 	}
-	if (c->qc.pending) {
+	/* the flight's big datagram: kept (the last one) until its tail comes */
+	if (len >= DUST_QUIC_INITIAL_MIN && len <= sizeof(c->flight)) {
+		memcpy(c->flight, c->rxbuf, len);
+		c->flight_len = len;
+		debug("the server's first flight (%zu bytes), waiting for its tail", len);
+		return;
+	}
+	if (c->flight_len && c->qc.pending) {
 		memcpy(c->rxcopy, c->rxbuf, len); /* opening works in place */
-		d = dust_quic_answer_open(&c->qc, &c->lim, now, c->rxcopy, len, &s);
+		d = dust_quic_answer_open(&c->qc, &c->lim, now, c->flight, c->flight_len, c->rxcopy,
+		                          len, &s);
 		newest = d == DUST_OK;
 	}
-	if (d != DUST_OK && c->qc_prev.pending)
-		d = dust_quic_answer_open(&c->qc_prev, &c->lim, now, c->rxbuf, len, &s);
+	if (d != DUST_OK && c->flight_len && c->qc_prev.pending) {
+		memcpy(c->rxcopy, c->rxbuf, len);
+		d = dust_quic_answer_open(&c->qc_prev, &c->lim, now, c->flight, c->flight_len,
+		                          c->rxcopy, len, &s);
+	}
 	if (d != DUST_OK) {
 		c->st.drop[d]++;
 		debug("dropped a %zu-byte long-header datagram: %s", len, dust_drop_name(d));
 		return;
 	}
+	c->flight_len = 0;
 	if (newest)
 		dust_quic_client_wipe(&c->qc_prev);
 	if (c->up)
@@ -1351,7 +1373,7 @@ static void on_quic_answer(struct client *c, size_t len)
 	dust_session_wipe(&c->cur);
 	c->cur = s;
 	sodium_memzero(&s, sizeof(s));
-	c->st.keepalive_rx++; /* the first flight carries a keepalive */
+	c->st.keepalive_rx++; /* the first flight's tail carries a keepalive */
 	on_opened(c, NULL, 0);
 }
 

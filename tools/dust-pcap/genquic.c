@@ -99,9 +99,9 @@ static void handshake(struct qgen *g, unsigned i, const uint8_t *init, size_t le
 	struct qclient *c = &g->c[i];
 	struct dust_eph eph;
 	struct dust_quic_accept acc;
-	uint8_t ans[1500];
+	uint8_t ans[1500], tail[256];
 	enum dust_drop d;
-	int n;
+	int n, t;
 
 	if (dust_eph_generate(&eph) != 0)
 		die("X25519 failed%s", "");
@@ -121,25 +121,29 @@ static void handshake(struct qgen *g, unsigned i, const uint8_t *init, size_t le
 	if (n < 0)
 		die("answer: %s", strerror(-n));
 	send_s2c(g, i, ans, (size_t)n);
-	d = dust_quic_answer_open(qc, &g->srv.lim, now_s(), ans, (size_t)n, &c->cs);
+	t = dust_quic_answer_tail_build(&c->ss, &rng, now_s(), tail, sizeof(tail));
+	if (t < 0)
+		die("answer tail: %s", strerror(-t));
+	send_s2c(g, i, tail, (size_t)t);
+	/* the client opens the flight with its tail (the keepalive authenticates both) */
+	d = dust_quic_answer_open(qc, &g->srv.lim, now_s(), ans, (size_t)n, tail, (size_t)t,
+	                          &c->cs);
 	if (d != DUST_OK)
 		die("the client could not open the answer: %s", dust_drop_name(d));
-	n = dust_quic_answer_tail_build(&c->ss, &rng, now_s(), ans, sizeof(ans));
-	if (n < 0)
-		die("answer tail: %s", strerror(-n));
-	send_s2c(g, i, ans, (size_t)n);
 }
 
 static void gen_initial(struct qgen *g, unsigned i)
 {
 	struct qclient *c = &g->c[i];
 	struct dust_quic_client qc;
-	uint8_t dg[DUST_QUIC_CLIENT_DGRAM];
+	uint8_t dg[DUST_QUIC_HELLO_BYTES];
 	int n = dust_quic_intro_build(&c->inv, &c->id, &rng, now_ms(), dg, sizeof(dg), &qc);
 
 	if (n < 0)
 		die("quic intro: %s", dust_last_error());
-	send_c2s(g, i, dg, (size_t)n);
+	/* the hello's two Initials (SPEC §12.2) */
+	for (int at = 0; at < n; at += DUST_QUIC_CLIENT_DGRAM)
+		send_c2s(g, i, dg + at, DUST_QUIC_CLIENT_DGRAM);
 	if (g->server)
 		handshake(g, i, dg, (size_t)n, &qc);
 	dust_quic_client_wipe(&qc);

@@ -96,7 +96,9 @@ field() { grep -o "$1=[0-9]*" "$W/probe.txt" | head -1 | cut -d= -f2; }
 ctr() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
 delta() { echo $(($(ctr "$W/s1" "$1") - $(ctr "$W/s0" "$1"))); }
 # drops: the counted drops since s0 (delivery-side reasons excluded: the TAP
-# kernel's own chatter); answered: the session's intro, its keepalive, ARP
+# kernel's own chatter); answered: the session's intro, its keepalive, ARP,
+# and the first Initial of each hello paired with its second (SPEC §12.2:
+# the pair is one intro, counted once, on the second)
 drops() {
 	local k t=0
 	for k in $(awk '$1 ~ /^drop_/ && $1 !~ /^drop_(dlv_|no_tunnel|no_session)/ { print $1 }' "$W/s1"); do
@@ -104,7 +106,10 @@ drops() {
 	done
 	echo $t
 }
-answered() { echo $(($(delta intro_ok) + $(delta keepalive_rx) + $(delta arp_reply))); }
+answered() {
+	echo $(($(delta intro_ok) + $(delta keepalive_rx) + $(delta arp_reply) +
+		$(delta quic_hello_paired)))
+}
 # settled: every frame read so far is counted, and none came in since the
 # last read (the prober has exited, so what is still queued arrives first)
 LAST_RX=

@@ -57,6 +57,10 @@ struct server {
 	uint64_t drops[DUST_DROP_MAX];
 	uint64_t intros, decoded, encoded, replies, chained, quic_intros, quic_foreign;
 	uint8_t buf[DG_MAX];
+	/* quic: a hello's first Initial, waiting for its second (SPEC §12.2) */
+	uint8_t hello[2 * 1500];
+	size_t hello_len;
+	struct dust_endpoint hello_ep;
 };
 
 static volatile sig_atomic_t quit;
@@ -343,7 +347,8 @@ static struct peer *accept_intro(struct server *sv, const struct dust_endpoint *
  * after use) and answered with the server's first flight; nothing is sent
  * for one that does not authenticate.
  */
-static void quic_accept(struct server *sv, const struct dust_endpoint *ep, size_t len)
+static void quic_accept(struct server *sv, const struct dust_endpoint *ep, const uint8_t *dg,
+                        size_t len)
 {
 	static uint8_t out[1500];
 	struct dust_intro_info info;
@@ -356,7 +361,7 @@ static void quic_accept(struct server *sv, const struct dust_endpoint *ep, size_
 
 	if (dust_eph_generate(&eph) < 0)
 		return;
-	d = dust_quic_intro_accept(&sv->srv, &sv->rng, sv->buf, len, now_ms(), ep, &eph, &s, &acc,
+	d = dust_quic_intro_accept(&sv->srv, &sv->rng, dg, len, now_ms(), ep, &eph, &s, &acc,
 	                           &info);
 	sodium_memzero(&eph, sizeof(eph));
 	if (d != DUST_OK) {
@@ -381,6 +386,32 @@ static void quic_accept(struct server *sv, const struct dust_endpoint *ep, size_
 	n = dust_quic_answer_tail_build(&p->s, &sv->rng, (uint32_t)time(NULL), out, sizeof(out));
 	if (n > 0)
 		send_to(p, out, (size_t)n);
+}
+
+/*
+ * The hello's two Initials (SPEC §12.2): the first from an endpoint waits
+ * (one at a time) until the second with the same DCID comes; the pair is
+ * then accepted back to back.
+ */
+static void hello_initial(struct server *sv, const struct dust_endpoint *ep, size_t len)
+{
+	const uint8_t *h = sv->hello;
+	bool second = sv->hello_len && sv->hello_ep.port == ep->port &&
+	              dust_ipaddr_equal(&sv->hello_ep.ip, &ep->ip) && len > 6 &&
+	              sv->buf[5] == h[5] && sv->buf[5] <= 20 && len >= 6u + sv->buf[5] &&
+	              memcmp(sv->buf + 6, h + 6, h[5]) == 0;
+
+	if (len > 1500)
+		return;
+	if (second) {
+		memcpy(sv->hello + sv->hello_len, sv->buf, len);
+		quic_accept(sv, ep, sv->hello, sv->hello_len + len);
+		sv->hello_len = 0;
+		return;
+	}
+	memcpy(sv->hello, sv->buf, len);
+	sv->hello_len = len;
+	sv->hello_ep = *ep;
 }
 
 /* The session whose CID dg names (short header, or the client's Handshake packet); *off: its Dust.
@@ -414,7 +445,7 @@ static void on_quic_datagram(struct server *sv, const struct sockaddr_in *from, 
 
 	memcpy(ep.ip.a, &from->sin_addr, 4);
 	if (dust_quic_is_initial(sv->buf, len)) {
-		quic_accept(sv, &ep, len);
+		hello_initial(sv, &ep, len);
 		return;
 	}
 	p = peer_by_cid(sv, len, &off);

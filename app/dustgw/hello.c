@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The quic hello's two Initials (SPEC §12.2): Chromium 156's hello with its
+ * X25519MLKEM768 share spans two 1250-byte datagrams with one DCID, and a
+ * Dust hello looks the same. A first Initial whose tag names an invitation
+ * (dust_quic_intro_peek: the public Initial keys and a lookup, nothing
+ * changed) waits here, in a small table per worker, until its second comes
+ * from the same source endpoint with the same DCID; the two then go to the
+ * intro path back to back. One whose tag names nothing is not held: it
+ * goes on as every other Initial (the cover server's, or dropped). A held
+ * one whose second does not come within DGW_HELLO_HOLD_MS, or that a full
+ * table pushes out, goes to the cover server (with one) or is dropped,
+ * counted as hello_unpaired.
+ */
+#include <rte_malloc.h>
+
+#include "dgw_pvt.h"
+
+struct held {
+	struct rte_mbuf *m; /* NULL: a free entry */
+	struct dgw_rx rx;
+	uint64_t since_ms;
+	uint8_t dcid[DUST_QUIC_CID_MAX];
+	uint8_t dcid_len;
+};
+
+struct dgw_hello {
+	struct held e[DGW_HELLO_MAX];
+	unsigned n;
+	uint8_t buf[2 * 1500]; /* the two Initials back to back */
+};
+
+int dgw_hello_init(struct dgw_worker *w)
+{
+	w->hello = rte_zmalloc("dgw_hello", sizeof(*w->hello), RTE_CACHE_LINE_SIZE);
+	return w->hello ? 0 : -1;
+}
+
+void dgw_hello_free(struct dgw_worker *w)
+{
+	if (!w->hello)
+		return;
+	for (unsigned i = 0; i < DGW_HELLO_MAX; i++)
+		rte_pktmbuf_free(w->hello->e[i].m);
+	rte_free(w->hello);
+	w->hello = NULL;
+}
+
+/* A held first Initial that found no second: the cover server's, else dropped. */
+static void unpaired(struct dgw_worker *w, struct held *e)
+{
+	struct rte_mbuf *m = e->m;
+
+	e->m = NULL;
+	w->hello->n--;
+	if (dgw_cover_on(w) && !dust_session_table_lookup(w->tab, &e->rx.ep)) {
+		w->st.ctr[DGW_CTR_HELLO_UNPAIRED]++;
+		dgw_cover_take(w, m, &e->rx.ep);
+		return;
+	}
+	dgw_drop_m(w, m, DGW_DROP_HELLO_UNPAIRED);
+}
+
+void dgw_hello_expire(struct dgw_worker *w)
+{
+	struct dgw_hello *h = w->hello;
+
+	for (unsigned i = 0; h->n && i < DGW_HELLO_MAX; i++)
+		if (h->e[i].m && w->now_ms - h->e[i].since_ms >= DGW_HELLO_HOLD_MS)
+			unpaired(w, &h->e[i]);
+}
+
+static bool same_flow(const struct held *e, const struct dgw_rx *rx, const uint8_t *dcid,
+                      uint8_t dcid_len)
+{
+	return e->m && e->rx.ep.port == rx->ep.port &&
+	       dust_ipaddr_equal(&e->rx.ep.ip, &rx->ep.ip) && e->dcid_len == dcid_len &&
+	       memcmp(e->dcid, dcid, dcid_len) == 0;
+}
+
+/* A place for a new first Initial: a free entry, else the oldest gives way. */
+static struct held *slot(struct dgw_worker *w)
+{
+	struct dgw_hello *h = w->hello;
+	struct held *old = &h->e[0];
+
+	for (unsigned i = 0; i < DGW_HELLO_MAX; i++) {
+		if (!h->e[i].m)
+			return &h->e[i];
+		if (h->e[i].since_ms < old->since_ms)
+			old = &h->e[i];
+	}
+	unpaired(w, old);
+	return old;
+}
+
+/*
+ * The two Initials back to back in *both, as one hello for the intro path;
+ * the first's mbuf waits in w->hello_first until dgw_hello_done.
+ */
+static void pair(struct dgw_worker *w, struct held *e, const struct dgw_rx *rx, struct dgw_rx *both)
+{
+	struct dgw_hello *h = w->hello;
+
+	memcpy(h->buf, e->rx.dg, e->rx.len);
+	memcpy(h->buf + e->rx.len, rx->dg, rx->len);
+	*both = *rx;
+	both->dg = h->buf;
+	both->len = (uint16_t)(e->rx.len + rx->len);
+	w->hello_first = e->m;
+	e->m = NULL;
+	h->n--;
+	w->st.ctr[DGW_CTR_HELLO_PAIRED]++;
+}
+
+void dgw_hello_done(struct dgw_worker *w)
+{
+	/* accepted or dropped: its bytes were the hello's, the second datagram counted it */
+	rte_pktmbuf_free(w->hello_first);
+	w->hello_first = NULL;
+}
+
+enum dgw_hello_verdict dgw_hello_take(struct dgw_worker *w, struct rte_mbuf *m,
+                                      const struct dgw_rx *rx, struct dgw_rx *both)
+{
+	struct dgw_hello *h = w->hello;
+	const uint8_t *dcid = rx->dg + 6;
+	uint8_t dcid_len = rx->dg[5];
+	struct held *e;
+
+	if (dcid_len > DUST_QUIC_CID_MAX || rx->len < 6u + dcid_len || rx->len > 1500)
+		return DGW_HELLO_NONE;
+	for (unsigned i = 0; h->n && i < DGW_HELLO_MAX; i++)
+		if (same_flow(&h->e[i], rx, dcid, dcid_len)) {
+			pair(w, &h->e[i], rx, both);
+			return DGW_HELLO_PAIRED;
+		}
+	/* not held unless its tag names an invitation: everything else goes on as before */
+	if (dust_quic_intro_peek(&w->gw->srv, rx->dg, rx->len) < 0)
+		return DGW_HELLO_NONE;
+	e = slot(w);
+	e->m = m;
+	e->rx = *rx;
+	e->since_ms = w->now_ms;
+	e->dcid_len = dcid_len;
+	memcpy(e->dcid, dcid, dcid_len);
+	h->n++;
+	w->st.ctr[DGW_CTR_HELLO_HELD]++;
+	return DGW_HELLO_HELD;
+}
