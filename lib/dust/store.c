@@ -972,51 +972,42 @@ static struct fold_slot *fold_find(struct fold *f, const uint8_t id[DUST_ID_BYTE
  */
 static int fold_line(const struct dust_store *st, struct fold *f, const char *p, size_t n)
 {
-	char line[LINE_MAX_LEN], sum[17], plain[LINE_MAX_LEN], *hash;
-	char idhex[2 * DUST_ID_BYTES + 1];
-	static const char kinds[] = "BTR";
+	char line[LINE_MAX_LEN], sum[17], plain[LINE_MAX_LEN];
+	const char *hash = memrchr(p, '#', n);
 	struct fold_slot *s;
 	struct record r;
-	int k;
+	int k, rc;
 
-	if (n >= sizeof(line))
-		return -1;
-	memcpy(line, p, n);
-	line[n] = '\0';
-	hash = strrchr(line, '#');
 	if (!hash)
 		return -1;
-	line_sum(line, (size_t)(hash - line), sum);
-	if (strcmp(sum, hash + 1) != 0)
+	line_sum(p, (size_t)(hash - p), sum);
+	if ((size_t)(p + n - hash - 1) != strlen(sum) || memcmp(sum, hash + 1, strlen(sum)) != 0)
 		return -1;
-	*hash = '\0';
-	if (line[0] == 'O' || line[0] == 'C') {
-		if (record_unseal(st, line, plain, sizeof(plain)) == 0) {
-			f->mark = line[0] == 'O' ? p : NULL;
-			f->mark_len = n;
-		}
+	if (n >= sizeof(line))
+		return 0; /* longer than any record: does not open, as a reader finds */
+	memcpy(line, p, (size_t)(hash - p));
+	line[hash - p] = '\0';
+	if (record_unseal(st, line, plain, sizeof(plain)) != 0)
+		return 0; /* not ours: no reader applies it, and it is not kept */
+	rc = record_parse(plain, &r);
+	sodium_memzero(plain, sizeof(plain));
+	if (rc != 0)
+		return -1;
+	if (r.kind == 'O' || r.kind == 'C') {
+		f->mark = r.kind == 'O' ? p : NULL;
+		f->mark_len = n;
 		return 0;
 	}
-	if (!line[0] || !strchr(kinds, line[0]) || n < 3 + 2 * DUST_ID_BYTES || line[1] != ' ')
-		return -1;
-	k = (int)(strchr(kinds, line[0]) - kinds);
-	memcpy(idhex, line + 2, 2 * DUST_ID_BYTES);
-	idhex[2 * DUST_ID_BYTES] = '\0';
-	if (hex_field(r.id, DUST_ID_BYTES, idhex) != 0)
-		return -1;
+	k = r.kind == 'B' ? 0 : r.kind == 'T' ? 1 : 2;
 	s = fold_find(f, r.id);
 	if (k != 1 && s->line[k])
 		return 0; /* the first binding, the first revocation: later ones change nothing */
-	if (record_unseal(st, line, plain, sizeof(plain)) != 0 || record_parse(plain, &r) != 0) {
-		sodium_memzero(plain, sizeof(plain));
-		return 0; /* not ours: never applied, not kept */
-	}
-	sodium_memzero(plain, sizeof(plain));
 	if (k == 1 && s->line[k] && r.at < s->ts)
 		return 0; /* freshness only moves forward; an equal one is applied, so kept */
 	s->line[k] = p;
 	s->len[k] = n;
-	s->ts = r.at;
+	if (k == 1)
+		s->ts = r.at;
 	return 0;
 }
 
