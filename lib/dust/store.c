@@ -623,9 +623,12 @@ static bool same_file(int fd, const char *path)
  * in one process exclude each other too, and a process that dies drops
  * them): LOCK_INVITES from reading the invitations file to renaming the new
  * one (dust_store_save, or dust_store_lock to _unlock: dust-invite create
- * picks tunnel addresses under it), LOCK_JOURNAL for one journal append. A
+ * picks tunnel addresses under it), LOCK_JOURNAL for one journal append or
+ * the end of a compaction (journal_compact_live: the tail copy, fsync and
+ * rename), LOCK_COMPACT (never waited for) for one whole compaction. A
  * gateway never takes LOCK_INVITES (it reads the file, whole by rename) and
- * holds LOCK_JOURNAL for one write at most, waiting JOURNAL_WAIT_MS for it.
+ * holds LOCK_JOURNAL for one write or compaction end, waiting
+ * JOURNAL_WAIT_MS for it.
  * The lock file is neither of the files it guards, since both are replaced
  * by rename. It is removed only by a process alone with the store (the
  * journal's flock exclusive) holding both locks (dust_store_discard): a
