@@ -229,6 +229,9 @@ static void write_store(FILE *f, struct dgw *gw)
 	prom_family(f, "dustgw_store_records_refused_total", "counter",
 	            "Store records refused at load or reload: not sealed under the server key.");
 	fprintf(f, "dustgw_store_records_refused_total %" PRIu64 "\n", dust_store_refused(st));
+	prom_family(f, "dustgw_store_compactions_total", "counter",
+	            "Journal compactions this gateway did while running.");
+	fprintf(f, "dustgw_store_compactions_total %" PRIu64 "\n", dust_store_compactions(st));
 	if (dust_store_revision(st) >= 0)
 		prom_gauge(f, "dustgw_store_etcd_revision",
 		           "The etcd revision the store's watch followed to.",

@@ -140,6 +140,8 @@ static int store_get(struct dgw *gw, const char *cmd, const char *params, struct
 	rte_tel_data_add_dict_u64(d, "bound", bound);
 	rte_tel_data_add_dict_u64(d, "revoked", revoked);
 	rte_tel_data_add_dict_u64(d, "refused", dust_store_refused(st)); /* SPEC §7.6 */
+	/* journal compactions while running (SPEC §7) */
+	rte_tel_data_add_dict_u64(d, "compactions", dust_store_compactions(st));
 	return 0;
 }
 

@@ -599,6 +599,11 @@ void dust_store_persist_done(struct dust_store *st, struct dust_store_entry *e, 
 void dust_store_persist_fresh(struct dust_store *st, struct dust_store_entry *e);
 /** How many reloads changed something since open (telemetry). */
 uint64_t dust_store_generation(const struct dust_store *st);
+/**
+ * Journal compactions this process did (SPEC §7): whoever appends compacts
+ * once the journal outgrew its live records, while others keep it open.
+ */
+uint64_t dust_store_compactions(const struct dust_store *st);
 
 /*
  * The store on etcd (path "etcd://HOST:PORT[,HOST:PORT...]/PREFIX", SPEC

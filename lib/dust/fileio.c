@@ -77,7 +77,7 @@ int dust_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-static int dir_sync(const char *path)
+int dust_dir_sync(const char *path)
 {
 	char copy[PATH_MAX];
 	int fd, rc = 0;
@@ -99,7 +99,7 @@ static int dir_sync(const char *path)
  * mode is set at creation, never widened. A random name, so that writers
  * on one store do not share one temporary file either.
  */
-static int tmp_create(const char *path, mode_t mode, char *tmp, size_t cap)
+int dust_file_tmp_create(const char *path, mode_t mode, char *tmp, size_t cap)
 {
 	for (int tries = 0; tries < 8; tries++) {
 		uint8_t r[8];
@@ -122,7 +122,7 @@ static int tmp_create(const char *path, mode_t mode, char *tmp, size_t cap)
 int dust_file_replace(const char *path, const void *data, size_t len, mode_t mode)
 {
 	char tmp[PATH_MAX];
-	int rc, fd = tmp_create(path, mode, tmp, sizeof(tmp));
+	int rc, fd = dust_file_tmp_create(path, mode, tmp, sizeof(tmp));
 
 	if (fd < 0)
 		return fd;
@@ -138,7 +138,7 @@ int dust_file_replace(const char *path, const void *data, size_t len, mode_t mod
 		return dust_fail(-rc, "%s: not written (%s); the previous file is unchanged", path,
 		                 strerror(-rc));
 	}
-	rc = dir_sync(path);
+	rc = dust_dir_sync(path);
 	if (rc)
 		return dust_fail(-rc, "%s: directory fsync failed: %s", path, strerror(-rc));
 	return 0;

@@ -36,7 +36,15 @@
 #define CHUNKS_MAX  4096
 #define CHUNK_BYTES (CHUNK_LEN * sizeof(struct dust_store_entry))
 /* The byte-range locks of <store>.lock, and how long an append waits for its lock. */
-enum { LOCK_INVITES = 0, LOCK_JOURNAL = 1 };
+enum { LOCK_INVITES = 0, LOCK_JOURNAL = 1, LOCK_COMPACT = 2 };
+/*
+ * Compaction while others run (SPEC §7): once the journal holds more than
+ * COMPACT_FACTOR times what it would compact to, plus COMPACT_SLACK (about
+ * 500 records, so a small store is not rewritten every few appends).
+ */
+#define COMPACT_FACTOR  2
+#define COMPACT_SLACK   ((off_t)128 * 1024)
+#define LINE_EST        256 /* a sealed line's length, about: B 290, T 260, R 160 */
 #define JOURNAL_WAIT_MS 2000
 
 struct tag_slot {
@@ -76,9 +84,15 @@ struct dust_store {
 	char *path;
 	char *journal_path;
 	char *lock_path;
-	int journal_fd;      /* holds a shared flock: nobody compacts under us */
-	int lock_fd;         /* <path>.lock: the writers' byte-range locks (lock_take) */
-	bool invites_locked; /* dust_store_lock holds LOCK_INVITES */
+	int journal_fd;        /* holds a shared flock: alone (exclusive) means nobody else */
+	int journal_old_fd;    /* the file before the last switch: a follow in flight reads it */
+	uint64_t journal_gen;  /* switches to a compacted file (journal_switch), under jlock */
+	off_t journal_live;    /* bytes the journal compacts to (about): compact past a multiple */
+	bool journal_unsynced; /* appended since the last fdatasync */
+	bool compacting;       /* atomic: one compaction at a time in this process */
+	uint64_t compactions;  /* atomic: compactions this process did */
+	int lock_fd;           /* <path>.lock: the writers' byte-range locks (lock_take) */
+	bool invites_locked;   /* dust_store_lock holds LOCK_INVITES */
 	size_t journal_lines;
 	off_t journal_read; /* bytes of the journal applied (whole lines) */
 	struct file_mark invites_mark;
@@ -108,6 +122,25 @@ struct dust_store {
 	bool plain_ok;                /* migrating a pre-sealing store: plaintext records read */
 	uint64_t refused;             /* records not sealed under skey: skipped (atomic) */
 };
+
+#ifdef DUST_STORE_CRASH_HOOKS
+/*
+ * Test build only (test_store_crash): the thresholds, and a call right after
+ * each step of a compaction and after each append, so that the test can kill
+ * the process there and model a power loss (what was not synced is lost).
+ */
+DUST_EXPORT int dust_store_hook_factor = COMPACT_FACTOR;
+DUST_EXPORT off_t dust_store_hook_slack = COMPACT_SLACK;
+DUST_EXPORT void (*dust_store_hook)(const char *step, const char *journal, const char *tmp);
+#define STEP(st, step, tmp)                                                                        \
+	(dust_store_hook ? dust_store_hook(step, (st)->journal_path, tmp) : (void)0)
+#define FACTOR dust_store_hook_factor
+#define SLACK  dust_store_hook_slack
+#else
+#define STEP(st, step, tmp) ((void)0)
+#define FACTOR              COMPACT_FACTOR
+#define SLACK               COMPACT_SLACK
+#endif
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -524,16 +557,16 @@ static int journal_line(struct dust_store *st, char *line, int *changed)
 }
 
 /*
- * Apply the journal's whole lines from st->journal_read on. A last line
+ * Apply the journal's whole lines from *pos on (and move it). A last line
  * without its newline is left for later: a crash's torn write (its intro
  * was never accepted) or another process's write in progress. Returns how
  * many records changed the state, or -errno.
  */
-static int journal_follow(struct dust_store *st, int fd)
+static int journal_follow(struct dust_store *st, int fd, off_t *pos)
 {
 	char buf[16384];
 	size_t have = 0;
-	off_t done = st->journal_read;
+	off_t done = *pos;
 	int changed = 0;
 
 	for (;;) {
@@ -560,7 +593,7 @@ static int journal_follow(struct dust_store *st, int fd)
 		have -= (size_t)(p - buf);
 		memmove(buf, p, have);
 	}
-	st->journal_read = done;
+	*pos = done;
 	return changed;
 }
 
@@ -590,9 +623,12 @@ static bool same_file(int fd, const char *path)
  * in one process exclude each other too, and a process that dies drops
  * them): LOCK_INVITES from reading the invitations file to renaming the new
  * one (dust_store_save, or dust_store_lock to _unlock: dust-invite create
- * picks tunnel addresses under it), LOCK_JOURNAL for one journal append. A
+ * picks tunnel addresses under it), LOCK_JOURNAL for one journal append or
+ * the end of a compaction (journal_compact_live: the tail copy, fsync and
+ * rename), LOCK_COMPACT (never waited for) for one whole compaction. A
  * gateway never takes LOCK_INVITES (it reads the file, whole by rename) and
- * holds LOCK_JOURNAL for one write at most, waiting JOURNAL_WAIT_MS for it.
+ * holds LOCK_JOURNAL for one write or compaction end, waiting
+ * JOURNAL_WAIT_MS for it.
  * The lock file is neither of the files it guards, since both are replaced
  * by rename. It is removed only by a process alone with the store (the
  * journal's flock exclusive) holding both locks (dust_store_discard): a
@@ -683,11 +719,14 @@ static off_t journal_mend(int fd)
 	return ftruncate(fd, from) == 0 ? from : -errno;
 }
 
+static int journal_switch(struct dust_store *st, bool synced);
+static void journal_compact_due(struct dust_store *st);
+
 static int journal_append(struct dust_store *st, const char *body, bool durable)
 {
 	char line[LINE_MAX_LEN];
 	size_t len = record_format(st, line, sizeof(line), body);
-	off_t end;
+	off_t end = -1;
 	int rc;
 
 	pthread_mutex_lock(&st->jlock);
@@ -696,18 +735,28 @@ static int journal_append(struct dust_store *st, const char *body, bool durable)
 		pthread_mutex_unlock(&st->jlock);
 		return rc;
 	}
-	end = journal_mend(st->journal_fd);
-	rc = end < 0 ? (int)end : dust_write_all(st->journal_fd, line, len);
+	/* compacted since we last looked (renamed over under this lock): write the new file */
+	if (!same_file(st->journal_fd, st->journal_path))
+		rc = journal_switch(st, false);
+	if (!rc) {
+		end = journal_mend(st->journal_fd);
+		rc = end < 0 ? (int)end : dust_write_all(st->journal_fd, line, len);
+	}
 	if (!rc && durable && fdatasync(st->journal_fd) != 0)
 		rc = -errno;
 	/* Leave no half line behind (full disk): cut back to where we started. */
 	if (rc && end >= 0 && ftruncate(st->journal_fd, end) == 0)
 		(void)fdatasync(st->journal_fd);
+	if (!rc) {
+		st->journal_unsynced = !durable;
+		STEP(st, "append", NULL);
+	}
 	lock_drop(st, LOCK_JOURNAL);
 	pthread_mutex_unlock(&st->jlock);
 	if (rc)
 		return dust_fail(-rc, "%s: %s", st->journal_path, strerror(-rc));
 	st->journal_lines++;
+	journal_compact_due(st);
 	return 0;
 }
 
@@ -746,10 +795,11 @@ static size_t entry_records(const struct dust_store *st, const struct dust_store
 }
 
 /*
- * Rewrite the journal as one binding and one freshness line per used
- * invitation, one per revocation and the records of ids not in the store
- * (orphan_keep), once it has grown well past that (each intro appends a
- * line). Only with the journal's flock held exclusive.
+ * Rewrite the journal from memory, sealed: one binding and one freshness
+ * line per used invitation, one per revocation and the records of ids not
+ * in the store (orphan_keep). Only alone with the store (the journal's
+ * flock exclusive): dust-invite migrate, whose records were read in the
+ * clear and so cannot be copied as they are (journal_compact_live).
  */
 static int journal_compact(struct dust_store *st)
 {
@@ -771,10 +821,9 @@ static int journal_compact(struct dust_store *st)
 }
 
 /*
- * Open the journal and flock it: exclusive if nobody else has it open (we
- * may compact), else shared. Every process with the store open holds the
- * lock, so the journal is never replaced under a writer; one that opened
- * the old file just before a compaction finds it renamed and opens again.
+ * Open the journal and flock it: exclusive if nobody else has it open,
+ * else shared. One that opened the old file just before a compaction
+ * finds it renamed and opens again.
  */
 static int journal_lock(struct dust_store *st, bool *excl)
 {
@@ -804,6 +853,391 @@ static int journal_lock(struct dust_store *st, bool *excl)
 	return dust_fail(EAGAIN, "%s: replaced again and again while opening", st->journal_path);
 }
 
+/*
+ * The journal was compacted (renamed over): open the new file, read from
+ * its start by the next follow (records are idempotent). Only with jlock
+ * held. What this process wrote to the old file is in the new one (the
+ * compactor copied the old file's end under LOCK_JOURNAL and fsynced);
+ * unless synced (the caller is that compactor), what we did not fdatasync
+ * yet is synced on the old file, and the directory is fsynced, in case the
+ * compactor died between its rename and its directory fsync: what we write
+ * next lies in a file whose name stays.
+ */
+static int journal_switch(struct dust_store *st, bool synced)
+{
+	bool excl = false;
+	struct stat sb;
+	int rc = 0, fd;
+
+	if (!synced && st->journal_unsynced && fdatasync(st->journal_fd) != 0)
+		return dust_fail(errno, "%s: %s", st->journal_path, strerror(errno));
+	if (!synced && (rc = dust_dir_sync(st->journal_path)) != 0)
+		return dust_fail(-rc, "%s: directory fsync: %s", st->journal_path, strerror(-rc));
+	fd = journal_lock(st, &excl);
+	if (fd < 0)
+		return fd;
+	if (excl && flock(fd, LOCK_SH) != 0) {
+		rc = dust_fail(errno, "%s: flock: %s", st->journal_path, strerror(errno));
+		close(fd);
+		return rc;
+	}
+	if (st->journal_old_fd >= 0)
+		close(st->journal_old_fd);
+	st->journal_old_fd = st->journal_fd;
+	st->journal_fd = fd;
+	st->journal_read = 0;
+	st->journal_lines = 0;
+	st->journal_unsynced = false;
+	if (fstat(fd, &sb) == 0)
+		st->journal_live = sb.st_size;
+	__atomic_store_n(&st->journal_gen, st->journal_gen + 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/*
+ * Follow the journal to its end (dust_store_reload, revoke): first to the
+ * new file if it was compacted, read from its start. The read runs without
+ * jlock (applying takes the store lock, which a commit holds while it
+ * appends); an append that switched meanwhile reset the position.
+ */
+static int journal_catch_up(struct dust_store *st)
+{
+	uint64_t gen;
+	off_t pos;
+	int rc = 0, fd;
+
+	pthread_mutex_lock(&st->jlock);
+	if (!same_file(st->journal_fd, st->journal_path))
+		rc = journal_switch(st, false);
+	fd = st->journal_fd;
+	pos = st->journal_read;
+	gen = st->journal_gen;
+	pthread_mutex_unlock(&st->jlock);
+	if (rc || (rc = journal_follow(st, fd, &pos)) < 0)
+		return rc;
+	pthread_mutex_lock(&st->jlock);
+	if (gen == st->journal_gen)
+		st->journal_read = pos;
+	pthread_mutex_unlock(&st->jlock);
+	return rc;
+}
+
+/* What a compaction writes, about: the records that memory holds live. */
+static off_t journal_live_estimate(const struct dust_store *st)
+{
+	size_t lines = st->norphans + 1;
+
+	for (size_t i = 0; i < st->n; i++)
+		lines += 2 * entry(st, i)->bound + entry(st, i)->revoked;
+	return (off_t)(lines * LINE_EST);
+}
+
+/* One ID's live records in the journal being compacted: pointers to their lines. */
+struct fold_slot {
+	uint8_t id[DUST_ID_BYTES];
+	bool used;
+	uint32_t next;       /* insertion order: the output keeps the journal's order */
+	const char *line[3]; /* B (the first that opens), T (the newest), R (the first) */
+	size_t len[3];
+	uint64_t ts; /* the T line's ts_ms */
+};
+
+struct fold {
+	struct fold_slot *slot;
+	uint32_t mask, first, last, n;
+	const char *mark; /* the last run marker that opens, if it is an O */
+	size_t mark_len;
+};
+
+static struct fold_slot *fold_find(struct fold *f, const uint8_t id[DUST_ID_BYTES])
+{
+	uint32_t i;
+
+	memcpy(&i, id, sizeof(i)); /* IDs are random */
+	for (i &= f->mask; f->slot[i].used; i = (i + 1) & f->mask)
+		if (memcmp(f->slot[i].id, id, DUST_ID_BYTES) == 0)
+			return &f->slot[i];
+	f->slot[i].used = true;
+	memcpy(f->slot[i].id, id, DUST_ID_BYTES);
+	f->slot[i].next = UINT32_MAX;
+	if (f->n++)
+		f->slot[f->last].next = i;
+	else
+		f->first = i;
+	f->last = i;
+	return &f->slot[i];
+}
+
+/*
+ * One whole line of the journal (without its newline) into the fold, as a
+ * reader would apply it: a line that does not open under K_store is
+ * skipped (readers skip it), a corrupt one is an error (readers stop there).
+ */
+static int fold_line(const struct dust_store *st, struct fold *f, const char *p, size_t n)
+{
+	char line[LINE_MAX_LEN], sum[17], plain[LINE_MAX_LEN];
+	const char *hash = memrchr(p, '#', n);
+	struct fold_slot *s;
+	struct record r;
+	int k, rc;
+
+	if (!hash)
+		return -1;
+	line_sum(p, (size_t)(hash - p), sum);
+	if ((size_t)(p + n - hash - 1) != strlen(sum) || memcmp(sum, hash + 1, strlen(sum)) != 0)
+		return -1;
+	if (n >= sizeof(line))
+		return 0; /* longer than any record: does not open, as a reader finds */
+	memcpy(line, p, (size_t)(hash - p));
+	line[hash - p] = '\0';
+	if (record_unseal(st, line, plain, sizeof(plain)) != 0)
+		return 0; /* not ours: no reader applies it, and it is not kept */
+	rc = record_parse(plain, &r);
+	sodium_memzero(plain, sizeof(plain));
+	if (rc != 0)
+		return -1;
+	if (r.kind == 'O' || r.kind == 'C') {
+		f->mark = r.kind == 'O' ? p : NULL;
+		f->mark_len = n;
+		return 0;
+	}
+	k = r.kind == 'B' ? 0 : r.kind == 'T' ? 1 : 2;
+	s = fold_find(f, r.id);
+	if (k != 1 && s->line[k])
+		return 0; /* the first binding, the first revocation: later ones change nothing */
+	if (k == 1 && s->line[k] && r.at < s->ts)
+		return 0; /* freshness only moves forward; an equal one is applied, so kept */
+	s->line[k] = p;
+	s->len[k] = n;
+	if (k == 1)
+		s->ts = r.at;
+	return 0;
+}
+
+static int fold_grow(struct fold *f)
+{
+	struct fold old = *f;
+	uint32_t size = 2 * (old.mask + 1);
+
+	f->slot = calloc(size, sizeof(*f->slot));
+	if (!f->slot) {
+		*f = old;
+		return -ENOMEM;
+	}
+	f->mask = size - 1;
+	f->n = 0;
+	for (uint32_t i = old.n ? old.first : UINT32_MAX; i != UINT32_MAX; i = old.slot[i].next) {
+		struct fold_slot *s = fold_find(f, old.slot[i].id);
+		uint32_t next = s->next;
+
+		*s = old.slot[i];
+		s->next = next;
+	}
+	free(old.slot);
+	return 0;
+}
+
+/*
+ * The whole lines of the journal at fd folded (fold_line), read into *buf
+ * (the fold points into it); *end: the offset after the last newline.
+ */
+static int fold_read(const struct dust_store *st, int fd, struct fold *f, char **buf, off_t *end)
+{
+	struct stat sb;
+	size_t len = 0, size;
+	const char *p, *nl;
+
+	if (fstat(fd, &sb) != 0)
+		return -errno;
+	size = (size_t)sb.st_size;
+	*buf = malloc(size + 1);
+	if (!*buf)
+		return -ENOMEM;
+	while (len < size) {
+		ssize_t r = pread(fd, *buf + len, size - len, (off_t)len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break; /* cut back meanwhile (a writer's failed append) */
+		len += (size_t)r;
+	}
+	for (p = *buf; (nl = memchr(p, '\n', len - (size_t)(p - *buf))) != NULL; p = nl + 1) {
+		if (4 * (f->n + 1) >= 3 * (f->mask + 1) && fold_grow(f) != 0)
+			return -ENOMEM;
+		if (fold_line(st, f, p, (size_t)(nl - p)) != 0)
+			return dust_fail(EINVAL,
+			                 "%s: corrupt journal line at byte %lld: not compacted",
+			                 st->journal_path, (long long)(p - *buf));
+	}
+	*end = p - *buf;
+	return 0;
+}
+
+/* The fold as journal lines: per ID its binding, freshness, revocation; then an O. */
+static size_t fold_format(const struct fold *f, char *out)
+{
+	size_t len = 0;
+
+	for (uint32_t i = f->n ? f->first : UINT32_MAX; i != UINT32_MAX; i = f->slot[i].next)
+		for (int k = 0; k < 3; k++)
+			if (f->slot[i].line[k]) {
+				memcpy(out + len, f->slot[i].line[k], f->slot[i].len[k]);
+				len += f->slot[i].len[k];
+				out[len++] = '\n';
+			}
+	if (f->mark) {
+		memcpy(out + len, f->mark, f->mark_len);
+		len += f->mark_len;
+		out[len++] = '\n';
+	}
+	return len;
+}
+
+/* What was appended to the journal from `from` on, after the fold in tmp. */
+static int tail_copy(int fd, int tmp, off_t from, off_t to)
+{
+	char buf[16384];
+
+	while (from < to) {
+		size_t want = (size_t)(to - from) < sizeof(buf) ? (size_t)(to - from) : sizeof(buf);
+		ssize_t r = pread(fd, buf, want, from);
+		int rc;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r < 0 ? -errno : -EIO;
+		if ((rc = dust_write_all(tmp, buf, (size_t)r)) != 0)
+			return rc;
+		from += r;
+	}
+	return 0;
+}
+
+/*
+ * Under LOCK_JOURNAL: the rest of the journal after the fold, then fsync,
+ * rename over the journal, fsync of the directory, and this process on the
+ * new file. 0 done, 1 someone compacted it first, or -errno.
+ */
+static int compact_commit(struct dust_store *st, int fd, uint64_t gen, int tmpfd, const char *tmp,
+                          off_t from)
+{
+	off_t to;
+	int rc;
+
+	if (st->journal_gen != gen || !same_file(fd, st->journal_path))
+		return 1;
+	to = journal_mend(fd);
+	rc = to < 0 ? (int)to : tail_copy(fd, tmpfd, from, to);
+	if (rc)
+		return rc;
+	STEP(st, "write", tmp);
+	if (fsync(tmpfd) != 0)
+		return -errno;
+	STEP(st, "fsync", tmp);
+	STEP(st, "prerename", tmp);
+	if (rename(tmp, st->journal_path) != 0)
+		return -errno;
+	STEP(st, "rename", tmp);
+	if ((rc = dust_dir_sync(st->journal_path)) != 0) {
+		(void)journal_switch(st, false); /* renamed: ours is stale; it syncs again */
+		return rc;
+	}
+	STEP(st, "dirsync", tmp);
+	return journal_switch(st, true) == 0 ? 0 : -EIO;
+}
+
+/*
+ * Compaction while others read and append (SPEC §7): the journal's whole
+ * lines folded to what a reader applies (the first binding and revocation
+ * of each ID that open under K_store, its newest freshness, the last run
+ * marker if an O) and written, as they are, to a temporary file beside it,
+ * with no lock held: others keep appending. Then, under LOCK_JOURNAL, what
+ * they appended meanwhile is copied after it verbatim (records are
+ * idempotent), and compact_commit renames it into place. Every appender
+ * checks under LOCK_JOURNAL that its file is still the journal, so nothing
+ * is appended to the old file after the copy. Readers switch on their next
+ * follow and read the new file from its start.
+ */
+static int journal_compact_live(struct dust_store *st)
+{
+	struct fold f = {.mask = 63};
+	char tmp[PATH_MAX], *in = NULL, *out = NULL;
+	int rc = 0, fd, tmpfd = -1;
+	uint64_t gen;
+	off_t end = 0;
+
+	pthread_mutex_lock(&st->jlock);
+	if (!same_file(st->journal_fd, st->journal_path))
+		rc = journal_switch(st, false);
+	fd = st->journal_fd;
+	gen = st->journal_gen;
+	pthread_mutex_unlock(&st->jlock);
+	while (!rc && f.mask + 1 < 2 * (st->n + st->norphans + 16))
+		f.mask = 2 * f.mask + 1;
+	f.slot = rc ? NULL : calloc(f.mask + 1, sizeof(*f.slot));
+	if (!rc && !f.slot)
+		rc = -ENOMEM;
+	if (!rc)
+		rc = fold_read(st, fd, &f, &in, &end);
+	if (!rc && !(out = malloc((size_t)end + 1)))
+		rc = -ENOMEM;
+	if (!rc && (tmpfd = dust_file_tmp_create(st->journal_path, 0600, tmp, sizeof(tmp))) < 0)
+		rc = tmpfd;
+	if (!rc)
+		rc = dust_write_all(tmpfd, out, fold_format(&f, out));
+	if (!rc) {
+		pthread_mutex_lock(&st->jlock);
+		rc = lock_take(st, LOCK_JOURNAL, JOURNAL_WAIT_MS);
+		if (!rc) {
+			rc = compact_commit(st, fd, gen, tmpfd, tmp, end);
+			lock_drop(st, LOCK_JOURNAL);
+		}
+		pthread_mutex_unlock(&st->jlock);
+	}
+	if (tmpfd >= 0) {
+		close(tmpfd);
+		if (rc)
+			unlink(tmp); /* not renamed (or renamed and failed after: gone already) */
+	}
+	free(f.slot);
+	if (in)
+		sodium_memzero(in, (size_t)end);
+	free(in);
+	free(out);
+	if (rc == 0)
+		__atomic_add_fetch(&st->compactions, 1, __ATOMIC_RELAXED);
+	if (rc < 0)
+		return dust_fail(-rc, "%s: not compacted: %s", st->journal_path, strerror(-rc));
+	return 0;
+}
+
+/*
+ * After an append, or at open: compact once the journal outgrew what it
+ * compacts to (FACTOR x, plus SLACK). Not waited for: a compaction by
+ * another thread or process (LOCK_COMPACT) is enough. A failed one is tried
+ * again only after as much growth again.
+ */
+static void journal_compact_due(struct dust_store *st)
+{
+	struct stat sb;
+
+	if (st->plain_ok || fstat(st->journal_fd, &sb) != 0 ||
+	    sb.st_size <= FACTOR * st->journal_live + SLACK)
+		return;
+	if (__atomic_exchange_n(&st->compacting, true, __ATOMIC_ACQUIRE))
+		return;
+	if (range_set(st->lock_fd, LOCK_COMPACT, F_WRLCK, false) == 0) {
+		if (journal_compact_live(st) != 0)
+			st->journal_live = sb.st_size;
+		lock_drop(st, LOCK_COMPACT);
+	}
+	__atomic_store_n(&st->compacting, false, __ATOMIC_RELEASE);
+}
+
 static int journal_open(struct dust_store *st)
 {
 	for (int tries = 0; tries < 4; tries++) {
@@ -815,36 +1249,33 @@ static int journal_open(struct dust_store *st)
 		st->journal_fd = fd;
 		st->journal_read = 0;
 		st->journal_lines = 0;
-		if ((rc = journal_follow(st, fd)) < 0)
+		if ((rc = journal_follow(st, fd, &st->journal_read)) < 0)
 			return rc;
 		if (!excl)
-			return 0;
-		if (st->journal_lines > 2 * st->n + 1024) {
-			if ((rc = journal_compact(st)) != 0)
-				return rc;
-			close(fd);
-			st->journal_fd = -1;
-			continue; /* the compacted file: read again (idempotent) */
-		}
+			break;
 		/* alone: a torn last line is a crash's; cut it before appending */
 		if (ftruncate(fd, st->journal_read) != 0 || flock(fd, LOCK_SH) != 0)
 			return dust_fail(errno, "%s: %s", st->journal_path, strerror(errno));
 		if (same_file(fd, st->journal_path))
-			return 0;
+			break;
 		close(fd);
 		st->journal_fd = -1;
 	}
-	return dust_fail(EAGAIN, "%s: could not settle the journal", st->journal_path);
+	if (st->journal_fd < 0)
+		return dust_fail(EAGAIN, "%s: could not settle the journal", st->journal_path);
+	st->journal_live = journal_live_estimate(st);
+	return 0;
 }
 
 /* Read-only (replay): read the journal through, keep nothing open. */
 static int journal_load_readonly(struct dust_store *st)
 {
+	off_t pos = 0;
 	int rc, fd = dust_file_open_private(st->journal_path);
 
 	if (fd < 0)
 		return errno == ENOENT ? 0 : fd;
-	rc = journal_follow(st, fd);
+	rc = journal_follow(st, fd, &pos);
 	close(fd);
 	return rc < 0 ? rc : 0;
 }
@@ -1128,7 +1559,7 @@ DUST_EXPORT int dust_store_reload(struct dust_store *st)
 		changed += rc;
 	}
 	if (st->journal_fd >= 0) {
-		rc = journal_follow(st, st->journal_fd);
+		rc = journal_catch_up(st);
 		if (rc < 0)
 			return rc;
 		changed += rc;
@@ -1205,6 +1636,7 @@ DUST_EXPORT struct dust_store *dust_store_open(const char *path, int flags,
 	(void)sodium_mlock(st->skey, sizeof(st->skey));
 	st->plain_ok = (flags & DUST_STORE_MIGRATE) && !(flags & DUST_STORE_READONLY);
 	st->journal_fd = -1;
+	st->journal_old_fd = -1;
 	st->lock_fd = -1;
 	pthread_mutex_init(&st->lock, NULL);
 	pthread_mutex_init(&st->jlock, NULL);
@@ -1232,6 +1664,9 @@ DUST_EXPORT struct dust_store *dust_store_open(const char *path, int flags,
 		/* with the journal's flock: nobody removes the lock file from now on */
 		if (!rc && !st->readonly && !same_file(st->lock_fd, st->lock_path))
 			rc = lock_open(st);
+		/* grown while nobody compacted (an older binary): a failure leaves it as it is */
+		if (!rc && !st->readonly)
+			journal_compact_due(st);
 	}
 	if (rc > 0)
 		rc = 0;
@@ -1264,6 +1699,8 @@ DUST_EXPORT void dust_store_close(struct dust_store *st)
 			(void)fdatasync(st->journal_fd);
 		close(st->journal_fd); /* drops the flock */
 	}
+	if (st->journal_old_fd >= 0)
+		close(st->journal_old_fd);
 	if (st->lock_fd >= 0)
 		close(st->lock_fd); /* drops its locks */
 	for (size_t k = 0; k < (st->cap >> CHUNK_SHIFT); k++) {
@@ -1449,7 +1886,7 @@ DUST_EXPORT int dust_store_revoke(struct dust_store *st, struct dust_store_entry
 	if (st->etcd)
 		return store_etcd_revoke(st, e, now_s);
 	/* what other processes wrote since we opened: a revocation of theirs is EALREADY */
-	if ((rc = journal_follow(st, st->journal_fd)) < 0)
+	if ((rc = journal_catch_up(st)) < 0)
 		return rc;
 	pthread_mutex_lock(&st->lock);
 	if (e->revoked)
@@ -1495,9 +1932,23 @@ DUST_EXPORT int dust_store_persist_write(struct dust_store *st, struct dust_stor
 
 DUST_EXPORT int dust_store_sync(struct dust_store *st)
 {
-	if (st->etcd || st->journal_fd < 0 || fdatasync(st->journal_fd) == 0)
+	int rc = 0;
+
+	if (st->etcd || st->journal_fd < 0)
 		return 0;
-	return dust_fail(errno, "%s: %s", st->journal_path, strerror(errno));
+	/* a file that a compaction replaced since: its copy of our records is synced */
+	pthread_mutex_lock(&st->jlock);
+	if (fdatasync(st->journal_fd) != 0)
+		rc = dust_fail(errno, "%s: %s", st->journal_path, strerror(errno));
+	else
+		st->journal_unsynced = false;
+	pthread_mutex_unlock(&st->jlock);
+	return rc;
+}
+
+DUST_EXPORT uint64_t dust_store_compactions(const struct dust_store *st)
+{
+	return __atomic_load_n(&st->compactions, __ATOMIC_RELAXED);
 }
 
 DUST_EXPORT void dust_store_persist_done(struct dust_store *st, struct dust_store_entry *e,

@@ -346,15 +346,20 @@ static void config_seeds(void)
 	put("config", "unknown", "[gateway]\nbogus = 1\n[nope]\nx=y\n", 31);
 }
 
-/* fuzz_store: a sealed journal (run marker, revocation, close) and the sealed invitations file. */
+/*
+ * fuzz_store: a sealed journal (run marker, a binding, freshness records of
+ * which the newest is not the last, revocation, close) and the sealed
+ * invitations file.
+ */
 static void store_seeds(void)
 {
 	struct dust_identity id;
 	struct dust_invite inv;
+	struct dust_store_entry *e;
 	struct dust_store *st;
 	char dir[64], path[128];
-	uint8_t buf[4097];
-	bool clean;
+	uint8_t buf[4097], pk[DUST_PK_BYTES] = {7}; /* the key, DH result and nonce */
+	bool clean, first, held;
 	FILE *f;
 	size_t n;
 
@@ -363,8 +368,16 @@ static void store_seeds(void)
 	fz_tmpdir(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/store", dir);
 	st = fz_store(path, &inv, &id);
+	e = dust_store_at(st, 0);
 	if (dust_store_run_begin(st, &clean) != 0 ||
-	    dust_store_revoke(st, dust_store_at(st, 0), FZ_NOW_S) != 0)
+	    dust_store_commit(st, e, pk, pk, FZ_NOW_S * UINT64_C(1000), pk, FZ_NOW_S, &first,
+	                      &held) != DUST_OK ||
+	    dust_store_commit(st, e, pk, pk, FZ_NOW_S * UINT64_C(1000) + 3000, pk, FZ_NOW_S, &first,
+	                      &held) != DUST_OK)
+		fz_die("store seeds");
+	e->last_ts_ms -= 1000; /* an older freshness record after the newest */
+	dust_store_persist_fresh(st, e);
+	if (dust_store_revoke(st, e, FZ_NOW_S) != 0)
 		fz_die("store seeds");
 	dust_store_close(st);
 	for (int k = 0; k < 2; k++) {

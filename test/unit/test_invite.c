@@ -258,21 +258,24 @@ static void test_epoch_rollover(void)
 	fix_fini(&f);
 }
 
-/* Many intros grow the journal; reopening compacts it and keeps the state. */
+/*
+ * Many intros would grow the journal (about 290 kB here); the appends
+ * compact it as they go (SPEC §7), and a reopen keeps the state.
+ */
 static void test_journal_compaction(void)
 {
 	struct fixture f;
 	char jpath[200];
-	struct stat st1, st2;
+	struct stat st1;
 
 	fix_init(&f);
 	for (int i = 0; i < 1100; i++)
 		CHECK_EQ(fix_connect(&f, FIX_NOW_MS + (uint64_t)i), DUST_OK);
 	snprintf(jpath, sizeof(jpath), "%s.bind", f.store_path);
 	CHECK(stat(jpath, &st1) == 0);
+	CHECK(dust_store_compactions(f.srv.store) >= 1);
+	CHECK(st1.st_size < 140 * 1024); /* twice the live records, plus 128 KiB */
 	fix_reopen_store(&f);
-	CHECK(stat(jpath, &st2) == 0);
-	CHECK(st2.st_size < st1.st_size / 100);
 	CHECK(dust_store_at(f.srv.store, 0)->bound);
 	CHECK_EQ(dust_store_at(f.srv.store, 0)->last_ts_ms, FIX_NOW_MS + 1099);
 	CHECK_EQ(fix_connect(&f, FIX_NOW_MS + 1099 - 1), DUST_DROP_INTRO_REPLAY);

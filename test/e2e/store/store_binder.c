@@ -9,7 +9,10 @@
  * binding, "ID16 PK16" as dust-invite list shows them.
  * usage: dust-store-binder STORE KEY STOPFILE SKIP-PREFIX
  * Runs until STOPFILE exists; leaves alone invitations whose tunnel address
- * starts with SKIP-PREFIX (the ones the test revokes).
+ * starts with SKIP-PREFIX (the ones the test revokes). Built with the store's
+ * test hooks: BINDER_COMPACT_SLACK=N compacts the journal once it is N bytes
+ * over its live records (as dustgw does past twice them plus 128 KiB), so
+ * that compactions run while dust-invite writes; their count is printed.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -21,6 +24,9 @@
 #include <sodium.h>
 
 #include "dust.h"
+
+extern int dust_store_hook_factor; /* the test build of store.c */
+extern off_t dust_store_hook_slack;
 
 #define BATCH   4
 #define CLIENTS 64
@@ -181,6 +187,10 @@ int main(int argc, char **argv)
 	if (argc != 5 || dust_init() != 0)
 		return 2;
 	b.skip = argv[4];
+	if (getenv("BINDER_COMPACT_SLACK")) {
+		dust_store_hook_factor = 1;
+		dust_store_hook_slack = atol(getenv("BINDER_COMPACT_SLACK"));
+	}
 	dust_rng_init(&b.rng);
 	dust_pad_default(&b.pad);
 	dust_limits_default(&b.srv.lim);
@@ -197,6 +207,7 @@ int main(int argc, char **argv)
 	round_once(&b);
 	fprintf(stderr, "binder: %u bound, %u returning intros, %u strangers refused, %u refused\n",
 	        b.bound, b.returned, b.strangers, b.refused);
+	fprintf(stderr, "binder: %" PRIu64 " compactions\n", dust_store_compactions(b.srv.store));
 	dust_store_close(b.srv.store);
 	sodium_memzero(b.c, sizeof(b.c));
 	dust_identity_wipe(&b.srv.id);
