@@ -1036,7 +1036,8 @@ DUST_EXPORT enum dust_drop dust_quic_answer_open(struct dust_quic_client *qc,
 		d = dust_data_open(&t, lim, now_s, tail + tl.pn_off, tl.length, &seg, &consumed);
 		if (d == DUST_OK && (seg.len != 0 || consumed != tl.length))
 			d = DUST_DROP_MALFORMED;
-		else if (d != DUST_OK) /* the keys (the flight, its ciphertext) were not the server's */
+		else if (d !=
+		         DUST_OK) /* the keys (the flight, its ciphertext) were not the server's */
 			d = DUST_DROP_AUTH;
 	}
 	if (d == DUST_OK) {
