@@ -97,6 +97,12 @@ void kdf_prk(uint8_t prk[DUST_KEY_BYTES], const uint8_t key[DUST_KEY_BYTES], con
  */
 size_t dust_size_model_pad(const struct dust_session *s, struct dust_rng *rng, size_t need,
                            size_t top);
+/*
+ * A weighted draw from a table of the cover's (sizes.c; its sizes, gaps.c's
+ * gaps): the first index whose cumulative weight cum[i] is > r, for
+ * r < cum[n - 1].
+ */
+unsigned dust_cum_index(const uint32_t *cum, unsigned n, uint32_t r);
 
 void dust_session_keys_split(struct dust_session_keys *k, const uint8_t prk[DUST_KEY_BYTES]);
 /* The intro's PRK (§4): dh_es = DH(e, S), dh_cs = DH(c, S); transcript = bytes [0, PAD_OFF). */

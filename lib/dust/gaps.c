@@ -19,26 +19,10 @@ static const struct gap_model models[2] = {
     {quic_s2c_gap_us, quic_s2c_gap_cum, sizeof(quic_s2c_gap_us) / sizeof(quic_s2c_gap_us[0])},
 };
 
-/* The first index whose cum is > r (r < cum[n - 1]). */
-static unsigned by_weight(const struct gap_model *m, uint32_t r)
-{
-	unsigned lo = 0, hi = m->n - 1;
-
-	while (lo < hi) {
-		unsigned mid = (lo + hi) / 2;
-
-		if (m->cum[mid] <= r)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 DUST_EXPORT uint32_t dust_quic_gap_ns(uint8_t role, struct dust_rng *rng)
 {
 	const struct gap_model *m = &models[role == DUST_ROLE_CLIENT ? 0 : 1];
-	uint32_t us = m->us[by_weight(m, dust_rng_uniform(rng, m->cum[m->n - 1]))];
+	uint32_t us = m->us[dust_cum_index(m->cum, m->n, dust_rng_uniform(rng, m->cum[m->n - 1]))];
 
 	/* a stamp of k us is a gap anywhere in [k - 0.5, k + 0.5) us */
 	return us * 1000u - 500u + dust_rng_uniform(rng, 1000);

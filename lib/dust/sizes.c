@@ -39,15 +39,14 @@ static unsigned first_at_least(const struct size_model *m, size_t len)
 	return lo;
 }
 
-/* The first index whose cum is > r (r < cum[n - 1]). */
-static unsigned by_weight(const struct size_model *m, uint32_t r)
+unsigned dust_cum_index(const uint32_t *cum, unsigned n, uint32_t r)
 {
-	unsigned lo = 0, hi = m->n - 1;
+	unsigned lo = 0, hi = n - 1;
 
 	while (lo < hi) {
 		unsigned mid = (lo + hi) / 2;
 
-		if (m->cum[mid] <= r)
+		if (cum[mid] <= r)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -79,5 +78,7 @@ size_t dust_size_model_pad(const struct dust_session *s, struct dust_rng *rng, s
 	if (hi <= lo)
 		return 0; /* the cap is under the next cover size: nothing fits */
 	base = lo ? m->cum[lo - 1] : 0;
-	return m->size[by_weight(m, base + dust_rng_uniform(rng, m->cum[hi - 1] - base))] - want;
+	return m->size[dust_cum_index(m->cum, m->n,
+	                              base + dust_rng_uniform(rng, m->cum[hi - 1] - base))] -
+	       want;
 }
