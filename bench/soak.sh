@@ -133,25 +133,31 @@ fi
 conf inv.store >soak.conf
 gw soak
 (
-	# VmRSS and the part of it in memif's shared regions, in kB
+	# when (unix s), VmRSS and the part of it in memif's shared regions, in kB
 	while kill -0 "$GW" 2>/dev/null; do
+		printf '%s ' "$(date +%s.%N)"
 		awk '/^VmRSS:/ { print $2 }' "/proc/$GW/status" 2>/dev/null | tr '\n' ' ' || true
 		awk '/memif_region/ { m = 1; next } /^[0-9a-f]+-/ { m = 0 } m && /^Rss:/ { s += $2 }
 			END { print s + 0 }' "/proc/$GW/smaps" 2>/dev/null || true
 		sleep 1
 	done
 ) >rss.txt &
+T0=$(date +%s.%N)
 gen soak --store inv.store --key server.key --clients "$CLIENTS" --dir "$DIR" --start-clients "$START" --pps "$PPS" \
 	--duration "$SECS" --churn "$CHURN" --idle-s $((IDLE_TIMEOUT + 8))
 tail -4 soak.out
-$PY - soak.json soak.stats rss.txt "$SECS" "$START" "$CHURN" "$RSS_SLACK_KB" "$RSIZE" <<'PY' || fail "see above"
+$PY - soak.json soak.stats rss.txt "$SECS" "$START" "$CHURN" "$RSS_SLACK_KB" "$RSIZE" "$T0" <<'PY' || fail "see above"
 import json, sys
 j = json.load(open(sys.argv[1]))
 r, ch = j["result"], j["churn"]
 st = dict(l.split() for l in open(sys.argv[2]) if len(l.split()) == 2)
-sm = [l.split() for l in open(sys.argv[3]) if len(l.split()) == 2]
-rss = [int(a) - int(m) for a, m in sm]
-mem = [int(m) for a, m in sm]
+# each sample: when, VmRSS, memif's part; kept from the generator's start on, by time
+# (a loaded machine stretches the sampler's 1 s, so an index is no second)
+t0 = float(sys.argv[9])
+sm = [l.split() for l in open(sys.argv[3]) if len(l.split()) == 3]
+sm = [(float(t) - t0, int(a), int(m)) for t, a, m in sm if float(t) >= t0]
+rss = [a - m for t, a, m in sm]
+mem = [m for t, a, m in sm]
 secs, start, churn, slack = int(float(sys.argv[4])), int(sys.argv[5]), float(sys.argv[6]), int(sys.argv[7])
 ok = True
 def check(cond, what):
@@ -183,13 +189,16 @@ if churn > 0:
           "every churn kind happened: %s" % ch)
 wrap = (1 << int(sys.argv[8])) / max(r["tx_pps"], 1)
 w = int(max(10, secs // 5, wrap + 5))
-after = rss[w:secs]  # the traffic's seconds: not the drain or the exit
+# the traffic's seconds after the warm-up: not the drain or the exit
+after = [a - m for t, a, m in sm if w <= t < secs]
+w_at = min([i for i, (t, a, m) in enumerate(sm) if t >= w] or [0])
+end_at = max([i for i, (t, a, m) in enumerate(sm) if t < secs] or [0])
 check(len(after) >= 2, "%d RSS samples, %d after the %d s warm-up" % (len(rss), len(after), w))
 if len(after) >= 2:
     check(max(after) - min(after) <= slack,
           "RSS (less memif's regions) flat after warm-up: min %d kB, max %d kB, first %d, last %d (max-min <= %d kB)"
           % (min(after), max(after), after[0], after[-1], slack))
-    print("soak: memif regions' RSS %d kB after warm-up, %d kB at the end of traffic" % (mem[w], mem[:secs][-1]))
+    print("soak: memif regions' RSS %d kB after warm-up, %d kB at the end of traffic" % (mem[w_at], mem[end_at]))
 for name, d in (("forward", fwd), ("reverse", rev)):
     if d and d["tx"]:
         print("soak: %s latency us p50 %.1f p99 %.1f p99.9 %.1f; %d s at %.0f pps" % (
