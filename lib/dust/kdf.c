@@ -117,6 +117,13 @@ void dust_session_keys_install(struct dust_session *s, const struct dust_session
 	__atomic_store_n(&s->tx_counter, 0, __ATOMIC_RELAXED);
 	sodium_memzero(&s->hs, sizeof(s->hs));
 	s->hs_pending = 0;
+	/*
+	 * The path proved unless the caller limits it (dustgw's dgw_path_start):
+	 * a session built in an uninitialised struct must not inherit a limit
+	 * that its padding would then obey (netns-peer sent unpadded sizes).
+	 */
+	__atomic_store_n(&s->path_state, DUST_PATH_VALID, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->path_credit, 0, __ATOMIC_RELAXED);
 	s->role = (uint8_t)role;
 	s->suite = suite;
 	/* Epoch 1 ready on both sides before the session is published. */
