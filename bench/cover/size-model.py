@@ -125,19 +125,7 @@ def header(sizes):
     print(" */")
     print("#ifndef DUST_QUIC_SIZES_H\n#define DUST_QUIC_SIZES_H\n\n#include <stdint.h>\n")
     print("/* generated tables: one layout for every regeneration */\n/* clang-format off */")
-    for d in ("c2s", "s2c"):
-        items = sorted(sizes[d].items())
-        cum, acc = [], 0
-        for _, k in items:
-            acc += k
-            cum.append(acc)
-        print("static const uint16_t quic_%s_size[%d] = {" % (d, len(items)))
-        print(wrap([s for s, _ in items]))
-        print("};")
-        print("static const uint32_t quic_%s_cum[%d] = {" % (d, len(items)))
-        print(wrap(cum))
-        print("};\n")
-    print("/* clang-format on */\n#endif")
+    tables(sizes, "quic_%s_size", "quic_%s_cum")
 
 
 def gap_header(pace):
@@ -152,16 +140,21 @@ def gap_header(pace):
     print(" */")
     print("#ifndef DUST_QUIC_GAPS_H\n#define DUST_QUIC_GAPS_H\n\n#include <stdint.h>\n")
     print("/* generated tables: one layout for every regeneration */\n/* clang-format off */")
+    tables(pace, "quic_%s_gap_us", "quic_%s_gap_cum")
+
+
+def tables(counts, vals_name, cum_name):
+    """Per direction, the sorted values and their cumulative counts, then the header's end."""
     for d in ("c2s", "s2c"):
-        items = sorted(pace[d].items())
+        items = sorted(counts[d].items())
         cum, acc = [], 0
         for _, k in items:
             acc += k
             cum.append(acc)
-        print("static const uint16_t quic_%s_gap_us[%d] = {" % (d, len(items)))
-        print(wrap([g for g, _ in items]))
+        print("static const uint16_t %s[%d] = {" % (vals_name % d, len(items)))
+        print(wrap([v for v, _ in items]))
         print("};")
-        print("static const uint32_t quic_%s_gap_cum[%d] = {" % (d, len(items)))
+        print("static const uint32_t %s[%d] = {" % (cum_name % d, len(items)))
         print(wrap(cum))
         print("};\n")
     print("/* clang-format on */\n#endif")
