@@ -2,7 +2,7 @@
 /*
  * --prometheus ADDR:PORT: dust-gen's live counts, rates and latency
  * histogram on GET /metrics, so a benchmark can be watched (and graphed)
- * while it runs. A control thread serves it with tools/common/promserve;
+ * while it runs. A control thread serves it with lib/common/promserve;
  * it only loads what the lcores write (struct dg_live, traffic.c).
  */
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * tools/common: checksums against known values, frames built and parsed
+ * lib/common: checksums against known values, frames built and parsed
  * back, and pcap files written and read back (micro- and nanosecond).
  */
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Tiny pcap writer for the dust-dpi generators (see pcapw.h), over
- * tools/common's frame and capfile. Frames get a valid IPv4 header checksum
+ * lib/common's frame and capfile. Frames get a valid IPv4 header checksum
  * so other tools (tcpdump) read them cleanly; the UDP checksum is left zero,
  * which IPv4 allows.
  */

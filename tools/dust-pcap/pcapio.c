@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * dust-pcap: its output files and its reads over tools/common's capfile,
+ * dust-pcap: its output files and its reads over lib/common's capfile,
  * where an error ends the run.
  */
 #include <sys/time.h>

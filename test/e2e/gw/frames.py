@@ -1,5 +1,5 @@
 # Internet checksums and pcap files for the frames the gw tests make by hand
-# in Python (broken checksums, ICMPv6, IGMP); C code uses tools/common.
+# in Python (broken checksums, ICMPv6, IGMP); C code uses lib/common.
 import struct
 
 
