@@ -187,6 +187,29 @@ static void invite_seeds(void)
 	put("invite", "text-bad", "\x01not an invitation!", 19);
 }
 
+/* One record of fuzz_dpi's input: flow (0: client to port 443, 1: back), length, datagram. */
+static size_t dpi_record(uint8_t *out, uint8_t flow, const uint8_t *p, size_t len)
+{
+	out[0] = flow;
+	out[1] = (uint8_t)(len >> 8);
+	out[2] = (uint8_t)len;
+	memcpy(out + 3, p, len);
+	return 3 + len;
+}
+
+/* dpi: a hello's two Initials and the server's answer, as fuzz_dpi reads a capture */
+static void dpi_seed(const uint8_t *hello, const uint8_t *ans, size_t ans_len)
+{
+	static uint8_t rec[2 * (3 + DUST_QUIC_CLIENT_DGRAM) + 3 + 1500 + 256];
+	size_t n = 0;
+
+	n += dpi_record(rec + n, 0, hello, DUST_QUIC_CLIENT_DGRAM);
+	n += dpi_record(rec + n, 0, hello + DUST_QUIC_CLIENT_DGRAM, DUST_QUIC_CLIENT_DGRAM);
+	put("dpi", "hello", rec, n);
+	n += dpi_record(rec + n, 1, ans, ans_len);
+	put("dpi", "hello-answer", rec, n);
+}
+
 /*
  * quic: the fixture client's Initial and the server's answer to it (accepted
  * here through a store in a temp dir), each read by fuzz_quic both ways.
@@ -238,6 +261,7 @@ static void quic_seeds(void)
 	n = dust_quic_answer_build(&s, &acc, &rng, FZ_NOW_S, ans, sizeof(ans));
 	if (n < 0)
 		fz_die("quic answer");
+	dpi_seed(dg, ans, (size_t)n); /* the hello and the 1252-byte flight */
 	{ /* the flight and its tail back to back, as fuzz_quic reads an answer */
 		int t = dust_quic_answer_tail_build(&s, &rng, FZ_NOW_S, ans + n,
 		                                    sizeof(ans) - (size_t)n);

@@ -5,27 +5,32 @@
  * datagram on the server port must be well-formed QUIC packets, every
  * Initial must decrypt with the public keys (RFC 9001 §5) to a ClientHello
  * (from the client) or a ServerHello (from the server), and connection IDs
- * must stay consistent within each connection. libdust's QUIC pieces
- * (quic_pvt.h) remove the Initial protection.
+ * must stay consistent within each connection. The QUIC reading is its own
+ * (qwire.c), not libdust's: a checker must not share the parser it checks.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dpi.h"
-#include "quic_pvt.h"
+#include "qwire.h"
 
-enum { SLOTS = 4, SNIS = 8 };
+enum {
+	SLOTS = 4,
+	SNIS = 8,
+	TLS_LEGACY_VERSION = 0x0303, /* RFC 8446 §4.1.2 */
+	TLS_EXT_SERVER_NAME = 0,     /* RFC 6066 §3 */
+};
 
 /* One connection attempt of a client: its first DCID and the CRYPTO stream. */
 struct attempt {
-	uint8_t odcid[DUST_QUIC_CID_MAX], odcid_len;
-	struct quic_crypto_buf cb; /* the handshake stream being reassembled */
+	uint8_t odcid[QW_CID_MAX], odcid_len;
+	struct qw_crypto cb; /* the handshake stream being reassembled */
 	bool judged;
 };
 
 struct cid {
-	uint8_t b[DUST_QUIC_CID_MAX], len;
+	uint8_t b[QW_CID_MAX], len;
 };
 
 /* A client endpoint talking to the server port. */
@@ -131,21 +136,20 @@ static bool walk(const uint8_t *f, size_t n, struct attempt *a)
 			break;
 		case 0x02:
 		case 0x03:
-			if (!quic_ack_skip(f, n, &pos, 256))
+			if (!qw_ack_skip(f, n, &pos, 256))
 				return false;
 			break;
 		case 0x06: /* CRYPTO */
 			pos++;
-			if (!quic_varint_get(f, n, &pos, &off) ||
-			    !quic_varint_get(f, n, &pos, &len) || len > n - pos ||
-			    !quic_crypto_store(&a->cb, off, f + pos, len))
+			if (!qw_varint(f, n, &pos, &off) || !qw_varint(f, n, &pos, &len) ||
+			    len > n - pos || !qw_crypto_put(&a->cb, off, f + pos, len))
 				return false;
 			pos += len;
 			break;
 		case 0x1c: /* CONNECTION_CLOSE (transport): code, frame type, reason */
 			pos++;
-			if (!quic_varint_get(f, n, &pos, &v) || !quic_varint_get(f, n, &pos, &v) ||
-			    !quic_varint_get(f, n, &pos, &len) || len > n - pos)
+			if (!qw_varint(f, n, &pos, &v) || !qw_varint(f, n, &pos, &v) ||
+			    !qw_varint(f, n, &pos, &len) || len > n - pos)
 				return false;
 			pos += len;
 			break;
@@ -162,29 +166,28 @@ static bool client_hello_ok(const uint8_t *h, size_t n, char *sni, size_t sni_ca
 	size_t pos = 4 + 2 + 32, end;
 
 	sni[0] = '\0';
-	if (n < pos + 1 || be16_get(h + 4) != DUST_TLS_LEGACY_VERSION)
+	if (n < pos + 1 || qw_be16(h + 4) != TLS_LEGACY_VERSION)
 		return false;
 	pos += 1 + (size_t)h[pos];
-	if (n < pos + 2 || n - pos - 2 < be16_get(h + pos))
+	if (n < pos + 2 || n - pos - 2 < qw_be16(h + pos))
 		return false;
-	pos += 2 + be16_get(h + pos);
+	pos += 2 + qw_be16(h + pos);
 	if (n < pos + 1 || n - pos - 1 < h[pos])
 		return false;
 	pos += 1 + (size_t)h[pos];
-	if (n < pos + 2 || be16_get(h + pos) != n - pos - 2)
+	if (n < pos + 2 || qw_be16(h + pos) != n - pos - 2)
 		return false;
 	for (pos += 2, end = n; pos < end;) {
 		uint16_t type, len;
 
 		if (end - pos < 4)
 			return false;
-		type = be16_get(h + pos);
-		len = be16_get(h + pos + 2);
+		type = qw_be16(h + pos);
+		len = qw_be16(h + pos + 2);
 		if (end - pos - 4 < len)
 			return false;
-		if (type == DUST_TLS_EXT_SERVER_NAME && len >= 5 &&
-		    be16_get(h + pos + 7) <= len - 5)
-			snprintf(sni, sni_cap, "%.*s", (int)be16_get(h + pos + 7), h + pos + 9);
+		if (type == TLS_EXT_SERVER_NAME && len >= 5 && qw_be16(h + pos + 7) <= len - 5)
+			snprintf(sni, sni_cap, "%.*s", (int)qw_be16(h + pos + 7), h + pos + 9);
 		pos += 4 + (size_t)len;
 	}
 	return true;
@@ -203,7 +206,7 @@ static void sni_note(struct qstate *q, const char *sni)
 static void hello_judge(struct qstate *q, struct attempt *a, size_t i)
 {
 	char sni[64];
-	size_t n = quic_crypto_message(&a->cb, DUST_TLS_CLIENT_HELLO);
+	size_t n = qw_crypto_message(&a->cb, QW_TLS_CLIENT_HELLO);
 
 	if (a->judged || !n)
 		return;
@@ -218,7 +221,7 @@ static void hello_judge(struct qstate *q, struct attempt *a, size_t i)
 
 /* ---- packets --------------------------------------------------------------------- */
 
-static struct attempt *attempt_of(struct conn *cn, const struct quic_long *h)
+static struct attempt *attempt_of(struct conn *cn, const struct qw_long *h)
 {
 	struct attempt *a;
 
@@ -238,12 +241,11 @@ static struct attempt *attempt_of(struct conn *cn, const struct quic_long *h)
 }
 
 static void client_initial(struct qstate *q, struct conn *cn, const uint8_t *p,
-                           const struct quic_long *h, size_t i)
+                           const struct qw_long *h, size_t i)
 {
-	struct dust_quic_keys k;
+	struct qw_keys k;
 	struct attempt *a;
 	uint8_t frames[2048];
-	uint64_t pn;
 	size_t plen = 0;
 	bool ok;
 
@@ -255,8 +257,7 @@ static void client_initial(struct qstate *q, struct conn *cn, const uint8_t *p,
 	a = attempt_of(cn, h);
 	if (!a)
 		return;
-	dust_quic_initial_keys(h->dcid, h->dcid_len, false, &k);
-	ok = quic_unprotect(&k, p, h->pn_off, h->length, &pn, frames, &plen);
+	ok = qw_initial_keys(h->dcid, h->dcid_len, false, &k) && qw_open(&k, p, h, frames, &plen);
 	if (!ok) {
 		bad(q, i, "client Initial does not decrypt with the v1 Initial keys");
 		return;
@@ -283,7 +284,7 @@ static bool ack_only(const uint8_t *f, size_t n)
 	while (pos < n) {
 		if (f[pos] == 0x00 || f[pos] == 0x01) {
 			pos++;
-		} else if ((f[pos] == 0x02 || f[pos] == 0x03) && quic_ack_skip(f, n, &pos, 256)) {
+		} else if ((f[pos] == 0x02 || f[pos] == 0x03) && qw_ack_skip(f, n, &pos, 256)) {
 			ack = true;
 		} else {
 			return false;
@@ -299,12 +300,11 @@ static bool ack_only(const uint8_t *f, size_t n)
  * not apply to its datagram (caddy's is 37).
  */
 static bool server_initial(struct qstate *q, struct conn *cn, const uint8_t *p,
-                           const struct quic_long *h, size_t i)
+                           const struct qw_long *h, size_t i)
 {
-	struct dust_quic_keys k;
+	struct qw_keys k;
 	struct attempt *tmp = calloc(1, sizeof(*tmp));
 	uint8_t frames[2048];
-	uint64_t pn;
 	size_t plen = 0;
 	bool ok = false, eliciting = true;
 
@@ -315,8 +315,8 @@ static bool server_initial(struct qstate *q, struct conn *cn, const uint8_t *p,
 	for (int s = 0; s < SLOTS && !ok && h->length <= sizeof(frames); s++) {
 		if (!cn->a[s])
 			continue;
-		dust_quic_initial_keys(cn->a[s]->odcid, cn->a[s]->odcid_len, true, &k);
-		ok = quic_unprotect(&k, p, h->pn_off, h->length, &pn, frames, &plen);
+		ok = qw_initial_keys(cn->a[s]->odcid, cn->a[s]->odcid_len, true, &k) &&
+		     qw_open(&k, p, h, frames, &plen);
 	}
 	if (!ok)
 		bad(q, i, "server Initial decrypts with no client attempt's Initial keys");
@@ -324,7 +324,7 @@ static bool server_initial(struct qstate *q, struct conn *cn, const uint8_t *p,
 		bad(q, i, "server Initial: DCID is not the client's SCID");
 	else if (ack_only(frames, plen))
 		eliciting = false;
-	else if (!walk(frames, plen, tmp) || !quic_crypto_message(&tmp->cb, DUST_TLS_SERVER_HELLO))
+	else if (!walk(frames, plen, tmp) || !qw_crypto_message(&tmp->cb, QW_TLS_SERVER_HELLO))
 		bad(q, i, "server Initial holds no complete ServerHello");
 	else {
 		q->server_hellos++;
@@ -336,11 +336,11 @@ static bool server_initial(struct qstate *q, struct conn *cn, const uint8_t *p,
 }
 
 /* Handshake and 0-RTT packets: not decryptable here, but their CIDs are known. */
-static void other_long(struct qstate *q, struct conn *cn, const struct quic_long *h, bool c2s,
+static void other_long(struct qstate *q, struct conn *cn, const struct qw_long *h, bool c2s,
                        size_t i)
 {
 	q->handshakes++;
-	if (h->type != DUST_QUIC_TYPE_HANDSHAKE)
+	if (h->type != QW_TYPE_HANDSHAKE)
 		return; /* 0-RTT: the Initial's DCID, checked there */
 	if (c2s && !cid_in(cn->server, h->dcid, h->dcid_len))
 		bad(q, i, "client Handshake packet: DCID is not the server's CID");
@@ -385,35 +385,35 @@ static void datagram(struct qstate *q, size_t i)
 	q->dgrams++;
 	while (pos < len) {
 		const uint8_t *p = d->data + pos;
-		struct quic_long h;
+		struct qw_long h;
 
-		if (!(p[0] & DUST_QUIC_FIXED)) {
+		if (!(p[0] & QW_FIXED)) {
 			bad(q, i,
 			    pos ? "bytes after a packet are no QUIC packet"
 			        : "fixed bit clear: not QUIC v1");
 			return;
 		}
-		if (!(p[0] & DUST_QUIC_LONG)) {
+		if (!(p[0] & QW_FORM_LONG)) {
 			short_header(q, cn, p, len - pos, c2s, i);
 			break;
 		}
-		if (!quic_long_parse(p, len - pos, &h) || h.version != DUST_QUIC_VERSION ||
-		    h.length > len - pos - h.pn_off || h.length < 20 || h.type == 0x30) {
+		if (!qw_long_parse(p, len - pos, &h) || h.version != QW_V1 ||
+		    h.length > len - pos - h.pn_off || h.length < 20 || h.type == QW_TYPE_RETRY) {
 			bad(q, i,
 			    "long header: no well-formed QUIC v1 Initial, 0-RTT or Handshake");
 			return;
 		}
-		if (h.type == DUST_QUIC_TYPE_INITIAL && c2s) {
+		if (h.type == QW_TYPE_INITIAL && c2s) {
 			has_initial = true;
 			client_initial(q, cn, p, &h, i);
-		} else if (h.type == DUST_QUIC_TYPE_INITIAL) {
+		} else if (h.type == QW_TYPE_INITIAL) {
 			has_initial |= server_initial(q, cn, p, &h, i);
 		} else {
 			other_long(q, cn, &h, c2s, i);
 		}
 		pos += h.pn_off + h.length;
 	}
-	if (has_initial && len < DUST_QUIC_INITIAL_MIN)
+	if (has_initial && len < QW_INITIAL_MIN)
 		bad(q, i,
 		    "a datagram with an ack-eliciting Initial is shorter than 1200 bytes "
 		    "(RFC 9000 §14.1)");
