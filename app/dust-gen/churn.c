@@ -11,13 +11,6 @@
 
 enum { K_JOIN, K_IDLE, K_ROAM, K_REINTRO, K_KINDS };
 
-void dg_client_up(struct dg *g, struct dg_client *c)
-{
-	g->nintro -= c->state == DG_INTRO;
-	c->state = DG_UP;
-	g->nup++;
-}
-
 void dg_churn_start(struct dg *g)
 {
 	g->churn_t0 = rte_rdtsc();

@@ -28,44 +28,10 @@ static void client_key(struct dg_client *c)
 	crypto_scalarmult_base(c->id.pk, c->id.sk);
 }
 
-/* Room for the clients: --clients of avail invitations (default all), at most 65536. */
-int dg_clients_alloc(struct dg *g, size_t avail, const char *src)
-{
-	g->n = g->o.clients ? g->o.clients : (unsigned)avail;
-	if (g->n == 0 || g->n > avail || g->n > 65536) {
-		fprintf(stderr, "dust-gen: %u clients wanted, %s has %zu invitations (max 65536)\n",
-		        g->n, src, avail);
-		return -EINVAL;
-	}
-	g->c = calloc(g->n, sizeof(*g->c));
-	return g->c ? 0 : -ENOMEM;
-}
-
-static int load_store(struct dg *g)
-{
-	struct dust_identity id;
-	struct dust_store *st = NULL;
-	int rc;
-
-	if (dust_identity_load(&id, g->o.key) == 0)
-		st = dust_store_open(g->o.store, DUST_STORE_READONLY, &id);
-	dust_identity_wipe(&id);
-
-	if (!st) {
-		fprintf(stderr, "dust-gen: store %s: %s\n", g->o.store, dust_last_error());
-		return -EINVAL;
-	}
-	rc = dg_clients_alloc(g, dust_store_count(st), g->o.store);
-	for (unsigned i = 0; !rc && i < g->n; i++)
-		g->c[i].inv = dust_store_at(st, i)->inv;
-	dust_store_close(st);
-	return rc;
-}
-
 /* Invitations from the store or from sealed texts; a key and an outer address each. */
 int dg_clients_load(struct dg *g)
 {
-	int rc = g->o.invites ? dg_texts_load(g) : load_store(g);
+	int rc = g->o.invites ? dg_texts_load(g) : dg_store_load(g);
 
 	if (rc)
 		return rc;
@@ -320,4 +286,12 @@ int dg_clients_intro(struct dg *g)
 		return -ETIMEDOUT;
 	}
 	return 0;
+}
+
+/* A client whose intro was answered (or that needs none) is up. */
+void dg_client_up(struct dg *g, struct dg_client *c)
+{
+	g->nintro -= c->state == DG_INTRO;
+	c->state = DG_UP;
+	g->nup++;
 }

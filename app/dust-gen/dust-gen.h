@@ -165,8 +165,8 @@ struct dg_result {
 };
 
 /* clients.c */
-int dg_clients_alloc(struct dg *g, size_t avail, const char *src);
 int dg_clients_load(struct dg *g);
+void dg_client_up(struct dg *g, struct dg_client *c);
 int dg_clients_intro(struct dg *g);
 /* An inner IP packet the gateway sealed toward a client (the reverse direction). */
 typedef void dg_rx_fn(struct dg *g, void *arg, const uint8_t *ip, size_t len, uint64_t now);
@@ -176,7 +176,9 @@ uint16_t dg_frame(struct dg *g, struct dg_client *c, uint8_t *f, const uint8_t *
 
 int dg_intro_send(struct dg *g, struct dg_client *c);
 
-/* texts.c */
+/* texts.c: where the clients' invitations come from (clients.c calls down into it) */
+int dg_clients_alloc(struct dg *g, size_t avail, const char *src);
+int dg_store_load(struct dg *g);
 int dg_texts_load(struct dg *g);
 
 /* lcores.c */
@@ -188,7 +190,6 @@ int dg_lcores_trial(struct dg *g, double pps, struct dg_result *r);
 /* churn.c */
 void dg_churn_start(struct dg *g);
 void dg_churn_tick(struct dg *g, uint64_t now, uint64_t end);
-void dg_client_up(struct dg *g, struct dg_client *c);
 struct dg_client *dg_next_up(struct dg *g, unsigned *cur);
 
 /* prom.c: --prometheus, served by a control thread while dust-gen runs */

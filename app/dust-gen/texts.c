@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * dust-gen's clients from sealed invitation texts: DIR/invite-<n>.txt as
+ * Where dust-gen's clients come from: the store's invitations (read only),
+ * or sealed invitation texts: DIR/invite-<n>.txt as
  * dust-invite create --out-dir writes them, in n's order, opened with one
  * password (--password-file, $DUST_PASSWORD or a prompt), as dust-client does.
  */
@@ -60,6 +61,41 @@ static int open_all(struct dg *g, struct dirent **ents, const char *pw)
 		}
 	}
 	return 0;
+}
+
+/* Room for the clients: --clients of avail invitations (default all), at most 65536. */
+int dg_clients_alloc(struct dg *g, size_t avail, const char *src)
+{
+	g->n = g->o.clients ? g->o.clients : (unsigned)avail;
+	if (g->n == 0 || g->n > avail || g->n > 65536) {
+		fprintf(stderr, "dust-gen: %u clients wanted, %s has %zu invitations (max 65536)\n",
+		        g->n, src, avail);
+		return -EINVAL;
+	}
+	g->c = calloc(g->n, sizeof(*g->c));
+	return g->c ? 0 : -ENOMEM;
+}
+
+/* Invitations from the store (its records read only). */
+int dg_store_load(struct dg *g)
+{
+	struct dust_identity id;
+	struct dust_store *st = NULL;
+	int rc;
+
+	if (dust_identity_load(&id, g->o.key) == 0)
+		st = dust_store_open(g->o.store, DUST_STORE_READONLY, &id);
+	dust_identity_wipe(&id);
+
+	if (!st) {
+		fprintf(stderr, "dust-gen: store %s: %s\n", g->o.store, dust_last_error());
+		return -EINVAL;
+	}
+	rc = dg_clients_alloc(g, dust_store_count(st), g->o.store);
+	for (unsigned i = 0; !rc && i < g->n; i++)
+		g->c[i].inv = dust_store_at(st, i)->inv;
+	dust_store_close(st);
+	return rc;
 }
 
 int dg_texts_load(struct dg *g)

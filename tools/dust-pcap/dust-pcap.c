@@ -58,20 +58,6 @@ static const char usage_text[] =
     "\n"
     "KEY is the server's key file: the store's records are sealed under it.\n";
 
-const uint8_t gw_mac[6] = {0x02, 0, 0, 0, 0, 0x01};
-const uint8_t far_ip[4] = {10, 200, 0, 1}; /* a host behind the gateway */
-
-struct dust_rng rng;
-struct dust_pad pad;
-
-int die(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "dust-pcap: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n");
-	exit(1);
-}
-
 /* ---- main ---------------------------------------------------------------- */
 
 /* A count option: a whole number, or a clear error and exit 1. */

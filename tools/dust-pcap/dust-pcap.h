@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dust-pcap's files share the clients, the output files, the manifests
- * and the globals of dust-pcap.c.
+ * and the globals of base.c.
  */
 #ifndef DUST_PCAP_H
 #define DUST_PCAP_H
