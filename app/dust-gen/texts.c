@@ -102,7 +102,7 @@ int dg_texts_load(struct dg *g)
 {
 	struct dirent **ents = NULL;
 	int n = scandir(g->o.invites, &ents, is_text, versionsort), rc;
-	char pw[1024];
+	char pw[DUST_PASSWORD_MAX];
 
 	if (n < 0) {
 		fprintf(stderr, "dust-gen: --invites %s: %s\n", g->o.invites, strerror(errno));

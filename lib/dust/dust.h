@@ -34,6 +34,29 @@ int dust_init(void);
  * 0 or -errno.
  */
 int dust_core_dumps_off(void);
+/**
+ * Open a file of secrets (a key, a store) for reading: the file itself, not
+ * a symbolic link (-ELOOP), a regular file owned by this user or root, with
+ * no access by group or others (-EPERM); a FIFO is refused, never waited on.
+ * fd or -errno, the reason in dust_last_error().
+ */
+int dust_file_open_private(const char *path);
+/**
+ * Read a small file that holds a secret (a password file) whole into buf,
+ * NUL-terminated. It must be the file itself (not a symbolic link: -ELOOP),
+ * a regular file (a FIFO is refused, never waited on) owned by this user or
+ * root (-EPERM). A file that does not fit in cap - 1 bytes is refused
+ * (-EFBIG), never cut. *shared (if given) is set when group or others may
+ * read it, for the caller to warn. 0 or -errno, the reason in
+ * dust_last_error().
+ */
+int dust_secret_read(const char *path, char *buf, size_t cap, bool *shared);
+/**
+ * Open, creating it 0600 if missing, a file of secrets to append to (a
+ * client's record of the invitations it used): the same rules, and no
+ * access by group or others. fd or -errno.
+ */
+int dust_file_append_private(const char *path);
 
 /** Reason for the last failed non-packet call on this thread. */
 const char *dust_last_error(void);

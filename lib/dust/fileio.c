@@ -5,9 +5,11 @@
  * new one, never half of either; a permission check for secrets; and no
  * core dump of a process that holds them.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
@@ -35,27 +37,101 @@ DUST_EXPORT int dust_core_dumps_off(void)
 	return 0;
 }
 
-int dust_file_open_private(const char *path)
+/*
+ * The rules for a file that holds secrets, checked on the open descriptor
+ * (so a rename between check and read changes nothing): a regular file (a
+ * FIFO would hang the reader, a device or directory is no key), owned by
+ * this user or by root (anyone else could have put their own key or
+ * password there), and, for keys and stores, no access by group or others.
+ * *shared, when given, says whether group or others may read it.
+ */
+static int secret_fd_check(int fd, const char *path, bool private, bool *shared)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
+	if (fstat(fd, &st) != 0)
 		return dust_fail(errno, "%s: %s", path, strerror(errno));
-	if (fstat(fd, &st) != 0) {
-		int e = errno;
-
-		close(fd);
-		return dust_fail(e, "%s: %s", path, strerror(e));
-	}
-	if (st.st_mode & 077) {
-		close(fd);
+	if (!S_ISREG(st.st_mode))
+		return dust_fail(EPERM, "%s: holds secrets but is not a regular file", path);
+	if (st.st_uid != geteuid() && st.st_uid != 0)
+		return dust_fail(
+		    EPERM, "%s: holds secrets but is owned by uid %u, not by this user or root",
+		    path, (unsigned)st.st_uid);
+	if (private && (st.st_mode & 077))
 		return dust_fail(EPERM,
 		                 "%s: holds secrets but is accessible by group or others "
 		                 "(mode %03o); run: chmod 600 %s",
 		                 path, (unsigned)(st.st_mode & 0777), path);
+	if (shared)
+		*shared = (st.st_mode & 044) != 0;
+	return 0;
+}
+
+/*
+ * Open a file that holds secrets: the file itself, never a symbolic link
+ * to it (O_NOFOLLOW: a link planted where the key was expected would lead
+ * a root tool to read or append to a file of the planter's choosing), and
+ * without blocking on a FIFO (O_NONBLOCK, cleared once it is known to be a
+ * regular file). fd or -errno.
+ */
+static int secret_open(const char *path, int flags, mode_t mode, bool private, bool *shared)
+{
+	int rc, fd = open(path, flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, mode);
+
+	if (fd < 0 && errno == ELOOP)
+		return dust_fail(ELOOP,
+		                 "%s: is a symbolic link; a file that holds secrets must be "
+		                 "named directly",
+		                 path);
+	/* a FIFO with no reader, opened to write without blocking */
+	if (fd < 0 && errno == ENXIO)
+		return dust_fail(EPERM, "%s: holds secrets but is not a regular file", path);
+	if (fd < 0)
+		return dust_fail(errno, "%s: %s", path, strerror(errno));
+	rc = secret_fd_check(fd, path, private, shared);
+	if (!rc && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
+		rc = dust_fail(errno, "%s: %s", path, strerror(errno));
+	if (rc) {
+		close(fd);
+		return rc;
 	}
 	return fd;
+}
+
+DUST_EXPORT int dust_file_open_private(const char *path)
+{
+	return secret_open(path, O_RDONLY, 0, true, NULL);
+}
+
+DUST_EXPORT int dust_file_append_private(const char *path)
+{
+	return secret_open(path, O_WRONLY | O_CREAT | O_APPEND, 0600, true, NULL);
+}
+
+DUST_EXPORT int dust_secret_read(const char *path, char *buf, size_t cap, bool *shared)
+{
+	size_t n = 0;
+	int fd = secret_open(path, O_RDONLY, 0, false, shared);
+
+	if (fd < 0)
+		return fd;
+	/* one byte more than fits: a longer file is refused, never cut */
+	while (n < cap) {
+		ssize_t r = read(fd, buf + n, cap - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (n == cap) {
+		sodium_memzero(buf, cap);
+		return dust_fail(EFBIG, "%s: longer than %zu bytes", path, cap - 1);
+	}
+	buf[n] = '\0';
+	return 0;
 }
 
 int dust_write_all(int fd, const void *buf, size_t len)

@@ -6,8 +6,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* Open for reading; -EPERM if group/others have any access. fd or -errno. */
-int dust_file_open_private(const char *path);
+/* dust_file_open_private, dust_file_append_private, dust_secret_read: in dust.h */
 /*
  * Write data to a new temporary file beside path (O_EXCL|O_NOFOLLOW, created
  * with mode), fsync, rename over path, fsync the directory.

@@ -175,6 +175,30 @@ expect plant-key2-mode 0 '^600 65$' -- stat -c '%a %s' "$P/key2"
 expect plant-store-mode 0 '^600 regular file$' -- stat -c '%a %F' "$P/store"
 expect plant-links-kept 0 '^3$' -- sh -c "find '$P' -type l | wc -l"
 expect plant-no-tmp-left 0 '^none$' -- sh -c "ls -A '$P' | grep 'tmp-' || echo none"
+# Secret files are read as themselves (F10/F8 of the store issue): a key or a
+# password file that is a symlink, a FIFO (refused at once, not waited on) or
+# another user's file is refused; a long password works the same in every
+# tool, and one past the room (1023 bytes) is refused, never cut.
+R=$T/read
+mkdir "$R"
+ln -s "$T/key" "$R/key-link"
+ln -s "$T/pw" "$R/pw-link"
+mkfifo "$R/key-fifo" "$R/pw-fifo"
+cp "$T/key" "$R/their-key" && chown 65534 "$R/their-key"
+expect read-key-link 1 'symbolic link' -- "$BIN" list --store "$T/store" --key "$R/key-link"
+expect read-key-fifo 1 'not a regular file' -- timeout 10 "$BIN" list --store "$T/store" --key "$R/key-fifo"
+expect read-key-owner 1 'owned by uid 65534' -- "$BIN" list --store "$T/store" --key "$R/their-key"
+expect read-pw-link 1 'symbolic link' -- "$BIN" show --file "$T/invite-1.txt" --password-file "$R/pw-link"
+expect read-pw-fifo 1 'not a regular file' -- timeout 10 "$BIN" show --file "$T/invite-1.txt" --password-file "$R/pw-fifo"
+head -c 1000 /dev/zero | tr '\0' p >"$R/pw-1000" && chmod 600 "$R/pw-1000"
+head -c 1024 /dev/zero | tr '\0' p >"$R/pw-1024" && chmod 600 "$R/pw-1024"
+expect long-pw-create 0 '1 invitation\(s\) added' -- "$BIN" create --store "$R/store" --key "$T/key" \
+	--server 192.0.2.1 --port 4433 --tunnel-net 10.9.0.0/24 --count 1 \
+	--password-file "$R/pw-1000" --out-dir "$R/texts"
+expect long-pw-show 0 'tunnel: +10\.9\.0\.2/24' -- "$BIN" show --file "$R/texts/invite-1.txt" --password-file "$R/pw-1000"
+expect long-pw-cut 1 'wrong password' -- sh -c "head -c 255 '$R/pw-1000' >'$R/pw-255' && chmod 600 '$R/pw-255' && '$BIN' show --file '$R/texts/invite-1.txt' --password-file '$R/pw-255'"
+expect too-long-pw 1 'longer than 1023 bytes' -- "$BIN" show --file "$R/texts/invite-1.txt" --password-file "$R/pw-1024"
+expect shared-pw-warns 0 'others can read this password' -- "$BIN" show --file "$T/invite-1.txt" --password-file "$T/pw"
 expect help 0 'keygen --out KEY' -- "$BIN" --help
 expect unknown-command 2 'unknown command' -- "$BIN" frobnicate
 echo "$pass passed, $fail failed"

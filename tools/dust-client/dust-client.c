@@ -31,6 +31,7 @@
 
 #include "dust.h"
 #include "inner.h"
+#include "password.h"
 #include "policy.h"
 #include "gaps.h"
 #include "quic.h"
@@ -421,57 +422,6 @@ static void chomp(char *s)
 	s[strcspn(s, "\r\n")] = '\0';
 }
 
-static int prompt_password(char *buf, size_t cap)
-{
-	struct termios old, quiet;
-	FILE *tty = fopen("/dev/tty", "r+");
-	int rc = -1;
-
-	if (!tty)
-		return -1;
-	fputs("invitation password: ", tty);
-	fflush(tty);
-	if (tcgetattr(fileno(tty), &old) == 0) {
-		quiet = old;
-		quiet.c_lflag &= ~(tcflag_t)ECHO;
-		tcsetattr(fileno(tty), TCSAFLUSH, &quiet);
-	}
-	if (fgets(buf, (int)cap, tty))
-		rc = 0;
-	tcsetattr(fileno(tty), TCSAFLUSH, &old);
-	fputc('\n', tty);
-	fclose(tty);
-	chomp(buf);
-	return rc;
-}
-
-/* Never from argv: a password there is visible to every user in ps. */
-static int get_password(const struct opts *o, char *buf, size_t cap)
-{
-	const char *env = getenv("DUST_PASSWORD");
-
-	if (o->password_file) {
-		int rc = read_text_file(o->password_file, buf, cap);
-
-		if (rc < 0) {
-			logmsg("cannot read password file %s: %s", o->password_file, strerror(-rc));
-			return -1;
-		}
-		chomp(buf);
-		return 0;
-	}
-	if (env) {
-		snprintf(buf, cap, "%s", env);
-		return 0;
-	}
-	if (prompt_password(buf, cap) < 0) {
-		logmsg(
-		    "no password: give --password-file, set DUST_PASSWORD, or run on a terminal");
-		return -1;
-	}
-	return 0;
-}
-
 /* ---- Invitation and key ------------------------------------------------------------- */
 
 static const char *fmt_time(uint64_t unix_s, char *buf, size_t len)
@@ -507,12 +457,19 @@ static bool invite_was_used(const struct opts *o, const struct dust_invite *inv)
 	char path[4096], hex[33], line[128];
 	bool found = false;
 	FILE *f;
+	int fd;
 
 	used_path(o, path, sizeof(path));
 	used_line(inv, hex);
-	f = fopen(path, "r");
-	if (!f)
+	fd = dust_file_open_private(path);
+	if (fd == -ENOENT)
 		return false;
+	if (fd < 0 || !(f = fdopen(fd, "r"))) {
+		logmsg("warning: cannot read which invitations were used: %s", dust_last_error());
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
 	while (!found && fgets(line, sizeof(line), f)) {
 		chomp(line);
 		found = strcmp(line, hex) == 0;
@@ -530,10 +487,9 @@ static void invite_mark_used(const struct opts *o, const struct dust_invite *inv
 		return;
 	used_path(o, path, sizeof(path));
 	used_line(inv, hex);
-	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	fd = dust_file_append_private(path);
 	if (fd < 0) {
-		logmsg("warning: cannot record use of the invitation in %s: %s", path,
-		       strerror(errno));
+		logmsg("warning: cannot record use of the invitation: %s", dust_last_error());
 		return;
 	}
 	hex[32] = '\n';
@@ -545,7 +501,7 @@ static void invite_mark_used(const struct opts *o, const struct dust_invite *inv
 static int open_invite(struct client *c)
 {
 	const struct opts *o = c->o;
-	char text[4096], pw[1024];
+	char text[4096], pw[DUST_PASSWORD_MAX];
 	int rc;
 
 	if (o->invite_file) {
@@ -557,7 +513,8 @@ static int open_invite(struct client *c)
 	} else {
 		snprintf(text, sizeof(text), "%s", o->invite_text);
 	}
-	if (get_password(o, pw, sizeof(pw)) < 0)
+	/* never from argv: a password there is visible to every user in ps */
+	if (dust_password_read(pw, sizeof(pw), o->password_file, 0) < 0)
 		return EXIT_USAGE;
 	rc = dust_invite_open(&c->inv, text, pw, strlen(pw));
 	sodium_memzero(pw, sizeof(pw));

@@ -294,7 +294,7 @@ static int cmd_create(const struct opts *o)
 	struct dust_identity id;
 	struct dust_ipaddr server, net;
 	struct dust_store *st;
-	char pw[256] = "";
+	char pw[DUST_PASSWORD_MAX] = "";
 	unsigned prefix;
 	uint64_t cursor = 0;
 	struct taken tk = {0};
@@ -413,7 +413,7 @@ static int cmd_show(const struct opts *o)
 {
 	static char text[8192];
 	struct dust_invite inv;
-	char pw[256];
+	char pw[DUST_PASSWORD_MAX];
 	int rc;
 
 	if (o->file) {
@@ -570,7 +570,7 @@ static struct dust_store_entry *find_text(struct dust_store *st, const struct op
 	static char text[8192];
 	struct dust_store_entry *e = NULL;
 	struct dust_invite inv;
-	char pw[256];
+	char pw[DUST_PASSWORD_MAX];
 	FILE *f = fopen(o->file, "r");
 	size_t n;
 	int rc;
