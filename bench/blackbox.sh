@@ -9,6 +9,7 @@
 # usage: bench/blackbox.sh [BUILD_DIR] [OUT_DIR]
 #        env SIZES="64 1400" SECS=2 STEPS=5 LOSS=0 GEN_CPU=0 GW_CPU=1
 set -eu
+. "$(dirname "$0")/../test/e2e/harness.sh" # dust_store, gw_conf_memif, memif_vdevs
 BUILD=$(realpath "${1:-build}")
 OUT=$(realpath -m "${2:-$(mktemp -d /tmp/dust-blackbox.XXXXXX)}")
 SIZES=${SIZES:-64 1400}
@@ -28,25 +29,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$BUILD/tools/dust-invite/dust-invite" keygen --out server.key >/dev/null
-"$BUILD/tools/dust-invite/dust-invite" create --store inv.store --key server.key \
-	--server 10.0.0.1 --port 4433 --tunnel-net 10.9.0.0/16 --count 64 --store-only >/dev/null
-cat >gw.conf <<CONF
-[gateway]
-ipv4 = 10.0.0.1
-udp_port = 4433
-key_file = server.key
-store = inv.store
-[ports]
-net = net_memif0
-delivery = net_memif1
-queues = 1
-mbufs = 32767
-CONF
-memif() {
-	echo "--vdev net_memif0,role=$1,socket=$OUT/net.sock,socket-abstract=no,rsize=12" \
-		"--vdev net_memif1,role=$1,socket=$OUT/dlv.sock,socket-abstract=no,rsize=12"
-}
+dust_store "$BUILD/tools/dust-invite/dust-invite" 64
+gw_conf_memif inv.store "queues = 1" "mbufs = 32767" >gw.conf
+memif() { memif_vdevs "$1" "$OUT" 12; }
 eal_gen="--lcores 0@$GEN_CPU --no-huge -m 1024 --no-pci --log-level=lib.eal:warning"
 # One dustgw per dust-gen run, leaving first (--exit-on-idle) while dust-gen
 # lingers without polling: a memif peer that leaves under a poller can crash it.

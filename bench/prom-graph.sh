@@ -11,6 +11,7 @@
 # usage: bench/prom-graph.sh [BUILD_DIR] [OUT_DIR]   (root; Debian prometheus, gnuplot-nox)
 # env: CLIENTS=32 SIZE=512 SECS=4 STEPS=4
 set -eu
+. "$(dirname "$0")/../test/e2e/harness.sh" # dust_store, gw_conf_memif, memif_vdevs
 BUILD=$(realpath "${1:-build}")
 OUT=$(realpath -m "${2:-$(mktemp -d /tmp/dust-prom-graph.XXXXXX)}")
 CLIENTS=${CLIENTS:-32}
@@ -35,22 +36,9 @@ trap cleanup EXIT
 port() { $PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 GWP=$(port) GENP=$(port) PP=$(port)
 
-"$BUILD/tools/dust-invite/dust-invite" keygen --out server.key >/dev/null
-"$BUILD/tools/dust-invite/dust-invite" create --store inv.store --key server.key \
-	--server 10.0.0.1 --port 4433 --tunnel-net 10.9.0.0/16 --count "$CLIENTS" --store-only >/dev/null
-cat >gw.conf <<CONF
-[gateway]
-ipv4 = 10.0.0.1
-udp_port = 4433
-key_file = server.key
-store = inv.store
-[ports]
-net = net_memif0
-delivery = net_memif1
-mbufs = 32767
-[telemetry]
-prometheus = 127.0.0.1:$GWP
-CONF
+dust_store "$BUILD/tools/dust-invite/dust-invite" "$CLIENTS"
+gw_conf_memif inv.store "mbufs = 32767" "[telemetry]" \
+	"prometheus = 127.0.0.1:$GWP" >gw.conf
 cat >prometheus.yml <<YML
 global: {scrape_interval: 1s, evaluation_interval: 1s}
 scrape_configs:
@@ -62,10 +50,7 @@ YML
 prometheus --config.file=prometheus.yml --storage.tsdb.path=tsdb \
 	--web.listen-address="127.0.0.1:$PP" >prometheus.log 2>&1 &
 PROM=$!
-memif() {
-	echo "--vdev net_memif0,role=$1,socket=$OUT/net.sock,socket-abstract=no,rsize=12" \
-		"--vdev net_memif1,role=$1,socket=$OUT/dlv.sock,socket-abstract=no,rsize=12"
-}
+memif() { memif_vdevs "$1" "$OUT" 12; }
 # shellcheck disable=SC2046
 "$BUILD/app/dustgw/dustgw" --lcores 0@0,1@1 --no-huge -m 1024 --no-pci --file-prefix "$PREFIX-gw" \
 	$(memif server) -- --config gw.conf >gw.summary 2>gw.log &

@@ -27,6 +27,7 @@
 #       the rate is PPS each way)
 # Exits 0 on PASS; the CI runs SECS=60 at a low fixed rate (test gw-soak).
 set -eu
+. "$(dirname "$0")/../test/e2e/harness.sh" # dust_store, gw_conf_memif, memif_vdevs
 BUILD=$(realpath "${1:-build}")
 OUT=$(realpath -m "${2:-$(mktemp -d /tmp/dust-soak.XXXXXX)}")
 SECS=${SECS:-600}
@@ -57,30 +58,12 @@ fail() {
 	exit 1
 }
 
-"$BUILD/tools/dust-invite/dust-invite" keygen --out server.key >/dev/null
-"$BUILD/tools/dust-invite/dust-invite" create --store inv.store --key server.key \
-	--server 10.0.0.1 --port 4433 --tunnel-net 10.9.0.0/16 --count "$CLIENTS" \
-	--store-only >/dev/null
+dust_store "$BUILD/tools/dust-invite/dust-invite" "$CLIENTS"
 conf() { # conf STORE: the gateway's configuration (idle expiry IDLE_TIMEOUT s)
-	cat <<CONF
-[gateway]
-ipv4 = 10.0.0.1
-udp_port = 4433
-key_file = server.key
-store = $1
-[ports]
-net = net_memif0
-delivery = net_memif1
-queues = 1
-[sessions]
-max_per_lcore = $((CLIENTS + 64))
-idle_timeout_s = $IDLE_TIMEOUT
-CONF
+	gw_conf_memif "$1" "queues = 1" "[sessions]" "max_per_lcore = $((CLIENTS + 64))" \
+		"idle_timeout_s = $IDLE_TIMEOUT"
 }
-memif() {
-	echo "--vdev net_memif0,role=$1,socket=$OUT/net.sock,socket-abstract=no,rsize=$RSIZE" \
-		"--vdev net_memif1,role=$1,socket=$OUT/dlv.sock,socket-abstract=no,rsize=$RSIZE"
-}
+memif() { memif_vdevs "$1" "$OUT" "$RSIZE"; }
 # gw NAME: start dustgw on NAME.conf. gen stops it (SIGTERM: its summary and
 # stats) once dust-gen's JSON is whole, i.e. right after dust-gen's drain,
 # before any session still up can reach its idle expiry, and while dust-gen

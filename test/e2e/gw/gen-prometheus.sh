@@ -15,21 +15,8 @@ command -v promtool >/dev/null || fail "no promtool (package prometheus: tools/b
 command -v curl >/dev/null || fail "no curl"
 
 make_store 8
-cat >gw.conf <<CONF
-[gateway]
-ipv4 = 10.0.0.1
-udp_port = 4433
-key_file = server.key
-store = inv.store
-[ports]
-net = net_memif0
-delivery = net_memif1
-queues = 1
-CONF
-memif() {
-	echo "--vdev net_memif0,role=$1,socket=$WORK/net.sock,socket-abstract=no,rsize=14" \
-		"--vdev net_memif1,role=$1,socket=$WORK/dlv.sock,socket-abstract=no,rsize=14"
-}
+gw_conf_memif inv.store "queues = 1" >gw.conf
+memif() { memif_vdevs "$1" "$WORK"; }
 GW=
 GEN=
 HOLD=

@@ -31,22 +31,9 @@ set -- "$1" "$1" "$3" "$4"
 . "$(dirname "$0")/lib.sh"
 
 make_store 24
-cat >gw.conf <<CONF
-[gateway]
-ipv4 = 10.0.0.1
-udp_port = 4433
-key_file = server.key
-store = inv.store
-[ports]
-net = net_memif0
-delivery = net_memif1
-queues = 1
-CONF
+gw_conf_memif inv.store "queues = 1" >gw.conf
 sed 's/^queues = 1$/queues = 2/' gw.conf >gw2.conf
-memif() { # memif ROLE [LOG2_RING]: two vdevs, one socket per pair, in the work directory
-	echo "--vdev net_memif0,role=$1,socket=$WORK/net.sock,socket-abstract=no,rsize=${2:-14}" \
-		"--vdev net_memif1,role=$1,socket=$WORK/dlv.sock,socket-abstract=no,rsize=${2:-14}"
-}
+memif() { memif_vdevs "$1" "$WORK" "${2:-14}"; } # memif ROLE [LOG2_RING]
 GW=
 GEN=
 cleanup_gen() {

@@ -18,10 +18,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
+. "$HERE/../harness.sh" # fail, dust_store, gw_conf_memif, memif_vdevs
 
 # lcore map for the main lcore plus N workers, on whatever CPUs exist.
 lcores() {
@@ -36,9 +33,7 @@ lcores() {
 
 # identity + COUNT invitations for 10.0.0.1:4433 (no passwords: store only)
 make_store() {
-	"$INVITE" keygen --out server.key >/dev/null
-	"$INVITE" create --store inv.store --key server.key --server 10.0.0.1 --port 4433 \
-		--tunnel-net 10.9.0.0/16 --count "$1" --store-only >/dev/null
+	dust_store "$INVITE" "$1"
 }
 
 # write gw.conf: QUEUES [extra lines for [runtime]]

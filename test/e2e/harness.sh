@@ -1,0 +1,42 @@
+# Shell harness shared by the gateway tests and the bench scripts (sourced,
+# not run). Plain functions with their inputs as arguments: no argument
+# parsing, no directory changes and no traps of its own, so a script keeps
+# its own layout and cleanup. Everything writes into the current directory.
+#   . test/e2e/harness.sh   (or from a script: . "$(dirname "$0")/../harness.sh")
+
+# fail MESSAGE...: the test's verdict, on stderr, and exit 1
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+# dust_store DUST_INVITE COUNT [create options...]: a server identity
+# (server.key) and COUNT store-only invitations for 10.0.0.1:4433 (inv.store)
+dust_store() {
+	_inv=$1 _n=$2
+	shift 2
+	"$_inv" keygen --out server.key >/dev/null
+	"$_inv" create --store inv.store --key server.key --server 10.0.0.1 --port 4433 \
+		--tunnel-net 10.9.0.0/16 --count "$_n" --store-only "$@" >/dev/null
+}
+
+# gw_conf_memif STORE [LINE...]: on stdout, a dustgw configuration for
+# dust_store's identity and STORE on a memif pair (net_memif0 = net,
+# net_memif1 = delivery), each LINE appended after [ports] (port lines, or a
+# new [section] and its lines)
+gw_conf_memif() {
+	printf '[gateway]\nipv4 = 10.0.0.1\nudp_port = 4433\n'
+	printf 'key_file = server.key\nstore = %s\n' "$1"
+	printf '[ports]\nnet = net_memif0\ndelivery = net_memif1\n'
+	shift
+	for _l in "$@"; do
+		echo "$_l"
+	done
+}
+
+# memif_vdevs ROLE DIR [LOG2_RING]: the two memif vdevs of gw_conf_memif, one
+# socket per pair in DIR (server: dustgw, client: dust-gen), rings 2^LOG2_RING
+memif_vdevs() {
+	echo "--vdev net_memif0,role=$1,socket=$2/net.sock,socket-abstract=no,rsize=${3:-14}" \
+		"--vdev net_memif1,role=$1,socket=$2/dlv.sock,socket-abstract=no,rsize=${3:-14}"
+}
