@@ -472,7 +472,7 @@ static void main_store(struct dgw *gw, const struct dgw_msg *m, struct persist_b
 		dust_store_persist_fresh(st, e);
 		return;
 	}
-	if (dust_store_is_remote(st)) {
+	if (strcmp(dust_store_backend(st), "etcd") == 0) { /* until the file store polls too */
 		main_submit(gw, m, e);
 		return;
 	}

@@ -619,8 +619,12 @@ struct dust_store_outcome {
 	uint32_t idx, cookie;
 	enum dust_drop drop;
 };
-/** True for an etcd store: bindings through submit/poll, not write/sync. */
-bool dust_store_is_remote(const struct dust_store *st);
+/**
+ * The store's backend, "file" or "etcd" (SPEC §7): whether it keeps files
+ * beside its path (the journal) or lives on a cluster. For displays and
+ * checks only; the interface is the same for both.
+ */
+const char *dust_store_backend(const struct dust_store *st);
 /** Queue e's pending binding; cookie comes back with its outcome. -ENOBUFS: queue full. */
 DUST_MUST_CHECK int dust_store_persist_submit(struct dust_store *st, struct dust_store_entry *e,
                                               uint32_t cookie);

@@ -80,7 +80,45 @@ struct file_mark {
 #define RUN_MARK_OPEN  "O 00000000000000000000000000000000 - - "
 #define RUN_MARK_CLOSE "C 00000000000000000000000000000000 - - "
 
+/*
+ * What the two backends (SPEC §7) do differently: the file store (the
+ * invitations file and the journal, this file) and the etcd store (the glue
+ * at the end of this file; store_etcd.c does the network). Entries, the
+ * indexes and a commit's checks in memory are shared. Every operation is
+ * called only on a store its open succeeded for, except close and discard.
+ */
+struct store_ops {
+	const char *name; /* dust_store_backend() */
+	/* Load everything (and migrate when plain_ok); 0 or -errno. */
+	int (*open)(struct dust_store *st, int flags);
+	/* What other processes wrote since: entries changed, or -errno. */
+	int (*follow)(struct dust_store *st);
+	/* Writers: dust_store_lock, _save and _revoke, after the read-only check. */
+	int (*lock)(struct dust_store *st);
+	int (*save)(struct dust_store *st);
+	int (*revoke)(struct dust_store *st, struct dust_store_entry *e, uint64_t now_s);
+	int (*run_begin)(struct dust_store *st, bool *was_clean);
+	/* An accepted intro's freshness, best effort (a snapshot of the entry). */
+	void (*fresh)(struct dust_store *st, const struct dust_store_entry *snap);
+	/* The asynchronous commit of a first use (dust_store_persist_submit/_poll). */
+	int (*submit)(struct dust_store *st, struct dust_store_entry *e, uint32_t cookie);
+	unsigned (*poll)(struct dust_store *st, struct dust_store_outcome *out, unsigned max);
+	/* Records refused beyond those counted in st->refused. */
+	uint64_t (*refused)(const struct dust_store *st);
+	int64_t (*revision)(const struct dust_store *st);
+	/* Remove the store's files when nothing was ever written; before close. */
+	void (*discard)(struct dust_store *st);
+	/* Let go of the backend's own resources (its threads stop first). */
+	void (*close)(struct dust_store *st);
+	/*
+	 * Commits are cluster-wide: always deferred, and a returning client's
+	 * freshness commits before its answer too.
+	 */
+	bool cluster;
+};
+
 struct dust_store {
+	const struct store_ops *ops;
 	char *path;
 	char *journal_path;
 	char *lock_path;
@@ -1413,8 +1451,6 @@ static int load_invites_file(struct dust_store *st, int flags, bool merge)
 
 /* ---- writing the invitations file --------------------------------------------- */
 
-static int store_etcd_save(struct dust_store *st);
-
 /* Rewrite the invitations file from memory; only with LOCK_INVITES held. */
 static int invites_write(struct dust_store *st)
 {
@@ -1474,13 +1510,11 @@ static int invites_merge(struct dust_store *st)
 	return rc < 0 ? rc : 0;
 }
 
-DUST_EXPORT int dust_store_lock(struct dust_store *st)
+static int file_lock(struct dust_store *st)
 {
 	int rc;
 
-	if (st->readonly)
-		return dust_fail(EROFS, "%s: store opened read-only", st->path);
-	if (st->etcd || st->invites_locked)
+	if (st->invites_locked)
 		return 0;
 	if ((rc = lock_take(st, LOCK_INVITES, -1)) != 0)
 		return rc;
@@ -1488,6 +1522,13 @@ DUST_EXPORT int dust_store_lock(struct dust_store *st)
 	if ((rc = invites_merge(st)) != 0)
 		dust_store_unlock(st);
 	return rc;
+}
+
+DUST_EXPORT int dust_store_lock(struct dust_store *st)
+{
+	if (st->readonly)
+		return dust_fail(EROFS, "%s: store opened read-only", st->path);
+	return st->ops->lock(st);
 }
 
 DUST_EXPORT void dust_store_unlock(struct dust_store *st)
@@ -1502,21 +1543,24 @@ DUST_EXPORT void dust_store_unlock(struct dust_store *st)
  * Under LOCK_INVITES, so that two writers never both rewrite the file from
  * what each read before the other's save (each one's invitations lost).
  */
-DUST_EXPORT int dust_store_save(struct dust_store *st)
+static int file_save(struct dust_store *st)
 {
 	bool held = st->invites_locked;
 	int rc;
 
-	if (st->readonly)
-		return dust_fail(EROFS, "%s: store opened read-only", st->path);
-	if (st->etcd)
-		return store_etcd_save(st);
-	if (!held && (rc = dust_store_lock(st)) != 0)
+	if (!held && (rc = file_lock(st)) != 0)
 		return rc;
 	rc = invites_write(st);
 	if (!held)
 		dust_store_unlock(st);
 	return rc;
+}
+
+DUST_EXPORT int dust_store_save(struct dust_store *st)
+{
+	if (st->readonly)
+		return dust_fail(EROFS, "%s: store opened read-only", st->path);
+	return st->ops->save(st);
 }
 
 /* ---- reload, open / close ------------------------------------------------------ */
@@ -1541,18 +1585,13 @@ static int orphans_apply(struct dust_store *st)
 	return changed;
 }
 
-static int store_etcd_follow(struct dust_store *st);
-
-DUST_EXPORT int dust_store_reload(struct dust_store *st)
+/* The invitations file if another process rewrote it, then the journal's new lines. */
+static int file_follow(struct dust_store *st)
 {
 	struct stat sb;
 	int rc, changed = 0;
 
-	if (st->etcd) {
-		if ((rc = store_etcd_follow(st)) < 0)
-			return rc;
-		changed += rc;
-	} else if (stat(st->path, &sb) == 0 && !mark_same(&st->invites_mark, &sb)) {
+	if (stat(st->path, &sb) == 0 && !mark_same(&st->invites_mark, &sb)) {
 		rc = load_invites_file(st, 0, true);
 		if (rc < 0)
 			return rc;
@@ -1564,6 +1603,15 @@ DUST_EXPORT int dust_store_reload(struct dust_store *st)
 			return rc;
 		changed += rc;
 	}
+	return changed;
+}
+
+DUST_EXPORT int dust_store_reload(struct dust_store *st)
+{
+	int changed = st->ops->follow(st);
+
+	if (changed < 0)
+		return changed;
 	changed += orphans_apply(st);
 	if (changed > 0)
 		__atomic_store_n(&st->gen, st->gen + 1, __ATOMIC_RELAXED); /* telemetry reads it */
@@ -1575,8 +1623,6 @@ DUST_EXPORT uint64_t dust_store_generation(const struct dust_store *st)
 	return __atomic_load_n(&st->gen, __ATOMIC_RELAXED);
 }
 
-static int store_etcd_open(struct dust_store *st);
-
 /*
  * A pre-sealing store read with DUST_STORE_MIGRATE, rewritten sealed: the
  * journal first (compacted), then the invitations file, each by rename, so
@@ -1584,17 +1630,10 @@ static int store_etcd_open(struct dust_store *st);
  * with the store, so that no process writes a plaintext record meanwhile
  * nor reads the new format with an old binary.
  */
-static int store_etcd_migrate(struct dust_store *st);
-
-static int store_migrate(struct dust_store *st)
+static int file_migrate(struct dust_store *st)
 {
 	int rc;
 
-	if (st->etcd) { /* no lock to tell: the operator stops the gateways (README) */
-		rc = store_etcd_migrate(st);
-		st->plain_ok = false;
-		return rc;
-	}
 	if (flock(st->journal_fd, LOCK_EX | LOCK_NB) != 0)
 		return dust_fail(
 		    EBUSY, "%s: in use by another process; stop the gateways to migrate", st->path);
@@ -1602,20 +1641,39 @@ static int store_migrate(struct dust_store *st)
 	if (flock(st->journal_fd, LOCK_SH) != 0 && !rc)
 		rc = dust_fail(errno, "%s: flock: %s", st->journal_path, strerror(errno));
 	if (!rc)
-		rc = dust_store_save(st);
+		rc = file_save(st);
 	st->plain_ok = false;
 	return rc;
 }
 
 DUST_EXPORT uint64_t dust_store_refused(const struct dust_store *st)
 {
-	uint64_t n = __atomic_load_n(&st->refused, __ATOMIC_RELAXED);
-
-#ifdef DUST_HAVE_ETCD
-	n += etcd_refused(st->etcd); /* b/ and t/ values its request thread read back */
-#endif
-	return n;
+	return __atomic_load_n(&st->refused, __ATOMIC_RELAXED) + st->ops->refused(st);
 }
+
+/* Invitations file, then journal; with the journal's flock from here on. */
+static int file_open(struct dust_store *st, int flags)
+{
+	int rc = st->readonly ? 0 : lock_open(st);
+
+	if (!rc)
+		rc = load_invites_file(st, flags, false);
+	if (rc > 0)
+		rc = 0;
+	if (!rc)
+		rc = st->readonly ? journal_load_readonly(st) : journal_open(st);
+	if (!rc && st->plain_ok)
+		rc = file_migrate(st);
+	/* with the journal's flock: nobody removes the lock file from now on */
+	if (!rc && !st->readonly && !same_file(st->lock_fd, st->lock_path))
+		rc = lock_open(st);
+	/* grown while nobody compacted (an older binary): a failure leaves it as it is */
+	if (!rc && !st->readonly)
+		journal_compact_due(st);
+	return rc;
+}
+
+static const struct store_ops file_ops, etcd_ops;
 
 DUST_EXPORT struct dust_store *dust_store_open(const char *path, int flags,
                                                const struct dust_identity *server)
@@ -1632,6 +1690,7 @@ DUST_EXPORT struct dust_store *dust_store_open(const char *path, int flags,
 		dust_fail(ENOMEM, "out of memory");
 		return NULL;
 	}
+	st->ops = etcd_is_url(path) ? &etcd_ops : &file_ops;
 	dust_store_key_derive(st->skey, server->sk);
 	(void)sodium_mlock(st->skey, sizeof(st->skey));
 	st->plain_ok = (flags & DUST_STORE_MIGRATE) && !(flags & DUST_STORE_READONLY);
@@ -1647,27 +1706,7 @@ DUST_EXPORT struct dust_store *dust_store_open(const char *path, int flags,
 		goto err_free;
 	}
 	st->readonly = (flags & DUST_STORE_READONLY) != 0;
-	if (etcd_is_url(path)) {
-		rc = store_etcd_open(st);
-		if (!rc && st->plain_ok)
-			rc = store_migrate(st);
-	} else {
-		rc = st->readonly ? 0 : lock_open(st);
-		if (!rc)
-			rc = load_invites_file(st, flags, false);
-		if (rc > 0)
-			rc = 0;
-		if (!rc)
-			rc = st->readonly ? journal_load_readonly(st) : journal_open(st);
-		if (!rc && st->plain_ok)
-			rc = store_migrate(st);
-		/* with the journal's flock: nobody removes the lock file from now on */
-		if (!rc && !st->readonly && !same_file(st->lock_fd, st->lock_path))
-			rc = lock_open(st);
-		/* grown while nobody compacted (an older binary): a failure leaves it as it is */
-		if (!rc && !st->readonly)
-			journal_compact_due(st);
-	}
+	rc = st->ops->open(st, flags);
 	if (rc > 0)
 		rc = 0;
 	if (!rc && dust_store_tick(st, (uint64_t)time(NULL)) < 0)
@@ -1688,21 +1727,7 @@ DUST_EXPORT void dust_store_close(struct dust_store *st)
 {
 	if (!st)
 		return;
-#ifdef DUST_HAVE_ETCD
-	etcd_close(st->etcd); /* its threads stop before the entries go */
-#endif
-	if (st->journal_fd >= 0) {
-		/* everything this run wrote is synced by the C record's own sync */
-		if (st->marked)
-			(void)journal_append(st, RUN_MARK_CLOSE, true);
-		else
-			(void)fdatasync(st->journal_fd);
-		close(st->journal_fd); /* drops the flock */
-	}
-	if (st->journal_old_fd >= 0)
-		close(st->journal_old_fd);
-	if (st->lock_fd >= 0)
-		close(st->lock_fd); /* drops its locks */
+	st->ops->close(st); /* etcd: its threads stop before the entries go */
 	for (size_t k = 0; k < (st->cap >> CHUNK_SHIFT); k++) {
 		sodium_munlock(st->chunk[k], CHUNK_LEN * sizeof(struct dust_store_entry));
 		free(st->chunk[k]); /* munlock also zeroes */
@@ -1720,13 +1745,34 @@ DUST_EXPORT void dust_store_close(struct dust_store *st)
 	free(st);
 }
 
+static void file_close(struct dust_store *st)
+{
+	if (st->journal_fd >= 0) {
+		/* everything this run wrote is synced by the C record's own sync */
+		if (st->marked)
+			(void)journal_append(st, RUN_MARK_CLOSE, true);
+		else
+			(void)fdatasync(st->journal_fd);
+		close(st->journal_fd); /* drops the flock */
+	}
+	if (st->journal_old_fd >= 0)
+		close(st->journal_old_fd);
+	if (st->lock_fd >= 0)
+		close(st->lock_fd); /* drops its locks */
+}
+
 DUST_EXPORT int dust_store_run_begin(struct dust_store *st, bool *was_clean)
+{
+	*was_clean = false;
+	return st->readonly ? 0 : st->ops->run_begin(st, was_clean);
+}
+
+static int file_run_begin(struct dust_store *st, bool *was_clean)
 {
 	int rc;
 
-	*was_clean = false;
-	if (st->etcd || st->readonly || st->journal_fd < 0)
-		return 0; /* etcd: freshness writes in flight at a crash are lost; no marker */
+	if (st->journal_fd < 0)
+		return 0;
 	pthread_mutex_lock(&st->lock);
 	*was_clean = !st->dirty;
 	rc = journal_append(st, RUN_MARK_OPEN, true);
@@ -1741,12 +1787,11 @@ DUST_EXPORT int dust_store_run_begin(struct dust_store *st, bool *was_clean)
  * and with both locks, so that nobody is reading or about to write what
  * goes, and a process that opens the store next makes it anew.
  */
-DUST_EXPORT void dust_store_discard(struct dust_store *st)
+static void file_discard(struct dust_store *st)
 {
 	struct stat sb, jb;
 
-	if (st && !st->etcd && !st->readonly && st->journal_fd >= 0 &&
-	    flock(st->journal_fd, LOCK_EX | LOCK_NB) == 0 &&
+	if (!st->readonly && st->journal_fd >= 0 && flock(st->journal_fd, LOCK_EX | LOCK_NB) == 0 &&
 	    lock_take(st, LOCK_INVITES, JOURNAL_WAIT_MS) == 0 &&
 	    lock_take(st, LOCK_JOURNAL, JOURNAL_WAIT_MS) == 0 && stat(st->path, &sb) == 0 &&
 	    sb.st_size == (off_t)sizeof(STORE_MAGIC) && fstat(st->journal_fd, &jb) == 0 &&
@@ -1755,6 +1800,13 @@ DUST_EXPORT void dust_store_discard(struct dust_store *st)
 		unlink(st->journal_path);
 		unlink(st->lock_path);
 	}
+}
+
+DUST_EXPORT void dust_store_discard(struct dust_store *st)
+{
+	if (!st)
+		return;
+	st->ops->discard(st);
 	dust_store_close(st);
 }
 
@@ -1851,7 +1903,7 @@ enum dust_drop dust_store_commit(struct dust_store *st, struct dust_store_entry 
 		/* deferred: a binding not yet durable holds every session of it back */
 		*first_use |= e->bind_pending;
 		/* etcd: a returning client's freshness commits cluster-wide before its answer */
-		if (st->etcd && !st->readonly && !e->bind_pending)
+		if (st->ops->cluster && !st->readonly && !e->bind_pending)
 			e->fresh_pending = 1;
 		*held = e->bind_pending || e->fresh_pending;
 		memcpy(e->static_ss, static_ss, DUST_KEY_BYTES);
@@ -1872,19 +1924,20 @@ DUST_EXPORT struct dust_store_entry *dust_store_find(struct dust_store *st,
 	return find_id(st, id);
 }
 
-static int store_etcd_revoke(struct dust_store *st, struct dust_store_entry *e, uint64_t now_s);
-
 DUST_EXPORT int dust_store_revoke(struct dust_store *st, struct dust_store_entry *e, uint64_t now_s)
+{
+	if (st->readonly)
+		return dust_fail(EROFS, "%s: store opened read-only", st->path);
+	return st->ops->revoke(st, e, now_s);
+}
+
+static int file_revoke(struct dust_store *st, struct dust_store_entry *e, uint64_t now_s)
 {
 	char body[128], idhex[2 * DUST_ID_BYTES + 1];
 	int rc = 0;
 
-	if (st->readonly)
-		return dust_fail(EROFS, "%s: store opened read-only", st->path);
 	sodium_bin2hex(idhex, sizeof(idhex), e->inv.id, DUST_ID_BYTES);
 	snprintf(body, sizeof(body), "R %s %" PRIu64 " - ", idhex, now_s);
-	if (st->etcd)
-		return store_etcd_revoke(st, e, now_s);
 	/* what other processes wrote since we opened: a revocation of theirs is EALREADY */
 	if ((rc = journal_catch_up(st)) < 0)
 		return rc;
@@ -1901,7 +1954,7 @@ DUST_EXPORT int dust_store_revoke(struct dust_store *st, struct dust_store_entry
 
 DUST_EXPORT void dust_store_set_deferred(struct dust_store *st, bool deferred)
 {
-	st->deferred = deferred || st->etcd; /* etcd: every commit goes through a thread */
+	st->deferred = deferred || st->ops->cluster; /* etcd: every commit goes through a thread */
 }
 
 /*
@@ -1922,7 +1975,7 @@ DUST_EXPORT int dust_store_persist_write(struct dust_store *st, struct dust_stor
 	pthread_mutex_unlock(&st->lock);
 	if (!pending || st->readonly)
 		return 0;
-	if (st->etcd)
+	if (st->ops->cluster)
 		return dust_fail(EINVAL, "%s: bindings go through dust_store_persist_submit",
 		                 st->path);
 	sodium_bin2hex(idhex, sizeof(idhex), e->inv.id, DUST_ID_BYTES);
@@ -1934,7 +1987,7 @@ DUST_EXPORT int dust_store_sync(struct dust_store *st)
 {
 	int rc = 0;
 
-	if (st->etcd || st->journal_fd < 0)
+	if (st->journal_fd < 0)
 		return 0;
 	/* a file that a compaction replaced since: its copy of our records is synced */
 	pthread_mutex_lock(&st->jlock);
@@ -1965,8 +2018,6 @@ DUST_EXPORT void dust_store_persist_done(struct dust_store *st, struct dust_stor
 	pthread_mutex_unlock(&st->lock);
 }
 
-static void store_etcd_fresh(struct dust_store *st, const struct dust_store_entry *snap);
-
 DUST_EXPORT void dust_store_persist_fresh(struct dust_store *st, struct dust_store_entry *e)
 {
 	struct dust_store_entry snap;
@@ -1978,10 +2029,7 @@ DUST_EXPORT void dust_store_persist_fresh(struct dust_store *st, struct dust_sto
 	snap.last_ts_ms = e->last_ts_ms;
 	memcpy(snap.last_nonce, e->last_nonce, DUST_XNONCE_BYTES);
 	pthread_mutex_unlock(&st->lock);
-	if (st->etcd)
-		store_etcd_fresh(st, &snap);
-	else
-		fresh_record(st, &snap);
+	st->ops->fresh(st, &snap);
 	sodium_memzero(&snap, sizeof(snap));
 }
 
@@ -2067,11 +2115,14 @@ static int etcd_rec(void *arg, char kind, const uint8_t id[DUST_ID_BYTES], const
 	return rc ? dust_fail(EINVAL, "%s: corrupt %c record", c->st->path, kind) : 0;
 }
 
-static int store_etcd_open(struct dust_store *st)
+static int store_etcd_migrate(struct dust_store *st);
+
+static int store_etcd_open(struct dust_store *st, int flags)
 {
 	struct rec_ctx c = {.st = st};
 	int rc;
 
+	(void)flags;
 	st->etcd = etcd_open(st->path, st->skey);
 	if (!st->etcd)
 		return -errno;
@@ -2080,7 +2131,14 @@ static int store_etcd_open(struct dust_store *st)
 	st->etcd_saved = st->n;
 	/* b/ and r/ sort before i/: what the load read before its invitation */
 	(void)orphans_apply(st);
-	return rc < 0 ? rc : 0;
+	if (rc < 0)
+		return rc;
+	/* no lock to tell: the operator stops the gateways to migrate (README) */
+	if (st->plain_ok) {
+		rc = store_etcd_migrate(st);
+		st->plain_ok = false;
+	}
+	return rc;
 }
 
 /* One record of an entry put sealed over whatever its key held (migration). */
@@ -2189,14 +2247,11 @@ static void store_etcd_fresh(struct dust_store *st, const struct dust_store_entr
 	(void)etcd_submit(st->etcd, &rq);
 }
 
-DUST_EXPORT int dust_store_persist_submit(struct dust_store *st, struct dust_store_entry *e,
-                                          uint32_t cookie)
+static int store_etcd_submit(struct dust_store *st, struct dust_store_entry *e, uint32_t cookie)
 {
 	struct etcd_req rq = {.kind = 'B', .idx = e->idx, .cookie = cookie};
 	int rc;
 
-	if (!st->etcd || st->readonly)
-		return dust_fail(EINVAL, "%s: not a writable etcd store", st->path);
 	if ((rc = etcd_start(st->etcd)) != 0)
 		return rc;
 	pthread_mutex_lock(&st->lock);
@@ -2259,14 +2314,11 @@ static enum dust_drop outcome_apply(struct dust_store *st, struct dust_store_ent
 	                                   : DUST_DROP_STORE_UNAVAILABLE;
 }
 
-DUST_EXPORT unsigned dust_store_persist_poll(struct dust_store *st, struct dust_store_outcome *out,
-                                             unsigned max)
+static unsigned store_etcd_poll(struct dust_store *st, struct dust_store_outcome *out, unsigned max)
 {
 	struct etcd_res r[64];
 	unsigned n = 0;
 
-	if (!st->etcd)
-		return 0;
 	max = max < (sizeof(r) / sizeof(r[0])) ? max : (sizeof(r) / sizeof(r[0]));
 	n = etcd_results(st->etcd, r, max);
 	for (unsigned i = 0; i < n; i++) {
@@ -2281,65 +2333,144 @@ DUST_EXPORT unsigned dust_store_persist_poll(struct dust_store *st, struct dust_
 	return n;
 }
 
-DUST_EXPORT int64_t dust_store_revision(const struct dust_store *st)
+static int64_t store_etcd_revision(const struct dust_store *st)
 {
-	return st->etcd ? etcd_revision(st->etcd) : -1;
+	return etcd_revision(st->etcd);
+}
+
+/* b/ and t/ values its request threads read back that did not open */
+static uint64_t store_etcd_refused(const struct dust_store *st)
+{
+	return etcd_refused(st->etcd);
+}
+
+static void store_etcd_close(struct dust_store *st)
+{
+	etcd_close(st->etcd);
 }
 #else
-static int store_etcd_open(struct dust_store *st)
+/* No etcd in this build: open fails, so that nothing else is ever called. */
+static int store_etcd_open(struct dust_store *st, int flags)
 {
+	(void)flags;
 	return dust_fail(ENOTSUP, "%s: this build has no etcd support (needs libcurl and jansson)",
 	                 st->path);
 }
 
-static int store_etcd_follow(struct dust_store *st)
+static void store_etcd_close(struct dust_store *st)
 {
-	return store_etcd_open(st);
+	(void)st;
 }
 
-static int store_etcd_migrate(struct dust_store *st)
+#define store_etcd_follow   NULL
+#define store_etcd_save     NULL
+#define store_etcd_revoke   NULL
+#define store_etcd_fresh    NULL
+#define store_etcd_submit   NULL
+#define store_etcd_poll     NULL
+#define store_etcd_refused  NULL
+#define store_etcd_revision NULL
+#endif
+
+/* etcd: the cluster's own writer locks; no marker (freshness in flight at a crash is lost). */
+static int store_etcd_lock(struct dust_store *st)
 {
-	return store_etcd_open(st);
+	(void)st;
+	return 0;
 }
 
-static int store_etcd_save(struct dust_store *st)
+static int store_etcd_run_begin(struct dust_store *st, bool *was_clean)
 {
-	return store_etcd_open(st);
+	(void)st, (void)was_clean;
+	return 0;
 }
 
-static int store_etcd_revoke(struct dust_store *st, struct dust_store_entry *e, uint64_t now_s)
+static void store_etcd_discard(struct dust_store *st)
 {
-	(void)e, (void)now_s;
-	return store_etcd_open(st);
+	(void)st;
 }
 
-static void store_etcd_fresh(struct dust_store *st, const struct dust_store_entry *snap)
-{
-	(void)st, (void)snap;
-}
+static const struct store_ops etcd_ops = {
+    .name = "etcd",
+    .open = store_etcd_open,
+    .follow = store_etcd_follow,
+    .lock = store_etcd_lock,
+    .save = store_etcd_save,
+    .revoke = store_etcd_revoke,
+    .run_begin = store_etcd_run_begin,
+    .fresh = store_etcd_fresh,
+    .submit = store_etcd_submit,
+    .poll = store_etcd_poll,
+    .refused = store_etcd_refused,
+    .revision = store_etcd_revision,
+    .discard = store_etcd_discard,
+    .close = store_etcd_close,
+    .cluster = true,
+};
 
-DUST_EXPORT int dust_store_persist_submit(struct dust_store *st, struct dust_store_entry *e,
-                                          uint32_t cookie)
+/* ---- the file store's operations, and the calls through the table ------------- */
+
+static int file_submit(struct dust_store *st, struct dust_store_entry *e, uint32_t cookie)
 {
 	(void)e, (void)cookie;
-	return store_etcd_open(st);
+	return dust_fail(EINVAL, "%s: not a writable etcd store", st->path);
 }
 
-DUST_EXPORT unsigned dust_store_persist_poll(struct dust_store *st, struct dust_store_outcome *out,
-                                             unsigned max)
+static unsigned file_poll(struct dust_store *st, struct dust_store_outcome *out, unsigned max)
 {
 	(void)st, (void)out, (void)max;
 	return 0;
 }
 
-DUST_EXPORT int64_t dust_store_revision(const struct dust_store *st)
+static uint64_t file_refused(const struct dust_store *st)
+{
+	(void)st;
+	return 0;
+}
+
+static int64_t file_revision(const struct dust_store *st)
 {
 	(void)st;
 	return -1;
 }
-#endif
 
-DUST_EXPORT bool dust_store_is_remote(const struct dust_store *st)
+static const struct store_ops file_ops = {
+    .name = "file",
+    .open = file_open,
+    .follow = file_follow,
+    .lock = file_lock,
+    .save = file_save,
+    .revoke = file_revoke,
+    .run_begin = file_run_begin,
+    .fresh = fresh_record,
+    .submit = file_submit,
+    .poll = file_poll,
+    .refused = file_refused,
+    .revision = file_revision,
+    .discard = file_discard,
+    .close = file_close,
+};
+
+DUST_EXPORT int dust_store_persist_submit(struct dust_store *st, struct dust_store_entry *e,
+                                          uint32_t cookie)
 {
-	return st->etcd != NULL;
+	if (st->readonly)
+		return dust_fail(EROFS, "%s: store opened read-only", st->path);
+	return st->ops->submit(st, e, cookie);
+}
+
+DUST_EXPORT unsigned dust_store_persist_poll(struct dust_store *st, struct dust_store_outcome *out,
+                                             unsigned max)
+{
+	return st->readonly ? 0 : st->ops->poll(st, out, max);
+}
+
+DUST_EXPORT int64_t dust_store_revision(const struct dust_store *st)
+{
+	return st->ops->revision(st);
+}
+
+DUST_EXPORT const char *dust_store_backend(const struct dust_store *st)
+{
+	return st->ops->name;
 }
