@@ -68,6 +68,16 @@ struct record {
 	uint64_t at;                      /* B, R: unix seconds; T: the intro's ts_ms */
 };
 
+/*
+ * A first use the file store wrote at submit and reports at a poll: after
+ * the poll round's one fdatasync (group commit), with drop its outcome.
+ */
+struct file_commit {
+	uint32_t idx, cookie;
+	int rc; /* the write's: a failed one is refused at the round */
+	enum dust_drop drop;
+};
+
 /* What a file looked like when it was last read, to notice a change. */
 struct file_mark {
 	dev_t dev;
@@ -153,6 +163,13 @@ struct dust_store {
 	 * process wrote the O, and closes with a C once everything is synced.
 	 */
 	bool dirty, marked;
+	/*
+	 * The file store's commits (file_submit, file_poll): commits[0, nready)
+	 * synced, their outcomes reported from ready_at on; the rest written,
+	 * waiting for the next round. Only the thread that persists uses them.
+	 */
+	struct file_commit *commits;
+	size_t ncommits, commits_cap, nready, ready_at;
 	/* etcd:// store (SPEC §7.5): no files; etcd_saved entries are in etcd */
 	struct etcd_store *etcd;
 	size_t etcd_saved;
@@ -1733,6 +1750,7 @@ DUST_EXPORT void dust_store_close(struct dust_store *st)
 		free(st->chunk[k]); /* munlock also zeroes */
 	}
 	sodium_munlock(st->skey, sizeof(st->skey)); /* also zeroes */
+	free(st->commits);
 	free(st->orphans);
 	free(st->id_index);
 	free(st->cur);
@@ -1962,7 +1980,7 @@ DUST_EXPORT void dust_store_set_deferred(struct dust_store *st, bool deferred)
  * the write and the fsync need no lock: the store lock is held only to copy
  * the entry's state and to mark the outcome, never across the disk.
  */
-DUST_EXPORT int dust_store_persist_write(struct dust_store *st, struct dust_store_entry *e)
+static int file_write(struct dust_store *st, struct dust_store_entry *e)
 {
 	char body[256], idhex[2 * DUST_ID_BYTES + 1], pkhex[2 * DUST_PK_BYTES + 1];
 	bool pending;
@@ -1973,11 +1991,8 @@ DUST_EXPORT int dust_store_persist_write(struct dust_store *st, struct dust_stor
 	sodium_bin2hex(pkhex, sizeof(pkhex), e->client_pk, DUST_PK_BYTES);
 	at = e->bound_at;
 	pthread_mutex_unlock(&st->lock);
-	if (!pending || st->readonly)
+	if (!pending)
 		return 0;
-	if (st->ops->cluster)
-		return dust_fail(EINVAL, "%s: bindings go through dust_store_persist_submit",
-		                 st->path);
 	sodium_bin2hex(idhex, sizeof(idhex), e->inv.id, DUST_ID_BYTES);
 	snprintf(body, sizeof(body), "B %s %s %" PRIu64 " ", idhex, pkhex, at);
 	return journal_append(st, body, false);
@@ -2004,8 +2019,8 @@ DUST_EXPORT uint64_t dust_store_compactions(const struct dust_store *st)
 	return __atomic_load_n(&st->compactions, __ATOMIC_RELAXED);
 }
 
-DUST_EXPORT void dust_store_persist_done(struct dust_store *st, struct dust_store_entry *e,
-                                         bool durable)
+/* A pending binding made durable, or undone (never durable, never answered). */
+static void persist_done(struct dust_store *st, struct dust_store_entry *e, bool durable)
 {
 	pthread_mutex_lock(&st->lock);
 	if (e->bind_pending && !durable) {
@@ -2410,16 +2425,78 @@ static const struct store_ops etcd_ops = {
 
 /* ---- the file store's operations, and the calls through the table ------------- */
 
-static int file_submit(struct dust_store *st, struct dust_store_entry *e, uint32_t cookie)
+static int commits_grow(struct dust_store *st)
 {
-	(void)e, (void)cookie;
-	return dust_fail(EINVAL, "%s: not a writable etcd store", st->path);
+	size_t cap = st->commits_cap ? 2 * st->commits_cap : 256;
+	struct file_commit *c = realloc(st->commits, cap * sizeof(*c));
+
+	if (!c)
+		return dust_fail(ENOMEM, "out of memory");
+	st->commits = c;
+	st->commits_cap = cap;
+	return 0;
 }
 
+/*
+ * The binding written now, not synced: the next poll's one fdatasync makes
+ * every binding submitted before it durable (group commit). A write that
+ * failed is refused at that poll, as a failed fdatasync refuses them all.
+ */
+static int file_submit(struct dust_store *st, struct dust_store_entry *e, uint32_t cookie)
+{
+	struct file_commit *c;
+
+	if (st->ncommits == st->commits_cap && commits_grow(st) != 0)
+		return -ENOMEM;
+	c = &st->commits[st->ncommits++];
+	c->idx = e->idx;
+	c->cookie = cookie;
+	c->rc = file_write(st, e);
+	return 0;
+}
+
+/* One fdatasync for every commit waiting, then each applied to its entry. */
+static void file_round(struct dust_store *st)
+{
+	int sync = dust_store_sync(st);
+
+	for (size_t i = 0; i < st->ncommits; i++) {
+		struct file_commit *c = &st->commits[i];
+		struct dust_store_entry *e = entry(st, c->idx);
+		bool ok = c->rc == 0 && sync == 0;
+
+		persist_done(st, e, ok);
+		if (ok)
+			dust_store_persist_fresh(st, e); /* as an etcd binding's txn writes it */
+		c->drop = ok ? DUST_OK : DUST_DROP_INTRO_PERSIST;
+	}
+	st->nready = st->ncommits;
+	st->ready_at = 0;
+}
+
+/*
+ * Outcomes of the last round first; once all are out, a new round for what
+ * was submitted since. Never an outcome before its fdatasync returned.
+ */
 static unsigned file_poll(struct dust_store *st, struct dust_store_outcome *out, unsigned max)
 {
-	(void)st, (void)out, (void)max;
-	return 0;
+	unsigned n = 0;
+
+	if (st->ready_at == st->nready) {
+		memmove(st->commits, st->commits + st->nready,
+		        (st->ncommits - st->nready) * sizeof(*st->commits));
+		st->ncommits -= st->nready;
+		st->nready = st->ready_at = 0;
+		if (st->ncommits)
+			file_round(st);
+	}
+	for (; n < max && st->ready_at < st->nready; n++, st->ready_at++) {
+		const struct file_commit *c = &st->commits[st->ready_at];
+
+		out[n] = (struct dust_store_outcome){
+		    .idx = c->idx, .cookie = c->cookie, .drop = c->drop};
+	}
+	return n;
 }
 
 static uint64_t file_refused(const struct dust_store *st)
@@ -2451,12 +2528,18 @@ static const struct store_ops file_ops = {
     .close = file_close,
 };
 
+/* A commit that cannot be queued is undone here: the caller refuses its intro. */
 DUST_EXPORT int dust_store_persist_submit(struct dust_store *st, struct dust_store_entry *e,
                                           uint32_t cookie)
 {
+	int rc;
+
 	if (st->readonly)
 		return dust_fail(EROFS, "%s: store opened read-only", st->path);
-	return st->ops->submit(st, e, cookie);
+	rc = st->ops->submit(st, e, cookie);
+	if (rc)
+		persist_done(st, e, false);
+	return rc;
 }
 
 DUST_EXPORT unsigned dust_store_persist_poll(struct dust_store *st, struct dust_store_outcome *out,

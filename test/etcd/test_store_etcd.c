@@ -480,17 +480,7 @@ static void bench_pipelined(struct gw *g, const struct dust_invite *inv,
 		struct dust_store_entry *e = dust_store_find(g->srv.store, inv[i].id);
 
 		CHECK_EQ(accept_new(g, &inv[i], client, FIX_NOW_MS + n + i, &first), DUST_OK);
-		if (is_etcd(g->srv.store))
-			CHECK_EQ(dust_store_persist_submit(g->srv.store, e, i), 0);
-		else
-			CHECK_EQ(dust_store_persist_write(g->srv.store, e), 0);
-	}
-	if (!is_etcd(g->srv.store)) {
-		CHECK_EQ(dust_store_sync(g->srv.store), 0);
-		for (unsigned i = 0; i < n; i++)
-			dust_store_persist_done(g->srv.store,
-			                        dust_store_find(g->srv.store, inv[i].id), true);
-		done = ok = n;
+		CHECK_EQ(dust_store_persist_submit(g->srv.store, e, i), 0);
 	}
 	while (done < n && mono_ms() - t0 < WAIT_MS) {
 		unsigned k = dust_store_persist_poll(g->srv.store, o, 64);
@@ -539,14 +529,8 @@ static void bench_store(const char *path, const struct dust_identity *server, un
 
 		CHECK_EQ(accept_new(&g, &inv[i], &client, FIX_NOW_MS + i, &first), DUST_OK);
 		clock_gettime(CLOCK_MONOTONIC, &a);
-		if (is_etcd(g.srv.store)) {
-			CHECK_EQ(dust_store_persist_submit(g.srv.store, e, 0), 0);
-			CHECK_EQ(outcome(&g, NULL), DUST_OK);
-		} else {
-			CHECK_EQ(dust_store_persist_write(g.srv.store, e), 0);
-			CHECK_EQ(dust_store_sync(g.srv.store), 0);
-			dust_store_persist_done(g.srv.store, e, true);
-		}
+		CHECK_EQ(dust_store_persist_submit(g.srv.store, e, 0), 0);
+		CHECK_EQ(outcome(&g, NULL), DUST_OK);
 		clock_gettime(CLOCK_MONOTONIC, &b);
 		lat[i] = (uint64_t)((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec));
 	}
