@@ -8,7 +8,9 @@
  * and its neighbours to entries. A running gateway merges what dust-invite
  * adds or revokes (dust_store_reload); entries never move, so lookups on
  * other threads need no lock. Processes writing one store exclude each
- * other with byte-range locks on <path>.lock (lock_take).
+ * other with byte-range locks on <path>.lock (lock_take). What differs
+ * between this file backend and etcd's (store_etcd_ops.c) goes through
+ * struct store_ops (store_pvt.h, SPEC §7.7).
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -25,16 +27,12 @@
 #include "dust_pvt.h"
 #include "fileio.h"
 #include "store_etcd.h"
+#include "store_pvt.h"
 
 #define STORE_MAGIC  "# dust invitation store v3 sealed"
 #define STORE_MAGIC2 "# dust invitation store v2" /* before sealing: dust-invite migrate */
-#define LINE_MAX_LEN 1024
 #define EMPTY_SLOT   UINT32_MAX
-/* Entries live in chunks that never move: 4096 chunks of 1024, 4M invitations. */
-#define CHUNK_SHIFT 10
-#define CHUNK_LEN   (1u << CHUNK_SHIFT)
-#define CHUNKS_MAX  4096
-#define CHUNK_BYTES (CHUNK_LEN * sizeof(struct dust_store_entry))
+#define CHUNK_BYTES  (CHUNK_LEN * sizeof(struct dust_store_entry))
 /* The byte-range locks of <store>.lock, and how long an append waits for its lock. */
 enum { LOCK_INVITES = 0, LOCK_JOURNAL = 1, LOCK_COMPACT = 2 };
 /*
@@ -46,137 +44,6 @@ enum { LOCK_INVITES = 0, LOCK_JOURNAL = 1, LOCK_COMPACT = 2 };
 #define COMPACT_SLACK   ((off_t)128 * 1024)
 #define LINE_EST        256 /* a sealed line's length, about: B 290, T 260, R 160 */
 #define JOURNAL_WAIT_MS 2000
-
-struct tag_slot {
-	uint8_t tag[DUST_TAG_BYTES];
-	uint32_t idx;
-};
-
-struct tag_index {
-	uint64_t epoch;
-	size_t nent;
-	uint32_t mask;
-	struct tag_slot slots[];
-};
-
-/* One journal record: B binding, T freshness, R revocation. */
-struct record {
-	char kind;
-	uint8_t id[DUST_ID_BYTES];
-	uint8_t pk[DUST_PK_BYTES];        /* B: the client's key */
-	uint8_t nonce[DUST_XNONCE_BYTES]; /* T: the newest intro's nonce */
-	uint64_t at;                      /* B, R: unix seconds; T: the intro's ts_ms */
-};
-
-/*
- * A first use the file store wrote at submit and reports at a poll: after
- * the poll round's one fdatasync (group commit), with drop its outcome.
- */
-struct file_commit {
-	uint32_t idx, cookie;
-	int rc; /* the write's: a failed one is refused at the round */
-	enum dust_drop drop;
-};
-
-/* What a file looked like when it was last read, to notice a change. */
-struct file_mark {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
-};
-
-/* The journal's run markers (SPEC §7): a server started (O), it closed synced (C). */
-#define RUN_MARK_OPEN  "O 00000000000000000000000000000000 - - "
-#define RUN_MARK_CLOSE "C 00000000000000000000000000000000 - - "
-
-/*
- * What the two backends (SPEC §7) do differently: the file store (the
- * invitations file and the journal, this file) and the etcd store (the glue
- * at the end of this file; store_etcd.c does the network). Entries, the
- * indexes and a commit's checks in memory are shared. Every operation is
- * called only on a store its open succeeded for, except close and discard.
- */
-struct store_ops {
-	const char *name; /* dust_store_backend() */
-	/* Load everything (and migrate when plain_ok); 0 or -errno. */
-	int (*open)(struct dust_store *st, int flags);
-	/* What other processes wrote since: entries changed, or -errno. */
-	int (*follow)(struct dust_store *st);
-	/* Writers: dust_store_lock, _save and _revoke, after the read-only check. */
-	int (*lock)(struct dust_store *st);
-	int (*save)(struct dust_store *st);
-	int (*revoke)(struct dust_store *st, struct dust_store_entry *e, uint64_t now_s);
-	int (*run_begin)(struct dust_store *st, bool *was_clean);
-	/* An accepted intro's freshness, best effort (a snapshot of the entry). */
-	void (*fresh)(struct dust_store *st, const struct dust_store_entry *snap);
-	/* The asynchronous commit of a first use (dust_store_persist_submit/_poll). */
-	int (*submit)(struct dust_store *st, struct dust_store_entry *e, uint32_t cookie);
-	unsigned (*poll)(struct dust_store *st, struct dust_store_outcome *out, unsigned max);
-	/* Records refused beyond those counted in st->refused. */
-	uint64_t (*refused)(const struct dust_store *st);
-	int64_t (*revision)(const struct dust_store *st);
-	/* Remove the store's files when nothing was ever written; before close. */
-	void (*discard)(struct dust_store *st);
-	/* Let go of the backend's own resources (its threads stop first). */
-	void (*close)(struct dust_store *st);
-	/*
-	 * Commits are cluster-wide: always deferred, and a returning client's
-	 * freshness commits before its answer too.
-	 */
-	bool cluster;
-};
-
-struct dust_store {
-	const struct store_ops *ops;
-	char *path;
-	char *journal_path;
-	char *lock_path;
-	int journal_fd;        /* holds a shared flock: alone (exclusive) means nobody else */
-	int journal_old_fd;    /* the file before the last switch: a follow in flight reads it */
-	uint64_t journal_gen;  /* switches to a compacted file (journal_switch), under jlock */
-	off_t journal_live;    /* bytes the journal compacts to (about): compact past a multiple */
-	bool journal_unsynced; /* appended since the last fdatasync */
-	bool compacting;       /* atomic: one compaction at a time in this process */
-	uint64_t compactions;  /* atomic: compactions this process did */
-	int lock_fd;           /* <path>.lock: the writers' byte-range locks (lock_take) */
-	bool invites_locked;   /* dust_store_lock holds LOCK_INVITES */
-	size_t journal_lines;
-	off_t journal_read; /* bytes of the journal applied (whole lines) */
-	struct file_mark invites_mark;
-	uint64_t gen;           /* changes merged by dust_store_reload */
-	struct record *orphans; /* B and R records of ids not (yet) in the store */
-	size_t norphans;
-	struct dust_store_entry *chunk[CHUNKS_MAX];
-	size_t n, cap;      /* n: atomic (readers on other threads) */
-	uint32_t *id_index; /* entry index + 1, 0 = empty; id_size slots */
-	size_t id_size;
-	struct tag_index *cur;  /* atomic: read by lookups on any thread */
-	struct tag_index *prev; /* freed by dust_store_reclaim or at the next rebuild */
-	pthread_mutex_t lock;   /* serialises commits and journal writes */
-	pthread_mutex_t jlock;  /* one journal append at a time in this process */
-	bool readonly;          /* DUST_STORE_READONLY: memory only */
-	bool deferred;          /* commits touch memory only; dust_store_persist writes */
-	/*
-	 * The journal's run markers (SPEC §7): dirty while a server that writes
-	 * freshness has it open (an O record since the last C). marked: this
-	 * process wrote the O, and closes with a C once everything is synced.
-	 */
-	bool dirty, marked;
-	/*
-	 * The file store's commits (file_submit, file_poll): commits[0, nready)
-	 * synced, their outcomes reported from ready_at on; the rest written,
-	 * waiting for the next round. Only the thread that persists uses them.
-	 */
-	struct file_commit *commits;
-	size_t ncommits, commits_cap, nready, ready_at;
-	/* etcd:// store (SPEC §7.5): no files; etcd_saved entries are in etcd */
-	struct etcd_store *etcd;
-	size_t etcd_saved;
-	uint8_t skey[DUST_KEY_BYTES]; /* the storage key (SPEC §7.6), from the server key */
-	bool plain_ok;                /* migrating a pre-sealing store: plaintext records read */
-	uint64_t refused;             /* records not sealed under skey: skipped (atomic) */
-};
 
 #ifdef DUST_STORE_CRASH_HOOKS
 /*
@@ -216,11 +83,6 @@ static int hex_field(uint8_t *out, size_t outlen, const char *hex)
 	return 0;
 }
 
-static struct dust_store_entry *entry(const struct dust_store *st, size_t idx)
-{
-	return &st->chunk[idx >> CHUNK_SHIFT][idx & (CHUNK_LEN - 1)];
-}
-
 /* IDs are random bytes from the store's own file: their first word is a fine hash. */
 static size_t id_home(const struct dust_store *st, const uint8_t id[DUST_ID_BYTES])
 {
@@ -232,7 +94,7 @@ static struct dust_store_entry *find_id(struct dust_store *st, const uint8_t id[
 	if (!st->id_index)
 		return NULL;
 	for (size_t h = id_home(st, id); st->id_index[h]; h = (h + 1) & (st->id_size - 1)) {
-		struct dust_store_entry *e = entry(st, st->id_index[h] - 1);
+		struct dust_store_entry *e = store_entry(st, st->id_index[h] - 1);
 
 		if (memcmp(e->inv.id, id, DUST_ID_BYTES) == 0)
 			return e;
@@ -242,7 +104,7 @@ static struct dust_store_entry *find_id(struct dust_store *st, const uint8_t id[
 
 static void id_insert(struct dust_store *st, size_t idx)
 {
-	size_t h = id_home(st, entry(st, idx)->inv.id);
+	size_t h = id_home(st, store_entry(st, idx)->inv.id);
 
 	while (st->id_index[h])
 		h = (h + 1) & (st->id_size - 1);
@@ -301,7 +163,7 @@ static int entry_add(struct dust_store *st, const struct dust_invite *inv)
 		return rc;
 	if (2 * (st->n + 1) > st->id_size && (rc = id_grow(st)) != 0)
 		return rc;
-	e = entry(st, st->n);
+	e = store_entry(st, st->n);
 	memset(e, 0, sizeof(*e));
 	e->inv = *inv;
 	e->idx = (uint32_t)st->n;
@@ -318,7 +180,7 @@ static int entry_add(struct dust_store *st, const struct dust_invite *inv)
  * One invitation record's hex (the file's "I " lines, etcd's i/ keys): 1 if
  * added, 0 if merge found its id known already, -EINVAL if corrupt.
  */
-static int invite_hex(struct dust_store *st, const char *hex, bool merge)
+int store_invite_hex(struct dust_store *st, const char *hex, bool merge)
 {
 	uint8_t pt[DUST_INVITE_PT_MAX];
 	struct dust_invite inv;
@@ -339,7 +201,7 @@ static int invite_hex(struct dust_store *st, const char *hex, bool merge)
 }
 
 /* A record that does not open under the storage key: never applied, counted. */
-static void refuse(struct dust_store *st)
+void store_refuse(struct dust_store *st)
 {
 	__atomic_fetch_add(&st->refused, 1, __ATOMIC_RELAXED);
 }
@@ -348,7 +210,7 @@ static void refuse(struct dust_store *st)
  * One sealed invitation line's "IDHEX SEALHEX": 1 if added, 0 if known
  * already (merge) or refused (not sealed under our key for its ID), -errno.
  */
-static int invite_sealed(struct dust_store *st, const char *text, bool merge)
+int store_invite_sealed(struct dust_store *st, const char *text, bool merge)
 {
 	uint8_t id[DUST_ID_BYTES], pt[DUST_SEAL_PT_MAX];
 	char idhex[2 * DUST_ID_BYTES + 1];
@@ -362,7 +224,7 @@ static int invite_sealed(struct dust_store *st, const char *text, bool merge)
 		return 0;
 	len = dust_unseal_hex(pt, sizeof(pt), st->skey, 'I', id, text + 2 * DUST_ID_BYTES + 1);
 	if (len < 0) {
-		refuse(st);
+		store_refuse(st);
 		return 0;
 	}
 	if ((size_t)len > DUST_INVITE_PT_MAX ||
@@ -380,8 +242,8 @@ static int invite_sealed(struct dust_store *st, const char *text, bool merge)
 static int invite_line(struct dust_store *st, const char *text, bool merge)
 {
 	if (st->plain_ok && !strchr(text, ' '))
-		return invite_hex(st, text, merge);
-	return invite_sealed(st, text, merge);
+		return store_invite_hex(st, text, merge);
+	return store_invite_sealed(st, text, merge);
 }
 
 /*
@@ -429,7 +291,7 @@ static int load_invites(struct dust_store *st, FILE *f, bool merge)
 
 /* ---- journal ------------------------------------------------------------- */
 
-static void revoke_set(struct dust_store_entry *e, uint64_t at)
+void store_revoke_set(struct dust_store_entry *e, uint64_t at)
 {
 	if (__atomic_load_n(&e->revoked, __ATOMIC_RELAXED))
 		return;
@@ -497,7 +359,7 @@ static void record_apply(struct dust_store_entry *e, const struct record *r, int
 		memcpy(e->last_nonce, r->nonce, DUST_XNONCE_BYTES);
 	} else if (r->kind == 'R') {
 		*changed += !e->revoked;
-		revoke_set(e, r->at);
+		store_revoke_set(e, r->at);
 	}
 }
 
@@ -525,7 +387,7 @@ static int orphan_keep(struct dust_store *st, const struct record *r)
 	return 0;
 }
 
-static int journal_apply(struct dust_store *st, const char *line, int *changed)
+int store_journal_apply(struct dust_store *st, const char *line, int *changed)
 {
 	struct dust_store_entry *e;
 	struct record r;
@@ -597,7 +459,7 @@ static int journal_line(struct dust_store *st, char *line, int *changed)
 	*hash = '\0';
 	if (record_unseal(st, line, plain, sizeof(plain)) != 0) {
 		if (!st->plain_ok) {
-			refuse(st); /* written without the key: never applied */
+			store_refuse(st); /* written without the key: never applied */
 			return 0;
 		}
 		if (strlen(line) >= sizeof(plain))
@@ -605,7 +467,7 @@ static int journal_line(struct dust_store *st, char *line, int *changed)
 		strcpy(plain, line); /* migrating: a pre-sealing record */
 	}
 	pthread_mutex_lock(&st->lock);
-	rc = journal_apply(st, plain, changed);
+	rc = store_journal_apply(st, plain, changed);
 	pthread_mutex_unlock(&st->lock);
 	sodium_memzero(plain, sizeof(plain));
 	return rc;
@@ -865,7 +727,7 @@ static int journal_compact(struct dust_store *st)
 	if (!buf)
 		return dust_fail(ENOMEM, "out of memory");
 	for (size_t i = 0; i < st->n; i++)
-		len += entry_records(st, entry(st, i), buf + len, cap - len);
+		len += entry_records(st, store_entry(st, i), buf + len, cap - len);
 	len += records_format(st, st->orphans, st->norphans, buf + len, cap - len);
 	/* a run that did not close stays dirty: its lost freshness is not in memory either */
 	if (st->dirty)
@@ -983,7 +845,7 @@ static off_t journal_live_estimate(const struct dust_store *st)
 	size_t lines = st->norphans + 1;
 
 	for (size_t i = 0; i < st->n; i++)
-		lines += 2 * entry(st, i)->bound + entry(st, i)->revoked;
+		lines += 2 * store_entry(st, i)->bound + store_entry(st, i)->revoked;
 	return (off_t)(lines * LINE_EST);
 }
 
@@ -1358,7 +1220,7 @@ static void index_add(struct dust_store *st, struct tag_index *ix, size_t from, 
 		for (uint64_t d = 0; d < 3; d++) {
 			uint8_t tag[DUST_TAG_BYTES];
 
-			dust_intro_tag(&entry(st, i)->keys, ix->epoch + d - 1, tag);
+			dust_intro_tag(&store_entry(st, i)->keys, ix->epoch + d - 1, tag);
 			index_put(ix, tag, (uint32_t)i);
 		}
 	}
@@ -1424,7 +1286,7 @@ DUST_EXPORT struct dust_store_entry *dust_store_lookup_tag(struct dust_store *st
 	for (; (idx = __atomic_load_n(&ix->slots[h].idx, __ATOMIC_ACQUIRE)) != EMPTY_SLOT;
 	     h = (h + 1) & ix->mask)
 		if (crypto_verify_16(ix->slots[h].tag, tag) == 0)
-			return entry(st, idx);
+			return store_entry(st, idx);
 	return NULL;
 }
 
@@ -1484,17 +1346,17 @@ static int invites_write(struct dust_store *st)
 	p = buf + sprintf(buf, "%s\n", STORE_MAGIC);
 	for (size_t i = 0; i < st->n; i++) {
 		uint8_t pt[DUST_INVITE_PT_MAX];
-		size_t ptlen = dust_invite_pt_len(&entry(st, i)->inv);
+		size_t ptlen = dust_invite_pt_len(&store_entry(st, i)->inv);
 
-		dust_invite_pack_full(&entry(st, i)->inv, pt);
+		dust_invite_pack_full(&store_entry(st, i)->inv, pt);
 		*p++ = 'I';
 		*p++ = ' ';
-		sodium_bin2hex(p, 2 * DUST_ID_BYTES + 1, entry(st, i)->inv.id, DUST_ID_BYTES);
+		sodium_bin2hex(p, 2 * DUST_ID_BYTES + 1, store_entry(st, i)->inv.id, DUST_ID_BYTES);
 		p += 2 * DUST_ID_BYTES;
 		*p++ = ' ';
 		/* sealed (SPEC §7.6): K_inv never rests in the clear */
 		if (dust_seal_hex(p, 2 * (ptlen + DUST_SEAL_OVERHEAD) + 1, st->skey, 'I',
-		                  entry(st, i)->inv.id, pt, ptlen) != 0)
+		                  store_entry(st, i)->inv.id, pt, ptlen) != 0)
 			abort(); /* ptlen <= DUST_INVITE_PT_MAX < DUST_SEAL_PT_MAX */
 		p += 2 * (ptlen + DUST_SEAL_OVERHEAD);
 		*p++ = '\n';
@@ -1583,7 +1445,7 @@ DUST_EXPORT int dust_store_save(struct dust_store *st)
 /* ---- reload, open / close ------------------------------------------------------ */
 
 /* Records read before their invitation was: apply them now, keep the rest in order. */
-static int orphans_apply(struct dust_store *st)
+int store_orphans_apply(struct dust_store *st)
 {
 	size_t kept = 0;
 	int changed = 0;
@@ -1629,7 +1491,7 @@ DUST_EXPORT int dust_store_reload(struct dust_store *st)
 
 	if (changed < 0)
 		return changed;
-	changed += orphans_apply(st);
+	changed += store_orphans_apply(st);
 	if (changed > 0)
 		__atomic_store_n(&st->gen, st->gen + 1, __ATOMIC_RELAXED); /* telemetry reads it */
 	return changed;
@@ -1690,7 +1552,7 @@ static int file_open(struct dust_store *st, int flags)
 	return rc;
 }
 
-static const struct store_ops file_ops, etcd_ops;
+static const struct store_ops file_ops;
 
 DUST_EXPORT struct dust_store *dust_store_open(const char *path, int flags,
                                                const struct dust_identity *server)
@@ -1707,7 +1569,7 @@ DUST_EXPORT struct dust_store *dust_store_open(const char *path, int flags,
 		dust_fail(ENOMEM, "out of memory");
 		return NULL;
 	}
-	st->ops = etcd_is_url(path) ? &etcd_ops : &file_ops;
+	st->ops = etcd_is_url(path) ? &store_etcd_ops : &file_ops;
 	dust_store_key_derive(st->skey, server->sk);
 	(void)sodium_mlock(st->skey, sizeof(st->skey));
 	st->plain_ok = (flags & DUST_STORE_MIGRATE) && !(flags & DUST_STORE_READONLY);
@@ -1835,7 +1697,7 @@ DUST_EXPORT size_t dust_store_count(const struct dust_store *st)
 
 DUST_EXPORT struct dust_store_entry *dust_store_at(struct dust_store *st, size_t idx)
 {
-	return idx < dust_store_count(st) ? entry(st, idx) : NULL;
+	return idx < dust_store_count(st) ? store_entry(st, idx) : NULL;
 }
 
 DUST_EXPORT uint32_t dust_store_index(const struct dust_store *st, const struct dust_store_entry *e)
@@ -1963,7 +1825,7 @@ static int file_revoke(struct dust_store *st, struct dust_store_entry *e, uint64
 	if (e->revoked)
 		rc = dust_fail(EALREADY, "invitation already revoked");
 	else if ((rc = journal_append(st, body, true)) == 0)
-		revoke_set(e, now_s);
+		store_revoke_set(e, now_s);
 	pthread_mutex_unlock(&st->lock);
 	return rc;
 }
@@ -2048,322 +1910,9 @@ DUST_EXPORT void dust_store_persist_fresh(struct dust_store *st, struct dust_sto
 	sodium_memzero(&snap, sizeof(snap));
 }
 
-/* ---- the store on etcd (store_etcd.c does the network) ------------------------- */
+/* ---- the etcd backend: store_etcd_ops.c, or none in this build ----------------- */
 
-#ifdef DUST_HAVE_ETCD
-/* A B, T or R value from etcd opened as the journal's record "K IDHEX V1 V2"; -1 if not ours. */
-static int etcd_val_open(const struct dust_store *st, char kind, const uint8_t id[DUST_ID_BYTES],
-                         const char *val, char *out, size_t cap)
-{
-	char idhex[2 * DUST_ID_BYTES + 1];
-	uint8_t pt[DUST_SEAL_PT_MAX + 1];
-	int len = dust_unseal_hex(pt, sizeof(pt) - 1, st->skey, kind, id, val);
-
-	if (len < 0)
-		return -1;
-	pt[len] = '\0';
-	sodium_bin2hex(idhex, sizeof(idhex), id, DUST_ID_BYTES);
-	snprintf(out, cap, "%c %s %s", kind, idhex, (const char *)pt);
-	sodium_memzero(pt, sizeof(pt));
-	return 0;
-}
-
-/* The value of a new etcd record: plain sealed for its kind and ID. */
-static void etcd_val_seal(const struct dust_store *st, char *out, size_t cap, char kind,
-                          const uint8_t id[DUST_ID_BYTES], const uint8_t *plain, size_t len)
-{
-	if (dust_seal_hex(out, cap, st->skey, kind, id, plain, len) != 0)
-		abort(); /* our own values: short enough always */
-}
-
-struct rec_ctx {
-	struct dust_store *st;
-	int changed;
-};
-
-/*
- * One record from etcd, loaded or watched: applied as the journal's lines
- * are (idempotent: the first binding wins, freshness moves forward, a
- * revocation stays), so the gateway reads its own writes back harmlessly.
- * A corrupt record is skipped with an error for the caller to report.
- */
-static int etcd_rec(void *arg, char kind, const uint8_t id[DUST_ID_BYTES], const char *val)
-{
-	struct rec_ctx *c = arg;
-	char line[LINE_MAX_LEN], idhex[2 * DUST_ID_BYTES + 1];
-	int rc;
-
-	sodium_bin2hex(idhex, sizeof(idhex), id, DUST_ID_BYTES);
-	/* migrating: an invitation in the clear (its hex; a sealed one is longer) */
-	if (kind == 'I' && c->st->plain_ok &&
-	    (strlen(val) == 2 * DUST_INVITE_PT_BYTES || strlen(val) == 2 * DUST_INVITE_PT_MAX)) {
-		rc = invite_hex(c->st, val, true);
-		c->changed += rc > 0 ? rc : 0;
-		return rc == -EINVAL
-		           ? dust_fail(EINVAL, "%s: corrupt invitation record", c->st->path)
-		           : (rc < 0 ? rc : 0);
-	}
-	if (kind == 'I') {
-		/* "IDHEX SEAL", as the invitation file's line (SPEC §7.6) */
-		if (strlen(val) >= sizeof(line) - sizeof(idhex) - 1)
-			return dust_fail(EINVAL, "%s: corrupt invitation record", c->st->path);
-		snprintf(line, sizeof(line), "%s %s", idhex, val);
-		rc = invite_sealed(c->st, line, true);
-		sodium_memzero(line, sizeof(line));
-		if (rc > 0)
-			c->changed += rc;
-		return rc == -EINVAL
-		           ? dust_fail(EINVAL, "%s: corrupt invitation record", c->st->path)
-		           : (rc < 0 ? rc : 0);
-	}
-	if (etcd_val_open(c->st, kind, id, val, line, sizeof(line)) != 0) {
-		if (!c->st->plain_ok) {
-			refuse(c->st); /* written without the key: never applied */
-			return 0;
-		}
-		snprintf(line, sizeof(line), "%c %s %.400s", kind, idhex, val); /* migrating */
-	}
-	pthread_mutex_lock(&c->st->lock);
-	rc = journal_apply(c->st, line, &c->changed);
-	pthread_mutex_unlock(&c->st->lock);
-	sodium_memzero(line, sizeof(line));
-	return rc ? dust_fail(EINVAL, "%s: corrupt %c record", c->st->path, kind) : 0;
-}
-
-static int store_etcd_migrate(struct dust_store *st);
-
-static int store_etcd_open(struct dust_store *st, int flags)
-{
-	struct rec_ctx c = {.st = st};
-	int rc;
-
-	(void)flags;
-	st->etcd = etcd_open(st->path, st->skey);
-	if (!st->etcd)
-		return -errno;
-	st->deferred = true;
-	rc = etcd_load(st->etcd, etcd_rec, &c);
-	st->etcd_saved = st->n;
-	/* b/ and r/ sort before i/: what the load read before its invitation */
-	(void)orphans_apply(st);
-	if (rc < 0)
-		return rc;
-	/* no lock to tell: the operator stops the gateways to migrate (README) */
-	if (st->plain_ok) {
-		rc = store_etcd_migrate(st);
-		st->plain_ok = false;
-	}
-	return rc;
-}
-
-/* One record of an entry put sealed over whatever its key held (migration). */
-static int etcd_put_sealed(struct dust_store *st, char kind, const uint8_t id[DUST_ID_BYTES],
-                           const uint8_t *plain, size_t len)
-{
-	char val[2 * (DUST_SEAL_PT_MAX + DUST_SEAL_OVERHEAD) + 1];
-	int rc;
-
-	etcd_val_seal(st, val, sizeof(val), kind, id, plain, len);
-	rc = etcd_put(st->etcd, kind, id, val);
-	sodium_memzero(val, sizeof(val));
-	return rc ? dust_fail(-rc, "%s: %s", st->path, dust_last_error()) : 0;
-}
-
-/*
- * A pre-sealing etcd store, loaded with its plaintext values, written back
- * sealed key by key (SPEC §7.6): invitation, binding, freshness, revocation.
- */
-static int store_etcd_migrate(struct dust_store *st)
-{
-	char text[160], pkhex[2 * DUST_PK_BYTES + 1], nhex[2 * DUST_XNONCE_BYTES + 1];
-	int rc = 0;
-
-	for (size_t i = 0; !rc && i < st->n; i++) {
-		const struct dust_store_entry *e = entry(st, i);
-		uint8_t pt[DUST_INVITE_PT_MAX];
-
-		dust_invite_pack_full(&e->inv, pt);
-		rc = etcd_put_sealed(st, 'I', e->inv.id, pt, dust_invite_pt_len(&e->inv));
-		sodium_memzero(pt, sizeof(pt));
-		if (!rc && e->bound) {
-			sodium_bin2hex(pkhex, sizeof(pkhex), e->client_pk, DUST_PK_BYTES);
-			snprintf(text, sizeof(text), "%s %" PRIu64, pkhex, e->bound_at);
-			rc = etcd_put_sealed(st, 'B', e->inv.id, (uint8_t *)text, strlen(text));
-			sodium_bin2hex(nhex, sizeof(nhex), e->last_nonce, DUST_XNONCE_BYTES);
-			snprintf(text, sizeof(text), "%" PRIu64 " %s", e->last_ts_ms, nhex);
-			if (!rc)
-				rc = etcd_put_sealed(st, 'T', e->inv.id, (uint8_t *)text,
-				                     strlen(text));
-		}
-		if (!rc && e->revoked) {
-			snprintf(text, sizeof(text), "%" PRIu64 " -", e->revoked_at);
-			rc = etcd_put_sealed(st, 'R', e->inv.id, (uint8_t *)text, strlen(text));
-		}
-	}
-	return rc;
-}
-
-static int store_etcd_follow(struct dust_store *st)
-{
-	struct rec_ctx c = {.st = st};
-	int rc = st->readonly ? 0 : etcd_start(st->etcd);
-
-	if (rc == 0)
-		rc = etcd_events(st->etcd, etcd_rec, &c);
-	return rc < 0 ? rc : c.changed;
-}
-
-/* New invitations, each created if absent (a retry after a lost reply is harmless). */
-static int store_etcd_save(struct dust_store *st)
-{
-	for (; st->etcd_saved < st->n; st->etcd_saved++) {
-		struct dust_store_entry *e = entry(st, st->etcd_saved);
-		size_t ptlen = dust_invite_pt_len(&e->inv);
-		uint8_t pt[DUST_INVITE_PT_MAX];
-		char hex[2 * (DUST_INVITE_PT_MAX + DUST_SEAL_OVERHEAD) + 1];
-		int rc;
-
-		dust_invite_pack_full(&e->inv, pt);
-		etcd_val_seal(st, hex, sizeof(hex), 'I', e->inv.id, pt, ptlen); /* SPEC §7.6 */
-		rc = etcd_create(st->etcd, 'I', e->inv.id, hex);
-		sodium_memzero(pt, sizeof(pt));
-		sodium_memzero(hex, sizeof(hex));
-		if (rc && rc != -EEXIST)
-			return dust_fail(-rc, "%s: %s", st->path, dust_last_error());
-	}
-	return 0;
-}
-
-static int store_etcd_revoke(struct dust_store *st, struct dust_store_entry *e, uint64_t now_s)
-{
-	char plain[64], val[2 * (64 + DUST_SEAL_OVERHEAD) + 1];
-	int rc;
-
-	if (__atomic_load_n(&e->revoked, __ATOMIC_ACQUIRE))
-		return dust_fail(EALREADY, "invitation already revoked");
-	snprintf(plain, sizeof(plain), "%" PRIu64 " -", now_s);
-	etcd_val_seal(st, val, sizeof(val), 'R', e->inv.id, (const uint8_t *)plain, strlen(plain));
-	rc = etcd_create(st->etcd, 'R', e->inv.id, val);
-	if (rc == -EAGAIN)
-		return dust_fail(EAGAIN, "%s: %s", st->path, dust_last_error());
-	pthread_mutex_lock(&st->lock);
-	revoke_set(e, now_s);
-	pthread_mutex_unlock(&st->lock);
-	return rc == -EEXIST ? dust_fail(EALREADY, "invitation already revoked") : rc;
-}
-
-static void store_etcd_fresh(struct dust_store *st, const struct dust_store_entry *snap)
-{
-	struct etcd_req rq = {.kind = 'T', .at = snap->last_ts_ms};
-
-	memcpy(rq.id, snap->inv.id, DUST_ID_BYTES);
-	memcpy(rq.nonce, snap->last_nonce, DUST_XNONCE_BYTES);
-	/* best effort: the watch of a later intro's freshness supersedes a lost one */
-	(void)etcd_submit(st->etcd, &rq);
-}
-
-static int store_etcd_submit(struct dust_store *st, struct dust_store_entry *e, uint32_t cookie)
-{
-	struct etcd_req rq = {.kind = 'B', .idx = e->idx, .cookie = cookie};
-	int rc;
-
-	if ((rc = etcd_start(st->etcd)) != 0)
-		return rc;
-	pthread_mutex_lock(&st->lock);
-	/* a returning client: its freshness, exclusively (F); a first use: the binding (B) */
-	if (!e->bind_pending)
-		rq.kind = 'F';
-	memcpy(rq.id, e->inv.id, DUST_ID_BYTES);
-	memcpy(rq.pk, e->client_pk, DUST_PK_BYTES);
-	memcpy(rq.nonce, e->last_nonce, DUST_XNONCE_BYTES);
-	rq.at = rq.kind == 'F' ? e->last_ts_ms : e->bound_at;
-	rq.ts = e->last_ts_ms;
-	pthread_mutex_unlock(&st->lock);
-	rc = etcd_submit(st->etcd, &rq);
-	return rc ? dust_fail(-rc, "%s: too many commits waiting for the cluster", st->path) : 0;
-}
-
-/* The cluster's binding, adopted by an entry that was unbound or pending here. */
-static void bind_adopt(struct dust_store_entry *e, const uint8_t pk[DUST_PK_BYTES])
-{
-	if (e->bound && !e->bind_pending)
-		return;
-	if (!e->bound || sodium_memcmp(e->client_pk, pk, DUST_PK_BYTES) != 0) {
-		memcpy(e->client_pk, pk, DUST_PK_BYTES);
-		sodium_memzero(e->static_ss, DUST_KEY_BYTES); /* DH(s, C) of the loser */
-		e->bound_at = (uint64_t)time(NULL);
-	}
-	e->bound = 1;
-	e->bind_pending = 0;
-}
-
-/* A returning client's freshness: committed, or another gateway took this intro or a newer one. */
-static enum dust_drop fresh_outcome(struct dust_store *st, struct dust_store_entry *e,
-                                    const struct etcd_res *r)
-{
-	pthread_mutex_lock(&st->lock);
-	e->fresh_pending = 0;
-	pthread_mutex_unlock(&st->lock);
-	if (r->status == ETCD_OK)
-		return DUST_OK;
-	return r->status == ETCD_CONFLICT ? DUST_DROP_INTRO_REPLAY : DUST_DROP_STORE_UNAVAILABLE;
-}
-
-static enum dust_drop outcome_apply(struct dust_store *st, struct dust_store_entry *e,
-                                    const struct etcd_res *r)
-{
-	if (r->kind == 'F')
-		return fresh_outcome(st, e, r);
-	pthread_mutex_lock(&st->lock);
-	if (r->status == ETCD_OK || r->status == ETCD_CONFLICT)
-		bind_adopt(e, r->pk);
-	else if (e->bind_pending) /* not committed: unused again here */
-		e->bound = e->bind_pending = 0;
-	if (r->status == ETCD_REVOKED)
-		revoke_set(e, (uint64_t)time(NULL));
-	pthread_mutex_unlock(&st->lock);
-	if (r->status == ETCD_OK)
-		return DUST_OK;
-	return r->status == ETCD_CONFLICT  ? DUST_DROP_INTRO_WRONG_KEY
-	       : r->status == ETCD_REVOKED ? DUST_DROP_INTRO_REVOKED
-	                                   : DUST_DROP_STORE_UNAVAILABLE;
-}
-
-static unsigned store_etcd_poll(struct dust_store *st, struct dust_store_outcome *out, unsigned max)
-{
-	struct etcd_res r[64];
-	unsigned n = 0;
-
-	max = max < (sizeof(r) / sizeof(r[0])) ? max : (sizeof(r) / sizeof(r[0]));
-	n = etcd_results(st->etcd, r, max);
-	for (unsigned i = 0; i < n; i++) {
-		struct dust_store_entry *e = dust_store_at(st, r[i].idx);
-
-		out[i].idx = r[i].idx;
-		out[i].cookie = r[i].cookie;
-		out[i].drop = e ? outcome_apply(st, e, &r[i]) : DUST_DROP_INTRO_UNKNOWN;
-		if (e && out[i].drop == DUST_OK && !r[i].fresh_written)
-			dust_store_persist_fresh(st, e);
-	}
-	return n;
-}
-
-static int64_t store_etcd_revision(const struct dust_store *st)
-{
-	return etcd_revision(st->etcd);
-}
-
-/* b/ and t/ values its request threads read back that did not open */
-static uint64_t store_etcd_refused(const struct dust_store *st)
-{
-	return etcd_refused(st->etcd);
-}
-
-static void store_etcd_close(struct dust_store *st)
-{
-	etcd_close(st->etcd);
-}
-#else
+#ifndef DUST_HAVE_ETCD
 /* No etcd in this build: open fails, so that nothing else is ever called. */
 static int store_etcd_open(struct dust_store *st, int flags)
 {
@@ -2377,51 +1926,12 @@ static void store_etcd_close(struct dust_store *st)
 	(void)st;
 }
 
-#define store_etcd_follow   NULL
-#define store_etcd_save     NULL
-#define store_etcd_revoke   NULL
-#define store_etcd_fresh    NULL
-#define store_etcd_submit   NULL
-#define store_etcd_poll     NULL
-#define store_etcd_refused  NULL
-#define store_etcd_revision NULL
-#endif
-
-/* etcd: the cluster's own writer locks; no marker (freshness in flight at a crash is lost). */
-static int store_etcd_lock(struct dust_store *st)
-{
-	(void)st;
-	return 0;
-}
-
-static int store_etcd_run_begin(struct dust_store *st, bool *was_clean)
-{
-	(void)st, (void)was_clean;
-	return 0;
-}
-
-static void store_etcd_discard(struct dust_store *st)
-{
-	(void)st;
-}
-
-static const struct store_ops etcd_ops = {
+const struct store_ops store_etcd_ops = {
     .name = "etcd",
     .open = store_etcd_open,
-    .follow = store_etcd_follow,
-    .lock = store_etcd_lock,
-    .save = store_etcd_save,
-    .revoke = store_etcd_revoke,
-    .run_begin = store_etcd_run_begin,
-    .fresh = store_etcd_fresh,
-    .submit = store_etcd_submit,
-    .poll = store_etcd_poll,
-    .refused = store_etcd_refused,
-    .revision = store_etcd_revision,
-    .discard = store_etcd_discard,
     .close = store_etcd_close,
-    .cluster = true,
 };
+#endif
 
 /* ---- the file store's operations, and the calls through the table ------------- */
 
@@ -2462,7 +1972,7 @@ static void file_round(struct dust_store *st)
 
 	for (size_t i = 0; i < st->ncommits; i++) {
 		struct file_commit *c = &st->commits[i];
-		struct dust_store_entry *e = entry(st, c->idx);
+		struct dust_store_entry *e = store_entry(st, c->idx);
 		bool ok = c->rc == 0 && sync == 0;
 
 		persist_done(st, e, ok);
