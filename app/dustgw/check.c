@@ -94,7 +94,7 @@ int dgw_config_check(const struct dgw_config *cfg, const char *path)
 		return rc;
 	}
 	n = dust_store_count(st);
-	remote = dust_store_is_remote(st); /* etcd: no journal on this host */
+	remote = strcmp(dust_store_backend(st), "file") != 0; /* no journal on this host */
 	if (dust_store_refused(st))
 		fprintf(stderr,
 		        "dustgw: invitation store %s: %" PRIu64 " records refused: not sealed "

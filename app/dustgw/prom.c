@@ -222,7 +222,7 @@ static void write_store(FILE *f, struct dgw *gw)
 	           "Store reloads that changed something since start.",
 	           (double)dust_store_generation(st));
 	prom_gauge(f, "dustgw_store_remote", "1 for an etcd store, 0 for a file store.",
-	           dust_store_is_remote(st));
+	           strcmp(dust_store_backend(st), "etcd") == 0);
 	prom_gauge(f, "dustgw_store_up",
 	           "0 while the store's last binding commit failed (store_unavailable), else 1.",
 	           !LOAD(gw->store_down));

@@ -385,41 +385,6 @@ static void main_retired(struct dgw *gw, struct dgw_msg *m)
 	}
 }
 
-/*
- * Bindings of first uses written so far, made durable by one fsync for the
- * whole batch (group commit), then each worker told. The main lcore is the
- * journal's only writer in the gateway: no worker waits on this disk.
- */
-struct persist_batch {
-	unsigned n;
-	struct dgw_msg m[256];
-	int rc[256];
-};
-
-static void persist_flush(struct dgw *gw, struct persist_batch *b)
-{
-	struct dust_store *st = gw->srv.store;
-	int sync = b->n ? dust_store_sync(st) : 0;
-
-	if (sync)
-		DGW_LOG(ERR, "store journal fsync: %s: %u first use(s) refused", dust_last_error(),
-		        b->n);
-	for (unsigned i = 0; i < b->n; i++) {
-		struct dust_store_entry *e = dust_store_at(st, b->m[i].idx);
-		bool ok = b->rc[i] == 0 && sync == 0;
-		struct dgw_msg r = {.type = DGW_MSG_DURABLE,
-		                    .wid = b->m[i].wid,
-		                    .idx = b->m[i].idx,
-		                    .mac = ok ? DUST_OK : DUST_DROP_INTRO_PERSIST};
-
-		dust_store_persist_done(st, e, ok);
-		if (ok)
-			dust_store_persist_fresh(st, e);
-		send_inbox(gw, r.wid, &r);
-	}
-	b->n = 0;
-}
-
 static void durable_send(struct dgw *gw, const struct dust_store_outcome *o)
 {
 	struct dgw_msg r = {
@@ -429,9 +394,11 @@ static void durable_send(struct dgw *gw, const struct dust_store_outcome *o)
 }
 
 /*
- * etcd store: the store's own thread commits the binding (a quorum, not an
- * fsync); its outcome comes back through dgw_main_messages. A queue that
- * cannot take it refuses the first use at once.
+ * A held acceptance to the store (SPEC §7.7): the file store writes the
+ * binding now and makes it durable at the next poll, with one fdatasync for
+ * all (group commit); etcd's own threads commit it (a quorum). The main
+ * lcore is the store's only committer: no worker waits on a disk or the
+ * network. A store that cannot take it refuses the first use at once.
  */
 static void main_submit(struct dgw *gw, const struct dgw_msg *m, struct dust_store_entry *e)
 {
@@ -441,53 +408,49 @@ static void main_submit(struct dgw *gw, const struct dgw_msg *m, struct dust_sto
 	if (dust_store_persist_submit(gw->srv.store, e, m->wid) == 0)
 		return;
 	DGW_LOG(ERR, "store: %s", dust_last_error());
-	dust_store_persist_done(gw->srv.store, e, false);
 	durable_send(gw, &o);
 }
 
+static void outcome_log(struct dgw *gw, enum dust_drop drop, unsigned *persist_failed)
+{
+	if (drop == DUST_DROP_STORE_UNAVAILABLE && !gw->store_down)
+		DGW_LOG(WARNING, "store: the cluster did not commit a binding: first "
+		                 "uses refused (store_unavailable) until it does");
+	gw->store_down = drop == DUST_DROP_STORE_UNAVAILABLE;
+	*persist_failed += drop == DUST_DROP_INTRO_PERSIST;
+}
+
+/* Every outcome the store has (a file store's poll runs its group commit first). */
 static void main_outcomes(struct dgw *gw)
 {
 	struct dust_store_outcome o[64];
-	unsigned n;
+	unsigned n, failed = 0;
 
 	do {
 		n = dust_store_persist_poll(gw->srv.store, o, RTE_DIM(o));
 		for (unsigned i = 0; i < n; i++) {
-			if (o[i].drop == DUST_DROP_STORE_UNAVAILABLE && !gw->store_down)
-				DGW_LOG(WARNING,
-				        "store: the cluster did not commit a binding: first "
-				        "uses refused (store_unavailable) until it does");
-			gw->store_down = o[i].drop == DUST_DROP_STORE_UNAVAILABLE;
+			outcome_log(gw, o[i].drop, &failed);
 			durable_send(gw, &o[i]);
 		}
 	} while (n == RTE_DIM(o));
+	if (failed)
+		DGW_LOG(ERR, "store journal fsync: %s: %u first use(s) refused", dust_last_error(),
+		        failed);
 }
 
-static void main_store(struct dgw *gw, const struct dgw_msg *m, struct persist_batch *b)
+static void main_store(struct dgw *gw, const struct dgw_msg *m)
 {
 	struct dust_store *st = gw->srv.store;
 	struct dust_store_entry *e = dust_store_at(st, m->idx);
 
-	if (m->type == DGW_MSG_FRESH) {
+	if (m->type == DGW_MSG_FRESH)
 		dust_store_persist_fresh(st, e);
-		return;
-	}
-	if (dust_store_is_remote(st)) {
+	else
 		main_submit(gw, m, e);
-		return;
-	}
-	if (b->n == RTE_DIM(b->m))
-		persist_flush(gw, b);
-	b->m[b->n] = *m;
-	b->rc[b->n] = dust_store_persist_write(st, e);
-	if (b->rc[b->n])
-		DGW_LOG(ERR, "store journal: %s", dust_last_error());
-	b->n++;
 }
 
 void dgw_main_messages(struct dgw *gw)
 {
-	static struct persist_batch b; /* main lcore only */
 	struct dgw_msg m[64];
 	unsigned n;
 
@@ -504,10 +467,9 @@ void dgw_main_messages(struct dgw *gw)
 			else if (m[i].idx >= gw->ninv)
 				continue;
 			else if (m[i].type == DGW_MSG_PERSIST || m[i].type == DGW_MSG_FRESH)
-				main_store(gw, &m[i], &b);
+				main_store(gw, &m[i]);
 		}
 	} while (n == RTE_DIM(m));
-	persist_flush(gw, &b);
 	main_outcomes(gw);
 	rte_rcu_qsbr_dq_reclaim(gw->dq, 256, NULL, NULL, NULL);
 }

@@ -607,18 +607,15 @@ void dust_store_reclaim(struct dust_store *st);
 /**
  * Deferred commits (dustgw: no worker may wait on a disk): dust_intro_accept
  * changes the store in memory only. A first binding stays pending, and
- * every intro of it reports first_use so that its session waits, until one
- * thread (the only journal writer) persists it: dust_store_persist_write
- * for each pending entry, one dust_store_sync for them all (group commit),
- * then dust_store_persist_done(e, durable): durable clears the pending
- * state, otherwise the binding is undone (the invitation is unused again).
+ * every intro of it reports first_use so that its session waits, until the
+ * one thread that persists (the only journal writer) commits it through
+ * dust_store_persist_submit and _poll below, the same for both backends.
  * Accepted intros' freshness goes through dust_store_persist_fresh (not
  * fsynced, as in SPEC §7).
  */
 void dust_store_set_deferred(struct dust_store *st, bool deferred);
-DUST_MUST_CHECK int dust_store_persist_write(struct dust_store *st, struct dust_store_entry *e);
+/** fdatasync what this process appended to the journal (freshness); no-op on etcd. */
 DUST_MUST_CHECK int dust_store_sync(struct dust_store *st);
-void dust_store_persist_done(struct dust_store *st, struct dust_store_entry *e, bool durable);
 void dust_store_persist_fresh(struct dust_store *st, struct dust_store_entry *e);
 /** How many reloads changed something since open (telemetry). */
 uint64_t dust_store_generation(const struct dust_store *st);
@@ -629,22 +626,36 @@ uint64_t dust_store_generation(const struct dust_store *st);
 uint64_t dust_store_compactions(const struct dust_store *st);
 
 /*
- * The store on etcd (path "etcd://HOST:PORT[,HOST:PORT...]/PREFIX", SPEC
- * §7.5): always deferred. A pending binding is committed by the store's own
- * thread (dust_store_persist_submit) and its outcome comes back through
- * dust_store_persist_poll, already applied to the entry: DUST_OK (committed
- * by a quorum), DUST_DROP_INTRO_WRONG_KEY (another key won cluster-wide),
- * DUST_DROP_INTRO_REVOKED, DUST_DROP_STORE_UNAVAILABLE (nothing committed:
- * the invitation is unused again here). dust_store_reload applies what the
- * store's watch brought in. Neither waits on the network.
+ * The asynchronous commit of a held acceptance (SPEC §7.7), one protocol for
+ * both backends: dust_store_persist_submit queues it (a first use's binding;
+ * on etcd also a returning client's freshness), dust_store_persist_poll
+ * hands back outcomes, each submit's exactly once with its cookie, already
+ * applied to the entry: DUST_OK (durable: the file store's fdatasync
+ * returned, or an etcd quorum committed), DUST_DROP_INTRO_PERSIST (file: the
+ * journal write or its fdatasync failed), DUST_DROP_INTRO_WRONG_KEY (etcd:
+ * another key won cluster-wide), DUST_DROP_INTRO_REVOKED,
+ * DUST_DROP_STORE_UNAVAILABLE (etcd: nothing committed). Anything but
+ * DUST_OK leaves the invitation unused again here. The file store writes
+ * the binding at submit and makes every binding submitted so far durable
+ * with one fdatasync in the poll that starts a round (group commit); etcd's
+ * own threads commit (path "etcd://HOST:PORT[,HOST:PORT...]/PREFIX", SPEC
+ * §7.5). Neither waits on the network; only the file store's poll waits on
+ * its disk. Both calls from one thread only.
  */
 struct dust_store_outcome {
 	uint32_t idx, cookie;
 	enum dust_drop drop;
 };
-/** True for an etcd store: bindings through submit/poll, not write/sync. */
-bool dust_store_is_remote(const struct dust_store *st);
-/** Queue e's pending binding; cookie comes back with its outcome. -ENOBUFS: queue full. */
+/**
+ * The store's backend, "file" or "etcd" (SPEC §7): whether it keeps files
+ * beside its path (the journal) or lives on a cluster. For displays and
+ * checks only; the interface is the same for both.
+ */
+const char *dust_store_backend(const struct dust_store *st);
+/**
+ * Queue e's held acceptance; cookie comes back with its outcome. -ENOBUFS
+ * (etcd queue full) or -ENOMEM: nothing queued, the binding undone.
+ */
 DUST_MUST_CHECK int dust_store_persist_submit(struct dust_store *st, struct dust_store_entry *e,
                                               uint32_t cookie);
 unsigned dust_store_persist_poll(struct dust_store *st, struct dust_store_outcome *out,

@@ -8,7 +8,9 @@
  * and its neighbours to entries. A running gateway merges what dust-invite
  * adds or revokes (dust_store_reload); entries never move, so lookups on
  * other threads need no lock. Processes writing one store exclude each
- * other with byte-range locks on <path>.lock (lock_take).
+ * other with byte-range locks on <path>.lock (lock_take). What differs
+ * between this file backend and etcd's (store_etcd_ops.c) goes through
+ * struct store_ops (store_pvt.h, SPEC §7.7).
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -25,16 +27,12 @@
 #include "dust_pvt.h"
 #include "fileio.h"
 #include "store_etcd.h"
+#include "store_pvt.h"
 
 #define STORE_MAGIC  "# dust invitation store v3 sealed"
 #define STORE_MAGIC2 "# dust invitation store v2" /* before sealing: dust-invite migrate */
-#define LINE_MAX_LEN 1024
 #define EMPTY_SLOT   UINT32_MAX
-/* Entries live in chunks that never move: 4096 chunks of 1024, 4M invitations. */
-#define CHUNK_SHIFT 10
-#define CHUNK_LEN   (1u << CHUNK_SHIFT)
-#define CHUNKS_MAX  4096
-#define CHUNK_BYTES (CHUNK_LEN * sizeof(struct dust_store_entry))
+#define CHUNK_BYTES  (CHUNK_LEN * sizeof(struct dust_store_entry))
 /* The byte-range locks of <store>.lock, and how long an append waits for its lock. */
 enum { LOCK_INVITES = 0, LOCK_JOURNAL = 1, LOCK_COMPACT = 2 };
 /*
@@ -46,82 +44,6 @@ enum { LOCK_INVITES = 0, LOCK_JOURNAL = 1, LOCK_COMPACT = 2 };
 #define COMPACT_SLACK   ((off_t)128 * 1024)
 #define LINE_EST        256 /* a sealed line's length, about: B 290, T 260, R 160 */
 #define JOURNAL_WAIT_MS 2000
-
-struct tag_slot {
-	uint8_t tag[DUST_TAG_BYTES];
-	uint32_t idx;
-};
-
-struct tag_index {
-	uint64_t epoch;
-	size_t nent;
-	uint32_t mask;
-	struct tag_slot slots[];
-};
-
-/* One journal record: B binding, T freshness, R revocation. */
-struct record {
-	char kind;
-	uint8_t id[DUST_ID_BYTES];
-	uint8_t pk[DUST_PK_BYTES];        /* B: the client's key */
-	uint8_t nonce[DUST_XNONCE_BYTES]; /* T: the newest intro's nonce */
-	uint64_t at;                      /* B, R: unix seconds; T: the intro's ts_ms */
-};
-
-/* What a file looked like when it was last read, to notice a change. */
-struct file_mark {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
-};
-
-/* The journal's run markers (SPEC §7): a server started (O), it closed synced (C). */
-#define RUN_MARK_OPEN  "O 00000000000000000000000000000000 - - "
-#define RUN_MARK_CLOSE "C 00000000000000000000000000000000 - - "
-
-struct dust_store {
-	char *path;
-	char *journal_path;
-	char *lock_path;
-	int journal_fd;        /* holds a shared flock: alone (exclusive) means nobody else */
-	int journal_old_fd;    /* the file before the last switch: a follow in flight reads it */
-	uint64_t journal_gen;  /* switches to a compacted file (journal_switch), under jlock */
-	off_t journal_live;    /* bytes the journal compacts to (about): compact past a multiple */
-	bool journal_unsynced; /* appended since the last fdatasync */
-	bool compacting;       /* atomic: one compaction at a time in this process */
-	uint64_t compactions;  /* atomic: compactions this process did */
-	int lock_fd;           /* <path>.lock: the writers' byte-range locks (lock_take) */
-	bool invites_locked;   /* dust_store_lock holds LOCK_INVITES */
-	size_t journal_lines;
-	off_t journal_read; /* bytes of the journal applied (whole lines) */
-	struct file_mark invites_mark;
-	uint64_t gen;           /* changes merged by dust_store_reload */
-	struct record *orphans; /* B and R records of ids not (yet) in the store */
-	size_t norphans;
-	struct dust_store_entry *chunk[CHUNKS_MAX];
-	size_t n, cap;      /* n: atomic (readers on other threads) */
-	uint32_t *id_index; /* entry index + 1, 0 = empty; id_size slots */
-	size_t id_size;
-	struct tag_index *cur;  /* atomic: read by lookups on any thread */
-	struct tag_index *prev; /* freed by dust_store_reclaim or at the next rebuild */
-	pthread_mutex_t lock;   /* serialises commits and journal writes */
-	pthread_mutex_t jlock;  /* one journal append at a time in this process */
-	bool readonly;          /* DUST_STORE_READONLY: memory only */
-	bool deferred;          /* commits touch memory only; dust_store_persist writes */
-	/*
-	 * The journal's run markers (SPEC §7): dirty while a server that writes
-	 * freshness has it open (an O record since the last C). marked: this
-	 * process wrote the O, and closes with a C once everything is synced.
-	 */
-	bool dirty, marked;
-	/* etcd:// store (SPEC §7.5): no files; etcd_saved entries are in etcd */
-	struct etcd_store *etcd;
-	size_t etcd_saved;
-	uint8_t skey[DUST_KEY_BYTES]; /* the storage key (SPEC §7.6), from the server key */
-	bool plain_ok;                /* migrating a pre-sealing store: plaintext records read */
-	uint64_t refused;             /* records not sealed under skey: skipped (atomic) */
-};
 
 #ifdef DUST_STORE_CRASH_HOOKS
 /*
@@ -161,11 +83,6 @@ static int hex_field(uint8_t *out, size_t outlen, const char *hex)
 	return 0;
 }
 
-static struct dust_store_entry *entry(const struct dust_store *st, size_t idx)
-{
-	return &st->chunk[idx >> CHUNK_SHIFT][idx & (CHUNK_LEN - 1)];
-}
-
 /* IDs are random bytes from the store's own file: their first word is a fine hash. */
 static size_t id_home(const struct dust_store *st, const uint8_t id[DUST_ID_BYTES])
 {
@@ -177,7 +94,7 @@ static struct dust_store_entry *find_id(struct dust_store *st, const uint8_t id[
 	if (!st->id_index)
 		return NULL;
 	for (size_t h = id_home(st, id); st->id_index[h]; h = (h + 1) & (st->id_size - 1)) {
-		struct dust_store_entry *e = entry(st, st->id_index[h] - 1);
+		struct dust_store_entry *e = store_entry(st, st->id_index[h] - 1);
 
 		if (memcmp(e->inv.id, id, DUST_ID_BYTES) == 0)
 			return e;
@@ -187,7 +104,7 @@ static struct dust_store_entry *find_id(struct dust_store *st, const uint8_t id[
 
 static void id_insert(struct dust_store *st, size_t idx)
 {
-	size_t h = id_home(st, entry(st, idx)->inv.id);
+	size_t h = id_home(st, store_entry(st, idx)->inv.id);
 
 	while (st->id_index[h])
 		h = (h + 1) & (st->id_size - 1);
@@ -246,7 +163,7 @@ static int entry_add(struct dust_store *st, const struct dust_invite *inv)
 		return rc;
 	if (2 * (st->n + 1) > st->id_size && (rc = id_grow(st)) != 0)
 		return rc;
-	e = entry(st, st->n);
+	e = store_entry(st, st->n);
 	memset(e, 0, sizeof(*e));
 	e->inv = *inv;
 	e->idx = (uint32_t)st->n;
@@ -263,7 +180,7 @@ static int entry_add(struct dust_store *st, const struct dust_invite *inv)
  * One invitation record's hex (the file's "I " lines, etcd's i/ keys): 1 if
  * added, 0 if merge found its id known already, -EINVAL if corrupt.
  */
-static int invite_hex(struct dust_store *st, const char *hex, bool merge)
+int store_invite_hex(struct dust_store *st, const char *hex, bool merge)
 {
 	uint8_t pt[DUST_INVITE_PT_MAX];
 	struct dust_invite inv;
@@ -284,7 +201,7 @@ static int invite_hex(struct dust_store *st, const char *hex, bool merge)
 }
 
 /* A record that does not open under the storage key: never applied, counted. */
-static void refuse(struct dust_store *st)
+void store_refuse(struct dust_store *st)
 {
 	__atomic_fetch_add(&st->refused, 1, __ATOMIC_RELAXED);
 }
@@ -293,7 +210,7 @@ static void refuse(struct dust_store *st)
  * One sealed invitation line's "IDHEX SEALHEX": 1 if added, 0 if known
  * already (merge) or refused (not sealed under our key for its ID), -errno.
  */
-static int invite_sealed(struct dust_store *st, const char *text, bool merge)
+int store_invite_sealed(struct dust_store *st, const char *text, bool merge)
 {
 	uint8_t id[DUST_ID_BYTES], pt[DUST_SEAL_PT_MAX];
 	char idhex[2 * DUST_ID_BYTES + 1];
@@ -307,7 +224,7 @@ static int invite_sealed(struct dust_store *st, const char *text, bool merge)
 		return 0;
 	len = dust_unseal_hex(pt, sizeof(pt), st->skey, 'I', id, text + 2 * DUST_ID_BYTES + 1);
 	if (len < 0) {
-		refuse(st);
+		store_refuse(st);
 		return 0;
 	}
 	if ((size_t)len > DUST_INVITE_PT_MAX ||
@@ -325,8 +242,8 @@ static int invite_sealed(struct dust_store *st, const char *text, bool merge)
 static int invite_line(struct dust_store *st, const char *text, bool merge)
 {
 	if (st->plain_ok && !strchr(text, ' '))
-		return invite_hex(st, text, merge);
-	return invite_sealed(st, text, merge);
+		return store_invite_hex(st, text, merge);
+	return store_invite_sealed(st, text, merge);
 }
 
 /*
@@ -374,7 +291,7 @@ static int load_invites(struct dust_store *st, FILE *f, bool merge)
 
 /* ---- journal ------------------------------------------------------------- */
 
-static void revoke_set(struct dust_store_entry *e, uint64_t at)
+void store_revoke_set(struct dust_store_entry *e, uint64_t at)
 {
 	if (__atomic_load_n(&e->revoked, __ATOMIC_RELAXED))
 		return;
@@ -442,7 +359,7 @@ static void record_apply(struct dust_store_entry *e, const struct record *r, int
 		memcpy(e->last_nonce, r->nonce, DUST_XNONCE_BYTES);
 	} else if (r->kind == 'R') {
 		*changed += !e->revoked;
-		revoke_set(e, r->at);
+		store_revoke_set(e, r->at);
 	}
 }
 
@@ -470,7 +387,7 @@ static int orphan_keep(struct dust_store *st, const struct record *r)
 	return 0;
 }
 
-static int journal_apply(struct dust_store *st, const char *line, int *changed)
+int store_journal_apply(struct dust_store *st, const char *line, int *changed)
 {
 	struct dust_store_entry *e;
 	struct record r;
@@ -542,7 +459,7 @@ static int journal_line(struct dust_store *st, char *line, int *changed)
 	*hash = '\0';
 	if (record_unseal(st, line, plain, sizeof(plain)) != 0) {
 		if (!st->plain_ok) {
-			refuse(st); /* written without the key: never applied */
+			store_refuse(st); /* written without the key: never applied */
 			return 0;
 		}
 		if (strlen(line) >= sizeof(plain))
@@ -550,7 +467,7 @@ static int journal_line(struct dust_store *st, char *line, int *changed)
 		strcpy(plain, line); /* migrating: a pre-sealing record */
 	}
 	pthread_mutex_lock(&st->lock);
-	rc = journal_apply(st, plain, changed);
+	rc = store_journal_apply(st, plain, changed);
 	pthread_mutex_unlock(&st->lock);
 	sodium_memzero(plain, sizeof(plain));
 	return rc;
@@ -810,7 +727,7 @@ static int journal_compact(struct dust_store *st)
 	if (!buf)
 		return dust_fail(ENOMEM, "out of memory");
 	for (size_t i = 0; i < st->n; i++)
-		len += entry_records(st, entry(st, i), buf + len, cap - len);
+		len += entry_records(st, store_entry(st, i), buf + len, cap - len);
 	len += records_format(st, st->orphans, st->norphans, buf + len, cap - len);
 	/* a run that did not close stays dirty: its lost freshness is not in memory either */
 	if (st->dirty)
@@ -928,7 +845,7 @@ static off_t journal_live_estimate(const struct dust_store *st)
 	size_t lines = st->norphans + 1;
 
 	for (size_t i = 0; i < st->n; i++)
-		lines += 2 * entry(st, i)->bound + entry(st, i)->revoked;
+		lines += 2 * store_entry(st, i)->bound + store_entry(st, i)->revoked;
 	return (off_t)(lines * LINE_EST);
 }
 
@@ -1303,7 +1220,7 @@ static void index_add(struct dust_store *st, struct tag_index *ix, size_t from, 
 		for (uint64_t d = 0; d < 3; d++) {
 			uint8_t tag[DUST_TAG_BYTES];
 
-			dust_intro_tag(&entry(st, i)->keys, ix->epoch + d - 1, tag);
+			dust_intro_tag(&store_entry(st, i)->keys, ix->epoch + d - 1, tag);
 			index_put(ix, tag, (uint32_t)i);
 		}
 	}
@@ -1369,7 +1286,7 @@ DUST_EXPORT struct dust_store_entry *dust_store_lookup_tag(struct dust_store *st
 	for (; (idx = __atomic_load_n(&ix->slots[h].idx, __ATOMIC_ACQUIRE)) != EMPTY_SLOT;
 	     h = (h + 1) & ix->mask)
 		if (crypto_verify_16(ix->slots[h].tag, tag) == 0)
-			return entry(st, idx);
+			return store_entry(st, idx);
 	return NULL;
 }
 
@@ -1413,8 +1330,6 @@ static int load_invites_file(struct dust_store *st, int flags, bool merge)
 
 /* ---- writing the invitations file --------------------------------------------- */
 
-static int store_etcd_save(struct dust_store *st);
-
 /* Rewrite the invitations file from memory; only with LOCK_INVITES held. */
 static int invites_write(struct dust_store *st)
 {
@@ -1431,17 +1346,17 @@ static int invites_write(struct dust_store *st)
 	p = buf + sprintf(buf, "%s\n", STORE_MAGIC);
 	for (size_t i = 0; i < st->n; i++) {
 		uint8_t pt[DUST_INVITE_PT_MAX];
-		size_t ptlen = dust_invite_pt_len(&entry(st, i)->inv);
+		size_t ptlen = dust_invite_pt_len(&store_entry(st, i)->inv);
 
-		dust_invite_pack_full(&entry(st, i)->inv, pt);
+		dust_invite_pack_full(&store_entry(st, i)->inv, pt);
 		*p++ = 'I';
 		*p++ = ' ';
-		sodium_bin2hex(p, 2 * DUST_ID_BYTES + 1, entry(st, i)->inv.id, DUST_ID_BYTES);
+		sodium_bin2hex(p, 2 * DUST_ID_BYTES + 1, store_entry(st, i)->inv.id, DUST_ID_BYTES);
 		p += 2 * DUST_ID_BYTES;
 		*p++ = ' ';
 		/* sealed (SPEC §7.6): K_inv never rests in the clear */
 		if (dust_seal_hex(p, 2 * (ptlen + DUST_SEAL_OVERHEAD) + 1, st->skey, 'I',
-		                  entry(st, i)->inv.id, pt, ptlen) != 0)
+		                  store_entry(st, i)->inv.id, pt, ptlen) != 0)
 			abort(); /* ptlen <= DUST_INVITE_PT_MAX < DUST_SEAL_PT_MAX */
 		p += 2 * (ptlen + DUST_SEAL_OVERHEAD);
 		*p++ = '\n';
@@ -1474,13 +1389,11 @@ static int invites_merge(struct dust_store *st)
 	return rc < 0 ? rc : 0;
 }
 
-DUST_EXPORT int dust_store_lock(struct dust_store *st)
+static int file_lock(struct dust_store *st)
 {
 	int rc;
 
-	if (st->readonly)
-		return dust_fail(EROFS, "%s: store opened read-only", st->path);
-	if (st->etcd || st->invites_locked)
+	if (st->invites_locked)
 		return 0;
 	if ((rc = lock_take(st, LOCK_INVITES, -1)) != 0)
 		return rc;
@@ -1488,6 +1401,13 @@ DUST_EXPORT int dust_store_lock(struct dust_store *st)
 	if ((rc = invites_merge(st)) != 0)
 		dust_store_unlock(st);
 	return rc;
+}
+
+DUST_EXPORT int dust_store_lock(struct dust_store *st)
+{
+	if (st->readonly)
+		return dust_fail(EROFS, "%s: store opened read-only", st->path);
+	return st->ops->lock(st);
 }
 
 DUST_EXPORT void dust_store_unlock(struct dust_store *st)
@@ -1502,16 +1422,12 @@ DUST_EXPORT void dust_store_unlock(struct dust_store *st)
  * Under LOCK_INVITES, so that two writers never both rewrite the file from
  * what each read before the other's save (each one's invitations lost).
  */
-DUST_EXPORT int dust_store_save(struct dust_store *st)
+static int file_save(struct dust_store *st)
 {
 	bool held = st->invites_locked;
 	int rc;
 
-	if (st->readonly)
-		return dust_fail(EROFS, "%s: store opened read-only", st->path);
-	if (st->etcd)
-		return store_etcd_save(st);
-	if (!held && (rc = dust_store_lock(st)) != 0)
+	if (!held && (rc = file_lock(st)) != 0)
 		return rc;
 	rc = invites_write(st);
 	if (!held)
@@ -1519,10 +1435,17 @@ DUST_EXPORT int dust_store_save(struct dust_store *st)
 	return rc;
 }
 
+DUST_EXPORT int dust_store_save(struct dust_store *st)
+{
+	if (st->readonly)
+		return dust_fail(EROFS, "%s: store opened read-only", st->path);
+	return st->ops->save(st);
+}
+
 /* ---- reload, open / close ------------------------------------------------------ */
 
 /* Records read before their invitation was: apply them now, keep the rest in order. */
-static int orphans_apply(struct dust_store *st)
+int store_orphans_apply(struct dust_store *st)
 {
 	size_t kept = 0;
 	int changed = 0;
@@ -1541,18 +1464,13 @@ static int orphans_apply(struct dust_store *st)
 	return changed;
 }
 
-static int store_etcd_follow(struct dust_store *st);
-
-DUST_EXPORT int dust_store_reload(struct dust_store *st)
+/* The invitations file if another process rewrote it, then the journal's new lines. */
+static int file_follow(struct dust_store *st)
 {
 	struct stat sb;
 	int rc, changed = 0;
 
-	if (st->etcd) {
-		if ((rc = store_etcd_follow(st)) < 0)
-			return rc;
-		changed += rc;
-	} else if (stat(st->path, &sb) == 0 && !mark_same(&st->invites_mark, &sb)) {
+	if (stat(st->path, &sb) == 0 && !mark_same(&st->invites_mark, &sb)) {
 		rc = load_invites_file(st, 0, true);
 		if (rc < 0)
 			return rc;
@@ -1564,7 +1482,16 @@ DUST_EXPORT int dust_store_reload(struct dust_store *st)
 			return rc;
 		changed += rc;
 	}
-	changed += orphans_apply(st);
+	return changed;
+}
+
+DUST_EXPORT int dust_store_reload(struct dust_store *st)
+{
+	int changed = st->ops->follow(st);
+
+	if (changed < 0)
+		return changed;
+	changed += store_orphans_apply(st);
 	if (changed > 0)
 		__atomic_store_n(&st->gen, st->gen + 1, __ATOMIC_RELAXED); /* telemetry reads it */
 	return changed;
@@ -1575,8 +1502,6 @@ DUST_EXPORT uint64_t dust_store_generation(const struct dust_store *st)
 	return __atomic_load_n(&st->gen, __ATOMIC_RELAXED);
 }
 
-static int store_etcd_open(struct dust_store *st);
-
 /*
  * A pre-sealing store read with DUST_STORE_MIGRATE, rewritten sealed: the
  * journal first (compacted), then the invitations file, each by rename, so
@@ -1584,17 +1509,10 @@ static int store_etcd_open(struct dust_store *st);
  * with the store, so that no process writes a plaintext record meanwhile
  * nor reads the new format with an old binary.
  */
-static int store_etcd_migrate(struct dust_store *st);
-
-static int store_migrate(struct dust_store *st)
+static int file_migrate(struct dust_store *st)
 {
 	int rc;
 
-	if (st->etcd) { /* no lock to tell: the operator stops the gateways (README) */
-		rc = store_etcd_migrate(st);
-		st->plain_ok = false;
-		return rc;
-	}
 	if (flock(st->journal_fd, LOCK_EX | LOCK_NB) != 0)
 		return dust_fail(
 		    EBUSY, "%s: in use by another process; stop the gateways to migrate", st->path);
@@ -1602,20 +1520,39 @@ static int store_migrate(struct dust_store *st)
 	if (flock(st->journal_fd, LOCK_SH) != 0 && !rc)
 		rc = dust_fail(errno, "%s: flock: %s", st->journal_path, strerror(errno));
 	if (!rc)
-		rc = dust_store_save(st);
+		rc = file_save(st);
 	st->plain_ok = false;
 	return rc;
 }
 
 DUST_EXPORT uint64_t dust_store_refused(const struct dust_store *st)
 {
-	uint64_t n = __atomic_load_n(&st->refused, __ATOMIC_RELAXED);
-
-#ifdef DUST_HAVE_ETCD
-	n += etcd_refused(st->etcd); /* b/ and t/ values its request thread read back */
-#endif
-	return n;
+	return __atomic_load_n(&st->refused, __ATOMIC_RELAXED) + st->ops->refused(st);
 }
+
+/* Invitations file, then journal; with the journal's flock from here on. */
+static int file_open(struct dust_store *st, int flags)
+{
+	int rc = st->readonly ? 0 : lock_open(st);
+
+	if (!rc)
+		rc = load_invites_file(st, flags, false);
+	if (rc > 0)
+		rc = 0;
+	if (!rc)
+		rc = st->readonly ? journal_load_readonly(st) : journal_open(st);
+	if (!rc && st->plain_ok)
+		rc = file_migrate(st);
+	/* with the journal's flock: nobody removes the lock file from now on */
+	if (!rc && !st->readonly && !same_file(st->lock_fd, st->lock_path))
+		rc = lock_open(st);
+	/* grown while nobody compacted (an older binary): a failure leaves it as it is */
+	if (!rc && !st->readonly)
+		journal_compact_due(st);
+	return rc;
+}
+
+static const struct store_ops file_ops;
 
 DUST_EXPORT struct dust_store *dust_store_open(const char *path, int flags,
                                                const struct dust_identity *server)
@@ -1632,6 +1569,7 @@ DUST_EXPORT struct dust_store *dust_store_open(const char *path, int flags,
 		dust_fail(ENOMEM, "out of memory");
 		return NULL;
 	}
+	st->ops = etcd_is_url(path) ? &store_etcd_ops : &file_ops;
 	dust_store_key_derive(st->skey, server->sk);
 	(void)sodium_mlock(st->skey, sizeof(st->skey));
 	st->plain_ok = (flags & DUST_STORE_MIGRATE) && !(flags & DUST_STORE_READONLY);
@@ -1647,27 +1585,7 @@ DUST_EXPORT struct dust_store *dust_store_open(const char *path, int flags,
 		goto err_free;
 	}
 	st->readonly = (flags & DUST_STORE_READONLY) != 0;
-	if (etcd_is_url(path)) {
-		rc = store_etcd_open(st);
-		if (!rc && st->plain_ok)
-			rc = store_migrate(st);
-	} else {
-		rc = st->readonly ? 0 : lock_open(st);
-		if (!rc)
-			rc = load_invites_file(st, flags, false);
-		if (rc > 0)
-			rc = 0;
-		if (!rc)
-			rc = st->readonly ? journal_load_readonly(st) : journal_open(st);
-		if (!rc && st->plain_ok)
-			rc = store_migrate(st);
-		/* with the journal's flock: nobody removes the lock file from now on */
-		if (!rc && !st->readonly && !same_file(st->lock_fd, st->lock_path))
-			rc = lock_open(st);
-		/* grown while nobody compacted (an older binary): a failure leaves it as it is */
-		if (!rc && !st->readonly)
-			journal_compact_due(st);
-	}
+	rc = st->ops->open(st, flags);
 	if (rc > 0)
 		rc = 0;
 	if (!rc && dust_store_tick(st, (uint64_t)time(NULL)) < 0)
@@ -1688,26 +1606,13 @@ DUST_EXPORT void dust_store_close(struct dust_store *st)
 {
 	if (!st)
 		return;
-#ifdef DUST_HAVE_ETCD
-	etcd_close(st->etcd); /* its threads stop before the entries go */
-#endif
-	if (st->journal_fd >= 0) {
-		/* everything this run wrote is synced by the C record's own sync */
-		if (st->marked)
-			(void)journal_append(st, RUN_MARK_CLOSE, true);
-		else
-			(void)fdatasync(st->journal_fd);
-		close(st->journal_fd); /* drops the flock */
-	}
-	if (st->journal_old_fd >= 0)
-		close(st->journal_old_fd);
-	if (st->lock_fd >= 0)
-		close(st->lock_fd); /* drops its locks */
+	st->ops->close(st); /* etcd: its threads stop before the entries go */
 	for (size_t k = 0; k < (st->cap >> CHUNK_SHIFT); k++) {
 		sodium_munlock(st->chunk[k], CHUNK_LEN * sizeof(struct dust_store_entry));
 		free(st->chunk[k]); /* munlock also zeroes */
 	}
 	sodium_munlock(st->skey, sizeof(st->skey)); /* also zeroes */
+	free(st->commits);
 	free(st->orphans);
 	free(st->id_index);
 	free(st->cur);
@@ -1720,13 +1625,34 @@ DUST_EXPORT void dust_store_close(struct dust_store *st)
 	free(st);
 }
 
+static void file_close(struct dust_store *st)
+{
+	if (st->journal_fd >= 0) {
+		/* everything this run wrote is synced by the C record's own sync */
+		if (st->marked)
+			(void)journal_append(st, RUN_MARK_CLOSE, true);
+		else
+			(void)fdatasync(st->journal_fd);
+		close(st->journal_fd); /* drops the flock */
+	}
+	if (st->journal_old_fd >= 0)
+		close(st->journal_old_fd);
+	if (st->lock_fd >= 0)
+		close(st->lock_fd); /* drops its locks */
+}
+
 DUST_EXPORT int dust_store_run_begin(struct dust_store *st, bool *was_clean)
+{
+	*was_clean = false;
+	return st->readonly ? 0 : st->ops->run_begin(st, was_clean);
+}
+
+static int file_run_begin(struct dust_store *st, bool *was_clean)
 {
 	int rc;
 
-	*was_clean = false;
-	if (st->etcd || st->readonly || st->journal_fd < 0)
-		return 0; /* etcd: freshness writes in flight at a crash are lost; no marker */
+	if (st->journal_fd < 0)
+		return 0;
 	pthread_mutex_lock(&st->lock);
 	*was_clean = !st->dirty;
 	rc = journal_append(st, RUN_MARK_OPEN, true);
@@ -1741,12 +1667,11 @@ DUST_EXPORT int dust_store_run_begin(struct dust_store *st, bool *was_clean)
  * and with both locks, so that nobody is reading or about to write what
  * goes, and a process that opens the store next makes it anew.
  */
-DUST_EXPORT void dust_store_discard(struct dust_store *st)
+static void file_discard(struct dust_store *st)
 {
 	struct stat sb, jb;
 
-	if (st && !st->etcd && !st->readonly && st->journal_fd >= 0 &&
-	    flock(st->journal_fd, LOCK_EX | LOCK_NB) == 0 &&
+	if (!st->readonly && st->journal_fd >= 0 && flock(st->journal_fd, LOCK_EX | LOCK_NB) == 0 &&
 	    lock_take(st, LOCK_INVITES, JOURNAL_WAIT_MS) == 0 &&
 	    lock_take(st, LOCK_JOURNAL, JOURNAL_WAIT_MS) == 0 && stat(st->path, &sb) == 0 &&
 	    sb.st_size == (off_t)sizeof(STORE_MAGIC) && fstat(st->journal_fd, &jb) == 0 &&
@@ -1755,6 +1680,13 @@ DUST_EXPORT void dust_store_discard(struct dust_store *st)
 		unlink(st->journal_path);
 		unlink(st->lock_path);
 	}
+}
+
+DUST_EXPORT void dust_store_discard(struct dust_store *st)
+{
+	if (!st)
+		return;
+	st->ops->discard(st);
 	dust_store_close(st);
 }
 
@@ -1765,7 +1697,7 @@ DUST_EXPORT size_t dust_store_count(const struct dust_store *st)
 
 DUST_EXPORT struct dust_store_entry *dust_store_at(struct dust_store *st, size_t idx)
 {
-	return idx < dust_store_count(st) ? entry(st, idx) : NULL;
+	return idx < dust_store_count(st) ? store_entry(st, idx) : NULL;
 }
 
 DUST_EXPORT uint32_t dust_store_index(const struct dust_store *st, const struct dust_store_entry *e)
@@ -1851,7 +1783,7 @@ enum dust_drop dust_store_commit(struct dust_store *st, struct dust_store_entry 
 		/* deferred: a binding not yet durable holds every session of it back */
 		*first_use |= e->bind_pending;
 		/* etcd: a returning client's freshness commits cluster-wide before its answer */
-		if (st->etcd && !st->readonly && !e->bind_pending)
+		if (st->ops->cluster && !st->readonly && !e->bind_pending)
 			e->fresh_pending = 1;
 		*held = e->bind_pending || e->fresh_pending;
 		memcpy(e->static_ss, static_ss, DUST_KEY_BYTES);
@@ -1872,19 +1804,20 @@ DUST_EXPORT struct dust_store_entry *dust_store_find(struct dust_store *st,
 	return find_id(st, id);
 }
 
-static int store_etcd_revoke(struct dust_store *st, struct dust_store_entry *e, uint64_t now_s);
-
 DUST_EXPORT int dust_store_revoke(struct dust_store *st, struct dust_store_entry *e, uint64_t now_s)
+{
+	if (st->readonly)
+		return dust_fail(EROFS, "%s: store opened read-only", st->path);
+	return st->ops->revoke(st, e, now_s);
+}
+
+static int file_revoke(struct dust_store *st, struct dust_store_entry *e, uint64_t now_s)
 {
 	char body[128], idhex[2 * DUST_ID_BYTES + 1];
 	int rc = 0;
 
-	if (st->readonly)
-		return dust_fail(EROFS, "%s: store opened read-only", st->path);
 	sodium_bin2hex(idhex, sizeof(idhex), e->inv.id, DUST_ID_BYTES);
 	snprintf(body, sizeof(body), "R %s %" PRIu64 " - ", idhex, now_s);
-	if (st->etcd)
-		return store_etcd_revoke(st, e, now_s);
 	/* what other processes wrote since we opened: a revocation of theirs is EALREADY */
 	if ((rc = journal_catch_up(st)) < 0)
 		return rc;
@@ -1892,7 +1825,7 @@ DUST_EXPORT int dust_store_revoke(struct dust_store *st, struct dust_store_entry
 	if (e->revoked)
 		rc = dust_fail(EALREADY, "invitation already revoked");
 	else if ((rc = journal_append(st, body, true)) == 0)
-		revoke_set(e, now_s);
+		store_revoke_set(e, now_s);
 	pthread_mutex_unlock(&st->lock);
 	return rc;
 }
@@ -1901,7 +1834,7 @@ DUST_EXPORT int dust_store_revoke(struct dust_store *st, struct dust_store_entry
 
 DUST_EXPORT void dust_store_set_deferred(struct dust_store *st, bool deferred)
 {
-	st->deferred = deferred || st->etcd; /* etcd: every commit goes through a thread */
+	st->deferred = deferred || st->ops->cluster; /* etcd: every commit goes through a thread */
 }
 
 /*
@@ -1909,7 +1842,7 @@ DUST_EXPORT void dust_store_set_deferred(struct dust_store *st, bool deferred)
  * the write and the fsync need no lock: the store lock is held only to copy
  * the entry's state and to mark the outcome, never across the disk.
  */
-DUST_EXPORT int dust_store_persist_write(struct dust_store *st, struct dust_store_entry *e)
+static int file_write(struct dust_store *st, struct dust_store_entry *e)
 {
 	char body[256], idhex[2 * DUST_ID_BYTES + 1], pkhex[2 * DUST_PK_BYTES + 1];
 	bool pending;
@@ -1920,11 +1853,8 @@ DUST_EXPORT int dust_store_persist_write(struct dust_store *st, struct dust_stor
 	sodium_bin2hex(pkhex, sizeof(pkhex), e->client_pk, DUST_PK_BYTES);
 	at = e->bound_at;
 	pthread_mutex_unlock(&st->lock);
-	if (!pending || st->readonly)
+	if (!pending)
 		return 0;
-	if (st->etcd)
-		return dust_fail(EINVAL, "%s: bindings go through dust_store_persist_submit",
-		                 st->path);
 	sodium_bin2hex(idhex, sizeof(idhex), e->inv.id, DUST_ID_BYTES);
 	snprintf(body, sizeof(body), "B %s %s %" PRIu64 " ", idhex, pkhex, at);
 	return journal_append(st, body, false);
@@ -1934,7 +1864,7 @@ DUST_EXPORT int dust_store_sync(struct dust_store *st)
 {
 	int rc = 0;
 
-	if (st->etcd || st->journal_fd < 0)
+	if (st->journal_fd < 0)
 		return 0;
 	/* a file that a compaction replaced since: its copy of our records is synced */
 	pthread_mutex_lock(&st->jlock);
@@ -1951,8 +1881,8 @@ DUST_EXPORT uint64_t dust_store_compactions(const struct dust_store *st)
 	return __atomic_load_n(&st->compactions, __ATOMIC_RELAXED);
 }
 
-DUST_EXPORT void dust_store_persist_done(struct dust_store *st, struct dust_store_entry *e,
-                                         bool durable)
+/* A pending binding made durable, or undone (never durable, never answered). */
+static void persist_done(struct dust_store *st, struct dust_store_entry *e, bool durable)
 {
 	pthread_mutex_lock(&st->lock);
 	if (e->bind_pending && !durable) {
@@ -1965,8 +1895,6 @@ DUST_EXPORT void dust_store_persist_done(struct dust_store *st, struct dust_stor
 	pthread_mutex_unlock(&st->lock);
 }
 
-static void store_etcd_fresh(struct dust_store *st, const struct dust_store_entry *snap);
-
 DUST_EXPORT void dust_store_persist_fresh(struct dust_store *st, struct dust_store_entry *e)
 {
 	struct dust_store_entry snap;
@@ -1978,368 +1906,164 @@ DUST_EXPORT void dust_store_persist_fresh(struct dust_store *st, struct dust_sto
 	snap.last_ts_ms = e->last_ts_ms;
 	memcpy(snap.last_nonce, e->last_nonce, DUST_XNONCE_BYTES);
 	pthread_mutex_unlock(&st->lock);
-	if (st->etcd)
-		store_etcd_fresh(st, &snap);
-	else
-		fresh_record(st, &snap);
+	st->ops->fresh(st, &snap);
 	sodium_memzero(&snap, sizeof(snap));
 }
 
-/* ---- the store on etcd (store_etcd.c does the network) ------------------------- */
+/* ---- the etcd backend: store_etcd_ops.c, or none in this build ----------------- */
 
-#ifdef DUST_HAVE_ETCD
-/* A B, T or R value from etcd opened as the journal's record "K IDHEX V1 V2"; -1 if not ours. */
-static int etcd_val_open(const struct dust_store *st, char kind, const uint8_t id[DUST_ID_BYTES],
-                         const char *val, char *out, size_t cap)
+#ifndef DUST_HAVE_ETCD
+/* No etcd in this build: open fails, so that nothing else is ever called. */
+static int store_etcd_open(struct dust_store *st, int flags)
 {
-	char idhex[2 * DUST_ID_BYTES + 1];
-	uint8_t pt[DUST_SEAL_PT_MAX + 1];
-	int len = dust_unseal_hex(pt, sizeof(pt) - 1, st->skey, kind, id, val);
-
-	if (len < 0)
-		return -1;
-	pt[len] = '\0';
-	sodium_bin2hex(idhex, sizeof(idhex), id, DUST_ID_BYTES);
-	snprintf(out, cap, "%c %s %s", kind, idhex, (const char *)pt);
-	sodium_memzero(pt, sizeof(pt));
-	return 0;
-}
-
-/* The value of a new etcd record: plain sealed for its kind and ID. */
-static void etcd_val_seal(const struct dust_store *st, char *out, size_t cap, char kind,
-                          const uint8_t id[DUST_ID_BYTES], const uint8_t *plain, size_t len)
-{
-	if (dust_seal_hex(out, cap, st->skey, kind, id, plain, len) != 0)
-		abort(); /* our own values: short enough always */
-}
-
-struct rec_ctx {
-	struct dust_store *st;
-	int changed;
-};
-
-/*
- * One record from etcd, loaded or watched: applied as the journal's lines
- * are (idempotent: the first binding wins, freshness moves forward, a
- * revocation stays), so the gateway reads its own writes back harmlessly.
- * A corrupt record is skipped with an error for the caller to report.
- */
-static int etcd_rec(void *arg, char kind, const uint8_t id[DUST_ID_BYTES], const char *val)
-{
-	struct rec_ctx *c = arg;
-	char line[LINE_MAX_LEN], idhex[2 * DUST_ID_BYTES + 1];
-	int rc;
-
-	sodium_bin2hex(idhex, sizeof(idhex), id, DUST_ID_BYTES);
-	/* migrating: an invitation in the clear (its hex; a sealed one is longer) */
-	if (kind == 'I' && c->st->plain_ok &&
-	    (strlen(val) == 2 * DUST_INVITE_PT_BYTES || strlen(val) == 2 * DUST_INVITE_PT_MAX)) {
-		rc = invite_hex(c->st, val, true);
-		c->changed += rc > 0 ? rc : 0;
-		return rc == -EINVAL
-		           ? dust_fail(EINVAL, "%s: corrupt invitation record", c->st->path)
-		           : (rc < 0 ? rc : 0);
-	}
-	if (kind == 'I') {
-		/* "IDHEX SEAL", as the invitation file's line (SPEC §7.6) */
-		if (strlen(val) >= sizeof(line) - sizeof(idhex) - 1)
-			return dust_fail(EINVAL, "%s: corrupt invitation record", c->st->path);
-		snprintf(line, sizeof(line), "%s %s", idhex, val);
-		rc = invite_sealed(c->st, line, true);
-		sodium_memzero(line, sizeof(line));
-		if (rc > 0)
-			c->changed += rc;
-		return rc == -EINVAL
-		           ? dust_fail(EINVAL, "%s: corrupt invitation record", c->st->path)
-		           : (rc < 0 ? rc : 0);
-	}
-	if (etcd_val_open(c->st, kind, id, val, line, sizeof(line)) != 0) {
-		if (!c->st->plain_ok) {
-			refuse(c->st); /* written without the key: never applied */
-			return 0;
-		}
-		snprintf(line, sizeof(line), "%c %s %.400s", kind, idhex, val); /* migrating */
-	}
-	pthread_mutex_lock(&c->st->lock);
-	rc = journal_apply(c->st, line, &c->changed);
-	pthread_mutex_unlock(&c->st->lock);
-	sodium_memzero(line, sizeof(line));
-	return rc ? dust_fail(EINVAL, "%s: corrupt %c record", c->st->path, kind) : 0;
-}
-
-static int store_etcd_open(struct dust_store *st)
-{
-	struct rec_ctx c = {.st = st};
-	int rc;
-
-	st->etcd = etcd_open(st->path, st->skey);
-	if (!st->etcd)
-		return -errno;
-	st->deferred = true;
-	rc = etcd_load(st->etcd, etcd_rec, &c);
-	st->etcd_saved = st->n;
-	/* b/ and r/ sort before i/: what the load read before its invitation */
-	(void)orphans_apply(st);
-	return rc < 0 ? rc : 0;
-}
-
-/* One record of an entry put sealed over whatever its key held (migration). */
-static int etcd_put_sealed(struct dust_store *st, char kind, const uint8_t id[DUST_ID_BYTES],
-                           const uint8_t *plain, size_t len)
-{
-	char val[2 * (DUST_SEAL_PT_MAX + DUST_SEAL_OVERHEAD) + 1];
-	int rc;
-
-	etcd_val_seal(st, val, sizeof(val), kind, id, plain, len);
-	rc = etcd_put(st->etcd, kind, id, val);
-	sodium_memzero(val, sizeof(val));
-	return rc ? dust_fail(-rc, "%s: %s", st->path, dust_last_error()) : 0;
-}
-
-/*
- * A pre-sealing etcd store, loaded with its plaintext values, written back
- * sealed key by key (SPEC §7.6): invitation, binding, freshness, revocation.
- */
-static int store_etcd_migrate(struct dust_store *st)
-{
-	char text[160], pkhex[2 * DUST_PK_BYTES + 1], nhex[2 * DUST_XNONCE_BYTES + 1];
-	int rc = 0;
-
-	for (size_t i = 0; !rc && i < st->n; i++) {
-		const struct dust_store_entry *e = entry(st, i);
-		uint8_t pt[DUST_INVITE_PT_MAX];
-
-		dust_invite_pack_full(&e->inv, pt);
-		rc = etcd_put_sealed(st, 'I', e->inv.id, pt, dust_invite_pt_len(&e->inv));
-		sodium_memzero(pt, sizeof(pt));
-		if (!rc && e->bound) {
-			sodium_bin2hex(pkhex, sizeof(pkhex), e->client_pk, DUST_PK_BYTES);
-			snprintf(text, sizeof(text), "%s %" PRIu64, pkhex, e->bound_at);
-			rc = etcd_put_sealed(st, 'B', e->inv.id, (uint8_t *)text, strlen(text));
-			sodium_bin2hex(nhex, sizeof(nhex), e->last_nonce, DUST_XNONCE_BYTES);
-			snprintf(text, sizeof(text), "%" PRIu64 " %s", e->last_ts_ms, nhex);
-			if (!rc)
-				rc = etcd_put_sealed(st, 'T', e->inv.id, (uint8_t *)text,
-				                     strlen(text));
-		}
-		if (!rc && e->revoked) {
-			snprintf(text, sizeof(text), "%" PRIu64 " -", e->revoked_at);
-			rc = etcd_put_sealed(st, 'R', e->inv.id, (uint8_t *)text, strlen(text));
-		}
-	}
-	return rc;
-}
-
-static int store_etcd_follow(struct dust_store *st)
-{
-	struct rec_ctx c = {.st = st};
-	int rc = st->readonly ? 0 : etcd_start(st->etcd);
-
-	if (rc == 0)
-		rc = etcd_events(st->etcd, etcd_rec, &c);
-	return rc < 0 ? rc : c.changed;
-}
-
-/* New invitations, each created if absent (a retry after a lost reply is harmless). */
-static int store_etcd_save(struct dust_store *st)
-{
-	for (; st->etcd_saved < st->n; st->etcd_saved++) {
-		struct dust_store_entry *e = entry(st, st->etcd_saved);
-		size_t ptlen = dust_invite_pt_len(&e->inv);
-		uint8_t pt[DUST_INVITE_PT_MAX];
-		char hex[2 * (DUST_INVITE_PT_MAX + DUST_SEAL_OVERHEAD) + 1];
-		int rc;
-
-		dust_invite_pack_full(&e->inv, pt);
-		etcd_val_seal(st, hex, sizeof(hex), 'I', e->inv.id, pt, ptlen); /* SPEC §7.6 */
-		rc = etcd_create(st->etcd, 'I', e->inv.id, hex);
-		sodium_memzero(pt, sizeof(pt));
-		sodium_memzero(hex, sizeof(hex));
-		if (rc && rc != -EEXIST)
-			return dust_fail(-rc, "%s: %s", st->path, dust_last_error());
-	}
-	return 0;
-}
-
-static int store_etcd_revoke(struct dust_store *st, struct dust_store_entry *e, uint64_t now_s)
-{
-	char plain[64], val[2 * (64 + DUST_SEAL_OVERHEAD) + 1];
-	int rc;
-
-	if (__atomic_load_n(&e->revoked, __ATOMIC_ACQUIRE))
-		return dust_fail(EALREADY, "invitation already revoked");
-	snprintf(plain, sizeof(plain), "%" PRIu64 " -", now_s);
-	etcd_val_seal(st, val, sizeof(val), 'R', e->inv.id, (const uint8_t *)plain, strlen(plain));
-	rc = etcd_create(st->etcd, 'R', e->inv.id, val);
-	if (rc == -EAGAIN)
-		return dust_fail(EAGAIN, "%s: %s", st->path, dust_last_error());
-	pthread_mutex_lock(&st->lock);
-	revoke_set(e, now_s);
-	pthread_mutex_unlock(&st->lock);
-	return rc == -EEXIST ? dust_fail(EALREADY, "invitation already revoked") : rc;
-}
-
-static void store_etcd_fresh(struct dust_store *st, const struct dust_store_entry *snap)
-{
-	struct etcd_req rq = {.kind = 'T', .at = snap->last_ts_ms};
-
-	memcpy(rq.id, snap->inv.id, DUST_ID_BYTES);
-	memcpy(rq.nonce, snap->last_nonce, DUST_XNONCE_BYTES);
-	/* best effort: the watch of a later intro's freshness supersedes a lost one */
-	(void)etcd_submit(st->etcd, &rq);
-}
-
-DUST_EXPORT int dust_store_persist_submit(struct dust_store *st, struct dust_store_entry *e,
-                                          uint32_t cookie)
-{
-	struct etcd_req rq = {.kind = 'B', .idx = e->idx, .cookie = cookie};
-	int rc;
-
-	if (!st->etcd || st->readonly)
-		return dust_fail(EINVAL, "%s: not a writable etcd store", st->path);
-	if ((rc = etcd_start(st->etcd)) != 0)
-		return rc;
-	pthread_mutex_lock(&st->lock);
-	/* a returning client: its freshness, exclusively (F); a first use: the binding (B) */
-	if (!e->bind_pending)
-		rq.kind = 'F';
-	memcpy(rq.id, e->inv.id, DUST_ID_BYTES);
-	memcpy(rq.pk, e->client_pk, DUST_PK_BYTES);
-	memcpy(rq.nonce, e->last_nonce, DUST_XNONCE_BYTES);
-	rq.at = rq.kind == 'F' ? e->last_ts_ms : e->bound_at;
-	rq.ts = e->last_ts_ms;
-	pthread_mutex_unlock(&st->lock);
-	rc = etcd_submit(st->etcd, &rq);
-	return rc ? dust_fail(-rc, "%s: too many commits waiting for the cluster", st->path) : 0;
-}
-
-/* The cluster's binding, adopted by an entry that was unbound or pending here. */
-static void bind_adopt(struct dust_store_entry *e, const uint8_t pk[DUST_PK_BYTES])
-{
-	if (e->bound && !e->bind_pending)
-		return;
-	if (!e->bound || sodium_memcmp(e->client_pk, pk, DUST_PK_BYTES) != 0) {
-		memcpy(e->client_pk, pk, DUST_PK_BYTES);
-		sodium_memzero(e->static_ss, DUST_KEY_BYTES); /* DH(s, C) of the loser */
-		e->bound_at = (uint64_t)time(NULL);
-	}
-	e->bound = 1;
-	e->bind_pending = 0;
-}
-
-/* A returning client's freshness: committed, or another gateway took this intro or a newer one. */
-static enum dust_drop fresh_outcome(struct dust_store *st, struct dust_store_entry *e,
-                                    const struct etcd_res *r)
-{
-	pthread_mutex_lock(&st->lock);
-	e->fresh_pending = 0;
-	pthread_mutex_unlock(&st->lock);
-	if (r->status == ETCD_OK)
-		return DUST_OK;
-	return r->status == ETCD_CONFLICT ? DUST_DROP_INTRO_REPLAY : DUST_DROP_STORE_UNAVAILABLE;
-}
-
-static enum dust_drop outcome_apply(struct dust_store *st, struct dust_store_entry *e,
-                                    const struct etcd_res *r)
-{
-	if (r->kind == 'F')
-		return fresh_outcome(st, e, r);
-	pthread_mutex_lock(&st->lock);
-	if (r->status == ETCD_OK || r->status == ETCD_CONFLICT)
-		bind_adopt(e, r->pk);
-	else if (e->bind_pending) /* not committed: unused again here */
-		e->bound = e->bind_pending = 0;
-	if (r->status == ETCD_REVOKED)
-		revoke_set(e, (uint64_t)time(NULL));
-	pthread_mutex_unlock(&st->lock);
-	if (r->status == ETCD_OK)
-		return DUST_OK;
-	return r->status == ETCD_CONFLICT  ? DUST_DROP_INTRO_WRONG_KEY
-	       : r->status == ETCD_REVOKED ? DUST_DROP_INTRO_REVOKED
-	                                   : DUST_DROP_STORE_UNAVAILABLE;
-}
-
-DUST_EXPORT unsigned dust_store_persist_poll(struct dust_store *st, struct dust_store_outcome *out,
-                                             unsigned max)
-{
-	struct etcd_res r[64];
-	unsigned n = 0;
-
-	if (!st->etcd)
-		return 0;
-	max = max < (sizeof(r) / sizeof(r[0])) ? max : (sizeof(r) / sizeof(r[0]));
-	n = etcd_results(st->etcd, r, max);
-	for (unsigned i = 0; i < n; i++) {
-		struct dust_store_entry *e = dust_store_at(st, r[i].idx);
-
-		out[i].idx = r[i].idx;
-		out[i].cookie = r[i].cookie;
-		out[i].drop = e ? outcome_apply(st, e, &r[i]) : DUST_DROP_INTRO_UNKNOWN;
-		if (e && out[i].drop == DUST_OK && !r[i].fresh_written)
-			dust_store_persist_fresh(st, e);
-	}
-	return n;
-}
-
-DUST_EXPORT int64_t dust_store_revision(const struct dust_store *st)
-{
-	return st->etcd ? etcd_revision(st->etcd) : -1;
-}
-#else
-static int store_etcd_open(struct dust_store *st)
-{
+	(void)flags;
 	return dust_fail(ENOTSUP, "%s: this build has no etcd support (needs libcurl and jansson)",
 	                 st->path);
 }
 
-static int store_etcd_follow(struct dust_store *st)
+static void store_etcd_close(struct dust_store *st)
 {
-	return store_etcd_open(st);
+	(void)st;
 }
 
-static int store_etcd_migrate(struct dust_store *st)
+const struct store_ops store_etcd_ops = {
+    .name = "etcd",
+    .open = store_etcd_open,
+    .close = store_etcd_close,
+};
+#endif
+
+/* ---- the file store's operations, and the calls through the table ------------- */
+
+static int commits_grow(struct dust_store *st)
 {
-	return store_etcd_open(st);
+	size_t cap = st->commits_cap ? 2 * st->commits_cap : 256;
+	struct file_commit *c = realloc(st->commits, cap * sizeof(*c));
+
+	if (!c)
+		return dust_fail(ENOMEM, "out of memory");
+	st->commits = c;
+	st->commits_cap = cap;
+	return 0;
 }
 
-static int store_etcd_save(struct dust_store *st)
+/*
+ * The binding written now, not synced: the next poll's one fdatasync makes
+ * every binding submitted before it durable (group commit). A write that
+ * failed is refused at that poll, as a failed fdatasync refuses them all.
+ */
+static int file_submit(struct dust_store *st, struct dust_store_entry *e, uint32_t cookie)
 {
-	return store_etcd_open(st);
+	struct file_commit *c;
+
+	if (st->ncommits == st->commits_cap && commits_grow(st) != 0)
+		return -ENOMEM;
+	c = &st->commits[st->ncommits++];
+	c->idx = e->idx;
+	c->cookie = cookie;
+	c->rc = file_write(st, e);
+	return 0;
 }
 
-static int store_etcd_revoke(struct dust_store *st, struct dust_store_entry *e, uint64_t now_s)
+/* One fdatasync for every commit waiting, then each applied to its entry. */
+static void file_round(struct dust_store *st)
 {
-	(void)e, (void)now_s;
-	return store_etcd_open(st);
+	int sync = dust_store_sync(st);
+
+	for (size_t i = 0; i < st->ncommits; i++) {
+		struct file_commit *c = &st->commits[i];
+		struct dust_store_entry *e = store_entry(st, c->idx);
+		bool ok = c->rc == 0 && sync == 0;
+
+		persist_done(st, e, ok);
+		if (ok)
+			dust_store_persist_fresh(st, e); /* as an etcd binding's txn writes it */
+		c->drop = ok ? DUST_OK : DUST_DROP_INTRO_PERSIST;
+	}
+	st->nready = st->ncommits;
+	st->ready_at = 0;
 }
 
-static void store_etcd_fresh(struct dust_store *st, const struct dust_store_entry *snap)
+/*
+ * Outcomes of the last round first; once all are out, a new round for what
+ * was submitted since. Never an outcome before its fdatasync returned.
+ */
+static unsigned file_poll(struct dust_store *st, struct dust_store_outcome *out, unsigned max)
 {
-	(void)st, (void)snap;
+	unsigned n = 0;
+
+	if (st->ready_at == st->nready) {
+		memmove(st->commits, st->commits + st->nready,
+		        (st->ncommits - st->nready) * sizeof(*st->commits));
+		st->ncommits -= st->nready;
+		st->nready = st->ready_at = 0;
+		if (st->ncommits)
+			file_round(st);
+	}
+	for (; n < max && st->ready_at < st->nready; n++, st->ready_at++) {
+		const struct file_commit *c = &st->commits[st->ready_at];
+
+		out[n] = (struct dust_store_outcome){
+		    .idx = c->idx, .cookie = c->cookie, .drop = c->drop};
+	}
+	return n;
 }
 
+static uint64_t file_refused(const struct dust_store *st)
+{
+	(void)st;
+	return 0;
+}
+
+static int64_t file_revision(const struct dust_store *st)
+{
+	(void)st;
+	return -1;
+}
+
+static const struct store_ops file_ops = {
+    .name = "file",
+    .open = file_open,
+    .follow = file_follow,
+    .lock = file_lock,
+    .save = file_save,
+    .revoke = file_revoke,
+    .run_begin = file_run_begin,
+    .fresh = fresh_record,
+    .submit = file_submit,
+    .poll = file_poll,
+    .refused = file_refused,
+    .revision = file_revision,
+    .discard = file_discard,
+    .close = file_close,
+};
+
+/* A commit that cannot be queued is undone here: the caller refuses its intro. */
 DUST_EXPORT int dust_store_persist_submit(struct dust_store *st, struct dust_store_entry *e,
                                           uint32_t cookie)
 {
-	(void)e, (void)cookie;
-	return store_etcd_open(st);
+	int rc;
+
+	if (st->readonly)
+		return dust_fail(EROFS, "%s: store opened read-only", st->path);
+	rc = st->ops->submit(st, e, cookie);
+	if (rc)
+		persist_done(st, e, false);
+	return rc;
 }
 
 DUST_EXPORT unsigned dust_store_persist_poll(struct dust_store *st, struct dust_store_outcome *out,
                                              unsigned max)
 {
-	(void)st, (void)out, (void)max;
-	return 0;
+	return st->readonly ? 0 : st->ops->poll(st, out, max);
 }
 
 DUST_EXPORT int64_t dust_store_revision(const struct dust_store *st)
 {
-	(void)st;
-	return -1;
+	return st->ops->revision(st);
 }
-#endif
 
-DUST_EXPORT bool dust_store_is_remote(const struct dust_store *st)
+DUST_EXPORT const char *dust_store_backend(const struct dust_store *st)
 {
-	return st->etcd != NULL;
+	return st->ops->name;
 }

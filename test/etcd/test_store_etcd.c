@@ -34,6 +34,12 @@ static void url_prefix(char *out, size_t cap)
 
 	snprintf(out, cap, "%.*s", (int)strcspn(slash + 1, "?"), slash + 1);
 }
+
+static bool is_etcd(const struct dust_store *st)
+{
+	return strcmp(dust_store_backend(st), "etcd") == 0;
+}
+
 static bool last_held; /* the last accept_bytes: its acceptance waits for the store */
 
 static uint64_t mono_ms(void)
@@ -66,7 +72,7 @@ static void gw_open(struct gw *g, const struct dust_identity *server, uint8_t se
 		fprintf(stderr, "  open %s: %s\n", url, dust_last_error());
 	CHECK(g->srv.store != NULL);
 	dust_store_set_deferred(g->srv.store, true);
-	CHECK(dust_store_is_remote(g->srv.store) == (strncmp(url, "etcd", 4) == 0));
+	CHECK(is_etcd(g->srv.store) == (strncmp(url, "etcd", 4) == 0));
 	CHECK(dust_store_tick(g->srv.store, FIX_NOW_S) >= 0);
 	dust_limits_default(&g->srv.lim);
 	fix_rng_seed(&g->rng, seed);
@@ -474,17 +480,7 @@ static void bench_pipelined(struct gw *g, const struct dust_invite *inv,
 		struct dust_store_entry *e = dust_store_find(g->srv.store, inv[i].id);
 
 		CHECK_EQ(accept_new(g, &inv[i], client, FIX_NOW_MS + n + i, &first), DUST_OK);
-		if (dust_store_is_remote(g->srv.store))
-			CHECK_EQ(dust_store_persist_submit(g->srv.store, e, i), 0);
-		else
-			CHECK_EQ(dust_store_persist_write(g->srv.store, e), 0);
-	}
-	if (!dust_store_is_remote(g->srv.store)) {
-		CHECK_EQ(dust_store_sync(g->srv.store), 0);
-		for (unsigned i = 0; i < n; i++)
-			dust_store_persist_done(g->srv.store,
-			                        dust_store_find(g->srv.store, inv[i].id), true);
-		done = ok = n;
+		CHECK_EQ(dust_store_persist_submit(g->srv.store, e, i), 0);
 	}
 	while (done < n && mono_ms() - t0 < WAIT_MS) {
 		unsigned k = dust_store_persist_poll(g->srv.store, o, 64);
@@ -499,7 +495,7 @@ static void bench_pipelined(struct gw *g, const struct dust_invite *inv,
 	CHECK_EQ(done, n);
 	CHECK_EQ(ok, n);
 	printf("  %s: %u first uses at once in %llu ms: %.0f/s\n",
-	       dust_store_is_remote(g->srv.store) ? "etcd" : "file", n, (unsigned long long)t0,
+	       is_etcd(g->srv.store) ? "etcd" : "file", n, (unsigned long long)t0,
 	       n * 1000.0 / (double)(t0 ? t0 : 1));
 }
 
@@ -533,21 +529,15 @@ static void bench_store(const char *path, const struct dust_identity *server, un
 
 		CHECK_EQ(accept_new(&g, &inv[i], &client, FIX_NOW_MS + i, &first), DUST_OK);
 		clock_gettime(CLOCK_MONOTONIC, &a);
-		if (dust_store_is_remote(g.srv.store)) {
-			CHECK_EQ(dust_store_persist_submit(g.srv.store, e, 0), 0);
-			CHECK_EQ(outcome(&g, NULL), DUST_OK);
-		} else {
-			CHECK_EQ(dust_store_persist_write(g.srv.store, e), 0);
-			CHECK_EQ(dust_store_sync(g.srv.store), 0);
-			dust_store_persist_done(g.srv.store, e, true);
-		}
+		CHECK_EQ(dust_store_persist_submit(g.srv.store, e, 0), 0);
+		CHECK_EQ(outcome(&g, NULL), DUST_OK);
 		clock_gettime(CLOCK_MONOTONIC, &b);
 		lat[i] = (uint64_t)((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec));
 	}
 	t0 = mono_ms() - t0;
 	qsort(lat, n, sizeof(*lat), cmp_u64);
 	printf("  %s: %u first uses in %llu ms: %.0f/s; commit p50 %.2f ms, p99 %.2f ms\n",
-	       dust_store_is_remote(g.srv.store) ? "etcd" : "file", n, (unsigned long long)t0,
+	       is_etcd(g.srv.store) ? "etcd" : "file", n, (unsigned long long)t0,
 	       n * 1000.0 / (double)(t0 ? t0 : 1), lat[n / 2] / 1e6, lat[n * 99 / 100] / 1e6);
 	bench_pipelined(&g, inv + n, &client, n);
 	dust_store_close(g.srv.store);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Files that hold secrets (SPEC §7.7): keys, stores, password files and a
+ * Files that hold secrets (SPEC §7): keys, stores, password files and a
  * client's record of used invitations are opened only as themselves (no
  * symbolic link), only as regular files (a FIFO refused at once, never
  * waited on), only when owned by this user or root; keys and stores only

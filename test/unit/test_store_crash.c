@@ -3,7 +3,7 @@
  * Journal compaction killed at every step (SPEC §7), as SQLite's crash
  * tests do: writer processes take first uses, returning intros and
  * revocations on one file store, as dustgw's main lcore commits them
- * (persist_write, sync, persist_done, persist_fresh, sync), with the store
+ * (persist_submit, persist_poll, persist_fresh, sync), with the store
  * built with its test hooks (libdust_hooked: compaction once the journal
  * outgrew its live records by 4 KiB, about every 15 appends). Each round
  * kills them with SIGKILL: a writer at a step of a compaction (after the
@@ -161,12 +161,16 @@ static void writer(unsigned w, unsigned nw, bool power)
 		                      &held) != DUST_OK)
 			_exit(7);
 		if (first) {
-			ok = dust_store_persist_write(st, e) == 0 && dust_store_sync(st) == 0;
-			dust_store_persist_done(st, e, ok);
+			struct dust_store_outcome o;
+
+			ok = dust_store_persist_submit(st, e, idx) == 0 &&
+			     dust_store_persist_poll(st, &o, 1) == 1 && o.cookie == idx &&
+			     o.drop == DUST_OK;
 			if (!ok)
 				_exit(8);
+		} else {
+			dust_store_persist_fresh(st, e); /* a poll's OK wrote it for a first use */
 		}
-		dust_store_persist_fresh(st, e);
 		if (dust_store_sync(st) != 0)
 			_exit(9);
 		log_put(ack, first ? 'B' : 'T', idx, ts);

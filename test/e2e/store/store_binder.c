@@ -3,7 +3,7 @@
  * The store side of a running gateway, without DPDK, for store-concurrent.sh:
  * keeps the file store open, follows it every 20 ms as dustgw's main lcore
  * does, and takes first uses of the invitations dust-invite adds, committed
- * as dustgw commits them (deferred: persist_write, one sync, persist_done),
+ * as dustgw commits them (deferred: persist_submit, then persist_poll),
  * returning intros of clients it bound (freshness records) and intros of
  * strangers for them (refused: the binding holds). Prints one line per
  * binding, "ID16 PK16" as dust-invite list shows them.
@@ -94,6 +94,7 @@ static void bind_one(struct binder *b, struct dust_store_entry *e)
 	struct dust_store *st = b->srv.store;
 	struct dust_identity client;
 	char id[2 * DUST_ID_BYTES + 1], pk[2 * DUST_PK_BYTES + 1];
+	struct dust_store_outcome o;
 	bool first = false, ok;
 
 	if (dust_identity_generate(&client) != 0)
@@ -102,14 +103,13 @@ static void bind_one(struct binder *b, struct dust_store_entry *e)
 		b->refused++;
 		return;
 	}
-	ok = dust_store_persist_write(st, e) == 0 && dust_store_sync(st) == 0;
-	dust_store_persist_done(st, e, ok);
+	ok = dust_store_persist_submit(st, e, 0) == 0 && dust_store_persist_poll(st, &o, 1) == 1 &&
+	     o.drop == DUST_OK;
 	if (!ok) {
 		fprintf(stderr, "binder: not durable: %s\n", dust_last_error());
 		b->refused++;
 		return;
 	}
-	dust_store_persist_fresh(st, e);
 	sodium_bin2hex(id, sizeof(id), e->inv.id, DUST_ID_BYTES);
 	sodium_bin2hex(pk, sizeof(pk), client.pk, DUST_PK_BYTES);
 	printf("%.16s %.16s\n", id, pk);
