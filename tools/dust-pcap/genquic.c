@@ -58,6 +58,19 @@ static void send_c2s(struct qgen *g, unsigned i, const uint8_t *dg, size_t len)
 		emit(&g->wire, 0, f, n);
 }
 
+/*
+ * Client i's datagram to the in-process server only (on the wire): the
+ * gateway, whose connection IDs are its own, would take it for none of its
+ * sessions'.
+ */
+static void wire_c2s(struct qgen *g, unsigned i, const uint8_t *dg, size_t len)
+{
+	uint8_t f[FRAME_MAX + 64];
+
+	if (g->has_wire)
+		emit(&g->wire, 0, f, frame_c2s(g, &g->c[i], f, dg, len));
+}
+
 static void send_s2c(struct qgen *g, unsigned i, const uint8_t *dg, size_t len)
 {
 	uint8_t f[FRAME_MAX + 64];
@@ -95,7 +108,7 @@ static size_t seal_short(struct dust_session *s, uint8_t *dg, const uint8_t src[
 /*
  * The client's second flight (SPEC §12.3), as Chromium's: the padded
  * Initial+Handshake ACK datagram, then the Handshake+1-RTT one with a
- * keepalive, which the in-process server opens.
+ * keepalive, which the in-process server opens. On the wire only.
  */
 static void second_flight(struct qgen *g, unsigned i, const struct dust_quic_confirm *cf)
 {
@@ -109,11 +122,11 @@ static void second_flight(struct qgen *g, unsigned i, const struct dust_quic_con
 
 	if (n < 0)
 		die("second flight's ACK: %s", strerror(-n));
-	send_c2s(g, i, dg, (size_t)n);
+	wire_c2s(g, i, dg, (size_t)n);
 	n = dust_quic_confirm_build(&c->cs, &rng, now_s(), NULL, 0, dg, sizeof(dg), &carried);
 	if (n < 0)
 		die("second flight: %s", strerror(-n));
-	send_c2s(g, i, dg, (size_t)n);
+	wire_c2s(g, i, dg, (size_t)n);
 	if (dust_quic_confirm_kind(&c->ss, dg, (size_t)n, &off) != DUST_QUIC_CONFIRM_DATA ||
 	    !dust_datagram_open(&c->ss, &g->srv.lim, now_s(), dg, (size_t)n, off, segs,
 	                        DUST_CHAIN_MAX, &d))
