@@ -172,6 +172,8 @@ enum dgw_ctr {
 	DGW_CTR_HELLO_HELD,        /**< quic hellos' first Initials held for their second */
 	DGW_CTR_HELLO_PAIRED,      /**< held first Initials whose second came: one hello */
 	DGW_CTR_HELLO_UNPAIRED,    /**< held first Initials with no second, to the cover server */
+	DGW_CTR_QUIC_CONFIRM_ACK,  /**< clients' padded Initial+Handshake ACK datagrams passed by */
+	DGW_CTR_QUIC_CONFIRM_OLD,  /**< previous release's confirmations (one Handshake packet) */
 	DGW_CTR_MAX
 };
 
@@ -224,6 +226,8 @@ enum dgw_drop {
 	DGW_DROP_PACE_FULL,         /**< quic datagram past the pacer's horizon or room */
 	DGW_DROP_HELLO_UNPAIRED,    /**< a held first Initial whose second did not come in time,
 	                                 or pushed out of a full table (no cover server) */
+	DGW_DROP_QUIC_CONFIRM,      /**< a long header to a session's CID of no confirmation's
+	                                 shape (SPEC §12.3) */
 	DGW_DROP_MAX
 };
 

@@ -134,6 +134,42 @@ static void by_cid(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)
 }
 
 /*
+ * The client's answer to the first flight (SPEC §12.3), to s's CID: the
+ * padded Initial+Handshake datagram (nothing of Dust's in it: passed by,
+ * counted), the Handshake+1-RTT datagram or a previous release's Handshake
+ * packet (Dust data inside, which authenticates), or a long header to s's
+ * CID of neither shape (a counted drop). False: none of these, m untouched.
+ */
+static bool confirm(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
+                    struct dust_session *s)
+{
+	struct dust_rx_result res;
+	size_t off;
+	enum dust_quic_confirm_kind kind = dust_quic_confirm_kind(s, rx->dg, rx->len, &off);
+
+	switch (kind) {
+	case DUST_QUIC_CONFIRM_NONE:
+		return false;
+	case DUST_QUIC_CONFIRM_ACK:
+		w->st.ctr[DGW_CTR_QUIC_CONFIRM_ACK]++;
+		rte_pktmbuf_free(m);
+		return true;
+	case DUST_QUIC_CONFIRM_OLD:
+	case DUST_QUIC_CONFIRM_DATA:
+		/* Dust data at off in both forms; its tag decides */
+		dgw_open(w, s, rx, off, &res);
+		if (kind == DUST_QUIC_CONFIRM_OLD && res.nseg)
+			w->st.ctr[DGW_CTR_QUIC_CONFIRM_OLD]++;
+		dgw_datagram_done(w, m, rx, s, &res, false);
+		return true;
+	case DUST_QUIC_CONFIRM_BAD:
+		break;
+	}
+	dgw_drop_m(w, m, DGW_DROP_QUIC_CONFIRM);
+	return true;
+}
+
+/*
  * A client Initial: a hello's first (held for its second), its second (the
  * two onto the intro path as one hello, SPEC §12.2), or, no hello's, as before.
  */
@@ -170,14 +206,9 @@ void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)
 		return;
 	}
 	if (rx->dg[0] & DUST_QUIC_LONG) {
-		size_t pre = s ? dust_quic_hs_match(s, rx->dg, rx->len) : 0;
-
-		/* the client's Handshake packet (its "Finished"): Dust data inside */
-		if (pre) {
-			dgw_open(w, s, rx, pre, &res);
-			dgw_datagram_done(w, m, rx, s, &res, false);
+		/* the client's second flight, to its session's CID */
+		if (s && confirm(w, m, rx, s))
 			return;
-		}
 		/*
 		 * A client Initial (maybe a restart from the same address), else
 		 * nothing we take. While the endpoint's first use waits for its

@@ -47,6 +47,8 @@ static const char *const ctr_names[DGW_CTR_MAX] = {
     [DGW_CTR_HELLO_HELD] = "quic_hello_held",
     [DGW_CTR_HELLO_PAIRED] = "quic_hello_paired",
     [DGW_CTR_HELLO_UNPAIRED] = "quic_hello_unpaired",
+    [DGW_CTR_QUIC_CONFIRM_ACK] = "quic_confirm_acks",
+    [DGW_CTR_QUIC_CONFIRM_OLD] = "quic_confirm_old",
 };
 
 static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {
@@ -89,6 +91,7 @@ static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {
     [DGW_DROP_HANDOFF_FULL - DUST_DROP_MAX] = "quic_handoff_full",
     [DGW_DROP_PACE_FULL - DUST_DROP_MAX] = "quic_pace_full",
     [DGW_DROP_HELLO_UNPAIRED - DUST_DROP_MAX] = "quic_hello_unpaired",
+    [DGW_DROP_QUIC_CONFIRM - DUST_DROP_MAX] = "quic_confirm_malformed",
 };
 
 const char *dgw_ctr_name(unsigned c)

@@ -254,6 +254,65 @@ void dust_quic_hs_put(const struct dust_session *s, struct dust_rng *rng, uint8_
  */
 size_t dust_quic_hs_match(const struct dust_session *s, const uint8_t *dg, size_t len);
 
+/* ---- the client's second flight (SPEC §12.3; quic_confirm.c) -------------- */
+
+/*
+ * A client answers the server's first flight as Chromium 156 answers its
+ * cover server's: a 1250-byte datagram, an Initial (ACK of the server's
+ * Initials, PADDING) coalesced with a Handshake packet (its ACK), then a
+ * 133..148-byte datagram, a Handshake packet (its Finished) coalesced with
+ * a 1-RTT packet, where Dust's first packet rides.
+ */
+
+/** What the second flight keeps of the hello: public values only. */
+struct dust_quic_confirm {
+	uint8_t odcid[DUST_QUIC_CID_MAX]; /**< the hello's DCID: the Initial keys */
+	uint8_t odcid_len;
+	uint64_t pn; /**< the client's next Initial packet number */
+};
+
+/** Keep what the second flight needs from qc; call before dust_quic_answer_open wipes it. */
+void dust_quic_confirm_init(const struct dust_quic_client *qc, struct dust_quic_confirm *cf);
+
+/**
+ * The second flight's first datagram for the live client session s:
+ * exactly 1250 bytes, the Initial (packet number cf->pn, DCID the server's
+ * CID, under the client Initial keys of cf's DCID) holding an ACK of the
+ * server's Initials 0 and 1 and PADDING, then a Handshake packet of
+ * Length 23 whose protected bytes are random. Nothing in it is Dust's.
+ * Returns its length or -errno.
+ */
+DUST_MUST_CHECK int dust_quic_confirm_ack_build(const struct dust_quic_confirm *cf,
+                                                const struct dust_session *s, struct dust_rng *rng,
+                                                uint8_t *out, size_t cap);
+
+/**
+ * The second datagram, 133..148 bytes: a Handshake packet of Length 56
+ * (random protected bytes), then a 1-RTT short header and one Dust packet:
+ * held[0..held_len) when it fits (*carried set), else a keepalive; a held
+ * packet that did not ride follows as ordinary data. Returns its length or
+ * -errno.
+ */
+DUST_MUST_CHECK int dust_quic_confirm_build(struct dust_session *s, struct dust_rng *rng,
+                                            uint32_t now_s, const uint8_t *held, size_t held_len,
+                                            uint8_t *out, size_t cap, bool *carried);
+
+/** What a long header to a server session's CID is (dust_quic_confirm_kind). */
+enum dust_quic_confirm_kind {
+	DUST_QUIC_CONFIRM_NONE = 0, /**< not a long header to s's CID: none of these */
+	DUST_QUIC_CONFIRM_ACK,      /**< the second flight's first datagram: nothing for Dust */
+	DUST_QUIC_CONFIRM_DATA,     /**< its second: a Dust packet at *off */
+	DUST_QUIC_CONFIRM_OLD,      /**< a previous release's Handshake packet: Dust data at *off */
+	DUST_QUIC_CONFIRM_BAD,      /**< to s's CID, but none of these shapes */
+};
+
+/**
+ * Server: classify dg from s's client on public bytes (no keys); the Dust
+ * data that DATA and OLD name still has to open under s's keys.
+ */
+enum dust_quic_confirm_kind dust_quic_confirm_kind(const struct dust_session *s, const uint8_t *dg,
+                                                   size_t len, size_t *off);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,7 +9,8 @@
  * mutations reach the reassembly of the two, reach the frame walker and the ClientHello parser
  * behind the AEAD. Properties: a drop changes neither the store entry nor the pending client; an
  * accepted intro yields a server CID of 8..20 bytes and is a duplicate the second time; an opened
- * answer yields a live quic session and wipes the pending client.
+ * answer yields a live quic session and wipes the pending client. Each is also tried as a
+ * client's second flight to a server session (dust_quic_confirm_kind).
  */
 #include "fuzz_fixture.h"
 #include "quic_pvt.h"
@@ -157,6 +158,40 @@ static void try_tail(const uint8_t *data, size_t size)
 		abort();
 }
 
+/*
+ * Each input as a client's second flight to a server session (SPEC §12.3):
+ * the kind's offset stays inside the input, and the Dust data it names is
+ * opened only for the two kinds that carry it.
+ */
+static void try_confirm(const uint8_t *data, size_t size)
+{
+	static uint8_t buf[65536];
+	static struct dust_session s;
+	struct dust_seg segs[DUST_CHAIN_MAX];
+	enum dust_drop d = DUST_OK;
+	enum dust_quic_confirm_kind kind;
+	size_t off;
+
+	if (!s.role) {
+		s.profile = DUST_PROFILE_QUIC;
+		s.role = DUST_ROLE_SERVER;
+		s.state = DUST_SESSION_LIVE;
+		s.cid_len = DUST_QUIC_SERVER_CID_LEN;
+		memcpy(s.cid, "\x01\x02\x03\x04\x05\x06\x07\x08", 8);
+	}
+	kind = dust_quic_confirm_kind(&s, data, size, &off);
+	if (off > size ||
+	    ((kind == DUST_QUIC_CONFIRM_DATA || kind == DUST_QUIC_CONFIRM_OLD) != !!off))
+		abort();
+	if (!off)
+		return;
+	memcpy(buf, data, size);
+	if (dust_datagram_open(&s, &gw.srv.lim, FZ_NOW_S, buf, size, off, segs, DUST_CHAIN_MAX,
+	                       &d) > DUST_CHAIN_MAX ||
+	    d >= DUST_DROP_MAX)
+		abort();
+}
+
 /* One Initial (packet number pn) at dg holding frames f[0..size), zero-padded to 1250 bytes. */
 static size_t protect_initial(uint8_t *dg, const uint8_t *f, size_t size, uint64_t pn)
 {
@@ -207,5 +242,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	try_answer(data, size);
 	try_frames(data, size);
 	try_tail(data, size);
+	try_confirm(data, size);
 	return 0;
 }

@@ -837,6 +837,229 @@ static void test_answer_tail(void)
 	fix_fini(&f);
 }
 
+/* A live client and server session, and what the client's second flight keeps. */
+static void live_pair(struct fixture *f, struct hs *h, struct dust_quic_confirm *cf)
+{
+	quic_fixture(f);
+	handshake(f, h);
+	dust_quic_confirm_init(&h->qc, cf);
+	CHECK_EQ(answer_open(f, h, h->answer, (size_t)h->answer_len, &f->cs), DUST_OK);
+}
+
+/*
+ * The second flight's first datagram (SPEC §12.3), as Chromium 156's: 1250
+ * bytes, an Initial to the server's CID under the client Initial keys of the
+ * hello's DCID, packet number 3, ACK of the server's Initials 0 and 1 and
+ * PADDING only, then a 40-byte Handshake packet (Length 23) to the end.
+ */
+static void test_confirm_ack_shape(void)
+{
+	struct fixture f;
+	struct hs h;
+	struct dust_quic_confirm cf;
+	struct dust_quic_keys k;
+	struct quic_long q, hs;
+	uint8_t dg[1500], frames[1500];
+	size_t plen = 0, off = 9;
+	uint64_t pn = 0;
+	int n;
+
+	live_pair(&f, &h, &cf);
+	CHECK_EQ(dust_quic_confirm_ack_build(&cf, &f.cs, &f.rng, dg, 1249), -EMSGSIZE);
+	CHECK_EQ(dust_quic_confirm_ack_build(&cf, &f.ss, &f.rng, dg, sizeof(dg)), -EINVAL);
+	n = dust_quic_confirm_ack_build(&cf, &f.cs, &f.rng, dg, sizeof(dg));
+	CHECK_EQ(n, DUST_QUIC_CLIENT_DGRAM_MAX);
+	CHECK(quic_long_parse(dg, (size_t)n, &q));
+	CHECK(q.type == DUST_QUIC_TYPE_INITIAL && q.version == 1 && q.scid_len == 0 &&
+	      q.token_len == 0 && q.dcid_len == f.cs.cid_len &&
+	      memcmp(q.dcid, f.cs.cid, f.cs.cid_len) == 0);
+	CHECK_EQ(q.pn_off + q.length, (size_t)n - 40);
+	dust_quic_initial_keys(h.qc.dcid, h.qc.dcid_len, false, &k);
+	dust_quic_initial_keys(cf.odcid, cf.odcid_len, false, &k);
+	CHECK(quic_unprotect(&k, dg, q.pn_off, q.length, &pn, frames, &plen));
+	sodium_memzero(&k, sizeof(k));
+	CHECK_EQ(pn, 3u);
+	CHECK(frames[0] == DUST_QUIC_FRAME_ACK && frames[1] == 1 && frames[2] < 64 &&
+	      frames[3] == 0 && frames[4] == 1);
+	for (size_t i = 5; i < plen; i++)
+		CHECK_EQ(frames[i], DUST_QUIC_FRAME_PADDING);
+	CHECK(quic_long_parse(dg + q.pn_off + q.length, 40, &hs));
+	CHECK(hs.type == DUST_QUIC_TYPE_HANDSHAKE && hs.length == 23 && hs.scid_len == 0 &&
+	      hs.pn_off + hs.length == 40 && memcmp(hs.dcid, f.cs.cid, f.cs.cid_len) == 0);
+	/* the gateway passes it by: nothing in it is Dust's */
+	CHECK_EQ(dust_quic_confirm_kind(&f.ss, dg, (size_t)n, &off), DUST_QUIC_CONFIRM_ACK);
+	CHECK_EQ(off, 0u);
+	CHECK_EQ(dust_quic_confirm_kind(&f.cs, dg, (size_t)n, &off), DUST_QUIC_CONFIRM_NONE);
+	/* a hello's Initial names no session's CID */
+	CHECK_EQ(dust_quic_confirm_kind(&f.ss, h.intro, DUST_QUIC_CLIENT_DGRAM, &off),
+	         DUST_QUIC_CONFIRM_NONE);
+	fix_fini(&f);
+}
+
+/*
+ * The second datagram: 133..148 bytes (Chromium's 18 of 20), a Handshake
+ * packet of Length 56 then a 1-RTT packet whose Dust packet the server
+ * session opens: the held packet when it fits, else a keepalive.
+ */
+static void test_confirm_data_shape(void)
+{
+	struct fixture f;
+	struct hs h;
+	struct dust_quic_confirm cf;
+	struct dust_seg segs[DUST_CHAIN_MAX];
+	enum dust_drop d = DUST_OK;
+	struct quic_long q;
+	uint8_t dg[256], held[1200];
+	unsigned sizes = 0, seen[256] = {0};
+	size_t off = 0;
+	bool carried = true;
+	int n;
+
+	live_pair(&f, &h, &cf);
+	memset(held, 0x45, sizeof(held));
+	CHECK_EQ(
+	    dust_quic_confirm_build(&f.ss, &f.rng, FIX_NOW_S, NULL, 0, dg, sizeof(dg), &carried),
+	    -EINVAL);
+	CHECK_EQ(dust_quic_confirm_build(&f.cs, &f.rng, FIX_NOW_S, NULL, 0, dg, 100, &carried),
+	         -EMSGSIZE);
+	for (unsigned i = 0; i < 400; i++) {
+		size_t hl = i % 2 ? 10 : 1200; /* one that fits, one that does not */
+
+		n = dust_quic_confirm_build(&f.cs, &f.rng, FIX_NOW_S, held, hl, dg, sizeof(dg),
+		                            &carried);
+		CHECK(n >= 133 && n <= 148);
+		if (n < 133 || n > 148)
+			break;
+		sizes += !seen[n]++;
+		CHECK(carried == (hl == 10));
+		CHECK(quic_long_parse(dg, (size_t)n, &q));
+		CHECK(q.type == DUST_QUIC_TYPE_HANDSHAKE && q.length == 56 &&
+		      q.pn_off + q.length == 73u && (dg[73] & 0xc0) == 0x40);
+		CHECK_EQ(dust_quic_confirm_kind(&f.ss, dg, (size_t)n, &off),
+		         DUST_QUIC_CONFIRM_DATA);
+		CHECK_EQ(off, 73u + dust_quic_rx_prefix(&f.ss));
+		CHECK_EQ(dust_datagram_open(&f.ss, &f.lim, FIX_NOW_S, dg, (size_t)n, off, segs,
+		                            DUST_CHAIN_MAX, &d),
+		         1u);
+		CHECK(d == DUST_OK && segs[0].len == (carried ? 10 : 0));
+	}
+	CHECK_EQ(sizes, 16u); /* every size of Chromium's spread */
+	fix_fini(&f);
+}
+
+/* The previous release's confirmation (one Handshake packet of Dust data) still opens. */
+static void test_confirm_old_form(void)
+{
+	struct fixture f;
+	struct hs h;
+	struct dust_quic_confirm cf;
+	struct dust_seg segs[DUST_CHAIN_MAX];
+	enum dust_drop d = DUST_OK;
+	uint8_t dg[256];
+	size_t pre, off = 0;
+	int n;
+
+	live_pair(&f, &h, &cf);
+	pre = dust_quic_hs_prefix(&f.cs);
+	n = dust_data_seal(&f.cs, &f.rng, &f.pad, FIX_NOW_S, dg + pre, 0, sizeof(dg) - pre);
+	CHECK(n > 0);
+	dust_quic_hs_put(&f.cs, &f.rng, dg, (size_t)n);
+	CHECK_EQ(dust_quic_confirm_kind(&f.ss, dg, pre + (size_t)n, &off), DUST_QUIC_CONFIRM_OLD);
+	CHECK_EQ(off, pre);
+	CHECK_EQ(dust_datagram_open(&f.ss, &f.lim, FIX_NOW_S, dg, pre + (size_t)n, off, segs,
+	                            DUST_CHAIN_MAX, &d),
+	         1u);
+	CHECK(d == DUST_OK && segs[0].len == 0);
+	/* cut short, its Length runs past the end: no confirmation (the gateway counts it) */
+	CHECK_EQ(dust_quic_confirm_kind(&f.ss, dg, pre + (size_t)n - 1, &off),
+	         DUST_QUIC_CONFIRM_NONE);
+	fix_fini(&f);
+}
+
+/*
+ * What the gateway takes from dg (its kind, then the Dust data it names):
+ * whether anything opened. The session must not change unless it did.
+ */
+static bool confirm_taken(struct fixture *f, uint8_t *dg, size_t len)
+{
+	struct dust_seg segs[DUST_CHAIN_MAX];
+	enum dust_drop d = DUST_OK;
+	size_t off = 0;
+	enum dust_quic_confirm_kind kd = dust_quic_confirm_kind(&f->ss, dg, len, &off);
+
+	uint64_t forged = f->ss.rx_forged;
+	bool opened;
+
+	if (kd != DUST_QUIC_CONFIRM_DATA && kd != DUST_QUIC_CONFIRM_OLD)
+		return false;
+	opened = dust_datagram_open(&f->ss, &f->lim, FIX_NOW_S, dg, len, off, segs, DUST_CHAIN_MAX,
+	                            &d) != 0;
+	/* a failed tag counts toward the integrity limit, and changes nothing else (dust.h) */
+	if (!opened) {
+		CHECK(d != DUST_OK);
+		f->ss.rx_forged = forged;
+	}
+	return opened;
+}
+
+/*
+ * Every truncation and bit flip of the second datagram is refused with the
+ * server session unchanged, but for the Handshake packet's protected bytes
+ * (random: they carry nothing, as a real Finished carries nothing Dust
+ * reads) and the short header's five protected bits. The first datagram
+ * carries nothing for Dust: no cut or flip of it changes the session.
+ */
+static void test_confirm_flips(void)
+{
+	struct fixture f;
+	struct hs h;
+	struct dust_quic_confirm cf;
+	struct dust_session before;
+	uint8_t dg[1500], copy[1500];
+	size_t off = 0;
+	bool carried;
+	int n;
+
+	live_pair(&f, &h, &cf);
+	n = dust_quic_confirm_build(&f.cs, &f.rng, FIX_NOW_S, NULL, 0, dg, sizeof(dg), &carried);
+	CHECK(n > 0);
+	before = f.ss;
+	for (int bit = 0; bit < n * 8; bit++) {
+		int at = bit / 8;
+		bool taken;
+
+		memcpy(copy, dg, (size_t)n);
+		copy[at] ^= (uint8_t)(1u << (bit % 8));
+		taken = confirm_taken(&f, copy, (size_t)n);
+		/* protected bits and random bytes: nothing in them to refuse */
+		if ((at == 0 && bit % 8 < 4) || (at >= 17 && at < 73) ||
+		    (at == 73 && bit % 8 < 6)) {
+			before = f.ss; /* the first taken moved the replay window */
+			continue;
+		}
+		CHECK(!taken);
+		CHECK(memcmp(&before, &f.ss, sizeof(before)) == 0);
+	}
+	for (int cut = 1; cut <= n; cut++) {
+		CHECK(!confirm_taken(&f, dg, (size_t)(n - cut)));
+		CHECK(memcmp(&before, &f.ss, sizeof(before)) == 0);
+	}
+	n = dust_quic_confirm_ack_build(&cf, &f.cs, &f.rng, dg, sizeof(dg));
+	CHECK_EQ(n, DUST_QUIC_CLIENT_DGRAM_MAX);
+	for (int bit = 0; bit < n * 8; bit++) {
+		memcpy(copy, dg, (size_t)n);
+		copy[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		CHECK(!confirm_taken(&f, copy, (size_t)n));
+	}
+	for (int cut = 1; cut <= n; cut++) {
+		CHECK(dust_quic_confirm_kind(&f.ss, dg, (size_t)(n - cut), &off) !=
+		      DUST_QUIC_CONFIRM_ACK);
+		CHECK(!confirm_taken(&f, dg, (size_t)(n - cut)));
+	}
+	CHECK(memcmp(&before, &f.ss, sizeof(before)) == 0);
+	fix_fini(&f);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
@@ -847,6 +1070,10 @@ int main(int argc, char **argv)
 	    {"pq_keys_need_mlkem", test_pq_keys_need_mlkem},
 	    {"answer_ack", test_answer_ack},
 	    {"answer_tail", test_answer_tail},
+	    {"confirm_ack_shape", test_confirm_ack_shape},
+	    {"confirm_data_shape", test_confirm_data_shape},
+	    {"confirm_old_form", test_confirm_old_form},
+	    {"confirm_flips", test_confirm_flips},
 	    {"answer_cheap_first", test_answer_cheap_first},
 	    {"server_ephemeral_in_keys", test_server_ephemeral_in_keys},
 	    {"bit_flips_datagram", test_bit_flips_datagram},

@@ -111,9 +111,10 @@ struct client {
 	bool prev_newer; /* up through an older intro: prev is the newest, still awaited */
 	/* quic: the newest Initial and the one before, until the server answers */
 	struct dust_quic_client qc, qc_prev;
-	bool up;      /* an authenticated packet has arrived for cur */
-	bool ever_up; /* we were connected once: losing the server is not fatal */
-	bool fatal;   /* an intro could not be built: stop with an error */
+	struct dust_quic_confirm cf; /* the answered hello's, for the second flight */
+	bool up;                     /* an authenticated packet has arrived for cur */
+	bool ever_up;                /* we were connected once: losing the server is not fatal */
+	bool fatal;                  /* an intro could not be built: stop with an error */
 	int tun;
 	int sock;
 	unsigned mtu;  /* the TUN's: --mtu, or the profile's default (tun_mtu) */
@@ -1141,34 +1142,34 @@ static void deliver(struct client *c, const uint8_t *p, size_t len)
 }
 
 /*
- * quic: a real client answers the server's first flight with a Handshake
- * packet (its Finished) before any 1-RTT packet. Ours carries the packet
- * held back for the answer, or a keepalive (SPEC §12.3). Its header is
- * longer than a short header: a held packet that does not fit under the
- * bound behind it follows in a short header (SPEC §12.4).
+ * quic: answer the server's first flight as Chromium 156 answers its cover
+ * server's (SPEC §12.3): the padded Initial+Handshake ACK datagram, then the
+ * Handshake+1-RTT one whose 1-RTT packet carries the packet held back for
+ * the answer, or a keepalive; a held packet too big for it follows in a
+ * short header of its own.
  */
 static void send_finished(struct client *c)
 {
-	size_t pre = dust_quic_hs_prefix(&c->cur), len = c->held_len;
-	int n;
+	bool carried = false;
+	int n = dust_quic_confirm_ack_build(&c->cf, &c->cur, &c->rng, c->txbuf, sizeof(c->txbuf));
 
-	if (len + DUST_DATA_OVERHEAD > tx_cap(c, pre))
-		len = 0;
-	if (len)
-		memcpy(c->txbuf + pre + DUST_DATA_PREFIX, c->held, len);
-	n = seal(c, c->txbuf + pre, len, tx_cap(c, pre));
+	if (n > 0)
+		sock_send(c, c->txbuf, (size_t)n);
+	n = dust_quic_confirm_build(&c->cur, &c->rng, (uint32_t)time(NULL), c->held, c->held_len,
+	                            c->txbuf, sizeof(c->txbuf), &carried);
+	if (n == -EKEYEXPIRED)
+		c->up = false; /* a fresh intro gives fresh keys */
 	if (n < 0)
 		return;
-	dust_quic_hs_put(&c->cur, &c->rng, c->txbuf, (size_t)n);
-	sock_send(c, c->txbuf, pre + (size_t)n);
-	if (len) {
+	sock_send(c, c->txbuf, (size_t)n);
+	if (carried) {
 		c->st.tx_packets++;
-		c->st.tx_bytes += len;
+		c->st.tx_bytes += c->held_len;
 	} else {
 		c->st.keepalive_tx++;
 		c->last_ka_ms = mono_ms();
 	}
-	if (c->held_len && !len)
+	if (c->held_len && !carried)
 		send_data(c, c->held, c->held_len);
 }
 
@@ -1190,9 +1191,9 @@ static void became_up(struct client *c)
 	c->ever_up = true;
 	c->attempts = 0;
 	/*
-	 * quic held the first packet back until now: it goes in the Handshake
-	 * packet. The random profile confirms the answer at once: a packet under
-	 * its keys proves to the gateway that we receive here (SPEC §9.1).
+	 * quic held the first packet back until now: it goes in the second
+	 * flight (or right after it). The random profile confirms the answer at once: a packet
+	 * under its keys proves to the gateway that we receive here (SPEC §9.1).
 	 */
 	if (c->inv.profile == DUST_PROFILE_QUIC)
 		send_finished(c);
@@ -1289,6 +1290,7 @@ static void on_opened(struct client *c, const struct dust_seg *segs, unsigned n)
  */
 static void on_quic_answer(struct client *c, size_t len)
 {
+	struct dust_quic_confirm cf;
 	struct dust_session s;
 	uint32_t now = (uint32_t)time(NULL);
 	enum dust_drop d = DUST_DROP_AUTH;
@@ -1306,14 +1308,17 @@ static void on_quic_answer(struct client *c, size_t len)
 		debug("the server's first flight (%zu bytes), waiting for its tail", len);
 		return;
 	}
+	/* the second flight's Initial needs the answered hello's DCID, which opening wipes */
 	if (c->flight_len && c->qc.pending) {
 		memcpy(c->rxcopy, c->rxbuf, len); /* opening works in place */
+		dust_quic_confirm_init(&c->qc, &cf);
 		d = dust_quic_answer_open(&c->qc, &c->lim, now, c->flight, c->flight_len, c->rxcopy,
 		                          len, &s);
 		newest = d == DUST_OK;
 	}
 	if (d != DUST_OK && c->flight_len && c->qc_prev.pending) {
 		memcpy(c->rxcopy, c->rxbuf, len);
+		dust_quic_confirm_init(&c->qc_prev, &cf);
 		d = dust_quic_answer_open(&c->qc_prev, &c->lim, now, c->flight, c->flight_len,
 		                          c->rxcopy, len, &s);
 	}
@@ -1323,6 +1328,7 @@ static void on_quic_answer(struct client *c, size_t len)
 		return;
 	}
 	c->flight_len = 0;
+	c->cf = cf;
 	if (newest)
 		dust_quic_client_wipe(&c->qc_prev);
 	if (c->up)

@@ -240,6 +240,32 @@ static struct attempt *attempt_of(struct conn *cn, const struct qw_long *h)
 	return a;
 }
 
+/*
+ * A client Initial after the server's: its DCID is now the server's CID
+ * (RFC 9000 §7.2), its keys still those of an attempt's first DCID (RFC
+ * 9001 §5.2), as a browser's ACK of the server's Initials is sent.
+ */
+static void client_initial_later(struct qstate *q, struct conn *cn, const uint8_t *p,
+                                 const struct qw_long *h, size_t i)
+{
+	struct qw_keys k;
+	uint8_t frames[2048];
+	size_t plen = 0;
+	int s;
+	bool ok = false;
+
+	for (s = 0; s < SLOTS && !ok && h->length <= sizeof(frames); s++) {
+		if (!cn->a[s])
+			continue;
+		ok = qw_initial_keys(cn->a[s]->odcid, cn->a[s]->odcid_len, false, &k) &&
+		     qw_open(&k, p, h, frames, &plen);
+	}
+	if (!ok)
+		bad(q, i, "client Initial to the server's CID decrypts with no attempt's keys");
+	else if (!walk(frames, plen, cn->a[s - 1]))
+		bad(q, i, "client Initial holds a frame an Initial may not carry");
+}
+
 static void client_initial(struct qstate *q, struct conn *cn, const uint8_t *p,
                            const struct qw_long *h, size_t i)
 {
@@ -250,6 +276,10 @@ static void client_initial(struct qstate *q, struct conn *cn, const uint8_t *p,
 	bool ok;
 
 	q->initials_c++;
+	if (cid_in(cn->server, h->dcid, h->dcid_len)) {
+		client_initial_later(q, cn, p, h, i);
+		return;
+	}
 	if (h->dcid_len < 8 || h->length > sizeof(frames)) {
 		bad(q, i, "client Initial: DCID shorter than 8 bytes (RFC 9000 §7.2) or too long");
 		return;

@@ -58,6 +58,19 @@ static void send_c2s(struct qgen *g, unsigned i, const uint8_t *dg, size_t len)
 		emit(&g->wire, 0, f, n);
 }
 
+/*
+ * Client i's datagram to the in-process server only (on the wire): the
+ * gateway, whose connection IDs are its own, would take it for none of its
+ * sessions'.
+ */
+static void wire_c2s(struct qgen *g, unsigned i, const uint8_t *dg, size_t len)
+{
+	uint8_t f[FRAME_MAX + 64];
+
+	if (g->has_wire)
+		emit(&g->wire, 0, f, frame_c2s(g, &g->c[i], f, dg, len));
+}
+
 static void send_s2c(struct qgen *g, unsigned i, const uint8_t *dg, size_t len)
 {
 	uint8_t f[FRAME_MAX + 64];
@@ -92,6 +105,34 @@ static size_t seal_short(struct dust_session *s, uint8_t *dg, const uint8_t src[
 	return pre + (size_t)r;
 }
 
+/*
+ * The client's second flight (SPEC §12.3), as Chromium's: the padded
+ * Initial+Handshake ACK datagram, then the Handshake+1-RTT one with a
+ * keepalive, which the in-process server opens. On the wire only.
+ */
+static void second_flight(struct qgen *g, unsigned i, const struct dust_quic_confirm *cf)
+{
+	struct qclient *c = &g->c[i];
+	struct dust_seg segs[DUST_CHAIN_MAX];
+	enum dust_drop d = DUST_OK;
+	uint8_t dg[1500];
+	size_t off = 0;
+	bool carried;
+	int n = dust_quic_confirm_ack_build(cf, &c->cs, &rng, dg, sizeof(dg));
+
+	if (n < 0)
+		die("second flight's ACK: %s", strerror(-n));
+	wire_c2s(g, i, dg, (size_t)n);
+	n = dust_quic_confirm_build(&c->cs, &rng, now_s(), NULL, 0, dg, sizeof(dg), &carried);
+	if (n < 0)
+		die("second flight: %s", strerror(-n));
+	wire_c2s(g, i, dg, (size_t)n);
+	if (dust_quic_confirm_kind(&c->ss, dg, (size_t)n, &off) != DUST_QUIC_CONFIRM_DATA ||
+	    !dust_datagram_open(&c->ss, &g->srv.lim, now_s(), dg, (size_t)n, off, segs,
+	                        DUST_CHAIN_MAX, &d))
+		die("the server could not open the second flight: %s", dust_drop_name(d));
+}
+
 /* The in-process server accepts c's Initial and answers; the client opens the answer. */
 static void handshake(struct qgen *g, unsigned i, const uint8_t *init, size_t len,
                       struct dust_quic_client *qc)
@@ -99,6 +140,7 @@ static void handshake(struct qgen *g, unsigned i, const uint8_t *init, size_t le
 	struct qclient *c = &g->c[i];
 	struct dust_eph eph;
 	struct dust_quic_accept acc;
+	struct dust_quic_confirm cf;
 	uint8_t ans[1500], tail[256];
 	enum dust_drop d;
 	int n, t;
@@ -126,10 +168,12 @@ static void handshake(struct qgen *g, unsigned i, const uint8_t *init, size_t le
 		die("answer tail: %s", strerror(-t));
 	send_s2c(g, i, tail, (size_t)t);
 	/* the client opens the flight with its tail (the keepalive authenticates both) */
+	dust_quic_confirm_init(qc, &cf);
 	d = dust_quic_answer_open(qc, &g->srv.lim, now_s(), ans, (size_t)n, tail, (size_t)t,
 	                          &c->cs);
 	if (d != DUST_OK)
 		die("the client could not open the answer: %s", dust_drop_name(d));
+	second_flight(g, i, &cf);
 }
 
 static void gen_initial(struct qgen *g, unsigned i)

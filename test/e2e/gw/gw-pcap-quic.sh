@@ -30,7 +30,13 @@ n=$(awk '$1 >= 105 && $1 <= 141' answers.txt | wc -l)
 [ "$n" = 20 ] && [ "$(grep -cx 40 answers.txt)" = 20 ] && [ "$(wc -l <answers.txt)" = 60 ] ||
 	fail "expected 20 ACKs of 40 bytes, 20 tails of 105..141 and 60 datagrams from port 443"
 n=$(tcpdump -nr wire.pcap udp 2>/dev/null | wc -l)
-[ "$n" = 220 ] || fail "expected 220 datagrams on the wire capture (each hello two Initials), saw $n"
+[ "$n" = 260 ] ||
+	fail "expected 260 datagrams on the wire capture (each hello two Initials, each second flight two), saw $n"
+# the client's second flight as Chromium 156's (SPEC §12.3): per connection, the
+# datagrams after the server's 1252 bytes have the shape and sizes of the real
+# loads' second flights
+"$HERE/../netns/quic-second-flight.sh" "$HERE/../../data/chromium156-caddy-loads.pcap" 443 \
+	wire.pcap 443 20 || fail "the second flight is not Chromium's"
 # SPEC §12.4: no client datagram over 1250 bytes, no server one over 1252,
 # Initials and first flights included; the mix's 1350-byte inner packets go
 # at the inner MTU, so both bounds are reached exactly

@@ -26,6 +26,7 @@ struct cl {
 	struct dust_identity id;
 	struct dust_session cur;
 	struct dust_quic_client qc;
+	struct dust_quic_confirm cf; /* what the second flight keeps of the hello */
 	struct dust_endpoint a;
 };
 
@@ -115,30 +116,74 @@ static size_t inner(const struct cl *c, bool from_client, uint8_t mark, uint8_t 
 	                   FRAME_NO_UDP_CSUM);
 }
 
-/*
- * The client's Handshake packet after the first flight, a keepalive inside:
- * the gateway answers it with a keepalive in a short header.
- */
-static int finished(struct cl *c)
+/* The gateway answers a keepalive in c's confirmation with one in a short header. */
+static int keepalive_back(struct cl *c)
 {
-	uint8_t dg[1500], f[1600];
-	size_t pre = dust_quic_hs_prefix(&c->cur), n;
-	int k = dust_data_seal(&c->cur, &T.rng, &T.pad, (uint32_t)time(NULL), dg + pre, 0,
-	                       sizeof(dg) - pre);
+	uint8_t f[1600];
+	size_t n = recv_ring(H.ntx[0], f, sizeof(f)), used = 0;
 	struct dust_seg seg;
-	size_t used = 0;
 
-	CHECK(k > 0, "seal");
-	dust_quic_hs_put(&c->cur, &T.rng, dg, (size_t)k);
-	CHECK(send_dg(&c->a, QUIC_PORT, dg, pre + (size_t)k) == 0, "send");
-	n = recv_ring(H.ntx[0], f, sizeof(f));
 	CHECK(n > 43 && dust_quic_short_match(&c->cur, f + 42, n - 42),
 	      "no short-header keepalive");
 	CHECK(dust_data_open(&c->cur, &H.gw->cfg.lim, (uint32_t)time(NULL), f + 43, n - 43, &seg,
 	                     &used) == DUST_OK &&
 	          seg.len == 0,
-	      "the keepalive answering the Handshake packet does not open");
+	      "the keepalive answering the confirmation does not open");
 	return 0;
+}
+
+/* The previous release's confirmation: one Handshake packet, a keepalive inside. */
+static int finished_old(struct cl *c)
+{
+	uint8_t dg[1500];
+	size_t pre = dust_quic_hs_prefix(&c->cur);
+	uint64_t old = rg_ctr(&H, 0, DGW_CTR_QUIC_CONFIRM_OLD);
+	int k = dust_data_seal(&c->cur, &T.rng, &T.pad, (uint32_t)time(NULL), dg + pre, 0,
+	                       sizeof(dg) - pre);
+
+	CHECK(k > 0, "seal");
+	dust_quic_hs_put(&c->cur, &T.rng, dg, (size_t)k);
+	CHECK(send_dg(&c->a, QUIC_PORT, dg, pre + (size_t)k) == 0, "send");
+	CHECK(keepalive_back(c) == 0, T.why);
+	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_CONFIRM_OLD) == old + 1, "old confirmation not counted");
+	return 0;
+}
+
+/*
+ * The second flight as Chromium's (SPEC §12.3): the padded Initial+Handshake
+ * ACK datagram, passed by (counted, nothing sent), the same with its short
+ * header's CID altered after the Handshake+1-RTT form (a counted drop), then
+ * the Handshake+1-RTT datagram whose keepalive the gateway answers.
+ */
+static int finished(struct cl *c)
+{
+	static unsigned calls;
+	uint8_t dg[1500];
+	uint64_t acks = rg_ctr(&H, 0, DGW_CTR_QUIC_CONFIRM_ACK), tx = rg_ctr(&H, 0, DGW_CTR_NET_TX);
+	uint64_t bad = rg_drop(&H, 0, DGW_DROP_QUIC_CONFIRM);
+	bool carried;
+	int n;
+
+	if (calls++ % 2) /* every other client: a client of the previous release */
+		return finished_old(c);
+	n = dust_quic_confirm_ack_build(&c->cf, &c->cur, &T.rng, dg, sizeof(dg));
+	CHECK(n == DUST_QUIC_CLIENT_DGRAM_MAX && send_dg(&c->a, QUIC_PORT, dg, (size_t)n) == 0,
+	      "send the Initial+Handshake ACK");
+	CHECK(settled(), "not read");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_CONFIRM_ACK) == acks + 1 &&
+	          rg_ctr(&H, 0, DGW_CTR_NET_TX) == tx,
+	      "the Initial+Handshake ACK not passed by");
+	n = dust_quic_confirm_build(&c->cur, &T.rng, (uint32_t)time(NULL), NULL, 0, dg, sizeof(dg),
+	                            &carried);
+	CHECK(n >= 133 && n <= 148, "Handshake+1-RTT build");
+	dg[74] ^= 1; /* the 1-RTT packet's DCID: no longer the session's */
+	CHECK(send_dg(&c->a, QUIC_PORT, dg, (size_t)n) == 0 && settled(), "send a malformed one");
+	CHECK(rg_drop(&H, 0, DGW_DROP_QUIC_CONFIRM) == bad + 1 &&
+	          rg_ctr(&H, 0, DGW_CTR_NET_TX) == tx,
+	      "a malformed confirmation not a counted drop");
+	dg[74] ^= 1;
+	CHECK(send_dg(&c->a, QUIC_PORT, dg, (size_t)n) == 0, "send");
+	return keepalive_back(c);
 }
 
 /*
@@ -155,6 +200,7 @@ static int flight_tail(struct cl *c, uint8_t *ans, size_t alen, size_t budget)
 	      "no second datagram in the first flight");
 	CHECK(fl - 42 >= 105 && fl - 42 <= 141, "flight tail outside 105..141 bytes");
 	CHECK(fl - 42 <= budget, "first flight over 3x the Initial");
+	dust_quic_confirm_init(&c->qc, &c->cf);
 	CHECK(dust_quic_answer_open(&c->qc, &H.gw->cfg.lim, (uint32_t)time(NULL), ans, alen, f + 42,
 	                            fl - 42, &c->cur) == DUST_OK,
 	      "the flight and its tail do not open");

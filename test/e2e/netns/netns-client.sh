@@ -244,8 +244,10 @@ grep "dust-client stats:" "$W/c30.log"
 [[ $(stats_field "$W/c30.log" rx_packets) -ge 8 ]] || fail "quic stats show too few packets"
 stop_pid "$CAPP"
 # client datagrams: 1250-byte long-header Initials (0b1100xxxx, version 1),
-# after each answer one Handshake packet (0b1110xxxx, version 1, the server's
-# CID), or short headers (0b01xxxxxx); server ones: first flights (an ACK-only
+# after each answer the second flight (SPEC §12.3: a 1250-byte Initial with a
+# Handshake packet after it, then a 133..148-byte Handshake packet (0b1110xxxx,
+# version 1) with a short header after it), or short headers (0b01xxxxxx);
+# server ones: first flights (an ACK-only
 # Initial, a 1252-byte Initial+Handshake datagram, then a 105..141-byte Handshake
 # tail) or short headers
 /usr/bin/python3 - "$W/quic.pcap" $QPORT <<'PY' || fail "quic wire check"
@@ -253,6 +255,25 @@ import struct, sys
 d, qport = open(sys.argv[1], "rb").read(), int(sys.argv[2])
 link = struct.unpack("<I", d[20:24])[0]
 off, n, init_c, init_s, ack_s, short, hs_c, hs_s, bad = 24, 0, 0, 0, 0, 0, 0, 0, []
+ack_c = 0  # the second flight's Initial+Handshake datagrams
+
+
+def varint(b, i):
+    k = 1 << (b[i] >> 6)
+    return int.from_bytes(bytes([b[i] & 0x3f]) + b[i + 1:i + k], "big"), i + k
+
+
+def first_len(u):
+    """The first long-header packet's length (an Initial's token included)."""
+    i = 6 + u[5]
+    i += 1 + u[i]
+    if u[0] & 0x30 == 0:
+        t, i = varint(u, i)
+        i += t
+    ln, i = varint(u, i)
+    return i + ln
+
+
 top = {True: 0, False: 0}  # largest UDP payload, client to server and back
 while off + 16 <= len(d):
     incl = struct.unpack("<I", d[off + 8:off + 12])[0]
@@ -265,7 +286,11 @@ while off + 16 <= len(d):
     n += 1
     top[dport == qport] = max(top[dport == qport], len(u))
     if u[0] & 0xf0 == 0xc0 and u[1:5] == b"\0\0\0\1":
-        if dport == qport:
+        if dport == qport and first_len(u) < len(u):
+            ack_c += 1  # Initial + Handshake: the second flight's first datagram
+            if len(u) != 1250 or u[first_len(u)] & 0xf0 != 0xe0:
+                bad.append("second flight's Initial datagram of %d bytes" % len(u))
+        elif dport == qport:
             init_c += 1
             if len(u) != 1250:
                 bad.append("client Initial of %d bytes" % len(u))
@@ -277,6 +302,8 @@ while off + 16 <= len(d):
                 bad.append("server first flight of %d bytes" % len(u))
     elif u[0] & 0xf0 == 0xe0 and u[1:5] == b"\0\0\0\1" and dport == qport:
         hs_c += 1
+        if not (133 <= len(u) <= 148 and first_len(u) < len(u) and u[first_len(u)] & 0xc0 == 0x40):
+            bad.append("second flight's Handshake datagram of %d bytes" % len(u))
     elif u[0] & 0xf0 == 0xe0 and u[1:5] == b"\0\0\0\1":
         hs_s += 1
         if not 105 <= len(u) <= 141:
@@ -286,8 +313,8 @@ while off + 16 <= len(d):
     else:
         bad.append("datagram starting %02x" % u[0])
 print("quic capture: %d datagrams, %d client Initials, %d server first flights, "
-      "%d flight tails, %d client Handshake packets, %d short headers" %
-      (n, init_c, init_s, hs_s, hs_c, short))
+      "%d flight tails, %d client second flights (%d Initial+Handshake, %d Handshake+1-RTT), "
+      "%d short headers" % (n, init_c, init_s, hs_s, hs_c, ack_c, hs_c, short))
 print("largest datagram: client %d (bound 1250), server %d (bound 1252)" % (top[True], top[False]))
 # SPEC §12.4: the cover's own bounds, whatever the inner packets
 if top[True] > 1250 or top[False] > 1252:
@@ -299,6 +326,7 @@ assert not bad, bad[:5]
 assert init_c >= 6 and init_s >= 2 and short >= 20
 assert init_c % 2 == 0, "client Initials two a hello (SPEC 12.2): %d" % init_c
 assert hs_c >= 1 and hs_c <= init_s, "one client Handshake packet per answered Initial"
+assert ack_c == hs_c, "each second flight: an Initial+Handshake datagram, then Handshake+1-RTT"
 assert hs_s == init_s == ack_s, "one ACK-only Initial and one tail per first flight"
 PY
 

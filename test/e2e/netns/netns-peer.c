@@ -414,45 +414,58 @@ static void hello_initial(struct server *sv, const struct dust_endpoint *ep, siz
 	sv->hello_ep = *ep;
 }
 
-/* The session whose CID dg names (short header, or the client's Handshake packet); *off: its Dust.
+/*
+ * The session whose CID dg names: a short header (*kind NONE), or its
+ * client's second flight (SPEC §12.3, *kind says which datagram); *off:
+ * where its Dust data starts.
  */
-static struct peer *peer_by_cid(struct server *sv, size_t len, size_t *off)
+static struct peer *peer_by_cid(struct server *sv, size_t len, size_t *off,
+                                enum dust_quic_confirm_kind *kind)
 {
 	for (int i = 0; i < MAX_SESSIONS; i++) {
 		struct peer *p = &sv->peers[i];
 
 		if (!p->live || p->sock != sv->qsock)
 			continue;
+		*kind = DUST_QUIC_CONFIRM_NONE;
 		if (dust_quic_short_match(&p->s, sv->buf, len)) {
 			*off = dust_quic_rx_prefix(&p->s);
 			return p;
 		}
-		if ((*off = dust_quic_hs_match(&p->s, sv->buf, len)) != 0)
+		if ((*kind = dust_quic_confirm_kind(&p->s, sv->buf, len, off)) !=
+		    DUST_QUIC_CONFIRM_NONE)
 			return p;
 	}
 	return NULL;
 }
 
-/* quic: Initials are intros; short headers find their session by DCID. */
+/*
+ * quic: a session's short headers and second flight find it by DCID (its
+ * padded Initial+Handshake ACK datagram holds nothing for Dust); other
+ * Initials are intros.
+ */
 static void on_quic_datagram(struct server *sv, const struct sockaddr_in *from, size_t len)
 {
 	struct dust_endpoint ep = {.ip.family = 4, .port = ntohs(from->sin_port)};
 	struct dust_seg segs[DUST_CHAIN_MAX];
+	enum dust_quic_confirm_kind kind = DUST_QUIC_CONFIRM_NONE;
 	enum dust_drop drop = DUST_OK;
 	struct peer *p;
 	size_t off = 0;
 	unsigned n;
 
 	memcpy(ep.ip.a, &from->sin_addr, 4);
-	if (dust_quic_is_initial(sv->buf, len)) {
+	p = peer_by_cid(sv, len, &off, &kind);
+	if (!p && dust_quic_is_initial(sv->buf, len)) {
 		hello_initial(sv, &ep, len);
 		return;
 	}
-	p = peer_by_cid(sv, len, &off);
-	if (!p) {
+	if (!p || kind == DUST_QUIC_CONFIRM_BAD) {
 		sv->quic_foreign++;
 		return;
 	}
+	if (kind == DUST_QUIC_CONFIRM_ACK)
+		return;
 	n = dust_datagram_open(&p->s, &sv->srv.lim, (uint32_t)time(NULL), sv->buf, len, off, segs,
 	                       DUST_CHAIN_MAX, &drop);
 	if (drop != DUST_OK)

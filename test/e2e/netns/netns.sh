@@ -426,6 +426,10 @@ tcpdump -n -r "$ART/netns-wire.pcap" -w "$ART/netns-quic.pcap" "udp port $QPORT"
 	fail "cannot cut the quic flows out of the wire capture"
 "$(dirname "$0")/quic-wire.sh" "$ART/netns-quic.pcap" $QPORT $COVER "$NQUIC" >>"$RESULTS" ||
 	fail "the quic flows do not pass as QUIC (see above)"
+# each client answers the first flight as Chromium 156 answers caddy's (SPEC §12.3)
+"$(dirname "$0")/quic-second-flight.sh" "$(dirname "$0")/../../data/chromium156-caddy-loads.pcap" \
+	443 "$ART/netns-quic.pcap" $QPORT "$NQUIC" >>"$RESULTS" ||
+	fail "the quic clients' second flight is not Chromium's (see above)"
 # the same checks refuse the random profile's flows (they can fail)
 tcpdump -n -r "$ART/netns-wire.pcap" -c 500 -w "$W/random.pcap" "udp port $PORT" 2>/dev/null
 ! "$(dirname "$0")/quic-wire.sh" "$W/random.pcap" $PORT $COVER 1 >/dev/null 2>&1 ||
