@@ -80,12 +80,26 @@ uint16_t dgw_quic_cid_owner(const struct dgw *gw, const uint8_t *cid)
 	return (uint16_t)(rte_jhash(cid, DUST_QUIC_SERVER_CID_LEN, gw->cid_seed) % gw->nworkers);
 }
 
-/* A new random CID for s that names this worker (nworkers tries on average). */
+/* Does another session of this worker hold cid? */
+static bool cid_taken(struct dgw_worker *w, const struct dust_session *s)
+{
+	struct cid_key k;
+	void *v;
+
+	cid_key_of(&k, s->cid, s->cid_len);
+	return w->cid_map && rte_hash_lookup_data(w->cid_map, &k, &v) >= 0 && v != s;
+}
+
+/*
+ * A new random CID for s that names this worker (nworkers tries on
+ * average) and no other session of it: 4 bytes, as the cover server's, so
+ * two of a worker's 65536 sessions meet about once in 65536 draws, and the
+ * later one would take the earlier one's short headers.
+ */
 void dgw_quic_cid_pick(struct dgw_worker *w, struct dust_session *s)
 {
-	if (w->gw->nworkers < 2 || s->cid_len != DUST_QUIC_SERVER_CID_LEN)
-		return;
-	while (dgw_quic_cid_owner(w->gw, s->cid) != w->wid)
+	while ((w->gw->nworkers > 1 && dgw_quic_cid_owner(w->gw, s->cid) != w->wid) ||
+	       cid_taken(w, s))
 		dust_rng_bytes(&w->rng, s->cid, s->cid_len);
 }
 
@@ -117,12 +131,9 @@ struct dust_session *dgw_quic_cid_find(struct dgw_worker *w, const uint8_t *dg, 
 	struct cid_key k;
 	void *v;
 
-	for (uint8_t l = DUST_QUIC_SERVER_CID_MIN; l <= DUST_QUIC_CID_MAX; l++) {
-		if (len < 1u + l)
-			break;
-		cid_key_of(&k, dg + 1, l);
-		if (rte_hash_lookup_data(w->cid_map, &k, &v) >= 0)
-			return v;
-	}
-	return NULL;
+	/* every server CID of the gateway has one length: one lookup */
+	if (len < 1u + DUST_QUIC_SERVER_CID_LEN)
+		return NULL;
+	cid_key_of(&k, dg + 1, DUST_QUIC_SERVER_CID_LEN);
+	return rte_hash_lookup_data(w->cid_map, &k, &v) >= 0 ? v : NULL;
 }

@@ -560,7 +560,6 @@ static bool read_hello_random(const uint8_t *dg, size_t len, struct quic_long *h
 	return true;
 }
 
-/* Server CID length for an invitation: 8..20, fixed per invitation, from K_tag. */
 /*
  * One length for every connection of the gateway, as a real server has: a
  * length fixed per invitation linked a client's flows and showed up to 13
@@ -1063,14 +1062,19 @@ DUST_EXPORT enum dust_drop dust_quic_answer_open(struct dust_quic_client *qc,
 /* ---- 1-RTT short header ------------------------------------------------------ */
 
 /*
- * Copy a server CID (8..20 bytes) with fixed-size, overlapping 8-byte moves:
- * a memcpy of a run-time length is a library call that cost 8% of a 64-byte
- * packet's seal in bench/dust_bench (quic_paired_seal), these cost nothing.
+ * Copy a server CID (4..20 bytes) with fixed-size moves: a memcpy of a
+ * run-time length is a library call that cost 8% of a 64-byte packet's seal
+ * in bench/dust_bench (quic_paired_seal), these cost nothing. dustgw's are
+ * 4 bytes; 8..20, overlapping 8-byte moves.
  */
 static inline void cid_copy(uint8_t *dst, const uint8_t *src, size_t len)
 {
-	static_assert(DUST_QUIC_SERVER_CID_MIN >= 8 && DUST_QUIC_CID_MAX <= 24, "8..24 bytes");
-	if (len < 8) { /* no server CID is this short; never read before src */
+	static_assert(DUST_QUIC_SERVER_CID_MIN >= 4 && DUST_QUIC_CID_MAX <= 24, "4..24 bytes");
+	if (len == 4) {
+		memcpy(dst, src, 4);
+		return;
+	}
+	if (len < 8) { /* never read before src */
 		memcpy(dst, src, len);
 		return;
 	}
@@ -1088,7 +1092,13 @@ static inline void cid_copy(uint8_t *dst, const uint8_t *src, size_t len)
 static inline bool cid_equal(const uint8_t *a, const uint8_t *b, size_t len)
 {
 	uint64_t x[3], y[3];
+	uint32_t p, q;
 
+	if (len == 4) {
+		memcpy(&p, a, 4);
+		memcpy(&q, b, 4);
+		return p == q;
+	}
 	if (len < 8)
 		return memcmp(a, b, len) == 0;
 	memcpy(&x[0], a, 8);

@@ -31,8 +31,8 @@ enum dust_quic_wire {
 	DUST_QUIC_TYPE_HANDSHAKE = 0x20,
 	DUST_QUIC_CID_MAX = 20,    /* RFC 9000 §17.2 */
 	DUST_QUIC_CLIENT_DCID = 8, /* Chromium's first DCID length */
-	DUST_QUIC_SERVER_CID_MIN = 8,
-	DUST_QUIC_SERVER_CID_LEN = 8,  /* what dustgw sends: one length per gateway */
+	DUST_QUIC_SERVER_CID_MIN = 4,
+	DUST_QUIC_SERVER_CID_LEN = 4,  /* what dustgw sends, as the cover (quic-go) does */
 	DUST_QUIC_INITIAL_MIN = 1200,  /* RFC 9000 §14.1 */
 	DUST_QUIC_CLIENT_DGRAM = 1250, /* Chromium 156: every Initial datagram */
 	/* Chromium 156's hello with its X25519MLKEM768 share: two Initials, one DCID */

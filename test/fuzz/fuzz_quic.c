@@ -8,7 +8,7 @@
  * Initials that the harness protects correctly itself (the fixture client's DCID), so that
  * mutations reach the reassembly of the two, reach the frame walker and the ClientHello parser
  * behind the AEAD. Properties: a drop changes neither the store entry nor the pending client; an
- * accepted intro yields a server CID of 8..20 bytes and is a duplicate the second time; an opened
+ * accepted intro yields a server CID of 4..20 bytes and is a duplicate the second time; an opened
  * answer yields a live quic session and wipes the pending client. Each is also tried as a
  * client's second flight to a server session (dust_quic_confirm_kind).
  */

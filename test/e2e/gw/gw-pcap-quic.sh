@@ -20,15 +20,15 @@ sed -i 's/^udp_port = 4433/&\nquic_port = 443/' gw.conf
 run_gw quic "rx_pcap=in.pcap,tx_pcap=out.pcap" "tx_pcap=clear.pcap" 1
 "$PCAP" check --manifest m.txt --stats quic.stats --delivered clear.pcap ||
 	fail "counters differ from the manifest"
-# each first flight: a 40-byte ACK-only Initial, the cover server's 1252 bytes, then a
+# each first flight: a 36-byte ACK-only Initial, the cover server's 1252 bytes, then a
 # 105..141-byte tail (SPEC §12.3)
 tcpdump -q -nr out.pcap 'udp src port 443' 2>/dev/null |
 	sed -n 's/.*UDP, length \([0-9]*\)$/\1/p' >answers.txt
 n=$(grep -cx 1252 answers.txt)
 [ "$n" = 20 ] || fail "expected 20 answers of 1252 bytes from port 443, saw $n"
 n=$(awk '$1 >= 105 && $1 <= 141' answers.txt | wc -l)
-[ "$n" = 20 ] && [ "$(grep -cx 40 answers.txt)" = 20 ] && [ "$(wc -l <answers.txt)" = 60 ] ||
-	fail "expected 20 ACKs of 40 bytes, 20 tails of 105..141 and 60 datagrams from port 443"
+[ "$n" = 20 ] && [ "$(grep -cx 36 answers.txt)" = 20 ] && [ "$(wc -l <answers.txt)" = 60 ] ||
+	fail "expected 20 ACKs of 36 bytes, 20 tails of 105..141 and 60 datagrams from port 443"
 n=$(tcpdump -nr wire.pcap udp 2>/dev/null | wc -l)
 [ "$n" = 260 ] ||
 	fail "expected 260 datagrams on the wire capture (each hello two Initials, each second flight two), saw $n"

@@ -176,12 +176,13 @@ static int finished(struct cl *c)
 	n = dust_quic_confirm_build(&c->cur, &T.rng, (uint32_t)time(NULL), NULL, 0, dg, sizeof(dg),
 	                            &carried);
 	CHECK(n >= 133 && n <= 148, "Handshake+1-RTT build");
-	dg[74] ^= 1; /* the 1-RTT packet's DCID: no longer the session's */
+	dg[70] ^=
+	    1; /* the 1-RTT packet's DCID (after 69 bytes of Handshake): no longer the session's */
 	CHECK(send_dg(&c->a, QUIC_PORT, dg, (size_t)n) == 0 && settled(), "send a malformed one");
 	CHECK(rg_drop(&H, 0, DGW_DROP_QUIC_CONFIRM) == bad + 1 &&
 	          rg_ctr(&H, 0, DGW_CTR_NET_TX) == tx,
 	      "a malformed confirmation not a counted drop");
-	dg[74] ^= 1;
+	dg[70] ^= 1;
 	CHECK(send_dg(&c->a, QUIC_PORT, dg, (size_t)n) == 0, "send");
 	return keepalive_back(c);
 }
@@ -218,8 +219,8 @@ static int intro(struct cl *c, uint8_t *ans, size_t *alen)
 	/* the flight opens with an ACK-only Initial, as the cover server's (SPEC §12.3) */
 	fl = recv_ring(H.ntx[0], f, sizeof(f));
 	CHECK(fl > 42 && be16(f + 34) == QUIC_PORT && be16(f + 36) == c->a.port &&
-	          dust_quic_is_flight_ack(f + 42, fl - 42) && fl - 42 == 40,
-	      "no 40-byte ACK-only Initial first");
+	          dust_quic_is_flight_ack(f + 42, fl - 42) && fl - 42 == 36,
+	      "no 36-byte ACK-only Initial first");
 	ack = fl - 42;
 	fl = recv_ring(H.ntx[0], f, sizeof(f));
 	CHECK(fl > 42, "no answer to an Initial");
