@@ -70,8 +70,9 @@ static void try_intro(const uint8_t *data, size_t size)
 	/* whatever authenticates was named by the peek */
 	if (peek != (int64_t)info.invite_idx)
 		abort();
-	if (s.profile != DUST_PROFILE_QUIC || s.role != DUST_ROLE_SERVER || s.cid_len < 8 ||
-	    s.cid_len > DUST_QUIC_CID_MAX || acc.odcid_len < 8 || !info.first_use)
+	if (s.profile != DUST_PROFILE_QUIC || s.role != DUST_ROLE_SERVER ||
+	    s.cid_len < DUST_QUIC_SERVER_CID_MIN || s.cid_len > DUST_QUIC_CID_MAX ||
+	    acc.odcid_len < 8 || !info.first_use)
 		abort();
 	if (dust_quic_intro_accept(&gw.srv, &rng, data, size, FZ_NOW_MS, &from, &eph, &s, &acc,
 	                           &info) != DUST_DROP_INTRO_DUP)
