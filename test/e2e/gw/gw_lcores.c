@@ -18,6 +18,7 @@
 #include <rte_lcore.h>
 
 #include "frame.h"
+#include "gwcheck.h"
 #include "ringgw.h"
 
 enum { K = 16, STREAM = 4000 };
@@ -38,18 +39,7 @@ static struct {
 	struct dust_pad pad;
 	struct cl c[2 * K];
 	uint64_t bad_reply, keepalives, data;
-	int fail;
-	const char *why;
 } T;
-
-#define CHECK(cond, msg)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			T.fail = 1;                                                                \
-			T.why = msg;                                                               \
-			return -1;                                                                 \
-		}                                                                                  \
-	} while (0)
 
 static int send_intro(struct cl *c, const struct dust_endpoint *from, unsigned q)
 {
@@ -329,9 +319,5 @@ int main(int argc, char **argv)
 	       " keepalives), %" PRIu64 " did not\n",
 	       T.data + T.keepalives, T.data, T.keepalives, T.bad_reply);
 	dgw_destroy(H.gw);
-	if (T.fail)
-		printf("FAIL: %s\n", T.why);
-	else
-		printf("PASS gw-lcores\n");
-	return T.fail;
+	return gw_verdict("gw-lcores");
 }

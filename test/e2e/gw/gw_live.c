@@ -25,6 +25,7 @@
 #include <rte_eal.h>
 #include <rte_lcore.h>
 
+#include "gwcheck.h"
 #include "ringgw.h"
 
 enum { CAP = 4, NCL = 6, EVICT_IDLE_S = 2, LIVE_CAP = 64 };
@@ -66,8 +67,7 @@ static struct {
 	struct dust_rng rng;
 	struct dust_pad pad;
 	struct cl c[NCL];
-	uint64_t sent; /* frames put on the net RX ring */
-	const char *why;
+	uint64_t sent;                            /* frames put on the net RX ring */
 	const char *dir, *invite_exe;             /* invite mode: work dir, dust-invite */
 	struct cl d;                              /* invite mode: the client made by dust-invite */
 	uint64_t b_ka, b_replies;                 /* invite mode: client 1's stream */
@@ -82,15 +82,6 @@ static struct {
 	uint64_t est_replies;    /* bench mode: replies to the established clients */
 	unsigned queued_at_last; /* slow path's queue when the last of them came */
 } T;
-
-#define CHECK(cond, msg)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			T.why = msg;                                                               \
-			printf("check failed at line %d: %s\n", __LINE__, #cond);                  \
-			return -1;                                                                 \
-		}                                                                                  \
-	} while (0)
 
 static int send_dg(const struct dust_endpoint *from, const uint8_t *dg, size_t len)
 {
@@ -745,8 +736,9 @@ static int driver(void *arg)
 	     : T.bench      ? phases_bench()
 	     : T.burst_ci   ? phases_burst()
 	     : T.invite_exe ? phases_invite()
-	                    : phases()) != 0)
-		printf("FAIL: %s\n", T.why);
+	                    : phases()) != 0 &&
+	    !gw_why)
+		gw_why = "a phase failed"; /* every failed CHECK sets it: a safety net */
 	dgw_stop(H.gw);
 	return 0;
 }
@@ -866,8 +858,5 @@ int main(int argc, char **argv)
 	dgw_run(H.gw);
 	dgw_stats_print(H.gw, stdout);
 	dgw_destroy(H.gw);
-	if (T.why)
-		return 1;
-	printf("PASS gw-live\n");
-	return 0;
+	return gw_verdict("gw-live");
 }

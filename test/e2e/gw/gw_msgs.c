@@ -24,6 +24,7 @@
 #include <rte_eal.h>
 
 #include "dgw_pvt.h"
+#include "gwcheck.h"
 
 enum { NINV = 3 };
 
@@ -31,17 +32,7 @@ static struct {
 	struct dgw *gw;
 	struct dgw_config cfg;
 	struct dust_identity srv;
-	const char *why;
 } T;
-
-#define CHECK(cond, msg)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			T.why = msg;                                                               \
-			printf("check failed at line %d: %s\n", __LINE__, #cond);                  \
-			return -1;                                                                 \
-		}                                                                                  \
-	} while (0)
 
 static int invite_new(struct dust_invite *inv, unsigned i)
 {
@@ -602,10 +593,5 @@ int main(int argc, char **argv)
 	    f3_pending() == 0 && cid_clash() == 0)
 		(void)f5_telemetry_exit();
 	dgw_destroy(T.gw);
-	if (T.why) {
-		printf("FAIL: %s\n", T.why);
-		return 1;
-	}
-	printf("PASS gw-msgs\n");
-	return 0;
+	return gw_verdict("gw-msgs");
 }

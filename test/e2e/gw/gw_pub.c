@@ -18,6 +18,7 @@
 #include <rte_pause.h>
 
 #include "frame.h"
+#include "gwcheck.h"
 #include "ringgw.h"
 
 enum { N = 64, WAIT_S = 10 };
@@ -39,18 +40,7 @@ static struct {
 	struct cl fresh[8]; /* unused invitations, for the held first uses' junk round */
 	uint64_t bad_reply, sent_clear;
 	uint64_t lat[N]; /* intro queued to keepalive read, timer cycles */
-	int fail;
-	const char *why;
 } T;
-
-#define CHECK(cond, msg)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			T.fail = 1;                                                                \
-			T.why = msg;                                                               \
-			return -1;                                                                 \
-		}                                                                                  \
-	} while (0)
 
 static int send_intro(struct cl *c)
 {
@@ -390,9 +380,5 @@ int main(int argc, char **argv)
 	if (rg_main(&H, &t, argc, argv))
 		return 1;
 	dgw_destroy(H.gw);
-	if (T.fail)
-		printf("FAIL: %s\n", T.why);
-	else
-		printf("PASS gw-pub\n");
-	return T.fail;
+	return gw_verdict("gw-pub");
 }
