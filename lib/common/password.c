@@ -86,6 +86,9 @@ int dust_password_read(char *buf, size_t cap, const char *file, int confirm)
 			return -1;
 		}
 		snprintf(buf, cap, "%s", env);
+		/* no copy left in this process's environment, nor in its children's */
+		sodium_memzero((char *)env, strlen(env));
+		unsetenv("DUST_PASSWORD");
 	} else {
 		char again[DUST_PASSWORD_MAX];
 

@@ -6,7 +6,10 @@
 #include <stddef.h>
 
 /* Room for a password and its NUL: every tool reads at most 1023 bytes, and refuses more. */
-enum { DUST_PASSWORD_MAX = 1024 };
+enum {
+	DUST_PASSWORD_MAX = 1024,
+	DUST_PASSWORD_MIN = 12, /* for sealing new texts (dust-invite create); any opens */
+};
 
 /*
  * Fill buf from file (first line) if file is non-NULL, else from $DUST_PASSWORD,

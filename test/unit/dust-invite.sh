@@ -199,6 +199,18 @@ expect long-pw-show 0 'tunnel: +10\.9\.0\.2/24' -- "$BIN" show --file "$R/texts/
 expect long-pw-cut 1 'wrong password' -- sh -c "head -c 255 '$R/pw-1000' >'$R/pw-255' && chmod 600 '$R/pw-255' && '$BIN' show --file '$R/texts/invite-1.txt' --password-file '$R/pw-255'"
 expect too-long-pw 1 'longer than 1023 bytes' -- "$BIN" show --file "$R/texts/invite-1.txt" --password-file "$R/pw-1024"
 expect shared-pw-warns 0 'others can read this password' -- "$BIN" show --file "$T/invite-1.txt" --password-file "$T/pw"
+# A password that seals texts has 12 characters at least (F6); a text on the
+# command line is opened, with a warning that ps shows it (F9).
+echo "short pw 11" >"$R/pw-11" && chmod 600 "$R/pw-11"
+echo "long enough" >"$R/pw-11b" && echo "twelve chars" >"$R/pw-12" && chmod 600 "$R/pw-11b" "$R/pw-12"
+expect short-pw-refused 1 'at least 12 characters' -- "$BIN" create --store "$R/store" --key "$T/key" \
+	--server 192.0.2.1 --port 4433 --tunnel-net 10.9.0.0/24 --count 1 \
+	--password-file "$R/pw-11" --out-dir "$R/short"
+expect short-pw-nothing-written 0 '^1 invitations' -- "$BIN" list --store "$R/store" --key "$T/key"
+expect twelve-pw-sealed 0 '1 invitation\(s\) added' -- "$BIN" create --store "$R/store" --key "$T/key" \
+	--server 192.0.2.1 --port 4433 --tunnel-net 10.9.0.0/24 --count 1 \
+	--password-file "$R/pw-12" --out-dir "$R/twelve"
+expect text-on-argv-warns 0 'visible to other users' -- sh -c "'$BIN' show --password-file '$T/pw' \"\$(cat '$T/invite-1.txt')\""
 expect help 0 'keygen --out KEY' -- "$BIN" --help
 expect unknown-command 2 'unknown command' -- "$BIN" frobnicate
 echo "$pass passed, $fail failed"

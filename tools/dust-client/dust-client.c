@@ -512,6 +512,8 @@ static int open_invite(struct client *c)
 			return EXIT_USAGE;
 		}
 	} else {
+		/* argv is readable by every local user (ps): with it, a guess at the password */
+		logmsg("warning: --invite-text is visible to other users (ps); use --invite FILE");
 		snprintf(text, sizeof(text), "%s", o->invite_text);
 	}
 	/* never from argv: a password there is visible to every user in ps */

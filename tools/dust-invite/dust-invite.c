@@ -319,6 +319,16 @@ static int cmd_create(const struct opts *o)
 		return fail("--key");
 	if (!o->store_only && dust_password_read(pw, sizeof(pw), o->pwfile, 1) != 0)
 		goto out_wipe;
+	/*
+	 * The password is all that keeps a text an adversary holds (a seized
+	 * phone, a copied message) from being opened offline: Argon2id slows a
+	 * guess to about 0.2 s, which a short password does not survive.
+	 */
+	if (!o->store_only && strlen(pw) < DUST_PASSWORD_MIN) {
+		die("the password must be at least 12 characters: it is all that protects "
+		    "the invitation texts from offline guessing");
+		goto out_wipe;
+	}
 	/* every output checked before the store changes */
 	if (o->out_dir && outdir_prepare(o->out_dir, o->count) != 0)
 		goto out_wipe;
@@ -427,6 +437,9 @@ static int cmd_show(const struct opts *o)
 		text[n] = '\0';
 		fclose(f);
 	} else if (o->arg) {
+		/* argv is readable by every local user (ps): with it, a guess at the password */
+		fprintf(stderr, "dust-invite: warning: an invitation on the command line is "
+		                "visible to other users (ps); use --file\n");
 		snprintf(text, sizeof(text), "%s", o->arg);
 	} else {
 		return die("show needs --file F or the invitation text");

@@ -31,7 +31,7 @@ need_root_tools ping iperf3
 
 rm -rf "$W"
 mkdir -p "$W/inv"
-echo "pw" >"$W/pw"
+echo "poll measure password" >"$W/pw"
 chmod 600 "$W/pw"
 "$INVITE" keygen --out "$W/gw.key" >/dev/null
 "$INVITE" create --store "$W/store" --key "$W/gw.key" --server 192.168.78.1 --port 4433 \
