@@ -172,6 +172,12 @@ enum dgw_ctr {
 	DGW_CTR_HELLO_HELD,        /**< quic hellos' first Initials held for their second */
 	DGW_CTR_HELLO_PAIRED,      /**< held first Initials whose second came: one hello */
 	DGW_CTR_HELLO_UNPAIRED,    /**< held first Initials with no second, to the cover server */
+	DGW_CTR_QUIC_RTX_HELLO,    /**< retransmitted hellos answered with their flight again */
+	DGW_CTR_QUIC_RTX_PTO,      /**< first flights resent on the PTO */
+	DGW_CTR_QUIC_RTX_DONE,     /**< kept flights ended: confirmed, or the session left */
+	DGW_CTR_QUIC_RTX_EXPIRED,  /**< kept flights given up after the last PTO, unconfirmed */
+	DGW_CTR_QUIC_RTX_EVICTED,  /**< kept flights pushed out of a full table */
+	DGW_CTR_QUIC_RTX_LIMITED,  /**< resends stopped at 3x what the address sent */
 	DGW_CTR_MAX
 };
 
@@ -224,6 +230,8 @@ enum dgw_drop {
 	DGW_DROP_PACE_FULL,         /**< quic datagram past the pacer's horizon or room */
 	DGW_DROP_HELLO_UNPAIRED,    /**< a held first Initial whose second did not come in time,
 	                                 or pushed out of a full table (no cover server) */
+	DGW_DROP_QUIC_RTX_PAIR,     /**< a retransmitted hello's second Initial: its first was
+	                                 answered */
 	DGW_DROP_MAX
 };
 

@@ -84,6 +84,12 @@ struct dust_quic_accept {
 	uint64_t client_pn_lo;            /**< the hello's other one (client_pn - 1) */
 	uint8_t server_pk[DUST_PK_BYTES]; /**< the ephemeral put in the ServerHello */
 	/**
+	 * Initial packet number of the flight's ACK-only Initial; the answer's
+	 * Initial takes the next. 0 at accept; a resent flight (SPEC §12.3)
+	 * goes on from where the last one ended, as a real server's does.
+	 */
+	uint64_t server_pn;
+	/**
 	 * The answer's Handshake payload (SPEC 12.3), in the session keys: the
 	 * ML-KEM-768 ciphertext to the hello's ek, masked, then random filler
 	 */

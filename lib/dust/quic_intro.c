@@ -771,6 +771,7 @@ dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint
 	acc->odcid_len = qh.dcid_len;
 	acc->client_pn = pn;
 	acc->client_pn_lo = pn_lo;
+	acc->server_pn = 0;
 	memcpy(acc->server_pk, eph->pk, DUST_PK_BYTES);
 	ct_mask(t->prk, acc->flight);
 	flight_fill(rng, acc);
@@ -870,7 +871,7 @@ DUST_EXPORT int dust_quic_answer_ack_build(const struct dust_session *s,
 {
 	uint8_t f[32];
 
-	return initial_packet(s, acc, 0, f, ack_frame(f, acc, rng), out, cap);
+	return initial_packet(s, acc, acc->server_pn, f, ack_frame(f, acc, rng), out, cap);
 }
 
 DUST_EXPORT bool dust_quic_is_flight_ack(const uint8_t *dg, size_t len)
@@ -895,8 +896,8 @@ static int server_initial(const struct dust_session *s, const struct dust_quic_a
 		return -EMSGSIZE;
 	n += quic_varint_put(f + n, sh_len, 2);
 	n += sh_len;
-	/* packet number 1: the ACK-only Initial before it took 0, as the cover server's */
-	return initial_packet(s, acc, 1, f, n, out, cap);
+	/* the ACK-only Initial before it took server_pn, as the cover server's */
+	return initial_packet(s, acc, acc->server_pn + 1, f, n, out, cap);
 }
 
 DUST_EXPORT int dust_quic_answer_build(struct dust_session *s, const struct dust_quic_accept *acc,
