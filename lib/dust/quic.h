@@ -42,6 +42,10 @@ struct dust_quic_client {
 	struct dust_endpoint server;
 	bool pending;
 	uint8_t suite; /**< DUST_SUITE_* of the invitation */
+	/** the hello's ClientHello, for its retransmissions (dust_quic_intro_resend) */
+	uint8_t ch[2048];
+	uint16_t ch_len;
+	uint64_t next_pn; /**< the packet number of the next retransmission's first Initial */
 };
 
 /**
@@ -71,6 +75,17 @@ DUST_MUST_CHECK enum dust_drop dust_quic_answer_open(struct dust_quic_client *qc
                                                      const struct dust_limits *lim, uint32_t now_s,
                                                      uint8_t *dg, size_t len, uint8_t *tail,
                                                      size_t tail_len, struct dust_session *s);
+
+/**
+ * The hello of qc again, as Chromium retransmits it on its PTO (SPEC
+ * §12.2): the same ClientHello bytes and DCID in two new 1250-byte Initials
+ * at out, packet numbers going on from the last (fresh CRYPTO/PING/PADDING
+ * layout and packet protection). Nothing of the keys changes: the answer to
+ * any of the hello's copies opens. Returns DUST_QUIC_HELLO_BYTES or -errno
+ * (EINVAL: no hello pending; EMSGSIZE: cap < 2500).
+ */
+DUST_MUST_CHECK int dust_quic_intro_resend(struct dust_quic_client *qc, struct dust_rng *rng,
+                                           uint8_t *out, size_t cap);
 
 void dust_quic_client_wipe(struct dust_quic_client *qc);
 
