@@ -22,6 +22,7 @@
 #include "cover.h"
 #include "dustgw.h"
 #include "quic.h"
+#include "rtx.h"
 
 extern int dgw_logtype;
 #define DGW_LOG(level, fmt, ...)                                                                   \
@@ -86,6 +87,28 @@ struct dgw_rx {
 };
 
 #define DGW_BUSY UINT64_MAX
+
+/* rtx.c: answered quic first flights kept until the client confirms (SPEC §12.3) */
+enum dgw_flight {
+	DGW_FLIGHT_ANSWER, /* the answer to an accepted hello: ACK-only Initial, answer, tail */
+	DGW_FLIGHT_AGAIN,  /* the same for a retransmitted hello, within the 3x limit */
+	DGW_FLIGHT_PTO,    /* on the PTO: the answer twice, then the tail, within the limit */
+};
+int dgw_rtx_init(struct dgw_worker *w);
+void dgw_rtx_free(struct dgw_worker *w);
+/* s's first flight, sent at PUBLISHED (pubwait.c) and kept for resends; m is spent. */
+void dgw_quic_answer(struct dgw_worker *w, struct rte_mbuf *m, struct dust_session *s,
+                     const struct dust_quic_accept *acc, uint64_t mac);
+/* An Initial from s's address with the DCID s's flight answered: answered again, m consumed. */
+bool dgw_rtx_hello(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
+                   struct dust_session *s);
+/* s leaves the table: its kept flight is wiped. */
+void dgw_rtx_drop(struct dgw_worker *w, const struct dust_session *s);
+/* The PTO timers: resends, confirmations, expiry. */
+void dgw_rtx_run(struct dgw_worker *w);
+/* dispose.c: one first flight of s toward its peer; 0 when all of it went out. */
+int dgw_quic_flight(struct dgw_worker *w, struct dust_session *s, struct dust_quic_accept *acc,
+                    const uint8_t *seed, uint64_t mac, enum dgw_flight kind);
 
 /* hello.c: first Initials of quic hellos waiting for their second (SPEC §12.2) */
 enum { DGW_HELLO_MAX = 64, DGW_HELLO_HOLD_MS = 1000 };
@@ -170,6 +193,7 @@ struct dgw_worker {
 	unsigned neph;
 	struct rte_hash *cid_map; /* server CID -> quic session, for address moves */
 	struct dgw_hello *hello;  /* quic hellos' first Initials (hello.c) */
+	struct dgw_rtx *rtx;      /* answered quic flights awaiting confirmation (rtx.c) */
 	/* a paired hello's first Initial while the hello is on the intro path */
 	struct rte_mbuf *hello_first;
 	struct rte_ring *handoff; /* short headers of this worker's CIDs from others, MP/SC */
@@ -332,8 +356,6 @@ void dgw_open(struct dgw_worker *w, struct dust_session *s, const struct dgw_rx 
 void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
                  struct dust_session *s, const struct dust_rx_result *res, bool ka);
 void dgw_path_challenge(struct dgw_worker *w, struct dust_session *s, uint64_t mac);
-void dgw_quic_answer(struct dgw_worker *w, struct rte_mbuf *m, struct dust_session *s,
-                     const struct dust_quic_accept *acc, uint64_t mac);
 
 /* slow.c: holds and hands back; decode.c opens what it pops */
 int dgw_slow_init(struct dgw_worker *w);

@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 
 #include <rte_ip.h>
+#include <sodium.h>
 
 #include "dgw_pvt.h"
 #include "inner.h"
@@ -236,68 +237,92 @@ void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *
 		send_keepalive(w, s, rx->mac);
 }
 
+enum flight_dg { FLIGHT_ACK, FLIGHT_ANSWER, FLIGHT_TAIL };
+
 /*
- * The datagrams of the first flight around the answer, as the cover server
- * sends them (SPEC §12.3): before it an ACK-only Initial (acc given), after
- * it a Handshake packet with a keepalive where a certificate chain ends.
- * Without an mbuf the flight is shorter, which the client also takes.
+ * One datagram of a first flight at pkt: the ACK-only Initial, the 1252-byte
+ * answer (both from a generator keyed by seed, so that a resend carries the
+ * same ServerHello) or the Handshake tail. Each Initial takes the next
+ * packet number (acc->server_pn).
  */
-static void quic_answer_extra(struct dgw_worker *w, struct dust_session *s,
-                              const struct dust_quic_accept *acc, uint64_t mac)
+static int flight_build(struct dgw_worker *w, struct dust_session *s, struct dust_quic_accept *acc,
+                        const uint8_t *seed, enum flight_dg k, uint8_t *pkt, size_t room)
+{
+	struct dust_rng rng;
+	int r;
+
+	if (k == FLIGHT_TAIL)
+		return dust_quic_answer_tail_build(s, &w->rng, w->now_s, pkt, room);
+	dust_rng_seed(&rng, seed);
+	if (k == FLIGHT_ACK) {
+		r = dust_quic_answer_ack_build(s, acc, &rng, pkt, room);
+		acc->server_pn += r >= 0;
+	} else {
+		acc->server_pn--; /* the answer's Initial takes server_pn + 1 */
+		r = dust_quic_answer_build(s, acc, &rng, w->now_s, pkt, room);
+		acc->server_pn += 1 + (r >= 0);
+	}
+	sodium_memzero(&rng, sizeof(rng));
+	return r;
+}
+
+/*
+ * Send one datagram of s's first flight. The first answer goes out whatever
+ * the credit (the intro paid three times for it); a resend only within it
+ * (SPEC §9.1). Returns 0 when sent.
+ */
+static int flight_dg(struct dgw_worker *w, struct dust_session *s, struct dust_quic_accept *acc,
+                     const uint8_t *seed, uint64_t mac, enum flight_dg k, bool resend)
 {
 	uint16_t outer = dgw_net_outer_len(&s->peer);
 	struct rte_mbuf *c = rte_pktmbuf_alloc(w->gw->pool);
 	uint8_t *pkt;
-	size_t room;
 	int r;
 
 	if (!c) {
 		dgw_count_drop(w, DGW_DROP_NO_MBUF);
-		return;
+		return -1;
 	}
 	pkt = rte_pktmbuf_mtod(c, uint8_t *) + outer;
-	room = rte_pktmbuf_tailroom(c) - outer;
-	r = acc ? dust_quic_answer_ack_build(s, acc, &w->rng, pkt, room)
-	        : dust_quic_answer_tail_build(s, &w->rng, w->now_s, pkt, room);
+	r = flight_build(w, s, acc, seed, k, pkt, rte_pktmbuf_tailroom(c) - outer);
 	if (r < 0) {
 		dgw_drop_m(w, c, r == -EMSGSIZE ? DGW_DROP_TOO_BIG : DGW_DROP_SEAL);
-		return;
+		return -1;
 	}
-	dust_path_spent(s, (size_t)r);
+	if (!resend) {
+		dust_path_spent(s, (size_t)r);
+	} else if (!dust_path_may_send(s, (size_t)r)) {
+		/* an event of every flight left unconfirmed long enough, not a lost datagram */
+		w->st.ctr[DGW_CTR_QUIC_RTX_LIMITED]++;
+		rte_pktmbuf_free(c);
+		return -1;
+	}
 	if (dgw_net_outer(w, c, &s->peer, mac, (uint16_t)r, DUST_PROFILE_QUIC) != 0) {
 		rte_pktmbuf_free(c);
-		return;
+		return -1;
 	}
 	dgw_net_tx(w, c);
+	return 0;
 }
 
-/* The first flight goes out in the Initial's own mbuf (its bytes are spent). */
-void dgw_quic_answer(struct dgw_worker *w, struct rte_mbuf *m, struct dust_session *s,
-                     const struct dust_quic_accept *acc, uint64_t mac)
+/*
+ * s's first flight, as the cover server sends it (SPEC §12.3). FIRST: an
+ * ACK-only Initial, the answer, and a Handshake packet with a keepalive
+ * where a certificate chain ends. PTO: the answer twice (quic-go's two
+ * probe datagrams), then the tail, which the client needs to open either.
+ * Returns 0 when all of it went out.
+ */
+int dgw_quic_flight(struct dgw_worker *w, struct dust_session *s, struct dust_quic_accept *acc,
+                    const uint8_t *seed, uint64_t mac, enum dgw_flight kind)
 {
-	uint16_t outer = dgw_net_outer_len(&s->peer);
-	uint8_t *pkt;
-	int r;
+	static const enum flight_dg first[] = {FLIGHT_ACK, FLIGHT_ANSWER, FLIGHT_TAIL};
+	static const enum flight_dg pto[] = {FLIGHT_ANSWER, FLIGHT_ANSWER, FLIGHT_TAIL};
+	const enum flight_dg *dg = kind == DGW_FLIGHT_PTO ? pto : first;
+	bool resend = kind != DGW_FLIGHT_ANSWER;
 
-	dgw_quic_cid_add(w, s);
-	quic_answer_extra(w, s, acc, mac); /* the ACK-only Initial first */
-	m->data_off = RTE_PKTMBUF_HEADROOM;
-	m->data_len = 0;
-	m->pkt_len = 0;
-	m->ol_flags = 0;
-	m->packet_type = 0;
-	pkt = rte_pktmbuf_mtod(m, uint8_t *) + outer;
-	r = dust_quic_answer_build(s, acc, &w->rng, w->now_s, pkt, rte_pktmbuf_tailroom(m) - outer);
-	if (r < 0) {
-		dgw_drop_m(w, m, r == -EMSGSIZE ? DGW_DROP_TOO_BIG : DGW_DROP_SEAL);
-		return;
-	}
-	dust_path_spent(s, (size_t)r);
-	if (dgw_net_outer(w, m, &s->peer, mac, (uint16_t)r, DUST_PROFILE_QUIC) != 0) {
-		rte_pktmbuf_free(m);
-		return;
-	}
-	w->st.ctr[DGW_CTR_QUIC_ANSWER]++;
-	dgw_net_tx(w, m);
-	quic_answer_extra(w, s, NULL, mac); /* the Handshake tail */
+	/* a datagram refused (the 3x limit) ends the flight: no tail without its answer */
+	for (unsigned i = 0; i < RTE_DIM(first); i++)
+		if (flight_dg(w, s, acc, seed, mac, dg[i], resend) != 0)
+			return -1;
+	return 0;
 }

@@ -174,6 +174,12 @@ enum dgw_ctr {
 	DGW_CTR_HELLO_UNPAIRED,    /**< held first Initials with no second, to the cover server */
 	DGW_CTR_QUIC_CONFIRM_ACK,  /**< clients' padded Initial+Handshake ACK datagrams passed by */
 	DGW_CTR_QUIC_CONFIRM_OLD,  /**< previous release's confirmations (one Handshake packet) */
+	DGW_CTR_QUIC_RTX_HELLO,    /**< retransmitted hellos answered with their flight again */
+	DGW_CTR_QUIC_RTX_PTO,      /**< first flights resent on the PTO */
+	DGW_CTR_QUIC_RTX_DONE,     /**< kept flights ended: confirmed, or the session left */
+	DGW_CTR_QUIC_RTX_EXPIRED,  /**< kept flights given up after the last PTO, unconfirmed */
+	DGW_CTR_QUIC_RTX_EVICTED,  /**< kept flights pushed out of a full table */
+	DGW_CTR_QUIC_RTX_LIMITED,  /**< resends stopped at 3x what the address sent */
 	DGW_CTR_MAX
 };
 
@@ -228,6 +234,8 @@ enum dgw_drop {
 	                                 or pushed out of a full table (no cover server) */
 	DGW_DROP_QUIC_CONFIRM,      /**< a long header to a session's CID of no confirmation's
 	                                 shape (SPEC §12.3) */
+	DGW_DROP_QUIC_RTX_PAIR,     /**< a retransmitted hello's second Initial: its first was
+	                                 answered */
 	DGW_DROP_MAX
 };
 

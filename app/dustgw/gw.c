@@ -116,7 +116,7 @@ static int workers_create(struct dgw *gw)
 		w->tab = dust_session_table_create(gw->cfg.sessions_per_lcore);
 		if (!w->tab || dgw_pending_init(w) != 0 || dgw_slow_init(w) != 0 ||
 		    dgw_pubwait_init(w) != 0 || dgw_quic_worker_init(w) != 0 ||
-		    dgw_pace_init(w) != 0 || dgw_hello_init(w) != 0)
+		    dgw_pace_init(w) != 0 || dgw_hello_init(w) != 0 || dgw_rtx_init(w) != 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -185,6 +185,7 @@ void dgw_destroy(struct dgw *gw)
 		dgw_quic_worker_free(w);
 		dgw_pace_free(w);
 		dgw_hello_free(w);
+		dgw_rtx_free(w);
 		dgw_eph_free(w);
 		rte_free(w->net_txb);
 		rte_free(w->dlv_txb);

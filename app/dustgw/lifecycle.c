@@ -16,6 +16,7 @@ static void retired(struct dust_session *s, void *arg)
 	if (w->nwait)
 		dgw_pubwait_drop(w, s);
 	dgw_quic_cid_del(w, s);
+	dgw_rtx_drop(w, s);
 	dgw_sess_retired(w, s);
 }
 

@@ -216,6 +216,9 @@ void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)
 		 * live: a client that restarted gets the answer to its newer one.
 		 */
 		if (dust_quic_is_initial(rx->dg, rx->len)) {
+			/* its flight lost: answered again, not tried as a (replayed) hello */
+			if (s && dgw_rtx_hello(w, m, rx, s))
+				return;
 			if (!s && dgw_pending_take(w, m, rx))
 				return;
 			hello_initial(w, m, rx, s);

@@ -49,6 +49,12 @@ static const char *const ctr_names[DGW_CTR_MAX] = {
     [DGW_CTR_HELLO_UNPAIRED] = "quic_hello_unpaired",
     [DGW_CTR_QUIC_CONFIRM_ACK] = "quic_confirm_acks",
     [DGW_CTR_QUIC_CONFIRM_OLD] = "quic_confirm_old",
+    [DGW_CTR_QUIC_RTX_HELLO] = "quic_rtx_hello",
+    [DGW_CTR_QUIC_RTX_PTO] = "quic_rtx_pto",
+    [DGW_CTR_QUIC_RTX_DONE] = "quic_rtx_done",
+    [DGW_CTR_QUIC_RTX_EXPIRED] = "quic_rtx_expired",
+    [DGW_CTR_QUIC_RTX_EVICTED] = "quic_rtx_evicted",
+    [DGW_CTR_QUIC_RTX_LIMITED] = "quic_rtx_limited",
 };
 
 static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {
@@ -92,6 +98,7 @@ static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {
     [DGW_DROP_PACE_FULL - DUST_DROP_MAX] = "quic_pace_full",
     [DGW_DROP_HELLO_UNPAIRED - DUST_DROP_MAX] = "quic_hello_unpaired",
     [DGW_DROP_QUIC_CONFIRM - DUST_DROP_MAX] = "quic_confirm_malformed",
+    [DGW_DROP_QUIC_RTX_PAIR - DUST_DROP_MAX] = "quic_rtx_pair",
 };
 
 const char *dgw_ctr_name(unsigned c)

@@ -38,6 +38,8 @@ static void housekeeping(struct dgw_worker *w, uint64_t now_tsc, uint64_t *next_
 	clock_update(w);
 	dgw_worker_inbox(w);
 	dgw_eph_refill(w);
+	if (gw->cfg.clock == DGW_CLOCK_REAL)
+		dgw_rtx_run(w); /* PTO resends: every pass, a 205 ms timer needs more than 1 Hz */
 	if (now_tsc >= *next_expire && gw->cfg.clock == DGW_CLOCK_REAL) {
 		dgw_worker_expire(w);
 		dgw_cover_expire(w);

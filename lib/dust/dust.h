@@ -147,6 +147,13 @@ struct dust_rng {
 };
 
 void dust_rng_init(struct dust_rng *rng);
+/**
+ * A generator whose output is fixed by key: the same key gives the same
+ * bytes (the gateway rebuilds a resent first flight's ServerHello bit for
+ * bit from a key it drew for that flight alone). key comes from a seeded
+ * generator and serves nothing else.
+ */
+void dust_rng_seed(struct dust_rng *rng, const uint8_t key[DUST_KEY_BYTES]);
 void dust_rng_bytes(struct dust_rng *rng, void *out, size_t len);
 /** Uniform in [0, upper) without modulo bias; upper 0 returns 0. */
 uint32_t dust_rng_uniform(struct dust_rng *rng, uint32_t upper);
@@ -391,6 +398,11 @@ bool dust_path_echo(struct dust_session *s, const uint8_t cookie[DUST_PATH_COOKI
  * credit if so. Validated paths always may.
  */
 bool dust_path_may_send(struct dust_session *s, size_t n);
+/**
+ * rx_bytes came from s's peer address but opened nothing of s (a quic
+ * client's retransmitted hello): credit for the 3x limit, never proof.
+ */
+void dust_path_credit(struct dust_session *s, size_t rx_bytes);
 /** Server: n bytes sent whatever the credit (an intro's answer); spent. */
 void dust_path_spent(struct dust_session *s, size_t n);
 

@@ -71,6 +71,12 @@ DUST_EXPORT bool dust_path_rx(struct dust_session *s, size_t rx_bytes)
 	return false;
 }
 
+DUST_EXPORT void dust_path_credit(struct dust_session *s, size_t rx_bytes)
+{
+	if (__atomic_load_n(&s->path_state, __ATOMIC_ACQUIRE) != DUST_PATH_VALID)
+		__atomic_fetch_add(&s->path_credit, credit_of(rx_bytes), __ATOMIC_RELAXED);
+}
+
 DUST_EXPORT bool dust_path_echo(struct dust_session *s,
                                 const uint8_t cookie[DUST_PATH_COOKIE_BYTES])
 {

@@ -42,6 +42,10 @@ struct dust_quic_client {
 	struct dust_endpoint server;
 	bool pending;
 	uint8_t suite; /**< DUST_SUITE_* of the invitation */
+	/** the hello's ClientHello, for its retransmissions (dust_quic_intro_resend) */
+	uint8_t ch[2048];
+	uint16_t ch_len;
+	uint64_t next_pn; /**< the packet number of the next retransmission's first Initial */
 };
 
 /**
@@ -72,6 +76,17 @@ DUST_MUST_CHECK enum dust_drop dust_quic_answer_open(struct dust_quic_client *qc
                                                      uint8_t *dg, size_t len, uint8_t *tail,
                                                      size_t tail_len, struct dust_session *s);
 
+/**
+ * The hello of qc again, as Chromium retransmits it on its PTO (SPEC
+ * §12.2): the same ClientHello bytes and DCID in two new 1250-byte Initials
+ * at out, packet numbers going on from the last (fresh CRYPTO/PING/PADDING
+ * layout and packet protection). Nothing of the keys changes: the answer to
+ * any of the hello's copies opens. Returns DUST_QUIC_HELLO_BYTES or -errno
+ * (EINVAL: no hello pending; EMSGSIZE: cap < 2500).
+ */
+DUST_MUST_CHECK int dust_quic_intro_resend(struct dust_quic_client *qc, struct dust_rng *rng,
+                                           uint8_t *out, size_t cap);
+
 void dust_quic_client_wipe(struct dust_quic_client *qc);
 
 /* ---- Server ------------------------------------------------------------- */
@@ -83,6 +98,12 @@ struct dust_quic_accept {
 	uint64_t client_pn;               /**< largest packet number to acknowledge */
 	uint64_t client_pn_lo;            /**< the hello's other one (client_pn - 1) */
 	uint8_t server_pk[DUST_PK_BYTES]; /**< the ephemeral put in the ServerHello */
+	/**
+	 * Initial packet number of the flight's ACK-only Initial; the answer's
+	 * Initial takes the next. 0 at accept; a resent flight (SPEC §12.3)
+	 * goes on from where the last one ended, as a real server's does.
+	 */
+	uint64_t server_pn;
 	/**
 	 * The answer's Handshake payload (SPEC 12.3), in the session keys: the
 	 * ML-KEM-768 ciphertext to the hello's ek, masked, then random filler

@@ -282,9 +282,9 @@ static int client_initial(const uint8_t *dcid, uint64_t pn, size_t room, uint8_t
 	return ok ? DUST_QUIC_CLIENT_DGRAM : -EIO;
 }
 
-/* The hello: two 1250-byte Initials (packet numbers 1 and 2, one DCID) at out. */
+/* The hello: two 1250-byte Initials (packet numbers pn and pn + 1, one DCID) at out. */
 static int client_hello(struct dust_rng *rng, const uint8_t *dcid, const uint8_t *ch, size_t ch_len,
-                        uint8_t *out)
+                        uint64_t pn, uint8_t *out)
 {
 	size_t room = DUST_QUIC_CLIENT_DGRAM - HDR_CLIENT - 1 - DUST_QUIC_AEAD_TAG;
 	struct packet_plan p[2];
@@ -299,7 +299,7 @@ static int client_hello(struct dust_rng *rng, const uint8_t *dcid, const uint8_t
 
 		if (!packet_frames(rng, &p[k], ch, dg + HDR_CLIENT + 1, room))
 			return -EMSGSIZE;
-		r = client_initial(dcid, CLIENT_PN + (uint64_t)k, room, dg);
+		r = client_initial(dcid, pn + (uint64_t)k, room, dg);
 		if (r < 0)
 			return r;
 	}
@@ -399,7 +399,7 @@ DUST_EXPORT int dust_quic_intro_build(const struct dust_invite *inv,
 	dust_rng_bytes(rng, ch + at + DUST_QI_MIN_ECH, ech_len - DUST_QI_MIN_ECH);
 	intro_prk(qc->prk, inv->secret, es, cs, inv->server_pk, dcid, &h, ct);
 	intro_confirm(qc->prk, dcid, ch, ch_len, ch + at + DUST_QI_CONFIRM_OFF);
-	rc = client_hello(rng, dcid, ch, ch_len, out);
+	rc = client_hello(rng, dcid, ch, ch_len, CLIENT_PN, out);
 	if (rc < 0) {
 		dust_fail(-rc, "could not build the Initials");
 		goto out_wipe;
@@ -412,6 +412,9 @@ DUST_EXPORT int dust_quic_intro_build(const struct dust_invite *inv,
 	qc->server.ip = inv->server;
 	qc->server.port = inv->port;
 	qc->pending = true;
+	memcpy(qc->ch, ch, ch_len);
+	qc->ch_len = (uint16_t)ch_len;
+	qc->next_pn = CLIENT_PN + DUST_QUIC_HELLO_DGRAMS;
 out_wipe:
 	if (rc < 0)
 		dust_quic_client_wipe(qc);
@@ -419,6 +422,22 @@ out_wipe:
 	sodium_memzero(cs, sizeof(cs));
 	sodium_memzero(ch, sizeof(ch));
 	sodium_memzero(share, sizeof(share));
+	return rc;
+}
+
+DUST_EXPORT int dust_quic_intro_resend(struct dust_quic_client *qc, struct dust_rng *rng,
+                                       uint8_t *out, size_t cap)
+{
+	int rc;
+
+	if (!qc->pending || !qc->ch_len)
+		return dust_fail(EINVAL, "no quic hello to retransmit");
+	if (cap < DUST_QUIC_HELLO_BYTES)
+		return dust_fail(EMSGSIZE, "a quic intro needs %d bytes", DUST_QUIC_HELLO_BYTES);
+	rc = client_hello(rng, qc->dcid, qc->ch, qc->ch_len, qc->next_pn, out);
+	if (rc < 0)
+		return dust_fail(-rc, "could not build the Initials");
+	qc->next_pn += DUST_QUIC_HELLO_DGRAMS;
 	return rc;
 }
 
@@ -770,6 +789,7 @@ dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint
 	acc->odcid_len = qh.dcid_len;
 	acc->client_pn = pn;
 	acc->client_pn_lo = pn_lo;
+	acc->server_pn = 0;
 	memcpy(acc->server_pk, eph->pk, DUST_PK_BYTES);
 	ct_mask(t->prk, acc->flight);
 	flight_fill(rng, acc);
@@ -869,7 +889,7 @@ DUST_EXPORT int dust_quic_answer_ack_build(const struct dust_session *s,
 {
 	uint8_t f[32];
 
-	return initial_packet(s, acc, 0, f, ack_frame(f, acc, rng), out, cap);
+	return initial_packet(s, acc, acc->server_pn, f, ack_frame(f, acc, rng), out, cap);
 }
 
 DUST_EXPORT bool dust_quic_is_flight_ack(const uint8_t *dg, size_t len)
@@ -894,8 +914,8 @@ static int server_initial(const struct dust_session *s, const struct dust_quic_a
 		return -EMSGSIZE;
 	n += quic_varint_put(f + n, sh_len, 2);
 	n += sh_len;
-	/* packet number 1: the ACK-only Initial before it took 0, as the cover server's */
-	return initial_packet(s, acc, 1, f, n, out, cap);
+	/* the ACK-only Initial before it took server_pn, as the cover server's */
+	return initial_packet(s, acc, acc->server_pn + 1, f, n, out, cap);
 }
 
 DUST_EXPORT int dust_quic_answer_build(struct dust_session *s, const struct dust_quic_accept *acc,

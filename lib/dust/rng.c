@@ -25,6 +25,12 @@ DUST_EXPORT void dust_rng_init(struct dust_rng *rng)
 	refill(rng);
 }
 
+DUST_EXPORT void dust_rng_seed(struct dust_rng *rng, const uint8_t key[DUST_KEY_BYTES])
+{
+	memcpy(rng->key, key, DUST_KEY_BYTES);
+	refill(rng);
+}
+
 DUST_EXPORT void dust_rng_bytes(struct dust_rng *rng, void *out, size_t len)
 {
 	uint8_t *o = out;

@@ -1060,11 +1060,75 @@ static void test_confirm_flips(void)
 	fix_fini(&f);
 }
 
+/* The packet numbers of a hello's two Initials (public keys of their DCID). */
+static void hello_pns(const uint8_t *dg, uint64_t pn[2])
+{
+	uint8_t frames[1500];
+	size_t plen = 0;
+
+	for (int k = 0; k < 2; k++) {
+		const uint8_t *ini = dg + (size_t)k * DUST_QUIC_CLIENT_DGRAM;
+		struct dust_quic_keys keys;
+		struct quic_long q;
+
+		CHECK(quic_long_parse(ini, DUST_QUIC_CLIENT_DGRAM, &q));
+		dust_quic_initial_keys(q.dcid, q.dcid_len, false, &keys);
+		CHECK(quic_unprotect(&keys, ini, q.pn_off, q.length, &pn[k], frames, &plen));
+	}
+}
+
+/*
+ * A retransmitted hello (SPEC §12.2) is the same ClientHello under the same
+ * DCID in newer packet numbers, newly protected: a server accepts the copy
+ * as the hello (then the original is its duplicate), and the answer to the
+ * copy opens with the client's state. Nothing to retransmit once wiped.
+ */
+static void test_hello_resend(void)
+{
+	struct fixture f;
+	struct hs h;
+	uint8_t again[DUST_QUIC_HELLO_BYTES], third[DUST_QUIC_HELLO_BYTES];
+	uint64_t pn[2];
+	struct dust_session cs;
+
+	quic_fixture(&f);
+	h.intro_len = dust_quic_intro_build(&f.inv, &f.client, &f.rng, FIX_NOW_MS, h.intro,
+	                                    sizeof(h.intro), &h.qc);
+	CHECK_EQ(h.intro_len, DUST_QUIC_HELLO_BYTES);
+	hello_pns(h.intro, pn);
+	CHECK(pn[0] == 1 && pn[1] == 2);
+	CHECK_EQ(dust_quic_intro_resend(&h.qc, &f.rng, again, sizeof(again)),
+	         DUST_QUIC_HELLO_BYTES);
+	CHECK_EQ(dust_quic_intro_resend(&h.qc, &f.rng, third, sizeof(third)),
+	         DUST_QUIC_HELLO_BYTES);
+	hello_pns(again, pn);
+	CHECK(pn[0] == 3 && pn[1] == 4);
+	hello_pns(third, pn);
+	CHECK(pn[0] == 5 && pn[1] == 6);
+	for (size_t at = 0; at < DUST_QUIC_HELLO_BYTES; at += DUST_QUIC_CLIENT_DGRAM) {
+		CHECK(memcmp(again + at + 1, h.intro + at + 1, 13) == 0); /* version, DCID */
+		CHECK(memcmp(again + at + 20, h.intro + at + 20, 200) != 0);
+	}
+	CHECK(dust_eph_generate(&h.eph) == 0);
+	CHECK_EQ(server_accept(&f, &h, again, sizeof(again), FIX_NOW_MS), DUST_OK);
+	h.answer_len =
+	    dust_quic_answer_build(&f.ss, &h.acc, &f.rng, FIX_NOW_S, h.answer, sizeof(h.answer));
+	h.tail_len = dust_quic_answer_tail_build(&f.ss, &f.rng, FIX_NOW_S, h.tail, sizeof(h.tail));
+	CHECK_EQ(answer_open(&f, &h, h.answer, (size_t)h.answer_len, &cs), DUST_OK);
+	CHECK_EQ(server_accept(&f, &h, h.intro, (size_t)h.intro_len, FIX_NOW_MS),
+	         DUST_DROP_INTRO_DUP);
+	/* answered: the client state is wiped, nothing left to retransmit */
+	CHECK(dust_quic_intro_resend(&h.qc, &f.rng, third, sizeof(third)) < 0);
+	dust_session_wipe(&cs);
+	fix_fini(&f);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
 	    {"rfc9001_keys", test_rfc9001_keys},
 	    {"hello_shape", test_hello_shape},
+	    {"hello_resend", test_hello_resend},
 	    {"handshake_and_data", test_handshake_and_data},
 	    {"pq_ciphertext_altered", test_pq_ciphertext_altered},
 	    {"pq_keys_need_mlkem", test_pq_keys_need_mlkem},

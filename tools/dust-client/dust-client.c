@@ -45,6 +45,17 @@ enum {
 	DG_MAX = 65535,
 	TUN_BURST = 64, /* packets read per wake-up, so the socket gets its turn */
 	INTRO_BACKOFF_MAX_MS = 16000,
+	/*
+	 * quic: Chromium's handshake timers (SPEC §12.2). The hello goes again,
+	 * same DCID, on the PTO: 300 ms before any RTT sample (RFC 9002 §6.2.1:
+	 * initial RTT + 4 x its half, Chromium's initial RTT being 100 ms,
+	 * kInitialRttMs in its rtt_stats.cc), doubling: +0.3, +0.9, +2.1 s, as
+	 * issue 18 measured Chromium 156; at +4 s (its CONNECTION_CLOSE there) a
+	 * new connection: new DCID, new keys, new source port.
+	 */
+	QUIC_PTO_MS = 300,
+	QUIC_RESENDS = 3,
+	QUIC_CONN_MS = 4000,
 };
 
 /* Drops the client itself decides, beside the library's enum dust_drop. */
@@ -92,8 +103,9 @@ struct opts {
 struct stats {
 	uint64_t tx_packets, tx_bytes, rx_packets, rx_bytes;
 	uint64_t intros, keepalive_tx, keepalive_rx, reconnects;
-	uint64_t path_echo;    /* challenges answered (SPEC §9.1) */
-	uint64_t icmp_refused; /* a send that reported an earlier datagram's ICMP error */
+	uint64_t hello_resends; /* quic: the hello again, same DCID, on the PTO */
+	uint64_t path_echo;     /* challenges answered (SPEC §9.1) */
+	uint64_t icmp_refused;  /* a send that reported an earlier datagram's ICMP error */
 	uint64_t drop[DUST_DROP_MAX];
 	uint64_t local[LD_MAX];
 };
@@ -121,6 +133,8 @@ struct client {
 	size_t dg_max; /* largest UDP payload that avoids outer fragmentation */
 	unsigned attempts;
 	uint64_t next_intro_ms, intro_gap_ms;
+	unsigned resends;        /* quic: of the current hello */
+	uint64_t next_resend_ms; /* quic: its PTO */
 	uint64_t last_rx_ms, last_tx_ms, last_ka_ms;
 	uint64_t pace_last_ns;           /* quic: the last data datagram's departure (pace_wait) */
 	struct dust_pace_rate pace_rate; /* quic: the client's own rate (pace_wait) */
@@ -214,7 +228,9 @@ static void usage(FILE *f)
 	        "                        never exceed it, so the gateway sees no fragments;\n"
 	        "                        the quic profile needs room for 1250-byte Initials\n"
 	        "  --tries N             intros sent (one a second) before giving up on the\n"
-	        "                        first connection (default 10)\n"
+	        "                        first connection (default 10); quic: connections\n"
+	        "                        tried, each a hello and its retransmissions over\n"
+	        "                        4 s, from a new source port each\n"
 	        "  --keepalive S         keepalive after S idle seconds (default 10)\n"
 	        "  --dead-after S        server silent for S seconds: introduce again\n"
 	        "                        (default 30); retried with backoff until it answers\n"
@@ -1017,8 +1033,59 @@ static void send_quic_intro(struct client *c)
 	for (int at = 0; at < n; at += DUST_QUIC_CLIENT_DGRAM)
 		sock_send(c, c->hello + at, DUST_QUIC_CLIENT_DGRAM);
 	sodium_memzero(c->hello, sizeof(c->hello));
+	c->resends = 0;
+	c->next_resend_ms = mono_ms() + QUIC_PTO_MS;
 	debug("intro %u sent to %s (QUIC hello, 2 Initials, %d bytes, cover %s)", c->attempts,
 	      c->server, n, c->inv.cover_sni);
+}
+
+/*
+ * quic: the hello unanswered at its PTO goes again as Chromium retransmits
+ * it: the same ClientHello and DCID, newer packet numbers. The gateway
+ * answers a copy with the flight it already sent (a lost flight), never as
+ * a new intro. Returns true when it sent.
+ */
+static bool quic_resend_tick(struct client *c, uint64_t now)
+{
+	int n;
+
+	if (!c->qc.pending || c->resends >= QUIC_RESENDS || now < c->next_resend_ms)
+		return false;
+	n = dust_quic_intro_resend(&c->qc, &c->rng, c->hello, sizeof(c->hello));
+	if (n < 0)
+		return false;
+	for (int at = 0; at < n; at += DUST_QUIC_CLIENT_DGRAM)
+		sock_send(c, c->hello + at, DUST_QUIC_CLIENT_DGRAM);
+	c->resends++;
+	c->st.hello_resends++;
+	c->next_resend_ms = now + ((uint64_t)QUIC_PTO_MS << c->resends);
+	debug("hello of intro %u sent again (%u), same DCID", c->attempts, c->resends);
+	return true;
+}
+
+/*
+ * quic: a new connection comes from a new source port, as a browser's does;
+ * if no new socket can be had, the old one stays.
+ */
+static void new_port(struct client *c)
+{
+	int old = c->sock;
+
+	if (sock_open(c) != 0) {
+		if (c->sock >= 0 && c->sock != old)
+			close(c->sock);
+		c->sock = old;
+		return;
+	}
+	close(old);
+}
+
+/* The wait before the next intro: quic, a connection's whole life (QUIC_CONN_MS) at least. */
+static uint64_t intro_gap(const struct client *c)
+{
+	if (c->inv.profile != DUST_PROFILE_QUIC || c->intro_gap_ms >= QUIC_CONN_MS)
+		return c->intro_gap_ms;
+	return QUIC_CONN_MS;
 }
 
 /* A fresh intro each time: the server takes only intros newer than the last. */
@@ -1416,6 +1483,8 @@ static void sock_drain(struct client *c)
 
 static int connecting_tick(struct client *c, uint64_t now)
 {
+	if (c->inv.profile == DUST_PROFILE_QUIC && quic_resend_tick(c, now))
+		return 0;
 	if (now < c->next_intro_ms)
 		return 0;
 	if (!c->ever_up && c->attempts >= c->o->tries) {
@@ -1424,8 +1493,10 @@ static int connecting_tick(struct client *c, uint64_t now)
 		       c->server, c->attempts);
 		return EXIT_NO_ANSWER;
 	}
+	if (c->inv.profile == DUST_PROFILE_QUIC && c->st.intros)
+		new_port(c);
 	send_intro(c);
-	c->next_intro_ms = now + c->intro_gap_ms;
+	c->next_intro_ms = now + intro_gap(c);
 	/* after a loss, back off: a gateway down for an hour should not get 3600 intros */
 	if (c->ever_up && c->intro_gap_ms < INTRO_BACKOFF_MAX_MS)
 		c->intro_gap_ms *= 2;
@@ -1464,6 +1535,23 @@ static int tick(struct client *c)
 /* ---- Main loop --------------------------------------------------------------------------------
  */
 
+/*
+ * Until the next timer: 200 ms, less while connecting when the next intro
+ * or a quic hello's PTO comes sooner (Chromium's timers are kept to the ms).
+ */
+static int poll_ms(const struct client *c)
+{
+	uint64_t now = mono_ms(), next = now + 200;
+
+	if (c->up)
+		return 200;
+	if (c->next_intro_ms < next)
+		next = c->next_intro_ms;
+	if (c->qc.pending && c->resends < QUIC_RESENDS && c->next_resend_ms < next)
+		next = c->next_resend_ms;
+	return next <= now ? 0 : (int)(next - now);
+}
+
 static int run(struct client *c)
 {
 	struct pollfd pfd[2] = {{.fd = c->tun, .events = POLLIN},
@@ -1481,7 +1569,8 @@ static int run(struct client *c)
 			return EXIT_USAGE;
 		if (rc || quit)
 			break;
-		if (poll(pfd, 2, 200) < 0) {
+		pfd[1].fd = c->sock; /* quic: each connection its own port */
+		if (poll(pfd, 2, poll_ms(c)) < 0) {
 			if (errno == EINTR)
 				continue;
 			logmsg("poll: %s", strerror(errno));
@@ -1501,12 +1590,13 @@ static void print_stats(const struct client *c)
 
 	printf("dust-client stats: tx_packets=%llu tx_bytes=%llu rx_packets=%llu rx_bytes=%llu "
 	       "intros=%llu keepalive_tx=%llu keepalive_rx=%llu reconnects=%llu path_echo=%llu "
-	       "icmp_refused=%llu",
+	       "icmp_refused=%llu hello_resends=%llu",
 	       (unsigned long long)s->tx_packets, (unsigned long long)s->tx_bytes,
 	       (unsigned long long)s->rx_packets, (unsigned long long)s->rx_bytes,
 	       (unsigned long long)s->intros, (unsigned long long)s->keepalive_tx,
 	       (unsigned long long)s->keepalive_rx, (unsigned long long)s->reconnects,
-	       (unsigned long long)s->path_echo, (unsigned long long)s->icmp_refused);
+	       (unsigned long long)s->path_echo, (unsigned long long)s->icmp_refused,
+	       (unsigned long long)s->hello_resends);
 	for (int d = DUST_DROP_TRUNCATED; d < DUST_DROP_MAX; d++)
 		printf(" rx_drop_%s=%llu", dust_drop_name(d), (unsigned long long)s->drop[d]);
 	for (int d = 0; d < LD_MAX; d++)

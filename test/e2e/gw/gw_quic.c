@@ -17,6 +17,7 @@
 #include <rte_lcore.h>
 
 #include "frame.h"
+#include "quic_pvt.h"
 #include "ringgw.h"
 
 enum { NQ = 3, QUIC_PORT = 443, RANDOM_PORT = 4433 };
@@ -710,6 +711,192 @@ static int probes(void)
 	return lone_first();
 }
 
+/* ---- resends of the first flight (SPEC §12.3) ---- */
+
+/* What the gateway has put toward port so far, sorted by the flight's datagram kinds. */
+struct flights {
+	unsigned acks, answers, tails, other;
+	size_t bytes;
+	uint8_t answer[2][1600]; /* the first and the latest answer */
+	uint8_t tail[1600];      /* the latest tail */
+	size_t tail_len;
+};
+
+static void take_flights(uint16_t port, struct flights *fl)
+{
+	struct rte_mbuf *m;
+
+	memset(fl, 0, sizeof(*fl));
+	rte_delay_us_sleep(50000);
+	while (rte_ring_dequeue(H.ntx[0], (void **)&m) == 0) {
+		const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+		size_t n = rte_pktmbuf_data_len(m);
+
+		if (n > 42 && be16(f + 36) == port) {
+			n -= 42;
+			fl->bytes += n;
+			if (n == 36 && dust_quic_is_flight_ack(f + 42, n)) {
+				fl->acks++;
+			} else if (n == DUST_QUIC_SERVER_DGRAM_MAX) {
+				if (!fl->answers++)
+					memcpy(fl->answer[0], f + 42, n);
+				memcpy(fl->answer[1], f + 42, n);
+			} else if (n >= 105 && n <= 141) {
+				fl->tails++;
+				memcpy(fl->tail, f + 42, n);
+				fl->tail_len = n;
+			} else {
+				fl->other++;
+			}
+		}
+		rte_pktmbuf_free(m);
+	}
+}
+
+static bool ctr_reaches(unsigned c, uint64_t want)
+{
+	for (int i = 0; i < 1000 && rg_ctr(&H, 0, c) < want; i++)
+		rte_delay_us_sleep(10000);
+	return rg_ctr(&H, 0, c) >= want;
+}
+
+/*
+ * The answer's Initial opened with the public Initial keys of the hello's
+ * DCID: its packet number and its frames (the ACK and the ServerHello).
+ */
+static bool answer_frames(const uint8_t *hello, const uint8_t *ans, uint64_t *pn, uint8_t *f,
+                          size_t *flen)
+{
+	struct dust_quic_keys k;
+	struct quic_long q;
+
+	dust_quic_initial_keys(hello + 6, hello[5], true, &k);
+	return quic_long_parse(ans, DUST_QUIC_SERVER_DGRAM_MAX, &q) &&
+	       quic_unprotect(&k, ans, q.pn_off, q.length, pn, f, flen);
+}
+
+/* Two answers of one flight: the same ServerHello (E_s, random) in newer packet numbers. */
+static int same_server_hello(const uint8_t *hello, const uint8_t *a, const uint8_t *b)
+{
+	uint8_t fa[256], fb[256];
+	size_t na = 0, nb = 0;
+	uint64_t pa = 0, pb = 0;
+
+	CHECK(answer_frames(hello, a, &pa, fa, &na) && answer_frames(hello, b, &pb, fb, &nb),
+	      "an answer's Initial does not open with the Initial keys");
+	CHECK(pb > pa, "the resent Initial's packet number is not newer");
+	CHECK(na == nb && memcmp(fa, fb, na) == 0,
+	      "the resent Initial is not the same ServerHello");
+	return 0;
+}
+
+/*
+ * One hello (2500 bytes) and silence: the PTO resends stop at 3x what the
+ * address sent (SPEC §9.1), counted as quic_rtx_limited; the flight is then given
+ * up. A new intro of c from a new port: a session of its own.
+ */
+static int pto_limit(struct cl *c)
+{
+	uint8_t dg[DUST_QUIC_HELLO_BYTES];
+	struct dust_quic_client qc;
+	struct dust_endpoint ep = c->a;
+	struct flights f;
+	uint64_t ok = rg_ctr(&H, 0, DGW_CTR_INTRO_OK);
+	uint64_t gone = rg_ctr(&H, 0, DGW_CTR_QUIC_RTX_EXPIRED);
+	uint64_t lim = rg_ctr(&H, 0, DGW_CTR_QUIC_RTX_LIMITED);
+	int n = dust_quic_intro_build(&c->inv, &c->id, &T.rng, rg_now_ms(), dg, sizeof(dg), &qc);
+
+	printf("gw-quic: one hello and silence: resends stop at 3x\n");
+	dust_quic_client_wipe(&qc);
+	ep.port = (uint16_t)(ep.port + 7);
+	CHECK(n == DUST_QUIC_HELLO_BYTES && send_hello(&ep, dg, (size_t)n) == 0, "send");
+	CHECK(ctr_reaches(DGW_CTR_INTRO_OK, ok + 1), "hello not accepted");
+	CHECK(ctr_reaches(DGW_CTR_QUIC_RTX_EXPIRED, gone + 1), "the flight never given up");
+	take_flights(ep.port, &f);
+	printf("gw-quic: %zu bytes for %d\n", f.bytes, n);
+	CHECK(f.bytes <= 3 * (size_t)n, "resends over 3x what the address sent");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_RTX_LIMITED) > lim, "the 3x limit never refused a resend");
+	return 0;
+}
+
+/*
+ * A client whose flight was lost sends its hello again (same DCID, same
+ * bytes here): the gateway answers with the same flight (same ML-KEM
+ * ciphertext and filler, same keys: the client opens the resend), not with
+ * a new session, and not as a replay. Then, with no word from the client,
+ * the flight goes out again on the PTO (never before 205 ms, each time the
+ * answer twice and the tail), within 3x what the address sent, until it is
+ * given up. The same hello from another port is a replay: no answer.
+ */
+static int resends(struct cl *c)
+{
+	uint8_t dg[DUST_QUIC_HELLO_BYTES];
+	struct flights a, b;
+	struct dust_endpoint other = c->a;
+	uint64_t ok = rg_ctr(&H, 0, DGW_CTR_INTRO_OK), rtx = rg_ctr(&H, 0, DGW_CTR_QUIC_RTX_HELLO);
+	uint64_t pto = rg_ctr(&H, 0, DGW_CTR_QUIC_RTX_PTO), t0, seen;
+	uint64_t gone = rg_ctr(&H, 0, DGW_CTR_QUIC_RTX_EXPIRED), tx;
+	uint64_t pair = rg_drop(&H, 0, DGW_DROP_QUIC_RTX_PAIR);
+	uint64_t replay = rg_drop(&H, 0, DUST_DROP_INTRO_DUP);
+	size_t sent = 0, got = 0;
+	int n = dust_quic_intro_build(&c->inv, &c->id, &T.rng, rg_now_ms(), dg, sizeof(dg), &c->qc);
+
+	CHECK(n == DUST_QUIC_HELLO_BYTES, "intro build");
+	CHECK(send_hello(&c->a, dg, (size_t)n) == 0, "send");
+	CHECK(ctr_reaches(DGW_CTR_INTRO_OK, ok + 1), "hello not accepted");
+	take_flights(c->a.port, &a);
+	t0 = rg_now_ms();
+	CHECK(send_hello(&c->a, dg, (size_t)n) == 0, "send again");
+	sent = 2 * (size_t)n;
+	CHECK(settled(), "the hello again not read");
+	take_flights(c->a.port, &b);
+	got = a.bytes + b.bytes;
+	CHECK(rg_ctr(&H, 0, DGW_CTR_INTRO_OK) == ok + 1, "the hello again made a new session");
+	/* each answer to the hello has an ACK-only Initial; PTO resends (if one came) do not */
+	CHECK(a.acks + b.acks == 2 && a.other + b.other == 0,
+	      "the hello again not answered with a flight");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_RTX_HELLO) == rtx + 1 &&
+	          rg_drop(&H, 0, DGW_DROP_QUIC_RTX_PAIR) == pair + 1,
+	      "the hello again not answered once (its second Initial not passed by)");
+	CHECK(a.answers >= 1 && b.answers >= 1 && a.tails >= 1 && b.tails >= 1,
+	      "the hello again did not get answer and tail");
+	/* same masked ML-KEM ciphertext and filler; the Initial in front newly protected */
+	CHECK(memcmp(a.answer[0] + 252, b.answer[1] + 252, 1000) == 0 &&
+	          memcmp(a.answer[0], b.answer[1], 120) != 0,
+	      "the resent answer is not the same flight in newer packets");
+	CHECK(same_server_hello(dg, a.answer[0], b.answer[1]) == 0, T.why);
+
+	printf("gw-quic: no confirmation: the flight again on the PTO, then given up\n");
+	CHECK(ctr_reaches(DGW_CTR_QUIC_RTX_PTO, pto + 1), "no PTO resend");
+	seen = rg_now_ms();
+	/* the gateway's send time is after t0: a PTO seen sooner than 205 ms fired early */
+	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_RTX_PTO) > pto + 1 || seen - t0 >= DGW_RTX_PTO_MS,
+	      "PTO resend before the PTO");
+	CHECK(ctr_reaches(DGW_CTR_QUIC_RTX_EXPIRED, gone + 1), "the flight never given up");
+	take_flights(c->a.port, &b);
+	got += b.bytes;
+	pto = rg_ctr(&H, 0, DGW_CTR_QUIC_RTX_PTO) - pto;
+	printf("gw-quic: %" PRIu64 " PTO resends, %zu bytes for %zu\n", pto, got, sent);
+	CHECK(pto >= 1 && pto <= DGW_RTX_PTO_MAX, "PTO resends not 1..max");
+	CHECK(got <= 3 * sent, "resends over 3x what the address sent");
+	CHECK(b.acks == 0 && b.other == 0 && b.answers >= 2 * (pto - 1) && b.tails >= pto - 1,
+	      "a PTO resend is not the answer twice and the tail");
+	CHECK(dust_quic_answer_open(&c->qc, &H.gw->cfg.lim, (uint32_t)time(NULL), b.answer[1],
+	                            DUST_QUIC_SERVER_DGRAM_MAX, b.tail, b.tail_len,
+	                            &c->cur) == DUST_OK,
+	      "the resent flight does not open");
+	CHECK(finished(c) == 0, T.why);
+
+	printf("gw-quic: the same hello from another port is a replay: no answer\n");
+	other.port = (uint16_t)(other.port + 1);
+	tx = rg_ctr(&H, 0, DGW_CTR_NET_TX);
+	CHECK(send_hello(&other, dg, (size_t)n) == 0, "send from another port");
+	CHECK(settled(), "replay not read");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_NET_TX) == tx, "a replay from another port got an answer");
+	CHECK(rg_drop(&H, 0, DUST_DROP_INTRO_DUP) == replay + 1, "replay not counted as intro_dup");
+	return pto_limit(c);
+}
+
 static int phases(void)
 {
 	uint8_t ans[1500];
@@ -751,6 +938,9 @@ static int phases(void)
 	CHECK(bound_icmp(&T.c[1], DUST_QUIC_S2C_INNER_MAX + 1) == 0, T.why);
 	CHECK(bound_icmp(&T.c[1], 1500) == 0, T.why);
 	CHECK(bound_mss(&T.c[1]) == 0, T.why);
+
+	printf("gw-quic: a lost flight: the hello again gets the same flight, no new session\n");
+	CHECK(resends(&T.c[NQ + 1]) == 0, T.why);
 
 	printf("gw-quic: probes get nothing back\n");
 	CHECK(probes() == 0, T.why);

@@ -208,9 +208,10 @@ static size_t seal(struct dust_session *s, uint8_t *pkt, size_t data_len)
 }
 
 /*
- * A real session of our own: connect, then its fresh packets broken three
- * ways from the same socket (no reply may come), then a keepalive, which
- * must be answered: the positive control that replies would be seen.
+ * A real session of our own: connect and confirm, then its fresh packets
+ * broken three ways from the same socket (no reply may come), then a
+ * keepalive, which must be answered: the positive control that replies
+ * would be seen.
  */
 static int session(const struct dust_invite *inv, unsigned n)
 {
@@ -254,6 +255,15 @@ static int session(const struct dust_invite *inv, unsigned n)
 		printf("session=no-flight-tail\n");
 		return -1;
 	}
+	/*
+	 * confirm, as a client does: until a datagram of the session comes the
+	 * gateway resends its flight on the PTO (SPEC §12.3), which is no reply
+	 * to the broken packets below; the keepalive's answer is drained here
+	 */
+	k = seal(&s, dg, 0);
+	if (sendto(fd, dg, k, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
+		return -1;
+	drain(fd, 300);
 	before = replies;
 	for (unsigned i = 0; i < n; i++) {
 		k = seal(&s, dg, 64);

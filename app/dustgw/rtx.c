@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Answered quic first flights until the client confirms (SPEC §12.3). A
+ * real server keeps its first flight until the client's Handshake packet
+ * comes: a retransmitted hello (same address, same DCID) is answered with
+ * that flight again, and with no word from the client the flight goes out
+ * again on the server's PTO, doubling each time. Dropping one datagram must
+ * not show a censor a server that answers once and then falls silent, or
+ * that takes a retransmission for a replay.
+ *
+ * Each entry keeps the accept's answer (the ServerHello's E_s, the masked
+ * ML-KEM ciphertext) and a key for the ServerHello's random bytes, so that
+ * every resend carries the same keys and the same ServerHello, only newer
+ * packet numbers; nothing is authenticated or derived again. Entries are
+ * bounded (DGW_RTX_MAX a worker, the oldest gives way), end when the
+ * session proves its path (the client's first authenticated datagram), when
+ * it retires, or after the last PTO; each end wipes the entry. A resend
+ * stays within the 3x anti-amplification limit of what the address sent.
+ */
+#include <sodium.h>
+
+#include <rte_malloc.h>
+
+#include "dgw_pvt.h"
+
+/* ---- the table (rtx.h): no packets, no worker ---- */
+
+struct dgw_rtx_e *dgw_rtx_find(struct dgw_rtx *r, const void *s)
+{
+	for (unsigned i = 0; r->n && i < DGW_RTX_MAX; i++)
+		if (r->e[i].s == s)
+			return &r->e[i];
+	return NULL;
+}
+
+void dgw_rtx_end(struct dgw_rtx *r, struct dgw_rtx_e *e)
+{
+	sodium_memzero(e, sizeof(*e));
+	r->n--;
+}
+
+struct dgw_rtx_e *dgw_rtx_put(struct dgw_rtx *r, const void *s, uint64_t now_ms, bool *evicted)
+{
+	struct dgw_rtx_e *e = &r->e[0];
+
+	*evicted = false;
+	for (unsigned i = 0; i < DGW_RTX_MAX; i++) {
+		if (!r->e[i].s) {
+			e = &r->e[i];
+			goto fill;
+		}
+		if (r->e[i].sent_ms < e->sent_ms)
+			e = &r->e[i];
+	}
+	dgw_rtx_end(r, e);
+	*evicted = true;
+fill:
+	r->n++;
+	e->s = s;
+	e->sent_ms = now_ms;
+	return e;
+}
+
+enum dgw_rtx_due dgw_rtx_due(struct dgw_rtx_e *e, uint64_t now_ms)
+{
+	if (now_ms - e->sent_ms < (uint64_t)DGW_RTX_PTO_MS << e->ptos)
+		return DGW_RTX_WAIT;
+	if (e->ptos == DGW_RTX_PTO_MAX)
+		return DGW_RTX_GIVE_UP; /* as the cover server gives up its handshake */
+	e->ptos++;
+	e->sent_ms = now_ms;
+	return DGW_RTX_PTO;
+}
+
+bool dgw_rtx_hello_due(struct dgw_rtx_e *e, uint64_t now_ms)
+{
+	if (e->hello_ms && now_ms - e->hello_ms < DGW_RTX_PAIR_MS)
+		return false;
+	/* the PTO runs from the last send (RFC 9002 §6.2.1) */
+	e->hello_ms = e->sent_ms = now_ms;
+	return true;
+}
+
+/* ---- the worker's ---- */
+
+int dgw_rtx_init(struct dgw_worker *w)
+{
+	w->rtx = rte_zmalloc("dgw_rtx", sizeof(*w->rtx), RTE_CACHE_LINE_SIZE);
+	return w->rtx ? 0 : -1;
+}
+
+void dgw_rtx_free(struct dgw_worker *w)
+{
+	if (!w->rtx)
+		return;
+	sodium_memzero(w->rtx, sizeof(*w->rtx));
+	rte_free(w->rtx);
+	w->rtx = NULL;
+}
+
+static void end(struct dgw_worker *w, struct dgw_rtx_e *e, unsigned ctr)
+{
+	dgw_rtx_end(w->rtx, e);
+	w->st.ctr[ctr]++;
+}
+
+static int answer(struct dgw_worker *w, struct dust_session *s, const struct dust_quic_accept *acc,
+                  uint64_t mac)
+{
+	struct dgw_rtx_e *e = dgw_rtx_find(w->rtx, s);
+	bool evicted = false;
+
+	if (e)
+		dgw_rtx_end(w->rtx, e); /* cannot happen: a slot's flight ends with it */
+	e = dgw_rtx_put(w->rtx, s, w->now_ms, &evicted);
+	w->st.ctr[DGW_CTR_QUIC_RTX_EVICTED] += evicted;
+	e->acc = *acc;
+	e->mac = mac;
+	dust_rng_bytes(&w->rng, e->seed, sizeof(e->seed));
+	return dgw_quic_flight(w, s, &e->acc, e->seed, mac, DGW_FLIGHT_ANSWER);
+}
+
+/* The first flight (pubwait.c, at PUBLISHED), kept for resends until the client confirms. */
+void dgw_quic_answer(struct dgw_worker *w, struct rte_mbuf *m, struct dust_session *s,
+                     const struct dust_quic_accept *acc, uint64_t mac)
+{
+	dgw_quic_cid_add(w, s);
+	rte_pktmbuf_free(m); /* the hello's bytes are spent */
+	if (answer(w, s, acc, mac) == 0)
+		w->st.ctr[DGW_CTR_QUIC_ANSWER]++;
+}
+
+void dgw_rtx_drop(struct dgw_worker *w, const struct dust_session *s)
+{
+	struct dgw_rtx_e *e = w->rtx && w->rtx->n ? dgw_rtx_find(w->rtx, s) : NULL;
+
+	if (e)
+		end(w, e, DGW_CTR_QUIC_RTX_DONE);
+}
+
+/* The hello's Initial names the DCID the flight answered (public bytes only). */
+static bool same_dcid(const struct dgw_rtx_e *e, const struct dgw_rx *rx)
+{
+	return rx->len > 6u + e->acc.odcid_len && rx->dg[5] == e->acc.odcid_len &&
+	       memcmp(rx->dg + 6, e->acc.odcid, e->acc.odcid_len) == 0;
+}
+
+bool dgw_rtx_hello(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
+                   struct dust_session *s)
+{
+	struct dgw_rtx_e *e = w->rtx->n ? dgw_rtx_find(w->rtx, s) : NULL;
+
+	if (!e || !same_dcid(e, rx))
+		return false;
+	/* a real server counts every byte from the address toward its 3x limit */
+	dust_path_credit(s, rx->len);
+	if (!dgw_rtx_hello_due(e, w->now_ms)) {
+		dgw_drop_m(w, m,
+		           DGW_DROP_QUIC_RTX_PAIR); /* the other Initial of one just answered */
+		return true;
+	}
+	rte_pktmbuf_free(m);
+	if (dgw_quic_flight(w, s, &e->acc, e->seed, e->mac, DGW_FLIGHT_AGAIN) == 0)
+		w->st.ctr[DGW_CTR_QUIC_RTX_HELLO]++;
+	return true;
+}
+
+static void tick(struct dgw_worker *w, struct dgw_rtx_e *e)
+{
+	struct dust_session *s = (struct dust_session *)(uintptr_t)e->s;
+
+	if (s->state != DUST_SESSION_LIVE ||
+	    __atomic_load_n(&s->path_state, __ATOMIC_ACQUIRE) != DUST_PATH_AWAIT_DATA) {
+		end(w, e, DGW_CTR_QUIC_RTX_DONE); /* confirmed: the client's data came */
+		return;
+	}
+	switch (dgw_rtx_due(e, w->now_ms)) {
+	case DGW_RTX_WAIT:
+		break;
+	case DGW_RTX_GIVE_UP:
+		end(w, e, DGW_CTR_QUIC_RTX_EXPIRED);
+		break;
+	case DGW_RTX_PTO:
+		if (dgw_quic_flight(w, s, &e->acc, e->seed, e->mac, DGW_FLIGHT_PTO) == 0)
+			w->st.ctr[DGW_CTR_QUIC_RTX_PTO]++;
+		break;
+	}
+}
+
+void dgw_rtx_run(struct dgw_worker *w)
+{
+	struct dgw_rtx *r = w->rtx;
+
+	for (unsigned i = 0; r->n && i < DGW_RTX_MAX; i++)
+		if (r->e[i].s)
+			tick(w, &r->e[i]);
+}
