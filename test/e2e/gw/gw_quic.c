@@ -17,6 +17,7 @@
 #include <rte_lcore.h>
 
 #include "frame.h"
+#include "gwcheck.h"
 #include "quic_pvt.h"
 #include "ringgw.h"
 
@@ -39,17 +40,7 @@ static struct {
 	struct cl c[NQ + 2]; /* NQ quic clients, one random-profile client, a spare quic one */
 	struct dust_invite stranger;
 	uint64_t sent;
-	const char *why;
 } T;
-
-#define CHECK(cond, msg)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			T.why = msg;                                                               \
-			printf("check failed at line %d: %s\n", __LINE__, #cond);                  \
-			return -1;                                                                 \
-		}                                                                                  \
-	} while (0)
 
 static int send_dg(const struct dust_endpoint *from, uint16_t port, const uint8_t *dg, size_t len)
 {
@@ -145,7 +136,7 @@ static int finished_old(struct cl *c)
 	CHECK(k > 0, "seal");
 	dust_quic_hs_put(&c->cur, &T.rng, dg, (size_t)k);
 	CHECK(send_dg(&c->a, QUIC_PORT, dg, pre + (size_t)k) == 0, "send");
-	CHECK(keepalive_back(c) == 0, T.why);
+	CHECK(keepalive_back(c) == 0, gw_why);
 	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_CONFIRM_OLD) == old + 1, "old confirmation not counted");
 	return 0;
 }
@@ -229,7 +220,7 @@ static int intro(struct cl *c, uint8_t *ans, size_t *alen)
 	*alen = fl - 42;
 	memcpy(ans, f + 42, *alen);
 	CHECK(*alen == DUST_QUIC_SERVER_DGRAM_MAX, "answer not the cover server's 1252 bytes");
-	CHECK(flight_tail(c, ans, *alen, 3 * (size_t)n - ack - *alen) == 0, T.why);
+	CHECK(flight_tail(c, ans, *alen, 3 * (size_t)n - ack - *alen) == 0, gw_why);
 	return finished(c);
 }
 
@@ -368,8 +359,8 @@ static int path_moved(struct cl *c, const struct dust_endpoint *to)
 	struct dust_seg seg;
 	unsigned frames;
 
-	CHECK(seal_from(c, to, pkt, sizeof(pkt), il, &in_bytes) == 0, T.why);
-	CHECK(expect_delivered(c, 0x40) == 0, T.why);
+	CHECK(seal_from(c, to, pkt, sizeof(pkt), il, &in_bytes) == 0, gw_why);
+	CHECK(expect_delivered(c, 0x40) == 0, gw_why);
 	CHECK(settled(), "move not read");
 	rte_delay_us_sleep(20000); /* the main lcore publishes the moved session */
 	CHECK(rg_ctr(&H, 0, DGW_CTR_PATH_CHALLENGE) == chal0 + 1, "no challenge sent");
@@ -390,7 +381,7 @@ static int path_moved(struct cl *c, const struct dust_endpoint *to)
 	CHECK(c->cur.replay.top - 1 == 2 * DUST_KEY_EPOCH_PACKETS,
 	      "the moved session's counter is not at the epoch after next");
 	/* 20 inner packets of 400 B toward c: only 3x in_bytes in all may reach the address */
-	CHECK(push_down(c, 20, 400) == 0, T.why);
+	CHECK(push_down(c, 20, 400) == 0, gw_why);
 	CHECK(settled(), "downstream not read");
 	{
 		size_t more;
@@ -405,16 +396,16 @@ static int path_moved(struct cl *c, const struct dust_endpoint *to)
 	      "path_limit drops not counted");
 	/* a wrong echo: counted, still limited */
 	memset(bad, 0xee, sizeof(bad));
-	CHECK(path_msg_from(c, to, DUST_PATH_RESPONSE, bad) == 0, T.why);
+	CHECK(path_msg_from(c, to, DUST_PATH_RESPONSE, bad) == 0, gw_why);
 	CHECK(settled(), "not read");
 	CHECK(rg_drop(&H, 0, DGW_DROP_PATH_ECHO) == echo0 + 1, "a wrong echo not counted");
 	CHECK(rg_ctr(&H, 0, DGW_CTR_PATH_VALIDATED) == val0, "a wrong echo validated the path");
 	drain_to(to->port, &frames, &bytes, NULL, NULL);
 	/* the right echo lifts the limit */
-	CHECK(path_msg_from(c, to, DUST_PATH_RESPONSE, cookie) == 0, T.why);
+	CHECK(path_msg_from(c, to, DUST_PATH_RESPONSE, cookie) == 0, gw_why);
 	CHECK(settled(), "not read");
 	CHECK(rg_ctr(&H, 0, DGW_CTR_PATH_VALIDATED) == val0 + 1, "the echo did not validate");
-	CHECK(push_down(c, 20, 400) == 0, T.why);
+	CHECK(push_down(c, 20, 400) == 0, gw_why);
 	CHECK(settled(), "downstream not read");
 	drain_to(to->port, &frames, &bytes, NULL, NULL);
 	CHECK(frames == 20, "a validated address is still limited");
@@ -437,7 +428,7 @@ static int path_random(struct cl *c, size_t intro_len, uint8_t *ans, size_t alen
 	unsigned frames;
 	int n;
 
-	CHECK(push_down(c, 20, 400) == 0, T.why);
+	CHECK(push_down(c, 20, 400) == 0, gw_why);
 	CHECK(settled(), "downstream not read");
 	drain_to(c->a.port, &frames, &bytes, NULL, NULL);
 	printf("gw-quic: random profile before the answer is used: intro %zu B, answer %zu B, "
@@ -452,7 +443,7 @@ static int path_random(struct cl *c, size_t intro_len, uint8_t *ans, size_t alen
 	CHECK(settled(), "not read");
 	CHECK(rg_ctr(&H, 0, DGW_CTR_PATH_VALIDATED) == val0 + 1, "epoch 1 did not validate");
 	drain_to(c->a.port, &frames, &bytes, NULL, NULL); /* the keepalive's answer */
-	CHECK(push_down(c, 20, 400) == 0, T.why);
+	CHECK(push_down(c, 20, 400) == 0, gw_why);
 	CHECK(settled(), "downstream not read");
 	drain_to(c->a.port, &frames, &bytes, NULL, NULL);
 	CHECK(frames == 20, "a proved address is still limited");
@@ -479,8 +470,8 @@ static int endpoint_rule(struct cl *c, struct cl *c2)
 	CHECK(rg_drop(&H, 0, DGW_DROP_ENDPOINT_BUSY) == busy + 1, "endpoint_busy not counted");
 	CHECK(rg_ctr(&H, 0, DGW_CTR_INTRO_OK) == ok && rg_ctr(&H, 0, DGW_CTR_NET_TX) == tx,
 	      "the spoofed Initial was accepted or answered");
-	CHECK(send_data(c, &c->a, 0x50) == 0 && expect_delivered(c, 0x50) == 0, T.why);
-	CHECK(reverse(c, c->a.port, 0x51) == 0, T.why);
+	CHECK(send_data(c, &c->a, 0x50) == 0 && expect_delivered(c, 0x50) == 0, gw_why);
+	CHECK(reverse(c, c->a.port, 0x51) == 0, gw_why);
 	return 0;
 }
 
@@ -864,7 +855,7 @@ static int resends(struct cl *c)
 	CHECK(memcmp(a.answer[0] + 252, b.answer[1] + 252, 1000) == 0 &&
 	          memcmp(a.answer[0], b.answer[1], 120) != 0,
 	      "the resent answer is not the same flight in newer packets");
-	CHECK(same_server_hello(dg, a.answer[0], b.answer[1]) == 0, T.why);
+	CHECK(same_server_hello(dg, a.answer[0], b.answer[1]) == 0, gw_why);
 
 	printf("gw-quic: no confirmation: the flight again on the PTO, then given up\n");
 	CHECK(ctr_reaches(DGW_CTR_QUIC_RTX_PTO, pto + 1), "no PTO resend");
@@ -885,7 +876,7 @@ static int resends(struct cl *c)
 	                            DUST_QUIC_SERVER_DGRAM_MAX, b.tail, b.tail_len,
 	                            &c->cur) == DUST_OK,
 	      "the resent flight does not open");
-	CHECK(finished(c) == 0, T.why);
+	CHECK(finished(c) == 0, gw_why);
 
 	printf("gw-quic: the same hello from another port is a replay: no answer\n");
 	other.port = (uint16_t)(other.port + 1);
@@ -905,7 +896,7 @@ static int phases(void)
 
 	printf("gw-quic: %d clients introduce on port %d\n", NQ, QUIC_PORT);
 	for (unsigned i = 0; i < NQ; i++)
-		CHECK(intro(&T.c[i], ans, &alen) == 0, T.why);
+		CHECK(intro(&T.c[i], ans, &alen) == 0, gw_why);
 	CHECK(settled(), "intros not read");
 	CHECK(rg_ctr(&H, 0, DGW_CTR_INTRO_OK) == NQ, "intro_ok");
 	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_ANSWER) == NQ, "quic_answers");
@@ -915,35 +906,35 @@ static int phases(void)
 
 	printf("gw-quic: data both ways in 1-RTT short headers\n");
 	for (unsigned i = 0; i < NQ; i++) {
-		CHECK(send_data(&T.c[i], &T.c[i].a, (uint8_t)(0x10 + i)) == 0, T.why);
-		CHECK(expect_delivered(&T.c[i], (uint8_t)(0x10 + i)) == 0, T.why);
-		CHECK(reverse(&T.c[i], T.c[i].a.port, (uint8_t)(0x20 + i)) == 0, T.why);
+		CHECK(send_data(&T.c[i], &T.c[i].a, (uint8_t)(0x10 + i)) == 0, gw_why);
+		CHECK(expect_delivered(&T.c[i], (uint8_t)(0x10 + i)) == 0, gw_why);
+		CHECK(reverse(&T.c[i], T.c[i].a.port, (uint8_t)(0x20 + i)) == 0, gw_why);
 	}
 
 	printf("gw-quic: client 0's NAT rebinds: its CID keeps the session, the new address\n"
 	       "        gets 3x what it sent until it echoes the challenge\n");
 	moved = T.c[0].a;
 	moved.port = (uint16_t)(moved.port + 1000);
-	CHECK(path_moved(&T.c[0], &moved) == 0, T.why);
+	CHECK(path_moved(&T.c[0], &moved) == 0, gw_why);
 	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_MIGRATED) == 1, "no move counted");
 	CHECK(rg_ctr(&H, 0, DGW_CTR_INTRO_OK) == NQ, "the move took a new intro");
-	CHECK(reverse(&T.c[0], moved.port, 0x31) == 0, T.why);
+	CHECK(reverse(&T.c[0], moved.port, 0x31) == 0, gw_why);
 
 	printf("gw-quic: another invitation's Initial from client 1's address ends nothing\n");
-	CHECK(endpoint_rule(&T.c[1], &T.c[2]) == 0, T.why);
+	CHECK(endpoint_rule(&T.c[1], &T.c[2]) == 0, gw_why);
 
 	printf("gw-quic: size bounds: server datagrams <= %d, ICMP for more, MSS clamped\n",
 	       DUST_QUIC_SERVER_DGRAM_MAX);
-	CHECK(bound_down(&T.c[1]) == 0, T.why);
-	CHECK(bound_icmp(&T.c[1], DUST_QUIC_S2C_INNER_MAX + 1) == 0, T.why);
-	CHECK(bound_icmp(&T.c[1], 1500) == 0, T.why);
-	CHECK(bound_mss(&T.c[1]) == 0, T.why);
+	CHECK(bound_down(&T.c[1]) == 0, gw_why);
+	CHECK(bound_icmp(&T.c[1], DUST_QUIC_S2C_INNER_MAX + 1) == 0, gw_why);
+	CHECK(bound_icmp(&T.c[1], 1500) == 0, gw_why);
+	CHECK(bound_mss(&T.c[1]) == 0, gw_why);
 
 	printf("gw-quic: a lost flight: the hello again gets the same flight, no new session\n");
-	CHECK(resends(&T.c[NQ + 1]) == 0, T.why);
+	CHECK(resends(&T.c[NQ + 1]) == 0, gw_why);
 
 	printf("gw-quic: probes get nothing back\n");
-	CHECK(probes() == 0, T.why);
+	CHECK(probes() == 0, gw_why);
 
 	printf("gw-quic: the random profile beside it on port %d\n", RANDOM_PORT);
 	{
@@ -956,7 +947,7 @@ static int phases(void)
 		CHECK(n > 0 && send_dg(&c->a, RANDOM_PORT, dg, (size_t)n) == 0, "random intro");
 		fl = recv_ring(H.ntx[0], f, sizeof(f));
 		CHECK(fl > 42 && be16(f + 34) == RANDOM_PORT, "random profile keepalive");
-		CHECK(path_random(c, (size_t)n, f + 42, fl - 42) == 0, T.why);
+		CHECK(path_random(c, (size_t)n, f + 42, fl - 42) == 0, gw_why);
 	}
 	return 0;
 }
@@ -1014,7 +1005,7 @@ static int intro_on(struct cl *c, unsigned q)
 	      "no ACK-only Initial from the intro's worker");
 	fl = recv_ring(H.ntx[q], f, sizeof(f));
 	CHECK(fl > 42 + DUST_QUIC_INITIAL_MIN, "no answer from the intro's worker");
-	CHECK(tail_on(c, q, f + 42, fl - 42) == 0, T.why);
+	CHECK(tail_on(c, q, f + 42, fl - 42) == 0, gw_why);
 	return confirm_on(c, q);
 }
 
@@ -1059,7 +1050,7 @@ static int restart_pending(struct cl *c, unsigned q)
 		}
 	}
 	CHECK(answered, "the restarted Initial got no answer: the abandoned one won");
-	CHECK(confirm_on(c, q) == 0, T.why);
+	CHECK(confirm_on(c, q) == 0, gw_why);
 	return 0;
 }
 
@@ -1141,12 +1132,12 @@ static int phases_moves(void)
 	printf("gw-quic moves: %d clients on %d workers, each NAT moves to the next worker\n", NQ,
 	       MQ);
 	for (unsigned i = 0; i < NQ; i++)
-		CHECK(intro_on(&T.c[i], i) == 0, T.why);
+		CHECK(intro_on(&T.c[i], i) == 0, gw_why);
 	printf("gw-quic moves: (%" PRIu64
 	       " ms) a restarted Initial while the first use is written\n",
 	       rg_now_ms() - t0);
-	CHECK(restart_pending(&T.c[NQ + 1], MQ - 1) == 0, T.why);
-	CHECK(up_via(&T.c[NQ + 1], &T.c[NQ + 1].a, MQ - 1, MQ - 1, 0x5f) == 0, T.why);
+	CHECK(restart_pending(&T.c[NQ + 1], MQ - 1) == 0, gw_why);
+	CHECK(up_via(&T.c[NQ + 1], &T.c[NQ + 1].a, MQ - 1, MQ - 1, 0x5f) == 0, gw_why);
 	printf("gw-quic moves: (%" PRIu64 " ms) the moves\n", rg_now_ms() - t0);
 	for (unsigned i = 0; i < NQ; i++) {
 		struct cl *c = &T.c[i];
@@ -1154,10 +1145,10 @@ static int phases_moves(void)
 		unsigned other = (i + 1) % MQ, third = (i + 2) % MQ;
 
 		moved.port = (uint16_t)(moved.port + 1000);
-		CHECK(up_via(c, &moved, other, i, (uint8_t)(0x60 + i)) == 0, T.why);
-		CHECK(up_via(c, &moved, other, i, (uint8_t)(0x70 + i)) == 0, T.why);
+		CHECK(up_via(c, &moved, other, i, (uint8_t)(0x60 + i)) == 0, gw_why);
+		CHECK(up_via(c, &moved, other, i, (uint8_t)(0x70 + i)) == 0, gw_why);
 		CHECK(published_at(i, moved.port), "the moved session was never published");
-		CHECK(down_via(c, third, moved.port, (uint8_t)(0x80 + i)) == 0, T.why);
+		CHECK(down_via(c, third, moved.port, (uint8_t)(0x80 + i)) == 0, gw_why);
 	}
 	printf("gw-quic moves: (%" PRIu64 " ms) handed over %" PRIu64 ", taken %" PRIu64
 	       ", moved %" PRIu64 "\n",
@@ -1185,8 +1176,8 @@ static bool moves_mode;
 static int driver(void *arg)
 {
 	(void)arg;
-	if ((moves_mode ? phases_moves() : phases()) != 0)
-		printf("FAIL: %s\n", T.why);
+	if ((moves_mode ? phases_moves() : phases()) != 0 && !gw_why)
+		gw_why = "a phase failed"; /* every failed CHECK sets it: a safety net */
 	dgw_stop(H.gw);
 	return 0;
 }
@@ -1259,8 +1250,5 @@ int main(int argc, char **argv)
 	if (rg_main(&H, &t, argc, argv))
 		return 1;
 	dgw_destroy(H.gw);
-	if (T.why)
-		return 1;
-	printf("PASS gw-quic\n");
-	return 0;
+	return gw_verdict("gw-quic");
 }
