@@ -241,6 +241,23 @@ static struct attempt *attempt_of(struct conn *cn, const struct qw_long *h)
 }
 
 /*
+ * Open an Initial of either side with the keys of each of cn's attempts in
+ * turn (RFC 9001 §5.2: both sides' keys come from the client's first DCID):
+ * the attempt's slot, its frames in frames; -1 if none opens it.
+ */
+static int attempt_open(const struct conn *cn, const uint8_t *p, const struct qw_long *h,
+                        bool server, uint8_t *frames, size_t cap, size_t *plen)
+{
+	struct qw_keys k;
+
+	for (int s = 0; s < SLOTS && h->length <= cap; s++)
+		if (cn->a[s] && qw_initial_keys(cn->a[s]->odcid, cn->a[s]->odcid_len, server, &k) &&
+		    qw_open(&k, p, h, frames, plen))
+			return s;
+	return -1;
+}
+
+/*
  * A client Initial after the server's: its DCID is now the server's CID
  * (RFC 9000 §7.2), its keys still those of an attempt's first DCID (RFC
  * 9001 §5.2), as a browser's ACK of the server's Initials is sent.
@@ -248,21 +265,13 @@ static struct attempt *attempt_of(struct conn *cn, const struct qw_long *h)
 static void client_initial_later(struct qstate *q, struct conn *cn, const uint8_t *p,
                                  const struct qw_long *h, size_t i)
 {
-	struct qw_keys k;
 	uint8_t frames[2048];
 	size_t plen = 0;
-	int s;
-	bool ok = false;
+	int s = attempt_open(cn, p, h, false, frames, sizeof(frames), &plen);
 
-	for (s = 0; s < SLOTS && !ok && h->length <= sizeof(frames); s++) {
-		if (!cn->a[s])
-			continue;
-		ok = qw_initial_keys(cn->a[s]->odcid, cn->a[s]->odcid_len, false, &k) &&
-		     qw_open(&k, p, h, frames, &plen);
-	}
-	if (!ok)
+	if (s < 0)
 		bad(q, i, "client Initial to the server's CID decrypts with no attempt's keys");
-	else if (!walk(frames, plen, cn->a[s - 1]))
+	else if (!walk(frames, plen, cn->a[s]))
 		bad(q, i, "client Initial holds a frame an Initial may not carry");
 }
 
@@ -332,23 +341,16 @@ static bool ack_only(const uint8_t *f, size_t n)
 static bool server_initial(struct qstate *q, struct conn *cn, const uint8_t *p,
                            const struct qw_long *h, size_t i)
 {
-	struct qw_keys k;
 	struct attempt *tmp = calloc(1, sizeof(*tmp));
 	uint8_t frames[2048];
 	size_t plen = 0;
-	bool ok = false, eliciting = true;
+	bool eliciting = true;
 
 	q->initials_s++;
 	if (!tmp)
 		return true;
 	/* the server's keys come from the DCID of the client attempt it answers */
-	for (int s = 0; s < SLOTS && !ok && h->length <= sizeof(frames); s++) {
-		if (!cn->a[s])
-			continue;
-		ok = qw_initial_keys(cn->a[s]->odcid, cn->a[s]->odcid_len, true, &k) &&
-		     qw_open(&k, p, h, frames, &plen);
-	}
-	if (!ok)
+	if (attempt_open(cn, p, h, true, frames, sizeof(frames), &plen) < 0)
 		bad(q, i, "server Initial decrypts with no client attempt's Initial keys");
 	else if (!cid_eq(&cn->client_scid, h->dcid, h->dcid_len))
 		bad(q, i, "server Initial: DCID is not the client's SCID");
