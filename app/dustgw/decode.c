@@ -95,7 +95,10 @@ static void slow_run_head(struct dgw_worker *w)
 	struct dgw_slow e;
 
 	dgw_slow_pop(w, &e);
-	dgw_decode_one(w, e.m, &e.rx);
+	if (e.rx.profile == DUST_PROFILE_QUIC)
+		dgw_quic_initial_run(w, e.m, &e.rx);
+	else
+		dgw_decode_one(w, e.m, &e.rx);
 	dgw_slow_popped(w);
 }
 

@@ -129,6 +129,8 @@ enum dgw_hello_verdict {
 enum dgw_hello_verdict dgw_hello_take(struct dgw_worker *w, struct rte_mbuf *m,
                                       const struct dgw_rx *rx, struct dgw_rx *both);
 void dgw_hello_done(struct dgw_worker *w);
+/* Is rx the second Initial of a held first (same address, port and DCID)? */
+bool dgw_hello_pairs(const struct dgw_worker *w, const struct dgw_rx *rx);
 /* Held first Initials past DGW_HELLO_HOLD_MS: the cover server's, or dropped. */
 void dgw_hello_expire(struct dgw_worker *w);
 
@@ -417,6 +419,8 @@ void dgw_quic_cid_pick(struct dgw_worker *w, struct dust_session *s);
 bool dgw_quic_short(struct dgw_rx *rx, struct dust_session **s);
 unsigned dgw_quic_handoff_poll(struct dgw_worker *w);
 void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx);
+/* A client Initial that waited in the slow queue, run now (its session looked up again). */
+void dgw_quic_initial_run(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx);
 
 /* eph.c: the server shares of accepted intros */
 void dgw_eph_refill(struct dgw_worker *w);

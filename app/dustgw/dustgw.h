@@ -172,14 +172,15 @@ enum dgw_ctr {
 	DGW_CTR_HELLO_HELD,        /**< quic hellos' first Initials held for their second */
 	DGW_CTR_HELLO_PAIRED,      /**< held first Initials whose second came: one hello */
 	DGW_CTR_HELLO_UNPAIRED,    /**< held first Initials with no second, to the cover server */
-	DGW_CTR_QUIC_CONFIRM_ACK,  /**< clients' padded Initial+Handshake ACK datagrams passed by */
-	DGW_CTR_QUIC_CONFIRM_OLD,  /**< previous release's confirmations (one Handshake packet) */
-	DGW_CTR_QUIC_RTX_HELLO,    /**< retransmitted hellos answered with their flight again */
-	DGW_CTR_QUIC_RTX_PTO,      /**< first flights resent on the PTO */
-	DGW_CTR_QUIC_RTX_DONE,     /**< kept flights ended: confirmed, or the session left */
-	DGW_CTR_QUIC_RTX_EXPIRED,  /**< kept flights given up after the last PTO, unconfirmed */
-	DGW_CTR_QUIC_RTX_EVICTED,  /**< kept flights pushed out of a full table */
-	DGW_CTR_QUIC_RTX_LIMITED,  /**< resends stopped at 3x what the address sent */
+	DGW_CTR_QUIC_INITIAL_QUEUED, /**< quic client Initials run from the slow queue */
+	DGW_CTR_QUIC_CONFIRM_ACK, /**< clients' padded Initial+Handshake ACK datagrams passed by */
+	DGW_CTR_QUIC_CONFIRM_OLD, /**< previous release's confirmations (one Handshake packet) */
+	DGW_CTR_QUIC_RTX_HELLO,   /**< retransmitted hellos answered with their flight again */
+	DGW_CTR_QUIC_RTX_PTO,     /**< first flights resent on the PTO */
+	DGW_CTR_QUIC_RTX_DONE,    /**< kept flights ended: confirmed, or the session left */
+	DGW_CTR_QUIC_RTX_EXPIRED, /**< kept flights given up after the last PTO, unconfirmed */
+	DGW_CTR_QUIC_RTX_EVICTED, /**< kept flights pushed out of a full table */
+	DGW_CTR_QUIC_RTX_LIMITED, /**< resends stopped at 3x what the address sent */
 	DGW_CTR_MAX
 };
 

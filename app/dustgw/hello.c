@@ -120,6 +120,19 @@ void dgw_hello_done(struct dgw_worker *w)
 	w->hello_first = NULL;
 }
 
+bool dgw_hello_pairs(const struct dgw_worker *w, const struct dgw_rx *rx)
+{
+	const struct dgw_hello *h = w->hello;
+	uint8_t dcid_len = rx->len > 5 ? rx->dg[5] : 0;
+
+	if (dcid_len > DUST_QUIC_CID_MAX || rx->len < 6u + dcid_len)
+		return false;
+	for (unsigned i = 0; h->n && i < DGW_HELLO_MAX; i++)
+		if (same_flow(&h->e[i], rx, rx->dg + 6, dcid_len))
+			return true;
+	return false;
+}
+
 enum dgw_hello_verdict dgw_hello_take(struct dgw_worker *w, struct rte_mbuf *m,
                                       const struct dgw_rx *rx, struct dgw_rx *both)
 {

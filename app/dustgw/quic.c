@@ -191,6 +191,48 @@ static void hello_initial(struct dgw_worker *w, struct rte_mbuf *m, const struct
 	dgw_intro_path(w, m, rx, s, DUST_OK);
 }
 
+/*
+ * A client Initial: answered again if its flight was lost, waiting behind its
+ * endpoint's pending first use, or one of a hello's two (hello_initial).
+ */
+static void initial(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
+                    struct dust_session *s)
+{
+	/* its flight lost: answered again, not tried as a (replayed) hello */
+	if (s && dgw_rtx_hello(w, m, rx, s))
+		return;
+	if (!s && dgw_pending_take(w, m, rx))
+		return;
+	hello_initial(w, m, rx, s);
+}
+
+void dgw_quic_initial_run(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx)
+{
+	initial(w, m, rx, dust_session_table_lookup(w->tab, &rx->ep));
+}
+
+/*
+ * Off the RX burst, as the random profile's intros go (SPEC §12.2): an
+ * Initial whose tag names an invitation, the second of a held first, or
+ * one behind its endpoint's queued datagrams waits in the slow queue
+ * (slow.c) and runs in the intro path's share of the worker, so a burst of
+ * hellos (ML-KEM and three X25519s each) does not stall established
+ * sessions. Anything else (a browser's, a prober's) costs one tag check and
+ * goes on at once, to the cover server or dropped: it takes no queue slot.
+ * A full queue, or replay (no share), runs it in the burst as before.
+ */
+static bool initial_defer(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx)
+{
+	if (!dgw_slow_accepts(w) || dgw_slow_full(w))
+		return false;
+	if (!dgw_slow_holds(w, &rx->ep) && !dgw_hello_pairs(w, rx) &&
+	    dust_quic_intro_peek(&w->gw->srv, rx->dg, rx->len) < 0)
+		return false;
+	dgw_slow_push(w, m, rx);
+	w->st.ctr[DGW_CTR_QUIC_INITIAL_QUEUED]++;
+	return true;
+}
+
 void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)
 {
 	struct dust_session *s = dust_session_table_lookup(w->tab, &rx->ep);
@@ -216,12 +258,8 @@ void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)
 		 * live: a client that restarted gets the answer to its newer one.
 		 */
 		if (dust_quic_is_initial(rx->dg, rx->len)) {
-			/* its flight lost: answered again, not tried as a (replayed) hello */
-			if (s && dgw_rtx_hello(w, m, rx, s))
-				return;
-			if (!s && dgw_pending_take(w, m, rx))
-				return;
-			hello_initial(w, m, rx, s);
+			if (!initial_defer(w, m, rx))
+				initial(w, m, rx, s);
 		} else if (!s && dgw_cover_on(w))
 			dgw_cover_take(w, m, &rx->ep); /* unknown versions, 0-RTT, Handshake... */
 		else

@@ -47,6 +47,7 @@ static const char *const ctr_names[DGW_CTR_MAX] = {
     [DGW_CTR_HELLO_HELD] = "quic_hello_held",
     [DGW_CTR_HELLO_PAIRED] = "quic_hello_paired",
     [DGW_CTR_HELLO_UNPAIRED] = "quic_hello_unpaired",
+    [DGW_CTR_QUIC_INITIAL_QUEUED] = "quic_initial_queued",
     [DGW_CTR_QUIC_CONFIRM_ACK] = "quic_confirm_acks",
     [DGW_CTR_QUIC_CONFIRM_OLD] = "quic_confirm_old",
     [DGW_CTR_QUIC_RTX_HELLO] = "quic_rtx_hello",

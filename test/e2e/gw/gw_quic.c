@@ -665,6 +665,7 @@ static int probes(void)
 	struct dust_endpoint ep = {.ip = {.family = 4, .a = {198, 51, 100, 9}}, .port = 7000};
 	uint64_t tx = rg_ctr(&H, 0, DGW_CTR_NET_TX), auth = rg_drop(&H, 0, DUST_DROP_AUTH);
 	uint64_t trunc = rg_drop(&H, 0, DUST_DROP_TRUNCATED);
+	uint64_t queued = rg_ctr(&H, 0, DGW_CTR_QUIC_INITIAL_QUEUED);
 	int n;
 
 	(void)ans;
@@ -691,6 +692,9 @@ static int probes(void)
 	CHECK(rg_ctr(&H, 0, DGW_CTR_NET_TX) == tx && rte_ring_count(H.ntx[0]) == 0,
 	      "a probe got a reply");
 	CHECK(rg_drop(&H, 0, DUST_DROP_INTRO_UNKNOWN) >= 1, "stranger not counted");
+	/* one tag check, no queue slot: a flood of those cannot fill the intro share */
+	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_INITIAL_QUEUED) == queued,
+	      "a stranger's Initial took a slow-queue slot");
 	CHECK(rg_drop(&H, 0, DGW_DROP_QUIC_NO_SESSION) == 1, "unknown CID not counted");
 	/* the known CID's junk fails as data (auth or truncated), the short Initial as truncated */
 	CHECK(rg_drop(&H, 0, DUST_DROP_AUTH) + rg_drop(&H, 0, DUST_DROP_TRUNCATED) ==
@@ -903,6 +907,9 @@ static int phases(void)
 	/* each hello's first Initial held until its second (SPEC 12.2) */
 	CHECK(rg_ctr(&H, 0, DGW_CTR_HELLO_HELD) == NQ && rg_ctr(&H, 0, DGW_CTR_HELLO_PAIRED) == NQ,
 	      "hellos not held and paired");
+	/* both Initials of each hello ran off the RX burst, in the intro share (slow.c) */
+	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_INITIAL_QUEUED) == 2 * NQ,
+	      "hellos not run from the slow queue");
 
 	printf("gw-quic: data both ways in 1-RTT short headers\n");
 	for (unsigned i = 0; i < NQ; i++) {
