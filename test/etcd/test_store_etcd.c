@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "fixture.h"
+#define DUST_HAVE_ETCD 1 /* meson builds this test only with libcurl and jansson */
+#include "store_etcd.h"
 
 #define WAIT_MS 20000 /* generous: the machine may be loaded */
 
@@ -449,6 +451,132 @@ static void test_cluster(void)
 	dust_identity_wipe(&c2);
 }
 
+/* ---- batched commits: one txn for many first uses, each its own outcome ---- */
+
+#define BURST 48
+
+/* "KEYS REVISIONS" of the keys under the test's PREFIX/KIND/ (etcd-cluster.sh revs). */
+static void cluster_revs(const char *prefix, char kind, unsigned *keys, unsigned *revs)
+{
+	char path[] = "/tmp/dust-etcd-revs-XXXXXX", cmd[256];
+	int fd = mkstemp(path);
+	FILE *f;
+
+	CHECK(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "revs %s %s/%c/", path, prefix, kind);
+	cluster(cmd);
+	CHECK((f = fopen(path, "r")) != NULL);
+	CHECK(f && fscanf(f, "%u %u", keys, revs) == 2);
+	if (f)
+		fclose(f);
+	unlink(path);
+}
+
+static bool is_conflict(unsigned i)
+{
+	return i == 3 || i == 20 || i == 21 || i == 40;
+}
+
+/*
+ * BURST first uses accepted by gateway a, then submitted at once (lanes:
+ * its request threads): they go out as a few txns of many bindings. Four
+ * of them were bound by gateway b meanwhile (a has not seen it): those fail
+ * their txn's compare; each must come back as the other key's, and every
+ * other binding must still commit, once, under its own cookie. A gateway
+ * started afterwards loads exactly those bindings.
+ */
+static void burst(const char *prefix, const char *lanes)
+{
+	const char *base = url;
+	char purl[512], lanes_env[8];
+	struct dust_identity server, c1, c2;
+	struct dust_invite inv[BURST];
+	struct dust_store_outcome o[16];
+	unsigned seen[BURST] = {0}, done = 0, keys, revs;
+	struct gw a, b, r;
+	uint64_t t0;
+	bool first;
+
+	url_with_prefix(purl, sizeof(purl), prefix);
+	url = purl;
+	CHECK(dust_identity_generate(&server) == 0 && dust_identity_generate(&c1) == 0 &&
+	      dust_identity_generate(&c2) == 0);
+	add_invites(&server, inv, BURST);
+	/* dust-invite's creates went out batched too: fewer revisions than invitations */
+	cluster_revs(prefix, 'i', &keys, &revs);
+	printf("  %u invitations created in %u txns\n", keys, revs);
+	CHECK_EQ(keys, BURST);
+	CHECK(revs <= BURST / ETCD_TXN_ITEMS + 1);
+	snprintf(lanes_env, sizeof(lanes_env), "%s", lanes);
+	CHECK(setenv("DUST_ETCD_LANES", lanes_env, 1) == 0);
+	gw_open(&a, &server, 5);
+	CHECK(unsetenv("DUST_ETCD_LANES") == 0);
+	gw_open(&b, &server, 6);
+	for (unsigned i = 0; i < BURST; i++)
+		if (is_conflict(i))
+			CHECK_EQ(first_use(&b, &inv[i], &c2, FIX_NOW_MS + i, NULL), DUST_OK);
+	for (unsigned i = 0; i < BURST; i++) {
+		CHECK_EQ(accept_new(&a, &inv[i], &c1, FIX_NOW_MS + 100 + i, &first), DUST_OK);
+		CHECK(first);
+	}
+	for (unsigned i = 0; i < BURST; i++)
+		CHECK_EQ(dust_store_persist_submit(
+		             a.srv.store, dust_store_find(a.srv.store, inv[i].id), 1000 + i),
+		         0);
+	for (t0 = mono_ms(); done < BURST && mono_ms() - t0 < WAIT_MS;) {
+		unsigned k = dust_store_persist_poll(a.srv.store, o, 16);
+
+		for (unsigned j = 0; j < k; j++) {
+			unsigned i = o[j].cookie - 1000;
+
+			CHECK(i < BURST);
+			if (i >= BURST)
+				continue;
+			seen[i]++;
+			CHECK_EQ(o[j].idx, dust_store_find(a.srv.store, inv[i].id)->idx);
+			CHECK_EQ(o[j].drop, is_conflict(i) ? DUST_DROP_INTRO_WRONG_KEY : DUST_OK);
+		}
+		done += k;
+		if (!k)
+			usleep(200);
+	}
+	CHECK_EQ(done, BURST);
+	for (unsigned i = 0; i < BURST; i++)
+		CHECK_EQ(seen[i], 1);
+	cluster_revs(prefix, 'b', &keys, &revs);
+	printf("  lanes %s: %u bindings (4 before) in %u txns\n", lanes, keys, revs);
+	CHECK_EQ(keys, BURST);
+	/* one request thread: the burst goes out in a few txns, not one each */
+	if (strcmp(lanes, "1") == 0)
+		CHECK(revs <= 4 + BURST / 4);
+	/* what the cluster holds: each invitation bound once, to the key that won */
+	gw_open(&r, &server, 7);
+	for (unsigned i = 0; i < BURST; i++) {
+		struct dust_store_entry *e = dust_store_find(r.srv.store, inv[i].id);
+
+		CHECK(e && e->bound);
+		CHECK(e && sodium_memcmp(e->client_pk, is_conflict(i) ? c2.pk : c1.pk,
+		                         DUST_PK_BYTES) == 0);
+		CHECK(sodium_memcmp(dust_store_find(a.srv.store, inv[i].id)->client_pk,
+		                    is_conflict(i) ? c2.pk : c1.pk, DUST_PK_BYTES) == 0);
+		dust_invite_wipe(&inv[i]);
+	}
+	dust_store_close(r.srv.store);
+	dust_store_close(a.srv.store);
+	dust_store_close(b.srv.store);
+	dust_identity_wipe(&server);
+	dust_identity_wipe(&c1);
+	dust_identity_wipe(&c2);
+	url = base;
+}
+
+static void test_batch(void)
+{
+	burst("batch1", "1"); /* one request thread: the batches in order */
+	burst("batch8", "8"); /* eight: several batches in flight at once */
+}
+
 /* ---- first-use commit rate: etcd vs the file store (DUST_ETCD_BENCH=N) ---- */
 
 static int cmp_u64(const void *a, const void *b)
@@ -689,11 +817,9 @@ static void test_url_options(void)
 int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
-	    {"cluster", test_cluster},
-	    {"migrate", test_migrate},
-	    {"unreachable", test_unreachable},
-	    {"url_options", test_url_options},
-	    {"bench", test_bench},
+	    {"cluster", test_cluster},         {"batch", test_batch},
+	    {"migrate", test_migrate},         {"unreachable", test_unreachable},
+	    {"url_options", test_url_options}, {"bench", test_bench},
 	};
 
 	url = getenv("DUST_ETCD_URL");
