@@ -14,8 +14,6 @@
 #include <unistd.h>
 
 #include "fixture.h"
-#define DUST_HAVE_ETCD 1 /* meson builds this test only with libcurl and jansson */
-#include "store_etcd.h"
 
 #define WAIT_MS 20000 /* generous: the machine may be loaded */
 
@@ -453,7 +451,8 @@ static void test_cluster(void)
 
 /* ---- batched commits: one txn for many first uses, each its own outcome ---- */
 
-#define BURST 48
+#define BURST     48
+#define TXN_ITEMS 32 /* store_etcd.c: bindings or creates in one txn at most */
 
 /* "KEYS REVISIONS" of the keys under the test's PREFIX/KIND/ (etcd-cluster.sh revs). */
 static void cluster_revs(const char *prefix, char kind, unsigned *keys, unsigned *revs)
@@ -507,7 +506,7 @@ static void burst(const char *prefix, const char *lanes)
 	cluster_revs(prefix, 'i', &keys, &revs);
 	printf("  %u invitations created in %u txns\n", keys, revs);
 	CHECK_EQ(keys, BURST);
-	CHECK(revs <= BURST / ETCD_TXN_ITEMS + 1);
+	CHECK(revs <= BURST / TXN_ITEMS + 1);
 	snprintf(lanes_env, sizeof(lanes_env), "%s", lanes);
 	CHECK(setenv("DUST_ETCD_LANES", lanes_env, 1) == 0);
 	gw_open(&a, &server, 5);
@@ -602,15 +601,18 @@ static void bench_pipelined(struct gw *g, const struct dust_invite *inv,
 {
 	struct dust_store_outcome o[64];
 	unsigned done = 0, ok = 0;
-	uint64_t t0 = mono_ms();
+	uint64_t t0 = mono_ms(), accepted;
 	bool first;
 
-	for (unsigned i = 0; i < n; i++) {
-		struct dust_store_entry *e = dust_store_find(g->srv.store, inv[i].id);
-
+	/* the intros first (dustgw's workers do them, side by side): the commits alone timed */
+	for (unsigned i = 0; i < n; i++)
 		CHECK_EQ(accept_new(g, &inv[i], client, FIX_NOW_MS + n + i, &first), DUST_OK);
-		CHECK_EQ(dust_store_persist_submit(g->srv.store, e, i), 0);
-	}
+	accepted = mono_ms() - t0;
+	t0 = mono_ms();
+	for (unsigned i = 0; i < n; i++)
+		CHECK_EQ(dust_store_persist_submit(g->srv.store,
+		                                   dust_store_find(g->srv.store, inv[i].id), i),
+		         0);
 	while (done < n && mono_ms() - t0 < WAIT_MS) {
 		unsigned k = dust_store_persist_poll(g->srv.store, o, 64);
 
@@ -618,14 +620,15 @@ static void bench_pipelined(struct gw *g, const struct dust_invite *inv,
 			ok += o[i].drop == DUST_OK;
 		done += k;
 		if (!k)
-			usleep(1000);
+			usleep(200);
 	}
 	t0 = mono_ms() - t0;
 	CHECK_EQ(done, n);
 	CHECK_EQ(ok, n);
-	printf("  %s: %u first uses at once in %llu ms: %.0f/s\n",
-	       is_etcd(g->srv.store) ? "etcd" : "file", n, (unsigned long long)t0,
-	       n * 1000.0 / (double)(t0 ? t0 : 1));
+	printf("  %s: %u first uses accepted in %llu ms, then committed at once in %llu ms: "
+	       "%.0f/s\n",
+	       is_etcd(g->srv.store) ? "etcd" : "file", n, (unsigned long long)accepted,
+	       (unsigned long long)t0, n * 1000.0 / (double)(t0 ? t0 : 1));
 }
 
 static void bench_store(const char *path, const struct dust_identity *server, unsigned n)
@@ -647,7 +650,10 @@ static void bench_store(const char *path, const struct dust_identity *server, un
 		      0);
 		CHECK(dust_store_add(tool, &inv[i]) == 0);
 	}
+	t0 = mono_ms();
 	CHECK_EQ(dust_store_save(tool), 0);
+	printf("  %s: %u invitations saved (dust-invite add) in %llu ms\n",
+	       is_etcd(tool) ? "etcd" : "file", 2 * n, (unsigned long long)(mono_ms() - t0));
 	dust_store_close(tool);
 	url = path; /* gw_open opens url */
 	gw_open(&g, server, 3);
