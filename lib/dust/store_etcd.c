@@ -4,7 +4,9 @@
  * HTTP/JSON gateway. Keys PREFIX/{i,b,t,r}/IDHEX hold invitations,
  * bindings (create-if-absent), freshness (compare-and-swap on mod_revision)
  * and revocations. A watch thread follows the prefix; request threads
- * commit bindings and freshness, REQ_THREADS requests in flight. Callers only queue and drain.
+ * commit bindings and freshness, REQ_THREADS requests in flight, the
+ * bindings queued on one thread together in one txn. Callers only queue
+ * and drain.
  */
 #include <ctype.h>
 #include <fcntl.h>
