@@ -4,7 +4,9 @@
  * HTTP/JSON gateway. Keys PREFIX/{i,b,t,r}/IDHEX hold invitations,
  * bindings (create-if-absent), freshness (compare-and-swap on mod_revision)
  * and revocations. A watch thread follows the prefix; request threads
- * commit bindings and freshness, REQ_THREADS requests in flight. Callers only queue and drain.
+ * commit bindings and freshness, REQ_THREADS requests in flight, the
+ * bindings queued on one thread together in one txn. Callers only queue
+ * and drain.
  */
 #include <ctype.h>
 #include <fcntl.h>
@@ -79,6 +81,8 @@ struct etcd_store {
 	unsigned lanes;              /* request threads to start (DUST_ETCD_LANES: bench) */
 	uint8_t key[DUST_KEY_BYTES]; /* the storage key: values sealed (SPEC §7.6) */
 	uint64_t refused;            /* atomic: values read back that did not open */
+	pthread_mutex_t tool_lock;   /* tool_c: etcd_create, etcd_put */
+	void *tool_c;                /* CURL: dust-invite's connection, kept alive */
 	/* etcds:// (SPEC §7.5): TLS files, and the etcd user's password and token */
 	bool tls;
 	char *ca, *cert, *ckey, *user;
@@ -617,52 +621,138 @@ uint64_t etcd_refused(const struct etcd_store *es)
 
 /* ---- transactions ---------------------------------------------------------------- */
 
-/*
- * Put key=val if none of the keys exists yet (compare create_revision == 0
- * on each), else read them back: 1 if it was put, 0 if not (the reads in
- * *got, one response per key), -EAGAIN if the cluster did not answer. A
- * false "succeeded" is omitted from the reply: absent means not put.
- */
-static int txn_create(struct etcd_store *es, CURL *c, const char *key, const char *val,
-                      const char *key2, const char *val2, const char *const *also, unsigned nalso,
-                      json_t **got)
+/* A request body grown as needed; wiped when freed (it holds sealed values). */
+struct sbuf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static bool sb_room(struct sbuf *s, size_t add)
 {
-	char k64[2 * KEY_MAX], v64[2 * VAL_MAX], a64[2 * KEY_MAX];
-	char *body = malloc(8192), *p;
+	char *p;
+	size_t cap;
+
+	if (s->oom)
+		return false;
+	if (s->len + add + 1 <= s->cap)
+		return true;
+	cap = (s->len + add + 1) * 2;
+	if (!(p = malloc(cap))) {
+		s->oom = true;
+		return false;
+	}
+	if (s->p) {
+		memcpy(p, s->p, s->len + 1);
+		sodium_memzero(s->p, s->cap);
+		free(s->p);
+	}
+	s->p = p;
+	s->cap = cap;
+	return true;
+}
+
+static void sb_str(struct sbuf *s, const char *str)
+{
+	size_t len = strlen(str);
+
+	if (!sb_room(s, len))
+		return;
+	memcpy(s->p + s->len, str, len + 1);
+	s->len += len;
+}
+
+/* str base64-encoded, between quotes. */
+static void sb_b64(struct sbuf *s, const char *str)
+{
+	size_t len = strlen(str),
+	       enc = sodium_base64_ENCODED_LEN(len, sodium_base64_VARIANT_ORIGINAL);
+
+	if (!sb_room(s, enc + 2))
+		return;
+	s->p[s->len++] = '"';
+	b64(s->p + s->len, enc, str, len);
+	s->len += enc - 1;
+	s->p[s->len++] = '"';
+	s->p[s->len] = '\0';
+}
+
+static void sb_free(struct sbuf *s)
+{
+	if (s->p)
+		sodium_memzero(s->p, s->cap);
+	free(s->p);
+	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * One record (or a binding's two) created if absent: put key[] unless a key
+ * of cmp[] exists; on failure the cmp keys are read back, in order.
+ */
+struct txn_item {
+	const char *cmp[2];
+	unsigned ncmp;
+	const char *key[2], *val[2];
+	unsigned nput;
+};
+
+/*
+ * Items created together, in one txn at most TXN_ITEMS: a compare and a put
+ * (or two) each. etcd refuses a txn of more than --max-txn-ops (default
+ * 128) compares, puts or reads: 2 each per binding, 64 for TXN_ITEMS.
+ */
+#define TXN_ITEMS ETCD_TXN_ITEMS
+
+/* The txn of items sel[0, n): every compare, every put, every compare's key read on failure. */
+static void txn_body(struct sbuf *s, const struct txn_item *it, const unsigned *sel, unsigned n)
+{
+	const char *sep = "";
+
+	sb_str(s, "{\"compare\":[");
+	for (unsigned k = 0; k < n; k++)
+		for (unsigned j = 0; j < it[sel[k]].ncmp; j++, sep = ",") {
+			sb_str(s, sep);
+			sb_str(s, "{\"key\":");
+			sb_b64(s, it[sel[k]].cmp[j]);
+			sb_str(s, ",\"target\":\"CREATE\",\"create_revision\":\"0\"}");
+		}
+	sb_str(s, "],\"success\":[");
+	for (unsigned k = 0, first = 1; k < n; k++)
+		for (unsigned j = 0; j < it[sel[k]].nput; j++, first = 0) {
+			sb_str(s, first ? "{\"request_put\":{\"key\":"
+			                : ",{\"request_put\":{\"key\":");
+			sb_b64(s, it[sel[k]].key[j]);
+			sb_str(s, ",\"value\":");
+			sb_b64(s, it[sel[k]].val[j]);
+			sb_str(s, "}}");
+		}
+	sb_str(s, "],\"failure\":[");
+	for (unsigned k = 0, first = 1; k < n; k++)
+		for (unsigned j = 0; j < it[sel[k]].ncmp; j++, first = 0) {
+			sb_str(s, first ? "{\"request_range\":{\"key\":"
+			                : ",{\"request_range\":{\"key\":");
+			sb_b64(s, it[sel[k]].cmp[j]);
+			sb_str(s, "}}");
+		}
+	sb_str(s, "]}");
+}
+
+/*
+ * The txn of items sel[0, n): 1 if all were put, 0 if not (the reads in
+ * *got), -EAGAIN if the cluster did not answer. A false "succeeded" is
+ * omitted from the reply: absent means not put.
+ */
+static int txn_send(struct etcd_store *es, CURL *c, const struct txn_item *it, const unsigned *sel,
+                    unsigned n, json_t **got)
+{
+	struct sbuf s = {0};
 	json_t *r;
 	int rc;
 
-	if (!body)
-		return dust_fail(ENOMEM, "out of memory");
-	b64(k64, sizeof(k64), key, strlen(key));
-	b64(v64, sizeof(v64), val, strlen(val));
-	p = body + sprintf(body,
-	                   "{\"compare\":[{\"key\":\"%s\",\"target\":\"CREATE\","
-	                   "\"create_revision\":\"0\"}",
-	                   k64);
-	for (unsigned i = 0; i < nalso; i++) {
-		b64(a64, sizeof(a64), also[i], strlen(also[i]));
-		p += sprintf(p, ",{\"key\":\"%s\",\"target\":\"CREATE\",\"create_revision\":\"0\"}",
-		             a64);
-	}
-	p += sprintf(p, "],\"success\":[{\"request_put\":{\"key\":\"%s\",\"value\":\"%s\"}}", k64,
-	             v64);
-	if (key2) { /* put along with it, whatever it held */
-		b64(a64, sizeof(a64), key2, strlen(key2));
-		b64(v64, sizeof(v64), val2, strlen(val2));
-		p += sprintf(p, ",{\"request_put\":{\"key\":\"%s\",\"value\":\"%s\"}}", a64, v64);
-	}
-	p += sprintf(p, "]");
-	p += sprintf(p, ",\"failure\":[{\"request_range\":{\"key\":\"%s\"}}", k64);
-	for (unsigned i = 0; i < nalso; i++) {
-		b64(a64, sizeof(a64), also[i], strlen(also[i]));
-		p += sprintf(p, ",{\"request_range\":{\"key\":\"%s\"}}", a64);
-	}
-	sprintf(p, "]}");
-	rc = post(es, c, "/v3/kv/txn", body, REQUEST_MS, &r);
-	sodium_memzero(body, 8192);
-	sodium_memzero(v64, sizeof(v64));
-	free(body);
+	txn_body(&s, it, sel, n);
+	rc = s.oom ? dust_fail(ENOMEM, "out of memory")
+	           : post(es, c, "/v3/kv/txn", s.p, REQUEST_MS, &r);
+	sb_free(&s);
 	if (rc)
 		return rc;
 	if (json_is_true(json_object_get(r, "succeeded"))) {
@@ -682,84 +772,231 @@ static const json_t *txn_kv(const json_t *r, size_t i)
 	return json_array_get(json_object_get(rr, "kvs"), 0);
 }
 
+/*
+ * An item found existing: the reply, its cmp keys' reads from response at
+ * on. Resolves the item (the caller's word for it).
+ */
+typedef void (*txn_found_fn)(void *arg, unsigned i, const json_t *got, size_t at);
+
+/*
+ * Items 0..n-1 created if absent, each independently, in as few txns as
+ * etcd allows: all in one txn, and when one compare fails the whole txn
+ * fails, so its reads (of one revision) say which items exist: those are
+ * resolved by found, the others sent again without them. Each round
+ * resolves at least one item, or stops. out[i]: 1 put, 0 found, -errno
+ * (the cluster did not answer: nothing known).
+ */
+static void txn_create_all(struct etcd_store *es, CURL *c, const struct txn_item *it, unsigned n,
+                           int *out, txn_found_fn found, void *arg)
+{
+	unsigned sel[TXN_ITEMS], ns = n;
+
+	for (unsigned k = 0; k < n; k++)
+		sel[k] = k;
+	while (ns) {
+		json_t *got = NULL;
+		unsigned keep = 0;
+		size_t at = 0;
+		int rc = txn_send(es, c, it, sel, ns, &got);
+
+		if (rc != 0) {
+			for (unsigned k = 0; k < ns; k++)
+				out[sel[k]] = rc > 0 ? 1 : rc;
+			return;
+		}
+		for (unsigned k = 0; k < ns; k++) {
+			bool exists = false;
+
+			for (unsigned j = 0; j < it[sel[k]].ncmp; j++)
+				exists |= txn_kv(got, at + j) != NULL;
+			if (exists) {
+				out[sel[k]] = 0;
+				found(arg, sel[k], got, at);
+			} else {
+				sel[keep++] = sel[k];
+			}
+			at += it[sel[k]].ncmp;
+		}
+		json_decref(got);
+		if (keep == ns) { /* a failed compare, yet no key read back: not etcd's answer */
+			rc = dust_fail(EAGAIN, "etcd: a txn failed on no existing key");
+			for (unsigned k = 0; k < ns; k++)
+				out[sel[k]] = rc;
+			return;
+		}
+		ns = keep;
+	}
+}
+
+static void found_none(void *arg, unsigned i, const json_t *got, size_t at)
+{
+	(void)arg, (void)i, (void)got, (void)at;
+}
+
+/*
+ * dust-invite's handle: one connection kept alive across its writes (a
+ * new handle each would make a new TCP connection and TLS handshake per
+ * record). A store is used by one thread of dust-invite; the lock keeps
+ * any other caller correct.
+ */
+static CURL *tool_handle(struct etcd_store *es)
+{
+	pthread_mutex_lock(&es->tool_lock);
+	if (!es->tool_c)
+		es->tool_c = curl_easy_init();
+	if (!es->tool_c) {
+		pthread_mutex_unlock(&es->tool_lock);
+		dust_fail(ENOMEM, "curl_easy_init");
+	}
+	return es->tool_c;
+}
+
+int etcd_create_many(struct etcd_store *es, char kind, const uint8_t (*id)[DUST_ID_BYTES],
+                     const char *const *val, unsigned n, int *out)
+{
+	char(*key)[KEY_MAX] = calloc(TXN_ITEMS, KEY_MAX);
+	struct txn_item it[TXN_ITEMS];
+	int res[TXN_ITEMS];
+	CURL *c;
+
+	if (n > TXN_ITEMS)
+		return dust_fail(EINVAL, "etcd: over %d records in one txn", TXN_ITEMS);
+	if (!key)
+		return dust_fail(ENOMEM, "out of memory");
+	if (!(c = tool_handle(es))) {
+		free(key);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		key_of(es, key[i], kind, id[i]);
+		it[i] = (struct txn_item){
+		    .cmp = {key[i]}, .ncmp = 1, .key = {key[i]}, .val = {val[i]}, .nput = 1};
+	}
+	txn_create_all(es, c, it, n, res, found_none, NULL);
+	pthread_mutex_unlock(&es->tool_lock);
+	free(key);
+	for (unsigned i = 0; i < n; i++)
+		out[i] = res[i] > 0 ? 0 : res[i] == 0 ? -EEXIST : res[i];
+	return 0;
+}
+
 int etcd_create(struct etcd_store *es, char kind, const uint8_t id[DUST_ID_BYTES], const char *val)
 {
-	char key[KEY_MAX];
-	json_t *got = NULL;
-	CURL *c = curl_easy_init();
-	int rc;
+	int out,
+	    rc = etcd_create_many(es, kind, (const uint8_t(*)[DUST_ID_BYTES])id, &val, 1, &out);
 
-	if (!c)
-		return dust_fail(ENOMEM, "curl_easy_init");
-	key_of(es, key, kind, id);
-	rc = txn_create(es, c, key, val, NULL, NULL, NULL, 0, &got);
-	curl_easy_cleanup(c);
-	json_decref(got);
-	if (rc == 0)
-		return -EEXIST;
-	return rc < 0 ? rc : 0;
+	return rc ? rc : out;
 }
 
 int etcd_put(struct etcd_store *es, char kind, const uint8_t id[DUST_ID_BYTES], const char *val)
 {
 	char key[KEY_MAX], k64[2 * KEY_MAX], v64[2 * VAL_MAX], body[4 * VAL_MAX + 64];
-	CURL *c = curl_easy_init();
+	CURL *c = tool_handle(es);
 	json_t *r = NULL;
 	int rc;
 
 	if (!c)
-		return dust_fail(ENOMEM, "curl_easy_init");
+		return -ENOMEM;
 	key_of(es, key, kind, id);
 	b64(k64, sizeof(k64), key, strlen(key));
 	b64(v64, sizeof(v64), val, strlen(val));
 	snprintf(body, sizeof(body), "{\"key\":\"%s\",\"value\":\"%s\"}", k64, v64);
 	rc = post(es, c, "/v3/kv/put", body, REQUEST_MS, &r);
-	curl_easy_cleanup(c);
+	pthread_mutex_unlock(&es->tool_lock);
 	json_decref(r);
 	return rc;
 }
 
-/*
- * A binding: put b/ID unless b/ID or r/ID exists. When b/ID exists, the
- * answer says whose: ours (a retry of a commit whose reply was lost, or
- * another worker's intro of the same client) is OK. Never a second key.
- */
-static enum etcd_status do_bind(struct etcd_store *es, CURL *c, struct etcd_req *rq,
-                                struct etcd_res *res)
-{
+/* A binding's keys and sealed values: b/ID and t/ID put unless b/ID or r/ID exists. */
+struct bind_keys {
 	char key[KEY_MAX], rkey[KEY_MAX], tkey[KEY_MAX], val[VAL_MAX], tval[VAL_MAX];
-	char pkhex[2 * DUST_PK_BYTES + 1], nhex[2 * DUST_XNONCE_BYTES + 1], plain[VAL_MAX];
-	const char *also[1] = {rkey};
-	json_t *got = NULL;
-	const json_t *kv;
-	int rc;
+};
 
-	key_of(es, key, 'B', rq->id);
-	key_of(es, rkey, 'R', rq->id);
+static void bind_item(struct etcd_store *es, const struct etcd_req *rq, struct bind_keys *bk,
+                      struct txn_item *it)
+{
+	char pkhex[2 * DUST_PK_BYTES + 1], nhex[2 * DUST_XNONCE_BYTES + 1], plain[VAL_MAX];
+
+	key_of(es, bk->key, 'B', rq->id);
+	key_of(es, bk->rkey, 'R', rq->id);
 	sodium_bin2hex(pkhex, sizeof(pkhex), rq->pk, DUST_PK_BYTES);
 	snprintf(plain, sizeof(plain), "%s %" PRIu64, pkhex, rq->at);
-	val_seal(es, val, 'B', rq->id, plain);
+	val_seal(es, bk->val, 'B', rq->id, plain);
 	/* the first use's freshness goes with its binding: one request, not three */
-	key_of(es, tkey, 'T', rq->id);
+	key_of(es, bk->tkey, 'T', rq->id);
 	sodium_bin2hex(nhex, sizeof(nhex), rq->nonce, DUST_XNONCE_BYTES);
 	snprintf(plain, sizeof(plain), "%" PRIu64 " %s", rq->ts, nhex);
-	val_seal(es, tval, 'T', rq->id, plain);
-	memcpy(res->pk, rq->pk, DUST_PK_BYTES);
-	rc = txn_create(es, c, key, val, tkey, tval, also, 1, &got);
-	res->fresh_written = rc > 0;
-	if (rc != 0)
-		return rc > 0 ? ETCD_OK : ETCD_UNAVAILABLE;
-	rc = ETCD_UNAVAILABLE;
-	if (txn_kv(got, 1))
-		rc = ETCD_REVOKED;
-	/* a binding that does not open was not written by a gateway: unavailable, counted */
-	else if ((kv = txn_kv(got, 0)) && unb64(kv, "value", val, sizeof(val)) > 0 &&
-	         val_open(es, plain, 'B', rq->id, val) == 0 && strlen(plain) > 2 * DUST_PK_BYTES &&
+	val_seal(es, bk->tval, 'T', rq->id, plain);
+	*it = (struct txn_item){.cmp = {bk->key, bk->rkey},
+	                        .ncmp = 2,
+	                        .key = {bk->key, bk->tkey},
+	                        .val = {bk->val, bk->tval},
+	                        .nput = 2};
+}
+
+struct bind_batch {
+	struct etcd_store *es;
+	const struct etcd_req *rq;
+	struct etcd_res *res;
+};
+
+/*
+ * A binding that exists (or a revocation): whose it is. Ours is OK (a
+ * retry of a commit whose reply was lost, or another worker's intro of the
+ * same client); a binding that does not open was not written by a gateway:
+ * unavailable, counted.
+ */
+static void bind_found(void *arg, unsigned i, const json_t *got, size_t at)
+{
+	struct bind_batch *bb = arg;
+	const struct etcd_req *rq = &bb->rq[i];
+	struct etcd_res *res = &bb->res[i];
+	char val[VAL_MAX], plain[VAL_MAX];
+	const json_t *kv;
+
+	res->status = ETCD_UNAVAILABLE;
+	if (txn_kv(got, at + 1))
+		res->status = ETCD_REVOKED;
+	else if ((kv = txn_kv(got, at)) && unb64(kv, "value", val, sizeof(val)) > 0 &&
+	         val_open(bb->es, plain, 'B', rq->id, val) == 0 &&
+	         strlen(plain) > 2 * DUST_PK_BYTES &&
 	         sodium_hex2bin(res->pk, DUST_PK_BYTES, plain, 2 * DUST_PK_BYTES, NULL, NULL,
 	                        NULL) == 0)
-		rc = sodium_memcmp(res->pk, rq->pk, DUST_PK_BYTES) == 0 ? ETCD_OK : ETCD_CONFLICT;
-	json_decref(got);
-	return (enum etcd_status)rc;
+		res->status =
+		    sodium_memcmp(res->pk, rq->pk, DUST_PK_BYTES) == 0 ? ETCD_OK : ETCD_CONFLICT;
+	sodium_memzero(plain, sizeof(plain));
+}
+
+/*
+ * Bindings rq[0, n) of one lane, committed together: each puts b/ID
+ * unless b/ID or r/ID exists, independently of the others (a conflict
+ * fails the txn; txn_create_all sends the rest again). Never a second key.
+ */
+static void do_bind(struct etcd_store *es, CURL *c, const struct etcd_req *rq, struct etcd_res *res,
+                    unsigned n)
+{
+	struct bind_keys *bk = calloc(n, sizeof(*bk));
+	struct bind_batch bb = {es, rq, res};
+	struct txn_item it[TXN_ITEMS];
+	int out[TXN_ITEMS];
+
+	for (unsigned i = 0; i < n; i++)
+		memcpy(res[i].pk, rq[i].pk, DUST_PK_BYTES);
+	if (!bk) {
+		for (unsigned i = 0; i < n; i++)
+			res[i].status = ETCD_UNAVAILABLE;
+		return;
+	}
+	for (unsigned i = 0; i < n; i++)
+		bind_item(es, &rq[i], &bk[i], &it[i]);
+	txn_create_all(es, c, it, n, out, bind_found, &bb);
+	for (unsigned i = 0; i < n; i++) {
+		res[i].fresh_written = out[i] > 0;
+		if (out[i] != 0)
+			res[i].status = out[i] > 0 ? ETCD_OK : ETCD_UNAVAILABLE;
+	}
+	sodium_memzero(bk, n * sizeof(*bk));
+	free(bk);
 }
 
 /*
@@ -856,42 +1093,85 @@ static void fail_queued(struct req_lane *l)
 	}
 }
 
+/*
+ * The lane's next request, or its next bindings: those queued one after
+ * another, TXN_ITEMS at most, of different IDs (etcd refuses a txn that
+ * puts one key twice), go in one txn. Only the head's run is taken, so an
+ * invitation's requests stay in order. Under es->lock; how many.
+ */
+static unsigned lane_take(struct req_lane *l, struct etcd_req *rq)
+{
+	struct etcd_store *es = l->es;
+	unsigned n = 0;
+
+	while (l->qlen && n < TXN_ITEMS) {
+		const struct etcd_req *h = &l->q[l->qhead];
+		bool dup = false;
+
+		if (n && (h->kind != 'B' || rq[0].kind != 'B'))
+			break;
+		for (unsigned i = 0; i < n; i++)
+			dup |= memcmp(rq[i].id, h->id, DUST_ID_BYTES) == 0;
+		if (dup)
+			break;
+		rq[n++] = *h;
+		l->qhead = (l->qhead + 1) % QUEUE_MAX;
+		l->qlen--;
+		es->queued--;
+	}
+	return n;
+}
+
+/* Requests rq[0, n) taken together (lane_take): their results in res. */
+static void lane_do(struct etcd_store *es, CURL *c, const struct etcd_req *rq, struct etcd_res *res,
+                    unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		memset(&res[i], 0, sizeof(res[i]));
+		res[i].kind = rq[i].kind;
+		res[i].idx = rq[i].idx;
+		res[i].cookie = rq[i].cookie;
+		res[i].status = ETCD_UNAVAILABLE;
+	}
+	if (!c)
+		return;
+	if (rq[0].kind == 'B')
+		do_bind(es, c, rq, res, n);
+	else
+		res[0].status = do_fresh(es, c, &rq[0]);
+}
+
 static void *req_main(void *arg)
 {
 	struct req_lane *l = arg;
 	struct etcd_store *es = l->es;
-	CURL *c = curl_easy_init();
+	CURL *c = curl_easy_init(); /* one connection kept alive per lane */
+	struct etcd_req rq[TXN_ITEMS];
+	struct etcd_res res[TXN_ITEMS];
 
 	pthread_mutex_lock(&es->lock);
 	while (!es->stop) {
-		struct etcd_req rq;
-		struct etcd_res res;
+		unsigned n;
+		bool down = false;
 
 		if (!l->qlen) {
 			pthread_cond_wait(&l->cond, &es->lock);
 			continue;
 		}
-		rq = l->q[l->qhead];
-		l->qhead = (l->qhead + 1) % QUEUE_MAX;
-		l->qlen--;
-		es->queued--;
+		n = lane_take(l, rq);
 		pthread_mutex_unlock(&es->lock);
-		memset(&res, 0, sizeof(res));
-		res.kind = rq.kind;
-		res.idx = rq.idx;
-		res.cookie = rq.cookie;
-		if (!c)
-			res.status = ETCD_UNAVAILABLE;
-		else
-			res.status =
-			    rq.kind == 'B' ? do_bind(es, c, &rq, &res) : do_fresh(es, c, &rq);
+		lane_do(es, c, rq, res, n);
 		pthread_mutex_lock(&es->lock);
-		if (rq.kind != 'T')
-			result_push(es, &res);
-		if (res.status == ETCD_UNAVAILABLE)
+		for (unsigned i = 0; i < n; i++) {
+			if (rq[i].kind != 'T')
+				result_push(es, &res[i]);
+			down |= res[i].status == ETCD_UNAVAILABLE;
+		}
+		if (down)
 			fail_queued(l);
 	}
 	pthread_mutex_unlock(&es->lock);
+	sodium_memzero(rq, sizeof(rq));
 	if (c)
 		curl_easy_cleanup(c);
 	return NULL;
@@ -1309,6 +1589,7 @@ struct etcd_store *etcd_open(const char *url, const uint8_t key[DUST_KEY_BYTES])
 	}
 	pthread_mutex_init(&es->lock, NULL);
 	pthread_mutex_init(&es->tok_lock, NULL);
+	pthread_mutex_init(&es->tool_lock, NULL);
 	pthread_cond_init(&es->cond, NULL);
 	memcpy(es->key, key, DUST_KEY_BYTES);
 	es->ev_tail = &es->ev_head;
@@ -1352,6 +1633,9 @@ void etcd_close(struct etcd_store *es)
 	sodium_memzero(es->password, sizeof(es->password));
 	sodium_memzero(es->token, sizeof(es->token));
 	pthread_mutex_destroy(&es->tok_lock);
+	if (es->tool_c)
+		curl_easy_cleanup(es->tool_c);
+	pthread_mutex_destroy(&es->tool_lock);
 	for (unsigned i = 0; i < REQ_THREADS; i++) {
 		free(es->lane[i].q);
 		pthread_cond_destroy(&es->lane[i].cond);

@@ -67,6 +67,13 @@ void etcd_close(struct etcd_store *es);
 int etcd_load(struct etcd_store *es, etcd_rec_fn fn, void *arg);
 /* Create-if-absent of one record: 0, -EEXIST (already there), -EAGAIN (unavailable). */
 int etcd_create(struct etcd_store *es, char kind, const uint8_t id[DUST_ID_BYTES], const char *val);
+/*
+ * Create-if-absent of n records (ETCD_TXN_ITEMS at most) in one txn, each
+ * independently: out[i] as etcd_create's return. 0, or -errno (n too big).
+ */
+#define ETCD_TXN_ITEMS 32
+int etcd_create_many(struct etcd_store *es, char kind, const uint8_t (*id)[DUST_ID_BYTES],
+                     const char *const *val, unsigned n, int *out);
 /* Put one record whatever its key held (dust-invite migrate only): 0 or -errno. */
 int etcd_put(struct etcd_store *es, char kind, const uint8_t id[DUST_ID_BYTES], const char *val);
 /* Start the watch and request threads (idempotent). */

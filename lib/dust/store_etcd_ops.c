@@ -179,25 +179,48 @@ static int store_etcd_follow(struct dust_store *st)
 	return rc < 0 ? rc : c.changed;
 }
 
-/* New invitations, each created if absent (a retry after a lost reply is harmless). */
+/*
+ * New invitations, each created if absent (a retry after a lost reply is
+ * harmless), ETCD_TXN_ITEMS to a txn: one round trip for many, not each.
+ */
 static int store_etcd_save(struct dust_store *st)
 {
-	for (; st->etcd_saved < st->n; st->etcd_saved++) {
-		struct dust_store_entry *e = store_entry(st, st->etcd_saved);
-		size_t ptlen = dust_invite_pt_len(&e->inv);
-		uint8_t pt[DUST_INVITE_PT_MAX];
-		char hex[2 * (DUST_INVITE_PT_MAX + DUST_SEAL_OVERHEAD) + 1];
-		int rc;
+	enum { HEX = 2 * (DUST_INVITE_PT_MAX + DUST_SEAL_OVERHEAD) + 1 };
+	char(*hex)[HEX] = malloc(ETCD_TXN_ITEMS * (size_t)HEX);
+	uint8_t id[ETCD_TXN_ITEMS][DUST_ID_BYTES];
+	const char *val[ETCD_TXN_ITEMS];
+	int out[ETCD_TXN_ITEMS], rc = 0;
 
-		dust_invite_pack_full(&e->inv, pt);
-		etcd_val_seal(st, hex, sizeof(hex), 'I', e->inv.id, pt, ptlen); /* SPEC §7.6 */
-		rc = etcd_create(st->etcd, 'I', e->inv.id, hex);
-		sodium_memzero(pt, sizeof(pt));
-		sodium_memzero(hex, sizeof(hex));
-		if (rc && rc != -EEXIST)
-			return dust_fail(-rc, "%s: %s", st->path, dust_last_error());
+	if (!hex)
+		return dust_fail(ENOMEM, "out of memory");
+	while (!rc && st->etcd_saved < st->n) {
+		unsigned n = 0;
+
+		for (; n < ETCD_TXN_ITEMS && st->etcd_saved + n < st->n; n++) {
+			struct dust_store_entry *e = store_entry(st, st->etcd_saved + n);
+			uint8_t pt[DUST_INVITE_PT_MAX];
+
+			dust_invite_pack_full(&e->inv, pt);
+			/* SPEC §7.6 */
+			etcd_val_seal(st, hex[n], HEX, 'I', e->inv.id, pt,
+			              dust_invite_pt_len(&e->inv));
+			sodium_memzero(pt, sizeof(pt));
+			memcpy(id[n], e->inv.id, DUST_ID_BYTES);
+			val[n] = hex[n];
+		}
+		rc = etcd_create_many(st->etcd, 'I', (const uint8_t(*)[DUST_ID_BYTES])id, val, n,
+		                      out);
+		/* saved up to the first that failed; the rest are created again next time */
+		for (unsigned i = 0; !rc && i < n; i++) {
+			if (out[i] && out[i] != -EEXIST)
+				rc = out[i];
+			else
+				st->etcd_saved++;
+		}
+		sodium_memzero(hex, ETCD_TXN_ITEMS * (size_t)HEX);
 	}
-	return 0;
+	free(hex);
+	return rc ? dust_fail(-rc, "%s: %s", st->path, dust_last_error()) : 0;
 }
 
 static int store_etcd_revoke(struct dust_store *st, struct dust_store_entry *e, uint64_t now_s)

@@ -3,9 +3,12 @@
 # A 3-member etcd cluster on loopback for the etcd store's tests: started,
 # members killed and restored, stopped, all in one directory the test owns.
 # usage: etcd-cluster.sh DIR start | kill NAME | restore NAME | url [PREFIX] | stop |
-#        dump FILE | put KEY VALUE | post PATH BODY    (members are a, b, c)
+#        dump FILE | revs FILE KEYPREFIX | put KEY VALUE | post PATH BODY
+#        (members are a, b, c)
 #   dump: every key and value, decoded, one "KEY VALUE" line each (what a reader of
-#   the cluster, or of a backup, sees); put: a write by someone without the server key;
+#   the cluster, or of a backup, sees); revs: "KEYS REVISIONS", how many keys
+#   start with KEYPREFIX and how many revisions wrote them (one txn: one);
+#   put: a write by someone without the server key;
 #   post: a request to member a's JSON gateway, its reply on stdout (as root under TLS)
 # env ETCD_TLS=1 (at start): the client port is https with --client-cert-auth and
 #     etcd auth on (SPEC §7.5): DIR/tls holds a CA, the members' and a client's
@@ -253,6 +256,17 @@ import base64, json, sys
 for kv in json.load(sys.stdin).get("kvs", []):
     print(base64.b64decode(kv["key"]).decode(), base64.b64decode(kv.get("value", "")).decode())
 ' >"$3"
+	;;
+revs) # FILE KEYPREFIX: "KEYS REVISIONS" under KEYPREFIX (the puts of one txn share one)
+	s=$(printf %s "$4" | base64 -w0)
+	e=$(printf %s "$4" | /usr/bin/python3 -c 'import base64, sys
+k = bytearray(sys.stdin.buffer.read())
+k[-1] += 1
+print(base64.b64encode(bytes(k)).decode())')
+	rpost "$dir" /v3/kv/range "{\"key\":\"$s\",\"range_end\":\"$e\"}" | /usr/bin/python3 -c '
+import json, sys
+kvs = json.load(sys.stdin).get("kvs", [])
+print(len(kvs), len({kv["mod_revision"] for kv in kvs}))' >"$3"
 	;;
 put)
 	k=$(printf %s "$3" | base64 -w0)
