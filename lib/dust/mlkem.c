@@ -65,7 +65,8 @@ struct polyvec {
 /* ---- the hashes (FIPS 203 §4.1), from OpenSSL's EVP ---- */
 
 static const EVP_MD *md_h, *md_g, *md_xof, *md_prf; /* SHA3-256, SHA3-512, SHAKE128, 256 */
-static int16_t zetas[128]; /* 17^BitRev7(i) * R mod q, centered: filled once */
+static int16_t zetas[128];     /* 17^BitRev7(i) * R mod q, centered: filled once */
+static int16_t zetas_mul[128]; /* basemul's zeta per pair: zetas[64 + m/2], negated for odd m */
 static bool ready;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -93,6 +94,8 @@ static void zetas_init(void)
 		z = (uint32_t)((uint64_t)z * 65536 % Q);
 		zetas[i] = (int16_t)(z > Q / 2 ? (int)z - Q : (int)z);
 	}
+	for (unsigned m = 0; m < 128; m++)
+		zetas_mul[m] = (int16_t)(m & 1 ? -zetas[64 + m / 2] : zetas[64 + m / 2]);
 }
 
 /* One fetch of each algorithm: an implicit fetch per call costs a lock and a lookup. */
@@ -128,25 +131,34 @@ static bool hash2(EVP_MD_CTX *c, const EVP_MD *md, const uint8_t *a, size_t alen
 
 /* ---- arithmetic mod q ---- */
 
-/* a * R^-1 mod q, in (-q, q), for |a| < q * 2^15. */
-static int16_t montgomery_reduce(int32_t a)
+/* The high half of a 16x16-bit product: one vector multiply-high per lane. */
+static int16_t mulhi(int16_t a, int16_t b)
 {
-	int16_t t = (int16_t)((int16_t)a * QINV);
-
-	return (int16_t)((a - (int32_t)t * Q) >> 16);
+	return (int16_t)(((int32_t)a * b) >> 16);
 }
 
-/* a mod q, centered in [-(q-1)/2, (q-1)/2]. */
+/*
+ * a mod q, centered in [-(q-1)/2, (q-1)/2]: t = round(a * 2^26 / q / 2^26),
+ * the 2^-26 taken as a high half (2^-16) and a rounded shift by 10, so
+ * the lanes stay 16 bits wide.
+ */
 static int16_t barrett_reduce(int16_t a)
 {
-	int16_t t = (int16_t)(((int32_t)BARRETT_V * a + (1 << 25)) >> 26);
+	int16_t t = (int16_t)((mulhi(a, BARRETT_V) + (1 << 9)) >> 10);
 
 	return (int16_t)(a - t * Q);
 }
 
+/*
+ * a * b * R^-1 mod q in (-q, q) for |a * b| < q * 2^15 (Montgomery), in
+ * 16-bit lanes only, so that the compiler can vectorise the loops that use it: a * b - t * q has a
+ * zero low half, so its high half is high(a * b) - high(t * q) with no borrow. Same values.
+ */
 static int16_t fqmul(int16_t a, int16_t b)
 {
-	return montgomery_reduce((int32_t)a * b);
+	int16_t t = (int16_t)((int16_t)(a * b) * QINV);
+
+	return (int16_t)(mulhi(a, b) - mulhi(t, Q));
 }
 
 /* A centered representative to [0, q), without a branch: add q where the sign bit is set. */
@@ -178,7 +190,7 @@ static void poly_sub(struct poly *r, const struct poly *a, const struct poly *b)
 static void poly_tomont(struct poly *r)
 {
 	for (int i = 0; i < N; i++)
-		r->c[i] = montgomery_reduce((int32_t)r->c[i] * 1353);
+		r->c[i] = fqmul(r->c[i], 1353);
 }
 
 /* ---- NTT (Algorithms 9, 10, 11, 12) ---- */
@@ -229,33 +241,28 @@ static void invntt_tomont(struct poly *r)
 		r->c[j] = fqmul(r->c[j], 1441);
 }
 
-/* Algorithm 12: (a0 + a1 X)(b0 + b1 X) mod X^2 - zeta, times R^-1. */
-static void basemul(int16_t r[2], const int16_t a[2], const int16_t b[2], int16_t zeta)
-{
-	r[0] = (int16_t)(fqmul(fqmul(a[1], b[1]), zeta) + fqmul(a[0], b[0]));
-	r[1] = (int16_t)(fqmul(a[0], b[1]) + fqmul(a[1], b[0]));
-}
-
-/* Algorithm 11, accumulated: r = sum a[i] * b[i] in the NTT domain, times R^-1. */
+/*
+ * Algorithm 11, accumulated: r = sum a[i] * b[i] in the NTT domain, times
+ * R^-1. Pair m holds (c0 + c1 X) mod X^2 - zeta_m with zeta_m =
+ * +-17^(2 BitRev7(m/2) + 1) (Algorithm 12); one pass over the pairs with a
+ * table of the 128 zetas keeps the loop vectorisable.
+ */
 static void polyvec_basemul_acc(struct poly *r, const struct polyvec *a, const struct polyvec *b)
 {
-	int16_t t[2];
-
 	memset(r, 0, sizeof(*r));
 	for (int i = 0; i < K; i++) {
-		for (int j = 0; j < N / 4; j++) {
-			const int16_t *pa = &a->p[i].c[4 * j], *pb = &b->p[i].c[4 * j];
-			int16_t zeta = zetas[64 + j];
+		const int16_t *pa = a->p[i].c, *pb = b->p[i].c;
 
-			basemul(t, pa, pb, zeta);
-			r->c[4 * j] = (int16_t)(r->c[4 * j] + t[0]);
-			r->c[4 * j + 1] = (int16_t)(r->c[4 * j + 1] + t[1]);
-			basemul(t, pa + 2, pb + 2, (int16_t)-zeta);
-			r->c[4 * j + 2] = (int16_t)(r->c[4 * j + 2] + t[0]);
-			r->c[4 * j + 3] = (int16_t)(r->c[4 * j + 3] + t[1]);
+		for (int m = 0; m < N / 2; m++) {
+			int16_t a0 = pa[2 * m], a1 = pa[2 * m + 1], b0 = pb[2 * m],
+			        b1 = pb[2 * m + 1];
+
+			r->c[2 * m] = (int16_t)(r->c[2 * m] + fqmul(fqmul(a1, b1), zetas_mul[m]) +
+			                        fqmul(a0, b0));
+			r->c[2 * m + 1] =
+			    (int16_t)(r->c[2 * m + 1] + fqmul(a0, b1) + fqmul(a1, b0));
 		}
 	}
-	sodium_memzero(t, sizeof(t));
 	poly_reduce(r);
 }
 
