@@ -13,7 +13,6 @@
  */
 #include <pthread.h>
 
-#include <openssl/evp.h>
 #include <sodium.h>
 
 #include "dust_pvt.h"
@@ -50,6 +49,7 @@ enum {
 };
 
 _Static_assert(XOF_BLOCK % 3 == 0, "SampleNTT reads whole blocks of triples");
+_Static_assert(XOF_BLOCK % 8 == 0 && 64 * ETA % 8 == 0, "the four-way sponge outputs lanes");
 _Static_assert(DUST_MLKEM768_EKBYTES == VEC_BYTES + SYM, "ek layout");
 _Static_assert(DUST_MLKEM768_DKBYTES == 2 * VEC_BYTES + 3 * SYM, "dk layout");
 _Static_assert(DUST_MLKEM768_CTBYTES == C1_BYTES + C2_BYTES, "ct layout");
@@ -62,12 +62,11 @@ struct polyvec {
 	struct poly p[K];
 };
 
-/* ---- the hashes (FIPS 203 §4.1), from OpenSSL's EVP ---- */
+/* ---- tables, filled once ---- */
 
-static const EVP_MD *md_h, *md_g, *md_xof, *md_prf; /* SHA3-256, SHA3-512, SHAKE128, 256 */
 static int16_t zetas[128];     /* 17^BitRev7(i) * R mod q, centered: filled once */
 static int16_t zetas_mul[128]; /* basemul's zeta per pair: zetas[64 + m/2], negated for odd m */
-static bool ready;
+static uint64_t keccak_rc[24]; /* Keccak-f[1600]'s round constants */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static unsigned bitrev7(unsigned i)
@@ -98,35 +97,173 @@ static void zetas_init(void)
 		zetas_mul[m] = (int16_t)(m & 1 ? -zetas[64 + m / 2] : zetas[64 + m / 2]);
 }
 
-/* One fetch of each algorithm: an implicit fetch per call costs a lock and a lookup. */
+/*
+ * Keccak-f[1600]'s round constants from their definition (FIPS 202, 3.2.5):
+ * bit 2^j - 1 of round i's constant is rc(j + 7 i), the output of an 8-bit
+ * LFSR with x^8 + x^6 + x^5 + x^4 + 1.
+ */
+static void keccak_rc_init(void)
+{
+	unsigned lfsr = 1;
+
+	for (int i = 0; i < 24; i++) {
+		uint64_t rc = 0;
+
+		for (int j = 0; j < 7; j++) {
+			if (lfsr & 1)
+				rc |= 1ull << ((1u << j) - 1);
+			lfsr = (lfsr << 1 ^ (lfsr & 0x80 ? 0x71 : 0)) & 0xff;
+		}
+		keccak_rc[i] = rc;
+	}
+}
+
 static void init_once(void)
 {
-	md_h = EVP_MD_fetch(NULL, "SHA3-256", NULL);
-	md_g = EVP_MD_fetch(NULL, "SHA3-512", NULL);
-	md_xof = EVP_MD_fetch(NULL, "SHAKE128", NULL);
-	md_prf = EVP_MD_fetch(NULL, "SHAKE256", NULL);
 	zetas_init();
-	ready = md_h && md_g && md_xof && md_prf;
+	keccak_rc_init();
 }
 
-static EVP_MD_CTX *hash_begin(void)
+static void tables_init(void)
 {
 	pthread_once(&once, init_once);
-	return ready ? EVP_MD_CTX_new() : NULL;
 }
 
-/* out = md(a || b), outlen bytes (a XOF when md is SHAKE). */
-static bool hash2(EVP_MD_CTX *c, const EVP_MD *md, const uint8_t *a, size_t alen, const uint8_t *b,
+/* ---- the hashes (FIPS 203 §4.1): Keccak, one state or four side by side ---- */
+
+/* Four Keccak states, lane by lane: one vector operation steps all four. */
+typedef uint64_t lane4 __attribute__((vector_size(32)));
+
+/* rho's rotation of lane x + 5 y (FIPS 202, 3.2.2). */
+static const uint8_t keccak_rot[25] = {0,  1,  62, 28, 27, 36, 44, 6,  55, 20, 3,  10, 43,
+                                       25, 39, 41, 45, 15, 21, 8,  18, 2,  61, 56, 14};
+
+/* v <<< n for 0 <= n < 64; n = 0 gives v | v. */
+#define ROL64(v, n) ((v) << (n) | (v) >> ((64 - (n)) & 63))
+
+/*
+ * One round function over lanes of type T (uint64_t or lane4), state s[x +
+ * 5 y]: theta, rho and pi into b, chi back into s, iota. No branch or index
+ * depends on the state.
+ */
+#define KECCAK_ROUNDS(T, s)                                                                        \
+	for (int round = 0; round < 24; round++) {                                                 \
+		T c[5], b[25];                                                                     \
+		for (int x = 0; x < 5; x++)                                                        \
+			c[x] = s[x] ^ s[x + 5] ^ s[x + 10] ^ s[x + 15] ^ s[x + 20];                \
+		for (int x = 0; x < 5; x++) {                                                      \
+			T d = c[(x + 4) % 5] ^ ROL64(c[(x + 1) % 5], 1);                           \
+			for (int y = 0; y < 25; y += 5)                                            \
+				s[x + y] ^= d;                                                     \
+		}                                                                                  \
+		for (int x = 0; x < 5; x++)                                                        \
+			for (int y = 0; y < 5; y++)                                                \
+				b[y + 5 * ((2 * x + 3 * y) % 5)] =                                 \
+				    ROL64(s[x + 5 * y], keccak_rot[x + 5 * y]);                    \
+		for (int y = 0; y < 25; y += 5)                                                    \
+			for (int x = 0; x < 5; x++)                                                \
+				s[x + y] = b[x + y] ^ (~b[(x + 1) % 5 + y] & b[(x + 2) % 5 + y]);  \
+		s[0] ^= keccak_rc[round];                                                          \
+	}
+
+static void keccak_f(uint64_t s[25])
+{
+	KECCAK_ROUNDS(uint64_t, s)
+}
+
+/* Four permutations at once: AVX2 where the CPU has it, two SSE2 halves otherwise. */
+__attribute__((target_clones("avx2", "default"))) static void keccak_f4(lane4 s[25])
+{
+	KECCAK_ROUNDS(lane4, s)
+}
+
+/* A sponge's rate in bytes and its padding's first byte (SHA3: 01, SHAKE: 1111, then 1). */
+struct sponge_kind {
+	unsigned rate;
+	uint8_t pad;
+};
+
+static const struct sponge_kind sha3_256 = {136, 0x06}, sha3_512 = {72, 0x06},
+                                shake128 = {168, 0x1f}, shake256 = {136, 0x1f};
+
+struct sponge {
+	uint64_t s[25];
+	unsigned rate, pos; /* pos: the next byte of the rate to absorb or squeeze */
+};
+
+static void sponge_absorb(struct sponge *k, const uint8_t *in, size_t len)
+{
+	size_t i = 0;
+
+	/* Whole lanes while the position is on a lane's start (H(ek) reads 1184 bytes). */
+	for (; k->pos % 8 == 0 && i + 8 <= len; i += 8) {
+		k->s[k->pos / 8] ^= le64_get(in + i);
+		k->pos += 8;
+		if (k->pos == k->rate) {
+			keccak_f(k->s);
+			k->pos = 0;
+		}
+	}
+	for (; i < len; i++) {
+		k->s[k->pos / 8] ^= (uint64_t)in[i] << 8 * (k->pos % 8);
+		if (++k->pos == k->rate) {
+			keccak_f(k->s);
+			k->pos = 0;
+		}
+	}
+}
+
+static void sponge_squeeze(struct sponge *k, uint8_t *out, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (k->pos == k->rate) {
+			keccak_f(k->s);
+			k->pos = 0;
+		}
+		out[i] = (uint8_t)(k->s[k->pos / 8] >> 8 * (k->pos % 8));
+		k->pos++;
+	}
+}
+
+/* out = f(a || b), outlen bytes (a digest's length, or any for SHAKE); the state is wiped. */
+static void hash2(const struct sponge_kind *f, const uint8_t *a, size_t alen, const uint8_t *b,
                   size_t blen, uint8_t *out, size_t outlen)
 {
-	bool xof = md == md_xof || md == md_prf;
+	struct sponge k = {.rate = f->rate};
 
-	if (EVP_DigestInit_ex(c, md, NULL) != 1 || EVP_DigestUpdate(c, a, alen) != 1 ||
-	    (blen && EVP_DigestUpdate(c, b, blen) != 1))
-		return false;
-	if (xof)
-		return EVP_DigestFinalXOF(c, out, outlen) == 1;
-	return EVP_DigestFinal_ex(c, out, NULL) == 1;
+	sponge_absorb(&k, a, alen);
+	sponge_absorb(&k, b, blen);
+	k.s[k.pos / 8] ^= (uint64_t)f->pad << 8 * (k.pos % 8);
+	k.s[(k.rate - 1) / 8] ^= 0x80ull << 8 * ((k.rate - 1) % 8);
+	keccak_f(k.s);
+	k.pos = 0;
+	sponge_squeeze(&k, out, outlen);
+	sodium_memzero(&k, sizeof(k));
+}
+
+/*
+ * Four sponges of one kind over four inputs of one length, shorter than the
+ * rate (seed || one or two index bytes): absorbed, padded, permuted once.
+ */
+static void sponge4_start(lane4 s[25], const struct sponge_kind *f, uint8_t in[4][SYM + 2],
+                          size_t len)
+{
+	memset(s, 0, 25 * sizeof(lane4));
+	for (int l = 0; l < 4; l++) {
+		for (size_t i = 0; i < len; i++)
+			s[i / 8][l] ^= (uint64_t)in[l][i] << 8 * (i % 8);
+		s[len / 8][l] ^= (uint64_t)f->pad << 8 * (len % 8);
+		s[(f->rate - 1) / 8][l] ^= 0x80ull << 8 * ((f->rate - 1) % 8);
+	}
+	keccak_f4(s);
+}
+
+/* The first n bytes (whole lanes) of the rate of each of the four states. */
+static void sponge4_out(const lane4 s[25], uint8_t *out[4], size_t n)
+{
+	for (size_t i = 0; i < n / 8; i++)
+		for (int l = 0; l < 4; l++)
+			le64_put(out[l] + 8 * i, s[i][l]);
 }
 
 /* ---- arithmetic mod q ---- */
@@ -395,48 +532,66 @@ static unsigned rej_uniform(struct poly *r, unsigned n, const uint8_t *b, size_t
 }
 
 /*
- * Algorithm 7: SampleNTT(rho || j || i). Three blocks of SHAKE128 give 256
- * coefficients about 99% of the time. OpenSSL 3.0 can squeeze a XOF only
- * once, so a short stream is recomputed one block longer and sampled from
- * where the last one stopped (a SHAKE output is a prefix of a longer one).
+ * Algorithm 7, four at a time: r[l] = SampleNTT(rho || idx[l]), SHAKE128
+ * squeezed one block per step in all four lanes until each has 256
+ * coefficients (three blocks about 99% of the time; every triple of a
+ * block is read, 168 being a multiple of 3). Twelve blocks, 1344
+ * candidates with fewer than 256 below q, never happen in practice.
  */
-static bool sample_ntt(EVP_MD_CTX *c, struct poly *r, const uint8_t rho[SYM], uint8_t j, uint8_t i)
+static bool sample_ntt4(struct poly *r[4], const uint8_t rho[SYM], const uint8_t idx[4][2])
 {
-	uint8_t idx[2] = {j, i}, buf[12 * XOF_BLOCK];
-	size_t len = 3 * XOF_BLOCK, done = 0;
-	unsigned n = 0;
+	uint8_t in[4][SYM + 2], buf[4][XOF_BLOCK], *out[4] = {buf[0], buf[1], buf[2], buf[3]};
+	unsigned n[4] = {0};
+	lane4 s[25];
 
-	for (;;) {
-		if (!hash2(c, md_xof, rho, SYM, idx, 2, buf, len))
-			return false;
-		n = rej_uniform(r, n, buf + done, len - done);
-		if (n == N)
-			return true;
-		done = len; /* every triple was read: the block is a multiple of 3 */
-		if (len == sizeof(buf))
-			return false; /* 1344 candidates, fewer than 256 below q: never in practice
-			               */
-		len += XOF_BLOCK;
+	for (int l = 0; l < 4; l++) {
+		memcpy(in[l], rho, SYM);
+		memcpy(in[l] + SYM, idx[l], 2);
 	}
+	sponge4_start(s, &shake128, in, SYM + 2);
+	for (int block = 0; block < 12; block++) {
+		bool done = true;
+
+		if (block > 0)
+			keccak_f4(s);
+		sponge4_out(s, out, XOF_BLOCK);
+		for (int l = 0; l < 4; l++) {
+			n[l] = rej_uniform(r[l], n[l], buf[l], XOF_BLOCK);
+			done &= n[l] == N;
+		}
+		if (done)
+			return true;
+	}
+	return false;
 }
 
-/* Â with a[i][j] = SampleNTT(rho || j || i), or its transpose. */
-static bool gen_matrix(EVP_MD_CTX *c, struct polyvec a[K], const uint8_t rho[SYM], bool transposed)
+/*
+ * Â with a[i][j] = SampleNTT(rho || j || i), or its transpose: nine
+ * polynomials in three four-way batches, the last with three spare lanes.
+ */
+static bool gen_matrix(struct polyvec a[K], const uint8_t rho[SYM], bool transposed)
 {
-	for (int i = 0; i < K; i++)
-		for (int j = 0; j < K; j++)
-			if (!sample_ntt(c, &a[i].p[j], rho, (uint8_t)(transposed ? i : j),
-			                (uint8_t)(transposed ? j : i)))
-				return false;
-	return true;
+	struct poly spare;
+	struct poly *r[4];
+	uint8_t idx[4][2];
+	bool ok = true;
+
+	for (int e = 0; e < 12; e += 4) {
+		for (int l = 0; l < 4; l++) {
+			int i = (e + l) / K, j = (e + l) % K;
+
+			r[l] = e + l < K * K ? &a[i].p[j] : &spare;
+			idx[l][0] = (uint8_t)(transposed ? i : j);
+			idx[l][1] = (uint8_t)(transposed ? j : i);
+		}
+		ok = ok && sample_ntt4(r, rho, idx);
+	}
+	return ok;
 }
 
-/* Algorithm 8 for eta = 2 on PRF_2(seed, nonce) = SHAKE256(seed || nonce, 128 bytes). */
-static bool sample_cbd(EVP_MD_CTX *c, struct poly *r, const uint8_t seed[SYM], uint8_t nonce)
+/* Algorithm 8 for eta = 2 on 128 bytes of PRF output. */
+static void cbd2(struct poly *r, const uint8_t buf[64 * ETA])
 {
-	uint8_t buf[64 * ETA];
-	bool ok = hash2(c, md_prf, seed, SYM, &nonce, 1, buf, sizeof(buf));
-
 	/* Each coefficient: (two bits summed) - (the next two summed), all in one word. */
 	for (int i = 0; i < N / 8; i++) {
 		uint32_t t = le32_get(buf + 4 * i);
@@ -449,36 +604,49 @@ static bool sample_cbd(EVP_MD_CTX *c, struct poly *r, const uint8_t seed[SYM], u
 			r->c[8 * i + j] = (int16_t)(a - b);
 		}
 	}
-	sodium_memzero(buf, sizeof(buf));
-	return ok;
 }
 
-static bool sample_vec(EVP_MD_CTX *c, struct polyvec *v, const uint8_t seed[SYM], uint8_t *nonce)
+/*
+ * r[0..count) = CBD_2(PRF_2(seed, nonce + i)), PRF_2 = SHAKE256(seed ||
+ * nonce, 128 bytes) fits one block: four polynomials per permutation.
+ */
+static void sample_noise(struct poly *const *r, int count, const uint8_t seed[SYM], uint8_t nonce)
 {
-	bool ok = true;
+	uint8_t in[4][SYM + 2], buf[4][64 * ETA], *out[4] = {buf[0], buf[1], buf[2], buf[3]};
+	lane4 s[25];
 
-	for (int i = 0; i < K; i++)
-		ok &= sample_cbd(c, &v->p[i], seed, (*nonce)++);
-	return ok;
+	for (int e = 0; e < count; e += 4) {
+		for (int l = 0; l < 4; l++) {
+			memcpy(in[l], seed, SYM);
+			in[l][SYM] = (uint8_t)(nonce + e + l);
+		}
+		sponge4_start(s, &shake256, in, SYM + 1);
+		sponge4_out(s, out, sizeof(buf[0]));
+		for (int l = 0; l < 4 && e + l < count; l++)
+			cbd2(r[e + l], buf[l]);
+	}
+	sodium_memzero(in, sizeof(in));
+	sodium_memzero(buf, sizeof(buf));
+	sodium_memzero(s, sizeof(s));
 }
 
 /* ---- K-PKE (Algorithms 13, 14, 15) ---- */
 
 /* Algorithm 13 from (rho, sigma) = G(d || k): writes ek_PKE and dk_PKE. */
-static bool pke_keygen(EVP_MD_CTX *c, uint8_t ek[DUST_MLKEM768_EKBYTES], uint8_t dkp[VEC_BYTES],
+static bool pke_keygen(uint8_t ek[DUST_MLKEM768_EKBYTES], uint8_t dkp[VEC_BYTES],
                        const uint8_t d[SYM])
 {
 	uint8_t in[SYM + 1], rs[2 * SYM]; /* rho || sigma */
 	struct polyvec a[K], s, e, t;
-	uint8_t nonce = 0;
 	bool ok;
 
 	memcpy(in, d, SYM);
 	in[SYM] = K; /* FIPS 203 final: k is hashed with d (domain separation) */
-	ok = hash2(c, md_g, in, sizeof(in), NULL, 0, rs, sizeof(rs));
+	hash2(&sha3_512, in, sizeof(in), NULL, 0, rs, sizeof(rs));
 	declassify(rs, SYM); /* rho is public: it is the end of ek */
-	ok = ok && gen_matrix(c, a, rs, false);
-	ok = ok && sample_vec(c, &s, rs + SYM, &nonce) && sample_vec(c, &e, rs + SYM, &nonce);
+	ok = gen_matrix(a, rs, false);
+	sample_noise((struct poly *[]){&s.p[0], &s.p[1], &s.p[2], &e.p[0], &e.p[1], &e.p[2]}, 2 * K,
+	             rs + SYM, 0);
 	if (ok) {
 		polyvec_ntt(&s);
 		polyvec_ntt(&e);
@@ -507,18 +675,17 @@ struct pke_tmp {
 };
 
 /* Algorithm 14: ct = K-PKE.Encrypt(ek, m, r); ek has passed the modulus check. */
-static bool pke_encrypt(EVP_MD_CTX *c, uint8_t ct[DUST_MLKEM768_CTBYTES],
-                        const uint8_t ek[DUST_MLKEM768_EKBYTES], const uint8_t m[SYM],
-                        const uint8_t r[SYM])
+static bool pke_encrypt(uint8_t ct[DUST_MLKEM768_CTBYTES], const uint8_t ek[DUST_MLKEM768_EKBYTES],
+                        const uint8_t m[SYM], const uint8_t r[SYM])
 {
 	struct pke_tmp *w = &(struct pke_tmp){0};
-	uint8_t nonce = 0;
 	bool ok;
 
 	polyvec_frombytes(&w->tv, ek);
-	ok = gen_matrix(c, w->a, ek + VEC_BYTES, true);
-	ok = ok && sample_vec(c, &w->y, r, &nonce) && sample_vec(c, &w->e1, r, &nonce);
-	ok = ok && sample_cbd(c, &w->e2, r, nonce);
+	ok = gen_matrix(w->a, ek + VEC_BYTES, true);
+	sample_noise((struct poly *[]){&w->y.p[0], &w->y.p[1], &w->y.p[2], &w->e1.p[0], &w->e1.p[1],
+	                               &w->e1.p[2], &w->e2},
+	             2 * K + 1, r, 0);
 	if (ok) {
 		polyvec_ntt(&w->y);
 		for (int i = 0; i < K; i++) { /* u = NTT^-1(Â^T y) + e1 */
@@ -579,20 +746,20 @@ DUST_EXPORT int dust_mlkem768_keypair_derand(uint8_t ek[DUST_MLKEM768_EKBYTES],
                                              const uint8_t d[DUST_MLKEM768_SEEDBYTES],
                                              const uint8_t z[DUST_MLKEM768_SEEDBYTES])
 {
-	EVP_MD_CTX *c = hash_begin();
 	uint8_t *h = dk + 2 * VEC_BYTES + SYM;
-	bool ok = c && pke_keygen(c, ek, dk, d);
+	bool ok;
 
+	tables_init();
+	ok = pke_keygen(ek, dk, d);
 	/* dk = dk_PKE || ek || H(ek) || z (Algorithm 16) */
-	ok = ok && hash2(c, md_h, ek, DUST_MLKEM768_EKBYTES, NULL, 0, h, SYM);
 	if (ok) {
+		hash2(&sha3_256, ek, DUST_MLKEM768_EKBYTES, NULL, 0, h, SYM);
 		memcpy(dk + VEC_BYTES, ek, DUST_MLKEM768_EKBYTES);
 		memcpy(h + SYM, z, SYM);
 	} else {
 		sodium_memzero(ek, DUST_MLKEM768_EKBYTES);
 		sodium_memzero(dk, DUST_MLKEM768_DKBYTES);
 	}
-	EVP_MD_CTX_free(c); /* OpenSSL clears the Keccak state it frees */
 	return ok ? 0 : -1;
 }
 
@@ -613,15 +780,17 @@ DUST_EXPORT int dust_mlkem768_enc_derand(uint8_t ct[DUST_MLKEM768_CTBYTES],
                                          const uint8_t ek[DUST_MLKEM768_EKBYTES],
                                          const uint8_t m[DUST_MLKEM768_SEEDBYTES])
 {
-	EVP_MD_CTX *c = NULL;
-	uint8_t in[2 * SYM], kr[2 * SYM]; /* m || H(ek) -> K || r */
-	bool ok = ek_check(ek) && (c = hash_begin()) != NULL;
+	uint8_t in[2 * SYM], kr[2 * SYM] = {0}; /* m || H(ek) -> K || r */
+	bool ok = ek_check(ek);
 
 	/* Algorithm 17: (K, r) = G(m || H(ek)), ct = K-PKE.Encrypt(ek, m, r) */
+	tables_init();
 	memcpy(in, m, SYM);
-	ok = ok && hash2(c, md_h, ek, DUST_MLKEM768_EKBYTES, NULL, 0, in + SYM, SYM);
-	ok = ok && hash2(c, md_g, in, sizeof(in), NULL, 0, kr, sizeof(kr));
-	ok = ok && pke_encrypt(c, ct, ek, m, kr + SYM);
+	if (ok) {
+		hash2(&sha3_256, ek, DUST_MLKEM768_EKBYTES, NULL, 0, in + SYM, SYM);
+		hash2(&sha3_512, in, sizeof(in), NULL, 0, kr, sizeof(kr));
+		ok = pke_encrypt(ct, ek, m, kr + SYM);
+	}
 	if (ok) {
 		memcpy(ss, kr, SYM);
 	} else {
@@ -630,7 +799,6 @@ DUST_EXPORT int dust_mlkem768_enc_derand(uint8_t ct[DUST_MLKEM768_CTBYTES],
 	}
 	sodium_memzero(in, sizeof(in));
 	sodium_memzero(kr, sizeof(kr));
-	EVP_MD_CTX_free(c);
 	return ok ? 0 : -1;
 }
 
@@ -661,11 +829,13 @@ static uint8_t ct_eq_mask(const uint8_t *a, const uint8_t *b, size_t n)
 }
 
 /* §7.3's hash check: the H(ek) inside dk is the hash of the ek inside dk. */
-static bool dk_check(EVP_MD_CTX *c, const uint8_t dk[DUST_MLKEM768_DKBYTES])
+static bool dk_check(const uint8_t dk[DUST_MLKEM768_DKBYTES])
 {
 	uint8_t h[SYM];
-	bool ok = hash2(c, md_h, dk + VEC_BYTES, DUST_MLKEM768_EKBYTES, NULL, 0, h, SYM) &&
-	          sodium_memcmp(h, dk + 2 * VEC_BYTES + SYM, SYM) == 0;
+	bool ok;
+
+	hash2(&sha3_256, dk + VEC_BYTES, DUST_MLKEM768_EKBYTES, NULL, 0, h, SYM);
+	ok = sodium_memcmp(h, dk + 2 * VEC_BYTES + SYM, SYM) == 0;
 
 	sodium_memzero(h, sizeof(h));
 	return ok;
@@ -684,19 +854,21 @@ DUST_EXPORT int dust_mlkem768_dec(uint8_t ss[DUST_MLKEM768_SSBYTES],
                                   const uint8_t dk[DUST_MLKEM768_DKBYTES])
 {
 	const uint8_t *ek = dk + VEC_BYTES, *h = ek + DUST_MLKEM768_EKBYTES, *z = h + SYM;
-	EVP_MD_CTX *c = hash_begin();
 	struct dec_tmp *w = &(struct dec_tmp){{0}};
-	bool ok = c && dk_check(c, dk);
+	bool ok;
 	uint8_t eq;
+
+	tables_init();
+	ok = dk_check(dk);
 
 	/* Algorithm 18: m' = Decrypt(dk_PKE, c); (K', r') = G(m' || h); K̄ = J(z || c) */
 	if (ok) {
 		pke_decrypt(w->mh, dk, ct);
 		memcpy(w->mh + SYM, h, SYM);
+		hash2(&sha3_512, w->mh, sizeof(w->mh), NULL, 0, w->kr, sizeof(w->kr));
+		hash2(&shake256, z, SYM, ct, DUST_MLKEM768_CTBYTES, w->kbar, SYM);
+		ok = pke_encrypt(w->ct2, ek, w->mh, w->kr + SYM);
 	}
-	ok = ok && hash2(c, md_g, w->mh, sizeof(w->mh), NULL, 0, w->kr, sizeof(w->kr));
-	ok = ok && hash2(c, md_prf, z, SYM, ct, DUST_MLKEM768_CTBYTES, w->kbar, SYM);
-	ok = ok && pke_encrypt(c, w->ct2, ek, w->mh, w->kr + SYM);
 	if (ok) {
 		/* K' if the re-encryption gives c back, else K̄: a masked select, no branch */
 		eq = ct_eq_mask(ct, w->ct2, DUST_MLKEM768_CTBYTES);
@@ -706,6 +878,5 @@ DUST_EXPORT int dust_mlkem768_dec(uint8_t ss[DUST_MLKEM768_SSBYTES],
 		sodium_memzero(ss, DUST_MLKEM768_SSBYTES);
 	}
 	sodium_memzero(w, sizeof(*w));
-	EVP_MD_CTX_free(c);
 	return ok ? 0 : -1;
 }
