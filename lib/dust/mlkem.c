@@ -49,6 +49,7 @@ enum {
 };
 
 _Static_assert(XOF_BLOCK % 3 == 0, "SampleNTT reads whole blocks of triples");
+_Static_assert(DU == 10 && DV == 4, "the compressions are written for ML-KEM-768");
 _Static_assert(XOF_BLOCK % 8 == 0 && 64 * ETA % 8 == 0, "the four-way sponge outputs lanes");
 _Static_assert(DUST_MLKEM768_EKBYTES == VEC_BYTES + SYM, "ek layout");
 _Static_assert(DUST_MLKEM768_DKBYTES == 2 * VEC_BYTES + 3 * SYM, "dk layout");
@@ -463,19 +464,28 @@ static int16_t decompress(uint32_t y, unsigned d)
 	return (int16_t)((y * Q + (1u << (d - 1))) >> d);
 }
 
-/* ByteEncode_d(Compress_d(a)) for d = 10 or 4, packed little-endian. */
-static void poly_compress(uint8_t *r, const struct poly *a, unsigned d)
+/* ByteEncode_10(Compress_10(a)): four coefficients in five bytes, little-endian. */
+static void poly_compress10(uint8_t *r, const struct poly *a)
 {
-	uint32_t acc = 0;
-	unsigned bits = 0;
+	for (int i = 0; i < N / 4; i++, r += 5) {
+		uint32_t t[4];
 
-	for (int i = 0; i < N; i++) {
-		acc |= compress(to_unsigned(a->c[i]), d) << bits;
-		for (bits += d; bits >= 8; bits -= 8) {
-			*r++ = (uint8_t)acc;
-			acc >>= 8;
-		}
+		for (int j = 0; j < 4; j++)
+			t[j] = compress(to_unsigned(a->c[4 * i + j]), DU);
+		r[0] = (uint8_t)t[0];
+		r[1] = (uint8_t)(t[0] >> 8 | t[1] << 2);
+		r[2] = (uint8_t)(t[1] >> 6 | t[2] << 4);
+		r[3] = (uint8_t)(t[2] >> 4 | t[3] << 6);
+		r[4] = (uint8_t)(t[3] >> 2);
 	}
+}
+
+/* ByteEncode_4(Compress_4(a)): two coefficients a byte, the first in the low half. */
+static void poly_compress4(uint8_t *r, const struct poly *a)
+{
+	for (int i = 0; i < N / 2; i++)
+		r[i] = (uint8_t)(compress(to_unsigned(a->c[2 * i]), DV) |
+		                 compress(to_unsigned(a->c[2 * i + 1]), DV) << 4);
 }
 
 /* Decompress_d(ByteDecode_d(a)): the ciphertext is public. */
@@ -518,11 +528,26 @@ static void poly_tomsg(uint8_t m[SYM], const struct poly *a)
 /* Rejection sampling over bytes b[0..len) into r from *n on; returns the new count. */
 static unsigned rej_uniform(struct poly *r, unsigned n, const uint8_t *b, size_t len)
 {
-	for (size_t i = 0; i + 3 <= len && n < N; i += 3) {
+	size_t i = 0;
+
+	/*
+	 * While two slots remain, both candidates are stored and counted only
+	 * when below q: one in five is not, too often for a branch to predict.
+	 * A refused one is overwritten by the next. A is public (rho).
+	 */
+	for (; i + 3 <= len && n + 2 <= N; i += 3) {
 		uint16_t d1 = (uint16_t)(b[i] | (b[i + 1] & 0x0f) << 8);
 		uint16_t d2 = (uint16_t)(b[i + 1] >> 4 | b[i + 2] << 4);
 
-		/* These branches depend on rho only: A is public. */
+		r->c[n] = (int16_t)d1;
+		n += d1 < Q;
+		r->c[n] = (int16_t)d2;
+		n += d2 < Q;
+	}
+	for (; i + 3 <= len && n < N; i += 3) {
+		uint16_t d1 = (uint16_t)(b[i] | (b[i + 1] & 0x0f) << 8);
+		uint16_t d2 = (uint16_t)(b[i + 1] >> 4 | b[i + 2] << 4);
+
 		if (d1 < Q)
 			r->c[n++] = (int16_t)d1;
 		if (d2 < Q && n < N)
@@ -699,8 +724,8 @@ static bool pke_encrypt(uint8_t ct[DUST_MLKEM768_CTBYTES], const uint8_t ek[DUST
 		poly_add(&w->v, &w->e2);
 		poly_add(&w->v, &w->mu);
 		for (int i = 0; i < K; i++)
-			poly_compress(ct + i * (N * DU / 8), &w->u.p[i], DU);
-		poly_compress(ct + C1_BYTES, &w->v, DV);
+			poly_compress10(ct + i * (N * DU / 8), &w->u.p[i]);
+		poly_compress4(ct + C1_BYTES, &w->v);
 	}
 	sodium_memzero(w, sizeof(*w));
 	return ok;
