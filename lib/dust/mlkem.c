@@ -358,6 +358,14 @@ static void ntt(struct poly *r)
  * q divides by 128 and leaves a factor R that cancels the R^-1 of the
  * basemul that came before. Going down the table with (b - a) * zeta is the
  * same as (a - b) * zeta^-1, since 17^128 = -1.
+ *
+ * The input is reduced (|c| <= q/2: every caller passes a basemul's
+ * output). A butterfly's difference leaves its multiplication below q and
+ * its sum adds the bounds, so they at most double a layer: q/2, q, 2q, 4q,
+ * 8q after four layers, one reduction back to q/2, then q, 2q, 4q. 8q and
+ * every difference stay inside int16, and fqmul takes any int16 times a
+ * zeta. The values differ from a reduction per layer only by multiples of
+ * q: callers bring them to [0, q) before they are encoded.
  */
 static void invntt_tomont(struct poly *r)
 {
@@ -370,10 +378,12 @@ static void invntt_tomont(struct poly *r)
 			for (unsigned j = start; j < start + len; j++) {
 				int16_t t = r->c[j];
 
-				r->c[j] = barrett_reduce((int16_t)(t + r->c[j + len]));
+				r->c[j] = (int16_t)(t + r->c[j + len]);
 				r->c[j + len] = fqmul(zeta, (int16_t)(r->c[j + len] - t));
 			}
 		}
+		if (len == 16)
+			poly_reduce(r);
 	}
 	for (int j = 0; j < N; j++)
 		r->c[j] = fqmul(r->c[j], 1441);
