@@ -143,13 +143,12 @@ static const uint8_t keccak_rot[25] = {0,  1,  62, 28, 27, 36, 44, 6,  55, 20, 3
 #define ROL64(v, n) ((v) << (n) | (v) >> ((64 - (n)) & 63))
 
 /*
- * One round function over lanes of type T (uint64_t or lane4), state s[x +
- * 5 y]: theta, rho and pi into b, chi back into s, iota. No branch or index
- * depends on the state.
+ * The 24 rounds over lanes of type T (uint64_t or lane4), state s[x + 5 y],
+ * temporaries b[25] and c[5]: theta, rho and pi into b, chi back into s,
+ * iota. No branch or index depends on the state.
  */
-#define KECCAK_ROUNDS(T, s)                                                                        \
+#define KECCAK_ROUNDS(T, s, b, c)                                                                  \
 	for (int round = 0; round < 24; round++) {                                                 \
-		T c[5], b[25];                                                                     \
 		for (int x = 0; x < 5; x++)                                                        \
 			c[x] = s[x] ^ s[x + 5] ^ s[x + 10] ^ s[x + 15] ^ s[x + 20];                \
 		for (int x = 0; x < 5; x++) {                                                      \
@@ -167,15 +166,24 @@ static const uint8_t keccak_rot[25] = {0,  1,  62, 28, 27, 36, 44, 6,  55, 20, 3
 		s[0] ^= keccak_rc[round];                                                          \
 	}
 
+/* The temporaries hold state (secret for G, J and the noise): both permutations wipe them. */
 static void keccak_f(uint64_t s[25])
 {
-	KECCAK_ROUNDS(uint64_t, s)
+	uint64_t b[25], c[5];
+
+	KECCAK_ROUNDS(uint64_t, s, b, c)
+	sodium_memzero(b, sizeof(b));
+	sodium_memzero(c, sizeof(c));
 }
 
 /* Four permutations at once: AVX2 where the CPU has it, two SSE2 halves otherwise. */
 __attribute__((target_clones("avx2", "default"))) static void keccak_f4(lane4 s[25])
 {
-	KECCAK_ROUNDS(lane4, s)
+	lane4 b[25], c[5];
+
+	KECCAK_ROUNDS(lane4, s, b, c)
+	sodium_memzero(b, sizeof(b));
+	sodium_memzero(c, sizeof(c));
 }
 
 /* A sponge's rate in bytes and its padding's first byte (SHA3: 01, SHAKE: 1111, then 1). */
