@@ -482,20 +482,27 @@ static int16_t decompress(uint32_t y, unsigned d)
 	return (int16_t)((y * Q + (1u << (d - 1))) >> d);
 }
 
-/* ByteEncode_10(Compress_10(a)): four coefficients in five bytes, little-endian. */
+/*
+ * ByteEncode_10(Compress_10(a)): four coefficients in five bytes,
+ * little-endian; compressed in one loop and packed in another, so the
+ * first vectorises.
+ */
 static void poly_compress10(uint8_t *r, const struct poly *a)
 {
-	for (int i = 0; i < N / 4; i++, r += 5) {
-		uint32_t t[4];
+	uint16_t t[N];
 
-		for (int j = 0; j < 4; j++)
-			t[j] = compress(to_unsigned(a->c[4 * i + j]), DU);
-		r[0] = (uint8_t)t[0];
-		r[1] = (uint8_t)(t[0] >> 8 | t[1] << 2);
-		r[2] = (uint8_t)(t[1] >> 6 | t[2] << 4);
-		r[3] = (uint8_t)(t[2] >> 4 | t[3] << 6);
-		r[4] = (uint8_t)(t[3] >> 2);
+	for (int i = 0; i < N; i++)
+		t[i] = (uint16_t)compress(to_unsigned(a->c[i]), DU);
+	for (int i = 0; i < N / 4; i++, r += 5) {
+		const uint16_t *u = t + 4 * i;
+
+		r[0] = (uint8_t)u[0];
+		r[1] = (uint8_t)(u[0] >> 8 | u[1] << 2);
+		r[2] = (uint8_t)(u[1] >> 6 | u[2] << 4);
+		r[3] = (uint8_t)(u[2] >> 4 | u[3] << 6);
+		r[4] = (uint8_t)(u[3] >> 2);
 	}
+	sodium_memzero(t, sizeof(t));
 }
 
 /* ByteEncode_4(Compress_4(a)): two coefficients a byte, the first in the low half. */
