@@ -13,7 +13,7 @@ w=$(mktemp -d /tmp/quic-intro.XXXXXX)
 trap 'rm -rf "$w"' EXIT
 git archive "$rev" | tar -x -C "$w"
 (cd "$w" && meson setup b -Dapp=disabled -Dbench=disabled -Dbuildtype=release >/dev/null &&
-	ninja -C b lib/dust/libdust.a >/dev/null)
+	ninja -j 2 -C b lib/dust/libdust.a >/dev/null)
 libs="-lsodium -lcrypto -lpthread -lIPSec_MB -lcurl -ljansson"
 cc -O2 -std=gnu11 -I"$w/lib/dust" -I"$w/b/lib/dust" bench/quic-intro/quicbench.c \
 	"$w/b/lib/dust/libdust.a" $libs -o "$w/before"

@@ -13,7 +13,6 @@
  */
 #include <pthread.h>
 
-#include <openssl/evp.h>
 #include <sodium.h>
 
 #include "dust_pvt.h"
@@ -50,6 +49,8 @@ enum {
 };
 
 _Static_assert(XOF_BLOCK % 3 == 0, "SampleNTT reads whole blocks of triples");
+_Static_assert(DU == 10 && DV == 4, "the compressions are written for ML-KEM-768");
+_Static_assert(XOF_BLOCK % 8 == 0 && 64 * ETA % 8 == 0, "the four-way sponge outputs lanes");
 _Static_assert(DUST_MLKEM768_EKBYTES == VEC_BYTES + SYM, "ek layout");
 _Static_assert(DUST_MLKEM768_DKBYTES == 2 * VEC_BYTES + 3 * SYM, "dk layout");
 _Static_assert(DUST_MLKEM768_CTBYTES == C1_BYTES + C2_BYTES, "ct layout");
@@ -62,11 +63,11 @@ struct polyvec {
 	struct poly p[K];
 };
 
-/* ---- the hashes (FIPS 203 §4.1), from OpenSSL's EVP ---- */
+/* ---- tables, filled once ---- */
 
-static const EVP_MD *md_h, *md_g, *md_xof, *md_prf; /* SHA3-256, SHA3-512, SHAKE128, 256 */
-static int16_t zetas[128]; /* 17^BitRev7(i) * R mod q, centered: filled once */
-static bool ready;
+static int16_t zetas[128];     /* 17^BitRev7(i) * R mod q, centered: filled once */
+static int16_t zetas_mul[128]; /* basemul's zeta per pair: zetas[64 + m/2], negated for odd m */
+static uint64_t keccak_rc[24]; /* Keccak-f[1600]'s round constants */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static unsigned bitrev7(unsigned i)
@@ -93,60 +94,217 @@ static void zetas_init(void)
 		z = (uint32_t)((uint64_t)z * 65536 % Q);
 		zetas[i] = (int16_t)(z > Q / 2 ? (int)z - Q : (int)z);
 	}
+	for (unsigned m = 0; m < 128; m++)
+		zetas_mul[m] = (int16_t)(m & 1 ? -zetas[64 + m / 2] : zetas[64 + m / 2]);
 }
 
-/* One fetch of each algorithm: an implicit fetch per call costs a lock and a lookup. */
+/*
+ * Keccak-f[1600]'s round constants from their definition (FIPS 202, 3.2.5):
+ * bit 2^j - 1 of round i's constant is rc(j + 7 i), the output of an 8-bit
+ * LFSR with x^8 + x^6 + x^5 + x^4 + 1.
+ */
+static void keccak_rc_init(void)
+{
+	unsigned lfsr = 1;
+
+	for (int i = 0; i < 24; i++) {
+		uint64_t rc = 0;
+
+		for (int j = 0; j < 7; j++) {
+			if (lfsr & 1)
+				rc |= 1ull << ((1u << j) - 1);
+			lfsr = (lfsr << 1 ^ (lfsr & 0x80 ? 0x71 : 0)) & 0xff;
+		}
+		keccak_rc[i] = rc;
+	}
+}
+
 static void init_once(void)
 {
-	md_h = EVP_MD_fetch(NULL, "SHA3-256", NULL);
-	md_g = EVP_MD_fetch(NULL, "SHA3-512", NULL);
-	md_xof = EVP_MD_fetch(NULL, "SHAKE128", NULL);
-	md_prf = EVP_MD_fetch(NULL, "SHAKE256", NULL);
 	zetas_init();
-	ready = md_h && md_g && md_xof && md_prf;
+	keccak_rc_init();
 }
 
-static EVP_MD_CTX *hash_begin(void)
+static void tables_init(void)
 {
 	pthread_once(&once, init_once);
-	return ready ? EVP_MD_CTX_new() : NULL;
 }
 
-/* out = md(a || b), outlen bytes (a XOF when md is SHAKE). */
-static bool hash2(EVP_MD_CTX *c, const EVP_MD *md, const uint8_t *a, size_t alen, const uint8_t *b,
+/* ---- the hashes (FIPS 203 §4.1): Keccak, one state or four side by side ---- */
+
+/* Four Keccak states, lane by lane: one vector operation steps all four. */
+typedef uint64_t lane4 __attribute__((vector_size(32)));
+
+/* rho's rotation of lane x + 5 y (FIPS 202, 3.2.2). */
+static const uint8_t keccak_rot[25] = {0,  1,  62, 28, 27, 36, 44, 6,  55, 20, 3,  10, 43,
+                                       25, 39, 41, 45, 15, 21, 8,  18, 2,  61, 56, 14};
+
+/* v <<< n for 0 <= n < 64; n = 0 gives v | v. */
+#define ROL64(v, n) ((v) << (n) | (v) >> ((64 - (n)) & 63))
+
+/*
+ * The 24 rounds over lanes of type T (uint64_t or lane4), state s[x + 5 y],
+ * temporaries b[25] and c[5]: theta, rho and pi into b, chi back into s,
+ * iota. No branch or index depends on the state.
+ */
+#define KECCAK_ROUNDS(T, s, b, c)                                                                  \
+	for (int round = 0; round < 24; round++) {                                                 \
+		for (int x = 0; x < 5; x++)                                                        \
+			c[x] = s[x] ^ s[x + 5] ^ s[x + 10] ^ s[x + 15] ^ s[x + 20];                \
+		for (int x = 0; x < 5; x++) {                                                      \
+			T d = c[(x + 4) % 5] ^ ROL64(c[(x + 1) % 5], 1);                           \
+			for (int y = 0; y < 25; y += 5)                                            \
+				s[x + y] ^= d;                                                     \
+		}                                                                                  \
+		for (int x = 0; x < 5; x++)                                                        \
+			for (int y = 0; y < 5; y++)                                                \
+				b[y + 5 * ((2 * x + 3 * y) % 5)] =                                 \
+				    ROL64(s[x + 5 * y], keccak_rot[x + 5 * y]);                    \
+		for (int y = 0; y < 25; y += 5)                                                    \
+			for (int x = 0; x < 5; x++)                                                \
+				s[x + y] = b[x + y] ^ (~b[(x + 1) % 5 + y] & b[(x + 2) % 5 + y]);  \
+		s[0] ^= keccak_rc[round];                                                          \
+	}
+
+/* The temporaries hold state (secret for G, J and the noise): both permutations wipe them. */
+static void keccak_f(uint64_t s[25])
+{
+	uint64_t b[25], c[5];
+
+	KECCAK_ROUNDS(uint64_t, s, b, c)
+	sodium_memzero(b, sizeof(b));
+	sodium_memzero(c, sizeof(c));
+}
+
+/* Four permutations at once: AVX2 where the CPU has it, two SSE2 halves otherwise. */
+__attribute__((target_clones("avx2", "default"))) static void keccak_f4(lane4 s[25])
+{
+	lane4 b[25], c[5];
+
+	KECCAK_ROUNDS(lane4, s, b, c)
+	sodium_memzero(b, sizeof(b));
+	sodium_memzero(c, sizeof(c));
+}
+
+/* A sponge's rate in bytes and its padding's first byte (SHA3: 01, SHAKE: 1111, then 1). */
+struct sponge_kind {
+	unsigned rate;
+	uint8_t pad;
+};
+
+static const struct sponge_kind sha3_256 = {136, 0x06}, sha3_512 = {72, 0x06},
+                                shake128 = {168, 0x1f}, shake256 = {136, 0x1f};
+
+struct sponge {
+	uint64_t s[25];
+	unsigned rate, pos; /* pos: the next byte of the rate to absorb or squeeze */
+};
+
+static void sponge_absorb(struct sponge *k, const uint8_t *in, size_t len)
+{
+	size_t i = 0;
+
+	/* Whole lanes while the position is on a lane's start (H(ek) reads 1184 bytes). */
+	for (; k->pos % 8 == 0 && i + 8 <= len; i += 8) {
+		k->s[k->pos / 8] ^= le64_get(in + i);
+		k->pos += 8;
+		if (k->pos == k->rate) {
+			keccak_f(k->s);
+			k->pos = 0;
+		}
+	}
+	for (; i < len; i++) {
+		k->s[k->pos / 8] ^= (uint64_t)in[i] << 8 * (k->pos % 8);
+		if (++k->pos == k->rate) {
+			keccak_f(k->s);
+			k->pos = 0;
+		}
+	}
+}
+
+static void sponge_squeeze(struct sponge *k, uint8_t *out, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (k->pos == k->rate) {
+			keccak_f(k->s);
+			k->pos = 0;
+		}
+		out[i] = (uint8_t)(k->s[k->pos / 8] >> 8 * (k->pos % 8));
+		k->pos++;
+	}
+}
+
+/* out = f(a || b), outlen bytes (a digest's length, or any for SHAKE); the state is wiped. */
+static void hash2(const struct sponge_kind *f, const uint8_t *a, size_t alen, const uint8_t *b,
                   size_t blen, uint8_t *out, size_t outlen)
 {
-	bool xof = md == md_xof || md == md_prf;
+	struct sponge k = {.rate = f->rate};
 
-	if (EVP_DigestInit_ex(c, md, NULL) != 1 || EVP_DigestUpdate(c, a, alen) != 1 ||
-	    (blen && EVP_DigestUpdate(c, b, blen) != 1))
-		return false;
-	if (xof)
-		return EVP_DigestFinalXOF(c, out, outlen) == 1;
-	return EVP_DigestFinal_ex(c, out, NULL) == 1;
+	sponge_absorb(&k, a, alen);
+	sponge_absorb(&k, b, blen);
+	k.s[k.pos / 8] ^= (uint64_t)f->pad << 8 * (k.pos % 8);
+	k.s[(k.rate - 1) / 8] ^= 0x80ull << 8 * ((k.rate - 1) % 8);
+	keccak_f(k.s);
+	k.pos = 0;
+	sponge_squeeze(&k, out, outlen);
+	sodium_memzero(&k, sizeof(k));
+}
+
+/*
+ * Four sponges of one kind over four inputs of one length, shorter than the
+ * rate (seed || one or two index bytes): absorbed, padded, permuted once.
+ */
+static void sponge4_start(lane4 s[25], const struct sponge_kind *f, uint8_t in[4][SYM + 2],
+                          size_t len)
+{
+	memset(s, 0, 25 * sizeof(lane4));
+	for (int l = 0; l < 4; l++) {
+		for (size_t i = 0; i < len; i++)
+			s[i / 8][l] ^= (uint64_t)in[l][i] << 8 * (i % 8);
+		s[len / 8][l] ^= (uint64_t)f->pad << 8 * (len % 8);
+		s[(f->rate - 1) / 8][l] ^= 0x80ull << 8 * ((f->rate - 1) % 8);
+	}
+	keccak_f4(s);
+}
+
+/* The first n bytes (whole lanes) of the rate of each of the four states. */
+static void sponge4_out(const lane4 s[25], uint8_t *out[4], size_t n)
+{
+	for (size_t i = 0; i < n / 8; i++)
+		for (int l = 0; l < 4; l++)
+			le64_put(out[l] + 8 * i, s[i][l]);
 }
 
 /* ---- arithmetic mod q ---- */
 
-/* a * R^-1 mod q, in (-q, q), for |a| < q * 2^15. */
-static int16_t montgomery_reduce(int32_t a)
+/* The high half of a 16x16-bit product: one vector multiply-high per lane. */
+static int16_t mulhi(int16_t a, int16_t b)
 {
-	int16_t t = (int16_t)((int16_t)a * QINV);
-
-	return (int16_t)((a - (int32_t)t * Q) >> 16);
+	return (int16_t)(((int32_t)a * b) >> 16);
 }
 
-/* a mod q, centered in [-(q-1)/2, (q-1)/2]. */
+/*
+ * a mod q, centered in [-(q-1)/2, (q-1)/2]: t = round(a * 2^26 / q / 2^26),
+ * the 2^-26 taken as a high half (2^-16) and a rounded shift by 10, so
+ * the lanes stay 16 bits wide.
+ */
 static int16_t barrett_reduce(int16_t a)
 {
-	int16_t t = (int16_t)(((int32_t)BARRETT_V * a + (1 << 25)) >> 26);
+	int16_t t = (int16_t)((mulhi(a, BARRETT_V) + (1 << 9)) >> 10);
 
 	return (int16_t)(a - t * Q);
 }
 
+/*
+ * a * b * R^-1 mod q in (-q, q) for |a * b| < q * 2^15 (Montgomery), in
+ * 16-bit lanes only, so that the compiler can vectorise the loops that use it: a * b - t * q has a
+ * zero low half, so its high half is high(a * b) - high(t * q) with no borrow. Same values.
+ */
 static int16_t fqmul(int16_t a, int16_t b)
 {
-	return montgomery_reduce((int32_t)a * b);
+	int16_t t = (int16_t)((int16_t)(a * b) * QINV);
+
+	return (int16_t)(mulhi(a, b) - mulhi(t, Q));
 }
 
 /* A centered representative to [0, q), without a branch: add q where the sign bit is set. */
@@ -178,7 +336,7 @@ static void poly_sub(struct poly *r, const struct poly *a, const struct poly *b)
 static void poly_tomont(struct poly *r)
 {
 	for (int i = 0; i < N; i++)
-		r->c[i] = montgomery_reduce((int32_t)r->c[i] * 1353);
+		r->c[i] = fqmul(r->c[i], 1353);
 }
 
 /* ---- NTT (Algorithms 9, 10, 11, 12) ---- */
@@ -208,6 +366,14 @@ static void ntt(struct poly *r)
  * q divides by 128 and leaves a factor R that cancels the R^-1 of the
  * basemul that came before. Going down the table with (b - a) * zeta is the
  * same as (a - b) * zeta^-1, since 17^128 = -1.
+ *
+ * The input is reduced (|c| <= q/2: every caller passes a basemul's
+ * output). A butterfly's difference leaves its multiplication below q and
+ * its sum adds the bounds, so they at most double a layer: q/2, q, 2q, 4q,
+ * 8q after four layers, one reduction back to q/2, then q, 2q, 4q. 8q and
+ * every difference stay inside int16, and fqmul takes any int16 times a
+ * zeta. The values differ from a reduction per layer only by multiples of
+ * q: callers bring them to [0, q) before they are encoded.
  */
 static void invntt_tomont(struct poly *r)
 {
@@ -220,42 +386,39 @@ static void invntt_tomont(struct poly *r)
 			for (unsigned j = start; j < start + len; j++) {
 				int16_t t = r->c[j];
 
-				r->c[j] = barrett_reduce((int16_t)(t + r->c[j + len]));
+				r->c[j] = (int16_t)(t + r->c[j + len]);
 				r->c[j + len] = fqmul(zeta, (int16_t)(r->c[j + len] - t));
 			}
 		}
+		if (len == 16)
+			poly_reduce(r);
 	}
 	for (int j = 0; j < N; j++)
 		r->c[j] = fqmul(r->c[j], 1441);
 }
 
-/* Algorithm 12: (a0 + a1 X)(b0 + b1 X) mod X^2 - zeta, times R^-1. */
-static void basemul(int16_t r[2], const int16_t a[2], const int16_t b[2], int16_t zeta)
-{
-	r[0] = (int16_t)(fqmul(fqmul(a[1], b[1]), zeta) + fqmul(a[0], b[0]));
-	r[1] = (int16_t)(fqmul(a[0], b[1]) + fqmul(a[1], b[0]));
-}
-
-/* Algorithm 11, accumulated: r = sum a[i] * b[i] in the NTT domain, times R^-1. */
+/*
+ * Algorithm 11, accumulated: r = sum a[i] * b[i] in the NTT domain, times
+ * R^-1. Pair m holds (c0 + c1 X) mod X^2 - zeta_m with zeta_m =
+ * +-17^(2 BitRev7(m/2) + 1) (Algorithm 12); one pass over the pairs with a
+ * table of the 128 zetas keeps the loop vectorisable.
+ */
 static void polyvec_basemul_acc(struct poly *r, const struct polyvec *a, const struct polyvec *b)
 {
-	int16_t t[2];
-
 	memset(r, 0, sizeof(*r));
 	for (int i = 0; i < K; i++) {
-		for (int j = 0; j < N / 4; j++) {
-			const int16_t *pa = &a->p[i].c[4 * j], *pb = &b->p[i].c[4 * j];
-			int16_t zeta = zetas[64 + j];
+		const int16_t *pa = a->p[i].c, *pb = b->p[i].c;
 
-			basemul(t, pa, pb, zeta);
-			r->c[4 * j] = (int16_t)(r->c[4 * j] + t[0]);
-			r->c[4 * j + 1] = (int16_t)(r->c[4 * j + 1] + t[1]);
-			basemul(t, pa + 2, pb + 2, (int16_t)-zeta);
-			r->c[4 * j + 2] = (int16_t)(r->c[4 * j + 2] + t[0]);
-			r->c[4 * j + 3] = (int16_t)(r->c[4 * j + 3] + t[1]);
+		for (int m = 0; m < N / 2; m++) {
+			int16_t a0 = pa[2 * m], a1 = pa[2 * m + 1], b0 = pb[2 * m],
+			        b1 = pb[2 * m + 1];
+
+			r->c[2 * m] = (int16_t)(r->c[2 * m] + fqmul(fqmul(a1, b1), zetas_mul[m]) +
+			                        fqmul(a0, b0));
+			r->c[2 * m + 1] =
+			    (int16_t)(r->c[2 * m + 1] + fqmul(a0, b1) + fqmul(a1, b0));
 		}
 	}
-	sodium_memzero(t, sizeof(t));
 	poly_reduce(r);
 }
 
@@ -319,19 +482,35 @@ static int16_t decompress(uint32_t y, unsigned d)
 	return (int16_t)((y * Q + (1u << (d - 1))) >> d);
 }
 
-/* ByteEncode_d(Compress_d(a)) for d = 10 or 4, packed little-endian. */
-static void poly_compress(uint8_t *r, const struct poly *a, unsigned d)
+/*
+ * ByteEncode_10(Compress_10(a)): four coefficients in five bytes,
+ * little-endian; compressed in one loop and packed in another, so the
+ * first vectorises.
+ */
+static void poly_compress10(uint8_t *r, const struct poly *a)
 {
-	uint32_t acc = 0;
-	unsigned bits = 0;
+	uint16_t t[N];
 
-	for (int i = 0; i < N; i++) {
-		acc |= compress(to_unsigned(a->c[i]), d) << bits;
-		for (bits += d; bits >= 8; bits -= 8) {
-			*r++ = (uint8_t)acc;
-			acc >>= 8;
-		}
+	for (int i = 0; i < N; i++)
+		t[i] = (uint16_t)compress(to_unsigned(a->c[i]), DU);
+	for (int i = 0; i < N / 4; i++, r += 5) {
+		const uint16_t *u = t + 4 * i;
+
+		r[0] = (uint8_t)u[0];
+		r[1] = (uint8_t)(u[0] >> 8 | u[1] << 2);
+		r[2] = (uint8_t)(u[1] >> 6 | u[2] << 4);
+		r[3] = (uint8_t)(u[2] >> 4 | u[3] << 6);
+		r[4] = (uint8_t)(u[3] >> 2);
 	}
+	sodium_memzero(t, sizeof(t));
+}
+
+/* ByteEncode_4(Compress_4(a)): two coefficients a byte, the first in the low half. */
+static void poly_compress4(uint8_t *r, const struct poly *a)
+{
+	for (int i = 0; i < N / 2; i++)
+		r[i] = (uint8_t)(compress(to_unsigned(a->c[2 * i]), DV) |
+		                 compress(to_unsigned(a->c[2 * i + 1]), DV) << 4);
 }
 
 /* Decompress_d(ByteDecode_d(a)): the ciphertext is public. */
@@ -374,11 +553,26 @@ static void poly_tomsg(uint8_t m[SYM], const struct poly *a)
 /* Rejection sampling over bytes b[0..len) into r from *n on; returns the new count. */
 static unsigned rej_uniform(struct poly *r, unsigned n, const uint8_t *b, size_t len)
 {
-	for (size_t i = 0; i + 3 <= len && n < N; i += 3) {
+	size_t i = 0;
+
+	/*
+	 * While two slots remain, both candidates are stored and counted only
+	 * when below q: one in five is not, too often for a branch to predict.
+	 * A refused one is overwritten by the next. A is public (rho).
+	 */
+	for (; i + 3 <= len && n + 2 <= N; i += 3) {
 		uint16_t d1 = (uint16_t)(b[i] | (b[i + 1] & 0x0f) << 8);
 		uint16_t d2 = (uint16_t)(b[i + 1] >> 4 | b[i + 2] << 4);
 
-		/* These branches depend on rho only: A is public. */
+		r->c[n] = (int16_t)d1;
+		n += d1 < Q;
+		r->c[n] = (int16_t)d2;
+		n += d2 < Q;
+	}
+	for (; i + 3 <= len && n < N; i += 3) {
+		uint16_t d1 = (uint16_t)(b[i] | (b[i + 1] & 0x0f) << 8);
+		uint16_t d2 = (uint16_t)(b[i + 1] >> 4 | b[i + 2] << 4);
+
 		if (d1 < Q)
 			r->c[n++] = (int16_t)d1;
 		if (d2 < Q && n < N)
@@ -388,48 +582,66 @@ static unsigned rej_uniform(struct poly *r, unsigned n, const uint8_t *b, size_t
 }
 
 /*
- * Algorithm 7: SampleNTT(rho || j || i). Three blocks of SHAKE128 give 256
- * coefficients about 99% of the time. OpenSSL 3.0 can squeeze a XOF only
- * once, so a short stream is recomputed one block longer and sampled from
- * where the last one stopped (a SHAKE output is a prefix of a longer one).
+ * Algorithm 7, four at a time: r[l] = SampleNTT(rho || idx[l]), SHAKE128
+ * squeezed one block per step in all four lanes until each has 256
+ * coefficients (three blocks about 99% of the time; every triple of a
+ * block is read, 168 being a multiple of 3). Twelve blocks, 1344
+ * candidates with fewer than 256 below q, never happen in practice.
  */
-static bool sample_ntt(EVP_MD_CTX *c, struct poly *r, const uint8_t rho[SYM], uint8_t j, uint8_t i)
+static bool sample_ntt4(struct poly *r[4], const uint8_t rho[SYM], const uint8_t idx[4][2])
 {
-	uint8_t idx[2] = {j, i}, buf[12 * XOF_BLOCK];
-	size_t len = 3 * XOF_BLOCK, done = 0;
-	unsigned n = 0;
+	uint8_t in[4][SYM + 2], buf[4][XOF_BLOCK], *out[4] = {buf[0], buf[1], buf[2], buf[3]};
+	unsigned n[4] = {0};
+	lane4 s[25];
 
-	for (;;) {
-		if (!hash2(c, md_xof, rho, SYM, idx, 2, buf, len))
-			return false;
-		n = rej_uniform(r, n, buf + done, len - done);
-		if (n == N)
-			return true;
-		done = len; /* every triple was read: the block is a multiple of 3 */
-		if (len == sizeof(buf))
-			return false; /* 1344 candidates, fewer than 256 below q: never in practice
-			               */
-		len += XOF_BLOCK;
+	for (int l = 0; l < 4; l++) {
+		memcpy(in[l], rho, SYM);
+		memcpy(in[l] + SYM, idx[l], 2);
 	}
+	sponge4_start(s, &shake128, in, SYM + 2);
+	for (int block = 0; block < 12; block++) {
+		bool done = true;
+
+		if (block > 0)
+			keccak_f4(s);
+		sponge4_out(s, out, XOF_BLOCK);
+		for (int l = 0; l < 4; l++) {
+			n[l] = rej_uniform(r[l], n[l], buf[l], XOF_BLOCK);
+			done &= n[l] == N;
+		}
+		if (done)
+			return true;
+	}
+	return false;
 }
 
-/* Â with a[i][j] = SampleNTT(rho || j || i), or its transpose. */
-static bool gen_matrix(EVP_MD_CTX *c, struct polyvec a[K], const uint8_t rho[SYM], bool transposed)
+/*
+ * Â with a[i][j] = SampleNTT(rho || j || i), or its transpose: nine
+ * polynomials in three four-way batches, the last with three spare lanes.
+ */
+static bool gen_matrix(struct polyvec a[K], const uint8_t rho[SYM], bool transposed)
 {
-	for (int i = 0; i < K; i++)
-		for (int j = 0; j < K; j++)
-			if (!sample_ntt(c, &a[i].p[j], rho, (uint8_t)(transposed ? i : j),
-			                (uint8_t)(transposed ? j : i)))
-				return false;
-	return true;
+	struct poly spare;
+	struct poly *r[4];
+	uint8_t idx[4][2];
+	bool ok = true;
+
+	for (int e = 0; e < 12; e += 4) {
+		for (int l = 0; l < 4; l++) {
+			int i = (e + l) / K, j = (e + l) % K;
+
+			r[l] = e + l < K * K ? &a[i].p[j] : &spare;
+			idx[l][0] = (uint8_t)(transposed ? i : j);
+			idx[l][1] = (uint8_t)(transposed ? j : i);
+		}
+		ok = ok && sample_ntt4(r, rho, idx);
+	}
+	return ok;
 }
 
-/* Algorithm 8 for eta = 2 on PRF_2(seed, nonce) = SHAKE256(seed || nonce, 128 bytes). */
-static bool sample_cbd(EVP_MD_CTX *c, struct poly *r, const uint8_t seed[SYM], uint8_t nonce)
+/* Algorithm 8 for eta = 2 on 128 bytes of PRF output. */
+static void cbd2(struct poly *r, const uint8_t buf[64 * ETA])
 {
-	uint8_t buf[64 * ETA];
-	bool ok = hash2(c, md_prf, seed, SYM, &nonce, 1, buf, sizeof(buf));
-
 	/* Each coefficient: (two bits summed) - (the next two summed), all in one word. */
 	for (int i = 0; i < N / 8; i++) {
 		uint32_t t = le32_get(buf + 4 * i);
@@ -442,36 +654,49 @@ static bool sample_cbd(EVP_MD_CTX *c, struct poly *r, const uint8_t seed[SYM], u
 			r->c[8 * i + j] = (int16_t)(a - b);
 		}
 	}
-	sodium_memzero(buf, sizeof(buf));
-	return ok;
 }
 
-static bool sample_vec(EVP_MD_CTX *c, struct polyvec *v, const uint8_t seed[SYM], uint8_t *nonce)
+/*
+ * r[0..count) = CBD_2(PRF_2(seed, nonce + i)), PRF_2 = SHAKE256(seed ||
+ * nonce, 128 bytes) fits one block: four polynomials per permutation.
+ */
+static void sample_noise(struct poly *const *r, int count, const uint8_t seed[SYM], uint8_t nonce)
 {
-	bool ok = true;
+	uint8_t in[4][SYM + 2], buf[4][64 * ETA], *out[4] = {buf[0], buf[1], buf[2], buf[3]};
+	lane4 s[25];
 
-	for (int i = 0; i < K; i++)
-		ok &= sample_cbd(c, &v->p[i], seed, (*nonce)++);
-	return ok;
+	for (int e = 0; e < count; e += 4) {
+		for (int l = 0; l < 4; l++) {
+			memcpy(in[l], seed, SYM);
+			in[l][SYM] = (uint8_t)(nonce + e + l);
+		}
+		sponge4_start(s, &shake256, in, SYM + 1);
+		sponge4_out(s, out, sizeof(buf[0]));
+		for (int l = 0; l < 4 && e + l < count; l++)
+			cbd2(r[e + l], buf[l]);
+	}
+	sodium_memzero(in, sizeof(in));
+	sodium_memzero(buf, sizeof(buf));
+	sodium_memzero(s, sizeof(s));
 }
 
 /* ---- K-PKE (Algorithms 13, 14, 15) ---- */
 
 /* Algorithm 13 from (rho, sigma) = G(d || k): writes ek_PKE and dk_PKE. */
-static bool pke_keygen(EVP_MD_CTX *c, uint8_t ek[DUST_MLKEM768_EKBYTES], uint8_t dkp[VEC_BYTES],
+static bool pke_keygen(uint8_t ek[DUST_MLKEM768_EKBYTES], uint8_t dkp[VEC_BYTES],
                        const uint8_t d[SYM])
 {
 	uint8_t in[SYM + 1], rs[2 * SYM]; /* rho || sigma */
 	struct polyvec a[K], s, e, t;
-	uint8_t nonce = 0;
 	bool ok;
 
 	memcpy(in, d, SYM);
 	in[SYM] = K; /* FIPS 203 final: k is hashed with d (domain separation) */
-	ok = hash2(c, md_g, in, sizeof(in), NULL, 0, rs, sizeof(rs));
+	hash2(&sha3_512, in, sizeof(in), NULL, 0, rs, sizeof(rs));
 	declassify(rs, SYM); /* rho is public: it is the end of ek */
-	ok = ok && gen_matrix(c, a, rs, false);
-	ok = ok && sample_vec(c, &s, rs + SYM, &nonce) && sample_vec(c, &e, rs + SYM, &nonce);
+	ok = gen_matrix(a, rs, false);
+	sample_noise((struct poly *[]){&s.p[0], &s.p[1], &s.p[2], &e.p[0], &e.p[1], &e.p[2]}, 2 * K,
+	             rs + SYM, 0);
 	if (ok) {
 		polyvec_ntt(&s);
 		polyvec_ntt(&e);
@@ -500,18 +725,17 @@ struct pke_tmp {
 };
 
 /* Algorithm 14: ct = K-PKE.Encrypt(ek, m, r); ek has passed the modulus check. */
-static bool pke_encrypt(EVP_MD_CTX *c, uint8_t ct[DUST_MLKEM768_CTBYTES],
-                        const uint8_t ek[DUST_MLKEM768_EKBYTES], const uint8_t m[SYM],
-                        const uint8_t r[SYM])
+static bool pke_encrypt(uint8_t ct[DUST_MLKEM768_CTBYTES], const uint8_t ek[DUST_MLKEM768_EKBYTES],
+                        const uint8_t m[SYM], const uint8_t r[SYM])
 {
 	struct pke_tmp *w = &(struct pke_tmp){0};
-	uint8_t nonce = 0;
 	bool ok;
 
 	polyvec_frombytes(&w->tv, ek);
-	ok = gen_matrix(c, w->a, ek + VEC_BYTES, true);
-	ok = ok && sample_vec(c, &w->y, r, &nonce) && sample_vec(c, &w->e1, r, &nonce);
-	ok = ok && sample_cbd(c, &w->e2, r, nonce);
+	ok = gen_matrix(w->a, ek + VEC_BYTES, true);
+	sample_noise((struct poly *[]){&w->y.p[0], &w->y.p[1], &w->y.p[2], &w->e1.p[0], &w->e1.p[1],
+	                               &w->e1.p[2], &w->e2},
+	             2 * K + 1, r, 0);
 	if (ok) {
 		polyvec_ntt(&w->y);
 		for (int i = 0; i < K; i++) { /* u = NTT^-1(Â^T y) + e1 */
@@ -525,8 +749,8 @@ static bool pke_encrypt(EVP_MD_CTX *c, uint8_t ct[DUST_MLKEM768_CTBYTES],
 		poly_add(&w->v, &w->e2);
 		poly_add(&w->v, &w->mu);
 		for (int i = 0; i < K; i++)
-			poly_compress(ct + i * (N * DU / 8), &w->u.p[i], DU);
-		poly_compress(ct + C1_BYTES, &w->v, DV);
+			poly_compress10(ct + i * (N * DU / 8), &w->u.p[i]);
+		poly_compress4(ct + C1_BYTES, &w->v);
 	}
 	sodium_memzero(w, sizeof(*w));
 	return ok;
@@ -572,20 +796,20 @@ DUST_EXPORT int dust_mlkem768_keypair_derand(uint8_t ek[DUST_MLKEM768_EKBYTES],
                                              const uint8_t d[DUST_MLKEM768_SEEDBYTES],
                                              const uint8_t z[DUST_MLKEM768_SEEDBYTES])
 {
-	EVP_MD_CTX *c = hash_begin();
 	uint8_t *h = dk + 2 * VEC_BYTES + SYM;
-	bool ok = c && pke_keygen(c, ek, dk, d);
+	bool ok;
 
+	tables_init();
+	ok = pke_keygen(ek, dk, d);
 	/* dk = dk_PKE || ek || H(ek) || z (Algorithm 16) */
-	ok = ok && hash2(c, md_h, ek, DUST_MLKEM768_EKBYTES, NULL, 0, h, SYM);
 	if (ok) {
+		hash2(&sha3_256, ek, DUST_MLKEM768_EKBYTES, NULL, 0, h, SYM);
 		memcpy(dk + VEC_BYTES, ek, DUST_MLKEM768_EKBYTES);
 		memcpy(h + SYM, z, SYM);
 	} else {
 		sodium_memzero(ek, DUST_MLKEM768_EKBYTES);
 		sodium_memzero(dk, DUST_MLKEM768_DKBYTES);
 	}
-	EVP_MD_CTX_free(c); /* OpenSSL clears the Keccak state it frees */
 	return ok ? 0 : -1;
 }
 
@@ -606,15 +830,17 @@ DUST_EXPORT int dust_mlkem768_enc_derand(uint8_t ct[DUST_MLKEM768_CTBYTES],
                                          const uint8_t ek[DUST_MLKEM768_EKBYTES],
                                          const uint8_t m[DUST_MLKEM768_SEEDBYTES])
 {
-	EVP_MD_CTX *c = NULL;
-	uint8_t in[2 * SYM], kr[2 * SYM]; /* m || H(ek) -> K || r */
-	bool ok = ek_check(ek) && (c = hash_begin()) != NULL;
+	uint8_t in[2 * SYM], kr[2 * SYM] = {0}; /* m || H(ek) -> K || r */
+	bool ok = ek_check(ek);
 
 	/* Algorithm 17: (K, r) = G(m || H(ek)), ct = K-PKE.Encrypt(ek, m, r) */
+	tables_init();
 	memcpy(in, m, SYM);
-	ok = ok && hash2(c, md_h, ek, DUST_MLKEM768_EKBYTES, NULL, 0, in + SYM, SYM);
-	ok = ok && hash2(c, md_g, in, sizeof(in), NULL, 0, kr, sizeof(kr));
-	ok = ok && pke_encrypt(c, ct, ek, m, kr + SYM);
+	if (ok) {
+		hash2(&sha3_256, ek, DUST_MLKEM768_EKBYTES, NULL, 0, in + SYM, SYM);
+		hash2(&sha3_512, in, sizeof(in), NULL, 0, kr, sizeof(kr));
+		ok = pke_encrypt(ct, ek, m, kr + SYM);
+	}
 	if (ok) {
 		memcpy(ss, kr, SYM);
 	} else {
@@ -623,7 +849,6 @@ DUST_EXPORT int dust_mlkem768_enc_derand(uint8_t ct[DUST_MLKEM768_CTBYTES],
 	}
 	sodium_memzero(in, sizeof(in));
 	sodium_memzero(kr, sizeof(kr));
-	EVP_MD_CTX_free(c);
 	return ok ? 0 : -1;
 }
 
@@ -654,11 +879,13 @@ static uint8_t ct_eq_mask(const uint8_t *a, const uint8_t *b, size_t n)
 }
 
 /* §7.3's hash check: the H(ek) inside dk is the hash of the ek inside dk. */
-static bool dk_check(EVP_MD_CTX *c, const uint8_t dk[DUST_MLKEM768_DKBYTES])
+static bool dk_check(const uint8_t dk[DUST_MLKEM768_DKBYTES])
 {
 	uint8_t h[SYM];
-	bool ok = hash2(c, md_h, dk + VEC_BYTES, DUST_MLKEM768_EKBYTES, NULL, 0, h, SYM) &&
-	          sodium_memcmp(h, dk + 2 * VEC_BYTES + SYM, SYM) == 0;
+	bool ok;
+
+	hash2(&sha3_256, dk + VEC_BYTES, DUST_MLKEM768_EKBYTES, NULL, 0, h, SYM);
+	ok = sodium_memcmp(h, dk + 2 * VEC_BYTES + SYM, SYM) == 0;
 
 	sodium_memzero(h, sizeof(h));
 	return ok;
@@ -677,19 +904,21 @@ DUST_EXPORT int dust_mlkem768_dec(uint8_t ss[DUST_MLKEM768_SSBYTES],
                                   const uint8_t dk[DUST_MLKEM768_DKBYTES])
 {
 	const uint8_t *ek = dk + VEC_BYTES, *h = ek + DUST_MLKEM768_EKBYTES, *z = h + SYM;
-	EVP_MD_CTX *c = hash_begin();
 	struct dec_tmp *w = &(struct dec_tmp){{0}};
-	bool ok = c && dk_check(c, dk);
+	bool ok;
 	uint8_t eq;
+
+	tables_init();
+	ok = dk_check(dk);
 
 	/* Algorithm 18: m' = Decrypt(dk_PKE, c); (K', r') = G(m' || h); K̄ = J(z || c) */
 	if (ok) {
 		pke_decrypt(w->mh, dk, ct);
 		memcpy(w->mh + SYM, h, SYM);
+		hash2(&sha3_512, w->mh, sizeof(w->mh), NULL, 0, w->kr, sizeof(w->kr));
+		hash2(&shake256, z, SYM, ct, DUST_MLKEM768_CTBYTES, w->kbar, SYM);
+		ok = pke_encrypt(w->ct2, ek, w->mh, w->kr + SYM);
 	}
-	ok = ok && hash2(c, md_g, w->mh, sizeof(w->mh), NULL, 0, w->kr, sizeof(w->kr));
-	ok = ok && hash2(c, md_prf, z, SYM, ct, DUST_MLKEM768_CTBYTES, w->kbar, SYM);
-	ok = ok && pke_encrypt(c, w->ct2, ek, w->mh, w->kr + SYM);
 	if (ok) {
 		/* K' if the re-encryption gives c back, else K̄: a masked select, no branch */
 		eq = ct_eq_mask(ct, w->ct2, DUST_MLKEM768_CTBYTES);
@@ -699,6 +928,5 @@ DUST_EXPORT int dust_mlkem768_dec(uint8_t ss[DUST_MLKEM768_SSBYTES],
 		sodium_memzero(ss, DUST_MLKEM768_SSBYTES);
 	}
 	sodium_memzero(w, sizeof(*w));
-	EVP_MD_CTX_free(c);
 	return ok ? 0 : -1;
 }

@@ -7,10 +7,10 @@
  * Everything here is public-key-free and public by design: any observer can
  * remove Initial protection, and the quic profile wants them to.
  */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <sodium.h>
 
 #include "quic_pvt.h"
@@ -21,28 +21,51 @@ static const uint8_t initial_salt[20] = {0x38, 0x76, 0x2c, 0xf7, 0xf5, 0x59, 0x3
                                          0x0c, 0xad, 0xcc, 0xbb, 0x7f, 0x0a};
 
 /*
- * OpenSSL's HMAC-SHA256 rather than libsodium's: it uses the CPU's SHA
+ * OpenSSL's SHA-256 rather than libsodium's: it uses the CPU's SHA
  * extensions, and the five HMACs of an Initial's keys were a tenth of an
- * X25519 in libsodium's portable SHA-256 (the quic intro bench).
+ * X25519 in libsodium's portable SHA-256 (the quic intro bench). The
+ * digest is fetched once: OpenSSL 3's one-shot HMAC() fetches the MAC and
+ * the digest on every call, most of its cost on these short inputs.
  */
-static void hmac_sha256(uint8_t out[32], const uint8_t *key, size_t keylen, const uint8_t *msg,
-                        size_t len, uint8_t counter)
-{
-	uint8_t buf[64];
-	unsigned int olen = 32;
+static EVP_MD *sha256;
+static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
 
-	if (len >= sizeof(buf))
-		abort(); /* callers pass a DCID (<= 20) or an HkdfLabel (<= 48) */
-	memcpy(buf, msg, len);
-	if (counter)
-		buf[len++] = counter;
-	if (!HMAC(EVP_sha256(), key, (int)keylen, buf, len, out, &olen))
+static void sha256_fetch(void)
+{
+	sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
+}
+
+/* HMAC-SHA256 (RFC 2104) of msg || counter (when not 0) in context c. */
+static void hmac_sha256(EVP_MD_CTX *c, uint8_t out[32], const uint8_t *key, size_t keylen,
+                        const uint8_t *msg, size_t len, uint8_t counter)
+{
+	uint8_t pad[64], inner[32];
+	bool ok;
+
+	if (keylen > sizeof(pad) || len >= sizeof(pad))
+		abort(); /* callers pass the salt or a secret, and a DCID or an HkdfLabel */
+	memset(pad, 0x36, sizeof(pad));
+	for (size_t i = 0; i < keylen; i++)
+		pad[i] ^= key[i];
+	ok = EVP_DigestInit_ex(c, sha256, NULL) == 1 &&
+	     EVP_DigestUpdate(c, pad, sizeof(pad)) == 1 && EVP_DigestUpdate(c, msg, len) == 1 &&
+	     (!counter || EVP_DigestUpdate(c, &counter, 1) == 1) &&
+	     EVP_DigestFinal_ex(c, inner, NULL) == 1;
+	for (size_t i = 0; i < sizeof(pad); i++)
+		pad[i] ^= 0x36 ^ 0x5c; /* the inner pad becomes the outer one */
+	ok = ok && EVP_DigestInit_ex(c, sha256, NULL) == 1 &&
+	     EVP_DigestUpdate(c, pad, sizeof(pad)) == 1 &&
+	     EVP_DigestUpdate(c, inner, sizeof(inner)) == 1 &&
+	     EVP_DigestFinal_ex(c, out, NULL) == 1;
+	sodium_memzero(pad, sizeof(pad));
+	sodium_memzero(inner, sizeof(inner));
+	if (!ok)
 		abort(); /* cannot fail for SHA-256 short of running out of memory */
-	sodium_memzero(buf, sizeof(buf));
 }
 
 /* HKDF-Expand-Label (RFC 8446 §7.1) with an empty context, for outputs <= 32 bytes. */
-static void expand_label(uint8_t *out, size_t len, const uint8_t secret[32], const char *label)
+static void expand_label(EVP_MD_CTX *c, uint8_t *out, size_t len, const uint8_t secret[32],
+                         const char *label)
 {
 	uint8_t info[2 + 1 + 6 + 32 + 1], t[32];
 	size_t llen = strlen(label), n = 0;
@@ -55,7 +78,7 @@ static void expand_label(uint8_t *out, size_t len, const uint8_t secret[32], con
 	memcpy(info + n, label, llen);
 	n += llen;
 	info[n++] = 0; /* context length */
-	hmac_sha256(t, secret, 32, info, n, 1);
+	hmac_sha256(c, t, secret, 32, info, n, 1);
 	memcpy(out, t, len);
 	sodium_memzero(t, sizeof(t));
 }
@@ -64,12 +87,18 @@ DUST_EXPORT void dust_quic_initial_keys(const uint8_t *dcid, size_t dcid_len, bo
                                         struct dust_quic_keys *k)
 {
 	uint8_t initial[32], side[32];
+	EVP_MD_CTX *c;
 
-	hmac_sha256(initial, initial_salt, sizeof(initial_salt), dcid, dcid_len, 0);
-	expand_label(side, 32, initial, server ? "server in" : "client in");
-	expand_label(k->key, sizeof(k->key), side, "quic key");
-	expand_label(k->iv, sizeof(k->iv), side, "quic iv");
-	expand_label(k->hp, sizeof(k->hp), side, "quic hp");
+	pthread_once(&sha256_once, sha256_fetch);
+	c = EVP_MD_CTX_new();
+	if (!sha256 || !c)
+		abort(); /* out of memory, or a libcrypto without SHA-256 */
+	hmac_sha256(c, initial, initial_salt, sizeof(initial_salt), dcid, dcid_len, 0);
+	expand_label(c, side, 32, initial, server ? "server in" : "client in");
+	expand_label(c, k->key, sizeof(k->key), side, "quic key");
+	expand_label(c, k->iv, sizeof(k->iv), side, "quic iv");
+	expand_label(c, k->hp, sizeof(k->hp), side, "quic hp");
+	EVP_MD_CTX_free(c); /* OpenSSL clears the digest state it frees */
 	sodium_memzero(initial, sizeof(initial));
 	sodium_memzero(side, sizeof(side));
 }

@@ -489,13 +489,15 @@ DUST_EXPORT bool dust_quic_is_initial(const uint8_t *dg, size_t len)
 
 /*
  * Header-check and decrypt one client Initial that fills dg[0..len) exactly
- * into frames; the DCID must be want (when given). Returns the payload
- * length, or 0.
+ * into frames. Without want, the Initial keys of its DCID are derived into
+ * *k; with want, its DCID must be want's and *k holds that DCID's keys
+ * already (five HMACs saved on the hello's second Initial). The caller
+ * wipes *k. Returns the payload length, or 0.
  */
 static size_t open_client_initial(const uint8_t *dg, size_t len, const struct quic_long *want,
-                                  struct quic_long *h, uint64_t *pn, uint8_t frames[1500])
+                                  struct quic_long *h, uint64_t *pn, uint8_t frames[1500],
+                                  struct dust_quic_keys *k)
 {
-	struct dust_quic_keys k;
 	size_t plen = 0;
 	bool ok;
 
@@ -505,9 +507,9 @@ static size_t open_client_initial(const uint8_t *dg, size_t len, const struct qu
 		return 0;
 	if (want && (h->dcid_len != want->dcid_len || memcmp(h->dcid, want->dcid, h->dcid_len)))
 		return 0;
-	dust_quic_initial_keys(h->dcid, h->dcid_len, false, &k);
-	ok = quic_unprotect(&k, dg, h->pn_off, h->length, pn, frames, &plen);
-	sodium_memzero(&k, sizeof(k));
+	if (!want)
+		dust_quic_initial_keys(h->dcid, h->dcid_len, false, k);
+	ok = quic_unprotect(k, dg, h->pn_off, h->length, pn, frames, &plen);
 	return ok ? plen : 0;
 }
 
@@ -531,6 +533,7 @@ static size_t read_client_hello(const uint8_t *dg, size_t len, struct quic_long 
                                 uint64_t *pn_lo, struct quic_crypto_buf *cb)
 {
 	struct quic_long h2;
+	struct dust_quic_keys k;
 	uint8_t frames[1500];
 	size_t n1 = first_initial_len(dg, len), plen;
 	uint64_t pn2 = 0;
@@ -539,12 +542,13 @@ static size_t read_client_hello(const uint8_t *dg, size_t len, struct quic_long 
 	quic_crypto_reset(cb);
 	if (n1 < DUST_QUIC_INITIAL_MIN || n1 >= len)
 		return 0;
-	plen = open_client_initial(dg, n1, NULL, h, pn, frames);
+	plen = open_client_initial(dg, n1, NULL, h, pn, frames, &k);
 	ok = plen && initial_walk(frames, plen, cb);
-	plen = ok ? open_client_initial(dg + n1, len - n1, h, &h2, &pn2, frames) : 0;
+	plen = ok ? open_client_initial(dg + n1, len - n1, h, &h2, &pn2, frames, &k) : 0;
 	/* one-byte packet numbers, as Chromium's (1 and 2): the answer's ACK has a known size */
 	ok = plen && pn2 != *pn && pn2 < 64 && *pn < 64 && initial_walk(frames, plen, cb);
 	sodium_memzero(frames, sizeof(frames));
+	sodium_memzero(&k, sizeof(k));
 	if (!ok)
 		return 0;
 	*pn_lo = pn2 < *pn ? pn2 : *pn;
@@ -559,6 +563,7 @@ static size_t read_client_hello(const uint8_t *dg, size_t len, struct quic_long 
 static bool read_hello_random(const uint8_t *dg, size_t len, struct quic_long *h,
                               struct quic_crypto_buf *cb, uint8_t random[DUST_TLS_RANDOM_BYTES])
 {
+	struct dust_quic_keys k;
 	uint8_t frames[1500];
 	size_t n1 = first_initial_len(dg, len), plen;
 	uint64_t pn;
@@ -567,9 +572,10 @@ static bool read_hello_random(const uint8_t *dg, size_t len, struct quic_long *h
 	quic_crypto_reset(cb);
 	if (n1 < DUST_QUIC_INITIAL_MIN || n1 > len)
 		return false;
-	plen = open_client_initial(dg, n1, NULL, h, &pn, frames);
+	plen = open_client_initial(dg, n1, NULL, h, &pn, frames, &k);
 	ok = plen && initial_walk(frames, plen, cb);
 	sodium_memzero(frames, sizeof(frames));
+	sodium_memzero(&k, sizeof(k));
 	for (size_t i = 0; ok && i < HELLO_HEAD; i++)
 		ok = cb->have[i / 8] & (1u << (i % 8));
 	if (!ok || cb->b[0] != DUST_TLS_CLIENT_HELLO ||
