@@ -90,7 +90,7 @@ static void server_initial(void)
 	struct qw_long h;
 	struct qw_keys k;
 	struct qw_crypto *cb = calloc(1, sizeof(*cb));
-	uint64_t off, len;
+	uint64_t off = 0, len = 0;
 
 	unhex(dcid_hex, dcid, sizeof(dcid));
 	CHECK(cb != NULL);

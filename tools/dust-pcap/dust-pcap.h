@@ -25,7 +25,7 @@ extern const uint8_t far_ip[4];
 extern struct dust_rng rng;
 extern struct dust_pad pad;
 
-int die(const char *fmt, const char *arg);
+__attribute__((noreturn)) int die(const char *fmt, const char *arg);
 
 struct outs {
 	struct capfile_out f[MAX_OUT];
