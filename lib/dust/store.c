@@ -1993,8 +1993,10 @@ static unsigned file_poll(struct dust_store *st, struct dust_store_outcome *out,
 	unsigned n = 0;
 
 	if (st->ready_at == st->nready) {
-		memmove(st->commits, st->commits + st->nready,
-		        (st->ncommits - st->nready) * sizeof(*st->commits));
+		/* no commit yet: commits may still be NULL, which memmove may not take */
+		if (st->nready)
+			memmove(st->commits, st->commits + st->nready,
+			        (st->ncommits - st->nready) * sizeof(*st->commits));
 		st->ncommits -= st->nready;
 		st->nready = st->ready_at = 0;
 		if (st->ncommits)
