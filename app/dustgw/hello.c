@@ -120,34 +120,39 @@ void dgw_hello_done(struct dgw_worker *w)
 	w->hello_first = NULL;
 }
 
+/* A client Initial with a whole DCID of at most QUIC's 20 bytes (the hold keeps a copy). */
+static bool dcid_whole(const struct dgw_rx *rx)
+{
+	return rx->len >= 6 && rx->dg[5] <= DUST_QUIC_CID_MAX && rx->len >= 6u + rx->dg[5];
+}
+
+/* The held first Initial whose second rx is (same address, port and DCID), or NULL. */
+static struct held *first_of(struct dgw_hello *h, const struct dgw_rx *rx)
+{
+	for (unsigned i = 0; h->n && i < DGW_HELLO_MAX; i++)
+		if (same_flow(&h->e[i], rx, rx->dg + 6, rx->dg[5]))
+			return &h->e[i];
+	return NULL;
+}
+
 bool dgw_hello_pairs(const struct dgw_worker *w, const struct dgw_rx *rx)
 {
-	const struct dgw_hello *h = w->hello;
-	uint8_t dcid_len = rx->len > 5 ? rx->dg[5] : 0;
-
-	if (dcid_len > DUST_QUIC_CID_MAX || rx->len < 6u + dcid_len)
-		return false;
-	for (unsigned i = 0; h->n && i < DGW_HELLO_MAX; i++)
-		if (same_flow(&h->e[i], rx, rx->dg + 6, dcid_len))
-			return true;
-	return false;
+	return dcid_whole(rx) && first_of(w->hello, rx);
 }
 
 enum dgw_hello_verdict dgw_hello_take(struct dgw_worker *w, struct rte_mbuf *m,
                                       const struct dgw_rx *rx, struct dgw_rx *both)
 {
 	struct dgw_hello *h = w->hello;
-	const uint8_t *dcid = rx->dg + 6;
-	uint8_t dcid_len = rx->dg[5];
 	struct held *e;
 
-	if (dcid_len > DUST_QUIC_CID_MAX || rx->len < 6u + dcid_len || rx->len > 1500)
+	if (!dcid_whole(rx) || rx->len > 1500)
 		return DGW_HELLO_NONE;
-	for (unsigned i = 0; h->n && i < DGW_HELLO_MAX; i++)
-		if (same_flow(&h->e[i], rx, dcid, dcid_len)) {
-			pair(w, &h->e[i], rx, both);
-			return DGW_HELLO_PAIRED;
-		}
+	e = first_of(h, rx);
+	if (e) {
+		pair(w, e, rx, both);
+		return DGW_HELLO_PAIRED;
+	}
 	/* not held unless its tag names an invitation: everything else goes on as before */
 	if (dust_quic_intro_peek(&w->gw->srv, rx->dg, rx->len) < 0)
 		return DGW_HELLO_NONE;
@@ -155,8 +160,8 @@ enum dgw_hello_verdict dgw_hello_take(struct dgw_worker *w, struct rte_mbuf *m,
 	e->m = m;
 	e->rx = *rx;
 	e->since_ms = w->now_ms;
-	e->dcid_len = dcid_len;
-	memcpy(e->dcid, dcid, dcid_len);
+	e->dcid_len = rx->dg[5];
+	memcpy(e->dcid, rx->dg + 6, e->dcid_len);
 	h->n++;
 	w->st.ctr[DGW_CTR_HELLO_HELD]++;
 	return DGW_HELLO_HELD;
