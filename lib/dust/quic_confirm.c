@@ -17,8 +17,6 @@
 #include "quic_pvt.h"
 
 enum {
-	/* the hello's two Initials took packet numbers 1 and 2 (a qc of no hello sent) */
-	CONFIRM_INITIAL_PN = 3,
 	/* the server's Initials: the ACK-only one took 0, the flight's 1 */
 	SERVER_INITIAL_LARGEST = 1,
 	/* Handshake Length fields as Chromium's: its ACK (36 B with a 4-byte CID)... */
@@ -38,8 +36,8 @@ DUST_EXPORT void dust_quic_confirm_init(const struct dust_quic_client *qc,
 	memset(cf, 0, sizeof(*cf));
 	memcpy(cf->odcid, qc->dcid, qc->dcid_len);
 	cf->odcid_len = qc->dcid_len;
-	/* after the hello's Initials, and after its retransmissions' (3, 4, then 5, 6...) */
-	cf->pn = qc->next_pn ? qc->next_pn : CONFIRM_INITIAL_PN;
+	/* after the hello's Initials (1, 2), and after its retransmissions' (3, 4, ...) */
+	cf->pn = qc->next_pn;
 }
 
 /* A client long header toward s's server (DCID its CID, SCID empty); returns where PN goes. */
