@@ -9,12 +9,10 @@
  * and drain.
  */
 #include <ctype.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1443,22 +1441,17 @@ bool etcd_is_url(const char *path)
 }
 
 /*
- * The password file: a regular file (a FIFO or a device would hang the
- * read), private (0600, as key files), not a symlink; its first line.
+ * The password file: opened by the rules for every file of secrets
+ * (dust_file_open_private: the file itself, regular, this user's or
+ * root's, mode 0600); its first line.
  */
 static int read_password(struct etcd_store *es, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
-	struct stat sb;
+	int fd = dust_file_open_private(path);
 	ssize_t n;
 
 	if (fd < 0)
-		return dust_fail(errno, "%s: %s", path, strerror(errno));
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || (sb.st_mode & 077)) {
-		close(fd);
-		return dust_fail(EPERM, "%s: want a regular file, mode 0600 (chmod 600 %s)", path,
-		                 path);
-	}
+		return fd;
 	n = read(fd, es->password, sizeof(es->password));
 	close(fd);
 	if (n < 0)
