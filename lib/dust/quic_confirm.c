@@ -40,35 +40,37 @@ DUST_EXPORT void dust_quic_confirm_init(const struct dust_quic_client *qc,
 	cf->pn = qc->next_pn;
 }
 
-/* A client long header toward s's server (DCID its CID, SCID empty); returns where PN goes. */
-static size_t client_long(uint8_t *out, uint8_t first, const struct dust_session *s, bool token,
-                          size_t length)
+/*
+ * The Initial's long header toward s's server (DCID its CID, SCID empty, as
+ * Chromium's, no token), Length in 2 bytes; returns where PN goes.
+ */
+static size_t initial_header(uint8_t *out, const struct dust_session *s, size_t length)
 {
 	size_t pos = 0;
 
-	out[pos++] = first;
+	out[pos++] = 0xc0;
 	memcpy(out + pos, "\x00\x00\x00\x01", 4);
 	pos += 4;
 	out[pos++] = s->cid_len;
 	memcpy(out + pos, s->cid, s->cid_len);
 	pos += s->cid_len;
-	out[pos++] = 0; /* SCID: empty, as Chromium's */
-	if (token)
-		out[pos++] = 0;
+	out[pos++] = 0; /* SCID: empty */
+	out[pos++] = 0; /* token: none */
 	return pos + quic_varint_put(out + pos, length, 2);
 }
 
-/* A Handshake packet of Length length whose protected bytes are random; its size. */
+/*
+ * A Handshake packet of Length length whose protected bytes are random (the
+ * client's Handshake header, dust_quic_hs_put); its size.
+ */
 static size_t hs_random(const struct dust_session *s, struct dust_rng *rng, uint8_t *out,
                         size_t length)
 {
-	uint8_t r;
-	size_t pn_off;
+	size_t pre = dust_quic_hs_prefix(s);
 
-	dust_rng_bytes(rng, &r, 1);
-	pn_off = client_long(out, (uint8_t)(0xe0 | (r & 0x0f)), s, false, length);
-	dust_rng_bytes(rng, out + pn_off, length);
-	return pn_off + length;
+	dust_quic_hs_put(s, rng, out, length);
+	dust_rng_bytes(rng, out + pre, length);
+	return pre + length;
 }
 
 /* ACK of the server's Initials 0 and 1, then PADDING up to n bytes of frames. */
@@ -98,7 +100,7 @@ DUST_EXPORT int dust_quic_confirm_ack_build(const struct dust_quic_confirm *cf,
 		return -EMSGSIZE;
 	/* the Initial fills what the Handshake ACK leaves: PADDING, as RFC 9000 §14.1 asks */
 	ilen = total - hs_len;
-	pn_off = client_long(out, 0xc0, s, true, 0);
+	pn_off = initial_header(out, s, 0);
 	n = ilen - pn_off - 1 - DUST_QUIC_AEAD_TAG;
 	quic_varint_put(out + pn_off - 2, 1 + n + DUST_QUIC_AEAD_TAG, 2);
 	initial_frames(out + pn_off + 1, n, rng);
