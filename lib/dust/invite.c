@@ -12,8 +12,13 @@
 
 #include "dust_pvt.h"
 
-#define PWHASH_OPS crypto_pwhash_OPSLIMIT_INTERACTIVE
+/*
+ * Argon2id at 64 MiB (SPEC §2): t = 3 passes seals, RFC 9106 §4's second
+ * recommended setting; texts sealed before it (t = 2, libsodium's
+ * OPSLIMIT_INTERACTIVE) still open, tried second.
+ */
 #define PWHASH_MEM crypto_pwhash_MEMLIMIT_INTERACTIVE
+static const unsigned long long pwhash_ops[] = {3, crypto_pwhash_OPSLIMIT_INTERACTIVE};
 
 DUST_EXPORT int dust_invite_new(struct dust_invite *inv, const struct dust_identity *server,
                                 const struct dust_ipaddr *addr, uint16_t port,
@@ -180,9 +185,9 @@ DUST_EXPORT int dust_invite_unpack_full(struct dust_invite *inv, const uint8_t *
 }
 
 static int password_key(uint8_t key[DUST_KEY_BYTES], const char *pw, size_t pwlen,
-                        const uint8_t salt[DUST_SALT_BYTES])
+                        const uint8_t salt[DUST_SALT_BYTES], unsigned long long ops)
 {
-	if (crypto_pwhash(key, DUST_KEY_BYTES, pw, pwlen, salt, PWHASH_OPS, PWHASH_MEM,
+	if (crypto_pwhash(key, DUST_KEY_BYTES, pw, pwlen, salt, ops, PWHASH_MEM,
 	                  crypto_pwhash_ALG_ARGON2ID13) != 0)
 		return dust_fail(ENOMEM, "Argon2id could not allocate %zu MiB",
 		                 (size_t)PWHASH_MEM >> 20);
@@ -205,7 +210,7 @@ DUST_EXPORT int dust_invite_seal(const struct dust_invite *inv, const char *pass
 		return dust_fail(ENOBUFS, "invitation text needs %d bytes", DUST_INVITE_TEXT_MAX);
 	randombytes_buf(salt, DUST_SALT_BYTES);
 	randombytes_buf(nonce, DUST_XNONCE_BYTES);
-	rc = password_key(key, password, password_len, salt);
+	rc = password_key(key, password, password_len, salt, pwhash_ops[0]);
 	if (rc)
 		goto out_wipe;
 	dust_invite_pack_full(inv, pt);
@@ -237,11 +242,17 @@ DUST_EXPORT int dust_invite_open(struct dust_invite *inv, const char *text, cons
 		                 "not a Dust invitation (expected %d or %d base64url characters)",
 		                 DUST_INVITE_TEXT_LEN, DUST_INVITE_QUIC_TEXT_LEN);
 	ptlen = binlen - (DUST_INVITE_SEALED_BYTES - DUST_INVITE_PT_BYTES);
-	rc = password_key(key, password, password_len, salt);
-	if (rc)
-		goto out_wipe;
-	if (crypto_aead_xchacha20poly1305_ietf_decrypt(pt, NULL, NULL, ct, ptlen + DUST_MAC_BYTES,
-	                                               salt, DUST_SALT_BYTES, nonce, key) != 0) {
+	rc = -EBADMSG;
+	for (size_t i = 0; rc == -EBADMSG && i < sizeof(pwhash_ops) / sizeof(pwhash_ops[0]); i++) {
+		rc = password_key(key, password, password_len, salt, pwhash_ops[i]);
+		if (rc)
+			goto out_wipe;
+		if (crypto_aead_xchacha20poly1305_ietf_decrypt(pt, NULL, NULL, ct,
+		                                               ptlen + DUST_MAC_BYTES, salt,
+		                                               DUST_SALT_BYTES, nonce, key) != 0)
+			rc = -EBADMSG;
+	}
+	if (rc) {
 		rc = dust_fail(EBADMSG, "wrong password, or the invitation text is corrupted");
 		goto out_wipe;
 	}

@@ -61,6 +61,60 @@ static void test_invite_seal_open(void)
 	fix_fini(&f);
 }
 
+/* Open text's sealed bytes with Argon2id at ops passes (64 MiB): 0 if the AEAD accepts. */
+static int open_at(const char *text, const char *pw, unsigned long long ops)
+{
+	uint8_t sealed[DUST_INVITE_SEALED_MAX], pt[DUST_INVITE_PT_MAX], key[DUST_KEY_BYTES];
+	size_t len = 0;
+	int rc;
+
+	CHECK(sodium_base642bin(sealed, sizeof(sealed), text, strlen(text), NULL, &len, NULL,
+	                        sodium_base64_VARIANT_URLSAFE_NO_PADDING) == 0);
+	CHECK_EQ(len, DUST_INVITE_SEALED_BYTES);
+	CHECK(crypto_pwhash(key, sizeof(key), pw, strlen(pw), sealed, ops,
+	                    crypto_pwhash_MEMLIMIT_INTERACTIVE, crypto_pwhash_ALG_ARGON2ID13) == 0);
+	rc = crypto_aead_xchacha20poly1305_ietf_decrypt(
+	    pt, NULL, NULL, sealed + DUST_SALT_BYTES + DUST_XNONCE_BYTES,
+	    len - DUST_SALT_BYTES - DUST_XNONCE_BYTES, sealed, DUST_SALT_BYTES,
+	    sealed + DUST_SALT_BYTES, key);
+	sodium_memzero(key, sizeof(key));
+	sodium_memzero(pt, sizeof(pt));
+	return rc;
+}
+
+/*
+ * SPEC §2: texts are sealed with Argon2id t = 3 at 64 MiB (RFC 9106's second
+ * recommendation), and a text sealed with t = 2 (before) still opens.
+ */
+static void test_invite_argon2_passes(void)
+{
+	struct fixture f;
+	struct dust_invite back;
+	uint8_t sealed[DUST_INVITE_SEALED_BYTES], pt[DUST_INVITE_PT_MAX], key[DUST_KEY_BYTES];
+	char text[DUST_INVITE_TEXT_MAX];
+
+	fix_init(&f);
+	CHECK(dust_invite_seal(&f.inv, "correct horse", 13, text, sizeof(text)) == 0);
+	CHECK(open_at(text, "correct horse", 3) == 0);
+	CHECK(open_at(text, "correct horse", 2) != 0);
+	/* sealed as releases before this one did, t = 2 */
+	randombytes_buf(sealed, DUST_SALT_BYTES + DUST_XNONCE_BYTES);
+	CHECK(crypto_pwhash(key, sizeof(key), "correct horse", 13, sealed, 2,
+	                    crypto_pwhash_MEMLIMIT_INTERACTIVE, crypto_pwhash_ALG_ARGON2ID13) == 0);
+	dust_invite_pack_full(&f.inv, pt);
+	crypto_aead_xchacha20poly1305_ietf_encrypt(sealed + DUST_SALT_BYTES + DUST_XNONCE_BYTES,
+	                                           NULL, pt, DUST_INVITE_PT_BYTES, sealed, DUST_SALT_BYTES,
+	                                           NULL, sealed + DUST_SALT_BYTES, key);
+	sodium_bin2base64(text, sizeof(text), sealed, sizeof(sealed),
+	                  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	CHECK(dust_invite_open(&back, text, "correct horse", 13) == 0);
+	CHECK(memcmp(back.secret, f.inv.secret, DUST_KEY_BYTES) == 0);
+	CHECK_EQ(dust_invite_open(&back, text, "wrong horse", 11), -EBADMSG);
+	sodium_memzero(key, sizeof(key));
+	sodium_memzero(pt, sizeof(pt));
+	fix_fini(&f);
+}
+
 static void test_invite_unpack_rejects(void)
 {
 	struct fixture f;
@@ -325,6 +379,7 @@ int main(int argc, char **argv)
 	static const struct check_test tests[] = {
 	    {"identity_files", test_identity_files},
 	    {"invite_seal_open", test_invite_seal_open},
+	    {"invite_argon2_passes", test_invite_argon2_passes},
 	    {"invite_unpack_rejects", test_invite_unpack_rejects},
 	    {"store_single_use_across_restart", test_store_single_use_across_restart},
 	    {"intro_dup_and_replay", test_intro_dup_and_replay},

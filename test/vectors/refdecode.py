@@ -16,6 +16,7 @@ import hashlib
 import struct
 
 import nacl.bindings as nb
+import nacl.exceptions
 import nacl.pwhash
 
 from refcommon import EPOCH_S, expect, read_vectors, run
@@ -72,10 +73,15 @@ def open_invite_text(text, password):
     raw = __import__('base64').urlsafe_b64decode(text + pad)
     expect(len(raw) == 16 + 24 + 128 + 16, 'invitation is 184 sealed bytes')
     salt, nonce, ct = raw[:16], raw[16:40], raw[40:]
-    key = nacl.pwhash.argon2id.kdf(32, password.encode(), salt,
-                                   opslimit=nacl.pwhash.argon2id.OPSLIMIT_INTERACTIVE,
-                                   memlimit=nacl.pwhash.argon2id.MEMLIMIT_INTERACTIVE)
-    return nb.crypto_aead_xchacha20poly1305_ietf_decrypt(ct, salt, nonce, key)
+    # Argon2id at 64 MiB: t = 3 seals (SPEC §2); texts sealed before with t = 2 still open
+    for ops in (3, 2):
+        key = nacl.pwhash.argon2id.kdf(32, password.encode(), salt, opslimit=ops,
+                                       memlimit=nacl.pwhash.argon2id.MEMLIMIT_INTERACTIVE)
+        try:
+            return nb.crypto_aead_xchacha20poly1305_ietf_decrypt(ct, salt, nonce, key)
+        except nacl.exceptions.CryptoError:
+            if ops == 2:
+                raise
 
 
 def parse_invite(pt):
