@@ -181,6 +181,7 @@ enum dgw_ctr {
 	DGW_CTR_QUIC_RTX_EXPIRED, /**< kept flights given up after the last PTO, unconfirmed */
 	DGW_CTR_QUIC_RTX_EVICTED, /**< kept flights pushed out of a full table */
 	DGW_CTR_QUIC_RTX_LIMITED, /**< resends stopped at 3x what the address sent */
+	DGW_CTR_QUIC_RTX_CLOSED,  /**< kept flights ended by the client's CONNECTION_CLOSE */
 	DGW_CTR_MAX
 };
 

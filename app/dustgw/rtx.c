@@ -154,6 +154,16 @@ bool dgw_rtx_hello(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx
 		return false;
 	/* a real server counts every byte from the address toward its 3x limit */
 	dust_path_credit(s, rx->len);
+	/*
+	 * The client gave the connection up (Chromium's close at its 4-second
+	 * handshake timeout, SPEC §12.2): a real server drains, sending nothing
+	 * more. Anyone can build one (public keys): it only ends the resends.
+	 */
+	if (dust_quic_is_client_close(rx->dg, rx->len)) {
+		rte_pktmbuf_free(m);
+		end(w, e, DGW_CTR_QUIC_RTX_CLOSED);
+		return true;
+	}
 	if (!dgw_rtx_hello_due(e, w->now_ms)) {
 		dgw_drop_m(w, m,
 		           DGW_DROP_QUIC_RTX_PAIR); /* the other Initial of one just answered */

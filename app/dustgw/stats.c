@@ -54,6 +54,7 @@ static const char *const ctr_names[DGW_CTR_MAX] = {
     [DGW_CTR_QUIC_RTX_PTO] = "quic_rtx_pto",
     [DGW_CTR_QUIC_RTX_DONE] = "quic_rtx_done",
     [DGW_CTR_QUIC_RTX_EXPIRED] = "quic_rtx_expired",
+    [DGW_CTR_QUIC_RTX_CLOSED] = "quic_rtx_closed",
     [DGW_CTR_QUIC_RTX_EVICTED] = "quic_rtx_evicted",
     [DGW_CTR_QUIC_RTX_LIMITED] = "quic_rtx_limited",
 };

@@ -29,6 +29,9 @@ void dust_quic_initial_keys(const uint8_t *dcid, size_t dcid_len, bool server,
 
 /* ---- Client ------------------------------------------------------------ */
 
+/** The most CRYPTO ranges one hello Initial carries (Chromium's: 4-13). */
+enum { DUST_QUIC_HELLO_RANGES = 24 };
+
 /** What a client keeps between its Initial and the server's answer. */
 struct dust_quic_client {
 	uint8_t esk[DUST_KEY_BYTES]; /**< ephemeral secret e, wiped once answered */
@@ -45,7 +48,12 @@ struct dust_quic_client {
 	/** the hello's ClientHello, for its retransmissions (dust_quic_intro_resend) */
 	uint8_t ch[2048];
 	uint16_t ch_len;
-	uint64_t next_pn; /**< the packet number of the next retransmission's first Initial */
+	/** the next packet number: a PTO resend skips one first, the close does not */
+	uint64_t next_pn;
+	/** the CRYPTO ranges (offset, length) each of the hello's Initials carried */
+	uint16_t hello_ranges[DUST_QUIC_HELLO_DGRAMS][DUST_QUIC_HELLO_RANGES][2];
+	uint8_t hello_nranges[DUST_QUIC_HELLO_DGRAMS];
+	uint8_t resends; /**< PTO resends so far */
 };
 
 /**
@@ -77,15 +85,36 @@ DUST_MUST_CHECK enum dust_drop dust_quic_answer_open(struct dust_quic_client *qc
                                                      size_t tail_len, struct dust_session *s);
 
 /**
- * The hello of qc again, as Chromium retransmits it on its PTO (SPEC
- * §12.2): the same ClientHello bytes and DCID in two new 1250-byte Initials
- * at out, packet numbers going on from the last (fresh CRYPTO/PING/PADDING
- * layout and packet protection). Nothing of the keys changes: the answer to
- * any of the hello's copies opens. Returns DUST_QUIC_HELLO_BYTES or -errno
- * (EINVAL: no hello pending; EMSGSIZE: cap < 2500).
+ * The hello of qc again, as Chromium 156 retransmits it on its PTO (SPEC
+ * §12.2): one 1250-byte Initial under the same DCID, its packet number one
+ * past the next (Chromium skips one per PTO: 4, 6, 8 after 1 and 2), holding
+ * the CRYPTO ranges of one of the hello's two Initials in a fresh
+ * CRYPTO/PING/PADDING layout: the second's on the first resend, the
+ * first's on the next, and so on. A gateway that kept the one Initial that
+ * came pairs it with the resend that carries the other. Nothing of the keys
+ * changes: the answer to any copy opens. Returns DUST_QUIC_CLIENT_DGRAM or
+ * -errno (EINVAL: no hello pending; EMSGSIZE: cap too small).
  */
 DUST_MUST_CHECK int dust_quic_intro_resend(struct dust_quic_client *qc, struct dust_rng *rng,
                                            uint8_t *out, size_t cap);
+
+/**
+ * Give the hello up as Chromium 156 does when no answer came within its
+ * 4-second handshake idle timeout: one 1250-byte Initial (the next packet
+ * number, two bytes wide) holding a CONNECTION_CLOSE (NO_ERROR) with
+ * Chromium's reason phrase for the timeout (idle_us: microseconds since the
+ * hello), then PADDING. qc is left as it was (an answer may still come).
+ * Returns DUST_QUIC_CLIENT_DGRAM or -errno.
+ */
+DUST_MUST_CHECK int dust_quic_intro_close(struct dust_quic_client *qc, uint64_t idle_us,
+                                          uint8_t *out, size_t cap);
+
+/**
+ * Server: is dg one client Initial (filling it) whose frames, under the
+ * public Initial keys of its DCID, hold a CONNECTION_CLOSE? Nothing in it
+ * is authenticated (anyone can build one): a caller only stops sending on it.
+ */
+bool dust_quic_is_client_close(const uint8_t *dg, size_t len);
 
 void dust_quic_client_wipe(struct dust_quic_client *qc);
 

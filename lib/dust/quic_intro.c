@@ -8,6 +8,10 @@
  * verifies and the intro is fresh, as in §5; the session keys also take
  * DH(server ephemeral, client ephemeral), for forward secrecy.
  */
+#include <assert.h>
+#include <inttypes.h>
+#include <stdio.h>
+
 #include <sodium.h>
 
 #include "mlkem.h"
@@ -263,47 +267,91 @@ static bool hello_deal(struct dust_rng *rng, size_t ch_len, size_t room, struct 
 	return true;
 }
 
-/* Header and protection of one client Initial (packet number pn) around its frames. */
-static int client_initial(const uint8_t *dcid, uint64_t pn, size_t room, uint8_t *out)
+/*
+ * Header and protection of one client Initial (packet number pn, pn_len
+ * bytes wide) around its room bytes of frames at out + HDR_CLIENT + pn_len.
+ */
+static int client_initial(const uint8_t *dcid, uint64_t pn, size_t pn_len, size_t room,
+                          uint8_t *out)
 {
 	struct dust_quic_keys k;
 	bool ok;
 
-	out[0] = 0xc0; /* long, fixed, Initial, 1-byte packet number */
+	out[0] = (uint8_t)(0xc0 | (pn_len - 1)); /* long, fixed, Initial */
 	memcpy(out + 1, "\x00\x00\x00\x01", 4);
 	out[5] = DUST_QUIC_CLIENT_DCID;
 	memcpy(out + 6, dcid, DUST_QUIC_CLIENT_DCID);
 	out[14] = 0; /* SCID length */
 	out[15] = 0; /* token length */
-	quic_varint_put(out + 16, 1 + room + DUST_QUIC_AEAD_TAG, 2);
+	quic_varint_put(out + 16, pn_len + room + DUST_QUIC_AEAD_TAG, 2);
 	dust_quic_initial_keys(dcid, DUST_QUIC_CLIENT_DCID, false, &k);
-	ok = quic_protect(&k, out, HDR_CLIENT, 1, pn, room);
+	ok = quic_protect(&k, out, HDR_CLIENT, pn_len, pn, room);
 	sodium_memzero(&k, sizeof(k));
 	return ok ? DUST_QUIC_CLIENT_DGRAM : -EIO;
 }
 
-/* The hello: two 1250-byte Initials (packet numbers pn and pn + 1, one DCID) at out. */
+/* Frames of one hello Initial (1-byte packet numbers, as Chromium's) fill this. */
+#define HELLO_ROOM (DUST_QUIC_CLIENT_DGRAM - HDR_CLIENT - 1 - DUST_QUIC_AEAD_TAG)
+
+/*
+ * The hello: two 1250-byte Initials (packet numbers pn and pn + 1, one
+ * DCID) at out; qc keeps which CRYPTO ranges each carried, for the resends.
+ */
 static int client_hello(struct dust_rng *rng, const uint8_t *dcid, const uint8_t *ch, size_t ch_len,
-                        uint64_t pn, uint8_t *out)
+                        uint64_t pn, uint8_t *out, struct dust_quic_client *qc)
 {
-	size_t room = DUST_QUIC_CLIENT_DGRAM - HDR_CLIENT - 1 - DUST_QUIC_AEAD_TAG;
 	struct packet_plan p[2];
 	int tries = 0;
 
-	while (!hello_deal(rng, ch_len, room, p))
+	static_assert((int)CHUNKS_MAX <= (int)DUST_QUIC_HELLO_RANGES,
+	              "a hello Initial's ranges fit qc");
+	while (!hello_deal(rng, ch_len, HELLO_ROOM, p))
 		if (++tries == DEAL_TRIES)
 			return -EMSGSIZE;
 	for (int k = 0; k < DUST_QUIC_HELLO_DGRAMS; k++) {
 		uint8_t *dg = out + (size_t)k * DUST_QUIC_CLIENT_DGRAM;
 		int r;
 
-		if (!packet_frames(rng, &p[k], ch, dg + HDR_CLIENT + 1, room))
+		if (!packet_frames(rng, &p[k], ch, dg + HDR_CLIENT + 1, HELLO_ROOM))
 			return -EMSGSIZE;
-		r = client_initial(dcid, pn + (uint64_t)k, room, dg);
+		r = client_initial(dcid, pn + (uint64_t)k, 1, HELLO_ROOM, dg);
 		if (r < 0)
 			return r;
+		qc->hello_nranges[k] = (uint8_t)p[k].n;
+		for (size_t i = 0; i < p[k].n; i++) {
+			qc->hello_ranges[k][i][0] = p[k].it[i].off;
+			qc->hello_ranges[k][i][1] = p[k].it[i].len;
+		}
 	}
 	return DUST_QUIC_HELLO_BYTES;
+}
+
+/*
+ * One hello Initial again (packet number pn): the CRYPTO ranges that
+ * Initial k carried, with PINGs and PADDING drawn afresh and all shuffled.
+ */
+static int client_hello_again(struct dust_rng *rng, const struct dust_quic_client *qc, int k,
+                              uint64_t pn, uint8_t *out)
+{
+	struct packet_plan p;
+	int tries = 0;
+
+	p.n = p.used = 0;
+	for (size_t i = 0; i < qc->hello_nranges[k]; i++) {
+		p.it[p.n++] = (struct item){qc->hello_ranges[k][i][0], qc->hello_ranges[k][i][1],
+		                            ITEM_CRYPTO};
+		p.used += crypto_frame_len(qc->hello_ranges[k][i][0], qc->hello_ranges[k][i][1]);
+	}
+	/* the hello's own draw fitted with at least 2 of each: a few new draws, then 2 and 2 */
+	do {
+		bool last = ++tries == DEAL_TRIES;
+
+		p.pings = last ? 2 : 2 + dust_rng_uniform(rng, 8);
+		p.pads = last ? 2 : 2 + dust_rng_uniform(rng, 5);
+		if (packet_frames(rng, &p, qc->ch, out + HDR_CLIENT + 1, HELLO_ROOM))
+			return client_initial(qc->dcid, pn, 1, HELLO_ROOM, out);
+	} while (tries < DEAL_TRIES);
+	return -EMSGSIZE;
 }
 
 /* Fill h (random, E, ECH enc) and the intro ciphertext; returns 0 or -errno. */
@@ -399,7 +447,7 @@ DUST_EXPORT int dust_quic_intro_build(const struct dust_invite *inv,
 	dust_rng_bytes(rng, ch + at + DUST_QI_MIN_ECH, ech_len - DUST_QI_MIN_ECH);
 	intro_prk(qc->prk, inv->secret, es, cs, inv->server_pk, dcid, &h, ct);
 	intro_confirm(qc->prk, dcid, ch, ch_len, ch + at + DUST_QI_CONFIRM_OFF);
-	rc = client_hello(rng, dcid, ch, ch_len, CLIENT_PN, out);
+	rc = client_hello(rng, dcid, ch, ch_len, CLIENT_PN, out, qc);
 	if (rc < 0) {
 		dust_fail(-rc, "could not build the Initials");
 		goto out_wipe;
@@ -428,16 +476,58 @@ out_wipe:
 DUST_EXPORT int dust_quic_intro_resend(struct dust_quic_client *qc, struct dust_rng *rng,
                                        uint8_t *out, size_t cap)
 {
+	uint64_t pn = qc->next_pn + 1; /* Chromium skips one packet number per PTO */
 	int rc;
 
 	if (!qc->pending || !qc->ch_len)
 		return dust_fail(EINVAL, "no quic hello to retransmit");
-	if (cap < DUST_QUIC_HELLO_BYTES)
-		return dust_fail(EMSGSIZE, "a quic intro needs %d bytes", DUST_QUIC_HELLO_BYTES);
-	rc = client_hello(rng, qc->dcid, qc->ch, qc->ch_len, qc->next_pn, out);
+	if (cap < DUST_QUIC_CLIENT_DGRAM)
+		return dust_fail(EMSGSIZE, "a quic resend needs %d bytes", DUST_QUIC_CLIENT_DGRAM);
+	if (pn >= 64) /* a hello's packet numbers stay one byte wide (the server's check) */
+		return dust_fail(ERANGE, "no packet number left for a resend");
+	rc = client_hello_again(rng, qc, qc->resends % 2 == 0 ? 1 : 0, pn, out);
 	if (rc < 0)
-		return dust_fail(-rc, "could not build the Initials");
-	qc->next_pn += DUST_QUIC_HELLO_DGRAMS;
+		return dust_fail(-rc, "could not build the Initial");
+	qc->next_pn = pn + 1;
+	qc->resends++;
+	return rc;
+}
+
+/* Chromium 156's reason phrase when its 4-second handshake idle timeout ends a connection */
+#define CLOSE_REASON                                                                               \
+	"25:No recent network activity after %" PRIu64 "us. Timeout:4s "                           \
+	"num_undecryptable_packets: 0 {}"
+
+DUST_EXPORT int dust_quic_intro_close(struct dust_quic_client *qc, uint64_t idle_us, uint8_t *out,
+                                      size_t cap)
+{
+	enum {
+		PN_LEN = 2,
+		ROOM = DUST_QUIC_CLIENT_DGRAM - HDR_CLIENT - PN_LEN - DUST_QUIC_AEAD_TAG
+	};
+	char reason[128];
+	uint8_t *f = out + HDR_CLIENT + PN_LEN;
+	size_t pos = 0;
+	int n, rc;
+
+	if (!qc->pending || !qc->ch_len)
+		return dust_fail(EINVAL, "no quic hello to give up");
+	if (cap < DUST_QUIC_CLIENT_DGRAM)
+		return dust_fail(EMSGSIZE, "a quic close needs %d bytes", DUST_QUIC_CLIENT_DGRAM);
+	n = snprintf(reason, sizeof(reason), CLOSE_REASON, idle_us);
+	if (n < 0 || (size_t)n >= sizeof(reason))
+		return dust_fail(EINVAL, "close reason does not fit");
+	f[pos++] = DUST_QUIC_FRAME_CONNECTION_CLOSE;
+	f[pos++] = 0; /* NO_ERROR */
+	f[pos++] = 0; /* frame type: none */
+	pos += quic_varint_put(f + pos, (uint64_t)n, quic_varint_len((uint64_t)n));
+	memcpy(f + pos, reason, (size_t)n);
+	pos += (size_t)n;
+	memset(f + pos, DUST_QUIC_FRAME_PADDING, ROOM - pos);
+	rc = client_initial(qc->dcid, qc->next_pn, PN_LEN, ROOM, out);
+	if (rc < 0)
+		return dust_fail(-rc, "could not build the Initial");
+	qc->next_pn++;
 	return rc;
 }
 
@@ -511,6 +601,57 @@ static size_t open_client_initial(const uint8_t *dg, size_t len, const struct qu
 		dust_quic_initial_keys(h->dcid, h->dcid_len, false, k);
 	ok = quic_unprotect(k, dg, h->pn_off, h->length, pn, frames, &plen);
 	return ok ? plen : 0;
+}
+
+/* Does an Initial's payload hold a CONNECTION_CLOSE (only frames an Initial may hold before)? */
+static bool frames_close(const uint8_t *f, size_t n)
+{
+	size_t pos = 0;
+
+	while (pos < n) {
+		uint64_t a, b;
+
+		switch (f[pos]) {
+		case DUST_QUIC_FRAME_PADDING:
+		case DUST_QUIC_FRAME_PING:
+			pos++;
+			break;
+		case DUST_QUIC_FRAME_ACK:
+		case DUST_QUIC_FRAME_ACK + 1:
+			if (!quic_ack_skip(f, n, &pos, 64))
+				return false;
+			break;
+		case DUST_QUIC_FRAME_CRYPTO:
+			pos++;
+			if (!quic_varint_get(f, n, &pos, &a) || !quic_varint_get(f, n, &pos, &b) ||
+			    b > n - pos)
+				return false;
+			pos += b;
+			break;
+		case DUST_QUIC_FRAME_CONNECTION_CLOSE:
+			pos++;
+			/* error code, frame type, reason phrase: the whole frame must be there */
+			return quic_varint_get(f, n, &pos, &a) && quic_varint_get(f, n, &pos, &a) &&
+			       quic_varint_get(f, n, &pos, &b) && b <= n - pos;
+		default:
+			return false;
+		}
+	}
+	return false;
+}
+
+DUST_EXPORT bool dust_quic_is_client_close(const uint8_t *dg, size_t len)
+{
+	struct dust_quic_keys k;
+	struct quic_long h;
+	uint8_t frames[1500];
+	uint64_t pn;
+	size_t plen = open_client_initial(dg, len, NULL, &h, &pn, frames, &k);
+	bool close = plen && frames_close(frames, plen);
+
+	sodium_memzero(frames, sizeof(frames));
+	sodium_memzero(&k, sizeof(k));
+	return close;
 }
 
 /* Where the hello's first Initial ends in dg: its Length field (the two are back to back). */

@@ -44,7 +44,8 @@ enum dust_quic_wire {
 	DUST_QUIC_FRAME_PING = 0x01,
 	DUST_QUIC_FRAME_ACK = 0x02,
 	DUST_QUIC_FRAME_CRYPTO = 0x06,
-	DUST_QUIC_CRYPTO_MAX = 4096, /* largest ClientHello the server reassembles */
+	DUST_QUIC_FRAME_CONNECTION_CLOSE = 0x1c, /* transport error; 0x1d: application */
+	DUST_QUIC_CRYPTO_MAX = 4096,             /* largest ClientHello the server reassembles */
 };
 
 /* ---- Datagram size bounds (SPEC.md §12.4) --------------------------------- */

@@ -10,7 +10,8 @@
  * behind the AEAD. Properties: a drop changes neither the store entry nor the pending client; an
  * accepted intro yields a server CID of 4..20 bytes and is a duplicate the second time; an opened
  * answer yields a live quic session and wipes the pending client. Each is also tried as a
- * client's second flight to a server session (dust_quic_confirm_kind).
+ * client's second flight to a server session (dust_quic_confirm_kind), and as a client's
+ * CONNECTION_CLOSE (dust_quic_is_client_close).
  */
 #include "fuzz_fixture.h"
 #include "quic_pvt.h"
@@ -234,6 +235,23 @@ static void try_frames(const uint8_t *data, size_t size)
 	try_intro(dg, n1 + protect_initial(dg + n1, data + half, size - half, 2));
 }
 
+/*
+ * The gateway's test for a client's CONNECTION_CLOSE (dust_quic_is_client_close):
+ * the input as a datagram, and as the frames of one Initial protected here, so
+ * that mutations reach its frame walker behind the AEAD.
+ */
+static void try_close(const uint8_t *data, size_t size)
+{
+	static uint8_t dg[1500];
+	size_t n;
+
+	(void)dust_quic_is_client_close(data, size);
+	if (size > 1500 - 18 - 1 - DUST_QUIC_AEAD_TAG)
+		return;
+	n = protect_initial(dg, data, size, 9);
+	(void)dust_quic_is_client_close(dg, n);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size > 65535)
@@ -244,5 +262,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	try_frames(data, size);
 	try_tail(data, size);
 	try_confirm(data, size);
+	try_close(data, size);
 	return 0;
 }

@@ -1061,64 +1061,90 @@ static void test_confirm_flips(void)
 }
 
 /* The packet numbers of a hello's two Initials (public keys of their DCID). */
-static void hello_pns(const uint8_t *dg, uint64_t pn[2])
+/* Packet number of the one client Initial filling dg[0..len); its frames into frames. */
+static uint64_t initial_pn(const uint8_t *dg, size_t len, uint8_t frames[1500], size_t *plen)
 {
-	uint8_t frames[1500];
-	size_t plen = 0;
+	struct dust_quic_keys keys;
+	struct quic_long q;
+	uint64_t pn = UINT64_MAX;
 
-	for (int k = 0; k < 2; k++) {
-		const uint8_t *ini = dg + (size_t)k * DUST_QUIC_CLIENT_DGRAM;
-		struct dust_quic_keys keys;
-		struct quic_long q;
-
-		CHECK(quic_long_parse(ini, DUST_QUIC_CLIENT_DGRAM, &q));
-		dust_quic_initial_keys(q.dcid, q.dcid_len, false, &keys);
-		CHECK(quic_unprotect(&keys, ini, q.pn_off, q.length, &pn[k], frames, &plen));
-	}
+	CHECK(quic_long_parse(dg, len, &q));
+	CHECK_EQ(q.pn_off + q.length, len);
+	dust_quic_initial_keys(q.dcid, q.dcid_len, false, &keys);
+	CHECK(quic_unprotect(&keys, dg, q.pn_off, q.length, &pn, frames, plen));
+	return pn;
 }
 
 /*
- * A retransmitted hello (SPEC §12.2) is the same ClientHello under the same
- * DCID in newer packet numbers, newly protected: a server accepts the copy
- * as the hello (then the original is its duplicate), and the answer to the
- * copy opens with the client's state. Nothing to retransmit once wiped.
+ * A retransmitted hello (SPEC §12.2), as Chromium 156 sends one on its PTO:
+ * one 1250-byte Initial, same DCID, packet numbers 4, 6, 8 after the hello's
+ * 1 and 2, carrying one of the hello's Initials' CRYPTO ranges (the second's
+ * first) newly laid out and protected. A server that kept either Initial of
+ * the hello pairs it with the resend that carries the other: the hello
+ * opens, and the answer to it opens with the client's state. Then the close
+ * at pn 9, and nothing to retransmit once answered.
  */
 static void test_hello_resend(void)
 {
 	struct fixture f;
 	struct hs h;
-	uint8_t again[DUST_QUIC_HELLO_BYTES], third[DUST_QUIC_HELLO_BYTES];
-	uint64_t pn[2];
+	uint8_t re[3][DUST_QUIC_CLIENT_DGRAM], pair[DUST_QUIC_HELLO_BYTES], frames[1500];
+	uint8_t close[DUST_QUIC_CLIENT_DGRAM];
+	const uint8_t *first, *second;
+	size_t plen = 0;
 	struct dust_session cs;
 
 	quic_fixture(&f);
 	h.intro_len = dust_quic_intro_build(&f.inv, &f.client, &f.rng, FIX_NOW_MS, h.intro,
 	                                    sizeof(h.intro), &h.qc);
 	CHECK_EQ(h.intro_len, DUST_QUIC_HELLO_BYTES);
-	hello_pns(h.intro, pn);
-	CHECK(pn[0] == 1 && pn[1] == 2);
-	CHECK_EQ(dust_quic_intro_resend(&h.qc, &f.rng, again, sizeof(again)),
-	         DUST_QUIC_HELLO_BYTES);
-	CHECK_EQ(dust_quic_intro_resend(&h.qc, &f.rng, third, sizeof(third)),
-	         DUST_QUIC_HELLO_BYTES);
-	hello_pns(again, pn);
-	CHECK(pn[0] == 3 && pn[1] == 4);
-	hello_pns(third, pn);
-	CHECK(pn[0] == 5 && pn[1] == 6);
-	for (size_t at = 0; at < DUST_QUIC_HELLO_BYTES; at += DUST_QUIC_CLIENT_DGRAM) {
-		CHECK(memcmp(again + at + 1, h.intro + at + 1, 13) == 0); /* version, DCID */
-		CHECK(memcmp(again + at + 20, h.intro + at + 20, 200) != 0);
+	first = h.intro;
+	second = h.intro + DUST_QUIC_CLIENT_DGRAM;
+	CHECK_EQ(initial_pn(first, DUST_QUIC_CLIENT_DGRAM, frames, &plen), 1);
+	CHECK_EQ(initial_pn(second, DUST_QUIC_CLIENT_DGRAM, frames, &plen), 2);
+	CHECK(dust_quic_intro_resend(&h.qc, &f.rng, re[0], DUST_QUIC_CLIENT_DGRAM - 1) < 0);
+	for (int i = 0; i < 3; i++) {
+		CHECK_EQ(dust_quic_intro_resend(&h.qc, &f.rng, re[i], sizeof(re[i])),
+		         DUST_QUIC_CLIENT_DGRAM);
+		CHECK_EQ(initial_pn(re[i], sizeof(re[i]), frames, &plen), 4 + 2 * (uint64_t)i);
+		CHECK(memcmp(re[i] + 1, h.intro + 1, 13) == 0); /* version, DCID */
 	}
+	/* the odd resends carry the second Initial's ranges: alone they name nothing */
+	CHECK(dust_quic_intro_peek(&f.srv, re[0], sizeof(re[0])) < 0);
+	CHECK(dust_quic_intro_peek(&f.srv, re[1], sizeof(re[1])) >= 0);
+	CHECK(memcmp(re[0] + 20, second + 20, 200) != 0); /* laid out afresh */
+	/* the first Initial kept, its second lost: the first resend completes it */
+	memcpy(pair, first, DUST_QUIC_CLIENT_DGRAM);
+	memcpy(pair + DUST_QUIC_CLIENT_DGRAM, re[0], DUST_QUIC_CLIENT_DGRAM);
 	CHECK(dust_eph_generate(&h.eph) == 0);
-	CHECK_EQ(server_accept(&f, &h, again, sizeof(again), FIX_NOW_MS), DUST_OK);
+	CHECK_EQ(server_accept(&f, &h, pair, sizeof(pair), FIX_NOW_MS), DUST_OK);
 	h.answer_len =
 	    dust_quic_answer_build(&f.ss, &h.acc, &f.rng, FIX_NOW_S, h.answer, sizeof(h.answer));
 	h.tail_len = dust_quic_answer_tail_build(&f.ss, &f.rng, FIX_NOW_S, h.tail, sizeof(h.tail));
+	/* Chromium's close after its handshake timeout: pn 9, two bytes wide, NO_ERROR */
+	CHECK_EQ(dust_quic_intro_close(&h.qc, 4002916, close, sizeof(close)),
+	         DUST_QUIC_CLIENT_DGRAM);
+	CHECK_EQ(initial_pn(close, sizeof(close), frames, &plen), 9);
+	CHECK_EQ(plen, 1214); /* of Length 1232: a 2-byte packet number */
+	CHECK(frames[0] == 0x1c && frames[1] == 0 && frames[2] == 0);
+	CHECK(memcmp(frames + 5, "25:No recent network activity after 4002916us. Timeout:4s", 57) ==
+	      0);
+	CHECK(frames[plen - 1] == 0);
+	CHECK(dust_quic_is_client_close(close, sizeof(close)));
+	for (int i = 0; i < 3; i++)
+		CHECK(!dust_quic_is_client_close(re[i], sizeof(re[i])));
+	CHECK(!dust_quic_is_client_close(first, DUST_QUIC_CLIENT_DGRAM));
+	CHECK(!dust_quic_is_client_close(close, sizeof(close) - 1));
+	close[100] ^= 1; /* the Initial's AEAD refuses it */
+	CHECK(!dust_quic_is_client_close(close, sizeof(close)));
+	/* the answer to the paired hello opens: the client state is wiped */
 	CHECK_EQ(answer_open(&f, &h, h.answer, (size_t)h.answer_len, &cs), DUST_OK);
-	CHECK_EQ(server_accept(&f, &h, h.intro, (size_t)h.intro_len, FIX_NOW_MS),
-	         DUST_DROP_INTRO_DUP);
-	/* answered: the client state is wiped, nothing left to retransmit */
-	CHECK(dust_quic_intro_resend(&h.qc, &f.rng, third, sizeof(third)) < 0);
+	/* the resends alone, the second's then the first's, make the same hello again */
+	memcpy(pair, re[1], DUST_QUIC_CLIENT_DGRAM);
+	memcpy(pair + DUST_QUIC_CLIENT_DGRAM, re[2], DUST_QUIC_CLIENT_DGRAM);
+	CHECK_EQ(server_accept(&f, &h, pair, sizeof(pair), FIX_NOW_MS), DUST_DROP_INTRO_DUP);
+	CHECK(dust_quic_intro_resend(&h.qc, &f.rng, re[0], sizeof(re[0])) < 0);
+	CHECK(dust_quic_intro_close(&h.qc, 1, close, sizeof(close)) < 0);
 	dust_session_wipe(&cs);
 	fix_fini(&f);
 }

@@ -104,6 +104,7 @@ struct stats {
 	uint64_t tx_packets, tx_bytes, rx_packets, rx_bytes;
 	uint64_t intros, keepalive_tx, keepalive_rx, reconnects;
 	uint64_t hello_resends; /* quic: the hello again, same DCID, on the PTO */
+	uint64_t hello_closes;  /* quic: a hello given up with a CONNECTION_CLOSE at +4 s */
 	uint64_t path_echo;     /* challenges answered (SPEC §9.1) */
 	uint64_t icmp_refused;  /* a send that reported an earlier datagram's ICMP error */
 	uint64_t drop[DUST_DROP_MAX];
@@ -135,6 +136,8 @@ struct client {
 	uint64_t next_intro_ms, intro_gap_ms;
 	unsigned resends;        /* quic: of the current hello */
 	uint64_t next_resend_ms; /* quic: its PTO */
+	uint64_t hello_us;       /* quic: when it went (monotonic) */
+	uint64_t close_ms;       /* quic: when it is given up with a close; 0: closed or none */
 	uint64_t last_rx_ms, last_tx_ms, last_ka_ms;
 	uint64_t pace_last_ns;           /* quic: the last data datagram's departure (pace_wait) */
 	struct dust_pace_rate pace_rate; /* quic: the client's own rate (pace_wait) */
@@ -178,6 +181,14 @@ static uint64_t mono_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
 static uint64_t unix_ms(void)
@@ -1034,7 +1045,9 @@ static void send_quic_intro(struct client *c)
 		sock_send(c, c->hello + at, DUST_QUIC_CLIENT_DGRAM);
 	sodium_memzero(c->hello, sizeof(c->hello));
 	c->resends = 0;
-	c->next_resend_ms = mono_ms() + QUIC_PTO_MS;
+	c->hello_us = mono_us();
+	c->next_resend_ms = c->hello_us / 1000 + QUIC_PTO_MS;
+	c->close_ms = c->hello_us / 1000 + QUIC_CONN_MS;
 	debug("intro %u sent to %s (QUIC hello, 2 Initials, %d bytes, cover %s)", c->attempts,
 	      c->server, n, c->inv.cover_sni);
 }
@@ -1054,13 +1067,35 @@ static bool quic_resend_tick(struct client *c, uint64_t now)
 	n = dust_quic_intro_resend(&c->qc, &c->rng, c->hello, sizeof(c->hello));
 	if (n < 0)
 		return false;
-	for (int at = 0; at < n; at += DUST_QUIC_CLIENT_DGRAM)
-		sock_send(c, c->hello + at, DUST_QUIC_CLIENT_DGRAM);
+	sock_send(c, c->hello, (size_t)n);
 	c->resends++;
 	c->st.hello_resends++;
 	c->next_resend_ms = now + ((uint64_t)QUIC_PTO_MS << c->resends);
 	debug("hello of intro %u sent again (%u), same DCID", c->attempts, c->resends);
 	return true;
+}
+
+/*
+ * quic: a hello still unanswered when Chromium's 4-second handshake idle
+ * timeout ends is given up as Chromium gives its up: one Initial with a
+ * CONNECTION_CLOSE, on the connection's own port, before any new one.
+ */
+static void quic_close_tick(struct client *c, uint64_t now)
+{
+	int n;
+
+	/* due, or the connection ends now anyway (the next intro's time came first) */
+	if (!c->close_ms || (now < c->close_ms && now < c->next_intro_ms))
+		return;
+	c->close_ms = 0;
+	if (!c->qc.pending)
+		return;
+	n = dust_quic_intro_close(&c->qc, mono_us() - c->hello_us, c->hello, sizeof(c->hello));
+	if (n < 0)
+		return;
+	sock_send(c, c->hello, (size_t)n);
+	c->st.hello_closes++;
+	debug("hello of intro %u given up (CONNECTION_CLOSE)", c->attempts);
 }
 
 /*
@@ -1485,6 +1520,7 @@ static int connecting_tick(struct client *c, uint64_t now)
 {
 	if (c->inv.profile == DUST_PROFILE_QUIC && quic_resend_tick(c, now))
 		return 0;
+	quic_close_tick(c, now);
 	if (now < c->next_intro_ms)
 		return 0;
 	if (!c->ever_up && c->attempts >= c->o->tries) {
@@ -1496,7 +1532,8 @@ static int connecting_tick(struct client *c, uint64_t now)
 	if (c->inv.profile == DUST_PROFILE_QUIC && c->st.intros)
 		new_port(c);
 	send_intro(c);
-	c->next_intro_ms = now + intro_gap(c);
+	/* from when it went: making it (a new socket, ML-KEM keys) takes a few ms */
+	c->next_intro_ms = mono_ms() + intro_gap(c);
 	/* after a loss, back off: a gateway down for an hour should not get 3600 intros */
 	if (c->ever_up && c->intro_gap_ms < INTRO_BACKOFF_MAX_MS)
 		c->intro_gap_ms *= 2;
@@ -1549,6 +1586,8 @@ static int poll_ms(const struct client *c)
 		next = c->next_intro_ms;
 	if (c->qc.pending && c->resends < QUIC_RESENDS && c->next_resend_ms < next)
 		next = c->next_resend_ms;
+	if (c->close_ms && c->close_ms < next)
+		next = c->close_ms;
 	return next <= now ? 0 : (int)(next - now);
 }
 
@@ -1590,13 +1629,13 @@ static void print_stats(const struct client *c)
 
 	printf("dust-client stats: tx_packets=%llu tx_bytes=%llu rx_packets=%llu rx_bytes=%llu "
 	       "intros=%llu keepalive_tx=%llu keepalive_rx=%llu reconnects=%llu path_echo=%llu "
-	       "icmp_refused=%llu hello_resends=%llu",
+	       "icmp_refused=%llu hello_resends=%llu hello_closes=%llu",
 	       (unsigned long long)s->tx_packets, (unsigned long long)s->tx_bytes,
 	       (unsigned long long)s->rx_packets, (unsigned long long)s->rx_bytes,
 	       (unsigned long long)s->intros, (unsigned long long)s->keepalive_tx,
 	       (unsigned long long)s->keepalive_rx, (unsigned long long)s->reconnects,
 	       (unsigned long long)s->path_echo, (unsigned long long)s->icmp_refused,
-	       (unsigned long long)s->hello_resends);
+	       (unsigned long long)s->hello_resends, (unsigned long long)s->hello_closes);
 	for (int d = DUST_DROP_TRUNCATED; d < DUST_DROP_MAX; d++)
 		printf(" rx_drop_%s=%llu", dust_drop_name(d), (unsigned long long)s->drop[d]);
 	for (int d = 0; d < LD_MAX; d++)

@@ -790,6 +790,8 @@ static int same_server_hello(const uint8_t *hello, const uint8_t *a, const uint8
  * address sent (SPEC §9.1), counted as quic_rtx_limited; the flight is then given
  * up. A new intro of c from a new port: a session of its own.
  */
+static int closes(struct cl *c);
+
 static int pto_limit(struct cl *c)
 {
 	uint8_t dg[DUST_QUIC_HELLO_BYTES];
@@ -811,6 +813,43 @@ static int pto_limit(struct cl *c)
 	printf("gw-quic: %zu bytes for %d\n", f.bytes, n);
 	CHECK(f.bytes <= 3 * (size_t)n, "resends over 3x what the address sent");
 	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_RTX_LIMITED) > lim, "the 3x limit never refused a resend");
+	return closes(c);
+}
+
+/*
+ * A client that lost the flight resends its hello as Chromium does on its
+ * PTO, one Initial (dust_quic_intro_resend): answered with the flight again.
+ * At +4 s it gives the connection up with a CONNECTION_CLOSE: the gateway
+ * ends the kept flight (quic_rtx_closed) and resends nothing more.
+ */
+static int closes(struct cl *c)
+{
+	uint8_t dg[DUST_QUIC_HELLO_BYTES];
+	struct dust_quic_client qc;
+	struct dust_endpoint ep = c->a;
+	struct flights f;
+	uint64_t ok = rg_ctr(&H, 0, DGW_CTR_INTRO_OK), rtx = rg_ctr(&H, 0, DGW_CTR_QUIC_RTX_HELLO);
+	uint64_t closed = rg_ctr(&H, 0, DGW_CTR_QUIC_RTX_CLOSED);
+	uint64_t gone = rg_ctr(&H, 0, DGW_CTR_QUIC_RTX_EXPIRED);
+	int n = dust_quic_intro_build(&c->inv, &c->id, &T.rng, rg_now_ms(), dg, sizeof(dg), &qc);
+
+	printf("gw-quic: a one-Initial resend gets the flight again; the close ends it\n");
+	ep.port = (uint16_t)(ep.port + 9);
+	CHECK(n == DUST_QUIC_HELLO_BYTES && send_hello(&ep, dg, (size_t)n) == 0, "send");
+	CHECK(ctr_reaches(DGW_CTR_INTRO_OK, ok + 1), "hello not accepted");
+	n = dust_quic_intro_resend(&qc, &T.rng, dg, sizeof(dg));
+	CHECK(n == DUST_QUIC_CLIENT_DGRAM && send_dg(&ep, QUIC_PORT, dg, (size_t)n) == 0,
+	      "send the resend");
+	CHECK(ctr_reaches(DGW_CTR_QUIC_RTX_HELLO, rtx + 1), "a one-Initial resend not answered");
+	n = dust_quic_intro_close(&qc, 4000000, dg, sizeof(dg));
+	dust_quic_client_wipe(&qc);
+	CHECK(n == DUST_QUIC_CLIENT_DGRAM && send_dg(&ep, QUIC_PORT, dg, (size_t)n) == 0,
+	      "send the close");
+	CHECK(ctr_reaches(DGW_CTR_QUIC_RTX_CLOSED, closed + 1), "the close did not end the flight");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_RTX_EXPIRED) == gone, "a closed flight expired too");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_RTX_HELLO) == rtx + 1, "the close answered as a hello");
+	take_flights(ep.port, &f);
+	CHECK(f.answers >= 2 && f.tails >= 2, "the flight and its resend did not come");
 	return 0;
 }
 
