@@ -522,6 +522,12 @@ struct dust_store_entry {
 	uint8_t bind_pending;                  /**< deferred store: bound, not yet durable */
 	/** etcd: a returning client's intro accepted here, its freshness not yet committed */
 	uint8_t fresh_pending;
+	/**
+	 * The store's own: a spin lock over the fields an intro reads and writes
+	 * (bound .. last_nonce, bound_at, bind_pending, fresh_pending). A
+	 * worker's intro takes only this, never the store's mutex (SPEC §7.7).
+	 */
+	uint8_t lk;
 };
 
 struct dust_store;

@@ -258,7 +258,7 @@ static int store_etcd_submit(struct dust_store *st, struct dust_store_entry *e, 
 
 	if ((rc = etcd_start(st->etcd)) != 0)
 		return rc;
-	pthread_mutex_lock(&st->lock);
+	entry_lock(e);
 	/* a returning client: its freshness, exclusively (F); a first use: the binding (B) */
 	if (!e->bind_pending)
 		rq.kind = 'F';
@@ -267,7 +267,7 @@ static int store_etcd_submit(struct dust_store *st, struct dust_store_entry *e, 
 	memcpy(rq.nonce, e->last_nonce, DUST_XNONCE_BYTES);
 	rq.at = rq.kind == 'F' ? e->last_ts_ms : e->bound_at;
 	rq.ts = e->last_ts_ms;
-	pthread_mutex_unlock(&st->lock);
+	entry_unlock(e);
 	rc = etcd_submit(st->etcd, &rq);
 	return rc ? dust_fail(-rc, "%s: too many commits waiting for the cluster", st->path) : 0;
 }
@@ -290,9 +290,10 @@ static void bind_adopt(struct dust_store_entry *e, const uint8_t pk[DUST_PK_BYTE
 static enum dust_drop fresh_outcome(struct dust_store *st, struct dust_store_entry *e,
                                     const struct etcd_res *r)
 {
-	pthread_mutex_lock(&st->lock);
+	(void)st;
+	entry_lock(e);
 	e->fresh_pending = 0;
-	pthread_mutex_unlock(&st->lock);
+	entry_unlock(e);
 	if (r->status == ETCD_OK)
 		return DUST_OK;
 	return r->status == ETCD_CONFLICT ? DUST_DROP_INTRO_REPLAY : DUST_DROP_STORE_UNAVAILABLE;
@@ -303,14 +304,14 @@ static enum dust_drop outcome_apply(struct dust_store *st, struct dust_store_ent
 {
 	if (r->kind == 'F')
 		return fresh_outcome(st, e, r);
-	pthread_mutex_lock(&st->lock);
+	entry_lock(e);
 	if (r->status == ETCD_OK || r->status == ETCD_CONFLICT)
 		bind_adopt(e, r->pk);
 	else if (e->bind_pending) /* not committed: unused again here */
 		e->bound = e->bind_pending = 0;
 	if (r->status == ETCD_REVOKED)
 		store_revoke_set(e, (uint64_t)time(NULL));
-	pthread_mutex_unlock(&st->lock);
+	entry_unlock(e);
 	if (r->status == ETCD_OK)
 		return DUST_OK;
 	return r->status == ETCD_CONFLICT  ? DUST_DROP_INTRO_WRONG_KEY

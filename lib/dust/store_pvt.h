@@ -175,4 +175,26 @@ int store_orphans_apply(struct dust_store *st);
 void store_refuse(struct dust_store *st);
 void store_revoke_set(struct dust_store_entry *e, uint64_t at);
 
+/*
+ * The intro fields of one entry (struct dust_store_entry's lk): held for a
+ * few loads and stores, never across a system call, so a worker lcore's
+ * intro never waits on the disk or on a thread that waits on it. Lock
+ * order: st->lock (or jlock) first, then an entry's, one entry at a time.
+ */
+static inline void entry_lock(struct dust_store_entry *e)
+{
+	while (__atomic_test_and_set(&e->lk, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(&e->lk, __ATOMIC_RELAXED))
+#if defined(__x86_64__) || defined(__i386__)
+			__builtin_ia32_pause();
+#else
+			;
+#endif
+}
+
+static inline void entry_unlock(struct dust_store_entry *e)
+{
+	__atomic_clear(&e->lk, __ATOMIC_RELEASE);
+}
+
 #endif /* DUST_STORE_PVT_H */

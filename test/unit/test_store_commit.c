@@ -12,6 +12,7 @@
  * (and undoing) every binding of its round.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -19,7 +20,8 @@
 
 #include "check.h"
 #include "dust.h"
-#include "dust_pvt.h" /* dust_store_commit: what an accepted intro commits */
+#include "dust_pvt.h"  /* dust_store_commit: what an accepted intro commits */
+#include "store_pvt.h" /* st->lock, st->jlock: held here as a main lcore holds them */
 
 #define NINV    16
 #define NOW_S   UINT64_C(1800000000)
@@ -226,12 +228,68 @@ static void test_sync_fails(void)
 	store_free(st);
 }
 
+struct intro_job {
+	struct dust_store *st;
+	struct dust_store_view v;
+	enum dust_drop first, again;
+	int done; /* atomic */
+};
+
+/* What a worker lcore does for an intro: read the entry, commit a first use, then a return. */
+static void *intro_worker(void *arg)
+{
+	struct intro_job *j = arg;
+	struct dust_store_entry *e = dust_store_at(j->st, 3);
+	uint8_t pk[DUST_PK_BYTES], ss[DUST_KEY_BYTES] = {0}, nonce[DUST_XNONCE_BYTES] = {0};
+	bool first, held;
+
+	memset(pk, 0x33, sizeof(pk));
+	dust_store_view_get(j->st, e, &j->v);
+	j->first = dust_store_commit(j->st, e, pk, ss, NOW_S * 1000, nonce, NOW_S, &first, &held);
+	nonce[0] = 1;
+	j->again =
+	    dust_store_commit(j->st, e, pk, ss, NOW_S * 1000 + 1, nonce, NOW_S, &first, &held);
+	__atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * Issue 21, F4: a worker's intro takes no mutex that the main lcore (or the
+ * thread that persists) holds across the disk. With st->lock and st->jlock
+ * held here, as a journal append with its fsync or a compaction holds them,
+ * the intro still completes; before, it slept until they were released.
+ */
+static void test_intro_lockfree(void)
+{
+	struct dust_store *st = store_new();
+	struct intro_job j = {.st = st};
+	pthread_t t;
+	int waited = 0;
+
+	pthread_mutex_lock(&st->lock);
+	pthread_mutex_lock(&st->jlock);
+	CHECK(pthread_create(&t, NULL, intro_worker, &j) == 0);
+	/* a liveness bound, not a speed one: blocked, it would never finish */
+	while (!__atomic_load_n(&j.done, __ATOMIC_ACQUIRE) && waited++ < 10000)
+		usleep(1000);
+	CHECK(__atomic_load_n(&j.done, __ATOMIC_ACQUIRE));
+	pthread_mutex_unlock(&st->jlock);
+	pthread_mutex_unlock(&st->lock);
+	CHECK(pthread_join(t, NULL) == 0);
+	CHECK(!j.v.bound);
+	CHECK_EQ(j.first, DUST_OK);
+	CHECK_EQ(j.again, DUST_OK);
+	CHECK(dust_store_at(st, 3)->bound && dust_store_at(st, 3)->bind_pending);
+	store_free(st);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
 	    {"group_commit", test_group_commit},
 	    {"late_submit", test_late_submit},
 	    {"sync_fails", test_sync_fails},
+	    {"intro_lockfree", test_intro_lockfree},
 	};
 
 	CHECK(dust_init() == 0);
