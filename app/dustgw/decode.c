@@ -126,9 +126,15 @@ static void finish(struct dgw_worker *w, struct dgw_pending *p, enum dust_drop o
 	}
 	dgw_intro_live(w, NULL, &p->s, p->m, &p->rx, p->consumed,
 	               p->rx.profile == DUST_PROFILE_QUIC ? &p->acc : NULL, p->first_use);
+	/*
+	 * Run now, in order: each had its turn in the slow queue already. Sent
+	 * back to the queue's tail, a restarted hello's first Initial would run
+	 * after its second when that one was still queued (the second then
+	 * malformed, the first unpaired: the abandoned hello won, issue 21 F6).
+	 */
 	for (unsigned i = 0; i < p->nheld; i++)
 		if (p->held_rx[i].profile == DUST_PROFILE_QUIC)
-			dgw_quic_miss(w, p->held[i], &p->held_rx[i]); /* a later Initial */
+			dgw_quic_initial_run(w, p->held[i], &p->held_rx[i]); /* a later Initial */
 		else
 			dgw_decode_one(w, p->held[i], &p->held_rx[i]);
 }
