@@ -210,6 +210,18 @@ expect short-pw-nothing-written 0 '^1 invitations' -- "$BIN" list --store "$R/st
 expect twelve-pw-sealed 0 '1 invitation\(s\) added' -- "$BIN" create --store "$R/store" --key "$T/key" \
 	--server 192.0.2.1 --port 4433 --tunnel-net 10.9.0.0/24 --count 1 \
 	--password-file "$R/pw-12" --out-dir "$R/twelve"
+# F6: --password-each seals each text under its own random password, written
+# beside it 0600; a text does not open with another's; no --out-dir, refused
+expect pw-each 0 '3 invitation\(s\) added' -- "$BIN" create --store "$R/store" --key "$T/key" \
+	--server 192.0.2.1 --port 4433 --tunnel-net 10.9.0.0/24 --count 3 \
+	--password-each --out-dir "$R/each"
+expect pw-each-modes 0 '^600 600 600 600 600 600$' -- sh -c "stat -c %a '$R/each'/invite-1.txt '$R/each'/invite-1.pw '$R/each'/invite-2.txt '$R/each'/invite-2.pw '$R/each'/invite-3.txt '$R/each'/invite-3.pw | tr '\n' ' ' | sed 's/ $//'"
+expect pw-each-distinct 0 '^3$' -- sh -c "cat '$R/each'/invite-*.pw | sort -u | wc -l"
+expect pw-each-strong 0 '^[2-9a-km-np-z]{4}( [2-9a-km-np-z]{4}){4}$' -- cat "$R/each/invite-3.pw"
+expect pw-each-opens 0 'tunnel: +10\.9\.0\.' -- "$BIN" show --file "$R/each/invite-2.txt" --password-file "$R/each/invite-2.pw"
+expect pw-each-not-shared 1 'wrong password' -- "$BIN" show --file "$R/each/invite-2.txt" --password-file "$R/each/invite-1.pw"
+expect pw-each-needs-dir 1 'needs --out-dir' -- "$BIN" create --store "$R/store" --key "$T/key" \
+	--server 192.0.2.1 --port 4433 --tunnel-net 10.9.0.0/24 --count 1 --password-each
 expect text-on-argv-warns 0 'visible to other users' -- sh -c "'$BIN' show --password-file '$T/pw' \"\$(cat '$T/invite-1.txt')\""
 expect help 0 'keygen --out KEY' -- "$BIN" --help
 expect unknown-command 2 'unknown command' -- "$BIN" frobnicate

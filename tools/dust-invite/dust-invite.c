@@ -31,7 +31,8 @@ static const char usage[] =
     "      Make a server identity (X25519) in KEY (mode 0600); print its public key.\n"
     "  create --store STORE --key KEY --server ADDR --port PORT\n"
     "         (--tunnel ADDR/PREFIX | --tunnel-net NET/PREFIX) [--count N]\n"
-    "         [--expiry-days D] [--out-dir DIR] [--password-file F] [--store-only]\n"
+    "         [--expiry-days D] [--out-dir DIR] [--password-file F | --password-each]\n"
+    "         [--store-only]\n"
     "         [--profile random|quic] [--cover-sni NAME] [--cover-alpn h3]\n"
     "         [--suite chacha20-poly1305|aes-256-gcm]\n"
     "      Create N invitations (default 1) for this server, add them to STORE (created\n"
@@ -39,6 +40,10 @@ static const char usage[] =
     "      DIR is created if missing; texts already there are never overwritten.\n"
     "      --tunnel-net hands out the next free addresses of NET (not the network, the\n"
     "      first host, which is the gateway's side, or the broadcast address).\n"
+    "      --password-each seals each text under its own random password (24\n"
+    "      characters, 100 bits), written beside it to DIR/invite-<n>.pw (0600): hand\n"
+    "      the text and its password to the user by two different channels. Needs\n"
+    "      --out-dir. Without it every text of one create shares the password given.\n"
     "      --store-only skips sealing (no password, no texts): for captures and tests.\n"
     "      Unused invitations expire after D days (default 30).\n"
     "      --profile: the wire profile the client speaks (default random); PORT is the\n"
@@ -69,11 +74,13 @@ static const char usage[] =
     "The password comes from --password-file, else $DUST_PASSWORD, else a prompt;\n"
     "never from the command line.\n";
 
+enum { PW_EACH_LEN = 24 }; /* --password-each: 20 characters in groups of four */
+
 struct opts {
 	const char *out, *store, *key, *server, *tunnel, *tunnel_net, *out_dir, *pwfile, *file, *id;
 	const char *profile, *cover_sni, *cover_alpn;
 	unsigned port, count, expiry_days;
-	int force, store_only;
+	int force, store_only, password_each;
 	int suite; /* DUST_SUITE_*: the data AEAD (default ChaCha20-Poly1305) */
 	const char *arg;
 };
@@ -252,12 +259,30 @@ static int profile_apply(const struct opts *o, struct dust_invite *inv)
 	return dust_invite_cover_set(inv, o->cover_sni);
 }
 
+/*
+ * A password of its own for one text (--password-each): 20 characters of
+ * a 32-letter alphabet without 0, 1, l and o (100 bits, uniform), in groups
+ * of four for reading aloud or typing.
+ */
+static void password_draw(char out[PW_EACH_LEN + 1])
+{
+	static const char abc[] = "23456789abcdefghijkmnpqrstuvwxyz";
+	size_t k = 0;
+
+	for (int i = 0; i < 20; i++) {
+		if (i && i % 4 == 0)
+			out[k++] = ' ';
+		out[k++] = abc[randombytes_uniform(32)];
+	}
+	out[k] = '\0';
+}
+
 static int create_one(struct dust_store *st, const struct opts *o, const struct dust_identity *id,
                       const struct dust_ipaddr *server, const struct dust_ipaddr *tun,
                       unsigned prefix, const char *pw, unsigned n)
 {
 	struct dust_invite inv;
-	char text[DUST_INVITE_TEXT_MAX], buf[64];
+	char text[DUST_INVITE_TEXT_MAX], buf[64], own[PW_EACH_LEN + 1];
 	uint64_t expiry = (uint64_t)time(NULL) + (uint64_t)o->expiry_days * 86400;
 	int rc = -1;
 
@@ -268,6 +293,10 @@ static int create_one(struct dust_store *st, const struct opts *o, const struct 
 		goto out;
 	}
 	inv.suite = (uint8_t)o->suite;
+	if (o->password_each) {
+		password_draw(own);
+		pw = own;
+	}
 	if (!o->store_only && dust_invite_seal(&inv, pw, strlen(pw), text, sizeof(text)) != 0) {
 		fail("seal");
 		goto out;
@@ -279,13 +308,14 @@ static int create_one(struct dust_store *st, const struct opts *o, const struct 
 	if (o->store_only)
 		rc = 0;
 	else if (o->out_dir)
-		rc = outdir_write(o->out_dir, n, text);
+		rc = outdir_write(o->out_dir, n, text, o->password_each ? own : NULL);
 	else
 		rc = printf("# invitation %u, tunnel %s\n%s\n", n,
 		            dust_ipaddr_format(tun, buf, sizeof(buf)), text) < 0;
 out:
 	dust_invite_wipe(&inv);
 	sodium_memzero(text, sizeof(text));
+	sodium_memzero(own, sizeof(own));
 	return rc;
 }
 
@@ -317,20 +347,24 @@ static int cmd_create(const struct opts *o)
 		return die("--tunnel names one address: use --tunnel-net for --count > 1");
 	if (dust_identity_load(&id, o->key) != 0)
 		return fail("--key");
-	if (!o->store_only && dust_password_read(pw, sizeof(pw), o->pwfile, 1) != 0)
+	if (o->password_each && (!o->out_dir || o->pwfile || o->store_only))
+		return die("--password-each writes each text's own password beside it: it needs "
+		           "--out-dir, and takes no --password-file or --store-only");
+	if (!o->store_only && !o->password_each &&
+	    dust_password_read(pw, sizeof(pw), o->pwfile, 1) != 0)
 		goto out_wipe;
 	/*
 	 * The password is all that keeps a text an adversary holds (a seized
 	 * phone, a copied message) from being opened offline: Argon2id slows a
-	 * guess to about 0.2 s, which a short password does not survive.
+	 * guess to about 0.3 s, which a short password does not survive.
 	 */
-	if (!o->store_only && strlen(pw) < DUST_PASSWORD_MIN) {
+	if (!o->store_only && !o->password_each && strlen(pw) < DUST_PASSWORD_MIN) {
 		die("the password must be at least 12 characters: it is all that protects "
 		    "the invitation texts from offline guessing");
 		goto out_wipe;
 	}
 	/* every output checked before the store changes */
-	if (o->out_dir && outdir_prepare(o->out_dir, o->count) != 0)
+	if (o->out_dir && outdir_prepare(o->out_dir, o->count, o->password_each) != 0)
 		goto out_wipe;
 	new_store = access(o->store, F_OK) != 0 && errno == ENOENT;
 	st = dust_store_open(o->store, DUST_STORE_CREATE, &id);
@@ -376,7 +410,7 @@ static int cmd_create(const struct opts *o)
 		fail("saving the store");
 		goto out_close;
 	}
-	if (o->out_dir && outdir_commit(o->out_dir, o->count) != 0)
+	if (o->out_dir && outdir_commit(o->out_dir, o->count, o->password_each) != 0)
 		goto out_close;
 	fprintf(stderr, "dust-invite: %u invitation(s) added to %s (%zu in all)%s%s\n", o->count,
 	        o->store, dust_store_count(st), o->out_dir ? "; texts in " : "",
@@ -389,7 +423,7 @@ out_close:
 	else
 		dust_store_close(st);
 	if (rc != 0 && o->out_dir)
-		outdir_abort(o->out_dir, written + 1);
+		outdir_abort(o->out_dir, written + 1, o->password_each);
 out_wipe:
 	sodium_memzero(pw, sizeof(pw));
 	dust_identity_wipe(&id);
@@ -663,13 +697,17 @@ static int cmd_migrate(const struct opts *o)
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-	    {"out", 1, 0, 'o'},        {"store", 1, 0, 's'},         {"key", 1, 0, 'k'},
-	    {"server", 1, 0, 'S'},     {"port", 1, 0, 'p'},          {"tunnel", 1, 0, 't'},
-	    {"tunnel-net", 1, 0, 'T'}, {"count", 1, 0, 'n'},         {"expiry-days", 1, 0, 'e'},
-	    {"out-dir", 1, 0, 'd'},    {"password-file", 1, 0, 'P'}, {"file", 1, 0, 'f'},
-	    {"force", 0, 0, 'F'},      {"store-only", 0, 0, 'O'},    {"profile", 1, 0, 'R'},
-	    {"cover-sni", 1, 0, 'N'},  {"cover-alpn", 1, 0, 'A'},    {"id", 1, 0, 'I'},
-	    {"help", 0, 0, 'h'},       {"suite", 1, 0, 'C'},         {0, 0, 0, 0},
+	    {"out", 1, 0, 'o'},           {"store", 1, 0, 's'},
+	    {"key", 1, 0, 'k'},           {"server", 1, 0, 'S'},
+	    {"port", 1, 0, 'p'},          {"tunnel", 1, 0, 't'},
+	    {"tunnel-net", 1, 0, 'T'},    {"count", 1, 0, 'n'},
+	    {"expiry-days", 1, 0, 'e'},   {"out-dir", 1, 0, 'd'},
+	    {"password-file", 1, 0, 'P'}, {"file", 1, 0, 'f'},
+	    {"force", 0, 0, 'F'},         {"store-only", 0, 0, 'O'},
+	    {"profile", 1, 0, 'R'},       {"cover-sni", 1, 0, 'N'},
+	    {"cover-alpn", 1, 0, 'A'},    {"id", 1, 0, 'I'},
+	    {"help", 0, 0, 'h'},          {"suite", 1, 0, 'C'},
+	    {"password-each", 0, 0, 'E'}, {0, 0, 0, 0},
 	};
 	int c;
 
@@ -713,6 +751,9 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'P':
 			o->pwfile = optarg;
+			break;
+		case 'E':
+			o->password_each = 1;
 			break;
 		case 'f':
 			o->file = optarg;

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -14,9 +15,10 @@
 
 enum { PATH_CAP = 4096 };
 
-static int path_of(char *buf, const char *dir, unsigned n, const char *suffix)
+/* DIR/invite-<n>.<ext><suffix>: ext "txt" for the text, "pw" for its own password. */
+static int path_of(char *buf, const char *dir, unsigned n, const char *ext, const char *suffix)
 {
-	int len = snprintf(buf, PATH_CAP, "%s/invite-%u.txt%s", dir, n, suffix);
+	int len = snprintf(buf, PATH_CAP, "%s/invite-%u.%s%s", dir, n, ext, suffix);
 
 	if (len < 0 || len >= PATH_CAP) {
 		fprintf(stderr, "dust-invite: --out-dir path too long\n");
@@ -50,7 +52,7 @@ static int mkdirs(const char *dir)
 	return 0;
 }
 
-int outdir_prepare(const char *dir, unsigned count)
+int outdir_prepare(const char *dir, unsigned count, bool with_pw)
 {
 	char path[PATH_CAP];
 	struct stat sb;
@@ -66,14 +68,17 @@ int outdir_prepare(const char *dir, unsigned count)
 		return -1;
 	}
 	for (unsigned n = 1; n <= count; n++) {
-		if (path_of(path, dir, n, "") != 0)
-			return -1;
-		if (lstat(path, &sb) == 0) {
-			fprintf(stderr,
-			        "dust-invite: %s exists: refusing to overwrite an invitation "
-			        "(use another --out-dir)\n",
-			        path);
-			return -1;
+		for (int k = 0; k < (with_pw ? 2 : 1); k++) {
+			if (path_of(path, dir, n, k ? "pw" : "txt", "") != 0)
+				return -1;
+			if (lstat(path, &sb) == 0) {
+				fprintf(
+				    stderr,
+				    "dust-invite: %s exists: refusing to overwrite an invitation "
+				    "(use another --out-dir)\n",
+				    path);
+				return -1;
+			}
 		}
 	}
 	return 0;
@@ -99,15 +104,15 @@ static FILE *part_create(const char *path)
 	return f;
 }
 
-int outdir_write(const char *dir, unsigned n, const char *text)
+static int part_write(const char *dir, unsigned n, const char *ext, const char *line)
 {
 	char path[PATH_CAP];
 	FILE *f;
 
-	if (path_of(path, dir, n, ".part") != 0)
+	if (path_of(path, dir, n, ext, ".part") != 0)
 		return -1;
 	f = part_create(path);
-	if (!f || fprintf(f, "%s\n", text) < 0 || fflush(f) != 0) {
+	if (!f || fprintf(f, "%s\n", line) < 0 || fflush(f) != 0) {
 		fprintf(stderr, "dust-invite: %s: %s\n", path, strerror(errno));
 		if (f)
 			fclose(f);
@@ -120,26 +125,39 @@ int outdir_write(const char *dir, unsigned n, const char *text)
 	return 0;
 }
 
-int outdir_commit(const char *dir, unsigned n)
+int outdir_write(const char *dir, unsigned n, const char *text, const char *pw)
+{
+	if (part_write(dir, n, "txt", text) != 0)
+		return -1;
+	return pw ? part_write(dir, n, "pw", pw) : 0;
+}
+
+int outdir_commit(const char *dir, unsigned n, bool with_pw)
 {
 	char from[PATH_CAP], to[PATH_CAP];
 
 	for (unsigned i = 1; i <= n; i++) {
-		if (path_of(from, dir, i, ".part") != 0 || path_of(to, dir, i, "") != 0)
-			return -1;
-		if (rename(from, to) != 0) {
-			fprintf(stderr, "dust-invite: %s: %s\n", to, strerror(errno));
-			return -1;
+		for (int k = 0; k < (with_pw ? 2 : 1); k++) {
+			const char *ext = k ? "pw" : "txt";
+
+			if (path_of(from, dir, i, ext, ".part") != 0 ||
+			    path_of(to, dir, i, ext, "") != 0)
+				return -1;
+			if (rename(from, to) != 0) {
+				fprintf(stderr, "dust-invite: %s: %s\n", to, strerror(errno));
+				return -1;
+			}
 		}
 	}
 	return 0;
 }
 
-void outdir_abort(const char *dir, unsigned n)
+void outdir_abort(const char *dir, unsigned n, bool with_pw)
 {
 	char path[PATH_CAP];
 
 	for (unsigned i = 1; i <= n; i++)
-		if (path_of(path, dir, i, ".part") == 0)
-			unlink(path);
+		for (int k = 0; k < (with_pw ? 2 : 1); k++)
+			if (path_of(path, dir, i, k ? "pw" : "txt", ".part") == 0)
+				unlink(path);
 }
