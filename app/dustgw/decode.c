@@ -11,6 +11,8 @@
 
 #include "dgw_pvt.h"
 #include "loopprof.h"
+#include "pending.h"
+#include "slow.h"
 
 /*
  * Did the datagram fail as data before its first packet authenticated? Then

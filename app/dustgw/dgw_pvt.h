@@ -1,8 +1,28 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Internals shared by the files of dustgw_core: the gateway context, the
- * per-worker state, the messages between lcores and the helpers each file
- * exports to the others. Not for bench/ or other embedders (see dustgw.h).
+ * per-worker state, the messages between lcores, the inline helpers and the
+ * functions of the files that have no header of their own. Not for bench/
+ * or other embedders (see dustgw.h; tests read depths through
+ * dgw_worker_depths, counters through dgw_stats_get).
+ *
+ * Conventions of app/dustgw:
+ * - A worker module owns its state: a struct defined in its .c, behind one
+ *   pointer in struct dgw_worker, opaque in the module's header with the
+ *   functions its users call (cover.h, pace.h, rtx.h, pending.h,
+ *   pubwait.h, slow.h); only its users include that header. Counts that
+ *   other lcores read are read through the module's accessor (an __atomic
+ *   load inside), never through the struct.
+ * - Setup that can fail (_init, _create, _setup): 0 or -errno (-ENOMEM
+ *   for memory); its _free takes whatever a failed setup left, NULL
+ *   pointers included.
+ * - A function handed an mbuf consumes it (sends, holds or drops it), or
+ *   returns bool: true when it took m, false when m is still the caller's.
+ * - One drop helper, dgw_drop_m (count the reason, free m). A function
+ *   that must return a verdict after a drop wraps it (net.c: DGW_RX_DONE,
+ *   encode.c: -1) and never counts or frees by itself.
+ * - A queue hands back what it releases (pending.c: entries into *out,
+ *   slow.c: the popped entry) for its caller to finish: no queue calls up.
  */
 #ifndef DGW_PVT_H
 #define DGW_PVT_H
@@ -134,38 +154,12 @@ bool dgw_hello_pairs(const struct dgw_worker *w, const struct dgw_rx *rx);
 /* Held first Initials past DGW_HELLO_HOLD_MS: the cover server's, or dropped. */
 void dgw_hello_expire(struct dgw_worker *w);
 
-/* pending.c: a first use waiting for its binding to be durable */
+/*
+ * The parking queues' bounds (pending.c, pubwait.c): entries, later
+ * datagrams held behind each, and how long one may wait. The rings between
+ * lcores are sized from them (sessmap.c).
+ */
 enum { DGW_PENDING_MAX = 1024, DGW_PENDING_HOLD = 8, DGW_PENDING_TIMEOUT_S = 10 };
-/* a held first use checks that a datagram is its client's up to this size (pending.c) */
-enum { DGW_PENDING_CHECK_MAX = 2048 };
-struct dgw_pending {
-	struct dust_session s; /* accepted, not in the table yet */
-	struct rte_mbuf *m;    /* its intro datagram (chained data after consumed) */
-	struct dgw_rx rx;
-	uint16_t consumed;
-	uint16_t nheld;
-	uint16_t prev, next; /* the list in arrival order, or the free list (next only) */
-	bool first_use;      /* a binding; else an etcd returning client's freshness */
-	uint64_t since_tsc;
-	struct dust_quic_accept acc;             /* quic profile: what the answer needs */
-	struct rte_mbuf *held[DGW_PENDING_HOLD]; /* later datagrams from the endpoint */
-	struct dgw_rx held_rx[DGW_PENDING_HOLD];
-};
-
-/* pubwait.c: an accepted intro's answer waiting for its session's publication */
-struct dgw_pubwait {
-	struct dust_session *s; /* in the table, PUBLISH sent */
-	struct rte_mbuf *m;     /* the intro datagram */
-	struct dgw_rx rx;
-	struct dust_rx_result res;   /* its chained data, opened, not delivered */
-	struct dust_quic_accept acc; /* quic profile: what the answer needs */
-	uint64_t since_tsc;
-	uint16_t nheld;
-	uint16_t prev, next; /* the list oldest first, or the free list (next only) */
-	struct rte_mbuf *held[DGW_PENDING_HOLD]; /* later datagrams of s, opened */
-	struct dgw_rx held_rx[DGW_PENDING_HOLD];
-	struct dust_rx_result held_res[DGW_PENDING_HOLD];
-};
 
 /* quic.c: a short header for the worker that owns its CID (RSS sent it elsewhere) */
 enum { DGW_HANDOFF_RING = 1024 };
@@ -174,12 +168,11 @@ struct dgw_handoff {
 	struct dgw_rx rx;
 };
 
-/* slow.c: a datagram from an endpoint with no session, waiting for its turn */
-enum { DGW_SLOW_MAX = 1024, DGW_SLOW_EPS = 4096 };
-struct dgw_slow {
-	struct rte_mbuf *m;
-	struct dgw_rx rx;
-};
+/* Each module's own state, behind the worker's pointer to it (the module's header). */
+struct dgw_pending_q;
+struct dgw_pubwait_q;
+struct dgw_slow_q;
+struct dgw_sess_bl;
 
 struct dgw_worker {
 	struct dgw *gw;
@@ -214,31 +207,14 @@ struct dgw_worker {
 	bool adaptive;
 	uint64_t idle_since;
 	uint32_t nap_us;
-	struct dgw_pending *pend; /* first uses waiting for durability, then scratch (pending.c) */
-	unsigned npend;
-	uint16_t pend_head, pend_tail, pend_free; /* oldest, newest, a free entry (pending.c) */
-	struct dgw_pubwait *pubw; /* answers waiting for publication; entries never move */
-	unsigned nwait;
-	uint16_t pubw_head, pubw_tail, pubw_free; /* oldest, newest, a free entry (pubwait.c) */
-	uint16_t *pubw_map;                       /* session -> entry + 1, open addressing */
-	/*
-	 * sessmap.c: messages that must never be lost, waiting for ring room,
-	 * oldest first. Each holds at most one per session slot (a slot retires
-	 * once, then waits for its RELEASE), so slots entries never overflow.
-	 */
-	struct dgw_msg *retired_bl; /* RETIRED for the main ring (this worker's) */
-	unsigned retired_bl_n;
-	struct dgw_msg *release_bl; /* RELEASE for this worker's inbox (the main lcore's) */
-	unsigned release_bl_n;
-	uint64_t pub_sent;         /* PUBLISH messages sent */
-	_Atomic uint64_t pub_done; /* of which the main lcore handled (written by main only) */
-	struct dgw_slow *slow;     /* a ring of DGW_SLOW_MAX: slow_n from slow_head (slow.c) */
-	unsigned slow_head, slow_n;
-	int64_t slow_credit; /* TSC cycles the queue may still take */
-	bool slow_running;
-	uint16_t *slow_eps;        /* queued datagrams per endpoint hash (DGW_SLOW_EPS counters) */
-	struct dgw_cover_w *cover; /* the exception path's flows, buckets, tap TX (cover.c) */
-	struct dgw_pace_w *pace;   /* quic downstream pacing, or NULL when off (pace.c) */
+	struct dgw_pending_q *pending; /* first uses waiting for durability (pending.h) */
+	struct dgw_pubwait_q *pubwait; /* answers waiting for publication (pubwait.h) */
+	struct dgw_slow_q *slow;       /* datagrams with no session, for their turn (slow.h) */
+	struct dgw_sess_bl *bl;        /* RETIRED/RELEASE waiting for ring room (sessmap.c) */
+	uint64_t pub_sent;             /* PUBLISH messages sent */
+	_Atomic uint64_t pub_done;     /* of which the main lcore handled (written by main only) */
+	struct dgw_cover_w *cover;     /* the exception path's flows, buckets, tap TX (cover.c) */
+	struct dgw_pace_w *pace;       /* quic downstream pacing, or NULL when off (pace.c) */
 	struct dgw_stats st;
 } __rte_cache_aligned;
 
@@ -351,51 +327,12 @@ static inline bool dgw_cover_on(const struct dgw_worker *w)
 	return w->cover != NULL;
 }
 
-/* dispose.c: what becomes of a datagram once its fate is known */
-void dgw_drop_m(struct dgw_worker *w, struct rte_mbuf *m, unsigned reason);
+/* dispose.c: what becomes of a datagram once its fate is known (drops: dgw_drop_m) */
 void dgw_open(struct dgw_worker *w, struct dust_session *s, const struct dgw_rx *rx, size_t off,
               struct dust_rx_result *res);
 void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
                  struct dust_session *s, const struct dust_rx_result *res, bool ka);
 void dgw_path_challenge(struct dgw_worker *w, struct dust_session *s, uint64_t mac);
-
-/* slow.c: holds and hands back; decode.c opens what it pops */
-int dgw_slow_init(struct dgw_worker *w);
-bool dgw_slow_holds(const struct dgw_worker *w, const struct dust_endpoint *ep);
-bool dgw_slow_accepts(const struct dgw_worker *w);
-bool dgw_slow_full(const struct dgw_worker *w);
-void dgw_slow_push(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx);
-void dgw_slow_pop(struct dgw_worker *w, struct dgw_slow *e);
-void dgw_slow_popped(struct dgw_worker *w);
-void dgw_slow_earn(struct dgw_worker *w, uint64_t data_tsc, bool saturated);
-bool dgw_slow_due(const struct dgw_worker *w);
-void dgw_slow_spend(struct dgw_worker *w, uint64_t tsc);
-void dgw_slow_free(struct dgw_worker *w);
-
-/* pending.c: done and expire release entries to *out for the caller to finish */
-int dgw_pending_init(struct dgw_worker *w);
-bool dgw_pending_hold(struct dgw_worker *w, struct dust_session *s, struct rte_mbuf *m,
-                      const struct dgw_rx *rx, size_t consumed, const struct dust_quic_accept *acc,
-                      bool first_use);
-bool dgw_pending_take(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx);
-bool dgw_pending_holds(struct dgw_worker *w, const struct dust_endpoint *ep);
-unsigned dgw_pending_done(struct dgw_worker *w, uint32_t idx, struct dgw_pending **out);
-unsigned dgw_pending_expire(struct dgw_worker *w, struct dgw_pending **out);
-void dgw_pending_free(struct dgw_worker *w);
-bool dgw_pending_any(struct dgw *gw);
-void dgw_store_fresh(struct dgw_worker *w, uint32_t idx);
-
-/* pubwait.c */
-int dgw_pubwait_init(struct dgw_worker *w);
-bool dgw_pubwait_hold(struct dgw_worker *w, struct dust_session *s, struct rte_mbuf *m,
-                      const struct dgw_rx *rx, const struct dust_rx_result *res,
-                      const struct dust_quic_accept *acc);
-bool dgw_pubwait_take(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
-                      const struct dust_session *s, const struct dust_rx_result *res);
-void dgw_pubwait_done(struct dgw_worker *w, struct dust_session *s);
-void dgw_pubwait_drop(struct dgw_worker *w, const struct dust_session *s);
-struct dust_session *dgw_pubwait_expired(const struct dgw_worker *w, uint64_t now_tsc);
-void dgw_pubwait_free(struct dgw_worker *w);
 
 /* lifecycle.c: a worker's sessions from intro to retirement */
 void dgw_intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
@@ -432,6 +369,7 @@ void dgw_eph_free(struct dgw_worker *w);
 void dgw_decode_one(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx);
 void dgw_decode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n);
 void dgw_decode_slow(struct dgw_worker *w, uint64_t data_tsc, bool saturated);
+struct dgw_pending;
 void dgw_decode_released(struct dgw_worker *w, struct dgw_pending *p, unsigned n,
                          enum dust_drop outcome);
 void dgw_worker_inbox(struct dgw_worker *w);
@@ -462,6 +400,13 @@ void dgw_replay_main(struct dgw *gw);
 static inline void dgw_count_drop(struct dgw_worker *w, unsigned reason)
 {
 	w->st.drop[reason]++;
+}
+
+/* The one drop helper: m is counted under reason and freed (NULL: only counted). */
+static inline void dgw_drop_m(struct dgw_worker *w, struct rte_mbuf *m, unsigned reason)
+{
+	dgw_count_drop(w, reason);
+	rte_pktmbuf_free(m);
 }
 int dgw_telemetry_register(void);
 

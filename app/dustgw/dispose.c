@@ -20,12 +20,6 @@ static void free_m(struct rte_mbuf *m)
 		rte_pktmbuf_free(m);
 }
 
-void dgw_drop_m(struct dgw_worker *w, struct rte_mbuf *m, unsigned reason)
-{
-	dgw_count_drop(w, reason);
-	rte_pktmbuf_free(m);
-}
-
 static unsigned inner_check(const struct dust_session *s, const uint8_t *ip, uint16_t len)
 {
 	const struct dust_ipaddr *t = &s->tunnel;

@@ -254,6 +254,18 @@ unsigned dgw_stats_workers(const struct dgw *gw);
 void dgw_stats_get(const struct dgw *gw, unsigned w, struct dgw_stats *out);
 /** lcore id of worker w. */
 unsigned dgw_stats_lcore(const struct dgw *gw, unsigned w);
+/**
+ * What waits in worker w's queues at this moment (tests, telemetry); any
+ * thread may ask, each field is read on its own.
+ */
+struct dgw_depths {
+	unsigned pending; /**< first uses waiting for their binding to be durable */
+	unsigned pubwait; /**< accepted intros' answers waiting for publication */
+	unsigned slow;    /**< datagrams with no session waiting in the slow queue */
+	unsigned inbox;   /**< messages from the main lcore not read yet */
+	bool busy;        /**< the worker is handling a burst from the net port */
+};
+void dgw_worker_depths(const struct dgw *gw, unsigned w, struct dgw_depths *out);
 /** Human summary: per lcore counters and every nonzero drop reason. */
 void dgw_stats_print(const struct dgw *gw, FILE *f);
 /** Machine-readable totals, one "name value" per line (ctr.X, drop.X, lcoreN.X). */

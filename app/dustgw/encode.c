@@ -19,10 +19,10 @@ struct enc {
 	struct dgw_tkey dst;
 };
 
+/* dgw_drop_m, then the verdict of a function that consumed m: -1 */
 static int drop(struct dgw_worker *w, struct rte_mbuf *m, unsigned reason)
 {
-	dgw_count_drop(w, reason);
-	rte_pktmbuf_free(m);
+	dgw_drop_m(w, m, reason);
 	return -1;
 }
 

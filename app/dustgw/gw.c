@@ -13,6 +13,9 @@
 #include <rte_malloc.h>
 
 #include "dgw_pvt.h"
+#include "pending.h"
+#include "pubwait.h"
+#include "slow.h"
 
 int dgw_logtype;
 struct dgw *dgw_global;

@@ -7,6 +7,8 @@
 #include <rte_cycles.h>
 
 #include "dgw_pvt.h"
+#include "pending.h"
+#include "pubwait.h"
 
 /*
  * Once a second: first uses whose DURABLE never came (main ring full) or
@@ -19,13 +21,13 @@ void dgw_worker_expire(struct dgw_worker *w)
 	struct dust_session *s;
 	uint64_t now;
 
-	if (w->npend) {
-		unsigned n = dgw_pending_expire(w, &p);
+	if (dgw_pending_count(w)) {
+		unsigned n = dgw_pending_expire(w, rte_rdtsc(), &p);
 
 		dgw_decode_released(w, p, n, DUST_DROP_INTRO_PERSIST);
 	}
 	now = rte_rdtsc();
-	while (w->nwait && (s = dgw_pubwait_expired(w, now)))
+	while (dgw_pubwait_count(w) && (s = dgw_pubwait_expired(w, now)))
 		dgw_sess_retire(w, s); /* drops the entry (dgw_pubwait_drop) */
 	w->st.ctr[DGW_CTR_SESS_EXPIRED] += dgw_sess_expire(w);
 }

@@ -7,13 +7,15 @@
  * dispose.c, below the dispatch (decode.c, quic.c, inbox.c).
  */
 #include "dgw_pvt.h"
+#include "pending.h"
+#include "pubwait.h"
 
 /* s was already taken out of the table (RETIRING). */
 static void retired(struct dust_session *s, void *arg)
 {
 	struct dgw_worker *w = arg;
 
-	if (w->nwait)
+	if (dgw_pubwait_count(w))
 		dgw_pubwait_drop(w, s);
 	dgw_quic_cid_del(w, s);
 	dgw_rtx_drop(w, s);
@@ -37,7 +39,7 @@ void dgw_datagram_done(struct dgw_worker *w, struct rte_mbuf *m, const struct dg
                        struct dust_session *s, const struct dust_rx_result *res, bool ka)
 {
 	/* nothing of s leaves before the answer */
-	if (unlikely(w->nwait) && dgw_pubwait_take(w, m, rx, s, res))
+	if (unlikely(dgw_pubwait_count(w)) && dgw_pubwait_take(w, m, rx, s, res))
 		return;
 	dgw_dispose(w, m, rx, s, res, ka);
 }
@@ -133,11 +135,12 @@ void dgw_intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_r
 	struct dust_intro_info info;
 	struct dust_quic_accept acc;
 	size_t consumed = 0;
+	unsigned npend = dgw_pending_count(w);
 	enum dust_drop d;
 
 	/* first uses waiting for their fsync hold places in the table too */
-	if (s && w->npend &&
-	    dust_session_table_live(w->tab) + w->npend >= dust_session_table_capacity(w->tab))
+	if (s && npend &&
+	    dust_session_table_live(w->tab) + npend >= dust_session_table_capacity(w->tab))
 		s = NULL;
 	if (!s && !old && !evict_possible(w)) {
 		dgw_drop_m(w, m, DGW_DROP_TABLE_FULL);

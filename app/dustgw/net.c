@@ -15,10 +15,10 @@
 #include "dgw_pvt.h"
 #include "loopprof.h"
 
+/* dgw_drop_m, then the classifier's verdict for a consumed frame */
 static int drop(struct dgw_worker *w, struct rte_mbuf *m, unsigned reason)
 {
-	dgw_count_drop(w, reason);
-	rte_pktmbuf_free(m);
+	dgw_drop_m(w, m, reason);
 	return DGW_RX_DONE;
 }
 

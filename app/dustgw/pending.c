@@ -8,60 +8,78 @@
  * and the held datagrams are decoded in order (by the caller, decode.c:
  * this queue only hands back what it releases). No worker waits on a disk.
  */
+#include <stddef.h>
+
 #include <rte_cycles.h>
 #include <rte_malloc.h>
 #include <sodium.h>
 
-#include "dgw_pvt.h"
+#include "pending.h"
 
 /*
  * Entries never move: a list links them in arrival order and a free list
  * holds the rest, so a DURABLE takes its entries out without shifting the
  * others (a compaction copied up to ~1.2 MB per message with 1024 held,
- * issue 21 F3). The second half of w->pend is scratch for what is released.
+ * issue 21 F3). The second half of e[] is scratch for what is released.
  */
 enum { NIL = UINT16_MAX };
 
+struct dgw_pending_q {
+	unsigned n;                /* entries waiting: written by the owner, read by any lcore */
+	uint16_t head, tail, free; /* oldest, newest, a free entry */
+	struct dgw_pending e[2 * DGW_PENDING_MAX];
+};
+
+static void set_n(struct dgw_pending_q *q, unsigned n)
+{
+	__atomic_store_n(&q->n, n, __ATOMIC_RELAXED);
+}
+
+/* dgw_pending_count reads n through the struct's address */
+_Static_assert(offsetof(struct dgw_pending_q, n) == 0, "n first");
+
 int dgw_pending_init(struct dgw_worker *w)
 {
-	w->pend = rte_zmalloc("dgw_pending", sizeof(*w->pend) * 2 * DGW_PENDING_MAX, 0);
-	if (!w->pend)
+	struct dgw_pending_q *q = rte_zmalloc("dgw_pending", sizeof(*q), RTE_CACHE_LINE_SIZE);
+
+	if (!q)
 		return -ENOMEM;
 	for (unsigned i = 0; i < DGW_PENDING_MAX; i++)
-		w->pend[i].next = i + 1 < DGW_PENDING_MAX ? (uint16_t)(i + 1) : NIL;
-	w->pend_free = 0;
-	w->pend_head = w->pend_tail = NIL;
+		q->e[i].next = i + 1 < DGW_PENDING_MAX ? (uint16_t)(i + 1) : NIL;
+	q->free = 0;
+	q->head = q->tail = NIL;
+	w->pending = q;
 	return 0;
 }
 
-static struct dgw_pending *find_ep(struct dgw_worker *w, const struct dust_endpoint *ep)
+static struct dgw_pending *find_ep(struct dgw_pending_q *q, const struct dust_endpoint *ep)
 {
-	for (uint16_t i = w->npend ? w->pend_head : NIL; i != NIL; i = w->pend[i].next) {
-		struct dust_endpoint *e = &w->pend[i].rx.ep;
+	for (uint16_t i = q->n ? q->head : NIL; i != NIL; i = q->e[i].next) {
+		struct dust_endpoint *e = &q->e[i].rx.ep;
 
 		if (e->port == ep->port && dust_ipaddr_equal(&e->ip, &ep->ip))
-			return &w->pend[i];
+			return &q->e[i];
 	}
 	return NULL;
 }
 
 /* Take entry i off the list onto the free list; its session is wiped. */
-static void unlink_entry(struct dgw_worker *w, uint16_t i)
+static void unlink_entry(struct dgw_pending_q *q, uint16_t i)
 {
-	struct dgw_pending *p = &w->pend[i];
+	struct dgw_pending *p = &q->e[i];
 
 	if (p->prev != NIL)
-		w->pend[p->prev].next = p->next;
+		q->e[p->prev].next = p->next;
 	else
-		w->pend_head = p->next;
+		q->head = p->next;
 	if (p->next != NIL)
-		w->pend[p->next].prev = p->prev;
+		q->e[p->next].prev = p->prev;
 	else
-		w->pend_tail = p->prev;
+		q->tail = p->prev;
 	dust_session_wipe(&p->s);
-	p->next = w->pend_free;
-	w->pend_free = i;
-	w->npend--;
+	p->next = q->free;
+	q->free = i;
+	set_n(q, q->n - 1);
 }
 
 static void to_main(struct dgw_worker *w, uint8_t type, uint32_t idx)
@@ -77,40 +95,29 @@ void dgw_store_fresh(struct dgw_worker *w, uint32_t idx)
 	to_main(w, DGW_MSG_FRESH, idx);
 }
 
-/* Replay opens delivery only once no first use waits (its replies need the session). */
-bool dgw_pending_any(struct dgw *gw)
-{
-	for (unsigned i = 0; i < gw->nworkers; i++)
-		if (__atomic_load_n(&gw->w[i]->npend, __ATOMIC_RELAXED) ||
-		    __atomic_load_n(&gw->w[i]->nwait, __ATOMIC_RELAXED) ||
-		    __atomic_load_n(&gw->w[i]->slow_n, __ATOMIC_RELAXED) ||
-		    rte_ring_count(gw->w[i]->inbox))
-			return true;
-	return false;
-}
-
 bool dgw_pending_hold(struct dgw_worker *w, struct dust_session *s, struct rte_mbuf *m,
                       const struct dgw_rx *rx, size_t consumed, const struct dust_quic_accept *acc,
                       bool first_use)
 {
+	struct dgw_pending_q *q = w->pending;
 	struct dgw_pending *p;
-	uint16_t i = w->pend_free;
+	uint16_t i = q->free;
 
 	if (i == NIL) {
 		dust_session_wipe(s);
 		dgw_drop_m(w, m, DGW_DROP_PENDING_FULL);
 		return false;
 	}
-	p = &w->pend[i];
-	w->pend_free = p->next;
-	p->prev = w->pend_tail;
+	p = &q->e[i];
+	q->free = p->next;
+	p->prev = q->tail;
 	p->next = NIL;
-	if (w->pend_tail != NIL)
-		w->pend[w->pend_tail].next = i;
+	if (q->tail != NIL)
+		q->e[q->tail].next = i;
 	else
-		w->pend_head = i;
-	w->pend_tail = i;
-	w->npend++;
+		q->head = i;
+	q->tail = i;
+	set_n(q, q->n + 1);
 	p->s = *s;
 	dust_session_wipe(s); /* a reserved slot goes back to FREE */
 	p->m = m;
@@ -177,12 +184,12 @@ static bool belongs(struct dgw_worker *w, const struct dgw_pending *p, const str
 /* Does a first use from ep wait for its binding? */
 bool dgw_pending_holds(struct dgw_worker *w, const struct dust_endpoint *ep)
 {
-	return w->npend && find_ep(w, ep);
+	return w->pending->n && find_ep(w->pending, ep);
 }
 
 bool dgw_pending_take(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx)
 {
-	struct dgw_pending *p = w->npend ? find_ep(w, &rx->ep) : NULL;
+	struct dgw_pending *p = w->pending->n ? find_ep(w->pending, &rx->ep) : NULL;
 
 	if (!p)
 		return false;
@@ -209,20 +216,20 @@ bool dgw_pending_take(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw
  * worker's scratch half, *out: finishing one decodes held datagrams, which
  * must not find it still pending. The caller finishes and wipes them.
  */
-static unsigned release_where(struct dgw_worker *w,
+static unsigned release_where(struct dgw_pending_q *q,
                               bool (*done)(const struct dgw_pending *, void *), void *arg,
                               struct dgw_pending **out)
 {
 	unsigned nout = 0;
-	uint16_t i = w->npend ? w->pend_head : NIL, next;
+	uint16_t i = q->n ? q->head : NIL, next;
 
-	*out = w->pend + DGW_PENDING_MAX;
+	*out = q->e + DGW_PENDING_MAX;
 	for (; i != NIL; i = next) {
-		next = w->pend[i].next;
-		if (!done(&w->pend[i], arg))
+		next = q->e[i].next;
+		if (!done(&q->e[i], arg))
 			continue;
-		(*out)[nout++] = w->pend[i];
-		unlink_entry(w, i);
+		(*out)[nout++] = q->e[i];
+		unlink_entry(q, i);
 	}
 	return nout;
 }
@@ -235,7 +242,7 @@ static bool is_idx(const struct dgw_pending *p, void *arg)
 /* DURABLE(idx): the entries of idx, released to *out; returns how many. */
 unsigned dgw_pending_done(struct dgw_worker *w, uint32_t idx, struct dgw_pending **out)
 {
-	return release_where(w, is_idx, &idx, out);
+	return release_where(w->pending, is_idx, &idx, out);
 }
 
 /*
@@ -247,27 +254,26 @@ static bool is_old(const struct dgw_pending *p, void *arg)
 	return *(const uint64_t *)arg - p->since_tsc >= DGW_PENDING_TIMEOUT_S * rte_get_tsc_hz();
 }
 
-unsigned dgw_pending_expire(struct dgw_worker *w, struct dgw_pending **out)
+unsigned dgw_pending_expire(struct dgw_worker *w, uint64_t now_tsc, struct dgw_pending **out)
 {
-	uint64_t now = rte_rdtsc();
-
-	return release_where(w, is_old, &now, out);
+	return release_where(w->pending, is_old, &now_tsc, out);
 }
 
 /* At exit: what still waits is dropped (never answered), its keys wiped. */
 void dgw_pending_free(struct dgw_worker *w)
 {
-	if (!w->pend)
+	struct dgw_pending_q *q = w->pending;
+
+	if (!q)
 		return;
-	for (uint16_t i = w->npend ? w->pend_head : NIL; i != NIL; i = w->pend[i].next) {
-		struct dgw_pending *p = &w->pend[i];
+	for (uint16_t i = q->n ? q->head : NIL; i != NIL; i = q->e[i].next) {
+		struct dgw_pending *p = &q->e[i];
 
 		rte_pktmbuf_free(p->m);
 		for (unsigned k = 0; k < p->nheld; k++)
 			rte_pktmbuf_free(p->held[k]);
 		dust_session_wipe(&p->s);
 	}
-	w->npend = 0;
-	rte_free(w->pend);
-	w->pend = NULL;
+	rte_free(q);
+	w->pending = NULL;
 }

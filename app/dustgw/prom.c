@@ -22,8 +22,11 @@
 #include <rte_mempool.h>
 
 #include "dgw_pvt.h"
+#include "pending.h"
 #include "prom.h"
 #include "promserve.h"
+#include "pubwait.h"
+#include "slow.h"
 
 #ifndef DUSTGW_VERSION
 #define DUSTGW_VERSION "unknown"
@@ -146,17 +149,17 @@ static uint64_t w_capacity(const struct dgw_worker *w)
 
 static uint64_t w_intro_queue(const struct dgw_worker *w)
 {
-	return LOAD(w->slow_n);
+	return dgw_slow_count(w);
 }
 
 static uint64_t w_pending(const struct dgw_worker *w)
 {
-	return LOAD(w->npend);
+	return dgw_pending_count(w);
 }
 
 static uint64_t w_pubwait(const struct dgw_worker *w)
 {
-	return LOAD(w->nwait);
+	return dgw_pubwait_count(w);
 }
 
 static uint64_t w_publishing(const struct dgw_worker *w)

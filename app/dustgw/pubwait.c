@@ -9,10 +9,12 @@
  * waits: the entry is finished when the worker reads PUBLISHED in its inbox.
  * Above dispose.c only: what this queue cannot keep goes back to its caller.
  */
+#include <stddef.h>
+
 #include <rte_cycles.h>
 #include <rte_malloc.h>
 
-#include "dgw_pvt.h"
+#include "pubwait.h"
 
 /*
  * Entries never move: a list links them oldest first (expiry looks at the
@@ -24,6 +26,36 @@
  */
 enum { NIL = UINT16_MAX, MAP_SLOTS = 2 * DGW_PENDING_MAX, MAP_MASK = MAP_SLOTS - 1 };
 
+/* An answer waiting for its session's publication. */
+struct dgw_pubwait {
+	struct dust_session *s; /* in the table, PUBLISH sent */
+	struct rte_mbuf *m;     /* the intro datagram */
+	struct dgw_rx rx;
+	struct dust_rx_result res;   /* its chained data, opened, not delivered */
+	struct dust_quic_accept acc; /* quic profile: what the answer needs */
+	uint64_t since_tsc;
+	uint16_t nheld;
+	uint16_t prev, next; /* the list oldest first, or the free list (next only) */
+	struct rte_mbuf *held[DGW_PENDING_HOLD]; /* later datagrams of s, opened */
+	struct dgw_rx held_rx[DGW_PENDING_HOLD];
+	struct dust_rx_result held_res[DGW_PENDING_HOLD];
+};
+
+struct dgw_pubwait_q {
+	unsigned n;                /* entries waiting: written by the owner, read by any lcore */
+	uint16_t head, tail, free; /* oldest, newest, a free entry */
+	uint16_t map[MAP_SLOTS];   /* session -> entry + 1, open addressing */
+	struct dgw_pubwait e[DGW_PENDING_MAX];
+};
+
+static void set_n(struct dgw_pubwait_q *q, unsigned n)
+{
+	__atomic_store_n(&q->n, n, __ATOMIC_RELAXED);
+}
+
+/* dgw_pubwait_count reads n through the struct's address */
+_Static_assert(offsetof(struct dgw_pubwait_q, n) == 0, "n first");
+
 static unsigned map_home(const struct dust_session *s)
 {
 	return (unsigned)(((uintptr_t)s >> 6) * 0x9e3779b97f4a7c15ull >> 40) & MAP_MASK;
@@ -31,89 +63,91 @@ static unsigned map_home(const struct dust_session *s)
 
 int dgw_pubwait_init(struct dgw_worker *w)
 {
-	w->pubw = rte_zmalloc("dgw_pubwait", sizeof(*w->pubw) * DGW_PENDING_MAX, 0);
-	w->pubw_map = rte_zmalloc("dgw_pubwait_map", sizeof(*w->pubw_map) * MAP_SLOTS, 0);
-	if (!w->pubw || !w->pubw_map)
+	struct dgw_pubwait_q *q = rte_zmalloc("dgw_pubwait", sizeof(*q), RTE_CACHE_LINE_SIZE);
+
+	if (!q)
 		return -ENOMEM;
 	for (unsigned i = 0; i < DGW_PENDING_MAX; i++)
-		w->pubw[i].next = i + 1 < DGW_PENDING_MAX ? (uint16_t)(i + 1) : NIL;
-	w->pubw_free = 0;
-	w->pubw_head = w->pubw_tail = NIL;
+		q->e[i].next = i + 1 < DGW_PENDING_MAX ? (uint16_t)(i + 1) : NIL;
+	q->free = 0;
+	q->head = q->tail = NIL;
+	w->pubwait = q;
 	return 0;
 }
 
 /* The map slot that holds s's entry, or -1. */
-static int map_find(const struct dgw_worker *w, const struct dust_session *s)
+static int map_find(const struct dgw_pubwait_q *q, const struct dust_session *s)
 {
-	for (unsigned h = map_home(s); w->pubw_map[h]; h = (h + 1) & MAP_MASK)
-		if (w->pubw[w->pubw_map[h] - 1].s == s)
+	for (unsigned h = map_home(s); q->map[h]; h = (h + 1) & MAP_MASK)
+		if (q->e[q->map[h] - 1].s == s)
 			return (int)h;
 	return -1;
 }
 
-static void map_add(struct dgw_worker *w, uint16_t e)
+static void map_add(struct dgw_pubwait_q *q, uint16_t e)
 {
-	unsigned h = map_home(w->pubw[e].s);
+	unsigned h = map_home(q->e[e].s);
 
-	while (w->pubw_map[h])
+	while (q->map[h])
 		h = (h + 1) & MAP_MASK;
-	w->pubw_map[h] = (uint16_t)(e + 1);
+	q->map[h] = (uint16_t)(e + 1);
 }
 
 /* Backward-shift deletion: every probe chain stays unbroken without tombstones. */
-static void map_del(struct dgw_worker *w, unsigned hole)
+static void map_del(struct dgw_pubwait_q *q, unsigned hole)
 {
-	for (unsigned j = (hole + 1) & MAP_MASK; w->pubw_map[j]; j = (j + 1) & MAP_MASK) {
-		unsigned home = map_home(w->pubw[w->pubw_map[j] - 1].s);
+	for (unsigned j = (hole + 1) & MAP_MASK; q->map[j]; j = (j + 1) & MAP_MASK) {
+		unsigned home = map_home(q->e[q->map[j] - 1].s);
 
 		/* j's entry may fill the hole if its home is not in (hole, j] */
 		if (((j - home) & MAP_MASK) >= ((j - hole) & MAP_MASK)) {
-			w->pubw_map[hole] = w->pubw_map[j];
+			q->map[hole] = q->map[j];
 			hole = j;
 		}
 	}
-	w->pubw_map[hole] = 0;
+	q->map[hole] = 0;
 }
 
-static struct dgw_pubwait *find_s(struct dgw_worker *w, const struct dust_session *s)
+static struct dgw_pubwait *find_s(struct dgw_pubwait_q *q, const struct dust_session *s)
 {
-	int h = map_find(w, s);
+	int h = q->n ? map_find(q, s) : -1;
 
-	return h < 0 ? NULL : &w->pubw[w->pubw_map[h] - 1];
+	return h < 0 ? NULL : &q->e[q->map[h] - 1];
 }
 
 /* Take p off the list (the others keep their order); returns the copy in out. */
-static void unlink_entry(struct dgw_worker *w, struct dgw_pubwait *p, struct dgw_pubwait *out)
+static void unlink_entry(struct dgw_pubwait_q *q, struct dgw_pubwait *p, struct dgw_pubwait *out)
 {
-	uint16_t e = (uint16_t)(p - w->pubw);
+	uint16_t e = (uint16_t)(p - q->e);
 
-	map_del(w, (unsigned)map_find(w, p->s));
+	map_del(q, (unsigned)map_find(q, p->s));
 	*out = *p;
 	if (p->prev != NIL)
-		w->pubw[p->prev].next = p->next;
+		q->e[p->prev].next = p->next;
 	else
-		w->pubw_head = p->next;
+		q->head = p->next;
 	if (p->next != NIL)
-		w->pubw[p->next].prev = p->prev;
+		q->e[p->next].prev = p->prev;
 	else
-		w->pubw_tail = p->prev;
+		q->tail = p->prev;
 	p->s = NULL;
-	p->next = w->pubw_free;
-	w->pubw_free = e;
-	w->nwait--;
+	p->next = q->free;
+	q->free = e;
+	set_n(q, q->n - 1);
 }
 
 bool dgw_pubwait_hold(struct dgw_worker *w, struct dust_session *s, struct rte_mbuf *m,
                       const struct dgw_rx *rx, const struct dust_rx_result *res,
                       const struct dust_quic_accept *acc)
 {
+	struct dgw_pubwait_q *q = w->pubwait;
 	struct dgw_pubwait *p;
-	uint16_t e = w->pubw_free;
+	uint16_t e = q->free;
 
 	if (e == NIL)
 		return false; /* the caller retires s, drops m */
-	p = &w->pubw[e];
-	w->pubw_free = p->next;
+	p = &q->e[e];
+	q->free = p->next;
 	p->s = s;
 	p->m = m;
 	p->rx = *rx;
@@ -123,22 +157,22 @@ bool dgw_pubwait_hold(struct dgw_worker *w, struct dust_session *s, struct rte_m
 		p->acc = *acc;
 	p->nheld = 0;
 	p->since_tsc = rte_rdtsc();
-	p->prev = w->pubw_tail;
+	p->prev = q->tail;
 	p->next = NIL;
-	if (w->pubw_tail != NIL)
-		w->pubw[w->pubw_tail].next = e;
+	if (q->tail != NIL)
+		q->e[q->tail].next = e;
 	else
-		w->pubw_head = e;
-	w->pubw_tail = e;
-	map_add(w, e);
-	w->nwait++;
+		q->head = e;
+	q->tail = e;
+	map_add(q, e);
+	set_n(q, q->n + 1);
 	return true;
 }
 
 bool dgw_pubwait_take(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
                       const struct dust_session *s, const struct dust_rx_result *res)
 {
-	struct dgw_pubwait *p = find_s(w, s);
+	struct dgw_pubwait *p = find_s(w->pubwait, s);
 
 	/* only what opened with the session's keys: spoofed junk takes no place of the client's */
 	if (!p || !res->nseg)
@@ -165,11 +199,11 @@ static void drop_entry(struct dgw_worker *w, struct dgw_pubwait *p)
 /* PUBLISHED(s): answer, deliver the chained data, then what was held, in order. */
 void dgw_pubwait_done(struct dgw_worker *w, struct dust_session *s)
 {
-	struct dgw_pubwait *p = w->nwait ? find_s(w, s) : NULL, e;
+	struct dgw_pubwait *p = find_s(w->pubwait, s), e;
 
 	if (!p)
 		return; /* s was retired meanwhile: its entry went with it */
-	unlink_entry(w, p, &e);
+	unlink_entry(w->pubwait, p, &e);
 	if (e.rx.profile == DUST_PROFILE_QUIC)
 		dgw_quic_answer(w, e.m, s, &e.acc, e.rx.mac);
 	else
@@ -181,11 +215,11 @@ void dgw_pubwait_done(struct dgw_worker *w, struct dust_session *s)
 /* s leaves the table (evicted, revoked instead of published, replaced): never answered. */
 void dgw_pubwait_drop(struct dgw_worker *w, const struct dust_session *s)
 {
-	struct dgw_pubwait *p = find_s(w, s), e;
+	struct dgw_pubwait *p = find_s(w->pubwait, s), e;
 
 	if (!p)
 		return;
-	unlink_entry(w, p, &e);
+	unlink_entry(w->pubwait, p, &e);
 	drop_entry(w, &e);
 }
 
@@ -196,9 +230,9 @@ void dgw_pubwait_drop(struct dgw_worker *w, const struct dust_session *s)
  */
 struct dust_session *dgw_pubwait_expired(const struct dgw_worker *w, uint64_t now_tsc)
 {
+	const struct dgw_pubwait_q *q = w->pubwait;
+	const struct dgw_pubwait *p = q->n ? &q->e[q->head] : NULL;
 	uint64_t limit = DGW_PENDING_TIMEOUT_S * rte_get_tsc_hz();
-
-	const struct dgw_pubwait *p = w->nwait ? &w->pubw[w->pubw_head] : NULL;
 
 	return p && now_tsc - p->since_tsc >= limit ? p->s : NULL;
 }
@@ -206,14 +240,15 @@ struct dust_session *dgw_pubwait_expired(const struct dgw_worker *w, uint64_t no
 /* At exit: what still waits is dropped, never answered. */
 void dgw_pubwait_free(struct dgw_worker *w)
 {
-	for (uint16_t e = w->nwait ? w->pubw_head : NIL; e != NIL; e = w->pubw[e].next) {
-		rte_pktmbuf_free(w->pubw[e].m);
-		for (unsigned k = 0; k < w->pubw[e].nheld; k++)
-			rte_pktmbuf_free(w->pubw[e].held[k]);
+	struct dgw_pubwait_q *q = w->pubwait;
+
+	if (!q)
+		return;
+	for (uint16_t e = q->n ? q->head : NIL; e != NIL; e = q->e[e].next) {
+		rte_pktmbuf_free(q->e[e].m);
+		for (unsigned k = 0; k < q->e[e].nheld; k++)
+			rte_pktmbuf_free(q->e[e].held[k]);
 	}
-	w->nwait = 0;
-	rte_free(w->pubw);
-	rte_free(w->pubw_map);
-	w->pubw = NULL;
-	w->pubw_map = NULL;
+	rte_free(q);
+	w->pubwait = NULL;
 }

@@ -8,6 +8,8 @@
  * authenticates.
  */
 #include "dgw_pvt.h"
+#include "pending.h"
+#include "slow.h"
 
 bool dgw_quic_short(struct dgw_rx *rx, struct dust_session **s)
 {

@@ -16,6 +16,7 @@
 #include <rte_pause.h>
 
 #include "dgw_pvt.h"
+#include "pubwait.h"
 
 int dgw_replay_setup(struct dgw *gw)
 {

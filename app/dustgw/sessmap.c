@@ -67,35 +67,51 @@
 
 #include "dgw_pvt.h"
 
+/*
+ * A worker's messages that must never be lost, waiting for ring room,
+ * oldest first. Each holds at most one per session slot (a slot retires
+ * once, then waits for its RELEASE), so slots entries never overflow.
+ * The worker writes the first half, the main lcore the second: a cache
+ * line each.
+ */
+struct dgw_sess_bl {
+	struct dgw_msg *retired; /* RETIRED for the main ring (the worker's) */
+	unsigned nretired;
+	struct dgw_msg *release __rte_cache_aligned; /* RELEASE for the worker's inbox (main's) */
+	unsigned nrelease;
+};
+
 /* RELEASEs that waited for room in w's inbox, oldest first (main lcore). */
 static void release_flush(struct dgw_worker *w)
 {
-	unsigned n = rte_ring_enqueue_burst_elem(w->inbox, w->release_bl, sizeof(w->release_bl[0]),
-	                                         w->release_bl_n, NULL);
+	struct dgw_sess_bl *bl = w->bl;
+	unsigned n = rte_ring_enqueue_burst_elem(w->inbox, bl->release, sizeof(bl->release[0]),
+	                                         bl->nrelease, NULL);
 
-	memmove(w->release_bl, w->release_bl + n, sizeof(w->release_bl[0]) * (w->release_bl_n - n));
-	w->release_bl_n -= n;
+	memmove(bl->release, bl->release + n, sizeof(bl->release[0]) * (bl->nrelease - n));
+	bl->nrelease -= n;
 }
 
 /* A RELEASE is never lost: behind the others waiting, or at once. */
 static void send_release(struct dgw *gw, struct dgw_msg *m)
 {
 	struct dgw_worker *w = m->wid < gw->nworkers ? gw->w[m->wid] : NULL;
+	struct dgw_sess_bl *bl = w ? w->bl : NULL;
 
 	if (!w)
 		return;
-	if (w->release_bl_n)
+	if (bl->nrelease)
 		release_flush(w);
-	if (!w->release_bl_n && rte_ring_enqueue_elem(w->inbox, m, sizeof(*m)) == 0)
+	if (!bl->nrelease && rte_ring_enqueue_elem(w->inbox, m, sizeof(*m)) == 0)
 		return;
-	if (w->release_bl_n == dust_session_table_slots(w->tab)) {
+	if (bl->nrelease == dust_session_table_slots(w->tab)) {
 		/* more RELEASEs than slots: a slot was released twice, a bug */
 		DGW_LOG(ERR, "release backlog of worker %u full, message lost", m->wid);
 		return;
 	}
-	if (!w->release_bl_n)
+	if (!bl->nrelease)
 		DGW_LOG(WARNING, "inbox of worker %u full: slot releases wait", m->wid);
-	w->release_bl[w->release_bl_n++] = *m;
+	bl->release[bl->nrelease++] = *m;
 }
 
 static int send_inbox(struct dgw *gw, uint16_t wid, struct dgw_msg *m)
@@ -199,6 +215,19 @@ static int rcu_create(struct dgw *gw, uint32_t slots)
 	return gw->dq ? 0 : -ENOMEM;
 }
 
+/* A worker's backlogs, per messages each, in one allocation. */
+static struct dgw_sess_bl *bl_create(uint32_t per)
+{
+	struct dgw_sess_bl *bl = rte_zmalloc(
+	    "dgw_sess_bl", sizeof(*bl) + 2 * sizeof(struct dgw_msg) * per, RTE_CACHE_LINE_SIZE);
+
+	if (!bl)
+		return NULL;
+	bl->retired = (struct dgw_msg *)(bl + 1);
+	bl->release = bl->retired + per;
+	return bl;
+}
+
 int dgw_sessmap_create(struct dgw *gw)
 {
 	uint32_t per = dust_session_table_slots(gw->w[0]->tab), slots = per * gw->nworkers;
@@ -223,11 +252,8 @@ int dgw_sessmap_create(struct dgw *gw)
 		                         (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 		if (!gw->w[i]->inbox)
 			return -ENOMEM;
-		gw->w[i]->retired_bl =
-		    rte_malloc("dgw_retired_bl", sizeof(struct dgw_msg) * per, 0);
-		gw->w[i]->release_bl =
-		    rte_malloc("dgw_release_bl", sizeof(struct dgw_msg) * per, 0);
-		if (!gw->w[i]->retired_bl || !gw->w[i]->release_bl)
+		gw->w[i]->bl = bl_create(per);
+		if (!gw->w[i]->bl)
 			return -ENOMEM;
 	}
 	return 0;
@@ -240,8 +266,8 @@ void dgw_sessmap_free(struct dgw *gw)
 	for (unsigned i = 0; i < gw->nworkers; i++)
 		if (gw->w[i]) {
 			rte_ring_free(gw->w[i]->inbox);
-			rte_free(gw->w[i]->retired_bl);
-			rte_free(gw->w[i]->release_bl);
+			rte_free(gw->w[i]->bl);
+			gw->w[i]->bl = NULL;
 		}
 	rte_ring_free(gw->to_main);
 	rte_hash_free(gw->tunnel_map);
@@ -263,14 +289,15 @@ static int to_main(struct dgw_worker *w, uint8_t type, struct dust_session *s, u
 /* RETIREDs that waited for room in the main ring, oldest first (housekeeping). */
 void dgw_sess_backlog_flush(struct dgw_worker *w)
 {
+	struct dgw_sess_bl *bl = w->bl;
 	unsigned n;
 
-	if (!w->retired_bl_n)
+	if (!bl->nretired)
 		return;
-	n = rte_ring_enqueue_burst_elem(w->gw->to_main, w->retired_bl, sizeof(w->retired_bl[0]),
-	                                w->retired_bl_n, NULL);
-	memmove(w->retired_bl, w->retired_bl + n, sizeof(w->retired_bl[0]) * (w->retired_bl_n - n));
-	w->retired_bl_n -= n;
+	n = rte_ring_enqueue_burst_elem(w->gw->to_main, bl->retired, sizeof(bl->retired[0]),
+	                                bl->nretired, NULL);
+	memmove(bl->retired, bl->retired + n, sizeof(bl->retired[0]) * (bl->nretired - n));
+	bl->nretired -= n;
 }
 
 void dgw_sess_publish(struct dgw_worker *w, struct dust_session *s, uint64_t mac)
@@ -283,18 +310,19 @@ void dgw_sess_publish(struct dgw_worker *w, struct dust_session *s, uint64_t mac
 /* s left its owner's table (lifecycle.c): main unpublishes it and defers its slot. */
 void dgw_sess_retired(struct dgw_worker *w, struct dust_session *s)
 {
+	struct dgw_sess_bl *bl = w->bl;
 	struct dgw_msg m = {
 	    .type = DGW_MSG_RETIRED, .wid = (uint8_t)w->wid, .idx = s->invite_idx, .s = s};
 
 	/* never lost, never ahead of an older one: its slot comes back only through it */
 	dgw_sess_backlog_flush(w);
-	if (!w->retired_bl_n && rte_ring_enqueue_elem(w->gw->to_main, &m, sizeof(m)) == 0)
+	if (!bl->nretired && rte_ring_enqueue_elem(w->gw->to_main, &m, sizeof(m)) == 0)
 		return;
-	if (w->retired_bl_n == dust_session_table_slots(w->tab)) {
+	if (bl->nretired == dust_session_table_slots(w->tab)) {
 		DGW_LOG(ERR, "retired backlog of worker %u full, a slot lost", w->wid); /* a bug */
 		return;
 	}
-	w->retired_bl[w->retired_bl_n++] = m;
+	bl->retired[bl->nretired++] = m;
 	w->st.ctr[DGW_CTR_MSG_BACKLOG]++;
 }
 
@@ -455,7 +483,7 @@ void dgw_main_messages(struct dgw *gw)
 	unsigned n;
 
 	for (unsigned i = 0; i < gw->nworkers; i++)
-		if (gw->w[i]->release_bl_n)
+		if (gw->w[i]->bl->nrelease)
 			release_flush(gw->w[i]);
 	do {
 		n = rte_ring_dequeue_burst_elem(gw->to_main, m, sizeof(m[0]), RTE_DIM(m), NULL);

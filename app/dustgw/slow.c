@@ -6,19 +6,38 @@
  * sessions' data keeps flowing through a burst of first uses. The queue
  * only holds and hands back: decode.c opens what it pops.
  */
+#include <errno.h>
+#include <stddef.h>
+
 #include <rte_cycles.h>
 #include <rte_malloc.h>
 
-#include "dgw_pvt.h"
+#include "slow.h"
 
 /* With the worker not saturated, this much per poll goes to the queue. */
 #define SLICE_US 200
 
+struct dgw_slow_q {
+	unsigned n;     /* entries (the running one too): written by the owner, read by any lcore */
+	unsigned head;  /* the oldest entry of the ring e[] */
+	int64_t credit; /* TSC cycles the queue may still take */
+	bool running;   /* an entry popped, not done yet */
+	uint16_t eps[DGW_SLOW_EPS]; /* queued datagrams per endpoint hash */
+	struct dgw_slow e[DGW_SLOW_MAX];
+};
+
+static void set_n(struct dgw_slow_q *q, unsigned n)
+{
+	__atomic_store_n(&q->n, n, __ATOMIC_RELAXED);
+}
+
+/* dgw_slow_count reads n through the struct's address */
+_Static_assert(offsetof(struct dgw_slow_q, n) == 0, "n first");
+
 int dgw_slow_init(struct dgw_worker *w)
 {
-	w->slow = rte_zmalloc("dgw_slow", sizeof(*w->slow) * DGW_SLOW_MAX, 0);
-	w->slow_eps = rte_zmalloc("dgw_slow_eps", sizeof(*w->slow_eps) * DGW_SLOW_EPS, 0);
-	return w->slow && w->slow_eps ? 0 : -1;
+	w->slow = rte_zmalloc("dgw_slow", sizeof(*w->slow), RTE_CACHE_LINE_SIZE);
+	return w->slow ? 0 : -ENOMEM;
 }
 
 static unsigned ep_hash(const struct dust_endpoint *ep)
@@ -39,7 +58,7 @@ static unsigned ep_hash(const struct dust_endpoint *ep)
  */
 bool dgw_slow_holds(const struct dgw_worker *w, const struct dust_endpoint *ep)
 {
-	return w->slow_n && w->slow_eps[ep_hash(ep)];
+	return w->slow->n && w->slow->eps[ep_hash(ep)];
 }
 
 /* Replay's clock moves with the packets: it opens intros in the burst, as they came. */
@@ -53,12 +72,12 @@ static unsigned share(const struct dgw_worker *w)
 /* May a datagram queue now? Not while an entry runs, nor with no share. */
 bool dgw_slow_accepts(const struct dgw_worker *w)
 {
-	return !w->slow_running && share(w);
+	return !w->slow->running && share(w);
 }
 
 bool dgw_slow_full(const struct dgw_worker *w)
 {
-	return w->slow_n == DGW_SLOW_MAX;
+	return w->slow->n == DGW_SLOW_MAX;
 }
 
 /*
@@ -68,25 +87,29 @@ bool dgw_slow_full(const struct dgw_worker *w)
  */
 void dgw_slow_push(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx)
 {
-	w->slow[(w->slow_head + w->slow_n) % DGW_SLOW_MAX] = (struct dgw_slow){.m = m, .rx = *rx};
-	w->slow_eps[ep_hash(&rx->ep)]++;
-	__atomic_store_n(&w->slow_n, w->slow_n + 1, __ATOMIC_RELAXED);
+	struct dgw_slow_q *q = w->slow;
+
+	q->e[(q->head + q->n) % DGW_SLOW_MAX] = (struct dgw_slow){.m = m, .rx = *rx};
+	q->eps[ep_hash(&rx->ep)]++;
+	set_n(q, q->n + 1);
 }
 
-/* The oldest entry, for the caller to open now; slow_n counts down at dgw_slow_popped. */
+/* The oldest entry, for the caller to open now; the count goes down at dgw_slow_popped. */
 void dgw_slow_pop(struct dgw_worker *w, struct dgw_slow *e)
 {
-	*e = w->slow[w->slow_head];
-	w->slow_running = true;
-	w->slow_head = (w->slow_head + 1) % DGW_SLOW_MAX;
-	w->slow_eps[ep_hash(&e->rx.ep)]--;
+	struct dgw_slow_q *q = w->slow;
+
+	*e = q->e[q->head];
+	q->running = true;
+	q->head = (q->head + 1) % DGW_SLOW_MAX;
+	q->eps[ep_hash(&e->rx.ep)]--;
 }
 
 void dgw_slow_popped(struct dgw_worker *w)
 {
 	/* a test that waits for an empty queue then sees the entry's effects */
-	__atomic_store_n(&w->slow_n, w->slow_n - 1, __ATOMIC_RELAXED);
-	w->slow_running = false;
+	set_n(w->slow, w->slow->n - 1);
+	w->slow->running = false;
 }
 
 /*
@@ -102,31 +125,32 @@ void dgw_slow_earn(struct dgw_worker *w, uint64_t data_tsc, bool saturated)
 	unsigned sh = share(w);
 
 	if (saturated && sh) /* no credit saved from spare time: a debt is kept */
-		w->slow_credit = RTE_MIN(w->slow_credit, 0) +
-		                 (int64_t)(data_tsc * sh / (100 - RTE_MIN(sh, 99u)));
+		w->slow->credit = RTE_MIN(w->slow->credit, 0) +
+		                  (int64_t)(data_tsc * sh / (100 - RTE_MIN(sh, 99u)));
 	else
-		w->slow_credit = (int64_t)slice;
+		w->slow->credit = (int64_t)slice;
 }
 
 bool dgw_slow_due(const struct dgw_worker *w)
 {
-	return w->slow_n && w->slow_credit > 0;
+	return w->slow->n && w->slow->credit > 0;
 }
 
 /* An entry took tsc cycles. */
 void dgw_slow_spend(struct dgw_worker *w, uint64_t tsc)
 {
-	w->slow_credit -= (int64_t)tsc;
+	w->slow->credit -= (int64_t)tsc;
 }
 
 /* At exit: what still waits is dropped unread. */
 void dgw_slow_free(struct dgw_worker *w)
 {
-	for (unsigned i = 0; w->slow && i < w->slow_n; i++)
-		rte_pktmbuf_free(w->slow[(w->slow_head + i) % DGW_SLOW_MAX].m);
-	w->slow_n = 0;
-	rte_free(w->slow);
-	rte_free(w->slow_eps);
+	struct dgw_slow_q *q = w->slow;
+
+	if (!q)
+		return;
+	for (unsigned i = 0; i < q->n; i++)
+		rte_pktmbuf_free(q->e[(q->head + i) % DGW_SLOW_MAX].m);
+	rte_free(q);
 	w->slow = NULL;
-	w->slow_eps = NULL;
 }

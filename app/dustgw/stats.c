@@ -11,6 +11,9 @@
 #include <rte_cycles.h>
 
 #include "dgw_pvt.h"
+#include "pending.h"
+#include "pubwait.h"
+#include "slow.h"
 
 static const char *const ctr_names[DGW_CTR_MAX] = {
     [DGW_CTR_NET_RX] = "net_rx",
@@ -140,6 +143,17 @@ void dgw_stats_get(const struct dgw *gw, unsigned w, struct dgw_stats *out)
 	for (unsigned i = 0; i < gw->nworkers; i++)
 		if (w == UINT32_MAX || w == i)
 			add(out, &gw->w[i]->st);
+}
+
+void dgw_worker_depths(const struct dgw *gw, unsigned w, struct dgw_depths *out)
+{
+	const struct dgw_worker *wk = gw->w[w];
+
+	out->pending = dgw_pending_count(wk);
+	out->pubwait = dgw_pubwait_count(wk);
+	out->slow = dgw_slow_count(wk);
+	out->inbox = rte_ring_count(wk->inbox);
+	out->busy = atomic_load(&wk->last_net_rx_tsc) == DGW_BUSY;
 }
 
 static uint64_t drops_total(const struct dgw_stats *s)

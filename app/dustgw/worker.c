@@ -13,6 +13,7 @@
 
 #include "dgw_pvt.h"
 #include "loopprof.h"
+#include "slow.h"
 
 static void clock_update(struct dgw_worker *w)
 {
@@ -116,12 +117,12 @@ int dgw_worker_main(void *arg)
 		got = poll_once(w, now);
 		if (w->handoff)
 			got += (uint16_t)dgw_quic_handoff_poll(w);
-		if (w->slow_n)
+		if (dgw_slow_count(w))
 			dgw_decode_slow(w, rte_rdtsc() - now, got >= DGW_BURST);
 		if (w->pace)
 			got += (uint16_t)RTE_MIN(dgw_pace_run(w, rte_rdtsc()), (unsigned)DGW_BURST);
 		rte_rcu_qsbr_quiescent(gw->rcu, w->wid);
-		dgw_poll_idle(w, got ? got : (uint16_t)(w->slow_n != 0), now);
+		dgw_poll_idle(w, got ? got : (uint16_t)(dgw_slow_count(w) != 0), now);
 	}
 	dgw_cover_poll(w);
 	if (w->pace)
@@ -142,6 +143,24 @@ void *dgw_worker_arg(struct dgw *gw, unsigned w)
 void dgw_stop(struct dgw *gw)
 {
 	gw->stop = true;
+}
+
+/*
+ * Does anything still wait on a worker: a first use for its binding, an
+ * answer for its publication, a queued datagram, a message? Replay opens
+ * delivery only once nothing does (the replies need the sessions), and an
+ * idle exit would lose it.
+ */
+static bool queued(const struct dgw *gw)
+{
+	for (unsigned i = 0; i < gw->nworkers; i++) {
+		struct dgw_depths d;
+
+		dgw_worker_depths(gw, i, &d);
+		if (d.pending || d.pubwait || d.slow || d.inbox)
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -176,13 +195,13 @@ static void main_tick(struct dgw *gw, uint64_t now, uint64_t *next_store)
 	}
 	if (!atomic_load_explicit(&gw->dlv_open, memory_order_relaxed) &&
 	    idle_ms(gw, true) >= gw->cfg.dlv_hold_ms && rte_ring_count(gw->to_main) == 0 &&
-	    !dgw_pending_any(gw)) {
+	    !queued(gw)) {
 		DGW_LOG(INFO, "delivery RX open");
 		atomic_store_explicit(&gw->dlv_open, true, memory_order_release);
 	}
 	/* first uses held for their fsync are not done yet: stopping would lose them */
 	if (gw->cfg.exit_on_idle_ms && idle_ms(gw, false) >= gw->cfg.exit_on_idle_ms &&
-	    atomic_load_explicit(&gw->dlv_open, memory_order_relaxed) && !dgw_pending_any(gw)) {
+	    atomic_load_explicit(&gw->dlv_open, memory_order_relaxed) && !queued(gw)) {
 		DGW_LOG(INFO, "idle for %u ms: stopping", gw->cfg.exit_on_idle_ms);
 		gw->stop = true;
 	}

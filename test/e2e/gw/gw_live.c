@@ -505,6 +505,7 @@ static double bench_round(unsigned from, unsigned n)
 {
 	const unsigned est = BURST * PER_INTRO;
 	uint64_t base = T.est_replies, t0, t1, run0 = 0, wait0 = 0, run1, wait1;
+	struct dgw_depths depths;
 	uint8_t dg[1024];
 
 	T.npre = 0;
@@ -536,15 +537,14 @@ static double bench_round(unsigned from, unsigned n)
 		if (t1 - t0 > 20 * rte_get_tsc_hz())
 			return -1;
 	} while (T.est_replies - base < est);
-	T.queued_at_last = __atomic_load_n(&H.gw->w[0]->slow_n, __ATOMIC_RELAXED);
+	dgw_worker_depths(H.gw, 0, &depths);
+	T.queued_at_last = depths.slow;
 	if (getenv("BENCH_DEBUG")) {
 		worker_sched(&run1, &wait1);
 		printf("round: %u intros, %u still queued, %u pending at the last reply, %.2f ms; "
 		       "worker on CPU %.2f ms, waiting for a CPU %.2f ms\n",
-		       n, __atomic_load_n(&H.gw->w[0]->slow_n, __ATOMIC_RELAXED),
-		       __atomic_load_n(&H.gw->w[0]->npend, __ATOMIC_RELAXED),
-		       (double)(t1 - t0) * 1000 / rte_get_tsc_hz(), (run1 - run0) / 1e6,
-		       (wait1 - wait0) / 1e6);
+		       n, depths.slow, depths.pending, (double)(t1 - t0) * 1000 / rte_get_tsc_hz(),
+		       (run1 - run0) / 1e6, (wait1 - wait0) / 1e6);
 	}
 	if (!settled() || T.est_replies - base != est)
 		return -1;

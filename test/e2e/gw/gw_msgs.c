@@ -8,11 +8,10 @@
  *   what it indexed and still cuts the revoked session;
  * - F2: a RETIRED that finds the main ring full and a RELEASE that finds
  *   the worker's inbox full are not lost: the slot comes back;
- * - F3: answers waiting for publication: found, unlinked from the middle,
- *   expired oldest first, every place reusable (with the cost of a data
- *   datagram's lookup beside 1 and 1024 waiting, printed);
  * - F5: the gateway freed at exit while a telemetry command reads it: the
  *   free waits for the command.
+ * F3 (the parking queues' order and capacity) is the unit tier's:
+ * test/unit/test_pending.c and test_pubwait.c.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -20,7 +19,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <rte_cycles.h>
 #include <rte_eal.h>
 
 #include "dgw_pvt.h"
@@ -64,6 +62,15 @@ static int make_store(const char *dir)
 		return -1;
 	dust_store_close(st);
 	return 0;
+}
+
+/* Worker 0's counter c, from the stats snapshot. */
+static uint64_t ctr(unsigned c)
+{
+	struct dgw_stats st;
+
+	dgw_stats_get(T.gw, 0, &st);
+	return st.ctr[c];
 }
 
 /* Pass every message both ways a few times, as the loops would. */
@@ -145,7 +152,7 @@ static int revoke_full_inbox(void)
 	struct dgw_worker *w = T.gw->w[0];
 	struct dust_store *st = dust_store_open(T.cfg.store_path, 0, &T.srv);
 	struct dust_session *s = live(2, 10);
-	uint64_t revoked = w->st.ctr[DGW_CTR_SESS_REVOKED];
+	uint64_t revoked = ctr(DGW_CTR_SESS_REVOKED);
 	unsigned n;
 
 	CHECK(st && s && published(2) == s, "setup: invitation 2 has no published session");
@@ -160,7 +167,7 @@ static int revoke_full_inbox(void)
 	settle();             /* the inbox drains; the REVOKE was not in it */
 	dgw_store_poll(T.gw); /* nothing new in the store */
 	settle();
-	CHECK(w->st.ctr[DGW_CTR_SESS_REVOKED] == revoked + 1,
+	CHECK(ctr(DGW_CTR_SESS_REVOKED) == revoked + 1,
 	      "a REVOKE that found the inbox full was never sent again");
 	CHECK(!published(2) && slot_free(s), "the revoked session's slot did not come back");
 	return 0;
@@ -176,7 +183,7 @@ static int f1_partial_reload(void)
 {
 	struct dust_store *st = dust_store_open(T.cfg.store_path, 0, &T.srv);
 	struct dust_session *s0 = live(0, 1), *s2;
-	uint64_t revoked0 = T.gw->w[0]->st.ctr[DGW_CTR_SESS_REVOKED];
+	uint64_t revoked0 = ctr(DGW_CTR_SESS_REVOKED);
 	struct dust_invite inv;
 	char journal[DGW_PATH_MAX + 8];
 
@@ -201,7 +208,7 @@ static int f1_partial_reload(void)
 	CHECK(__atomic_load_n(&dust_store_at(T.gw->srv.store, 0)->revoked, __ATOMIC_ACQUIRE),
 	      "the revocation before the bad line was not applied");
 	settle();
-	CHECK(T.gw->w[0]->st.ctr[DGW_CTR_SESS_REVOKED] == revoked0 + 1,
+	CHECK(ctr(DGW_CTR_SESS_REVOKED) == revoked0 + 1,
 	      "the session of the revoked invitation was not cut");
 	CHECK(!published(0) && slot_free(s0), "the revoked session's slot did not come back");
 
@@ -219,14 +226,14 @@ static int f2_full_rings(void)
 {
 	struct dgw_worker *w = T.gw->w[0];
 	struct dust_session *s = live(1, 3);
-	uint64_t backlog0 = w->st.ctr[DGW_CTR_MSG_BACKLOG];
+	uint64_t backlog0 = ctr(DGW_CTR_MSG_BACKLOG);
 	unsigned n;
 
 	CHECK(s && published(1) == s, "setup: invitation 1 has no published session");
 	n = fill(T.gw->to_main);
 	printf("gw-msgs: F2: RETIRED into a full main ring (%u messages)\n", n);
 	dgw_sess_retire(w, s);
-	CHECK(w->st.ctr[DGW_CTR_MSG_BACKLOG] == backlog0 + 1, "msg_backlogged not counted");
+	CHECK(ctr(DGW_CTR_MSG_BACKLOG) == backlog0 + 1, "msg_backlogged not counted");
 	settle();
 	CHECK(!published(1), "a RETIRED was lost: the session is still published");
 	CHECK(slot_free(s), "a RETIRED was lost: its slot never came back");
@@ -292,207 +299,20 @@ static int f8_retired_publish(void)
 {
 	struct dgw_worker *w = T.gw->w[0];
 	struct dust_session *s0 = live(1, 7), *s1 = inserted(1, 8);
-	uint64_t evicted = w->st.ctr[DGW_CTR_SESS_EVICTED];
+	uint64_t evicted = ctr(DGW_CTR_SESS_EVICTED);
 
 	printf("gw-msgs: F8: PUBLISH, then RETIRED, of a second session of a working client\n");
 	CHECK(s0 && s1 && published(1) == s0, "setup");
 	dgw_sess_publish(w, s1, 0);
 	dgw_sess_retire(w, s1);
 	settle();
-	CHECK(w->st.ctr[DGW_CTR_SESS_EVICTED] == evicted && s0->state == DUST_SESSION_LIVE,
+	CHECK(ctr(DGW_CTR_SESS_EVICTED) == evicted && s0->state == DUST_SESSION_LIVE,
 	      "a PUBLISH of a retired session evicted the working one");
 	CHECK(published(1) == s0, "the working session is no longer published");
 	CHECK(slot_free(s1) && atomic_load(&w->pub_done) == w->pub_sent, "s1 not finished");
 	dgw_sess_retire(w, s0);
 	settle();
 	CHECK(slot_free(s0) && !published(1), "slot not back");
-	return 0;
-}
-
-/* ---- F3: the answers waiting for publication (pubwait.c) ---- */
-
-static struct dust_session fake[DGW_PENDING_MAX + 1];
-
-static struct rte_mbuf *mbuf(void)
-{
-	return rte_pktmbuf_alloc(dgw_pool(T.gw));
-}
-
-static int hold(unsigned i)
-{
-	struct dgw_rx rx = {.profile = DUST_PROFILE_RANDOM};
-	struct dust_rx_result res = {.nseg = 1};
-	struct rte_mbuf *m = mbuf();
-
-	if (!m)
-		return -1;
-	if (!dgw_pubwait_hold(T.gw->w[0], &fake[i], m, &rx, &res, NULL)) {
-		rte_pktmbuf_free(m);
-		return 1;
-	}
-	return 0;
-}
-
-/* The session whose answer waits longest (any age counts as expired here). */
-static const struct dust_session *oldest(void)
-{
-	return dgw_pubwait_expired(T.gw->w[0], UINT64_MAX / 2);
-}
-
-static double ns_per(uint64_t tsc, unsigned n)
-{
-	return (double)tsc * 1e9 / (double)rte_get_tsc_hz() / n;
-}
-
-/*
- * What a data datagram of an established session pays while answers wait
- * (dgw_datagram_done asks pubwait whether its session is held), with one
- * and with DGW_PENDING_MAX waiting: printed, side by side, not asserted.
- */
-static double take_ns(void)
-{
-	struct dust_rx_result res = {.nseg = 1};
-	struct dgw_rx rx = {.profile = DUST_PROFILE_RANDOM};
-	struct dust_session other;
-	uint64_t t0 = rte_rdtsc();
-	unsigned taken = 0;
-
-	for (unsigned i = 0; i < 100000; i++)
-		taken += dgw_pubwait_take(T.gw->w[0], NULL, &rx, &other, &res);
-	return taken ? -1 : ns_per(rte_rdtsc() - t0, 100000);
-}
-
-static int f3_pubwait(void)
-{
-	struct dgw_worker *w = T.gw->w[0];
-	struct dust_rx_result res = {.nseg = 1};
-	struct dgw_rx rx = {.profile = DUST_PROFILE_RANDOM};
-	double one, full, drop_ns;
-	uint64_t t0;
-	unsigned kept = 0;
-
-	printf("gw-msgs: F3: %u answers waiting: lookups, order, capacity\n", DGW_PENDING_MAX);
-	CHECK(hold(0) == 0, "hold");
-	one = take_ns();
-	for (unsigned i = 1; i < DGW_PENDING_MAX; i++)
-		CHECK(hold(i) == 0, "hold");
-	CHECK(hold(DGW_PENDING_MAX) == 1 && w->nwait == DGW_PENDING_MAX, "more than the cap held");
-	full = take_ns();
-	CHECK(one > 0 && full > 0, "a session that waits for nothing was taken");
-	/* a later datagram of a waiting session is held with it */
-	{
-		struct rte_mbuf *m = mbuf();
-
-		CHECK(m && dgw_pubwait_take(w, m, &rx, &fake[700], &res),
-		      "not held with its answer");
-	}
-	/* every third from the middle, then the oldest: the rest keep their order */
-	t0 = rte_rdtsc();
-	for (unsigned i = 1; i < DGW_PENDING_MAX; i += 3)
-		dgw_pubwait_drop(w, &fake[i]);
-	drop_ns = ns_per(rte_rdtsc() - t0, (DGW_PENDING_MAX + 1) / 3);
-	CHECK(oldest() == &fake[0], "the oldest is not first");
-	dgw_pubwait_drop(w, &fake[0]);
-	CHECK(oldest() == &fake[2], "order lost after unlinking from the middle");
-	for (unsigned i = 2; i < DGW_PENDING_MAX; i++) {
-		if (i % 3 == 1)
-			continue;
-		CHECK(oldest() == &fake[i], "an entry left early or came back out of order");
-		kept++;
-		dgw_pubwait_drop(w, &fake[i]);
-	}
-	CHECK(w->nwait == 0 && kept == DGW_PENDING_MAX - 1 - (DGW_PENDING_MAX + 1) / 3,
-	      "entries lost");
-	/* every place is free again */
-	for (unsigned i = 0; i < DGW_PENDING_MAX; i++)
-		CHECK(hold(i) == 0, "a place did not come back");
-	for (unsigned i = DGW_PENDING_MAX; i-- > 0;)
-		dgw_pubwait_drop(w, &fake[i]);
-	CHECK(w->nwait == 0, "entries left");
-	printf("gw-msgs: F3: is this session waiting? %.1f ns with 1 waiting, %.1f ns with %u "
-	       "(%.2fx); an unlink from the middle %.1f ns\n",
-	       one, full, DGW_PENDING_MAX, full / one, drop_ns);
-	return 0;
-}
-
-/* ---- F3: first uses waiting for their binding (pending.c) ---- */
-
-/* Fake first use i (invitation idx) from 198.19.i/8.i: held, its PERSIST thrown away. */
-static int pend(unsigned i, uint32_t idx)
-{
-	struct dgw_rx rx = {.profile = DUST_PROFILE_RANDOM};
-	struct dust_session s;
-	struct dgw_msg junk[64];
-	struct rte_mbuf *m = mbuf();
-
-	memset(&s, 0, sizeof(s));
-	s.invite_idx = idx;
-	rx.ep.ip.family = 4;
-	memcpy(rx.ep.ip.a, (uint8_t[]){198, 19, (uint8_t)(i >> 8), (uint8_t)i}, 4);
-	rx.ep.port = 30000;
-	if (!m || !dgw_pending_hold(T.gw->w[0], &s, m, &rx, 0, NULL, true))
-		return -1;
-	while (rte_ring_dequeue_burst_elem(T.gw->to_main, junk, sizeof(junk[0]), 64, NULL))
-		;
-	return 0;
-}
-
-/* DURABLE(idx): what it released, its mbufs freed; the first one's endpoint's third byte. */
-static unsigned durable(uint32_t idx, uint8_t *first)
-{
-	struct dgw_pending *out;
-	unsigned n = dgw_pending_done(T.gw->w[0], idx, &out);
-
-	for (unsigned i = 0; i < n; i++) {
-		if (i == 0 && first)
-			*first = out[i].rx.ep.ip.a[3];
-		rte_pktmbuf_free(out[i].m);
-		dust_session_wipe(&out[i].s);
-	}
-	return n;
-}
-
-static bool holds(unsigned i)
-{
-	struct dust_endpoint ep = {
-	    .ip = {.family = 4, .a = {198, 19, (uint8_t)(i >> 8), (uint8_t)i}}, .port = 30000};
-
-	return dgw_pending_holds(T.gw->w[0], &ep);
-}
-
-static int f3_pending(void)
-{
-	struct dgw_worker *w = T.gw->w[0];
-	uint64_t t0, t;
-	uint8_t first = 0;
-	unsigned n = 0;
-
-	printf("gw-msgs: F3: %u first uses waiting: DURABLE from the middle, order, capacity\n",
-	       DGW_PENDING_MAX);
-	/* entries 10 and 500 share invitation 5000: released together, in arrival order */
-	for (unsigned i = 0; i < DGW_PENDING_MAX; i++)
-		CHECK(pend(i, i == 500 ? 5000 + 10 : 5000 + i) == 0, "hold");
-	CHECK(w->npend == DGW_PENDING_MAX && pend(9999, 1) != 0, "more than the cap held");
-	CHECK(durable(5000 + 10, &first) == 2 && first == 10, "not released in arrival order");
-	CHECK(!holds(10) && !holds(500) && holds(11) && holds(499) && holds(501),
-	      "the wrong entries left");
-	/* DURABLEs from the middle out: each takes only its own */
-	t0 = rte_rdtsc();
-	for (unsigned i = 100; i < 900; i += 2)
-		n += i != 500 ? durable(5000 + i, NULL) : 0;
-	t = rte_rdtsc() - t0;
-	CHECK(n == 399 && w->npend == DGW_PENDING_MAX - 2 - 399, "released the wrong count");
-	CHECK(holds(101) && !holds(102) && holds(899), "the wrong entries left");
-	/* places come back: fill up again, then release everything */
-	for (unsigned i = 0; w->npend < DGW_PENDING_MAX; i++)
-		CHECK(pend(2000 + i, 9000 + i) == 0, "a place did not come back");
-	for (unsigned i = 0; i < DGW_PENDING_MAX; i++)
-		(void)durable(5000 + i, NULL);
-	for (unsigned i = 0; i < DGW_PENDING_MAX; i++)
-		(void)durable(9000 + i, NULL);
-	CHECK(w->npend == 0, "entries left");
-	printf("gw-msgs: F3: a DURABLE with ~%u first uses waiting: %.0f ns\n",
-	       DGW_PENDING_MAX - 200, ns_per(t, 399));
 	return 0;
 }
 
@@ -589,8 +409,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (revoke_full_inbox() == 0 && f1_partial_reload() == 0 && f2_full_rings() == 0 &&
-	    f7_publish_count() == 0 && f8_retired_publish() == 0 && f3_pubwait() == 0 &&
-	    f3_pending() == 0 && cid_clash() == 0)
+	    f7_publish_count() == 0 && f8_retired_publish() == 0 && cid_clash() == 0)
 		(void)f5_telemetry_exit();
 	dgw_destroy(T.gw);
 	return gw_verdict("gw-msgs");

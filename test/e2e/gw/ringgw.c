@@ -116,14 +116,12 @@ unsigned rg_driver_lcore(unsigned nth)
 
 bool rg_worker_done(struct ringgw *h, unsigned w)
 {
-	struct dgw_worker *wk = h->gw->w[w];
+	struct dgw_depths d;
 
 	rte_delay_us_sleep(2000);
 	for (int i = 0; i < 20000; i++) {
-		if (atomic_load(&wk->last_net_rx_tsc) != DGW_BUSY &&
-		    !__atomic_load_n(&wk->npend, __ATOMIC_RELAXED) &&
-		    !__atomic_load_n(&wk->nwait, __ATOMIC_RELAXED) &&
-		    !__atomic_load_n(&wk->slow_n, __ATOMIC_RELAXED))
+		dgw_worker_depths(h->gw, w, &d);
+		if (!d.busy && !d.pending && !d.pubwait && !d.slow)
 			return true;
 		rte_delay_us_sleep(500);
 	}

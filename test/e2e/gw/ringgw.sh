@@ -1,7 +1,9 @@
 #!/bin/sh
-# Runs a net_ring gateway test program (ringgw.c's users: gw_lcores.c,
-# gw_live.c, gw_quic.c): the main lcore, the gateway's workers and one
-# driver lcore, RINGGW_LCORES in all (default 3; gw_lcores needs 4).
+# Runs a gateway test program over a --no-huge EAL (ringgw.c's users:
+# gw_lcores.c, gw_live.c, gw_quic.c; gw_msgs.c and the unit tier's
+# test/unit/test_{pending,pubwait,slow}.c with RINGGW_LCORES=1): the main
+# lcore, the gateway's workers and one driver lcore, RINGGW_LCORES in all
+# (default 3; gw_lcores needs 4).
 # args: EXE WORKDIR [ARG...]: the program gets WORKDIR ARG... after "--".
 set -eu
 EXE=$(realpath "$1")
