@@ -538,8 +538,12 @@ DUST_EXPORT void dust_quic_client_wipe(struct dust_quic_client *qc)
 
 /* ---- server: reading the Initial ------------------------------------------ */
 
-/* Walk an Initial's frames; CRYPTO data goes to cb. Only frames an Initial may hold. */
-static bool initial_walk(const uint8_t *f, size_t n, struct quic_crypto_buf *cb)
+/*
+ * Walk an Initial's frames, only those an Initial may hold; CRYPTO data goes
+ * to cb unless it is NULL. A CONNECTION_CLOSE, whole, ends the walk where
+ * the caller looks for one (closed: set), and refuses the payload otherwise.
+ */
+static bool initial_walk(const uint8_t *f, size_t n, struct quic_crypto_buf *cb, bool *closed)
 {
 	size_t pos = 0;
 
@@ -560,10 +564,19 @@ static bool initial_walk(const uint8_t *f, size_t n, struct quic_crypto_buf *cb)
 			pos++;
 			if (!quic_varint_get(f, n, &pos, &off) ||
 			    !quic_varint_get(f, n, &pos, &len) || len > n - pos ||
-			    !quic_crypto_store(cb, off, f + pos, len))
+			    (cb && !quic_crypto_store(cb, off, f + pos, len)))
 				return false;
 			pos += len;
 			break;
+		case DUST_QUIC_FRAME_CONNECTION_CLOSE:
+			pos++;
+			/* error code, frame type, reason phrase */
+			if (!closed || !quic_varint_get(f, n, &pos, &off) ||
+			    !quic_varint_get(f, n, &pos, &off) ||
+			    !quic_varint_get(f, n, &pos, &len) || len > n - pos)
+				return false;
+			*closed = true;
+			return true;
 		default:
 			return false;
 		}
@@ -603,43 +616,6 @@ static size_t open_client_initial(const uint8_t *dg, size_t len, const struct qu
 	return ok ? plen : 0;
 }
 
-/* Does an Initial's payload hold a CONNECTION_CLOSE (only frames an Initial may hold before)? */
-static bool frames_close(const uint8_t *f, size_t n)
-{
-	size_t pos = 0;
-
-	while (pos < n) {
-		uint64_t a, b;
-
-		switch (f[pos]) {
-		case DUST_QUIC_FRAME_PADDING:
-		case DUST_QUIC_FRAME_PING:
-			pos++;
-			break;
-		case DUST_QUIC_FRAME_ACK:
-		case DUST_QUIC_FRAME_ACK + 1:
-			if (!quic_ack_skip(f, n, &pos, 64))
-				return false;
-			break;
-		case DUST_QUIC_FRAME_CRYPTO:
-			pos++;
-			if (!quic_varint_get(f, n, &pos, &a) || !quic_varint_get(f, n, &pos, &b) ||
-			    b > n - pos)
-				return false;
-			pos += b;
-			break;
-		case DUST_QUIC_FRAME_CONNECTION_CLOSE:
-			pos++;
-			/* error code, frame type, reason phrase: the whole frame must be there */
-			return quic_varint_get(f, n, &pos, &a) && quic_varint_get(f, n, &pos, &a) &&
-			       quic_varint_get(f, n, &pos, &b) && b <= n - pos;
-		default:
-			return false;
-		}
-	}
-	return false;
-}
-
 DUST_EXPORT bool dust_quic_is_client_close(const uint8_t *dg, size_t len)
 {
 	struct dust_quic_keys k;
@@ -647,11 +623,11 @@ DUST_EXPORT bool dust_quic_is_client_close(const uint8_t *dg, size_t len)
 	uint8_t frames[1500];
 	uint64_t pn;
 	size_t plen = open_client_initial(dg, len, NULL, &h, &pn, frames, &k);
-	bool close = plen && frames_close(frames, plen);
+	bool closed = false, ok = plen && initial_walk(frames, plen, NULL, &closed);
 
 	sodium_memzero(frames, sizeof(frames));
 	sodium_memzero(&k, sizeof(k));
-	return close;
+	return ok && closed;
 }
 
 /* Where the hello's first Initial ends in dg: its Length field (the two are back to back). */
@@ -684,10 +660,10 @@ static size_t read_client_hello(const uint8_t *dg, size_t len, struct quic_long 
 	if (n1 < DUST_QUIC_INITIAL_MIN || n1 >= len)
 		return 0;
 	plen = open_client_initial(dg, n1, NULL, h, pn, frames, &k);
-	ok = plen && initial_walk(frames, plen, cb);
+	ok = plen && initial_walk(frames, plen, cb, NULL);
 	plen = ok ? open_client_initial(dg + n1, len - n1, h, &h2, &pn2, frames, &k) : 0;
 	/* one-byte packet numbers, as Chromium's (1 and 2): the answer's ACK has a known size */
-	ok = plen && pn2 != *pn && pn2 < 64 && *pn < 64 && initial_walk(frames, plen, cb);
+	ok = plen && pn2 != *pn && pn2 < 64 && *pn < 64 && initial_walk(frames, plen, cb, NULL);
 	sodium_memzero(frames, sizeof(frames));
 	sodium_memzero(&k, sizeof(k));
 	if (!ok)
@@ -714,7 +690,7 @@ static bool read_hello_random(const uint8_t *dg, size_t len, struct quic_long *h
 	if (n1 < DUST_QUIC_INITIAL_MIN || n1 > len)
 		return false;
 	plen = open_client_initial(dg, n1, NULL, h, &pn, frames, &k);
-	ok = plen && initial_walk(frames, plen, cb);
+	ok = plen && initial_walk(frames, plen, cb, NULL);
 	sodium_memzero(frames, sizeof(frames));
 	sodium_memzero(&k, sizeof(k));
 	for (size_t i = 0; ok && i < HELLO_HEAD; i++)
@@ -1143,8 +1119,9 @@ static bool answer_server_hello(struct dust_quic_client *qc, const uint8_t *dg,
 	if (!cb)
 		return false;
 	quic_crypto_reset(cb);
-	sh_len =
-	    initial_walk(frames, plen, cb) ? quic_crypto_message(cb, DUST_TLS_SERVER_HELLO) : 0;
+	sh_len = initial_walk(frames, plen, cb, NULL)
+	             ? quic_crypto_message(cb, DUST_TLS_SERVER_HELLO)
+	             : 0;
 	ok = sh_len && tls_server_hello_parse(cb->b, sh_len, server_pk);
 	sodium_free(cb);
 	return ok;
