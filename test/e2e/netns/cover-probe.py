@@ -12,6 +12,12 @@
       sent to PORT in a tcpdump capture (Ethernet, IPv4), its UDP payload to OUT
   cover-probe.py flood HOST PORT N           N 1200-byte v1 Initials of random
       bytes (not Dust), as fast as the socket takes them; prints N
+  cover-probe.py flights PCAP SRC DST   the first flights SRC:443 sent to DST in
+      a capture, one a destination port: "FLOWS ACKS ANSWERS TAILMIN TAILMAX"
+      (ACKS: flights that began with an Initial under 1200 bytes; ANSWERS: the
+      sizes of their first Initial datagrams of 1200 bytes or more, distinct,
+      comma-separated; the tail: the first datagram after it that begins with
+      a Handshake packet; "-" where none)
 """
 import os
 import socket
@@ -90,6 +96,45 @@ def initial(pcap, port, src, out):
     sys.exit("no Initial from %s to port %s in %s" % (src, port, pcap))
 
 
+def udp_frames(pcap):
+    """(src, dst, sport, dport, payload) of each Ethernet/IPv4/UDP frame in a pcap."""
+    data = open(pcap, "rb").read()
+    magic = struct.unpack("<I", data[:4])[0]
+    end = "<" if magic in (0xA1B2C3D4, 0xA1B23C4D) else ">"
+    off = 24
+    while off + 16 <= len(data):
+        incl = struct.unpack(end + "I", data[off + 8:off + 12])[0]
+        frame = data[off + 16:off + 16 + incl]
+        off += 16 + incl
+        if len(frame) < 42 or frame[12:14] != b"\x08\x00" or frame[23] != 17:
+            continue
+        ihl = (frame[14] & 15) * 4
+        u = frame[14 + ihl:14 + ihl + 8]
+        sport, dport, ulen = struct.unpack(">HHH", u[:6])
+        yield (socket.inet_ntoa(frame[26:30]), socket.inet_ntoa(frame[30:34]), sport, dport,
+               frame[14 + ihl + 8:14 + ihl + ulen])
+
+
+def flights(pcap, src, dst):
+    flows = {}
+    for s_, d_, sport, dport, pl in udp_frames(pcap):
+        if s_ == src and d_ == dst and sport == 443:
+            flows.setdefault(dport, []).append(pl)
+    acks, answers, tails = 0, set(), []
+    for dgs in flows.values():
+        kinds = [kind_of(b) for b in dgs]
+        a = next((i for i, b in enumerate(dgs) if kinds[i] == "initial" and len(b) >= 1200), None)
+        if a is None:
+            continue
+        answers.add(len(dgs[a]))
+        acks += a > 0 and kinds[0] == "initial" and len(dgs[0]) < 1200
+        t = next((len(dgs[i]) for i in range(a + 1, len(dgs)) if kinds[i] == "handshake"), None)
+        if t is not None:
+            tails.append(t)
+    print(len(flows), acks, ",".join(str(x) for x in sorted(answers)) or "-",
+          min(tails) if tails else "-", max(tails) if tails else "-")
+
+
 def flood(host, port, n):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind(("0.0.0.0", 0))
@@ -116,5 +161,7 @@ if __name__ == "__main__":
         initial(*sys.argv[2:])
     elif cmd == "flood" and len(sys.argv) == 5:
         flood(*sys.argv[2:])
+    elif cmd == "flights" and len(sys.argv) == 5:
+        flights(*sys.argv[2:])
     else:
         sys.exit(__doc__)
