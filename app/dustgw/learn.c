@@ -11,7 +11,9 @@
  * address come out of the tap on any worker's queue: dgw_learn_catch takes
  * them there (they never go out of the net port) and hands them to the main
  * lcore over a ring, and answers the kernel's ARP for the address itself.
- * After LEARN_WINDOW_MS the main lcore reads the datagrams' long headers
+ * The hellos go a few milliseconds apart, each hello's second Initial
+ * after its first, as they reach a server over a real path (see
+ * LEARN_PAIR_MS). After LEARN_WINDOW_MS the main lcore reads the datagrams' long headers
  * (shape.c: sizes and packet types, nothing decrypted), derives the shape
  * and installs it with one atomic store: workers read it per answer.
  *
@@ -43,6 +45,14 @@ enum {
 	LEARN_RETRY_S = 10,      /* after a round with no answer (the server not up yet) */
 	LEARN_RING = 256,        /* frames to the probe address waiting for the main lcore */
 	LEARN_PORT_BASE = 49152, /* the probes' source ports: the dynamic range */
+	/*
+	 * A hello's second Initial goes LEARN_PAIR_MS after its first, the next
+	 * hello LEARN_GAP_MS after it: eight datagrams back to back made caddy
+	 * (quic-go) lose most hellos' second Initial (1 flight in 4 hellos,
+	 * an ACK-only Initial for the rest), as a client on a real path does not.
+	 */
+	LEARN_PAIR_MS = 5,
+	LEARN_GAP_MS = 20,
 };
 
 /* A frame to the probe address, and when a worker took it from the tap. */
@@ -60,6 +70,9 @@ struct dgw_learn {
 	struct dust_rng rng; /* the main lcore's */
 	struct dgw_shape_probe probe[LEARN_PROBES];
 	uint16_t port[LEARN_PROBES];
+	struct rte_mbuf *sched[2 * LEARN_PROBES]; /* the round's frames, in the order they go */
+	uint64_t due[2 * LEARN_PROBES];           /* when each goes (TSC) */
+	unsigned nsched, nsent;
 	bool listening, failing;
 	uint64_t t0, next; /* TSC: the round's start, the next round */
 };
@@ -251,7 +264,7 @@ static void failed(struct dgw *gw, struct dgw_learn *L, uint64_t now, const char
 
 static void start(struct dgw *gw, struct dgw_learn *L, uint64_t now)
 {
-	struct rte_mbuf *f[2 * LEARN_PROBES];
+	uint64_t ms = rte_get_tsc_hz() / 1000;
 	unsigned n = 0;
 
 	memset(L->probe, 0, sizeof(L->probe));
@@ -259,17 +272,36 @@ static void start(struct dgw *gw, struct dgw_learn *L, uint64_t now)
 		/* distinct ports: each probe's answers are told apart by port alone */
 		L->port[i] = (uint16_t)(LEARN_PORT_BASE +
 		                        LEARN_PROBES * dust_rng_uniform(&L->rng, 4096) + i);
-		if (probe_frames(gw, L, i, f + n) == 0)
-			n += 2;
+		if (probe_frames(gw, L, i, L->sched + n) != 0)
+			continue;
+		L->due[n] = now + ms * LEARN_GAP_MS * i;
+		L->due[n + 1] = L->due[n] + ms * LEARN_PAIR_MS;
+		n += 2;
 	}
-	if (n && rte_ring_sp_enqueue_bulk(L->out, (void **)f, n, NULL) == n) {
-		L->t0 = now;
-		L->listening = true;
+	L->nsched = n;
+	L->nsent = 0;
+	if (!n) {
+		failed(gw, L, now, "no probe could be made");
 		return;
 	}
-	if (n)
-		rte_pktmbuf_free_bulk(f, n);
-	failed(gw, L, now, "no probe could be made");
+	L->t0 = now;
+	L->listening = true;
+}
+
+/* The round's frames that are due, to worker 0 (a full ring: the next tick). */
+static void release(struct dgw_learn *L, uint64_t now)
+{
+	while (L->nsent < L->nsched && L->due[L->nsent] <= now &&
+	       rte_ring_sp_enqueue(L->out, L->sched[L->nsent]) == 0)
+		L->sched[L->nsent++] = NULL;
+}
+
+static void unsent_free(struct dgw_learn *L)
+{
+	for (; L->nsent < L->nsched; L->nsent++) {
+		rte_pktmbuf_free(L->sched[L->nsent]);
+		L->sched[L->nsent] = NULL;
+	}
 }
 
 /* A frame a worker caught: a datagram from the quic port to one of the probes' ports. */
@@ -322,6 +354,7 @@ static void finish(struct dgw *gw, struct dgw_learn *L, uint64_t now)
 	unsigned ok, cl;
 
 	L->listening = false;
+	unsent_free(L);
 	dgw_shape_unpack(old, &cur);
 	ok = dgw_shape_derive(L->probe, LEARN_PROBES, &cur, &got);
 	if (!ok) {
@@ -351,6 +384,8 @@ void dgw_learn_tick(struct dgw *gw, uint64_t now)
 	if (!L)
 		return;
 	drain(gw, L);
+	if (L->listening)
+		release(L, now);
 	if (L->listening && now - L->t0 >= rte_get_tsc_hz() / 1000 * LEARN_WINDOW_MS)
 		finish(gw, L, now);
 	else if (!L->listening && now >= L->next)
@@ -403,6 +438,7 @@ void dgw_learn_free(struct dgw *gw)
 
 	if (!L)
 		return;
+	unsent_free(L);
 	while (L->out && rte_ring_dequeue(L->out, &m) == 0)
 		rte_pktmbuf_free(m);
 	while (L->caught && rte_ring_dequeue_elem(L->caught, &c, sizeof(c)) == 0)

@@ -30,9 +30,10 @@
 # caddy's (answer 1240 B, tail 300..320 B, no ACK first) and learns caddy's
 # from behind the tap every COVER_LEARN_S seconds (default 2; 0 turns
 # learning off, and the test fails): the learned shape is what caddy sent
-# the learner's hellos (the tap's capture, read by cover-probe.py) and what
-# caddy sends a Dust hello directly; the Dust client's first flight on the
-# wire has those sizes; nothing of the learner's address reaches the wire.
+# the learner's hellos (the tap's capture, read by cover-probe.py), its
+# answer size what the direct caddy sends the same hellos over the wire;
+# the Dust client's first flight on the wire has that shape; nothing of the
+# learner's address reaches the wire.
 #
 # usage: netns-cover.sh DUSTGW DUST_CLIENT DUST_INVITE WORKDIR ARTIFACTS
 set -e
@@ -229,7 +230,6 @@ probe replay "$W/dust-initial.bin"
 maxsz() { tr , '\n' <<<"$1" | sort -n | tail -1; }
 [[ $(maxsz "${PG[2]}") == $(maxsz "${PD[2]}") ]] ||
 	fail "a replayed Dust Initial: largest datagrams differ"
-DIRECT_ANSWER=$(maxsz "${PD[2]}") # caddy's answer to a Dust hello, reached directly
 for a in $GWADDR $DIRADDR; do
 	n $PFX-p curl -sk --max-time 10 "https://$a/" -o "$W/get-$a.html" ||
 		fail "HTTPS GET https://$a/ failed"
@@ -319,15 +319,26 @@ L_TMIN=$(sed -n 's/.*tail \([0-9]*\)\.\.[0-9]* B.*/\1/p' <<<"$LEARNED")
 L_TMAX=$(sed -n 's/.*tail [0-9]*\.\.\([0-9]*\) B.*/\1/p' <<<"$LEARNED")
 read -r CF CA CANS CTMIN CTMAX < <("$PROBE" flights "$W/cover-tap.pcap" $GWADDR $LEARNADDR)
 echo "caddy to the learner's hellos (cover tap): $CF flights, $CA with an ACK-only Initial" \
-	"first, answer $CANS B, tails $CTMIN..$CTMAX B; to a Dust hello directly: $DIRECT_ANSWER B" |
+	"first, answer $CANS B, tails $CTMIN..$CTMAX B" | tee -a "$RESULTS"
+# the same hellos to caddy reached directly over the wire (a caddy that never saw them)
+DIRECT=()
+if [[ $CF -gt 0 ]]; then
+	"$PROBE" hellos "$W/cover-tap.pcap" $LEARNADDR 4 "$W/learn-hello"
+	for i in 1 2 3 4; do
+		DIRECT+=("$(n $PFX-p "$PROBE" ask $DIRADDR $QPORT "$W/learn-hello-$i-1.bin" \
+			"$W/learn-hello-$i-2.bin")")
+	done
+fi
+echo "caddy directly, the learner's hellos (ACK ANSWER TAIL): $(printf '[%s] ' "${DIRECT[@]}")" |
 	tee -a "$RESULTS"
+DIRECT_ANSWER=$(for d in "${DIRECT[@]}"; do read -r _ a _ <<<"$d"; echo "$a"; done | sort -u | tr '\n' ' ')
 read -r DF DA DANS DTMIN DTMAX < <("$PROBE" flights "$ART/cover-wire.pcap" $GWADDR $CADDR)
 echo "the Dust client's first flights (wire): $DF, $DA with an ACK-only Initial first," \
 	"answer $DANS B, tails $DTMIN..$DTMAX B" | tee -a "$RESULTS"
 [[ $CF -gt 0 && $CANS =~ ^[0-9]+$ && $CTMIN =~ ^[0-9]+$ ]] ||
 	fail "no first flight of caddy's to the learner's hellos on the cover tap"
-[[ $CANS == "$DIRECT_ANSWER" ]] ||
-	fail "caddy answers the learner ($CANS B) unlike a Dust hello sent to it directly ($DIRECT_ANSWER B)"
+[[ "$CANS " == "$DIRECT_ANSWER" ]] ||
+	fail "caddy behind the tap answers the learner with $CANS B, caddy reached directly with ${DIRECT_ANSWER:-nothing}B"
 [[ $L_ANS == "$CANS" && $L_TMIN -ge $CTMIN && $L_TMAX -le $CTMAX ]] ||
 	fail "learned answer ${L_ANS:-?} B, tail ${L_TMIN:-?}..${L_TMAX:-?} B: not caddy's ($CANS B, $CTMIN..$CTMAX B)"
 grep -q "ACK-only Initial first" <<<"$LEARNED" && [[ $((2 * CA)) -gt $CF ]] ||
