@@ -311,40 +311,49 @@ echo "cover tap: $DUSTIN frames from the Dust client, $PROBEIN from the prober" 
 [[ $(ctr ctr.intro_ok) -ge 1 ]] || fail "no intro accepted"
 
 step "the first flight's shape: caddy's, learned, and the Dust client's"
-LEARNED=$(grep -o "first flight takes the cover server's shape.*" "$W/dustgw.log" | tail -1)
+LEARNED=$( (grep -o "first flight takes the cover server's shape.*" "$W/dustgw.log" || true) | tail -1)
 echo "dustgw: ${LEARNED:-no shape learned}; learn_ok $(ctr ctr.cover_learn_ok), learn_fail" \
 	"$(ctr ctr.cover_learn_fail), learn_rx $(ctr ctr.cover_learn_rx)" | tee -a "$RESULTS"
 L_ANS=$(sed -n 's/.*answer \([0-9]*\) B.*/\1/p' <<<"$LEARNED")
 L_TMIN=$(sed -n 's/.*tail \([0-9]*\)\.\.[0-9]* B.*/\1/p' <<<"$LEARNED")
 L_TMAX=$(sed -n 's/.*tail [0-9]*\.\.\([0-9]*\) B.*/\1/p' <<<"$LEARNED")
+# caddy's own first flights to Chromium-shaped hellos: headless Chromium's (through the
+# gateway, on the wire) and the learner's (on the cover tap)
+read -r BF BA BANS BTMIN BTMAX < <("$PROBE" flights "$ART/cover-wire.pcap" $GWADDR $B3ADDR)
 read -r CF CA CANS CTMIN CTMAX < <("$PROBE" flights "$W/cover-tap.pcap" $GWADDR $LEARNADDR)
+read -r DF DA DANS DTMIN DTMAX < <("$PROBE" flights "$ART/cover-wire.pcap" $GWADDR $CADDR)
+echo "caddy to Chromium (wire): $BF flights, $BA with an ACK-only Initial first, answer" \
+	"$BANS B, tails $BTMIN..$BTMAX B" | tee -a "$RESULTS"
 echo "caddy to the learner's hellos (cover tap): $CF flights, $CA with an ACK-only Initial" \
 	"first, answer $CANS B, tails $CTMIN..$CTMAX B" | tee -a "$RESULTS"
+echo "the Dust client's first flights (wire): $DF, $DA with an ACK-only Initial first," \
+	"answer $DANS B, tails $DTMIN..$DTMAX B" | tee -a "$RESULTS"
+[[ $BF -gt 0 && $BTMIN =~ ^[0-9]+$ ]] || fail "no first flight of caddy's to Chromium on the wire"
+RTMIN=$BTMIN RTMAX=$BTMAX # caddy's tails, all that were seen
+if [[ $CTMIN =~ ^[0-9]+$ ]]; then
+	RTMIN=$((CTMIN < RTMIN ? CTMIN : RTMIN)) RTMAX=$((CTMAX > RTMAX ? CTMAX : RTMAX))
+fi
+[[ $DANS == "$BANS" && $DTMIN =~ ^[0-9]+$ && $DTMIN -ge $RTMIN && $DTMAX -le $RTMAX &&
+	$((DA > 0)) -eq $((BA > 0)) ]] ||
+	fail "the Dust client's first flight (answer $DANS B, tail $DTMIN..$DTMAX B, ACK first in $DA of $DF) is not caddy's (answer $BANS B, tails $RTMIN..$RTMAX B, ACK first in $BA of $BF)"
+[[ $CF -gt 0 && $CANS =~ ^[0-9]+$ && $CTMIN =~ ^[0-9]+$ ]] ||
+	fail "no first flight of caddy's to the learner's hellos on the cover tap"
 # the same hellos to caddy reached directly over the wire (a caddy that never saw them)
 DIRECT=()
-if [[ $CF -gt 0 ]]; then
-	"$PROBE" hellos "$W/cover-tap.pcap" $LEARNADDR 4 "$W/learn-hello"
-	for i in 1 2 3 4; do
-		DIRECT+=("$(n $PFX-p "$PROBE" ask $DIRADDR $QPORT "$W/learn-hello-$i-1.bin" \
-			"$W/learn-hello-$i-2.bin")")
-	done
-fi
+"$PROBE" hellos "$W/cover-tap.pcap" $LEARNADDR 4 "$W/learn-hello"
+for i in 1 2 3 4; do
+	DIRECT+=("$(n $PFX-p "$PROBE" ask $DIRADDR $QPORT "$W/learn-hello-$i-1.bin" \
+		"$W/learn-hello-$i-2.bin")")
+done
 echo "caddy directly, the learner's hellos (ACK ANSWER TAIL): $(printf '[%s] ' "${DIRECT[@]}")" |
 	tee -a "$RESULTS"
 DIRECT_ANSWER=$(for d in "${DIRECT[@]}"; do read -r _ a _ <<<"$d"; echo "$a"; done | sort -u | tr '\n' ' ')
-read -r DF DA DANS DTMIN DTMAX < <("$PROBE" flights "$ART/cover-wire.pcap" $GWADDR $CADDR)
-echo "the Dust client's first flights (wire): $DF, $DA with an ACK-only Initial first," \
-	"answer $DANS B, tails $DTMIN..$DTMAX B" | tee -a "$RESULTS"
-[[ $CF -gt 0 && $CANS =~ ^[0-9]+$ && $CTMIN =~ ^[0-9]+$ ]] ||
-	fail "no first flight of caddy's to the learner's hellos on the cover tap"
-[[ "$CANS " == "$DIRECT_ANSWER" ]] ||
-	fail "caddy behind the tap answers the learner with $CANS B, caddy reached directly with ${DIRECT_ANSWER:-nothing}B"
+[[ "$CANS " == "$DIRECT_ANSWER" && $CANS == "$BANS" ]] ||
+	fail "caddy answers the learner with $CANS B behind the tap, ${DIRECT_ANSWER:-nothing}B directly, Chromium with $BANS B"
 [[ $L_ANS == "$CANS" && $L_TMIN -ge $CTMIN && $L_TMAX -le $CTMAX ]] ||
 	fail "learned answer ${L_ANS:-?} B, tail ${L_TMIN:-?}..${L_TMAX:-?} B: not caddy's ($CANS B, $CTMIN..$CTMAX B)"
 grep -q "ACK-only Initial first" <<<"$LEARNED" && [[ $((2 * CA)) -gt $CF ]] ||
 	fail "caddy sent an ACK-only Initial first in $CA of $CF flights; learned: $LEARNED"
-[[ $DANS == "$CANS" && $DTMIN -ge $CTMIN && $DTMAX -le $CTMAX && $DA -eq $DF ]] ||
-	fail "the Dust client's first flight (answer $DANS B, tail $DTMIN..$DTMAX B, ACK first in $DA of $DF) is not caddy's shape"
 LEAKED=$(tcpdump -r "$ART/cover-wire.pcap" -n "host $LEARNADDR" 2>/dev/null | wc -l)
 [[ $LEAKED -eq 0 ]] || fail "$LEAKED frames of the learner's address on the wire"
 [[ $(ctr ctr.cover_learn_rx) -gt 0 ]] || fail "no frame to the learner's address counted"
