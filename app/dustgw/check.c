@@ -4,6 +4,7 @@
  * (as nginx -t does) without starting EAL, so it runs beside a live
  * gateway: the key, the store (opened read-only) and the state directory.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -43,6 +44,23 @@ static int check_state_dir(const struct dgw_config *cfg)
 	return 0;
 }
 
+/* The first flight's shape: learned from the cover server, or the configured one. */
+static void check_shape(const struct dgw_config *cfg)
+{
+	const struct dgw_shape *sh = &cfg->shape;
+	char src[INET_ADDRSTRLEN] = "?";
+
+	inet_ntop(AF_INET, cfg->cover_learn_src.a, src, sizeof(src));
+	printf("dustgw: quic first flight: answer %u B, tail %u..%u B, %s, PTO %u ms\n", sh->answer,
+	       sh->tail_min, sh->tail_max,
+	       sh->ack_first ? "ACK-only Initial first" : "no ACK first", sh->pto_ms);
+	if (cfg->cover == DGW_COVER_TAP && cfg->cover_learn_s)
+		printf(
+		    "dustgw: quic first flight: learned from the cover server at start and every "
+		    "%u s (hellos for %s from %s; route it through %s), the above until then\n",
+		    cfg->cover_learn_s, cfg->cover_learn_sni, src, cfg->cover_iface);
+}
+
 /* [quic] cover = tap: dustgw will create a TAP interface (needs /dev/net/tun). */
 static int check_cover(const struct dgw_config *cfg)
 {
@@ -56,6 +74,8 @@ static int check_cover(const struct dgw_config *cfg)
 		       : cfg->clock == DGW_CLOCK_CAPTURE
 		           ? "cover, but off under [runtime] clock = capture (replay)"
 		           : "cover (gaps within a burst drawn from caddy's, SPEC §12.4)");
+	if (cfg->quic_port)
+		check_shape(cfg);
 	if (cfg->cover != DGW_COVER_TAP)
 		return 0;
 	if (access("/dev/net/tun", R_OK | W_OK) != 0) {

@@ -30,7 +30,7 @@ struct cfg_ctx {
 	size_t errlen;
 };
 
-static const char *const known_keys[][12] = {
+static const char *const known_keys[][20] = {
     {"gateway", "ipv4", "ipv6", "udp_port", "quic_port", "key_file", "store", "udp_checksum", NULL},
     {"ports", "net", "delivery", "queues", "mbufs", "rx_desc", "tx_desc", "delivery_framing",
      "delivery_mac", "proxy_arp", NULL},
@@ -41,7 +41,8 @@ static const char *const known_keys[][12] = {
      "poll_nap_max_us", "intro_share", NULL},
     {"telemetry", "prometheus", NULL},
     {"quic", "cover", "cover_iface", "cover_rate", "cover_prefix_rate", "cover_flows",
-     "cover_idle_s", "sizes", "pacing", NULL},
+     "cover_idle_s", "sizes", "pacing", "cover_learn_s", "cover_learn_sni", "cover_learn_src",
+     "shape_answer", "shape_tail_min", "shape_tail_max", "shape_pto_ms", "shape_ack", NULL},
     {"random", "cover", NULL},
 };
 
@@ -70,6 +71,10 @@ void dgw_config_defaults(struct dgw_config *cfg)
 	cfg->cover_prefix_rate = 2000;
 	cfg->cover_flows = 16384;
 	cfg->cover_idle_s = 60;
+	cfg->cover_learn_s = 300;
+	/* TEST-NET-1 (RFC 5737): never routed, so no real host answers for it */
+	cfg->cover_learn_src = (struct dust_ipaddr){.family = 4, .a = {192, 0, 2, 1}};
+	dgw_shape_default(&cfg->shape);
 	cfg->pacing = true;
 }
 
@@ -372,6 +377,68 @@ static int load_cover(struct cfg_ctx *c, struct dgw_config *cfg)
 	return 0;
 }
 
+/*
+ * The first flight's shape (SPEC §12.3): the configured one, used where no
+ * cover server is learned from, each value within what every client opens.
+ */
+static int load_shape(struct cfg_ctx *c, struct dgw_config *cfg)
+{
+	struct dgw_shape *sh = &cfg->shape;
+	int rc;
+
+	GET_UINT(c, "quic", "shape_answer", DGW_SHAPE_ANSWER_MIN, DGW_SHAPE_ANSWER_MAX, sh->answer);
+	GET_UINT(c, "quic", "shape_tail_min", DGW_SHAPE_TAIL_LEAST, DGW_SHAPE_TAIL_MOST,
+	         sh->tail_min);
+	GET_UINT(c, "quic", "shape_tail_max", DGW_SHAPE_TAIL_LEAST, DGW_SHAPE_TAIL_MOST,
+	         sh->tail_max);
+	GET_UINT(c, "quic", "shape_pto_ms", DGW_SHAPE_PTO_MIN, DGW_SHAPE_PTO_MAX, sh->pto_ms);
+	if ((rc = get_bool(c, "quic", "shape_ack", &sh->ack_first)))
+		return rc;
+	if (sh->tail_min > sh->tail_max)
+		return fail(c, "[quic] shape_tail_min = %u is over shape_tail_max = %u",
+		            sh->tail_min, sh->tail_max);
+	return 0;
+}
+
+/*
+ * Learning the shape from the cover server (SPEC §12.5): its hellos name
+ * cover_learn_sni (the server picks its certificate, and so the size of its
+ * flight, by it) and come from cover_learn_src, which no real host may have.
+ */
+static int load_learn(struct cfg_ctx *c, struct dgw_config *cfg)
+{
+	struct dust_invite probe;
+	int rc;
+
+	GET_UINT(c, "quic", "cover_learn_s", 0, 86400, cfg->cover_learn_s);
+	if ((rc = get_str(c, "quic", "cover_learn_sni", cfg->cover_learn_sni,
+	                  sizeof(cfg->cover_learn_sni))) ||
+	    (rc = get_addr(c, "quic", "cover_learn_src", 4, &cfg->cover_learn_src)))
+		return rc;
+	if (cfg->cover_learn_sni[0] && dust_invite_cover_set(&probe, cfg->cover_learn_sni) != 0)
+		return fail(c,
+		            "[quic] cover_learn_sni = '%s': not a host name (a-z, 0-9, '-', '.')",
+		            cfg->cover_learn_sni);
+	if (cfg->cover != DGW_COVER_TAP || !cfg->cover_learn_s)
+		return 0;
+	if (!cfg->cover_learn_sni[0])
+		return fail(c,
+		            "[quic] cover = tap learns the first flight's shape from the cover "
+		            "server every cover_learn_s = %u s: set cover_learn_sni to the host "
+		            "name of the quic invitations (dust-invite --cover-sni), or "
+		            "cover_learn_s = 0 to keep the configured shape",
+		            cfg->cover_learn_s);
+	if (cfg->ip4.family != 4)
+		return fail(c,
+		            "[quic] cover_learn_s = %u: the learner probes over IPv4, and "
+		            "[gateway] has no ipv4 (set cover_learn_s = 0)",
+		            cfg->cover_learn_s);
+	if (!memcmp(cfg->cover_learn_src.a, cfg->ip4.a, 4))
+		return fail(c, "[quic] cover_learn_src is the gateway's own address: the kernel "
+		               "drops what comes from its own address; take one no host has");
+	return 0;
+}
+
 int dgw_config_load(struct dgw_config *cfg, const char *path, char *err, size_t errlen)
 {
 	struct cfg_ctx c = {.err = err, .errlen = errlen};
@@ -390,12 +457,14 @@ int dgw_config_load(struct dgw_config *cfg, const char *path, char *err, size_t 
 	if ((rc = check_keys(&c)) || (rc = load_gateway(&c, cfg)) || (rc = load_ports(&c, cfg)) ||
 	    (rc = load_sessions(&c, cfg)) || (rc = load_padding(&c, cfg)) ||
 	    (rc = load_runtime(&c, cfg)) || (rc = load_telemetry(&c, cfg)) ||
-	    (rc = load_cover(&c, cfg)))
+	    (rc = load_cover(&c, cfg)) || (rc = load_shape(&c, cfg)))
 		goto out;
 	if (!cfg->ip4.family && !cfg->ip6.family)
 		rc = fail(&c, "[gateway]: set ipv4 and/or ipv6");
 	else if (!cfg->key_file[0] || !cfg->store_path[0])
 		rc = fail(&c, "[gateway]: key_file and store are required");
+	else
+		rc = load_learn(&c, cfg); /* after [gateway]: the gateway's address */
 out:
 	if (rc) {
 		char tmp[512];

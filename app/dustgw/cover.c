@@ -270,10 +270,14 @@ void dgw_cover_poll(struct dgw_worker *w)
 	if (!w->cover)
 		return;
 	rte_eth_tx_buffer_flush(w->gw->cover_port, w->wid, w->cover->txb);
+	dgw_learn_send(w);
 	n = rte_eth_rx_burst(w->gw->cover_port, w->wid, pkts, DGW_BURST);
-	w->st.ctr[DGW_CTR_COVER_OUT] += n;
-	for (uint16_t i = 0; i < n; i++)
+	for (uint16_t i = 0; i < n; i++) {
+		if (dgw_learn_catch(w, pkts[i]))
+			continue; /* to the learner's probe address: never on the wire */
+		w->st.ctr[DGW_CTR_COVER_OUT]++;
 		dgw_net_tx(w, pkts[i]);
+	}
 }
 
 void dgw_cover_expire(struct dgw_worker *w)
@@ -393,11 +397,12 @@ int dgw_cover_setup(struct dgw *gw)
 			return rc;
 	DGW_LOG(INFO, "cover: what is not Dust goes to %s (MAC %s), at most %u/s, %u/s per prefix",
 	        gw->cfg.cover_iface, mac, gw->cfg.cover_rate, gw->cfg.cover_prefix_rate);
-	return 0;
+	return dgw_learn_setup(gw);
 }
 
 void dgw_cover_free(struct dgw *gw)
 {
+	dgw_learn_free(gw);
 	if (gw->cover_on) {
 		rte_eth_dev_stop(gw->cover_port);
 		rte_eth_dev_close(gw->cover_port);

@@ -41,6 +41,7 @@
 
 #include "cover.h"
 #include "dustgw.h"
+#include "learn.h"
 #include "quic.h"
 #include "rtx.h"
 
@@ -224,6 +225,12 @@ struct dgw {
 	uint16_t net_port, dlv_port;
 	uint16_t cover_port; /* the cover server's tap, when cover_on (cover.c) */
 	bool cover_on;
+	struct dgw_learn *learn; /* the cover server's shape, learned (learn.c); NULL: off */
+	/*
+	 * The first flight's shape (dgw_shape_pack): the configured one, then the
+	 * learned. Written by the main lcore, read per answer by the workers.
+	 */
+	_Atomic uint64_t shape;
 	uint32_t cid_seed; /* secret: which worker a server CID names (cid.c) */
 	bool ports_owned;
 	struct rte_ether_addr net_mac, dlv_mac;
@@ -320,6 +327,12 @@ int dgw_pace_init(struct dgw_worker *w);
 void dgw_pace_free(struct dgw_worker *w);
 void dgw_pace_tx(struct dgw_worker *w, struct rte_mbuf *m, const struct dust_session *s);
 unsigned dgw_pace_run(struct dgw_worker *w, uint64_t now_tsc);
+
+/* The first flight's shape now (learn.c installs the cover server's). */
+static inline void dgw_shape_now(const struct dgw *gw, struct dgw_shape *sh)
+{
+	dgw_shape_unpack(atomic_load_explicit(&gw->shape, memory_order_relaxed), sh);
+}
 
 /* cover.c: is the exception path on? (then w->cover is set) */
 static inline bool dgw_cover_on(const struct dgw_worker *w)

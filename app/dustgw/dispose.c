@@ -234,19 +234,24 @@ void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *
 enum flight_dg { FLIGHT_ACK, FLIGHT_ANSWER, FLIGHT_TAIL };
 
 /*
- * One datagram of a first flight at pkt: the ACK-only Initial, the 1252-byte
- * answer (both from a generator keyed by seed, so that a resend carries the
- * same ServerHello) or the Handshake tail. Each Initial takes the next
- * packet number (acc->server_pn).
+ * One datagram of a first flight at pkt: the ACK-only Initial, the answer
+ * (both from a generator keyed by seed, so that a resend carries the same
+ * ServerHello; its size fixed at accept) or the Handshake tail (its size
+ * from the shape now). Each Initial takes the next packet number
+ * (acc->server_pn).
  */
 static int flight_build(struct dgw_worker *w, struct dust_session *s, struct dust_quic_accept *acc,
                         const uint8_t *seed, enum flight_dg k, uint8_t *pkt, size_t room)
 {
 	struct dust_rng rng;
+	struct dgw_shape sh;
 	int r;
 
-	if (k == FLIGHT_TAIL)
-		return dust_quic_answer_tail_build(s, &w->rng, w->now_s, pkt, room);
+	if (k == FLIGHT_TAIL) {
+		dgw_shape_now(w->gw, &sh);
+		return dust_quic_answer_tail_build_sized(s, &w->rng, w->now_s, sh.tail_min,
+		                                         sh.tail_max, pkt, room);
+	}
 	dust_rng_seed(&rng, seed);
 	if (k == FLIGHT_ACK) {
 		r = dust_quic_answer_ack_build(s, acc, &rng, pkt, room);
@@ -313,9 +318,14 @@ int dgw_quic_flight(struct dgw_worker *w, struct dust_session *s, struct dust_qu
 	static const enum flight_dg pto[] = {FLIGHT_ANSWER, FLIGHT_ANSWER, FLIGHT_TAIL};
 	const enum flight_dg *dg = kind == DGW_FLIGHT_PTO ? pto : first;
 	bool resend = kind != DGW_FLIGHT_ANSWER;
+	struct dgw_shape sh;
+	unsigned i = 0;
 
+	dgw_shape_now(w->gw, &sh);
+	if (kind != DGW_FLIGHT_PTO && !sh.ack_first)
+		i = 1; /* a cover server that sends no ACK-only Initial first */
 	/* a datagram refused (the 3x limit) ends the flight: no tail without its answer */
-	for (unsigned i = 0; i < RTE_DIM(first); i++)
+	for (; i < RTE_DIM(first); i++)
 		if (flight_dg(w, s, acc, seed, mac, dg[i], resend) != 0)
 			return -1;
 	return 0;

@@ -28,6 +28,8 @@
 
 #include <dust.h>
 
+#include "shape.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -101,7 +103,13 @@ struct dgw_config {
 	uint32_t cover_prefix_rate; /**< frames/s handed over from one /24 or /48 */
 	uint32_t cover_flows;       /**< quic flows remembered per worker */
 	uint32_t cover_idle_s;      /**< a remembered flow is forgotten after this idle time */
-	bool pacing;                /**< [quic] pacing = cover: downstream gaps as the cover's */
+	/** learn the first flight's shape from the cover server this often; 0 = never */
+	uint32_t cover_learn_s;
+	char cover_learn_sni[DUST_COVER_SNI_MAX + 1]; /**< the probe hellos' SNI */
+	struct dust_ipaddr cover_learn_src;           /**< the probe hellos' source (IPv4) */
+	/** the first flight's shape until one is learned ([quic] shape_*; SPEC §12.3) */
+	struct dgw_shape shape;
+	bool pacing; /**< [quic] pacing = cover: downstream gaps as the cover's */
 };
 
 /** [quic] cover */
@@ -182,6 +190,9 @@ enum dgw_ctr {
 	DGW_CTR_QUIC_RTX_EVICTED, /**< kept flights pushed out of a full table */
 	DGW_CTR_QUIC_RTX_LIMITED, /**< resends stopped at 3x what the address sent */
 	DGW_CTR_QUIC_RTX_CLOSED,  /**< kept flights ended by the client's CONNECTION_CLOSE */
+	DGW_CTR_COVER_LEARN_OK,   /**< rounds that learned the first flight's shape (learn.c) */
+	DGW_CTR_COVER_LEARN_FAIL, /**< rounds with no answer of that shape from the cover server */
+	DGW_CTR_COVER_LEARN_RX,   /**< frames to the probe address, kept from the net port */
 	DGW_CTR_MAX
 };
 

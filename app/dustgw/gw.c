@@ -125,6 +125,17 @@ static int workers_create(struct dgw *gw)
 	return 0;
 }
 
+/* The first flight's shape until the learner finds the cover server's: the configured one. */
+static void shape_init(struct dgw *gw)
+{
+	struct dgw_shape sh = gw->cfg.shape;
+
+	if (!sh.answer) /* an embedder's config without dgw_config_defaults */
+		dgw_shape_default(&sh);
+	dgw_shape_clamp(&sh);
+	atomic_store(&gw->shape, dgw_shape_pack(&sh));
+}
+
 struct dgw *dgw_create(const struct dgw_config *cfg)
 {
 	struct dgw *gw = rte_zmalloc("dgw", sizeof(*gw), RTE_CACHE_LINE_SIZE);
@@ -136,6 +147,7 @@ struct dgw *dgw_create(const struct dgw_config *cfg)
 	}
 	gw->cfg = *cfg;
 	gw->nworkers = cfg->queues;
+	shape_init(gw);
 	gw->pool = rte_pktmbuf_pool_create("dgw_mbufs", cfg->mbufs, RTE_MIN(256u, cfg->mbufs / 4),
 	                                   0, RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
 	if (!gw->pool) {

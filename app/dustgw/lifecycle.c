@@ -92,10 +92,12 @@ static enum dust_drop quic_accept(struct dgw_worker *w, const struct dgw_rx *rx,
                                   struct dust_intro_info *info)
 {
 	const struct dust_eph *eph = dgw_eph_peek(w);
+	struct dgw_shape sh;
 	enum dust_drop d;
 
-	d = dust_quic_intro_accept(&w->gw->srv, &w->rng, rx->dg, rx->len, w->now_ms, &rx->ep, eph,
-	                           s, acc, info);
+	dgw_shape_now(w->gw, &sh); /* the answer's size is fixed here: it is in the keys */
+	d = dust_quic_intro_accept_sized(&w->gw->srv, &w->rng, rx->dg, rx->len, w->now_ms, &rx->ep,
+	                                 eph, sh.answer, s, acc, info);
 	if (d == DUST_OK)
 		dgw_eph_spent(w, eph);
 	return d;

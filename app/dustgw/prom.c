@@ -78,6 +78,11 @@ static const char *const ctr_help[DGW_CTR_MAX] = {
     [DGW_CTR_COVER_OUT] = "Frames from the cover server sent on the net port.",
     [DGW_CTR_COVER_FLOWS] = "Quic flows remembered as the cover server's.",
     [DGW_CTR_COVER_FLOW_FULL] = "Cover flow table full: frames handed over, not remembered.",
+    [DGW_CTR_COVER_LEARN_OK] =
+        "Rounds that learned the first flight's shape from the cover server.",
+    [DGW_CTR_COVER_LEARN_FAIL] =
+        "Rounds with no answer of the first flight's shape from the cover.",
+    [DGW_CTR_COVER_LEARN_RX] = "Frames to the learner's probe address, kept from the net port.",
     [DGW_CTR_HANDOFF_TX] = "Quic short headers handed to the worker owning their CID.",
     [DGW_CTR_HANDOFF_RX] = "Quic short headers taken from another worker's handoff ring.",
     [DGW_CTR_PACED] = "Quic profile: datagrams the pacer held for their departure time.",

@@ -58,12 +58,13 @@ fill:
 	r->n++;
 	e->s = s;
 	e->sent_ms = now_ms;
+	e->pto_ms = DGW_RTX_PTO_MS;
 	return e;
 }
 
 enum dgw_rtx_due dgw_rtx_due(struct dgw_rtx_e *e, uint64_t now_ms)
 {
-	if (now_ms - e->sent_ms < (uint64_t)DGW_RTX_PTO_MS << e->ptos)
+	if (now_ms - e->sent_ms < (uint64_t)e->pto_ms << e->ptos)
 		return DGW_RTX_WAIT;
 	if (e->ptos == DGW_RTX_PTO_MAX)
 		return DGW_RTX_GIVE_UP; /* as the cover server gives up its handshake */
@@ -108,6 +109,7 @@ static int answer(struct dgw_worker *w, struct dust_session *s, const struct dus
                   uint64_t mac)
 {
 	struct dgw_rtx_e *e = dgw_rtx_find(w->rtx, s);
+	struct dgw_shape sh;
 	bool evicted = false;
 
 	if (e)
@@ -116,6 +118,8 @@ static int answer(struct dgw_worker *w, struct dust_session *s, const struct dus
 	w->st.ctr[DGW_CTR_QUIC_RTX_EVICTED] += evicted;
 	e->acc = *acc;
 	e->mac = mac;
+	dgw_shape_now(w->gw, &sh);
+	e->pto_ms = sh.pto_ms; /* the cover server's, as learned */
 	dust_rng_bytes(&w->rng, e->seed, sizeof(e->seed));
 	return dgw_quic_flight(w, s, &e->acc, e->seed, mac, DGW_FLIGHT_ANSWER);
 }

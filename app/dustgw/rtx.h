@@ -17,7 +17,9 @@
 /*
  * PTO: caddy 2.6.2's (quic-go) first resend, about 205 ms after its flight
  * (issue 17's measurement), doubling each time, PTO_MAX resends; a hello's
- * second Initial within PAIR_MS of the first is not answered again.
+ * second Initial within PAIR_MS of the first is not answered again. An entry
+ * takes its first PTO from the shape when it is put (learn.c measures the
+ * cover server's); DGW_RTX_PTO_MS is the default.
  */
 enum { DGW_RTX_MAX = 64, DGW_RTX_PTO_MS = 205, DGW_RTX_PTO_MAX = 3, DGW_RTX_PAIR_MS = 50 };
 
@@ -28,6 +30,7 @@ struct dgw_rtx_e {
 	uint64_t mac;
 	uint64_t sent_ms;  /* the last send: the PTO runs from it */
 	uint64_t hello_ms; /* the last retransmitted hello answered; 0: none */
+	uint16_t pto_ms;   /* the first PTO (DGW_RTX_PTO_MS unless the caller sets another) */
 	uint8_t ptos;      /* PTO resends so far */
 };
 

@@ -60,6 +60,9 @@ static const char *const ctr_names[DGW_CTR_MAX] = {
     [DGW_CTR_QUIC_RTX_CLOSED] = "quic_rtx_closed",
     [DGW_CTR_QUIC_RTX_EVICTED] = "quic_rtx_evicted",
     [DGW_CTR_QUIC_RTX_LIMITED] = "quic_rtx_limited",
+    [DGW_CTR_COVER_LEARN_OK] = "cover_learn_ok",
+    [DGW_CTR_COVER_LEARN_FAIL] = "cover_learn_fail",
+    [DGW_CTR_COVER_LEARN_RX] = "cover_learn_rx",
 };
 
 static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {

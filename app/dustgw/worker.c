@@ -187,6 +187,7 @@ static void main_tick(struct dgw *gw, uint64_t now, uint64_t *next_store)
 {
 	dgw_main_messages(gw);
 	dgw_hint_csum(gw, now);
+	dgw_learn_tick(gw, now); /* the cover server's first-flight shape (learn.c) */
 	if (gw->cfg.clock == DGW_CLOCK_CAPTURE)
 		dgw_replay_main(gw);
 	else if (now >= *next_store) {

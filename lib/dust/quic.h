@@ -168,12 +168,26 @@ dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint
                        struct dust_quic_accept *acc, struct dust_intro_info *info);
 
 /**
+ * dust_quic_intro_accept with the answer's size: its Initial+Handshake
+ * datagram will be answer_len bytes (the cover server's, DUST_QUIC_ANSWER_MIN
+ * ..DUST_QUIC_ANSWER_MAX; raised to what the ML-KEM ciphertext needs, 1231
+ * with a 4-byte CID). The size is fixed here: the Handshake payload is in the
+ * session keys. dust_quic_intro_accept is this with DUST_QUIC_ANSWER_BYTES.
+ */
+DUST_MUST_CHECK enum dust_drop
+dust_quic_intro_accept_sized(struct dust_server *srv, struct dust_rng *rng, const uint8_t *dg,
+                             size_t len, uint64_t now_ms, const struct dust_endpoint *from,
+                             const struct dust_eph *eph, size_t answer_len, struct dust_session *s,
+                             struct dust_quic_accept *acc, struct dust_intro_info *info);
+
+/**
  * Build the server's first flight for an accepted intro: an Initial with
  * ACK and a ServerHello, coalesced with a Handshake packet that carries
- * acc's flight (the masked ML-KEM ciphertext and filler), 1252 bytes as the cover server's
- * (under the 3x anti-amplification limit of the client's 1250). A client
- * takes 1200..1252. Returns its length or -errno. The flight's second
- * datagram is dust_quic_answer_tail_build's.
+ * acc's flight (the masked ML-KEM ciphertext and filler): the size the accept
+ * fixed, 1252 bytes by default as the cover server's (under the 3x
+ * anti-amplification limit of the client's 1250). A client takes 1200..1252.
+ * Returns its length or -errno. The flight's second datagram is
+ * dust_quic_answer_tail_build's.
  */
 DUST_MUST_CHECK int dust_quic_answer_build(struct dust_session *s,
                                            const struct dust_quic_accept *acc, struct dust_rng *rng,
@@ -189,6 +203,14 @@ DUST_MUST_CHECK int dust_quic_answer_build(struct dust_session *s,
  */
 DUST_MUST_CHECK int dust_quic_answer_tail_build(struct dust_session *s, struct dust_rng *rng,
                                                 uint32_t now_s, uint8_t *out, size_t cap);
+/**
+ * The same, lo..hi bytes in all (uniform; the cover server's spread), within
+ * DUST_QUIC_TAIL_LEAST..DUST_QUIC_TAIL_MOST (else -EINVAL): a client takes
+ * any of them. dust_quic_answer_tail_build is this with 105..141.
+ */
+DUST_MUST_CHECK int dust_quic_answer_tail_build_sized(struct dust_session *s, struct dust_rng *rng,
+                                                      uint32_t now_s, size_t lo, size_t hi,
+                                                      uint8_t *out, size_t cap);
 
 /**
  * The first flight's first datagram, as the cover server sends it before its

@@ -28,11 +28,10 @@ enum {
 	HDR_CLIENT = 18,   /* first byte, version, DCID(8), SCID(0), token(0), Length(2) */
 	ANSWER_MIN = 1200, /* a server's first datagram a client takes: 1200..1252 bytes */
 	ANSWER_SPREAD = 53,
-	/* the cover server's (caddy 2.6.2, quic-go): 1252, then a Handshake tail of 105..141 */
-	ANSWER_SIZE = DUST_QUIC_SERVER_DGRAM_MAX,
-	TAIL_MIN = 105,
-	TAIL_SPREAD = 37,
 };
+static_assert((int)ANSWER_MIN == (int)DUST_QUIC_ANSWER_MIN &&
+                  (int)ANSWER_MIN + ANSWER_SPREAD - 1 == (int)DUST_QUIC_ANSWER_MAX,
+              "a client opens what a server may send");
 
 /* ---- keys ------------------------------------------------------------------ */
 
@@ -837,14 +836,17 @@ static size_t answer_initial_len(const struct dust_quic_accept *acc, size_t cid_
 
 /*
  * The answer's Handshake payload: the masked ciphertext in flight[0..1088),
- * random filler to the end of the cover server's 1252 bytes.
+ * random filler to the end of the answer's answer_len bytes (the cover
+ * server's; raised to what the ciphertext needs, never over the bound).
  */
-static void flight_fill(struct dust_rng *rng, struct dust_quic_accept *acc)
+static void flight_fill(struct dust_rng *rng, struct dust_quic_accept *acc, size_t answer_len)
 {
 	size_t used = answer_initial_len(acc, DUST_QUIC_SERVER_CID_LEN) + HS_HDR_FIXED +
 	              DUST_QUIC_SERVER_CID_LEN;
+	size_t n = answer_len > DUST_QUIC_ANSWER_MAX ? DUST_QUIC_ANSWER_MAX : answer_len;
 
-	acc->flight_len = (uint16_t)(ANSWER_SIZE - used);
+	n = n > used + DUST_MLKEM768_CTBYTES ? n - used : DUST_MLKEM768_CTBYTES;
+	acc->flight_len = (uint16_t)(n > DUST_QUIC_FLIGHT_MAX ? DUST_QUIC_FLIGHT_MAX : n);
 	dust_rng_bytes(rng, acc->flight + DUST_MLKEM768_CTBYTES,
 	               acc->flight_len - DUST_MLKEM768_CTBYTES);
 }
@@ -871,6 +873,16 @@ dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint
                        uint64_t now_ms, const struct dust_endpoint *from,
                        const struct dust_eph *eph, struct dust_session *s,
                        struct dust_quic_accept *acc, struct dust_intro_info *info)
+{
+	return dust_quic_intro_accept_sized(srv, rng, dg, len, now_ms, from, eph,
+	                                    DUST_QUIC_ANSWER_BYTES, s, acc, info);
+}
+
+DUST_EXPORT enum dust_drop
+dust_quic_intro_accept_sized(struct dust_server *srv, struct dust_rng *rng, const uint8_t *dg,
+                             size_t len, uint64_t now_ms, const struct dust_endpoint *from,
+                             const struct dust_eph *eph, size_t answer_len, struct dust_session *s,
+                             struct dust_quic_accept *acc, struct dust_intro_info *info)
 {
 	/* on the stack (5 KiB): an allocation per Initial would cost a flood more than it */
 	struct accept_tmp tmp, *t = &tmp;
@@ -915,7 +927,7 @@ dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint
 	acc->server_pn = 0;
 	memcpy(acc->server_pk, eph->pk, DUST_PK_BYTES);
 	ct_mask(t->prk, acc->flight);
-	flight_fill(rng, acc);
+	flight_fill(rng, acc, answer_len);
 	session_keys(&t->k, t->prk, t->ee, eph->pk, t->pq_ss, acc->flight, acc->flight_len);
 	server_session(s, rng, &t->k, e);
 	s->peer = *from;
@@ -1045,20 +1057,21 @@ DUST_EXPORT int dust_quic_answer_build(struct dust_session *s, const struct dust
                                        struct dust_rng *rng, uint32_t now_s, uint8_t *out,
                                        size_t cap)
 {
-	size_t total = ANSWER_SIZE, hs_hdr;
+	size_t hs_hdr = HS_HDR_FIXED + s->cid_len, total;
 	uint8_t first;
 	int ni;
 
 	(void)now_s;
+	/* the payload's size was fixed at accept (it is in the keys), and with it the total */
+	total = answer_initial_len(acc, s->cid_len) + hs_hdr + acc->flight_len;
 	if (cap < total)
 		return -EMSGSIZE;
+	if (total > DUST_QUIC_ANSWER_MAX)
+		return -EIO;
 	ni = server_initial(s, acc, rng, out, cap);
 	if (ni < 0)
 		return ni;
-	hs_hdr = HS_HDR_FIXED + s->cid_len;
-	/* the payload's size was fixed at accept (it is in the keys) */
-	if ((size_t)ni != answer_initial_len(acc, s->cid_len) ||
-	    total != (size_t)ni + hs_hdr + acc->flight_len)
+	if ((size_t)ni != answer_initial_len(acc, s->cid_len))
 		return -EIO;
 	/*
 	 * Handshake packet: where the cover server's certificate chain is, the
@@ -1324,12 +1337,24 @@ DUST_EXPORT size_t dust_quic_hs_match(const struct dust_session *s, const uint8_
 DUST_EXPORT int dust_quic_answer_tail_build(struct dust_session *s, struct dust_rng *rng,
                                             uint32_t now_s, uint8_t *out, size_t cap)
 {
-	size_t pre = dust_quic_hs_prefix(s), total = TAIL_MIN + dust_rng_uniform(rng, TAIL_SPREAD);
+	return dust_quic_answer_tail_build_sized(s, rng, now_s, DUST_QUIC_TAIL_DEFAULT_MIN,
+	                                         DUST_QUIC_TAIL_DEFAULT_MAX, out, cap);
+}
+
+DUST_EXPORT int dust_quic_answer_tail_build_sized(struct dust_session *s, struct dust_rng *rng,
+                                                  uint32_t now_s, size_t lo, size_t hi,
+                                                  uint8_t *out, size_t cap)
+{
+	size_t pre = dust_quic_hs_prefix(s), total;
 	struct dust_pad pad = {.kind = DUST_PAD_UNIFORM};
 	int r;
 
-	if (s->profile != DUST_PROFILE_QUIC || s->role != DUST_ROLE_SERVER)
+	if (s->profile != DUST_PROFILE_QUIC || s->role != DUST_ROLE_SERVER || lo > hi ||
+	    lo < DUST_QUIC_TAIL_LEAST || hi > DUST_QUIC_TAIL_MOST)
 		return -EINVAL;
+	total = lo + dust_rng_uniform(rng, (uint32_t)(hi - lo + 1));
+	if (total < pre + DUST_DATA_OVERHEAD) /* a 20-byte CID and a tail under 61 bytes */
+		total = pre + DUST_DATA_OVERHEAD;
 	if (cap < total)
 		return -EMSGSIZE;
 	pad.min = pad.max = (uint16_t)(total - pre - DUST_DATA_OVERHEAD);

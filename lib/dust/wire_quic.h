@@ -72,6 +72,25 @@ enum dust_quic_bound {
 	DUST_QUIC_S2C_INNER_MAX =
 	    DUST_QUIC_SERVER_DGRAM_MAX - DUST_QUIC_SHORT_S2C - DUST_DATA_OVERHEAD,
 };
+/*
+ * The server's first flight (SPEC.md §12.3): its Initial+Handshake datagram
+ * and the Handshake tail after it, sized as the cover server sends them. The
+ * defaults are caddy 2.6.2's (quic-go); dustgw learns its own cover server's
+ * ([quic] cover_learn_s) or takes a configured shape. A client opens an
+ * answer of ANSWER_MIN..ANSWER_MAX bytes (the ML-KEM ciphertext needs 1231
+ * of them with a 4-byte CID: a smaller size asked for is raised to that) and
+ * a tail of TAIL_LEAST..TAIL_MOST (a datagram of 1200 or more is taken for
+ * an answer).
+ */
+enum dust_quic_flight_size {
+	DUST_QUIC_ANSWER_MIN = 1200,
+	DUST_QUIC_ANSWER_MAX = DUST_QUIC_SERVER_DGRAM_MAX,
+	DUST_QUIC_ANSWER_BYTES = 1252, /* caddy 2.6.2's, the default */
+	DUST_QUIC_TAIL_DEFAULT_MIN = 105,
+	DUST_QUIC_TAIL_DEFAULT_MAX = 141,
+	DUST_QUIC_TAIL_LEAST = 64,  /* a Handshake header with a 20-byte CID and a keepalive */
+	DUST_QUIC_TAIL_MOST = 1199, /* under DUST_QUIC_ANSWER_MIN */
+};
 static_assert((int)DUST_QUIC_CLIENT_DGRAM <= (int)DUST_QUIC_CLIENT_DGRAM_MAX,
               "the client Initial keeps the client bound");
 static_assert(DUST_QUIC_C2S_INNER_MAX == 1197 && DUST_QUIC_S2C_INNER_MAX == 1219,

@@ -352,6 +352,50 @@ static void mlkem_seeds(void)
 	put("mlkem", "ek-q", p, 1 + sizeof(ek));
 }
 
+/* A long-header packet of total bytes (4-byte SCID) at p, for shape seeds. */
+static size_t shape_pkt(uint8_t *p, unsigned type, size_t total)
+{
+	size_t h = 0, len;
+
+	p[h++] = (uint8_t)(0xc0 | type << 4);
+	memcpy(p + h, "\x00\x00\x00\x01\x00\x04\x11\x22\x33\x44", 10);
+	h += 10;
+	if (type == 0)
+		p[h++] = 0; /* token length */
+	len = total - h - 2;
+	p[h++] = (uint8_t)(0x40 | len >> 8);
+	p[h++] = (uint8_t)len;
+	dust_rng_bytes(&rng, p + h, len);
+	return total;
+}
+
+/* shape: caddy's answers to two probe hellos, as fuzz_shape reads them (length, bytes). */
+static void shape_seeds(void)
+{
+	static uint8_t b[8192];
+	size_t n = 0;
+
+	for (unsigned probe = 0; probe < 2; probe++) {
+		static const size_t sizes[] = {37, 1252, 118, 24, 1252};
+
+		for (unsigned i = 0; i < 5; i++) {
+			size_t at = n + 2, len = sizes[i];
+
+			b[n] = (uint8_t)((i == 4 ? 0x80 : 0) | len >> 8);
+			b[n + 1] = (uint8_t)len;
+			if (i == 1)
+				shape_pkt(b + at + shape_pkt(b + at, 0, 150), 2, len - 150);
+			else if (i == 3)
+				dust_rng_bytes(&rng, b + at, len), b[at] = 0x41;
+			else
+				shape_pkt(b + at, i == 2 ? 2 : 0, len);
+			n = at + len;
+		}
+	}
+	put("shape", "caddy", b, n);
+	put("shape", "flight", b + 2 + 37 + 2, 1252);
+}
+
 static void config_seeds(void)
 {
 	static const char conf[] =
@@ -461,6 +505,7 @@ int main(int argc, char **argv)
 	intro_seeds();
 	invite_seeds();
 	config_seeds();
+	shape_seeds();
 	quic_seeds();
 	inner_seeds();
 	mlkem_seeds();

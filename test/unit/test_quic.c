@@ -1149,6 +1149,63 @@ static void test_hello_resend(void)
 	fix_fini(&f);
 }
 
+/*
+ * Every shape a gateway may learn from its cover server (SPEC §12.3): an
+ * answer asked at 1200..1252 bytes (raised to 1231, what the ML-KEM
+ * ciphertext needs with a 4-byte CID; over the bound, lowered to 1252), a
+ * tail anywhere in 64..1199; the client opens each. A tail range outside
+ * what a client takes is refused.
+ */
+static void test_answer_sized(void)
+{
+	static const size_t answers[] = {1200, 1231, 1240, 1252, 1300};
+	static const size_t want[] = {1231, 1231, 1240, 1252, 1252};
+	static const size_t tails[][2] = {
+	    {64, 64}, {300, 320}, {1199, 1199}, {105, 141}, {64, 1199}};
+	static uint8_t answer[1500], tail[1300];
+	struct dust_endpoint from = fix_endpoint("198.51.100.7", 40000);
+
+	for (size_t i = 0; i < sizeof(answers) / sizeof(answers[0]); i++) {
+		struct fixture f;
+		struct hs h;
+		int a, t;
+
+		quic_fixture(&f);
+		h.intro_len = dust_quic_intro_build(&f.inv, &f.client, &f.rng, FIX_NOW_MS, h.intro,
+		                                    sizeof(h.intro), &h.qc);
+		CHECK(dust_eph_generate(&h.eph) == 0);
+		CHECK_EQ(dust_quic_intro_accept_sized(&f.srv, &f.rng, h.intro, (size_t)h.intro_len,
+		                                      FIX_NOW_MS, &from, &h.eph, answers[i], &f.ss,
+		                                      &h.acc, NULL),
+		         DUST_OK);
+		a = dust_quic_answer_build(&f.ss, &h.acc, &f.rng, FIX_NOW_S, answer,
+		                           sizeof(answer));
+		CHECK_EQ(a, want[i]);
+		t = dust_quic_answer_tail_build_sized(&f.ss, &f.rng, FIX_NOW_S, tails[i][0],
+		                                      tails[i][1], tail, sizeof(tail));
+		CHECK(t >= (int)tails[i][0] && t <= (int)tails[i][1]);
+		CHECK(!dust_quic_is_flight_ack(tail, (size_t)t));
+		CHECK_EQ(dust_quic_answer_open(&h.qc, &f.lim, FIX_NOW_S, answer, (size_t)a, tail,
+		                               (size_t)t, &f.cs),
+		         DUST_OK);
+		if (i == 0) {
+			CHECK_EQ(dust_quic_answer_tail_build_sized(&f.ss, &f.rng, FIX_NOW_S, 63,
+			                                           100, tail, sizeof(tail)),
+			         -EINVAL);
+			CHECK_EQ(dust_quic_answer_tail_build_sized(&f.ss, &f.rng, FIX_NOW_S, 100,
+			                                           1200, tail, sizeof(tail)),
+			         -EINVAL);
+			CHECK_EQ(dust_quic_answer_tail_build_sized(&f.ss, &f.rng, FIX_NOW_S, 200,
+			                                           100, tail, sizeof(tail)),
+			         -EINVAL);
+			CHECK_EQ(dust_quic_answer_tail_build_sized(&f.ss, &f.rng, FIX_NOW_S, 300,
+			                                           300, tail, 299),
+			         -EMSGSIZE);
+		}
+		fix_fini(&f);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
@@ -1160,6 +1217,7 @@ int main(int argc, char **argv)
 	    {"pq_keys_need_mlkem", test_pq_keys_need_mlkem},
 	    {"answer_ack", test_answer_ack},
 	    {"answer_tail", test_answer_tail},
+	    {"answer_sized", test_answer_sized},
 	    {"confirm_ack_shape", test_confirm_ack_shape},
 	    {"confirm_data_shape", test_confirm_data_shape},
 	    {"confirm_old_form", test_confirm_old_form},

@@ -88,6 +88,28 @@ static void test_pto(void)
 	CHECK_EQ(e->ptos, DGW_RTX_PTO_MAX); /* giving up resends nothing more */
 }
 
+/* A learned first PTO (the cover server's, learn.c): 300 ms, then 600, 1200. */
+static void test_pto_learned(void)
+{
+	static const uint64_t gap[DGW_RTX_PTO_MAX] = {300, 600, 1200};
+	int key = 0;
+	bool ev;
+	struct dgw_rtx_e *e;
+	uint64_t t = 5000;
+
+	memset(&R, 0, sizeof(R));
+	e = dgw_rtx_put(&R, &key, t, &ev);
+	CHECK_EQ(e->pto_ms, DGW_RTX_PTO_MS);
+	e->pto_ms = 300;
+	for (unsigned i = 0; i < DGW_RTX_PTO_MAX; i++) {
+		CHECK_EQ(dgw_rtx_due(e, t + gap[i] - 1), DGW_RTX_WAIT);
+		CHECK_EQ(dgw_rtx_due(e, t + gap[i]), DGW_RTX_PTO);
+		t += gap[i];
+	}
+	CHECK_EQ(dgw_rtx_due(e, t + 2399), DGW_RTX_WAIT);
+	CHECK_EQ(dgw_rtx_due(e, t + 2400), DGW_RTX_GIVE_UP);
+}
+
 /* A retransmitted hello: its first Initial answered (the PTO restarts), its second not. */
 static void test_hello(void)
 {
@@ -126,10 +148,8 @@ static void test_wiped(void)
 int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
-	    {"bounded", test_bounded},
-	    {"pto", test_pto},
-	    {"hello", test_hello},
-	    {"wiped", test_wiped},
+	    {"bounded", test_bounded}, {"pto", test_pto},     {"pto_learned", test_pto_learned},
+	    {"hello", test_hello},     {"wiped", test_wiped},
 	};
 
 	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);

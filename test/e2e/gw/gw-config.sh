@@ -55,10 +55,49 @@ printf '[quic]\npacing = fast\n' | cat quic.conf - >pacing.conf
 EXPECT="pacing = 'fast': want cover or off" expect_err "quic pacing" --config pacing.conf
 printf '[quic]\ncover = tap\ncover_iface = a/b\n' | cat quic.conf - >cover-if.conf
 EXPECT="not an interface name" expect_err "cover interface" --config cover-if.conf
-printf '[quic]\ncover = tap\ncover_iface = cov7\n' | cat quic.conf - >cover.conf
+# the first flight's shape (SPEC §12.3, §12.5): learned from the cover, or configured
+expect_check_err() { # expect_check_err WHAT CONF: --check-config refuses CONF, saying $EXPECT
+	if "$DUSTGW" -- --config "$2" --check-config >check.txt 2>&1; then
+		fail "$1: --check-config exit 0"
+	fi
+	grep -q -e "$EXPECT" check.txt || { cat check.txt >&2; fail "$1: no '$EXPECT'"; }
+	echo "ok: $1"
+}
+printf '[quic]\ncover = tap\ncover_iface = cov7\n' | cat quic.conf - >learn-nosni.conf
+EXPECT="set cover_learn_sni to the host name" expect_check_err "cover learning, no SNI" learn-nosni.conf
+printf '[quic]\ncover = tap\ncover_learn_sni = Not_A_Host\n' | cat quic.conf - >learn-sni.conf
+EXPECT="cover_learn_sni = 'Not_A_Host': not a host name" expect_check_err "learn SNI" learn-sni.conf
+printf '[quic]\ncover = tap\ncover_learn_sni = www.example.com\ncover_learn_src = 10.0.0.1\n' |
+	cat quic.conf - >learn-src.conf
+EXPECT="cover_learn_src is the gateway's own address" expect_check_err "learn source" learn-src.conf
+printf '[quic]\ncover_learn_src = 2001:db8::1\n' | cat quic.conf - >learn-src6.conf
+EXPECT="cover_learn_src = '2001:db8::1': not an IPv4 address" expect_check_err "learn source v6" learn-src6.conf
+printf '[quic]\ncover_learn_s = 90000\n' | cat quic.conf - >learn-s.conf
+EXPECT="cover_learn_s = '90000': want an integer in 0..86400" expect_check_err "learn period" learn-s.conf
+printf '[quic]\nshape_tail_min = 300\nshape_tail_max = 200\n' | cat quic.conf - >tail.conf
+EXPECT="shape_tail_min = 300 is over shape_tail_max = 200" expect_check_err "shape tail order" tail.conf
+printf '[quic]\nshape_answer = 1300\n' | cat quic.conf - >answer.conf
+EXPECT="shape_answer = '1300': want an integer in 1200..1252" expect_check_err "shape answer" answer.conf
+printf '[quic]\nshape_tail_max = 1200\n' | cat quic.conf - >tailmax.conf
+EXPECT="shape_tail_max = '1200': want an integer in 64..1199" expect_check_err "shape tail bound" tailmax.conf
+printf '[quic]\nshape_pto_ms = 10\n' | cat quic.conf - >pto.conf
+EXPECT="shape_pto_ms = '10': want an integer in 50..2000" expect_check_err "shape PTO" pto.conf
+printf '[quic]\nshape_ack = maybe\n' | cat quic.conf - >ack.conf
+EXPECT="shape_ack = 'maybe': want yes or no" expect_check_err "shape ACK" ack.conf
+printf '[quic]\nshape_answer = 1240\nshape_tail_min = 300\nshape_tail_max = 320\nshape_ack = no\nshape_pto_ms = 300\n' |
+	cat quic.conf - >shape.conf
+"$DUSTGW" -- --config shape.conf --check-config >check.txt 2>&1 ||
+	{ cat check.txt >&2; fail "--check-config refused a configured shape"; }
+grep -q "quic first flight: answer 1240 B, tail 300..320 B, no ACK first, PTO 300 ms" check.txt ||
+	{ cat check.txt >&2; fail "--check-config: the configured shape not shown"; }
+printf '[quic]\ncover = tap\ncover_iface = cov7\ncover_learn_sni = www.example.com\n' |
+	cat quic.conf - >cover.conf
 "$DUSTGW" -- --config cover.conf --check-config >check.txt 2>&1 ||
 	{ cat check.txt >&2; fail "--check-config refused a cover config"; }
 grep -q "cover: .*kernel interface cov7" check.txt || { cat check.txt >&2; fail "--check-config: no cover line"; }
+grep -q "learned from the cover server at start and every 300 s (hellos for www.example.com from 192.0.2.1" check.txt ||
+	{ cat check.txt >&2; fail "--check-config: no learning line"; }
+echo "ok: shape config"
 grep -q "quic data sizes: the cover's" check.txt || { cat check.txt >&2; fail "--check-config: no sizes line"; }
 grep -q "quic downstream pacing: cover (gaps" check.txt || { cat check.txt >&2; fail "--check-config: no pacing line"; }
 printf '[quic]\npacing = off\n' | cat quic.conf - >pacing-off.conf

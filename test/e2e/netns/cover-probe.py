@@ -12,6 +12,19 @@
       sent to PORT in a tcpdump capture (Ethernet, IPv4), its UDP payload to OUT
   cover-probe.py flood HOST PORT N           N 1200-byte v1 Initials of random
       bytes (not Dust), as fast as the socket takes them; prints N
+  cover-probe.py flights PCAP SRC DST   the first flights SRC:443 sent to DST in
+      a capture, one a destination port: "FLIGHTS ACKS ANSWERS TAILMIN TAILMAX"
+      (FLIGHTS: ports that got an answer, their first Initial datagram of 1200
+      bytes or more; ANSWERS: its sizes, distinct, comma-separated; ACKS: of
+      them, those that began with an Initial under 1200 bytes; the tail: the
+      first datagram after the answer that begins with a Handshake packet;
+      "-" where none)
+  cover-probe.py hellos PCAP SRC N OUT  the first N hellos SRC sent to port 443
+      (a hello: the first two Initials from one source port) to OUT-I-1.bin and
+      OUT-I-2.bin, I = 1..N
+  cover-probe.py ask HOST PORT FILE...  send the files' bytes from one fresh
+      port, 5 ms apart, and read the answer for 2 s: "ACK ANSWER TAIL" as
+      flights reads them (ACK: 1 if an Initial under 1200 bytes came first)
 """
 import os
 import socket
@@ -90,6 +103,88 @@ def initial(pcap, port, src, out):
     sys.exit("no Initial from %s to port %s in %s" % (src, port, pcap))
 
 
+def udp_frames(pcap):
+    """(src, dst, sport, dport, payload) of each Ethernet/IPv4/UDP frame in a pcap."""
+    data = open(pcap, "rb").read()
+    magic = struct.unpack("<I", data[:4])[0]
+    end = "<" if magic in (0xA1B2C3D4, 0xA1B23C4D) else ">"
+    off = 24
+    while off + 16 <= len(data):
+        incl = struct.unpack(end + "I", data[off + 8:off + 12])[0]
+        frame = data[off + 16:off + 16 + incl]
+        off += 16 + incl
+        if len(frame) < 42 or frame[12:14] != b"\x08\x00" or frame[23] != 17:
+            continue
+        ihl = (frame[14] & 15) * 4
+        u = frame[14 + ihl:14 + ihl + 8]
+        sport, dport, ulen = struct.unpack(">HHH", u[:6])
+        yield (socket.inet_ntoa(frame[26:30]), socket.inet_ntoa(frame[30:34]), sport, dport,
+               frame[14 + ihl + 8:14 + ihl + ulen])
+
+
+def flight_of(dgs):
+    """(ack, answer, tail) of one flow's datagrams from the server; None: no answer."""
+    kinds = [kind_of(b) for b in dgs]
+    a = next((i for i, b in enumerate(dgs) if kinds[i] == "initial" and len(b) >= 1200), None)
+    if a is None:
+        return None
+    ack = int(a > 0 and kinds[0] == "initial" and len(dgs[0]) < 1200)
+    t = next((len(dgs[i]) for i in range(a + 1, len(dgs)) if kinds[i] == "handshake"), None)
+    return ack, len(dgs[a]), t
+
+
+def flights(pcap, src, dst):
+    flows = {}
+    for s_, d_, sport, dport, pl in udp_frames(pcap):
+        if s_ == src and d_ == dst and sport == 443:
+            flows.setdefault(dport, []).append(pl)
+    got = [f for f in (flight_of(d) for d in flows.values()) if f]
+    answers = sorted(set(f[1] for f in got))
+    tails = [f[2] for f in got if f[2] is not None]
+    print(len(got), sum(f[0] for f in got), ",".join(str(x) for x in answers) or "-",
+          min(tails) if tails else "-", max(tails) if tails else "-")
+
+
+def hellos(pcap, src, n, out):
+    flows, order = {}, []
+    for s_, d_, sport, dport, pl in udp_frames(pcap):
+        if s_ == src and dport == 443 and kind_of(pl) == "initial":
+            if sport not in flows:
+                order.append(sport)
+            flows.setdefault(sport, []).append(pl)
+    done = 0
+    for sport in order:
+        if len(flows[sport]) < 2 or done == int(n):
+            continue
+        done += 1
+        for k in (0, 1):
+            open("%s-%d-%d.bin" % (out, done, k + 1), "wb").write(flows[sport][k])
+    if done < int(n):
+        sys.exit("%d hellos from %s in %s, not %s" % (done, src, pcap, n))
+
+
+def ask(host, port, *paths):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("0.0.0.0", 0))
+    for i, p in enumerate(paths):
+        if i:
+            time.sleep(0.005)
+        s.sendto(open(p, "rb").read(), (host, int(port)))
+    got = []
+    end = time.monotonic() + 2.0
+    while True:
+        left = end - time.monotonic()
+        if left <= 0:
+            break
+        s.settimeout(left)
+        try:
+            got.append(s.recvfrom(65536)[0])
+        except socket.timeout:
+            break
+    f = flight_of(got)
+    print(*(("-", "-", "-") if not f else (f[0], f[1], "-" if f[2] is None else f[2])))
+
+
 def flood(host, port, n):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind(("0.0.0.0", 0))
@@ -116,5 +211,11 @@ if __name__ == "__main__":
         initial(*sys.argv[2:])
     elif cmd == "flood" and len(sys.argv) == 5:
         flood(*sys.argv[2:])
+    elif cmd == "flights" and len(sys.argv) == 5:
+        flights(*sys.argv[2:])
+    elif cmd == "hellos" and len(sys.argv) == 6:
+        hellos(*sys.argv[2:])
+    elif cmd == "ask" and len(sys.argv) >= 5:
+        ask(*sys.argv[2:])
     else:
         sys.exit(__doc__)

@@ -26,6 +26,14 @@
 # through the tunnel and none of its datagrams reaches the cover tap. Then
 # a flood of non-Dust Initials and TCP SYNs over the rate limits: every
 # frame counted (handed over or rate-dropped), the Dust session still flows.
+# The first flight's shape (SPEC §12.5): dustgw is configured with one unlike
+# caddy's (answer 1240 B, tail 300..320 B, no ACK first) and learns caddy's
+# from behind the tap every COVER_LEARN_S seconds (default 2; 0 turns
+# learning off, and the test fails): the learned shape is what caddy sent
+# the learner's hellos (the tap's capture, read by cover-probe.py), its
+# answer size what the direct caddy sends the same hellos over the wire;
+# the Dust client's first flight on the wire has that shape; nothing of the
+# learner's address reaches the wire.
 #
 # usage: netns-cover.sh DUSTGW DUST_CLIENT DUST_INVITE WORKDIR ARTIFACTS
 set -e
@@ -49,6 +57,8 @@ B3ADDR=192.168.77.14
 BTADDR=192.168.77.15
 QPORT=443
 COVER=www.example.com
+LEARNADDR=192.168.77.250 # the learner's probe address: no host has it
+LEARN_S=${COVER_LEARN_S:-2}
 . "$(dirname "$0")/common.sh"
 
 TCPDUMP=
@@ -150,6 +160,13 @@ cover = tap
 cover_iface = $PFX-cov
 cover_rate = 4000
 cover_prefix_rate = 200
+cover_learn_s = $LEARN_S
+cover_learn_sni = $COVER
+cover_learn_src = $LEARNADDR
+shape_answer = 1240
+shape_tail_min = 300
+shape_tail_max = 320
+shape_ack = no
 EOF
 } >"$W/dustgw.conf"
 "$DUSTGW" -- --config "$W/dustgw.conf" --check-config >"$W/check.log" 2>&1 ||
@@ -169,6 +186,11 @@ n $GW ip link set $PFX-cov up
 bg COVDUMP $GW "$W/covdump.log" tcpdump -i $PFX-cov -U -n -Z root -w "$W/cover-tap.pcap"
 wait_for 10 grep -q "listening on" "$W/covdump.log" || fail "tcpdump on the cover tap did not start"
 caddy_bg CADDY_G $GW $GWADDR "$W/caddy-g"
+if [[ $LEARN_S -gt 0 ]]; then
+	step "dustgw learns the first flight's shape from caddy behind the tap"
+	wait_for 30 grep -q "first flight takes the cover server's shape" "$W/dustgw.log" ||
+		{ tail -20 "$W/dustgw.log"; fail "dustgw did not learn the first flight's shape from caddy"; }
+fi
 
 step "a quic Dust client on the same address and port: ping through the tunnel"
 bg CPID $PFX-c0 "$W/client.log" "$CLIENT" --invite "$INV" --password-file "$W/pw" \
@@ -287,6 +309,54 @@ echo "cover tap: $DUSTIN frames from the Dust client, $PROBEIN from the prober" 
 [[ $DUSTIN -eq 0 ]] || fail "$DUSTIN of the Dust client's frames reached the cover tap"
 [[ $PROBEIN -gt 0 ]] || fail "nothing of the prober reached the cover tap"
 [[ $(ctr ctr.intro_ok) -ge 1 ]] || fail "no intro accepted"
+
+step "the first flight's shape: caddy's, learned, and the Dust client's"
+LEARNED=$( (grep -o "first flight takes the cover server's shape.*" "$W/dustgw.log" || true) | tail -1)
+echo "dustgw: ${LEARNED:-no shape learned}; learn_ok $(ctr ctr.cover_learn_ok), learn_fail" \
+	"$(ctr ctr.cover_learn_fail), learn_rx $(ctr ctr.cover_learn_rx)" | tee -a "$RESULTS"
+L_ANS=$(sed -n 's/.*answer \([0-9]*\) B.*/\1/p' <<<"$LEARNED")
+L_TMIN=$(sed -n 's/.*tail \([0-9]*\)\.\.[0-9]* B.*/\1/p' <<<"$LEARNED")
+L_TMAX=$(sed -n 's/.*tail [0-9]*\.\.\([0-9]*\) B.*/\1/p' <<<"$LEARNED")
+# caddy's own first flights to Chromium-shaped hellos: headless Chromium's (through the
+# gateway, on the wire) and the learner's (on the cover tap)
+read -r BF BA BANS BTMIN BTMAX < <("$PROBE" flights "$ART/cover-wire.pcap" $GWADDR $B3ADDR)
+read -r CF CA CANS CTMIN CTMAX < <("$PROBE" flights "$W/cover-tap.pcap" $GWADDR $LEARNADDR)
+read -r DF DA DANS DTMIN DTMAX < <("$PROBE" flights "$ART/cover-wire.pcap" $GWADDR $CADDR)
+echo "caddy to Chromium (wire): $BF flights, $BA with an ACK-only Initial first, answer" \
+	"$BANS B, tails $BTMIN..$BTMAX B" | tee -a "$RESULTS"
+echo "caddy to the learner's hellos (cover tap): $CF flights, $CA with an ACK-only Initial" \
+	"first, answer $CANS B, tails $CTMIN..$CTMAX B" | tee -a "$RESULTS"
+echo "the Dust client's first flights (wire): $DF, $DA with an ACK-only Initial first," \
+	"answer $DANS B, tails $DTMIN..$DTMAX B" | tee -a "$RESULTS"
+[[ $BF -gt 0 && $BTMIN =~ ^[0-9]+$ ]] || fail "no first flight of caddy's to Chromium on the wire"
+RTMIN=$BTMIN RTMAX=$BTMAX # caddy's tails, all that were seen
+if [[ $CTMIN =~ ^[0-9]+$ ]]; then
+	RTMIN=$((CTMIN < RTMIN ? CTMIN : RTMIN)) RTMAX=$((CTMAX > RTMAX ? CTMAX : RTMAX))
+fi
+[[ $DANS == "$BANS" && $DTMIN =~ ^[0-9]+$ && $DTMIN -ge $RTMIN && $DTMAX -le $RTMAX &&
+	$((DA > 0)) -eq $((BA > 0)) ]] ||
+	fail "the Dust client's first flight (answer $DANS B, tail $DTMIN..$DTMAX B, ACK first in $DA of $DF) is not caddy's (answer $BANS B, tails $RTMIN..$RTMAX B, ACK first in $BA of $BF)"
+[[ $CF -gt 0 && $CANS =~ ^[0-9]+$ && $CTMIN =~ ^[0-9]+$ ]] ||
+	fail "no first flight of caddy's to the learner's hellos on the cover tap"
+# the same hellos to caddy reached directly over the wire (a caddy that never saw them)
+DIRECT=()
+"$PROBE" hellos "$W/cover-tap.pcap" $LEARNADDR 4 "$W/learn-hello"
+for i in 1 2 3 4; do
+	DIRECT+=("$(n $PFX-p "$PROBE" ask $DIRADDR $QPORT "$W/learn-hello-$i-1.bin" \
+		"$W/learn-hello-$i-2.bin")")
+done
+echo "caddy directly, the learner's hellos (ACK ANSWER TAIL): $(printf '[%s] ' "${DIRECT[@]}")" |
+	tee -a "$RESULTS"
+DIRECT_ANSWER=$(for d in "${DIRECT[@]}"; do read -r _ a _ <<<"$d"; echo "$a"; done | sort -u | tr '\n' ' ')
+[[ "$CANS " == "$DIRECT_ANSWER" && $CANS == "$BANS" ]] ||
+	fail "caddy answers the learner with $CANS B behind the tap, ${DIRECT_ANSWER:-nothing}B directly, Chromium with $BANS B"
+[[ $L_ANS == "$CANS" && $L_TMIN -ge $CTMIN && $L_TMAX -le $CTMAX ]] ||
+	fail "learned answer ${L_ANS:-?} B, tail ${L_TMIN:-?}..${L_TMAX:-?} B: not caddy's ($CANS B, $CTMIN..$CTMAX B)"
+grep -q "ACK-only Initial first" <<<"$LEARNED" && [[ $((2 * CA)) -gt $CF ]] ||
+	fail "caddy sent an ACK-only Initial first in $CA of $CF flights; learned: $LEARNED"
+LEAKED=$(tcpdump -r "$ART/cover-wire.pcap" -n "host $LEARNADDR" 2>/dev/null | wc -l)
+[[ $LEAKED -eq 0 ]] || fail "$LEAKED frames of the learner's address on the wire"
+[[ $(ctr ctr.cover_learn_rx) -gt 0 ]] || fail "no frame to the learner's address counted"
 [[ $(ctr drop.cover_prefix_rate) -gt 0 ]] || fail "the flood was not rate-limited"
 TOTAL=$(($(ctr ctr.cover_in) + $(ctr drop.cover_rate) + $(ctr drop.cover_prefix_rate)))
 [[ $TOTAL -ge $((SENT + 300)) ]] ||
