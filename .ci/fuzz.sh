@@ -37,7 +37,7 @@ flush() {
   done
   batch=""
 }
-for h in data intro invite config quic inner mlkem store etcd dpi; do
+for h in data intro invite config quic inner mlkem store etcd dpi shape; do
   exe="$b/test/fuzz/fuzz_$h"
   if [ ! -x "$exe" ]; then
     echo "== fuzz $h: FAIL: not built (see the meson message)"
