@@ -91,6 +91,19 @@ static inline void gwu_teardown(void)
 	rte_eal_cleanup();
 }
 
+/* A unit test's main: the EAL and worker set up, the tests run, all torn down. */
+static inline int gwu_main(const char *name, int argc, char **argv, const struct check_test *tests,
+                           size_t n)
+{
+	int rc;
+
+	if (gwu_setup(name, argc, argv))
+		return 1;
+	rc = check_run(tests, n, NULL);
+	gwu_teardown();
+	return rc;
+}
+
 static inline struct rte_mbuf *gwu_mbuf(void)
 {
 	return rte_pktmbuf_alloc(dgw_pool(U.gw));

@@ -102,9 +102,9 @@ static void test_invite_argon2_passes(void)
 	CHECK(crypto_pwhash(key, sizeof(key), "correct horse", 13, sealed, 2,
 	                    crypto_pwhash_MEMLIMIT_INTERACTIVE, crypto_pwhash_ALG_ARGON2ID13) == 0);
 	dust_invite_pack_full(&f.inv, pt);
-	crypto_aead_xchacha20poly1305_ietf_encrypt(sealed + DUST_SALT_BYTES + DUST_XNONCE_BYTES,
-	                                           NULL, pt, DUST_INVITE_PT_BYTES, sealed, DUST_SALT_BYTES,
-	                                           NULL, sealed + DUST_SALT_BYTES, key);
+	crypto_aead_xchacha20poly1305_ietf_encrypt(
+	    sealed + DUST_SALT_BYTES + DUST_XNONCE_BYTES, NULL, pt, DUST_INVITE_PT_BYTES, sealed,
+	    DUST_SALT_BYTES, NULL, sealed + DUST_SALT_BYTES, key);
 	sodium_bin2base64(text, sizeof(text), sealed, sizeof(sealed),
 	                  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
 	CHECK(dust_invite_open(&back, text, "correct horse", 13) == 0);

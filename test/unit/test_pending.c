@@ -244,11 +244,6 @@ int main(int argc, char **argv)
 	    {"take", test_take},
 	    {"expire", test_expire},
 	};
-	int rc;
 
-	if (gwu_setup("test_pending", argc, argv))
-		return 1;
-	rc = check_run(tests, sizeof(tests) / sizeof(tests[0]), NULL);
-	gwu_teardown();
-	return rc;
+	return gwu_main("test_pending", argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
 }

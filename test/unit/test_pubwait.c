@@ -176,11 +176,6 @@ int main(int argc, char **argv)
 	    {"take_drop", test_take_drop},
 	    {"expire", test_expire},
 	};
-	int rc;
 
-	if (gwu_setup("test_pubwait", argc, argv))
-		return 1;
-	rc = check_run(tests, sizeof(tests) / sizeof(tests[0]), NULL);
-	gwu_teardown();
-	return rc;
+	return gwu_main("test_pubwait", argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
 }

@@ -66,32 +66,14 @@ static void test_bounded(void)
 		CHECK(dgw_rtx_find(&R, &key[i]) != NULL);
 }
 
-/* PTO at 205 ms after the send, then 410, 820 after each resend; given up 1640 after the last. */
-static void test_pto(void)
+/*
+ * A kept flight with a first PTO of pto_ms (0: the default, 205 ms) is due
+ * at pto_ms after the send, then twice and four times that after each
+ * resend, and given up eight times pto_ms after the last.
+ */
+static void pto_walk(uint64_t pto_ms)
 {
-	static const uint64_t gap[DGW_RTX_PTO_MAX] = {205, 410, 820};
-	int key = 0;
-	bool ev;
-	struct dgw_rtx_e *e;
-	uint64_t t = 5000;
-
-	memset(&R, 0, sizeof(R));
-	e = dgw_rtx_put(&R, &key, t, &ev);
-	for (unsigned i = 0; i < DGW_RTX_PTO_MAX; i++) {
-		CHECK_EQ(dgw_rtx_due(e, t + gap[i] - 1), DGW_RTX_WAIT);
-		CHECK_EQ(dgw_rtx_due(e, t + gap[i]), DGW_RTX_PTO);
-		CHECK_EQ(e->ptos, i + 1);
-		t += gap[i];
-	}
-	CHECK_EQ(dgw_rtx_due(e, t + 1639), DGW_RTX_WAIT);
-	CHECK_EQ(dgw_rtx_due(e, t + 1640), DGW_RTX_GIVE_UP);
-	CHECK_EQ(e->ptos, DGW_RTX_PTO_MAX); /* giving up resends nothing more */
-}
-
-/* A learned first PTO (the cover server's, learn.c): 300 ms, then 600, 1200. */
-static void test_pto_learned(void)
-{
-	static const uint64_t gap[DGW_RTX_PTO_MAX] = {300, 600, 1200};
+	uint64_t first = pto_ms ? pto_ms : 205;
 	int key = 0;
 	bool ev;
 	struct dgw_rtx_e *e;
@@ -100,14 +82,31 @@ static void test_pto_learned(void)
 	memset(&R, 0, sizeof(R));
 	e = dgw_rtx_put(&R, &key, t, &ev);
 	CHECK_EQ(e->pto_ms, DGW_RTX_PTO_MS);
-	e->pto_ms = 300;
+	if (pto_ms)
+		e->pto_ms = (uint16_t)pto_ms;
 	for (unsigned i = 0; i < DGW_RTX_PTO_MAX; i++) {
-		CHECK_EQ(dgw_rtx_due(e, t + gap[i] - 1), DGW_RTX_WAIT);
-		CHECK_EQ(dgw_rtx_due(e, t + gap[i]), DGW_RTX_PTO);
-		t += gap[i];
+		uint64_t gap = first << i;
+
+		CHECK_EQ(dgw_rtx_due(e, t + gap - 1), DGW_RTX_WAIT);
+		CHECK_EQ(dgw_rtx_due(e, t + gap), DGW_RTX_PTO);
+		CHECK_EQ(e->ptos, i + 1);
+		t += gap;
 	}
-	CHECK_EQ(dgw_rtx_due(e, t + 2399), DGW_RTX_WAIT);
-	CHECK_EQ(dgw_rtx_due(e, t + 2400), DGW_RTX_GIVE_UP);
+	CHECK_EQ(dgw_rtx_due(e, t + (first << DGW_RTX_PTO_MAX) - 1), DGW_RTX_WAIT);
+	CHECK_EQ(dgw_rtx_due(e, t + (first << DGW_RTX_PTO_MAX)), DGW_RTX_GIVE_UP);
+	CHECK_EQ(e->ptos, DGW_RTX_PTO_MAX); /* giving up resends nothing more */
+}
+
+/* PTO at 205 ms after the send, then 410, 820 after each resend; given up 1640 after the last. */
+static void test_pto(void)
+{
+	pto_walk(0);
+}
+
+/* A learned first PTO (the cover server's, learn.c): 300 ms, then 600, 1200; given up at 2400. */
+static void test_pto_learned(void)
+{
+	pto_walk(300);
 }
 
 /* A retransmitted hello: its first Initial answered (the PTO restarts), its second not. */

@@ -77,6 +77,15 @@ static void test_fifo(void)
 	CHECK(!dgw_slow_full(U.w));
 }
 
+/* Spending credit cycles in all leaves the queue due until the last one. */
+static void spend_all(uint64_t credit)
+{
+	dgw_slow_spend(U.w, credit - 1);
+	CHECK(dgw_slow_due(U.w));
+	dgw_slow_spend(U.w, 1);
+	CHECK(!dgw_slow_due(U.w));
+}
+
 /* Counted until it ran; not accepting while it runs; its endpoint free once popped. */
 static void test_running(void)
 {
@@ -125,17 +134,11 @@ static void test_share(void)
 	dgw_slow_push(U.w, gwu_mbuf(), &rx);
 	CHECK(dgw_slow_due(U.w));
 	/* a full burst: share/(100 - share) of the data's time */
-	dgw_slow_spend(U.w, (uint64_t)earned - 1);
-	CHECK(dgw_slow_due(U.w));
-	dgw_slow_spend(U.w, 1);
-	CHECK(!dgw_slow_due(U.w));
+	spend_all((uint64_t)earned);
 	/* an entry that overran by 1000 cycles: the next earnings pay the debt first */
 	dgw_slow_spend(U.w, 1000);
 	dgw_slow_earn(U.w, data, true);
-	dgw_slow_spend(U.w, (uint64_t)earned - 1001);
-	CHECK(dgw_slow_due(U.w));
-	dgw_slow_spend(U.w, 1);
-	CHECK(!dgw_slow_due(U.w));
+	spend_all((uint64_t)earned - 1000);
 	/* no credit saved from one full burst to the next: what was left is not added */
 	dgw_slow_earn(U.w, data, true);
 	dgw_slow_earn(U.w, data, true);
@@ -144,10 +147,7 @@ static void test_share(void)
 	/* spare time: a fresh slice, the debt forgiven */
 	dgw_slow_spend(U.w, 5000);
 	dgw_slow_earn(U.w, data, false);
-	dgw_slow_spend(U.w, (uint64_t)slice - 1);
-	CHECK(dgw_slow_due(U.w));
-	dgw_slow_spend(U.w, 1);
-	CHECK(!dgw_slow_due(U.w));
+	spend_all((uint64_t)slice);
 	dgw_slow_pop(U.w, &e);
 	dgw_slow_popped(U.w);
 	rte_pktmbuf_free(e.m);
@@ -160,11 +160,6 @@ int main(int argc, char **argv)
 	    {"running", test_running},
 	    {"share", test_share},
 	};
-	int rc;
 
-	if (gwu_setup("test_slow", argc, argv))
-		return 1;
-	rc = check_run(tests, sizeof(tests) / sizeof(tests[0]), NULL);
-	gwu_teardown();
-	return rc;
+	return gwu_main("test_slow", argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
 }

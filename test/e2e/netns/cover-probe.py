@@ -59,10 +59,14 @@ def make(kind, path):
     open(path, "wb").write(probe_bytes(kind))
 
 
-def udp(host, port, path):
+def exchange(host, port, paths):
+    """Send each file's bytes (5 ms apart) from one new port; what came back in 2 s."""
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind(("0.0.0.0", 0))
-    s.sendto(open(path, "rb").read(), (host, int(port)))
+    for i, p in enumerate(paths):
+        if i:
+            time.sleep(0.005)
+        s.sendto(open(p, "rb").read(), (host, int(port)))
     got = []
     end = time.monotonic() + 2.0
     while True:
@@ -71,36 +75,16 @@ def udp(host, port, path):
             break
         s.settimeout(left)
         try:
-            b, _ = s.recvfrom(65536)
+            got.append(s.recvfrom(65536)[0])
         except socket.timeout:
             break
-        got.append(b)
+    return got
+
+
+def udp(host, port, path):
+    got = exchange(host, port, [path])
     print(len(got), ",".join(kind_of(b) for b in got) or "-",
           ",".join(str(len(b)) for b in got) or "-")
-
-
-def initial(pcap, port, src, out):
-    data = open(pcap, "rb").read()
-    magic = struct.unpack("<I", data[:4])[0]
-    end = "<" if magic in (0xA1B2C3D4, 0xA1B23C4D) else ">"
-    off = 24
-    while off + 16 <= len(data):
-        incl = struct.unpack(end + "I", data[off + 8:off + 12])[0]
-        frame = data[off + 16:off + 16 + incl]
-        off += 16 + incl
-        if len(frame) < 42 or frame[12:14] != b"\x08\x00" or frame[23] != 17:
-            continue
-        ihl = (frame[14] & 15) * 4
-        if socket.inet_ntoa(frame[26:30]) != src:
-            continue
-        udp_hdr = frame[14 + ihl:14 + ihl + 8]
-        if struct.unpack(">H", udp_hdr[2:4])[0] != int(port):
-            continue
-        payload = frame[14 + ihl + 8:14 + ihl + struct.unpack(">H", udp_hdr[4:6])[0]]
-        if payload and payload[0] & 0x80 and kind_of(payload) == "initial":
-            open(out, "wb").write(payload)
-            return
-    sys.exit("no Initial from %s to port %s in %s" % (src, port, pcap))
 
 
 def udp_frames(pcap):
@@ -120,6 +104,15 @@ def udp_frames(pcap):
         sport, dport, ulen = struct.unpack(">HHH", u[:6])
         yield (socket.inet_ntoa(frame[26:30]), socket.inet_ntoa(frame[30:34]), sport, dport,
                frame[14 + ihl + 8:14 + ihl + ulen])
+
+
+def initial(pcap, port, src, out):
+    for s, _, _, dport, payload in udp_frames(pcap):
+        if s == src and dport == int(port) and payload and payload[0] & 0x80 \
+                and kind_of(payload) == "initial":
+            open(out, "wb").write(payload)
+            return
+    sys.exit("no Initial from %s to port %s in %s" % (src, port, pcap))
 
 
 def flight_of(dgs):
@@ -164,24 +157,7 @@ def hellos(pcap, src, n, out):
 
 
 def ask(host, port, *paths):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("0.0.0.0", 0))
-    for i, p in enumerate(paths):
-        if i:
-            time.sleep(0.005)
-        s.sendto(open(p, "rb").read(), (host, int(port)))
-    got = []
-    end = time.monotonic() + 2.0
-    while True:
-        left = end - time.monotonic()
-        if left <= 0:
-            break
-        s.settimeout(left)
-        try:
-            got.append(s.recvfrom(65536)[0])
-        except socket.timeout:
-            break
-    f = flight_of(got)
+    f = flight_of(exchange(host, port, paths))
     print(*(("-", "-", "-") if not f else (f[0], f[1], "-" if f[2] is None else f[2])))
 
 
