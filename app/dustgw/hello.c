@@ -12,6 +12,8 @@
  * table pushes out, goes to the cover server (with one) or is dropped,
  * counted as hello_unpaired.
  */
+#include <errno.h>
+
 #include <rte_malloc.h>
 
 #include "dgw_pvt.h"
@@ -33,7 +35,7 @@ struct dgw_hello {
 int dgw_hello_init(struct dgw_worker *w)
 {
 	w->hello = rte_zmalloc("dgw_hello", sizeof(*w->hello), RTE_CACHE_LINE_SIZE);
-	return w->hello ? 0 : -1;
+	return w->hello ? 0 : -ENOMEM;
 }
 
 void dgw_hello_free(struct dgw_worker *w)

@@ -17,6 +17,8 @@
  * it retires, or after the last PTO; each end wipes the entry. A resend
  * stays within the 3x anti-amplification limit of what the address sent.
  */
+#include <errno.h>
+
 #include <sodium.h>
 
 #include <rte_malloc.h>
@@ -87,7 +89,7 @@ bool dgw_rtx_hello_due(struct dgw_rtx_e *e, uint64_t now_ms)
 int dgw_rtx_init(struct dgw_worker *w)
 {
 	w->rtx = rte_zmalloc("dgw_rtx", sizeof(*w->rtx), RTE_CACHE_LINE_SIZE);
-	return w->rtx ? 0 : -1;
+	return w->rtx ? 0 : -ENOMEM;
 }
 
 void dgw_rtx_free(struct dgw_worker *w)
