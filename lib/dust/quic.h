@@ -29,8 +29,8 @@ void dust_quic_initial_keys(const uint8_t *dcid, size_t dcid_len, bool server,
 
 /* ---- Client ------------------------------------------------------------ */
 
-/** The most CRYPTO ranges one hello Initial carries (Chromium's: 4-13). */
-enum { DUST_QUIC_HELLO_RANGES = 24 };
+/** The contiguous spans of the ClientHello one hello Initial carries (Chromium's: 2, then 1). */
+enum { DUST_QUIC_HELLO_SPANS = 2 };
 
 /** What a client keeps between its Initial and the server's answer. */
 struct dust_quic_client {
@@ -50,9 +50,9 @@ struct dust_quic_client {
 	uint16_t ch_len;
 	/** the next packet number: a PTO resend skips one first, the close does not */
 	uint64_t next_pn;
-	/** the CRYPTO ranges (offset, length) each of the hello's Initials carried */
-	uint16_t hello_ranges[DUST_QUIC_HELLO_DGRAMS][DUST_QUIC_HELLO_RANGES][2];
-	uint8_t hello_nranges[DUST_QUIC_HELLO_DGRAMS];
+	/** the ClientHello's spans (offset, length) each of the hello's Initials carried */
+	uint16_t hello_spans[DUST_QUIC_HELLO_DGRAMS][DUST_QUIC_HELLO_SPANS][2];
+	uint8_t hello_nspans[DUST_QUIC_HELLO_DGRAMS];
 	uint8_t resends; /**< PTO resends so far */
 };
 
@@ -88,9 +88,9 @@ DUST_MUST_CHECK enum dust_drop dust_quic_answer_open(struct dust_quic_client *qc
  * The hello of qc again, as Chromium 156 retransmits it on its PTO (SPEC
  * §12.2): one 1250-byte Initial under the same DCID, its packet number one
  * past the next (Chromium skips one per PTO: 4, 6, 8 after 1 and 2), holding
- * the CRYPTO ranges of one of the hello's two Initials in a fresh
- * CRYPTO/PING/PADDING layout: the second's on the first resend, the
- * first's on the next, and so on. A gateway that kept the one Initial that
+ * the ClientHello spans of one of the hello's two Initials, cut into CRYPTO
+ * frames afresh and laid out with new PINGs and PADDING: the first's on the
+ * first resend, the second's on the next, and so on. A gateway that kept the one Initial that
  * came pairs it with the resend that carries the other. Nothing of the keys
  * changes: the answer to any copy opens. Returns DUST_QUIC_CLIENT_DGRAM or
  * -errno (EINVAL: no hello pending; EMSGSIZE: cap too small).

@@ -145,7 +145,22 @@ enum {
 	/* handshake header, legacy version, random: the first Initial carries them (the tag) */
 	HELLO_HEAD = 4 + 2 + DUST_TLS_RANDOM_BYTES,
 	DEAL_TRIES = 16,
+	/*
+	 * Chromium 156's hello Initials (SPEC §12.2, six captured hellos and
+	 * their resends): the first carries the ClientHello's head [0, a), a in
+	 * 58..84, and its tail, the second the middle; each Initial's spans cut
+	 * into 3-12 CRYPTO frames among 2-10 PINGs and 2-6 runs of PADDING.
+	 */
+	HEAD_MIN = 58,
+	HEAD_SPREAD = 84 - HEAD_MIN + 1,
+	CHUNKS_MIN = 3,
+	CHUNKS_SPREAD = 12 - CHUNKS_MIN + 1,
+	PINGS_MIN = 2,
+	PINGS_SPREAD = 10 - PINGS_MIN + 1,
+	PADS_MIN = 2,
+	PADS_SPREAD = 6 - PADS_MIN + 1,
 };
+static_assert(HELLO_HEAD <= HEAD_MIN, "the first Initial's head holds the random");
 
 static size_t crypto_frame_len(size_t off, size_t len)
 {
@@ -213,56 +228,86 @@ static bool packet_frames(struct dust_rng *rng, struct packet_plan *p, const uin
 }
 
 /*
- * Cut the ClientHello into chunks and deal them to the hello's two Initials
- * as Chromium 156 does (its captures: 4-13 CRYPTO frames a packet, any range
- * of the hello in either packet), except that the ranges before HELLO_HEAD
- * go to the first: the gateway checks the tag there before it holds the
- * datagram for the second. false if this draw does not fit (drawn again).
+ * Cut spans (offset, length: in order, disjoint, none empty) into n CRYPTO
+ * frames at n - nspans distinct points drawn inside them, into p (emptied).
  */
-static bool hello_deal(struct dust_rng *rng, size_t ch_len, size_t room, struct packet_plan p[2])
+static void chop(struct dust_rng *rng, const uint16_t spans[][2], size_t nspans, size_t n,
+                 struct packet_plan *p)
 {
-	size_t chunks = 10 + dust_rng_uniform(rng, 8), cut[CHUNKS_MAX], order[CHUNKS_MAX];
-	struct item c[CHUNKS_MAX];
-	size_t nc = 0;
+	size_t total = 0, cut[CHUNKS_MAX], ncut = 0, base = 0, k = 0;
 
-	for (size_t i = 0; i + 1 < chunks; i++)
-		cut[i] = 1 + dust_rng_uniform(rng, (uint32_t)ch_len - 1);
-	cut[chunks - 1] = ch_len;
-	for (size_t i = 0; i < chunks; i++) /* sort the cut points */
-		for (size_t j = i + 1; j < chunks; j++)
-			if (cut[j] < cut[i]) {
-				size_t t = cut[i];
+	for (size_t i = 0; i < nspans; i++)
+		total += spans[i][1];
+	if (n > total || n > CHUNKS_MAX)
+		n = total < CHUNKS_MAX ? total : CHUNKS_MAX;
+	/* cut points in the spans' concatenation: 1..total-1, none where a span ends */
+	while (ncut + nspans < n) {
+		size_t c = 1 + dust_rng_uniform(rng, (uint32_t)total - 1), end = 0;
+		bool taken = false;
 
-				cut[i] = cut[j];
-				cut[j] = t;
-			}
-	for (size_t i = 0, prev = 0; i < chunks; i++) {
-		if (cut[i] == prev)
-			continue;
-		c[nc++] = (struct item){(uint16_t)prev, (uint16_t)(cut[i] - prev), ITEM_CRYPTO};
-		prev = cut[i];
+		for (size_t i = 0; i < nspans && !taken; i++)
+			taken = c == (end += spans[i][1]);
+		for (size_t j = 0; j < ncut && !taken; j++)
+			taken = cut[j] == c;
+		if (!taken)
+			cut[ncut++] = c;
 	}
-	for (int k = 0; k < 2; k++) {
-		p[k].n = p[k].used = 0;
-		p[k].pings = 2 + dust_rng_uniform(rng, 8);
-		p[k].pads = 2 + dust_rng_uniform(rng, 5);
-	}
-	shuffle_items(rng, order, nc);
-	for (size_t i = 0; i < nc; i++) {
-		const struct item *x = &c[order[i]];
-		size_t fl = crypto_frame_len(x->off, x->len);
-		int k = x->off < HELLO_HEAD ? 0 : (int)dust_rng_uniform(rng, 2);
+	for (size_t i = 1; i < ncut; i++) /* sort the cut points */
+		for (size_t j = i; j > 0 && cut[j - 1] > cut[j]; j--) {
+			size_t t = cut[j];
 
-		if (p[k].used + fl + p[k].pings + p[k].pads > room) {
-			if (x->off < HELLO_HEAD)
-				return false;
-			k ^= 1;
-			if (p[k].used + fl + p[k].pings + p[k].pads > room)
-				return false;
+			cut[j] = cut[j - 1];
+			cut[j - 1] = t;
 		}
-		p[k].it[p[k].n++] = *x;
-		p[k].used += fl;
-	}
+	p->n = p->used = 0;
+	for (size_t i = 0; i < nspans; base += spans[i][1], i++)
+		for (size_t at = 0; at < spans[i][1];) {
+			size_t to =
+			    k < ncut && cut[k] < base + spans[i][1] ? cut[k++] - base : spans[i][1];
+			uint16_t off = (uint16_t)(spans[i][0] + at), len = (uint16_t)(to - at);
+
+			p->it[p->n++] = (struct item){off, len, ITEM_CRYPTO};
+			p->used += crypto_frame_len(off, len);
+			at = to;
+		}
+}
+
+/* Draw one Initial's frames over its spans; false if they do not fit in room. */
+static bool packet_plan_draw(struct dust_rng *rng, const uint16_t spans[][2], size_t nspans,
+                             size_t room, struct packet_plan *p)
+{
+	chop(rng, spans, nspans, CHUNKS_MIN + dust_rng_uniform(rng, CHUNKS_SPREAD), p);
+	p->pings = PINGS_MIN + dust_rng_uniform(rng, PINGS_SPREAD);
+	p->pads = PADS_MIN + dust_rng_uniform(rng, PADS_SPREAD);
+	return p->used + p->pings + p->pads <= room;
+}
+
+/*
+ * Deal the ClientHello to the hello's two Initials as Chromium 156 does:
+ * the first gets its head [0, a) and its tail [b, ch_len), the second the
+ * middle [a, b), four bytes more than the first (rounded up): Chromium's
+ * split in every capture. The head holds HELLO_HEAD, where the gateway
+ * checks the tag before it holds the datagram for the second. false if
+ * this draw does not fit (drawn again).
+ */
+static bool hello_deal(struct dust_rng *rng, size_t ch_len, size_t room, struct packet_plan p[2],
+                       struct dust_quic_client *qc)
+{
+	size_t a = HEAD_MIN + dust_rng_uniform(rng, HEAD_SPREAD), b = a + (ch_len + 5) / 2;
+
+	if (b >= ch_len)
+		return false;
+	qc->hello_nspans[0] = 2;
+	qc->hello_spans[0][0][0] = 0;
+	qc->hello_spans[0][0][1] = (uint16_t)a;
+	qc->hello_spans[0][1][0] = (uint16_t)b;
+	qc->hello_spans[0][1][1] = (uint16_t)(ch_len - b);
+	qc->hello_nspans[1] = 1;
+	qc->hello_spans[1][0][0] = (uint16_t)a;
+	qc->hello_spans[1][0][1] = (uint16_t)(b - a);
+	for (int k = 0; k < DUST_QUIC_HELLO_DGRAMS; k++)
+		if (!packet_plan_draw(rng, qc->hello_spans[k], qc->hello_nspans[k], room, &p[k]))
+			return false;
 	return true;
 }
 
@@ -294,7 +339,7 @@ static int client_initial(const uint8_t *dcid, uint64_t pn, size_t pn_len, size_
 
 /*
  * The hello: two 1250-byte Initials (packet numbers pn and pn + 1, one
- * DCID) at out; qc keeps which CRYPTO ranges each carried, for the resends.
+ * DCID) at out; qc keeps which ClientHello spans each carried, for the resends.
  */
 static int client_hello(struct dust_rng *rng, const uint8_t *dcid, const uint8_t *ch, size_t ch_len,
                         uint64_t pn, uint8_t *out, struct dust_quic_client *qc)
@@ -302,9 +347,7 @@ static int client_hello(struct dust_rng *rng, const uint8_t *dcid, const uint8_t
 	struct packet_plan p[2];
 	int tries = 0;
 
-	static_assert((int)CHUNKS_MAX <= (int)DUST_QUIC_HELLO_RANGES,
-	              "a hello Initial's ranges fit qc");
-	while (!hello_deal(rng, ch_len, HELLO_ROOM, p))
+	while (!hello_deal(rng, ch_len, HELLO_ROOM, p, qc))
 		if (++tries == DEAL_TRIES)
 			return -EMSGSIZE;
 	for (int k = 0; k < DUST_QUIC_HELLO_DGRAMS; k++) {
@@ -316,40 +359,25 @@ static int client_hello(struct dust_rng *rng, const uint8_t *dcid, const uint8_t
 		r = client_initial(dcid, pn + (uint64_t)k, 1, HELLO_ROOM, dg);
 		if (r < 0)
 			return r;
-		qc->hello_nranges[k] = (uint8_t)p[k].n;
-		for (size_t i = 0; i < p[k].n; i++) {
-			qc->hello_ranges[k][i][0] = p[k].it[i].off;
-			qc->hello_ranges[k][i][1] = p[k].it[i].len;
-		}
 	}
 	return DUST_QUIC_HELLO_BYTES;
 }
 
 /*
- * One hello Initial again (packet number pn): the CRYPTO ranges that
- * Initial k carried, with PINGs and PADDING drawn afresh and all shuffled.
+ * One hello Initial again (packet number pn), as Chromium resends one: the
+ * ClientHello spans that Initial k carried, cut into CRYPTO frames afresh,
+ * with PINGs and PADDING drawn afresh and all shuffled.
  */
 static int client_hello_again(struct dust_rng *rng, const struct dust_quic_client *qc, int k,
                               uint64_t pn, uint8_t *out)
 {
 	struct packet_plan p;
-	int tries = 0;
 
-	p.n = p.used = 0;
-	for (size_t i = 0; i < qc->hello_nranges[k]; i++) {
-		p.it[p.n++] = (struct item){qc->hello_ranges[k][i][0], qc->hello_ranges[k][i][1],
-		                            ITEM_CRYPTO};
-		p.used += crypto_frame_len(qc->hello_ranges[k][i][0], qc->hello_ranges[k][i][1]);
-	}
-	/* the hello's own draw fitted with at least 2 of each: a few new draws, then 2 and 2 */
-	do {
-		bool last = ++tries == DEAL_TRIES;
-
-		p.pings = last ? 2 : 2 + dust_rng_uniform(rng, 8);
-		p.pads = last ? 2 : 2 + dust_rng_uniform(rng, 5);
-		if (packet_frames(rng, &p, qc->ch, out + HDR_CLIENT + 1, HELLO_ROOM))
+	for (int tries = 0; tries < DEAL_TRIES; tries++)
+		if (packet_plan_draw(rng, qc->hello_spans[k], qc->hello_nspans[k], HELLO_ROOM,
+		                     &p) &&
+		    packet_frames(rng, &p, qc->ch, out + HDR_CLIENT + 1, HELLO_ROOM))
 			return client_initial(qc->dcid, pn, 1, HELLO_ROOM, out);
-	} while (tries < DEAL_TRIES);
 	return -EMSGSIZE;
 }
 
@@ -484,7 +512,7 @@ DUST_EXPORT int dust_quic_intro_resend(struct dust_quic_client *qc, struct dust_
 		return dust_fail(EMSGSIZE, "a quic resend needs %d bytes", DUST_QUIC_CLIENT_DGRAM);
 	if (pn >= 64) /* a hello's packet numbers stay one byte wide (the server's check) */
 		return dust_fail(ERANGE, "no packet number left for a resend");
-	rc = client_hello_again(rng, qc, qc->resends % 2 == 0 ? 1 : 0, pn, out);
+	rc = client_hello_again(rng, qc, qc->resends % 2, pn, out);
 	if (rc < 0)
 		return dust_fail(-rc, "could not build the Initial");
 	qc->next_pn = pn + 1;

@@ -346,21 +346,105 @@ static const uint8_t *hello_ext(const uint8_t *ch, size_t len, uint16_t t, size_
 	return NULL;
 }
 
+/* One hello Initial's frames as Chromium 156 lays them out (SPEC 12.2). */
+struct layout {
+	unsigned chunks, pings, pad_runs, nspans;
+	uint64_t spans[4][2]; /* the ClientHello's contiguous spans: offset, end */
+	uint64_t cuts[24];    /* each CRYPTO frame's offset */
+};
+
+/* Read frames[0..plen) (CRYPTO, PING, PADDING only) into l; false on a span too many. */
+static bool layout_read(const uint8_t *frames, size_t plen, struct layout *l)
+{
+	uint64_t r[24][2];
+	size_t fp = 0;
+
+	memset(l, 0, sizeof(*l));
+	while (fp < plen) {
+		uint64_t off, len;
+
+		if (frames[fp] != DUST_QUIC_FRAME_CRYPTO) {
+			CHECK(frames[fp] == DUST_QUIC_FRAME_PING ||
+			      frames[fp] == DUST_QUIC_FRAME_PADDING);
+			l->pings += frames[fp] == DUST_QUIC_FRAME_PING;
+			l->pad_runs += frames[fp] == DUST_QUIC_FRAME_PADDING &&
+			               (fp == 0 || frames[fp - 1] != DUST_QUIC_FRAME_PADDING);
+			fp++;
+			continue;
+		}
+		fp++;
+		CHECK(quic_varint_get(frames, plen, &fp, &off) &&
+		      quic_varint_get(frames, plen, &fp, &len));
+		CHECK(l->chunks < 24);
+		r[l->chunks][0] = off;
+		r[l->chunks][1] = off + len;
+		l->cuts[l->chunks++] = off;
+		fp += len;
+	}
+	for (size_t i = 1; i < l->chunks; i++) /* by offset */
+		for (size_t j = i; j > 0 && r[j - 1][0] > r[j][0]; j--) {
+			uint64_t t0 = r[j][0], t1 = r[j][1];
+
+			r[j][0] = r[j - 1][0];
+			r[j][1] = r[j - 1][1];
+			r[j - 1][0] = t0;
+			r[j - 1][1] = t1;
+		}
+	for (size_t i = 0; i < l->chunks; i++) {
+		l->cuts[i] = r[i][0];
+		if (l->nspans && l->spans[l->nspans - 1][1] == r[i][0]) {
+			l->spans[l->nspans - 1][1] = r[i][1];
+			continue;
+		}
+		if (l->nspans == 4)
+			return false;
+		l->spans[l->nspans][0] = r[i][0];
+		l->spans[l->nspans++][1] = r[i][1];
+	}
+	return true;
+}
+
+/*
+ * Chromium 156's split, in each of its six captured hellos: the first
+ * Initial holds the ClientHello's head [0, a), a in 58..84, and its tail
+ * [b, len), the second the middle [a, b), four bytes more than the first
+ * (rounded up); each holds 3-12 CRYPTO frames, 2-10 PINGs, 2-6 PADDING runs.
+ */
+static void layout_check(const struct layout l[2], size_t ch_len)
+{
+	uint64_t a = l[0].spans[0][1], b = l[0].spans[1][0];
+
+	CHECK_EQ(l[0].nspans, 2u);
+	CHECK_EQ(l[1].nspans, 1u);
+	CHECK(l[0].spans[0][0] == 0 && a >= 58 && a <= 84);
+	CHECK_EQ(l[0].spans[1][1], ch_len);
+	CHECK(l[1].spans[0][0] == a && l[1].spans[0][1] == b);
+	CHECK_EQ(b - a, (ch_len + 5) / 2);
+	for (int k = 0; k < 2; k++) {
+		CHECK(l[k].chunks >= 3 && l[k].chunks <= 12);
+		CHECK(l[k].pings >= 2 && l[k].pings <= 10);
+		CHECK(l[k].pad_runs >= 1 &&
+		      l[k].pad_runs <= 6); /* runs shuffled side by side join */
+	}
+}
+
 /*
  * The hello as Chromium 156's (SPEC 12.2), read as a strict checker would:
  * two 1250-byte Initials, one DCID, packet numbers 1 and 2, the ClientHello
  * reassembled from both with X25519MLKEM768 before x25519 in
  * supported_groups and key_share, a 1216-byte share whose ek has all 768
  * coefficients below q = 3329, the GREASE ECH payload sizes Chromium draws;
- * the first Initial alone names the invitation (the gateway holds it), the
- * second alone does not.
+ * the ClientHello split between the two and cut into frames as Chromium's
+ * (layout_check); the first Initial alone names the invitation (the gateway
+ * holds it), the second alone does not.
  */
 static void test_hello_shape(void)
 {
 	struct fixture f;
 	struct hs h;
 	struct quic_crypto_buf *cb = malloc(sizeof(*cb));
-	unsigned ech_seen[4] = {0}, splits = 0;
+	unsigned ech_seen[4] = {0}, nheads = 0;
+	bool heads[84 - 58 + 1] = {false};
 
 	quic_fixture(&f);
 	CHECK(cb != NULL);
@@ -371,7 +455,7 @@ static void test_hello_shape(void)
 		const uint8_t *x;
 		size_t plen, ch_len, n = 0;
 		uint64_t pn;
-		bool in_first[2] = {false, false};
+		struct layout lay[2];
 
 		h.intro_len = dust_quic_intro_build(&f.inv, &f.client, &f.rng, FIX_NOW_MS, h.intro,
 		                                    sizeof(h.intro), &h.qc);
@@ -391,28 +475,22 @@ static void test_hello_shape(void)
 			CHECK(quic_unprotect(&keys, ini, q[k].pn_off, q[k].length, &pn, frames,
 			                     &plen));
 			CHECK_EQ(pn, (uint64_t)(1 + k));
-			/* CRYPTO, PING and PADDING only; note which packet holds what */
+			/* CRYPTO, PING and PADDING only, laid out as Chromium's */
+			CHECK(layout_read(frames, plen, &lay[k]));
 			while (fp < plen) {
 				uint64_t off, len;
 
-				if (frames[fp] != DUST_QUIC_FRAME_CRYPTO) {
-					CHECK(frames[fp] <= DUST_QUIC_FRAME_PING);
-					fp++;
+				if (frames[fp++] != DUST_QUIC_FRAME_CRYPTO)
 					continue;
-				}
-				fp++;
 				CHECK(quic_varint_get(frames, plen, &fp, &off) &&
 				      quic_varint_get(frames, plen, &fp, &len));
 				CHECK(quic_crypto_store(cb, off, frames + fp, len));
-				if (k == 0 && off == 0 && len >= 38)
-					in_first[0] = true;
-				if (k == 0 && off > 600)
-					in_first[1] = true;
 				fp += len;
 			}
 		}
-		splits += in_first[1];
 		ch_len = quic_crypto_message(cb, DUST_TLS_CLIENT_HELLO);
+		layout_check(lay, ch_len);
+		heads[lay[0].spans[0][1] - 58] = true;
 		CHECK(ch_len > 1800 && tls_client_hello_parse(cb->b, ch_len, &d));
 		x = hello_ext(cb->b, ch_len, DUST_TLS_EXT_SUPPORTED_GROUPS, &n);
 		CHECK(x && n == 10 && be16_get(x + 2) == 4588 && be16_get(x + 4) == 29);
@@ -437,9 +515,11 @@ static void test_hello_shape(void)
 		         -1);
 		CHECK_EQ(dust_quic_intro_peek(&f.srv, h.intro, DUST_QUIC_HELLO_BYTES), 0);
 	}
-	/* all four ECH sizes, and hello bytes from past the first 600 in the first Initial */
+	/* all four ECH sizes; the head's end drawn over its range */
 	CHECK(ech_seen[0] && ech_seen[1] && ech_seen[2] && ech_seen[3]);
-	CHECK(splits > 0);
+	for (size_t i = 0; i < sizeof(heads); i++)
+		nheads += heads[i];
+	CHECK(nheads >= 15 && heads[0] | heads[1] | heads[2] && heads[24] | heads[25] | heads[26]);
 	free(cb);
 	fix_fini(&f);
 }
@@ -1078,8 +1158,9 @@ static uint64_t initial_pn(const uint8_t *dg, size_t len, uint8_t frames[1500], 
 /*
  * A retransmitted hello (SPEC §12.2), as Chromium 156 sends one on its PTO:
  * one 1250-byte Initial, same DCID, packet numbers 4, 6, 8 after the hello's
- * 1 and 2, carrying one of the hello's Initials' CRYPTO ranges (the second's
- * first) newly laid out and protected. A server that kept either Initial of
+ * 1 and 2, carrying the ClientHello spans of one of the hello's Initials
+ * (the first's first, as Chromium's pn 4 carries its pn 1's data) cut into
+ * frames afresh and protected. A server that kept either Initial of
  * the hello pairs it with the resend that carries the other: the hello
  * opens, and the answer to it opens with the client's state. Then the close
  * at pn 9, and nothing to retransmit once answered.
@@ -1093,6 +1174,8 @@ static void test_hello_resend(void)
 	const uint8_t *first, *second;
 	size_t plen = 0;
 	struct dust_session cs;
+	struct layout hello[2], lay;
+	bool recut = false;
 
 	quic_fixture(&f);
 	h.intro_len = dust_quic_intro_build(&f.inv, &f.client, &f.rng, FIX_NOW_MS, h.intro,
@@ -1101,21 +1184,32 @@ static void test_hello_resend(void)
 	first = h.intro;
 	second = h.intro + DUST_QUIC_CLIENT_DGRAM;
 	CHECK_EQ(initial_pn(first, DUST_QUIC_CLIENT_DGRAM, frames, &plen), 1);
+	CHECK(layout_read(frames, plen, &hello[0]));
 	CHECK_EQ(initial_pn(second, DUST_QUIC_CLIENT_DGRAM, frames, &plen), 2);
+	CHECK(layout_read(frames, plen, &hello[1]));
 	CHECK(dust_quic_intro_resend(&h.qc, &f.rng, re[0], DUST_QUIC_CLIENT_DGRAM - 1) < 0);
 	for (int i = 0; i < 3; i++) {
+		const struct layout *was = &hello[i % 2];
+
 		CHECK_EQ(dust_quic_intro_resend(&h.qc, &f.rng, re[i], sizeof(re[i])),
 		         DUST_QUIC_CLIENT_DGRAM);
 		CHECK_EQ(initial_pn(re[i], sizeof(re[i]), frames, &plen), 4 + 2 * (uint64_t)i);
 		CHECK(memcmp(re[i] + 1, h.intro + 1, 13) == 0); /* version, DCID */
+		/* the same spans as the Initial it resends, cut into frames afresh */
+		CHECK(layout_read(frames, plen, &lay));
+		CHECK_EQ(lay.nspans, was->nspans);
+		CHECK(memcmp(lay.spans, was->spans, sizeof(lay.spans)) == 0);
+		CHECK(lay.chunks >= 3 && lay.chunks <= 12 && lay.pings >= 2 && lay.pings <= 10);
+		recut |= lay.chunks != was->chunks || memcmp(lay.cuts, was->cuts, sizeof(lay.cuts));
 	}
-	/* the odd resends carry the second Initial's ranges: alone they name nothing */
-	CHECK(dust_quic_intro_peek(&f.srv, re[0], sizeof(re[0])) < 0);
-	CHECK(dust_quic_intro_peek(&f.srv, re[1], sizeof(re[1])) >= 0);
-	CHECK(memcmp(re[0] + 20, second + 20, 200) != 0); /* laid out afresh */
-	/* the first Initial kept, its second lost: the first resend completes it */
+	CHECK(recut);
+	/* the odd resends carry the second Initial's spans: alone they name nothing */
+	CHECK(dust_quic_intro_peek(&f.srv, re[0], sizeof(re[0])) >= 0);
+	CHECK(dust_quic_intro_peek(&f.srv, re[1], sizeof(re[1])) < 0);
+	CHECK(dust_quic_intro_peek(&f.srv, re[2], sizeof(re[2])) >= 0);
+	/* the first Initial kept, its second lost: the second resend completes it */
 	memcpy(pair, first, DUST_QUIC_CLIENT_DGRAM);
-	memcpy(pair + DUST_QUIC_CLIENT_DGRAM, re[0], DUST_QUIC_CLIENT_DGRAM);
+	memcpy(pair + DUST_QUIC_CLIENT_DGRAM, re[1], DUST_QUIC_CLIENT_DGRAM);
 	CHECK(dust_eph_generate(&h.eph) == 0);
 	CHECK_EQ(server_accept(&f, &h, pair, sizeof(pair), FIX_NOW_MS), DUST_OK);
 	h.answer_len =
@@ -1139,9 +1233,9 @@ static void test_hello_resend(void)
 	CHECK(!dust_quic_is_client_close(close, sizeof(close)));
 	/* the answer to the paired hello opens: the client state is wiped */
 	CHECK_EQ(answer_open(&f, &h, h.answer, (size_t)h.answer_len, &cs), DUST_OK);
-	/* the resends alone, the second's then the first's, make the same hello again */
-	memcpy(pair, re[1], DUST_QUIC_CLIENT_DGRAM);
-	memcpy(pair + DUST_QUIC_CLIENT_DGRAM, re[2], DUST_QUIC_CLIENT_DGRAM);
+	/* the resends alone, the first's then the second's, make the same hello again */
+	memcpy(pair, re[0], DUST_QUIC_CLIENT_DGRAM);
+	memcpy(pair + DUST_QUIC_CLIENT_DGRAM, re[1], DUST_QUIC_CLIENT_DGRAM);
 	CHECK_EQ(server_accept(&f, &h, pair, sizeof(pair), FIX_NOW_MS), DUST_DROP_INTRO_DUP);
 	CHECK(dust_quic_intro_resend(&h.qc, &f.rng, re[0], sizeof(re[0])) < 0);
 	CHECK(dust_quic_intro_close(&h.qc, 1, close, sizeof(close)) < 0);

@@ -8,7 +8,8 @@
 # across the connection's Initials, as a browser's hello spans two). As tshark hands any datagram on a QUIC port to
 # its QUIC dissector, it must also have followed every datagram into a
 # connection, and every client short header's DCID must be one it learnt
-# from that connection's handshake (random bytes fail these two); nDPI (DPI only, no port guess) labels >= 99% of
+# from that connection's handshake (random bytes fail these two); every
+# hello split over its Initials as Chromium 156 splits it; nDPI (DPI only, no port guess) labels >= 99% of
 # the flows QUIC. No client datagram is over 1250 bytes, no server one over
 # 1252 (SPEC §12.4: Chromium's and quic-go's bounds). Prints the figures;
 # exit 1 with the reason on a failure.
@@ -68,6 +69,14 @@ WITHSNI=$(grep -cx "$SNI" "$F.sni")
 [[ $INIT -gt 0 && $HELLOS -eq $CONNS && $HCONNS -eq $CONNS ]] ||
 	no "$CONNS connections opened by $INIT client Initials, $HELLOS decrypted ClientHellos in $HCONNS of them"
 [[ $WITHSNI -eq $HELLOS ]] || no "$WITHSNI of $HELLOS ClientHellos name $SNI"
+# Chromium 156 splits its ClientHello over the hello's two Initials one way
+# (the head and the tail, then the middle) and resends those same spans:
+# a censor who decrypts Initials sees any other split (hello-split.py).
+ts "udp.dstport==$PORT && quic.long.packet_type==0" -T fields -e quic.connection.number \
+	-e quic.packet_number -e quic.crypto.offset -e quic.crypto.length >"$F.initials"
+SPLIT=$("$(dirname "$0")/hello-split.py" <"$F.initials" 2>"$F.split") ||
+	no "hellos not split over their Initials as Chromium 156's: $(head -c 600 "$F.split")"
+read -r SPLIT_CONNS SPLIT_BAD HEAD_MIN HEAD_MAX <<<"$SPLIT"
 # largest UDP payload each way (udp.length counts the 8-byte header)
 largest() {
 	ts "udp.$1port==$PORT" -T fields -e udp.length | sort -n | tail -1 | awk '{print $1 - 8}'
@@ -79,6 +88,7 @@ echo "tshark $(tshark -v 2>/dev/null | sed -n '1s/.*(Wireshark) \([^ ]*\).*/\1/p
 	"$NOTQ not QUIC, $MAL malformed, $ERR with an Error expert item, $NOCONN outside a" \
 	"connection, $NODCID of $SHORT client short headers with an unknown DCID;" \
 	"$CONNS connections in $INIT client Initials, $HELLOS ClientHellos decrypted, $WITHSNI with SNI $SNI;" \
+	"${SPLIT_BAD:-?} of ${SPLIT_CONNS:-?} hellos split otherwise than Chromium's (head ends ${HEAD_MIN:-?}..${HEAD_MAX:-?});" \
 	"largest datagram: client $CMAX (bound 1250), server $SMAX (bound 1252)"
 
 # nDPI: -d turns port guessing off, so a QUIC label comes from the payload
