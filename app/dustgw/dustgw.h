@@ -244,7 +244,8 @@ enum dgw_drop {
 	DGW_DROP_HANDOFF_FULL,      /**< the CID owner's handoff ring did not take the datagram */
 	DGW_DROP_PACE_FULL,         /**< quic datagram past the pacer's horizon or room */
 	DGW_DROP_HELLO_UNPAIRED,    /**< a held first Initial whose second did not come in time,
-	                                 or pushed out of a full table (no cover server) */
+	                                 or pushed out of a full table (no cover server), or
+	                                 replaced by a resend of the same first half */
 	DGW_DROP_QUIC_CONFIRM,      /**< a long header to a session's CID of no confirmation's
 	                                 shape (SPEC §12.3) */
 	DGW_DROP_QUIC_RTX_PAIR,     /**< a retransmitted hello's second Initial: its first was

@@ -147,18 +147,31 @@ enum dgw_hello_verdict dgw_hello_take(struct dgw_worker *w, struct rte_mbuf *m,
 {
 	struct dgw_hello *h = w->hello;
 	struct held *e;
+	bool first;
 
 	if (!dcid_whole(rx) || rx->len > 1500)
 		return DGW_HELLO_NONE;
 	e = first_of(h, rx);
-	if (e) {
+	first = dust_quic_intro_peek(&w->gw->srv, rx->dg, rx->len) >= 0;
+	if (e && !first) {
 		pair(w, e, rx, both);
 		return DGW_HELLO_PAIRED;
 	}
 	/* not held unless its tag names an invitation: everything else goes on as before */
-	if (dust_quic_intro_peek(&w->gw->srv, rx->dg, rx->len) < 0)
+	if (!first)
 		return DGW_HELLO_NONE;
-	e = slot(w);
+	if (e) {
+		/*
+		 * The first Initial's spans again: Chromium's first PTO resend
+		 * (SPEC §12.2) when the second was lost. It takes the held one's
+		 * place and waits for the second's spans, which come next.
+		 */
+		dgw_drop_m(w, e->m, DGW_DROP_HELLO_UNPAIRED);
+		e->m = NULL;
+		h->n--;
+	} else {
+		e = slot(w);
+	}
 	e->m = m;
 	e->rx = *rx;
 	e->since_ms = w->now_ms;

@@ -791,6 +791,7 @@ static int same_server_hello(const uint8_t *hello, const uint8_t *a, const uint8
  * up. A new intro of c from a new port: a session of its own.
  */
 static int closes(struct cl *c);
+static int lost_second(struct cl *c);
 
 static int pto_limit(struct cl *c)
 {
@@ -850,6 +851,53 @@ static int closes(struct cl *c)
 	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_RTX_HELLO) == rtx + 1, "the close answered as a hello");
 	take_flights(ep.port, &f);
 	CHECK(f.answers >= 2 && f.tails >= 2, "the flight and its resend did not come");
+	return lost_second(c);
+}
+
+/*
+ * A hello whose second Initial is lost: the gateway holds the first; the
+ * client's first PTO resend carries the first Initial's spans again
+ * (Chromium's order, SPEC 12.2) and takes the held one's place; the next
+ * carries the second's and completes the hello. Paired with the first's
+ * copy, the hello could never open.
+ */
+static int lost_second(struct cl *c)
+{
+	uint8_t dg[DUST_QUIC_HELLO_BYTES];
+	struct dust_quic_client qc;
+	struct dust_endpoint ep = c->a;
+	uint64_t ok = rg_ctr(&H, 0, DGW_CTR_INTRO_OK);
+	uint64_t held = rg_ctr(&H, 0, DGW_CTR_HELLO_HELD);
+	uint64_t gone = rg_drop(&H, 0, DGW_DROP_HELLO_UNPAIRED);
+	uint64_t closed = rg_ctr(&H, 0, DGW_CTR_QUIC_RTX_CLOSED);
+	struct flights f;
+	int n = dust_quic_intro_build(&c->inv, &c->id, &T.rng, rg_now_ms(), dg, sizeof(dg), &qc);
+
+	printf("gw-quic: the second Initial lost: the resends, first's then second's, make it\n");
+	ep.port = (uint16_t)(ep.port + 11);
+	CHECK(n == DUST_QUIC_HELLO_BYTES &&
+	          send_dg(&ep, QUIC_PORT, dg, DUST_QUIC_CLIENT_DGRAM) == 0,
+	      "send the first Initial");
+	for (int i = 0; i < 2; i++) {
+		n = dust_quic_intro_resend(&qc, &T.rng, dg, sizeof(dg));
+		CHECK(n == DUST_QUIC_CLIENT_DGRAM && send_dg(&ep, QUIC_PORT, dg, (size_t)n) == 0,
+		      "send a resend");
+		CHECK(settled(), "resend not read");
+	}
+	CHECK(ctr_reaches(DGW_CTR_INTRO_OK, ok + 1),
+	      "a hello completed by its resends not accepted");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_HELLO_HELD) == held + 2,
+	      "the first's resend not held in its place");
+	CHECK(rg_drop(&H, 0, DGW_DROP_HELLO_UNPAIRED) == gone + 1,
+	      "the replaced first Initial not counted as quic_hello_unpaired");
+	/* the client gives up (its answer is not read here): the kept flight ends */
+	n = dust_quic_intro_close(&qc, 4000000, dg, sizeof(dg));
+	dust_quic_client_wipe(&qc);
+	CHECK(n == DUST_QUIC_CLIENT_DGRAM && send_dg(&ep, QUIC_PORT, dg, (size_t)n) == 0,
+	      "send the close");
+	CHECK(ctr_reaches(DGW_CTR_QUIC_RTX_CLOSED, closed + 1), "the close did not end the flight");
+	take_flights(ep.port, &f);
+	CHECK(f.answers >= 1, "no flight for the hello its resends completed");
 	return 0;
 }
 
