@@ -36,6 +36,7 @@
 
 #include "cover.h"
 #include "dgw_pvt.h"
+#include "net.h"
 
 enum {
 	COVER_BUCKETS =

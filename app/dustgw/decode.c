@@ -11,6 +11,7 @@
 
 #include "dgw_pvt.h"
 #include "loopprof.h"
+#include "net.h"
 #include "pending.h"
 #include "slow.h"
 

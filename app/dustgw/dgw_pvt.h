@@ -12,7 +12,8 @@
  *   functions its users call (cover.h, pace.h, rtx.h, pending.h,
  *   pubwait.h, slow.h); only its users include that header. Counts that
  *   other lcores read are read through the module's accessor (an __atomic
- *   load inside), never through the struct.
+ *   load inside), never through the struct. Stateless files have a header
+ *   of their own all the same (net.h, neigh.h).
  * - Setup that can fail (_init, _create, _setup): 0 or -errno (-ENOMEM
  *   for memory); its _free takes whatever a failed setup left, NULL
  *   pointers included.
@@ -277,34 +278,6 @@ extern struct dgw *dgw_global; /* for telemetry callbacks and signals */
  */
 struct dgw *dgw_global_hold(void);
 void dgw_global_release(void);
-
-/* net.c: parse the client side, build outer headers */
-/* COVER: not Dust, for the cover server (cover.c); only with [quic] cover on */
-enum dgw_rx_kind { DGW_RX_DUST = 0, DGW_RX_DONE = 1, DGW_RX_COVER = 2 };
-int dgw_net_classify(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx);
-int dgw_net_outer(struct dgw_worker *w, struct rte_mbuf *m, const struct dust_endpoint *to,
-                  uint64_t mac, uint16_t dust_len, uint8_t profile);
-uint16_t dgw_net_outer_len(const struct dust_endpoint *to);
-int dgw_ensure_linear(struct dgw_worker *w, struct rte_mbuf *m);
-
-/* Buffered TX, here so that net.c and neigh.c (ARP/ND replies) share it without a cycle. */
-static inline void dgw_net_tx(struct dgw_worker *w, struct rte_mbuf *m)
-{
-	w->st.ctr[DGW_CTR_NET_TX]++;
-	rte_eth_tx_buffer(w->gw->net_port, w->wid, w->net_txb, m);
-}
-
-static inline void dgw_dlv_tx(struct dgw_worker *w, struct rte_mbuf *m)
-{
-	w->st.ctr[DGW_CTR_DLV_TX]++;
-	rte_eth_tx_buffer(w->gw->dlv_port, w->wid, w->dlv_txb, m);
-}
-
-/* neigh.c: ARP and ND */
-bool dgw_neigh_arp(struct dgw_worker *w, struct rte_mbuf *m, const struct rte_ether_addr *mine,
-                   bool any_target);
-bool dgw_neigh_ns(struct dgw_worker *w, struct rte_mbuf *m, const struct rte_ether_addr *mine,
-                  bool any_target);
 
 /*
  * The worker's layers, bottom up; each file calls only those below it

@@ -13,6 +13,7 @@
 #include "dgw_pvt.h"
 #include "inner.h"
 #include "loopprof.h"
+#include "net.h"
 
 static void free_m(struct rte_mbuf *m)
 {

@@ -11,6 +11,8 @@
 #include "dgw_pvt.h"
 #include "inner.h"
 #include "loopprof.h"
+#include "neigh.h"
+#include "net.h"
 
 struct enc {
 	struct rte_mbuf *m;

@@ -37,6 +37,8 @@
 
 #include "dgw_pvt.h"
 #include "learn.h"
+#include "neigh.h"
+#include "net.h"
 #include "shape.h"
 
 enum {
@@ -80,22 +82,13 @@ struct dgw_learn {
 /* ---- workers ---- */
 
 /* The kernel asks for the probe address (it is on a connected route): answer it. */
-static bool arp_answer(struct dgw_worker *w, struct dgw_learn *L, struct rte_mbuf *m,
-                       struct rte_ether_hdr *eth)
+static bool arp_answer(struct dgw_worker *w, struct dgw_learn *L, struct rte_mbuf *m)
 {
-	struct rte_arp_hdr *a = (struct rte_arp_hdr *)(eth + 1);
-	struct rte_arp_ipv4 *d = &a->arp_data;
+	struct rte_arp_hdr *a = dgw_arp_request(m);
 
-	if (m->data_len < DGW_ETH_LEN + sizeof(*a) ||
-	    a->arp_opcode != rte_cpu_to_be_16(RTE_ARP_OP_REQUEST) || d->arp_tip != L->src)
+	if (!a || a->arp_data.arp_tip != L->src)
 		return false;
-	a->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REPLY);
-	d->arp_tha = d->arp_sha;
-	d->arp_tip = d->arp_sip;
-	d->arp_sha = L->src_mac;
-	d->arp_sip = L->src;
-	eth->dst_addr = eth->src_addr;
-	eth->src_addr = L->src_mac;
+	dgw_arp_reply(m, &L->src_mac);
 	if (rte_eth_tx_burst(w->gw->cover_port, w->wid, &m, 1) != 1)
 		rte_pktmbuf_free(m);
 	return true;
@@ -111,7 +104,7 @@ bool dgw_learn_catch(struct dgw_worker *w, struct rte_mbuf *m)
 	if (!L || m->data_len < DGW_ETH_LEN + sizeof(*ip))
 		return false;
 	if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP))
-		return arp_answer(w, L, m, eth);
+		return arp_answer(w, L, m);
 	if (eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) || ip->dst_addr != L->src)
 		return false;
 	w->st.ctr[DGW_CTR_COVER_LEARN_RX]++;
@@ -161,20 +154,8 @@ static struct rte_mbuf *frame(struct dgw *gw, struct dgw_learn *L, uint16_t port
 	rte_ether_addr_copy(&gw->net_mac, &eth->dst_addr);
 	rte_ether_addr_copy(&L->src_mac, &eth->src_addr);
 	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-	memset(ip, 0, sizeof(*ip));
-	ip->version_ihl = RTE_IPV4_VHL_DEF;
-	ip->total_length = rte_cpu_to_be_16(total - DGW_ETH_LEN);
-	ip->packet_id = (rte_be16_t)dust_rng_uniform(&L->rng, 65536);
-	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
-	ip->time_to_live = 64;
-	ip->next_proto_id = IPPROTO_UDP;
-	ip->src_addr = L->src;
-	memcpy(&ip->dst_addr, gw->cfg.ip4.a, 4);
-	ip->hdr_checksum = rte_ipv4_cksum(ip);
-	udp->src_port = rte_cpu_to_be_16(port);
-	udp->dst_port = rte_cpu_to_be_16(gw->cfg.quic_port);
-	udp->dgram_len = rte_cpu_to_be_16(sizeof(*udp) + len);
-	udp->dgram_cksum = 0;
+	dgw_udp4_hdrs(ip, &L->src, gw->cfg.ip4.a, port, gw->cfg.quic_port, sizeof(*udp) + len,
+	              (rte_be16_t)dust_rng_uniform(&L->rng, 65536));
 	memcpy(udp + 1, dg, len);
 	udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
 	m->data_len = m->pkt_len = total;

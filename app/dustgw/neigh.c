@@ -14,6 +14,8 @@
 #include <rte_ip.h>
 
 #include "dgw_pvt.h"
+#include "neigh.h"
+#include "net.h"
 
 enum {
 	ND_NS = 135,
@@ -33,23 +35,27 @@ static void reply_tx(struct dgw_worker *w, struct rte_mbuf *m, bool proxy)
 		dgw_net_tx(w, m);
 }
 
-bool dgw_neigh_arp(struct dgw_worker *w, struct rte_mbuf *m, const struct rte_ether_addr *mine,
-                   bool proxy)
+struct rte_arp_hdr *dgw_arp_request(struct rte_mbuf *m)
+{
+	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	struct rte_arp_hdr *arp = (struct rte_arp_hdr *)(eth + 1);
+
+	if (m->data_len < DGW_ETH_LEN + sizeof(*arp) ||
+	    eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP) ||
+	    arp->arp_hardware != rte_cpu_to_be_16(RTE_ARP_HRD_ETHER) ||
+	    arp->arp_protocol != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) || arp->arp_hlen != 6 ||
+	    arp->arp_plen != 4 || arp->arp_opcode != rte_cpu_to_be_16(RTE_ARP_OP_REQUEST))
+		return NULL;
+	return arp;
+}
+
+void dgw_arp_reply(struct rte_mbuf *m, const struct rte_ether_addr *mine)
 {
 	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	struct rte_arp_hdr *arp = (struct rte_arp_hdr *)(eth + 1);
 	struct rte_arp_ipv4 *a = &arp->arp_data;
-	const struct dust_ipaddr *ours = &w->gw->cfg.ip4;
-	uint32_t tip;
+	uint32_t tip = a->arp_tip;
 
-	if (m->data_len < DGW_ETH_LEN + sizeof(*arp) ||
-	    arp->arp_hardware != rte_cpu_to_be_16(RTE_ARP_HRD_ETHER) ||
-	    arp->arp_protocol != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) || arp->arp_hlen != 6 ||
-	    arp->arp_plen != 4 || arp->arp_opcode != rte_cpu_to_be_16(RTE_ARP_OP_REQUEST))
-		return false;
-	tip = a->arp_tip;
-	if (proxy ? tip == a->arp_sip : (ours->family != 4 || memcmp(&tip, ours->a, 4) != 0))
-		return false;
 	arp->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REPLY);
 	rte_ether_addr_copy(&a->arp_sha, &a->arp_tha);
 	a->arp_tip = a->arp_sip;
@@ -57,6 +63,22 @@ bool dgw_neigh_arp(struct dgw_worker *w, struct rte_mbuf *m, const struct rte_et
 	a->arp_sip = tip;
 	rte_ether_addr_copy(&eth->src_addr, &eth->dst_addr);
 	rte_ether_addr_copy(mine, &eth->src_addr);
+}
+
+bool dgw_neigh_arp(struct dgw_worker *w, struct rte_mbuf *m, const struct rte_ether_addr *mine,
+                   bool proxy)
+{
+	struct rte_arp_hdr *arp = dgw_arp_request(m);
+	const struct dust_ipaddr *ours = &w->gw->cfg.ip4;
+	uint32_t tip;
+
+	if (!arp)
+		return false;
+	tip = arp->arp_data.arp_tip;
+	if (proxy ? tip == arp->arp_data.arp_sip
+	          : (ours->family != 4 || memcmp(&tip, ours->a, 4) != 0))
+		return false;
+	dgw_arp_reply(m, mine);
 	w->st.ctr[DGW_CTR_ARP_REPLY]++;
 	reply_tx(w, m, proxy);
 	return true;

@@ -14,6 +14,8 @@
 
 #include "dgw_pvt.h"
 #include "loopprof.h"
+#include "neigh.h"
+#include "net.h"
 
 /* dgw_drop_m, then the classifier's verdict for a consumed frame */
 static int drop(struct dgw_worker *w, struct rte_mbuf *m, unsigned reason)
@@ -201,21 +203,7 @@ static void outer4(struct dgw *gw, struct rte_ipv4_hdr *ip, const struct dust_en
 {
 	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
 
-	ip->version_ihl = RTE_IPV4_VHL_DEF;
-	ip->type_of_service = 0;
-	ip->total_length = rte_cpu_to_be_16(sizeof(*ip) + l4len);
-	ip->packet_id = 0;
-	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
-	ip->time_to_live = 64;
-	ip->next_proto_id = IPPROTO_UDP;
-	ip->hdr_checksum = 0;
-	memcpy(&ip->src_addr, gw->cfg.ip4.a, 4);
-	memcpy(&ip->dst_addr, to->ip.a, 4);
-	ip->hdr_checksum = rte_ipv4_cksum(ip);
-	udp->src_port = rte_cpu_to_be_16(sport);
-	udp->dst_port = rte_cpu_to_be_16(to->port);
-	udp->dgram_len = rte_cpu_to_be_16(l4len);
-	udp->dgram_cksum = 0;
+	dgw_udp4_hdrs(ip, gw->cfg.ip4.a, to->ip.a, sport, to->port, l4len, 0);
 	DUST_PROF_LAP(FRAME);
 	udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
 	DUST_PROF_LAP(CSUM);

@@ -20,6 +20,7 @@
 
 #include "dgw_pvt.h"
 #include "gaps.h"
+#include "net.h"
 #include "pace.h"
 
 int dgw_pacer_init(struct dgw_pacer *p, uint32_t slots, uint32_t lanes, uint32_t cap, uint64_t tick,
