@@ -42,15 +42,18 @@ ERR=$(ts "_ws.expert.severity==error" | wc -l)
 NOCONN=$(ts "udp.port==$PORT && !quic.connection.number" | wc -l)
 NODCID=$(ts "udp.dstport==$PORT && quic.header_form==0 && !quic.dcid" | wc -l)
 SHORT=$(ts "udp.dstport==$PORT && quic.header_form==0" | wc -l)
-INIT=$(ts "udp.dstport==$PORT && quic.long.packet_type==0" | wc -l)
 # A browser's hello spans several Initials (Chromium 156: two, its CRYPTO
 # frames shuffled across them), and a client repeats Initials (PTO, its
 # ACK of the server's): tshark reassembles each connection's CRYPTO stream
 # (connections keyed by the client's DCID), so count connections, not
 # datagrams: every connection a client opened with an Initial must yield
 # exactly one decrypted ClientHello.
-ts "udp.dstport==$PORT && quic.long.packet_type==0" -T fields -e quic.connection.number |
-	cut -d, -f1 | sort -un >"$F.iconn"
+# One pass over the client Initials gives both their connections and, for
+# hello-split.py below, their packet numbers and CRYPTO spans.
+ts "udp.dstport==$PORT && quic.long.packet_type==0" -T fields -e quic.connection.number \
+	-e quic.packet_number -e quic.crypto.offset -e quic.crypto.length >"$F.initials"
+INIT=$(wc -l <"$F.initials")
+cut -f1 "$F.initials" | cut -d, -f1 | sort -un >"$F.iconn"
 CONNS=$(wc -l <"$F.iconn")
 ts "tls.handshake.type==1" -T fields -e quic.connection.number \
 	-e tls.handshake.extensions_server_name >"$F.hello"
@@ -72,16 +75,14 @@ WITHSNI=$(grep -cx "$SNI" "$F.sni")
 # Chromium 156 splits its ClientHello over the hello's two Initials one way
 # (the head and the tail, then the middle) and resends those same spans:
 # a censor who decrypts Initials sees any other split (hello-split.py).
-ts "udp.dstport==$PORT && quic.long.packet_type==0" -T fields -e quic.connection.number \
-	-e quic.packet_number -e quic.crypto.offset -e quic.crypto.length >"$F.initials"
 SPLIT=$("$(dirname "$0")/hello-split.py" <"$F.initials" 2>"$F.split") ||
 	no "hellos not split over their Initials as Chromium 156's: $(head -c 600 "$F.split")"
 read -r SPLIT_CONNS SPLIT_BAD HEAD_MIN HEAD_MAX <<<"$SPLIT"
 # largest UDP payload each way (udp.length counts the 8-byte header)
-largest() {
-	ts "udp.$1port==$PORT" -T fields -e udp.length | sort -n | tail -1 | awk '{print $1 - 8}'
-}
-CMAX=$(largest dst) SMAX=$(largest src)
+read -r CMAX SMAX < <(ts "udp.port==$PORT" -T fields -e udp.dstport -e udp.length |
+	awk -v p="$PORT" '{ split($1, d, ","); split($2, l, ","); n = l[1] + 0
+		if (d[1] == p) { if (n > c) c = n } else if (n > s) s = n }
+		END { print c - 8, s - 8 }')
 [[ $BOUNDS == none ]] || [[ $CMAX -le 1250 && $SMAX -le 1252 ]] ||
 	no "datagrams over the quic bounds: client $CMAX (bound 1250), server $SMAX (bound 1252)"
 echo "tshark $(tshark -v 2>/dev/null | sed -n '1s/.*(Wireshark) \([^ ]*\).*/\1/p') on $F: $TOTAL datagrams on udp $PORT," \
