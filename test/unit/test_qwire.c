@@ -90,7 +90,7 @@ static void server_initial(void)
 	struct qw_long h;
 	struct qw_keys k;
 	struct qw_crypto *cb = calloc(1, sizeof(*cb));
-	uint64_t off = 0, len = 0;
+	uint64_t off = 0, len = 0, pn = 0;
 
 	unhex(dcid_hex, dcid, sizeof(dcid));
 	CHECK(cb != NULL);
@@ -100,7 +100,8 @@ static void server_initial(void)
 	CHECK(h.scid_len == 8 && eq_hex(h.scid, 8, "f067a5502a4262b5"));
 	CHECK_EQ(h.pn_off + h.length, n);
 	CHECK(qw_initial_keys(dcid, sizeof(dcid), true, &k));
-	CHECK(qw_open(&k, pkt, &h, frames, &plen));
+	CHECK(qw_open(&k, pkt, &h, frames, &plen, &pn));
+	CHECK_EQ(pn, 1); /* RFC 9001 §A.3: packet number 1, two bytes wide */
 	CHECK(eq_hex(frames, plen, server_frames_hex));
 	/* the ACK, then a CRYPTO frame holding the whole ServerHello */
 	CHECK(qw_ack_skip(frames, plen, &pos, 4));
@@ -116,12 +117,12 @@ static void server_initial(void)
 	/* one flipped bit anywhere after the header fails authentication */
 	for (size_t i = h.pn_off; i < n; i += 7) {
 		pkt[i] ^= 0x10;
-		CHECK(!qw_open(&k, pkt, &h, frames, &plen));
+		CHECK(!qw_open(&k, pkt, &h, frames, &plen, &pn));
 		pkt[i] ^= 0x10;
 	}
 	/* the client's keys do not open the server's packet */
 	CHECK(qw_initial_keys(dcid, sizeof(dcid), false, &k));
-	CHECK(!qw_open(&k, pkt, &h, frames, &plen));
+	CHECK(!qw_open(&k, pkt, &h, frames, &plen, &pn));
 }
 
 static void headers_refused(void)

@@ -5,7 +5,8 @@
  * datagram on the server port must be well-formed QUIC packets, every
  * Initial must decrypt with the public keys (RFC 9001 §5) to a ClientHello
  * (from the client) or a ServerHello (from the server), and connection IDs
- * must stay consistent within each connection. The QUIC reading is its own
+ * must stay consistent within each connection, and each hello must be split
+ * over its Initials as Chromium 156 splits it. The QUIC reading is its own
  * (qwire.c), not libdust's: a checker must not share the parser it checks.
  */
 #include <stdio.h>
@@ -20,12 +21,44 @@ enum {
 	SNIS = 8,
 	TLS_LEGACY_VERSION = 0x0303, /* RFC 8446 §4.1.2 */
 	TLS_EXT_SERVER_NAME = 0,     /* RFC 6066 §3 */
+	/*
+	 * Chromium 156's hello (SPEC §12.2, 7 captured hellos and their
+	 * resends): packet 1 holds the ClientHello's head [0, a) and tail
+	 * [b, end), packet 2 the middle [a, b), b - a = ceil((end + 4) / 2);
+	 * a resend (4, 6, 8) holds one of the two's spans. Each hello Initial
+	 * had 3..12 CRYPTO frames, 2..10 PINGs and 2..6 runs of PADDING: the
+	 * captures' ranges, not Chromium's bounds (its chaos protector shuffles
+	 * PADDING frames after spreading them, so runs can merge; a captured
+	 * resend has 7), so they are counted, not flagged.
+	 */
+	HEAD_MIN = 58,
+	HEAD_MAX = 84,
+	CRYPTO_MIN = 3,
+	CRYPTO_MAX = 12,
+	PINGS_MIN = 2,
+	PINGS_MAX = 10,
+	PADS_MIN = 2,
+	PADS_MAX = 6,
+	HELLO_PKTS = 8, /* Initials with CRYPTO kept per attempt: Chromium sends 5 */
+	SPANS = 16,     /* CRYPTO frames kept per Initial: Chromium's have 12 at most */
+};
+
+/* The CRYPTO data and frames of one client Initial, as the wire shows them. */
+struct hello_pkt {
+	uint64_t pn;
+	size_t dgram;                  /* the payload it came in, for the report */
+	uint16_t lo[SPANS], hi[SPANS]; /* its CRYPTO spans, sorted; touching ones merged */
+	uint8_t nspans;
+	uint16_t crypto, pings, pads; /* CRYPTO and PING frames, runs of PADDING */
 };
 
 /* One connection attempt of a client: its first DCID and the CRYPTO stream. */
 struct attempt {
 	uint8_t odcid[QW_CID_MAX], odcid_len;
-	struct qw_crypto cb; /* the handshake stream being reassembled */
+	struct qw_crypto cb;             /* the handshake stream being reassembled */
+	size_t hello_len;                /* the well-formed ClientHello's length, once complete */
+	struct hello_pkt pk[HELLO_PKTS]; /* the Initials that carried CRYPTO data */
+	unsigned npk;                    /* how many did (may exceed HELLO_PKTS) */
 	bool judged;
 };
 
@@ -48,9 +81,9 @@ struct qstate {
 	struct conn *conns;
 	size_t nconns, cap;
 	uint64_t dgrams, initials_c, initials_s, hellos, server_hellos, server_acks, shorts,
-	    handshakes, migrated, no_cid;
-	uint64_t bad;
-	char first_bad[200];
+	    handshakes, migrated, no_cid, split_ok, split_bad;
+	uint64_t bad, layout_odd;
+	char first_bad[200], first_odd[160];
 	char sni[SNIS][64];
 	unsigned nsni;
 };
@@ -122,16 +155,58 @@ static bool cid_eq(const struct cid *c, const uint8_t *b, uint8_t len)
 
 /* ---- frames and hellos --------------------------------------------------------- */
 
-/* Frames an Initial may carry (RFC 9000 §12.4); CRYPTO data into a. */
-static bool walk(const uint8_t *f, size_t n, struct attempt *a)
+/* Keep a CRYPTO frame's span [off, off + len) in order (len <= QW_CRYPTO_MAX). */
+static void span_add(struct hello_pkt *hp, uint64_t off, uint64_t len)
+{
+	size_t i;
+
+	if (hp->crypto++ >= SPANS)
+		return; /* too many CRYPTO frames: the count alone fails the split */
+	for (i = hp->nspans; i > 0 && hp->lo[i - 1] > off; i--) {
+		hp->lo[i] = hp->lo[i - 1];
+		hp->hi[i] = hp->hi[i - 1];
+	}
+	hp->lo[i] = (uint16_t)off;
+	hp->hi[i] = (uint16_t)(off + len);
+	hp->nspans++;
+}
+
+/* Merge spans that touch: the ClientHello byte ranges the Initial carried. */
+static void spans_merge(struct hello_pkt *hp)
+{
+	uint8_t n = 0;
+
+	for (uint8_t i = 0; i < hp->nspans; i++) {
+		if (n && hp->hi[n - 1] == hp->lo[i]) {
+			hp->hi[n - 1] = hp->hi[i];
+			continue;
+		}
+		hp->lo[n] = hp->lo[i];
+		hp->hi[n++] = hp->hi[i];
+	}
+	hp->nspans = n;
+}
+
+/*
+ * Frames an Initial may carry (RFC 9000 §12.4); CRYPTO data into a, the
+ * frames as the wire shows them into hp.
+ */
+static bool walk(const uint8_t *f, size_t n, struct attempt *a, struct hello_pkt *hp)
 {
 	size_t pos = 0;
 	uint64_t off, len, v;
+	bool padding = false; /* the frame before was PADDING: its run goes on */
 
 	while (pos < n) {
-		switch (f[pos]) {
+		uint8_t type = f[pos];
+
+		switch (type) {
 		case 0x00: /* PADDING */
+			hp->pads += !padding;
+			pos++;
+			break;
 		case 0x01: /* PING */
+			hp->pings++;
 			pos++;
 			break;
 		case 0x02:
@@ -144,6 +219,7 @@ static bool walk(const uint8_t *f, size_t n, struct attempt *a)
 			if (!qw_varint(f, n, &pos, &off) || !qw_varint(f, n, &pos, &len) ||
 			    len > n - pos || !qw_crypto_put(&a->cb, off, f + pos, len))
 				return false;
+			span_add(hp, off, len);
 			pos += len;
 			break;
 		case 0x1c: /* CONNECTION_CLOSE (transport): code, frame type, reason */
@@ -156,6 +232,7 @@ static bool walk(const uint8_t *f, size_t n, struct attempt *a)
 		default:
 			return false;
 		}
+		padding = type == 0x00;
 	}
 	return true;
 }
@@ -215,13 +292,167 @@ static void hello_judge(struct qstate *q, struct attempt *a, size_t i)
 		bad(q, i, "Initial CRYPTO data is no well-formed ClientHello");
 		return;
 	}
+	a->hello_len = n;
 	q->hellos++;
 	sni_note(q, sni[0] ? sni : "(none)");
 }
 
+/* ---- the hello's split ------------------------------------------------------------- */
+
+/* Keep an Initial's CRYPTO spans and frame counts for the split (not one without CRYPTO). */
+static void hello_pkt_keep(struct attempt *a, struct hello_pkt *hp)
+{
+	if (!hp->crypto)
+		return; /* an ACK or a CONNECTION_CLOSE: no hello bytes */
+	spans_merge(hp);
+	if (a->npk < HELLO_PKTS)
+		a->pk[a->npk] = *hp;
+	a->npk += a->npk <= HELLO_PKTS;
+}
+
+/* The Initial of a with packet number pn that carried CRYPTO data, or NULL. */
+static const struct hello_pkt *pkt_of(const struct attempt *a, uint64_t pn)
+{
+	for (unsigned k = 0; k < a->npk && k < HELLO_PKTS; k++)
+		if (a->pk[k].pn == pn)
+			return &a->pk[k];
+	return NULL;
+}
+
+static bool spans_eq(const struct hello_pkt *x, const struct hello_pkt *y)
+{
+	return x->nspans == y->nspans && !memcmp(x->lo, y->lo, x->nspans * sizeof(x->lo[0])) &&
+	       !memcmp(x->hi, y->hi, x->nspans * sizeof(x->hi[0]));
+}
+
+/* "packet N holds [lo, hi) ...": what an Initial carried, for a reason. */
+static void spans_say(const struct hello_pkt *p, char *out, size_t cap)
+{
+	size_t n = (size_t)snprintf(out, cap, "packet %llu holds", (unsigned long long)p->pn);
+
+	for (uint8_t i = 0; i < p->nspans && n < cap; i++)
+		n += (size_t)snprintf(out + n, cap - n, " [%u, %u)", p->lo[i], p->hi[i]);
+}
+
+/* A hello Initial's frames within the captured Chromium 156 hellos' ranges (SPEC §12.2)? */
+static bool frames_ok(const struct hello_pkt *p, char *why, size_t cap)
+{
+	if (p->crypto >= CRYPTO_MIN && p->crypto <= CRYPTO_MAX && p->pings >= PINGS_MIN &&
+	    p->pings <= PINGS_MAX && p->pads >= PADS_MIN && p->pads <= PADS_MAX)
+		return true;
+	snprintf(why, cap,
+	         "packet %llu has %u CRYPTO frames, %u PINGs, %u PADDING runs "
+	         "(the captures: %d..%d, %d..%d, %d..%d)",
+	         (unsigned long long)p->pn, p->crypto, p->pings, p->pads, CRYPTO_MIN, CRYPTO_MAX,
+	         PINGS_MIN, PINGS_MAX, PADS_MIN, PADS_MAX);
+	return false;
+}
+
+/*
+ * Packet 1 holds the head [0, a) and the tail [b, end), a in 58..84;
+ * packet 2 the middle [a, b), b - a = ceil((end + 4) / 2). *at: the
+ * payload to name.
+ */
+static bool halves_ok(const struct hello_pkt *p1, const struct hello_pkt *p2, size_t end, char *why,
+                      size_t cap, size_t *at)
+{
+	*at = p1->dgram;
+	if (p1->nspans != 2 || p1->lo[0] != 0 || p1->hi[1] != end) {
+		spans_say(p1, why, cap);
+		snprintf(why + strlen(why), cap - strlen(why), ", not a head and the tail of %zu",
+		         end);
+		return false;
+	}
+	if (p1->hi[0] < HEAD_MIN || p1->hi[0] > HEAD_MAX) {
+		snprintf(why, cap, "packet 1's head ends at %u, not in %d..%d", p1->hi[0], HEAD_MIN,
+		         HEAD_MAX);
+		return false;
+	}
+	*at = p2->dgram;
+	if (p2->nspans != 1 || p2->lo[0] != p1->hi[0] || p2->hi[0] != p1->lo[1]) {
+		spans_say(p2, why, cap);
+		snprintf(why + strlen(why), cap - strlen(why), ", not the middle [%u, %u)",
+		         p1->hi[0], p1->lo[1]);
+		return false;
+	}
+	if ((size_t)(p2->hi[0] - p2->lo[0]) != (end + 5) / 2) {
+		snprintf(why, cap, "the middle is %u bytes, not ceil((%zu + 4) / 2) = %zu",
+		         p2->hi[0] - p2->lo[0], end, (end + 5) / 2);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Is a's hello split over its Initials as Chromium 156 splits it (SPEC
+ * §12.2)? Packets 1 and 2 split it (halves_ok), and every other Initial
+ * with CRYPTO data (a resend) holds exactly packet 1's spans or packet
+ * 2's. False with the reason in why and the payload to name in *at.
+ */
+static bool split_ok(const struct attempt *a, char *why, size_t cap, size_t *at)
+{
+	const struct hello_pkt *p1 = pkt_of(a, 1), *p2 = pkt_of(a, 2);
+
+	*at = a->pk[0].dgram;
+	if (a->npk > HELLO_PKTS) {
+		snprintf(why, cap, "more than %d Initials carry ClientHello bytes", HELLO_PKTS);
+		return false;
+	}
+	for (unsigned k = 0; k < a->npk; k++) {
+		*at = a->pk[k].dgram;
+		if (a->pk[k].crypto > SPANS) { /* its spans were not all kept */
+			snprintf(why, cap, "packet %llu has %u CRYPTO frames",
+			         (unsigned long long)a->pk[k].pn, a->pk[k].crypto);
+			return false;
+		}
+	}
+	*at = a->pk[0].dgram;
+	if (!p1 || !p2) {
+		snprintf(why, cap, "packets 1 and 2 do not both carry ClientHello bytes");
+		return false;
+	}
+	if (!halves_ok(p1, p2, a->hello_len, why, cap, at))
+		return false;
+	for (unsigned k = 0; k < a->npk; k++) {
+		*at = a->pk[k].dgram;
+		if (!spans_eq(&a->pk[k], p1) && !spans_eq(&a->pk[k], p2)) {
+			spans_say(&a->pk[k], why, cap);
+			snprintf(why + strlen(why), cap - strlen(why),
+			         ": neither packet 1's spans nor packet 2's");
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Judge the split of a's hello once none of its Initials can come any more. */
+static void split_judge(struct qstate *q, const struct attempt *a)
+{
+	char why[120], msg[sizeof(why) + 40];
+	size_t at;
+
+	if (!a->hello_len)
+		return; /* no well-formed hello: flagged or counted incomplete elsewhere */
+	for (uint64_t pn = 1; pn <= 2; pn++) {
+		const struct hello_pkt *p = pkt_of(a, pn);
+
+		if (p && !frames_ok(p, why, sizeof(why)) && !q->layout_odd++)
+			snprintf(q->first_odd, sizeof(q->first_odd), "payload %zu: %s", p->dgram,
+			         why);
+	}
+	if (split_ok(a, why, sizeof(why), &at)) {
+		q->split_ok++;
+		return;
+	}
+	q->split_bad++;
+	snprintf(msg, sizeof(msg), "hello not split as Chromium 156's: %s", why);
+	bad(q, at, msg);
+}
+
 /* ---- packets --------------------------------------------------------------------- */
 
-static struct attempt *attempt_of(struct conn *cn, const struct qw_long *h)
+/* cn's attempt for h's DCID; a new one takes the oldest's slot, once that is judged. */
+static struct attempt *attempt_of(struct qstate *q, struct conn *cn, const struct qw_long *h)
 {
 	struct attempt *a;
 
@@ -229,7 +460,11 @@ static struct attempt *attempt_of(struct conn *cn, const struct qw_long *h)
 		if (cn->a[s] && cn->a[s]->odcid_len == h->dcid_len &&
 		    !memcmp(cn->a[s]->odcid, h->dcid, h->dcid_len))
 			return cn->a[s];
-	a = cn->a[SLOTS - 1] ? cn->a[SLOTS - 1] : malloc(sizeof(*a));
+	a = cn->a[SLOTS - 1];
+	if (a)
+		split_judge(q, a);
+	else
+		a = malloc(sizeof(*a));
 	if (!a)
 		return NULL;
 	memset(a, 0, sizeof(*a));
@@ -246,13 +481,13 @@ static struct attempt *attempt_of(struct conn *cn, const struct qw_long *h)
  * the attempt's slot, its frames in frames; -1 if none opens it.
  */
 static int attempt_open(const struct conn *cn, const uint8_t *p, const struct qw_long *h,
-                        bool server, uint8_t *frames, size_t cap, size_t *plen)
+                        bool server, uint8_t *frames, size_t cap, size_t *plen, uint64_t *pn)
 {
 	struct qw_keys k;
 
 	for (int s = 0; s < SLOTS && h->length <= cap; s++)
 		if (cn->a[s] && qw_initial_keys(cn->a[s]->odcid, cn->a[s]->odcid_len, server, &k) &&
-		    qw_open(&k, p, h, frames, plen))
+		    qw_open(&k, p, h, frames, plen, pn))
 			return s;
 	return -1;
 }
@@ -267,12 +502,15 @@ static void client_initial_later(struct qstate *q, struct conn *cn, const uint8_
 {
 	uint8_t frames[2048];
 	size_t plen = 0;
-	int s = attempt_open(cn, p, h, false, frames, sizeof(frames), &plen);
+	struct hello_pkt hp = {.dgram = i};
+	int s = attempt_open(cn, p, h, false, frames, sizeof(frames), &plen, &hp.pn);
 
 	if (s < 0)
 		bad(q, i, "client Initial to the server's CID decrypts with no attempt's keys");
-	else if (!walk(frames, plen, cn->a[s]))
+	else if (!walk(frames, plen, cn->a[s], &hp))
 		bad(q, i, "client Initial holds a frame an Initial may not carry");
+	else
+		hello_pkt_keep(cn->a[s], &hp);
 }
 
 static void client_initial(struct qstate *q, struct conn *cn, const uint8_t *p,
@@ -282,6 +520,7 @@ static void client_initial(struct qstate *q, struct conn *cn, const uint8_t *p,
 	struct attempt *a;
 	uint8_t frames[2048];
 	size_t plen = 0;
+	struct hello_pkt hp = {.dgram = i};
 	bool ok;
 
 	q->initials_c++;
@@ -293,18 +532,20 @@ static void client_initial(struct qstate *q, struct conn *cn, const uint8_t *p,
 		bad(q, i, "client Initial: DCID shorter than 8 bytes (RFC 9000 §7.2) or too long");
 		return;
 	}
-	a = attempt_of(cn, h);
+	a = attempt_of(q, cn, h);
 	if (!a)
 		return;
-	ok = qw_initial_keys(h->dcid, h->dcid_len, false, &k) && qw_open(&k, p, h, frames, &plen);
+	ok = qw_initial_keys(h->dcid, h->dcid_len, false, &k) &&
+	     qw_open(&k, p, h, frames, &plen, &hp.pn);
 	if (!ok) {
 		bad(q, i, "client Initial does not decrypt with the v1 Initial keys");
 		return;
 	}
-	if (!walk(frames, plen, a)) {
+	if (!walk(frames, plen, a, &hp)) {
 		bad(q, i, "client Initial holds a frame an Initial may not carry");
 		return;
 	}
+	hello_pkt_keep(a, &hp);
 	cn->client_scid.len = h->scid_len;
 	memcpy(cn->client_scid.b, h->scid, h->scid_len);
 	hello_judge(q, a, i);
@@ -342,6 +583,7 @@ static bool server_initial(struct qstate *q, struct conn *cn, const uint8_t *p,
                            const struct qw_long *h, size_t i)
 {
 	struct attempt *tmp = calloc(1, sizeof(*tmp));
+	struct hello_pkt hp = {0}; /* the client's hello only */
 	uint8_t frames[2048];
 	size_t plen = 0;
 	bool eliciting = true;
@@ -350,13 +592,13 @@ static bool server_initial(struct qstate *q, struct conn *cn, const uint8_t *p,
 	if (!tmp)
 		return true;
 	/* the server's keys come from the DCID of the client attempt it answers */
-	if (attempt_open(cn, p, h, true, frames, sizeof(frames), &plen) < 0)
+	if (attempt_open(cn, p, h, true, frames, sizeof(frames), &plen, &hp.pn) < 0)
 		bad(q, i, "server Initial decrypts with no client attempt's Initial keys");
 	else if (!cid_eq(&cn->client_scid, h->dcid, h->dcid_len))
 		bad(q, i, "server Initial: DCID is not the client's SCID");
 	else if (ack_only(frames, plen))
 		eliciting = false;
-	else if (!walk(frames, plen, tmp) || !qw_crypto_message(&tmp->cb, QW_TLS_SERVER_HELLO))
+	else if (!walk(frames, plen, tmp, &hp) || !qw_crypto_message(&tmp->cb, QW_TLS_SERVER_HELLO))
 		bad(q, i, "server Initial holds no complete ServerHello");
 	else {
 		q->server_hellos++;
@@ -466,6 +708,7 @@ void dpi_check_quic(const struct dpi_capture *c, const struct dpi_params *p, int
 		for (int s = 0; s < SLOTS; s++)
 			if (q.conns[i].a[s]) {
 				incomplete += !q.conns[i].a[s]->judged;
+				split_judge(&q, q.conns[i].a[s]);
 				free(q.conns[i].a[s]);
 			}
 	free(q.conns);
@@ -475,15 +718,20 @@ void dpi_check_quic(const struct dpi_capture *c, const struct dpi_params *p, int
 	if (incomplete && !q.bad)
 		snprintf(q.first_bad, sizeof(q.first_bad),
 		         "%zu connection attempts without a complete ClientHello", incomplete);
+	else if (q.layout_odd && !q.bad) /* the captures' ranges, not Chromium's bounds */
+		snprintf(q.first_bad, sizeof(q.first_bad), "(not flagged) %s", q.first_odd);
 	r->verdict = q.bad || incomplete || !q.dgrams ? DPI_FLAG : DPI_PASS;
 	snprintf(r->detail, sizeof(r->detail),
 	         "%llu datagrams, %zu clients: %llu client Initials (%llu ClientHellos, SNI %s), "
 	         "%llu server Initials (%llu ServerHellos, %llu ACK-only), %llu other long, "
-	         "%llu short headers (%llu after a move); %llu bad%s%s",
+	         "%llu short headers (%llu after a move); hellos split as Chromium's %llu, "
+	         "not %llu; hello Initials laid out unlike the captures %llu; %llu bad%s%s",
 	         (unsigned long long)q.dgrams, q.nconns, (unsigned long long)q.initials_c,
 	         (unsigned long long)q.hellos, q.nsni ? snis : "-",
 	         (unsigned long long)q.initials_s, (unsigned long long)q.server_hellos,
 	         (unsigned long long)q.server_acks, (unsigned long long)q.handshakes,
 	         (unsigned long long)q.shorts, (unsigned long long)q.migrated,
-	         (unsigned long long)q.bad, q.bad || incomplete ? ", first: " : "", q.first_bad);
+	         (unsigned long long)q.split_ok, (unsigned long long)q.split_bad,
+	         (unsigned long long)q.layout_odd, (unsigned long long)q.bad,
+	         q.bad || incomplete || q.layout_odd ? ", first: " : "", q.first_bad);
 }

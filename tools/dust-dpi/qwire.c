@@ -137,11 +137,10 @@ static bool gcm_open(const struct qw_keys *k, const uint8_t nonce[12], const uin
 }
 
 bool qw_open(const struct qw_keys *k, const uint8_t *pkt, const struct qw_long *h, uint8_t *out,
-             size_t *plen)
+             size_t *plen, uint64_t *pn)
 {
 	uint8_t mask[16], hdr[1 + 4 + 2 * (1 + QW_CID_MAX) + 8 + 8 + 4], nonce[12];
 	size_t pn_len, hlen;
-	uint64_t pn = 0;
 
 	/* the sample starts 4 bytes past the packet number's start (§5.4.2) */
 	if (h->length < 4 + 16 || h->pn_off + 4 > sizeof(hdr) ||
@@ -152,15 +151,16 @@ bool qw_open(const struct qw_keys *k, const uint8_t *pkt, const struct qw_long *
 	pn_len = (size_t)(hdr[0] & 0x03) + 1;
 	if (h->length < pn_len + 16)
 		return false;
+	*pn = 0;
 	for (size_t i = 0; i < pn_len; i++) {
 		hdr[h->pn_off + i] = pkt[h->pn_off + i] ^ mask[1 + i];
-		pn = pn << 8 | hdr[h->pn_off + i];
+		*pn = *pn << 8 | hdr[h->pn_off + i];
 	}
 	hlen = h->pn_off + pn_len;
 	/* the nonce is the IV with the packet number XORed into its end (§5.3) */
 	memcpy(nonce, k->iv, sizeof(nonce));
 	for (int i = 0; i < 8; i++)
-		nonce[11 - i] ^= (uint8_t)(pn >> (8 * i));
+		nonce[11 - i] ^= (uint8_t)(*pn >> (8 * i));
 	*plen = h->length - pn_len - 16;
 	return gcm_open(k, nonce, hdr, hlen, pkt + hlen, *plen, pkt + hlen + *plen, out);
 }

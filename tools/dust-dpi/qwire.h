@@ -58,10 +58,11 @@ bool qw_initial_keys(const uint8_t *dcid, size_t dcid_len, bool server, struct q
 /*
  * Remove header protection and decrypt a long-header packet whose Length
  * is h->length: frames to out (at least h->length bytes), their length to
- * *plen. False if it does not authenticate.
+ * *plen, the packet number as sent (1 to 4 bytes, not expanded: RFC 9000
+ * §A.3) to *pn. False if it does not authenticate.
  */
 bool qw_open(const struct qw_keys *k, const uint8_t *pkt, const struct qw_long *h, uint8_t *out,
-             size_t *plen);
+             size_t *plen, uint64_t *pn);
 
 /* Skip an ACK frame whose type byte is at *pos, at most max_ranges ranges. */
 bool qw_ack_skip(const uint8_t *f, size_t n, size_t *pos, uint64_t max_ranges);

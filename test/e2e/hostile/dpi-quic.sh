@@ -4,7 +4,9 @@
 # Initial decrypting to a ClientHello or ServerHello, CIDs consistent), as
 # must real Chromium 156 Initials; a random-profile capture, and the quic
 # capture with one short header's DCID or one Initial's ciphertext changed,
-# must be flagged.
+# must be flagged. Every hello, Dust's and Chromium's, must be split over its
+# Initials as Chromium 156 splits it (SPEC §12.2); test_dpi_quic flags the
+# splits that differ.
 # usage: dpi-quic.sh DUST_DPI DUST_PCAP DUST_INVITE CHROMIUM_PCAP
 set -u
 dpi=$(realpath "$1") pcap=$(realpath "$2") invite=$(realpath "$3") chrome=$(realpath "$4")
@@ -47,8 +49,13 @@ judge 0 --quic --port 443 wire.pcap
 grep -q "60 client Initials (20 ClientHellos, SNI www.example.com), 40 server Initials (20 ServerHellos, 20 ACK-only)" report.txt ||
 	fail "not every pair of Initials decrypted to its hello"
 # 200 of data, and the 1-RTT packet behind each second flight's Handshake packet
-grep -q "80 other long, 220 short headers (0 after a move); 0 bad" report.txt || fail "short headers"
+grep -q "80 other long, 220 short headers (0 after a move);" report.txt || fail "short headers"
+grep -q "hellos split as Chromium's 20, not 0;" report.txt || fail "a Dust hello not split as Chromium's"
+grep -q "; 0 bad" report.txt || fail "bad packets"
 judge 0 --quic --port 443 --min 1 "$chrome"
+# the captured hellos and their resends (packet numbers 4, 6, 8)
+grep -q "hellos split as Chromium's 6, not 0; hello Initials laid out unlike the captures 0;" \
+	report.txt || fail "a Chromium hello not split as Chromium's"
 judge 1 --quic --port 4433 random.pcap
 judge 1 --quic --port 443 --dir to c2s.pcap # no server Initial: CIDs unknown
 
