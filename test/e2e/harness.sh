@@ -1,13 +1,51 @@
-# Shell harness shared by the gateway tests and the bench scripts (sourced,
-# not run). Plain functions with their inputs as arguments: no argument
-# parsing, no directory changes and no traps of its own, so a script keeps
-# its own layout and cleanup. Everything writes into the current directory.
+# Shell harness shared by the gateway, netns and hostile tests and the
+# bench scripts (sourced, not run; POSIX sh, `local` aside). Plain functions
+# with their inputs as arguments: no argument parsing, no directory changes
+# and no traps of its own, so a script keeps its own layout and cleanup.
+# Everything writes into the current directory.
 #   . test/e2e/harness.sh   (or from a script: . "$(dirname "$0")/../harness.sh")
 
 # fail MESSAGE...: the test's verdict, on stderr, and exit 1
 fail() {
 	echo "FAIL: $*" >&2
 	exit 1
+}
+
+# stop_pid PID: TERM, then KILL after 5 s
+stop_pid() {
+	local pid=$1
+	[ -n "$pid" ] || return 0
+	kill -TERM "$pid" 2>/dev/null || return 0
+	for _ in $(seq 50); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+}
+
+# wait_for SECONDS CMD...: poll CMD every 0.2 s until it succeeds
+wait_for() {
+	local t=$1
+	shift
+	for _ in $(seq $((t * 5))); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# wait_exit PID SECONDS: wait for a process to end by itself; its status in $RC
+wait_exit() {
+	local pid=$1 t=$2
+	for _ in $(seq $((t * 10))); do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			RC=0
+			wait "$pid" || RC=$?
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
 }
 
 # dust_store DUST_INVITE COUNT [create options...]: a server identity

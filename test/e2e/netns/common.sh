@@ -1,15 +1,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
 # Shared helpers for the netns tests: namespaces and processes this test
-# created (and only those), waiting, and checks that fail loudly.
+# created (and only those), the gateway in a namespace, caddy. Waiting,
+# stopping and failing are test/e2e/harness.sh's.
+
+. "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
 
 NS_LIST=()
 PIDS=()
-
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
 
 skip() {
 	echo "SKIP: $*" >&2
@@ -53,17 +51,6 @@ bg() {
 	PIDS+=($!)
 }
 
-stop_pid() {
-	local pid=$1
-	[[ -n $pid ]] || return 0
-	kill -TERM "$pid" 2>/dev/null || return 0
-	for _ in $(seq 50); do
-		kill -0 "$pid" 2>/dev/null || return 0
-		sleep 0.1
-	done
-	kill -KILL "$pid" 2>/dev/null || true
-}
-
 common_cleanup() {
 	local pid ns
 	set +e
@@ -74,31 +61,6 @@ common_cleanup() {
 	for ns in "${NS_LIST[@]}"; do
 		ip netns del "$ns" 2>/dev/null
 	done
-}
-
-# wait_for SECONDS CMD...: poll CMD every 0.2 s until it succeeds
-wait_for() {
-	local t=$1
-	shift
-	for _ in $(seq $((t * 5))); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.2
-	done
-	return 1
-}
-
-# wait_exit PID SECONDS: wait for a process to end by itself; its status in $RC
-wait_exit() {
-	local pid=$1 t=$2
-	for _ in $(seq $((t * 10))); do
-		if ! kill -0 "$pid" 2>/dev/null; then
-			RC=0
-			wait "$pid" || RC=$?
-			return 0
-		fi
-		sleep 0.1
-	done
-	return 1
 }
 
 # stats_field LOG NAME: value of NAME=... in the client's stats line
