@@ -51,9 +51,13 @@ static void check_shape(const struct dgw_config *cfg)
 	char src[INET_ADDRSTRLEN] = "?";
 
 	inet_ntop(AF_INET, cfg->cover_learn_src.a, src, sizeof(src));
-	printf("dustgw: quic first flight: answer %u B, tail %u..%u B, %s, PTO %u ms\n", sh->answer,
+	printf("dustgw: quic first flight: answer %u B, tail %u..%u B, %s, PTO %u ms, ", sh->answer,
 	       sh->tail_min, sh->tail_max,
 	       sh->ack_first ? "ACK-only Initial first" : "no ACK first", sh->pto_ms);
+	if (sh->short_len)
+		printf("1-RTT %u B after tails to %u B\n", sh->short_len, sh->short_tail);
+	else
+		printf("no 1-RTT after the tail\n");
 	if (cfg->cover == DGW_COVER_TAP && cfg->cover_learn_s)
 		printf(
 		    "dustgw: quic first flight: learned from the cover server at start and every "

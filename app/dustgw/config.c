@@ -30,7 +30,9 @@ struct cfg_ctx {
 	size_t errlen;
 };
 
-static const char *const known_keys[][20] = {
+/* One row per section, as many keys to a line as fit. */
+/* clang-format off */
+static const char *const known_keys[][24] = {
     {"gateway", "ipv4", "ipv6", "udp_port", "quic_port", "key_file", "store", "udp_checksum", NULL},
     {"ports", "net", "delivery", "queues", "mbufs", "rx_desc", "tx_desc", "delivery_framing",
      "delivery_mac", "proxy_arp", NULL},
@@ -42,9 +44,11 @@ static const char *const known_keys[][20] = {
     {"telemetry", "prometheus", NULL},
     {"quic", "cover", "cover_iface", "cover_rate", "cover_prefix_rate", "cover_flows",
      "cover_idle_s", "sizes", "pacing", "cover_learn_s", "cover_learn_sni", "cover_learn_src",
-     "shape_answer", "shape_tail_min", "shape_tail_max", "shape_pto_ms", "shape_ack", NULL},
+     "shape_answer", "shape_tail_min", "shape_tail_max", "shape_pto_ms", "shape_ack",
+     "shape_short", "shape_short_tail", NULL},
     {"random", "cover", NULL},
 };
+/* clang-format on */
 
 void dgw_config_defaults(struct dgw_config *cfg)
 {
@@ -394,6 +398,11 @@ static int load_shape(struct cfg_ctx *c, struct dgw_config *cfg)
 	GET_UINT(c, "quic", "shape_pto_ms", DGW_SHAPE_PTO_MIN, DGW_SHAPE_PTO_MAX, sh->pto_ms);
 	if ((rc = get_bool(c, "quic", "shape_ack", &sh->ack_first)))
 		return rc;
+	GET_UINT(c, "quic", "shape_short", 0, DGW_SHAPE_SHORT_MOST, sh->short_len);
+	GET_UINT(c, "quic", "shape_short_tail", 0, DGW_SHAPE_TAIL_MOST, sh->short_tail);
+	if (sh->short_len && sh->short_len < DGW_SHAPE_SHORT_LEAST)
+		return fail(c, "[quic] shape_short = %u: 0 (none) or %d..%d bytes", sh->short_len,
+		            DGW_SHAPE_SHORT_LEAST, DGW_SHAPE_SHORT_MOST);
 	if (sh->tail_min > sh->tail_max)
 		return fail(c, "[quic] shape_tail_min = %u is over shape_tail_max = %u",
 		            sh->tail_min, sh->tail_max);

@@ -112,7 +112,7 @@ struct dgw_rx {
 
 /* rtx.c: answered quic first flights kept until the client confirms (SPEC §12.3) */
 enum dgw_flight {
-	DGW_FLIGHT_ANSWER, /* the answer to an accepted hello: ACK-only Initial, answer, tail */
+	DGW_FLIGHT_ANSWER, /* the answer to an accepted hello: ACK, answer, tail (, 1-RTT) */
 	DGW_FLIGHT_AGAIN,  /* the same for a retransmitted hello, within the 3x limit */
 	DGW_FLIGHT_PTO,    /* on the PTO: the answer twice, then the tail, within the limit */
 };

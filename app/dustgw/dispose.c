@@ -232,26 +232,37 @@ void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *
 		send_keepalive(w, s, rx->mac);
 }
 
-enum flight_dg { FLIGHT_ACK, FLIGHT_ANSWER, FLIGHT_TAIL };
+enum flight_dg { FLIGHT_ACK, FLIGHT_ANSWER, FLIGHT_TAIL, FLIGHT_SHORT };
 
 /*
  * One datagram of a first flight at pkt: the ACK-only Initial, the answer
  * (both from a generator keyed by seed, so that a resend carries the same
- * ServerHello; its size fixed at accept) or the Handshake tail (its size
- * from the shape now). Each Initial takes the next packet number
- * (acc->server_pn).
+ * ServerHello; its size fixed at accept), the Handshake tail (its size
+ * from the shape sh) or the short 1-RTT datagram after it. Each Initial
+ * takes the next packet number (acc->server_pn).
  */
 static int flight_build(struct dgw_worker *w, struct dust_session *s, struct dust_quic_accept *acc,
-                        const uint8_t *seed, enum flight_dg k, uint8_t *pkt, size_t room)
+                        const uint8_t *seed, const struct dgw_shape *sh, enum flight_dg k,
+                        uint8_t *pkt, size_t room)
 {
 	struct dust_rng rng;
-	struct dgw_shape sh;
 	int r;
 
-	if (k == FLIGHT_TAIL) {
-		dgw_shape_now(w->gw, &sh);
-		return dust_quic_answer_tail_build_sized(s, &w->rng, w->now_s, sh.tail_min,
-		                                         sh.tail_max, pkt, room);
+	if (k == FLIGHT_TAIL)
+		return dust_quic_answer_tail_build_sized(s, &w->rng, w->now_s, sh->tail_min,
+		                                         sh->tail_max, pkt, room);
+	if (k == FLIGHT_SHORT) {
+		/*
+		 * What quic-go sends there (a 1-RTT packet to an empty DCID) is
+		 * header-protected and sealed: random bytes behind a short
+		 * header's form and fixed bits. Under a Dust packet's size, the
+		 * client passes it by (SPEC §12.3).
+		 */
+		if (room < sh->short_len)
+			return -EMSGSIZE;
+		dust_rng_bytes(&w->rng, pkt, sh->short_len);
+		pkt[0] = (uint8_t)((pkt[0] & ~DUST_QUIC_LONG) | DUST_QUIC_FIXED);
+		return sh->short_len;
 	}
 	dust_rng_seed(&rng, seed);
 	if (k == FLIGHT_ACK) {
@@ -269,10 +280,11 @@ static int flight_build(struct dgw_worker *w, struct dust_session *s, struct dus
 /*
  * Send one datagram of s's first flight. The first answer goes out whatever
  * the credit (the intro paid three times for it); a resend only within it
- * (SPEC §9.1). Returns 0 when sent.
+ * (SPEC §9.1). Returns its size when sent, -1 when not.
  */
 static int flight_dg(struct dgw_worker *w, struct dust_session *s, struct dust_quic_accept *acc,
-                     const uint8_t *seed, uint64_t mac, enum flight_dg k, bool resend)
+                     const uint8_t *seed, const struct dgw_shape *sh, uint64_t mac,
+                     enum flight_dg k, bool resend)
 {
 	uint16_t outer = dgw_net_outer_len(&s->peer);
 	struct rte_mbuf *c = rte_pktmbuf_alloc(w->gw->pool);
@@ -284,7 +296,7 @@ static int flight_dg(struct dgw_worker *w, struct dust_session *s, struct dust_q
 		return -1;
 	}
 	pkt = rte_pktmbuf_mtod(c, uint8_t *) + outer;
-	r = flight_build(w, s, acc, seed, k, pkt, rte_pktmbuf_tailroom(c) - outer);
+	r = flight_build(w, s, acc, seed, sh, k, pkt, rte_pktmbuf_tailroom(c) - outer);
 	if (r < 0) {
 		dgw_drop_m(w, c, r == -EMSGSIZE ? DGW_DROP_TOO_BIG : DGW_DROP_SEAL);
 		return -1;
@@ -302,13 +314,14 @@ static int flight_dg(struct dgw_worker *w, struct dust_session *s, struct dust_q
 		return -1;
 	}
 	dgw_net_tx(w, c);
-	return 0;
+	return r;
 }
 
 /*
  * s's first flight, as the cover server sends it (SPEC §12.3). FIRST: an
- * ACK-only Initial, the answer, and a Handshake packet with a keepalive
- * where a certificate chain ends. PTO: the answer twice (quic-go's two
+ * ACK-only Initial, the answer, a Handshake packet with a keepalive where
+ * a certificate chain ends, and after a tail as short as the shape's
+ * short_tail a small 1-RTT datagram. PTO: the answer twice (quic-go's two
  * probe datagrams), then the tail, which the client needs to open either.
  * Returns 0 when all of it went out.
  */
@@ -321,13 +334,18 @@ int dgw_quic_flight(struct dgw_worker *w, struct dust_session *s, struct dust_qu
 	bool resend = kind != DGW_FLIGHT_ANSWER;
 	struct dgw_shape sh;
 	unsigned i = 0;
+	int r = 0;
 
 	dgw_shape_now(w->gw, &sh);
 	if (kind != DGW_FLIGHT_PTO && !sh.ack_first)
 		i = 1; /* a cover server that sends no ACK-only Initial first */
 	/* a datagram refused (the 3x limit) ends the flight: no tail without its answer */
 	for (; i < RTE_DIM(first); i++)
-		if (flight_dg(w, s, acc, seed, mac, dg[i], resend) != 0)
+		if ((r = flight_dg(w, s, acc, seed, &sh, mac, dg[i], resend)) < 0)
 			return -1;
+	/* r: the tail's size */
+	if (kind != DGW_FLIGHT_PTO && sh.short_len && r <= sh.short_tail &&
+	    flight_dg(w, s, acc, seed, &sh, mac, FLIGHT_SHORT, resend) < 0)
+		return -1;
 	return 0;
 }

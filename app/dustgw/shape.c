@@ -19,8 +19,13 @@ enum {
 
 void dgw_shape_default(struct dgw_shape *sh)
 {
-	*sh = (struct dgw_shape){
-	    .answer = 1252, .tail_min = 105, .tail_max = 141, .pto_ms = 205, .ack_first = true};
+	*sh = (struct dgw_shape){.answer = 1252,
+	                         .tail_min = 105,
+	                         .tail_max = 141,
+	                         .pto_ms = 205,
+	                         .ack_first = true,
+	                         .short_len = 24,
+	                         .short_tail = 124};
 }
 
 static uint16_t clamp16(uint16_t v, uint16_t lo, uint16_t hi, unsigned bit, unsigned *changed)
@@ -47,22 +52,37 @@ unsigned dgw_shape_clamp(struct dgw_shape *sh)
 	}
 	sh->pto_ms =
 	    clamp16(sh->pto_ms, DGW_SHAPE_PTO_MIN, DGW_SHAPE_PTO_MAX, DGW_SHAPE_CL_PTO, &c);
+	if (sh->short_len)
+		sh->short_len = (uint8_t)clamp16(sh->short_len, DGW_SHAPE_SHORT_LEAST,
+		                                 DGW_SHAPE_SHORT_MOST, DGW_SHAPE_CL_SHORT, &c);
+	if (sh->short_tail > DGW_SHAPE_TAIL_MOST) {
+		sh->short_tail = DGW_SHAPE_TAIL_MOST;
+		c |= DGW_SHAPE_CL_SHORT;
+	}
 	return c;
 }
 
+/*
+ * 11 bits each for the answer, the tails, the PTO and short_tail (all under
+ * 2048 once clamped), 6 for short_len, 1 for the ACK: 62 bits.
+ */
 uint64_t dgw_shape_pack(const struct dgw_shape *sh)
 {
-	return (uint64_t)sh->answer | (uint64_t)sh->tail_min << 16 | (uint64_t)sh->tail_max << 32 |
-	       (uint64_t)(sh->pto_ms & 0x7fff) << 48 | (uint64_t)sh->ack_first << 63;
+	return (uint64_t)(sh->answer & 0x7ff) | (uint64_t)(sh->tail_min & 0x7ff) << 11 |
+	       (uint64_t)(sh->tail_max & 0x7ff) << 22 | (uint64_t)(sh->pto_ms & 0x7ff) << 33 |
+	       (uint64_t)(sh->short_tail & 0x7ff) << 44 | (uint64_t)(sh->short_len & 0x3f) << 55 |
+	       (uint64_t)sh->ack_first << 61;
 }
 
 void dgw_shape_unpack(uint64_t v, struct dgw_shape *sh)
 {
-	sh->answer = (uint16_t)v;
-	sh->tail_min = (uint16_t)(v >> 16);
-	sh->tail_max = (uint16_t)(v >> 32);
-	sh->pto_ms = (uint16_t)((v >> 48) & 0x7fff);
-	sh->ack_first = v >> 63;
+	sh->answer = (uint16_t)(v & 0x7ff);
+	sh->tail_min = (uint16_t)(v >> 11 & 0x7ff);
+	sh->tail_max = (uint16_t)(v >> 22 & 0x7ff);
+	sh->pto_ms = (uint16_t)(v >> 33 & 0x7ff);
+	sh->short_tail = (uint16_t)(v >> 44 & 0x7ff);
+	sh->short_len = (uint8_t)(v >> 55 & 0x3f);
+	sh->ack_first = v >> 61 & 1;
 }
 
 /* ---- reading the cover server's datagrams ---- */
@@ -165,7 +185,7 @@ bool dgw_shape_dgram(const uint8_t *dg, size_t len, struct dgw_shape_dg *out)
 /* ---- deriving the shape ---- */
 
 struct facts {
-	uint16_t answer, tail, pto;
+	uint16_t answer, tail, pto, shrt; /* shrt: the short datagram after the tail, or 0 */
 	bool ack;
 };
 
@@ -208,6 +228,8 @@ static bool probe_facts(const struct dgw_shape_probe *p, struct facts *f)
 		}
 		if (!f->tail && is_tail(d))
 			f->tail = d->len;
+		else if (f->tail && !f->shrt && d->first == DGW_QK_SHORT && d->npkts == 1)
+			f->shrt = d->len;
 		if (d->t_ms > last)
 			last = d->t_ms;
 	}
@@ -231,6 +253,41 @@ static uint16_t answer_mode(const struct facts *f, unsigned n)
 		}
 	}
 	return size;
+}
+
+/*
+ * The short datagram after the tail (see dgw_shape_derive); only when some
+ * probe had a tail. A side the probes did not show keeps *cur's rule where
+ * the probes agree with it: four probes often show only one side.
+ */
+static void short_derive(const struct facts *f, unsigned n, const struct dgw_shape *cur,
+                         struct dgw_shape *out)
+{
+	uint16_t len = UINT16_MAX, with = 0, without = UINT16_MAX;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (!f[i].tail)
+			continue;
+		if (f[i].shrt) {
+			len = f[i].shrt < len ? f[i].shrt : len;
+			with = f[i].tail > with ? f[i].tail : with;
+		} else if (f[i].tail < without) {
+			without = f[i].tail;
+		}
+	}
+	if (!with) { /* none seen: none, unless every tail was past cur's bound */
+		if (!cur->short_len || without <= cur->short_tail) {
+			out->short_len = 0;
+			out->short_tail = 0;
+		}
+		return;
+	}
+	out->short_len = len > UINT8_MAX ? UINT8_MAX : (uint8_t)len;
+	if (without == UINT16_MAX) /* after every tail: up to cur's bound, if it reaches them */
+		out->short_tail =
+		    cur->short_len && cur->short_tail >= with ? cur->short_tail : with;
+	else
+		out->short_tail = without > with ? (uint16_t)((with + without) / 2) : with;
 }
 
 unsigned dgw_shape_derive(const struct dgw_shape_probe *p, unsigned n, const struct dgw_shape *cur,
@@ -263,5 +320,7 @@ unsigned dgw_shape_derive(const struct dgw_shape_probe *p, unsigned n, const str
 	}
 	if (pto != UINT16_MAX)
 		out->pto_ms = pto;
+	if (tmax)
+		short_derive(f, ok, cur, out);
 	return ok;
 }

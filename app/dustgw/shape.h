@@ -23,6 +23,13 @@ struct dgw_shape {
 	uint16_t tail_max;
 	uint16_t pto_ms; /**< the first PTO; each resend doubles it */
 	bool ack_first;  /**< an ACK-only Initial goes before the answer */
+	/**
+	 * A small 1-RTT datagram of this size right after a tail of at most
+	 * short_tail bytes (0: never). quic-go sends one (24 B) in the first
+	 * burst after its shorter certificate-chain ends, none after the longer.
+	 */
+	uint8_t short_len;
+	uint16_t short_tail;
 };
 
 enum {
@@ -34,13 +41,20 @@ enum {
 	DGW_SHAPE_ANSWER_MAX = 1252,
 	DGW_SHAPE_TAIL_LEAST = 64,
 	DGW_SHAPE_TAIL_MOST = 1199,
+	DGW_SHAPE_SHORT_LEAST = 21, /* 1-byte header, 4 bytes of sample room, a 16-byte tag */
+	DGW_SHAPE_SHORT_MOST = 63,  /* under a Dust packet: no client takes it for data */
 };
 
-/** caddy 2.6.2's (quic-go), what gateways before learning sent: 1252, 105..141, 205 ms, ACK. */
+/** caddy 2.6.2's (quic-go): 1252, 105..141, 205 ms, ACK, 24 B 1-RTT after tails to 124. */
 void dgw_shape_default(struct dgw_shape *sh);
 
 /** What dgw_shape_clamp changed (a bit per field). */
-enum { DGW_SHAPE_CL_ANSWER = 1, DGW_SHAPE_CL_TAIL = 2, DGW_SHAPE_CL_PTO = 4 };
+enum {
+	DGW_SHAPE_CL_ANSWER = 1,
+	DGW_SHAPE_CL_TAIL = 2,
+	DGW_SHAPE_CL_PTO = 4,
+	DGW_SHAPE_CL_SHORT = 8,
+};
 /** Bring sh into what every client opens; returns the DGW_SHAPE_CL_* bits it changed. */
 unsigned dgw_shape_clamp(struct dgw_shape *sh);
 
@@ -87,12 +101,18 @@ struct dgw_shape_probe {
  * datagram of 1200 bytes or more whose first packet is an Initial; an
  * ACK-only Initial (one Initial, under 1200) before it; the tail is the
  * first datagram after it that starts with a Handshake packet and holds no
- * Initial; the PTO is the time from the last datagram of the first burst to
+ * Initial; a short datagram is a lone 1-RTT packet in the first burst after
+ * the tail; the PTO is the time from the last datagram of the first burst to
  * the first answer-sized Initial after it. Over the probes: the answer size
  * the most of them sent (the larger on a tie), the tails' smallest and
- * largest, the ACK if most sent one, the shortest PTO. What no probe showed
- * (a tail, a PTO) stays as in *cur. Returns the probes that had an answer
- * (0: *out is *cur). Not clamped.
+ * largest, the ACK if most sent one, the shortest PTO; the short datagram's
+ * size the smallest seen, after tails up to halfway between the largest
+ * tail with one and the smallest without. Where the probes show one side
+ * only, *cur's rule stays if they agree with it (every tail had one, none
+ * over cur's bound; no tail had one, none within it), else: after every
+ * tail seen, or none. What no probe showed (a tail, a PTO) stays as in
+ * *cur. Returns the probes that had an answer (0: *out is *cur). Not
+ * clamped.
  */
 unsigned dgw_shape_derive(const struct dgw_shape_probe *p, unsigned n, const struct dgw_shape *cur,
                           struct dgw_shape *out);

@@ -56,7 +56,11 @@ static struct dgw_shape_dg one(unsigned type, size_t size, uint32_t t_ms)
 	return dg_of(&type, &size, 1, t_ms);
 }
 
-/* caddy 2.6.2's answer to a Chromium hello: ACK 37, 1252 (Initial+Handshake), tail, 1-RTT 24. */
+/*
+ * caddy 2.6.2's answer to a Chromium hello: ACK 37, 1252 (Initial+Handshake),
+ * the tail, and a 24-byte 1-RTT after the shorter tails (105..120 B in
+ * test/data/chromium156-caddy-loads.pcap; none after 131..141 B).
+ */
 static void caddy_probe(struct dgw_shape_probe *p, size_t tail, uint32_t pto)
 {
 	static const unsigned ih[] = {T_INITIAL, T_HANDSHAKE};
@@ -66,8 +70,9 @@ static void caddy_probe(struct dgw_shape_probe *p, size_t tail, uint32_t pto)
 	p->dg[p->n++] = one(T_INITIAL, 37, 1);
 	p->dg[p->n++] = dg_of(ih, ihs, 2, 1);
 	p->dg[p->n++] = one(T_HANDSHAKE, tail, 2);
-	p->dg[p->n++] = one(9, 24, 2); /* a short header */
-	if (pto) {                     /* two 1252-byte Initials again on the PTO */
+	if (tail < 125)
+		p->dg[p->n++] = one(9, 24, 2); /* a short header */
+	if (pto) {                             /* two 1252-byte Initials again on the PTO */
 		p->dg[p->n++] = one(T_INITIAL, 1252, 2 + pto);
 		p->dg[p->n++] = one(T_INITIAL, 1252, 2 + pto);
 	}
@@ -140,7 +145,49 @@ static void test_derive_caddy(void)
 	CHECK_EQ(got.tail_max, 141);
 	CHECK(got.ack_first);
 	CHECK_EQ(got.pto_ms, 205); /* the shortest; the probe with none says nothing */
+	/* the 1-RTT after tails 118 and 105, not after 130 and 141: halfway */
+	CHECK_EQ(got.short_len, 24);
+	CHECK_EQ(got.short_tail, 124);
 	CHECK_EQ(dgw_shape_clamp(&got), 0);
+}
+
+/* The short datagram: after every tail, after none, after tails that do not separate. */
+static void test_derive_short(void)
+{
+	struct dgw_shape_probe p[3];
+	struct dgw_shape cur, got;
+
+	dgw_shape_default(&cur);
+	for (unsigned i = 0; i < 3; i++)
+		caddy_probe(&p[i], 100 + i, 0);
+	CHECK_EQ(dgw_shape_derive(p, 3, &cur, &got), 3);
+	CHECK(got.short_len == 24 && got.short_tail == 124); /* every tail, within cur's: cur's */
+	cur.short_tail = 90;
+	CHECK_EQ(dgw_shape_derive(p, 3, &cur, &got), 3);
+	CHECK(got.short_len == 24 && got.short_tail == 102); /* past cur's: all of them */
+	cur.short_len = 0;
+	CHECK_EQ(dgw_shape_derive(p, 3, &cur, &got), 3);
+	CHECK(got.short_len == 24 && got.short_tail == 102); /* cur had none */
+	dgw_shape_default(&cur);
+	for (unsigned i = 0; i < 3; i++)
+		caddy_probe(&p[i], 130 + i, 0);
+	CHECK_EQ(dgw_shape_derive(p, 3, &cur, &got), 3);
+	CHECK(got.short_len == 24 && got.short_tail == 124); /* none, all past cur's: cur's */
+	cur.short_tail = 131;
+	CHECK_EQ(dgw_shape_derive(p, 3, &cur, &got), 3);
+	CHECK(got.short_len == 0 && got.short_tail == 0); /* none where cur's wanted one: never */
+	dgw_shape_default(&cur);
+	caddy_probe(&p[0], 110, 0);
+	caddy_probe(&p[1], 100, 0);
+	p[1].n--; /* a tail under one that had a 1-RTT, without: up to the largest with */
+	p[2].dg[p[2].n++] = one(9, 30, 3);
+	CHECK_EQ(dgw_shape_derive(p, 3, &cur, &got), 3);
+	CHECK(got.short_len == 24 && got.short_tail == 132); /* 110 and 132 had one */
+	/* a 1-RTT past the first burst is not the flight's */
+	caddy_probe(&p[0], 130, 0);
+	p[0].dg[p[0].n++] = one(9, 24, 2 + DGW_SHAPE_BURST_MS + 1);
+	CHECK_EQ(dgw_shape_derive(p, 1, &cur, &got), 1);
+	CHECK(got.short_len == 24 && got.short_tail == 124); /* taken, it would reach 130 */
 }
 
 /* Another server: no ACK-only Initial, no tail, no PTO in the window; what it did not show stays.
@@ -161,6 +208,7 @@ static void test_derive_other(void)
 	CHECK(!got.ack_first);
 	CHECK(got.tail_min == cur.tail_min && got.tail_max == cur.tail_max);
 	CHECK_EQ(got.pto_ms, cur.pto_ms);
+	CHECK(got.short_len == cur.short_len && got.short_tail == cur.short_tail); /* no tail */
 	/* a tie: the larger */
 	p[2].dg[0] = one(T_INITIAL, 1232, 0);
 	p[1].dg[0] = one(T_INITIAL, 1250, 0);
@@ -194,24 +242,39 @@ static void test_clamp(void)
 	s = (struct dgw_shape){.answer = 1100, .tail_min = 200, .tail_max = 100, .pto_ms = 3000};
 	dgw_shape_clamp(&s);
 	CHECK(s.answer == 1200 && s.tail_min == 200 && s.tail_max == 200 && s.pto_ms == 2000);
+	s.short_len = 200;
+	s.short_tail = 4000;
+	CHECK_EQ(dgw_shape_clamp(&s), DGW_SHAPE_CL_SHORT);
+	CHECK(s.short_len == 63 && s.short_tail == 1199);
+	s.short_len = 5;
+	CHECK_EQ(dgw_shape_clamp(&s), DGW_SHAPE_CL_SHORT);
+	CHECK_EQ(s.short_len, 21);
+	s.short_len = 0; /* never: stays */
+	CHECK_EQ(dgw_shape_clamp(&s), 0);
 }
 
 /* The word workers read holds every field. */
 static void test_pack(void)
 {
-	struct dgw_shape a = {
-	    .answer = 1252, .tail_min = 300, .tail_max = 1199, .pto_ms = 2000, .ack_first = true};
+	struct dgw_shape a = {.answer = 1252,
+	                      .tail_min = 300,
+	                      .tail_max = 1199,
+	                      .pto_ms = 2000,
+	                      .ack_first = true,
+	                      .short_len = 63,
+	                      .short_tail = 1199};
 	struct dgw_shape b;
 
 	dgw_shape_unpack(dgw_shape_pack(&a), &b);
-	CHECK(a.answer == b.answer && a.tail_min == b.tail_min && a.tail_max == b.tail_max &&
-	      a.pto_ms == b.pto_ms && a.ack_first == b.ack_first);
+	CHECK(!memcmp(&a, &b, sizeof(a)));
 	a.ack_first = false;
+	a.short_len = 21;
+	a.short_tail = 0;
 	dgw_shape_unpack(dgw_shape_pack(&a), &b);
-	CHECK(!b.ack_first && b.pto_ms == 2000);
+	CHECK(!memcmp(&a, &b, sizeof(a)));
 	dgw_shape_default(&a);
 	CHECK(a.answer == 1252 && a.tail_min == 105 && a.tail_max == 141 && a.pto_ms == 205 &&
-	      a.ack_first);
+	      a.ack_first && a.short_len == 24 && a.short_tail == 124);
 }
 
 int main(int argc, char **argv)
@@ -220,6 +283,7 @@ int main(int argc, char **argv)
 	    {"parse", test_parse},
 	    {"malformed", test_malformed},
 	    {"derive_caddy", test_derive_caddy},
+	    {"derive_short", test_derive_short},
 	    {"derive_other", test_derive_other},
 	    {"derive_none", test_derive_none},
 	    {"clamp", test_clamp},

@@ -69,6 +69,7 @@ enum local_drop {
 	LD_BAD_INNER,   /* decoded cleartext that is not an IP packet */
 	LD_FOREIGN_DST, /* decoded packet not for our tunnel address: not written */
 	LD_QUIC_HEADER, /* quic: not a short header with our connection ID */
+	LD_QUIC_SMALL,  /* quic: a short header under a Dust packet (the flight's 1-RTT) */
 	LD_MAX
 };
 
@@ -77,7 +78,7 @@ static const char *const local_drop_names[LD_MAX] = {
     [LD_TOO_BIG] = "too_big",         [LD_NO_SESSION] = "no_session",
     [LD_TUN_WRITE] = "tun_write",     [LD_SEND] = "send",
     [LD_BAD_INNER] = "bad_inner",     [LD_FOREIGN_DST] = "foreign_dst",
-    [LD_QUIC_HEADER] = "quic_header",
+    [LD_QUIC_HEADER] = "quic_header", [LD_QUIC_SMALL] = "quic_small",
 };
 
 struct opts {
@@ -1461,6 +1462,10 @@ static void on_quic_datagram(struct client *c, size_t len)
 		return;
 	}
 	if (!lng) {
+		if (c->cur.role && len < dust_quic_rx_prefix(&c->cur) + DUST_DATA_MIN_BYTES) {
+			c->st.local[LD_QUIC_SMALL]++;
+			return;
+		}
 		if (!c->cur.role || !dust_quic_short_match(&c->cur, c->rxbuf, len)) {
 			c->st.local[LD_QUIC_HEADER]++;
 			return;

@@ -84,11 +84,18 @@ printf '[quic]\nshape_pto_ms = 10\n' | cat quic.conf - >pto.conf
 EXPECT="shape_pto_ms = '10': want an integer in 50..2000" expect_check_err "shape PTO" pto.conf
 printf '[quic]\nshape_ack = maybe\n' | cat quic.conf - >ack.conf
 EXPECT="shape_ack = 'maybe': want yes or no" expect_check_err "shape ACK" ack.conf
-printf '[quic]\nshape_answer = 1240\nshape_tail_min = 300\nshape_tail_max = 320\nshape_ack = no\nshape_pto_ms = 300\n' |
+printf '[quic]\nshape_short = 12\n' | cat quic.conf - >short.conf
+EXPECT="shape_short = 12: 0 (none) or 21..63 bytes" expect_check_err "shape 1-RTT size" short.conf
+printf '[quic]\nshape_short = 64\n' | cat quic.conf - >shortmax.conf
+EXPECT="shape_short = '64': want an integer in 0..63" expect_check_err "shape 1-RTT bound" shortmax.conf
+printf '[quic]\nshape_short_tail = 1200\n' | cat quic.conf - >shorttail.conf
+EXPECT="shape_short_tail = '1200': want an integer in 0..1199" \
+	expect_check_err "shape 1-RTT tail bound" shorttail.conf
+printf '[quic]\nshape_answer = 1240\nshape_tail_min = 300\nshape_tail_max = 320\nshape_ack = no\nshape_pto_ms = 300\nshape_short = 30\nshape_short_tail = 310\n' |
 	cat quic.conf - >shape.conf
 "$DUSTGW" -- --config shape.conf --check-config >check.txt 2>&1 ||
 	{ cat check.txt >&2; fail "--check-config refused a configured shape"; }
-grep -q "quic first flight: answer 1240 B, tail 300..320 B, no ACK first, PTO 300 ms" check.txt ||
+grep -q "quic first flight: answer 1240 B, tail 300..320 B, no ACK first, PTO 300 ms, 1-RTT 30 B after tails to 310 B" check.txt ||
 	{ cat check.txt >&2; fail "--check-config: the configured shape not shown"; }
 printf '[quic]\ncover = tap\ncover_iface = cov7\ncover_learn_sni = www.example.com\n' |
 	cat quic.conf - >cover.conf

@@ -180,9 +180,10 @@ static int finished(struct cl *c)
 }
 
 /*
- * The flight's second datagram (SPEC §12.3): a Handshake packet of 105..141
- * bytes, from the quic port, holding the keepalive that opens the flight
- * (ans, its 1252 bytes with the masked ML-KEM ciphertext) for the client.
+ * The flight's tail (SPEC §12.3): a Handshake packet of 105..141 bytes,
+ * from the quic port, holding the keepalive that opens the flight (ans, its
+ * 1252 bytes with the masked ML-KEM ciphertext) for the client; after a
+ * tail of 124 bytes or less, a 24-byte 1-RTT datagram.
  */
 static int flight_tail(struct cl *c, uint8_t *ans, size_t alen, size_t budget)
 {
@@ -197,6 +198,14 @@ static int flight_tail(struct cl *c, uint8_t *ans, size_t alen, size_t budget)
 	CHECK(dust_quic_answer_open(&c->qc, &H.gw->cfg.lim, (uint32_t)time(NULL), ans, alen, f + 42,
 	                            fl - 42, &c->cur) == DUST_OK,
 	      "the flight and its tail do not open");
+	if (fl - 42 > 124) /* the default shape: quic-go's 24-byte 1-RTT after tails to 124 */
+		return 0;
+	budget -= fl - 42;
+	fl = recv_ring(H.ntx[0], f, sizeof(f));
+	CHECK(fl == 42 + 24 && be16(f + 34) == QUIC_PORT && be16(f + 36) == c->a.port &&
+	          (f[42] & (DUST_QUIC_LONG | DUST_QUIC_FIXED)) == DUST_QUIC_FIXED,
+	      "no 24-byte 1-RTT datagram after a short tail");
+	CHECK(fl - 42 <= budget, "first flight over 3x the Initial");
 	return 0;
 }
 
@@ -710,7 +719,7 @@ static int probes(void)
 
 /* What the gateway has put toward port so far, sorted by the flight's datagram kinds. */
 struct flights {
-	unsigned acks, answers, tails, other;
+	unsigned acks, answers, tails, shorts, other; /* shorts: 1-RTT right after a short tail */
 	size_t bytes;
 	uint8_t answer[2][1600]; /* the first and the latest answer */
 	uint8_t tail[1600];      /* the latest tail */
@@ -720,7 +729,10 @@ struct flights {
 static void take_flights(uint16_t port, struct flights *fl)
 {
 	struct rte_mbuf *m;
+	struct dgw_shape sh;
+	size_t prev = 0; /* the datagram before */
 
+	dgw_shape_default(&sh);
 	memset(fl, 0, sizeof(*fl));
 	rte_delay_us_sleep(50000);
 	while (rte_ring_dequeue(H.ntx[0], (void **)&m) == 0) {
@@ -736,13 +748,17 @@ static void take_flights(uint16_t port, struct flights *fl)
 				if (!fl->answers++)
 					memcpy(fl->answer[0], f + 42, n);
 				memcpy(fl->answer[1], f + 42, n);
-			} else if (n >= 105 && n <= 141) {
+			} else if (n >= sh.tail_min && n <= sh.tail_max) {
 				fl->tails++;
 				memcpy(fl->tail, f + 42, n);
 				fl->tail_len = n;
+			} else if (n == sh.short_len && !(f[42] & DUST_QUIC_LONG) &&
+			           prev >= sh.tail_min && prev <= sh.short_tail) {
+				fl->shorts++;
 			} else {
 				fl->other++;
 			}
+			prev = n;
 		}
 		rte_pktmbuf_free(m);
 	}
@@ -937,6 +953,8 @@ static int resends(struct cl *c)
 	/* each answer to the hello has an ACK-only Initial; PTO resends (if one came) do not */
 	CHECK(a.acks + b.acks == 2 && a.other + b.other == 0,
 	      "the hello again not answered with a flight");
+	/* quic-go's 1-RTT after a short tail (the default shape: 24 B after tails to 124 B) */
+	CHECK(a.shorts == (a.tail_len <= 124), "no 1-RTT datagram right after a short tail");
 	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_RTX_HELLO) == rtx + 1 &&
 	          rg_drop(&H, 0, DGW_DROP_QUIC_RTX_PAIR) == pair + 1,
 	      "the hello again not answered once (its second Initial not passed by)");
@@ -961,7 +979,8 @@ static int resends(struct cl *c)
 	printf("gw-quic: %" PRIu64 " PTO resends, %zu bytes for %zu\n", pto, got, sent);
 	CHECK(pto >= 1 && pto <= DGW_RTX_PTO_MAX, "PTO resends not 1..max");
 	CHECK(got <= 3 * sent, "resends over 3x what the address sent");
-	CHECK(b.acks == 0 && b.other == 0 && b.answers >= 2 * (pto - 1) && b.tails >= pto - 1,
+	CHECK(b.acks == 0 && b.other == 0 && b.shorts == 0 && b.answers >= 2 * (pto - 1) &&
+	          b.tails >= pto - 1,
 	      "a PTO resend is not the answer twice and the tail");
 	CHECK(dust_quic_answer_open(&c->qc, &H.gw->cfg.lim, (uint32_t)time(NULL), b.answer[1],
 	                            DUST_QUIC_SERVER_DGRAM_MAX, b.tail, b.tail_len,

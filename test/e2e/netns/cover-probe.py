@@ -116,14 +116,19 @@ def initial(pcap, port, src, out):
 
 
 def flight_of(dgs):
-    """(ack, answer, tail) of one flow's datagrams from the server; None: no answer."""
+    """(ack, answer, tail, short) of one flow's datagrams from the server; None: no
+    answer. short: the size of a small 1-RTT datagram (under 41 bytes: no Dust
+    packet) right after the tail, else 0."""
     kinds = [kind_of(b) for b in dgs]
     a = next((i for i, b in enumerate(dgs) if kinds[i] == "initial" and len(b) >= 1200), None)
     if a is None:
         return None
     ack = int(a > 0 and kinds[0] == "initial" and len(dgs[0]) < 1200)
-    t = next((len(dgs[i]) for i in range(a + 1, len(dgs)) if kinds[i] == "handshake"), None)
-    return ack, len(dgs[a]), t
+    t = next((i for i in range(a + 1, len(dgs)) if kinds[i] == "handshake"), None)
+    short = 0
+    if t is not None and t + 1 < len(dgs) and kinds[t + 1] == "short" and len(dgs[t + 1]) < 41:
+        short = len(dgs[t + 1])
+    return ack, len(dgs[a]), None if t is None else len(dgs[t]), short
 
 
 def flights(pcap, src, dst):
@@ -134,8 +139,15 @@ def flights(pcap, src, dst):
     got = [f for f in (flight_of(d) for d in flows.values()) if f]
     answers = sorted(set(f[1] for f in got))
     tails = [f[2] for f in got if f[2] is not None]
+    shorts = sorted(set(f[3] for f in got if f[3]))
+    with_ = [f[2] for f in got if f[2] is not None and f[3]]
+    without = [f[2] for f in got if f[2] is not None and not f[3]]
+    # FLIGHTS ACKS ANSWERS TAIL_MIN TAIL_MAX, then the 1-RTT after the tail: flights
+    # with one, its sizes, the largest tail with one, the smallest tail without
     print(len(got), sum(f[0] for f in got), ",".join(str(x) for x in answers) or "-",
-          min(tails) if tails else "-", max(tails) if tails else "-")
+          min(tails) if tails else "-", max(tails) if tails else "-",
+          len(with_), ",".join(str(x) for x in shorts) or "-",
+          max(with_) if with_ else "-", min(without) if without else "-")
 
 
 def hellos(pcap, src, n, out):

@@ -253,7 +253,7 @@ stop_pid "$CAPP"
 # version 1) with a short header after it), or short headers (0b01xxxxxx);
 # server ones: first flights (an ACK-only
 # Initial, a 1252-byte Initial+Handshake datagram, then a 105..141-byte Handshake
-# tail) or short headers
+# tail, a 24-byte short header after a tail to 124 bytes) or short headers
 /usr/bin/python3 - "$W/quic.pcap" $QPORT <<'PY' || fail "quic wire check"
 import struct, sys
 d, qport = open(sys.argv[1], "rb").read(), int(sys.argv[2])

@@ -317,17 +317,27 @@ echo "dustgw: ${LEARNED:-no shape learned}; learn_ok $(ctr ctr.cover_learn_ok), 
 L_ANS=$(sed -n 's/.*answer \([0-9]*\) B.*/\1/p' <<<"$LEARNED")
 L_TMIN=$(sed -n 's/.*tail \([0-9]*\)\.\.[0-9]* B.*/\1/p' <<<"$LEARNED")
 L_TMAX=$(sed -n 's/.*tail [0-9]*\.\.\([0-9]*\) B.*/\1/p' <<<"$LEARNED")
+L_SLEN=$(sed -n 's/.*1-RTT \([0-9]*\) B after.*/\1/p' <<<"$LEARNED")
+L_STAIL=$(sed -n 's/.*1-RTT [0-9]* B after tails to \([0-9]*\) B.*/\1/p' <<<"$LEARNED")
 # caddy's own first flights to Chromium-shaped hellos: headless Chromium's (through the
 # gateway, on the wire) and the learner's (on the cover tap)
-read -r BF BA BANS BTMIN BTMAX < <("$PROBE" flights "$ART/cover-wire.pcap" $GWADDR $B3ADDR)
-read -r CF CA CANS CTMIN CTMAX < <("$PROBE" flights "$W/cover-tap.pcap" $GWADDR $LEARNADDR)
-read -r DF DA DANS DTMIN DTMAX < <("$PROBE" flights "$ART/cover-wire.pcap" $GWADDR $CADDR)
+# each: flights, ACKs first, answer sizes, tails' range; then the 1-RTT right after the
+# tail: flights with one, its sizes, the largest tail with one, the smallest without
+read -r BF BA BANS BTMIN BTMAX BS BSLEN BSW BSWO < <("$PROBE" flights "$ART/cover-wire.pcap" \
+	$GWADDR $B3ADDR)
+read -r CF CA CANS CTMIN CTMAX CS CSLEN CSW CSWO < <("$PROBE" flights "$W/cover-tap.pcap" \
+	$GWADDR $LEARNADDR)
+read -r DF DA DANS DTMIN DTMAX DS DSLEN DSW DSWO < <("$PROBE" flights "$ART/cover-wire.pcap" \
+	$GWADDR $CADDR)
 echo "caddy to Chromium (wire): $BF flights, $BA with an ACK-only Initial first, answer" \
-	"$BANS B, tails $BTMIN..$BTMAX B" | tee -a "$RESULTS"
+	"$BANS B, tails $BTMIN..$BTMAX B; a $BSLEN B 1-RTT after $BS tails (largest $BSW B," \
+	"smallest without $BSWO B)" | tee -a "$RESULTS"
 echo "caddy to the learner's hellos (cover tap): $CF flights, $CA with an ACK-only Initial" \
-	"first, answer $CANS B, tails $CTMIN..$CTMAX B" | tee -a "$RESULTS"
+	"first, answer $CANS B, tails $CTMIN..$CTMAX B; a $CSLEN B 1-RTT after $CS tails" \
+	"(largest $CSW B, smallest without $CSWO B)" | tee -a "$RESULTS"
 echo "the Dust client's first flights (wire): $DF, $DA with an ACK-only Initial first," \
-	"answer $DANS B, tails $DTMIN..$DTMAX B" | tee -a "$RESULTS"
+	"answer $DANS B, tails $DTMIN..$DTMAX B; a $DSLEN B 1-RTT after $DS tails (largest" \
+	"$DSW B, smallest without $DSWO B)" | tee -a "$RESULTS"
 [[ $BF -gt 0 && $BTMIN =~ ^[0-9]+$ ]] || fail "no first flight of caddy's to Chromium on the wire"
 RTMIN=$BTMIN RTMAX=$BTMAX # caddy's tails, all that were seen
 if [[ $CTMIN =~ ^[0-9]+$ ]]; then
@@ -352,6 +362,35 @@ DIRECT_ANSWER=$(for d in "${DIRECT[@]}"; do read -r _ a _ <<<"$d"; echo "$a"; do
 	fail "caddy answers the learner with $CANS B behind the tap, ${DIRECT_ANSWER:-nothing}B directly, Chromium with $BANS B"
 [[ $L_ANS == "$CANS" && $L_TMIN -ge $CTMIN && $L_TMAX -le $CTMAX ]] ||
 	fail "learned answer ${L_ANS:-?} B, tail ${L_TMIN:-?}..${L_TMAX:-?} B: not caddy's ($CANS B, $CTMIN..$CTMAX B)"
+# subset A B: every size of the comma list A is in B
+subset() {
+	local x
+	for x in ${1//,/ }; do
+		[[ ,$2, == *,$x,* ]] || return 1
+	done
+}
+# the 1-RTT after the tail (SPEC §12.3), learned anew each round from caddy's flights
+# to the learner: caddy's size, after tails to a bound within caddy's tails. The
+# Dust client's flights keep the bound of the round they went out in: a tail with
+# one at most the largest bound learned, one without over the smallest.
+read -r L_SLENS L_SMIN L_SMAX < <(grep -o "1-RTT [0-9]* B after tails to [0-9]* B" \
+	"$W/dustgw.log" | awk '{ l[$2] = 1; t = $7; if (!n++ || t < lo) lo = t; if (t > hi) hi = t }
+	END { for (k in l) s = s (s ? "," : "") k; print (s ? s : "-"), lo + 0, hi + 0 }')
+echo "learned 1-RTT sizes $L_SLENS B, after tails to $L_SMIN..$L_SMAX B" | tee -a "$RESULTS"
+if [[ $CS -gt 0 ]]; then
+	subset "$L_SLEN" "$CSLEN" && [[ $L_STAIL -ge $CTMIN && $L_STAIL -le $CTMAX ]] ||
+		fail "learned a ${L_SLEN:-?} B 1-RTT after tails to ${L_STAIL:-?} B; caddy sent $CSLEN B after $CS of $CF tails ($CTMIN..$CTMAX B)"
+else
+	[[ $L_SLEN == 0 ]] || fail "learned a $L_SLEN B 1-RTT; caddy sent none to the learner"
+fi
+if [[ $DS -gt 0 ]]; then
+	subset "$DSLEN" "$L_SLENS" && [[ $DSW -le $L_SMAX ]] ||
+		fail "the Dust client's flights: a $DSLEN B 1-RTT after tails to $DSW B; learned $L_SLENS B after tails to $L_SMIN..$L_SMAX B"
+	[[ $BS -eq 0 ]] || subset "$DSLEN" "$BSLEN" ||
+		fail "the Dust client's 1-RTT is $DSLEN B, caddy's to Chromium $BSLEN B"
+fi
+[[ $DSWO == - || $DSWO -gt $L_SMIN ]] ||
+	fail "a Dust flight's tail of $DSWO B had no 1-RTT; learned: after tails to $L_SMIN..$L_SMAX B"
 grep -q "ACK-only Initial first" <<<"$LEARNED" && [[ $((2 * CA)) -gt $CF ]] ||
 	fail "caddy sent an ACK-only Initial first in $CA of $CF flights; learned: $LEARNED"
 LEAKED=$(tcpdump -r "$ART/cover-wire.pcap" -n "host $LEARNADDR" 2>/dev/null | wc -l)
