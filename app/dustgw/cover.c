@@ -175,12 +175,12 @@ static void remember(struct dgw_worker *w, struct dgw_cover_w *c, const struct d
 	key_of(&k, ep);
 	pos = rte_hash_add_key(c->flows, &k);
 	if (pos < 0) {
-		w->st.ctr[DGW_CTR_COVER_FLOW_FULL]++; /* handed over, but not remembered */
+		dgw_ctr_inc(w, DGW_CTR_COVER_FLOW_FULL); /* handed over, but not remembered */
 		return;
 	}
 	if (!c->seen_s[pos]) {
 		c->nflows++;
-		w->st.ctr[DGW_CTR_COVER_FLOWS]++;
+		dgw_ctr_inc(w, DGW_CTR_COVER_FLOWS);
 	}
 	c->keys[pos] = k;
 	c->seen_s[pos] = w->now_s ? w->now_s : 1;
@@ -218,7 +218,7 @@ void dgw_cover_take(struct dgw_worker *w, struct rte_mbuf *m, const struct dust_
 	if (flow)
 		remember(w, c, flow);
 	finish_csum(w->gw, m);
-	w->st.ctr[DGW_CTR_COVER_IN]++;
+	dgw_ctr_inc(w, DGW_CTR_COVER_IN);
 	rte_eth_tx_buffer(w->gw->cover_port, w->wid, c->txb, m);
 }
 
@@ -276,7 +276,7 @@ void dgw_cover_poll(struct dgw_worker *w)
 	for (uint16_t i = 0; i < n; i++) {
 		if (dgw_learn_catch(w, pkts[i]))
 			continue; /* to the learner's probe address: never on the wire */
-		w->st.ctr[DGW_CTR_COVER_OUT]++;
+		dgw_ctr_inc(w, DGW_CTR_COVER_OUT);
 		dgw_net_tx(w, pkts[i]);
 	}
 }
@@ -306,8 +306,8 @@ static void unsent(struct rte_mbuf **pkts, uint16_t n, void *arg)
 {
 	struct dgw_worker *w = arg;
 
-	w->st.drop[DGW_DROP_COVER_TX_FULL] += n;
-	w->st.ctr[DGW_CTR_COVER_IN] -= n;
+	dgw_count_drops(w, DGW_DROP_COVER_TX_FULL, n);
+	dgw_ctr_sub(w, DGW_CTR_COVER_IN, n);
 	rte_pktmbuf_free_bulk(pkts, n);
 }
 

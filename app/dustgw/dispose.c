@@ -97,10 +97,10 @@ static void deliver(struct dgw_worker *w, const struct dust_session *s, struct r
 	/* quic: a SYN's MSS no more than the server bound lets us send back (SPEC §12.4) */
 	if (s->profile == DUST_PROFILE_QUIC &&
 	    dust_inner_mss_clamp(start + hdr, len, dust_quic_tx_inner_max(s)))
-		w->st.ctr[DGW_CTR_MSS_CLAMPED]++;
+		dgw_ctr_inc(w, DGW_CTR_MSS_CLAMPED);
 	if (hdr)
 		frame_eth(gw, start, ip[0] >> 4);
-	w->st.ctr[DGW_CTR_DELIVERED]++;
+	dgw_ctr_inc(w, DGW_CTR_DELIVERED);
 	DUST_PROF_LAP(FRAME);
 	dgw_dlv_tx(w, m);
 	DUST_PROF_LAP(TX);
@@ -162,7 +162,7 @@ static int send_own(struct dgw_worker *w, struct dust_session *s, uint64_t mac, 
 static void send_keepalive(struct dgw_worker *w, struct dust_session *s, uint64_t mac)
 {
 	if (send_own(w, s, mac, NULL) == 0)
-		w->st.ctr[DGW_CTR_KA_TX]++;
+		dgw_ctr_inc(w, DGW_CTR_KA_TX);
 }
 
 /* s moved to a new address: ask it to echo a fresh cookie (SPEC §9.1). */
@@ -172,7 +172,7 @@ void dgw_path_challenge(struct dgw_worker *w, struct dust_session *s, uint64_t m
 
 	dust_path_msg_put(msg, DUST_PATH_CHALLENGE, s->path_cookie);
 	if (send_own(w, s, mac, msg) == 0)
-		w->st.ctr[DGW_CTR_PATH_CHALLENGE]++;
+		dgw_ctr_inc(w, DGW_CTR_PATH_CHALLENGE);
 }
 
 /* A data segment that is no IP packet: a path message, or bad inner data. */
@@ -183,7 +183,7 @@ static void path_msg(struct dgw_worker *w, struct dust_session *s, const uint8_t
 	if (dust_path_msg_parse(p, len, cookie) != DUST_PATH_RESPONSE)
 		dgw_count_drop(w, DGW_DROP_INNER_BAD);
 	else if (dust_path_echo(s, cookie))
-		w->st.ctr[DGW_CTR_PATH_VALIDATED]++;
+		dgw_ctr_inc(w, DGW_CTR_PATH_VALIDATED);
 	else
 		dgw_count_drop(w, DGW_DROP_PATH_ECHO);
 }
@@ -207,9 +207,9 @@ void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *
 	if (res->nseg) {
 		dgw_sess_note_mac(w, s, rx->mac);
 		if (dust_path_rx(s, rx->len))
-			w->st.ctr[DGW_CTR_PATH_VALIDATED]++;
+			dgw_ctr_inc(w, DGW_CTR_PATH_VALIDATED);
 	}
-	w->st.ctr[DGW_CTR_DECODED] += res->nseg;
+	dgw_ctr_add(w, DGW_CTR_DECODED, res->nseg);
 	for (int i = 0; i < res->nseg; i++)
 		if (res->seg[i].len && rx->dg[res->seg[i].off] >= DUST_PATH_IP_FIRST_MIN)
 			last = i;
@@ -217,7 +217,7 @@ void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *
 		const struct dust_seg *g = &res->seg[i];
 
 		if (!g->len) {
-			w->st.ctr[DGW_CTR_KA_RX]++;
+			dgw_ctr_inc(w, DGW_CTR_KA_RX);
 			ka = true;
 			continue;
 		}
@@ -305,7 +305,7 @@ static int flight_dg(struct dgw_worker *w, struct dust_session *s, struct dust_q
 		dust_path_spent(s, (size_t)r);
 	} else if (!dust_path_may_send(s, (size_t)r)) {
 		/* an event of every flight left unconfirmed long enough, not a lost datagram */
-		w->st.ctr[DGW_CTR_QUIC_RTX_LIMITED]++;
+		dgw_ctr_inc(w, DGW_CTR_QUIC_RTX_LIMITED);
 		rte_pktmbuf_free(c);
 		return -1;
 	}

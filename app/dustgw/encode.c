@@ -122,7 +122,7 @@ static int too_big(struct dgw_worker *w, struct enc *e, size_t mtu)
 	m->pkt_len = m->data_len;
 	m->ol_flags = 0;
 	m->packet_type = 0;
-	w->st.ctr[DGW_CTR_ICMP_TOO_BIG]++;
+	dgw_ctr_inc(w, DGW_CTR_ICMP_TOO_BIG);
 	dgw_dlv_tx(w, m);
 	return -1;
 }
@@ -139,7 +139,7 @@ static int quic_fit(struct dgw_worker *w, struct enc *e, const struct dust_sessi
 	if (e->len > max)
 		return too_big(w, e, max);
 	if (dust_inner_mss_clamp(e->ip, e->len, dust_quic_rx_inner_max(s)))
-		w->st.ctr[DGW_CTR_MSS_CLAMPED]++;
+		dgw_ctr_inc(w, DGW_CTR_MSS_CLAMPED);
 	return 0;
 }
 
@@ -185,7 +185,7 @@ static void seal_done(struct dgw_worker *w, struct rte_mbuf *m, const struct dus
 		rte_pktmbuf_free(m);
 		return;
 	}
-	w->st.ctr[DGW_CTR_ENCODED]++;
+	dgw_ctr_inc(w, DGW_CTR_ENCODED);
 	DUST_PROF_LAP(FRAME);
 	if (w->pace && s->profile == DUST_PROFILE_QUIC)
 		dgw_pace_tx(w, m, s); /* pace.c: at the cover's gaps */

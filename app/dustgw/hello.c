@@ -56,7 +56,7 @@ static void unpaired(struct dgw_worker *w, struct held *e)
 	e->m = NULL;
 	w->hello->n--;
 	if (dgw_cover_on(w) && !dust_session_table_lookup(w->tab, &e->rx.ep)) {
-		w->st.ctr[DGW_CTR_HELLO_UNPAIRED]++;
+		dgw_ctr_inc(w, DGW_CTR_HELLO_UNPAIRED);
 		dgw_cover_take(w, m, &e->rx.ep);
 		return;
 	}
@@ -112,7 +112,7 @@ static void pair(struct dgw_worker *w, struct held *e, const struct dgw_rx *rx, 
 	w->hello_first = e->m;
 	e->m = NULL;
 	h->n--;
-	w->st.ctr[DGW_CTR_HELLO_PAIRED]++;
+	dgw_ctr_inc(w, DGW_CTR_HELLO_PAIRED);
 }
 
 void dgw_hello_done(struct dgw_worker *w)
@@ -178,6 +178,6 @@ enum dgw_hello_verdict dgw_hello_take(struct dgw_worker *w, struct rte_mbuf *m,
 	e->dcid_len = rx->dg[5];
 	memcpy(e->dcid, rx->dg + 6, e->dcid_len);
 	h->n++;
-	w->st.ctr[DGW_CTR_HELLO_HELD]++;
+	dgw_ctr_inc(w, DGW_CTR_HELLO_HELD);
 	return DGW_HELLO_HELD;
 }

@@ -29,7 +29,7 @@ void dgw_worker_expire(struct dgw_worker *w)
 	now = rte_rdtsc();
 	while (dgw_pubwait_count(w) && (s = dgw_pubwait_expired(w, now)))
 		dgw_sess_retire(w, s); /* drops the entry (dgw_pubwait_drop) */
-	w->st.ctr[DGW_CTR_SESS_EXPIRED] += dgw_sess_expire(w);
+	dgw_ctr_add(w, DGW_CTR_SESS_EXPIRED, dgw_sess_expire(w));
 }
 
 void dgw_worker_inbox(struct dgw_worker *w)
@@ -54,8 +54,8 @@ void dgw_worker_inbox(struct dgw_worker *w)
 		} else if ((m[i].type == DGW_MSG_EVICT || m[i].type == DGW_MSG_REVOKE) &&
 		           s->state == DUST_SESSION_LIVE && s->invite_idx == m[i].idx) {
 			dgw_sess_retire(w, s);
-			w->st.ctr[m[i].type == DGW_MSG_EVICT ? DGW_CTR_SESS_EVICTED
-			                                     : DGW_CTR_SESS_REVOKED]++;
+			dgw_ctr_inc(w, m[i].type == DGW_MSG_EVICT ? DGW_CTR_SESS_EVICTED
+			                                          : DGW_CTR_SESS_REVOKED);
 		}
 	}
 }

@@ -107,7 +107,7 @@ bool dgw_learn_catch(struct dgw_worker *w, struct rte_mbuf *m)
 		return arp_answer(w, L, m);
 	if (eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) || ip->dst_addr != L->src)
 		return false;
-	w->st.ctr[DGW_CTR_COVER_LEARN_RX]++;
+	dgw_ctr_inc(w, DGW_CTR_COVER_LEARN_RX);
 	c.tsc = rte_rdtsc();
 	if (rte_ring_mp_enqueue_elem(L->caught, &c, sizeof(c)) != 0)
 		rte_pktmbuf_free(m);
@@ -226,7 +226,7 @@ static uint64_t tsc_after_s(uint64_t now, uint32_t s)
 static void count(struct dgw *gw, unsigned ctr)
 {
 	/* the main lcore's own counters live in worker 0's stats: it writes no learn_* field */
-	gw->w[0]->st.ctr[ctr]++;
+	dgw_ctr_inc(gw->w[0], ctr);
 }
 
 static void failed(struct dgw *gw, struct dgw_learn *L, uint64_t now, const char *why)

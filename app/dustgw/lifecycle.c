@@ -76,7 +76,7 @@ static struct dust_session *make_room(struct dgw_worker *w, struct dust_session 
 		v = dust_session_table_idlest(w->tab, w->now_s);
 		if (v && w->now_s - v->last_rx_s >= w->gw->cfg.evict_idle_s) {
 			dgw_sess_retire(w, v);
-			w->st.ctr[DGW_CTR_SESS_EVICTED_IDLE]++;
+			dgw_ctr_inc(w, DGW_CTR_SESS_EVICTED_IDLE);
 			w->evict_scanned = false;
 			s = dust_session_table_reserve(w->tab);
 		}
@@ -232,8 +232,8 @@ void dgw_intro_live(struct dgw_worker *w, struct dust_session *s, struct dust_se
 		dgw_drop_m(w, m, DUST_DROP_MALFORMED);
 		return;
 	}
-	w->st.ctr[DGW_CTR_INTRO_OK]++;
-	w->st.ctr[DGW_CTR_INTRO_FIRST] += first_use;
+	dgw_ctr_inc(w, DGW_CTR_INTRO_OK);
+	dgw_ctr_add(w, DGW_CTR_INTRO_FIRST, first_use);
 	/* a CID that names this worker, before any other lcore can read s (encoders seal with it)
 	 */
 	if (rx->profile == DUST_PROFILE_QUIC)

@@ -79,7 +79,7 @@ bool dgw_neigh_arp(struct dgw_worker *w, struct rte_mbuf *m, const struct rte_et
 	          : (ours->family != 4 || memcmp(&tip, ours->a, 4) != 0))
 		return false;
 	dgw_arp_reply(m, mine);
-	w->st.ctr[DGW_CTR_ARP_REPLY]++;
+	dgw_ctr_inc(w, DGW_CTR_ARP_REPLY);
 	reply_tx(w, m, proxy);
 	return true;
 }
@@ -152,7 +152,7 @@ bool dgw_neigh_ns(struct dgw_worker *w, struct rte_mbuf *m, const struct rte_eth
 	m->data_len = m->pkt_len = DGW_ETH_LEN + sizeof(*ip) + ND_NA_LEN;
 	rte_ether_addr_copy(&eth->src_addr, &eth->dst_addr);
 	rte_ether_addr_copy(mine, &eth->src_addr);
-	w->st.ctr[DGW_CTR_ND_REPLY]++;
+	dgw_ctr_inc(w, DGW_CTR_ND_REPLY);
 	reply_tx(w, m, proxy);
 	return true;
 }

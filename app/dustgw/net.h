@@ -50,13 +50,13 @@ static inline void dgw_udp4_hdrs(struct rte_ipv4_hdr *ip, const void *src, const
 
 static inline void dgw_net_tx(struct dgw_worker *w, struct rte_mbuf *m)
 {
-	w->st.ctr[DGW_CTR_NET_TX]++;
+	dgw_ctr_inc(w, DGW_CTR_NET_TX);
 	rte_eth_tx_buffer(w->gw->net_port, w->wid, w->net_txb, m);
 }
 
 static inline void dgw_dlv_tx(struct dgw_worker *w, struct rte_mbuf *m)
 {
-	w->st.ctr[DGW_CTR_DLV_TX]++;
+	dgw_ctr_inc(w, DGW_CTR_DLV_TX);
 	rte_eth_tx_buffer(w->gw->dlv_port, w->wid, w->dlv_txb, m);
 }
 

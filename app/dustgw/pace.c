@@ -187,7 +187,7 @@ void dgw_pace_tx(struct dgw_worker *w, struct rte_mbuf *m, const struct dust_ses
 		dgw_net_tx(w, m);
 		break;
 	case DGW_PACE_HELD:
-		w->st.ctr[DGW_CTR_PACED]++;
+		dgw_ctr_inc(w, DGW_CTR_PACED);
 		break;
 	case DGW_PACE_FULL:
 		dgw_drop_m(w, m, DGW_DROP_PACE_FULL);

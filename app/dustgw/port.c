@@ -99,8 +99,8 @@ static void unsent_net(struct rte_mbuf **pkts, uint16_t n, void *arg)
 {
 	struct dgw_worker *w = arg;
 
-	w->st.drop[DGW_DROP_TX_FULL] += n;
-	w->st.ctr[DGW_CTR_NET_TX] -= n;
+	dgw_count_drops(w, DGW_DROP_TX_FULL, n);
+	dgw_ctr_sub(w, DGW_CTR_NET_TX, n);
 	rte_pktmbuf_free_bulk(pkts, n);
 }
 
@@ -108,8 +108,8 @@ static void unsent_dlv(struct rte_mbuf **pkts, uint16_t n, void *arg)
 {
 	struct dgw_worker *w = arg;
 
-	w->st.drop[DGW_DROP_TX_FULL] += n;
-	w->st.ctr[DGW_CTR_DLV_TX] -= n;
+	dgw_count_drops(w, DGW_DROP_TX_FULL, n);
+	dgw_ctr_sub(w, DGW_CTR_DLV_TX, n);
 	rte_pktmbuf_free_bulk(pkts, n);
 }
 

@@ -68,7 +68,7 @@ static struct dust_session *migrate(struct dgw_worker *w, struct dust_session *o
 	dgw_quic_cid_add(w, s);
 	dgw_sess_publish(w, s, rx->mac);
 	dgw_sess_retire(w, old);
-	w->st.ctr[DGW_CTR_QUIC_MIGRATED]++;
+	dgw_ctr_inc(w, DGW_CTR_QUIC_MIGRATED);
 	return s;
 }
 
@@ -92,7 +92,7 @@ static bool handoff(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_r
 		dgw_drop_m(w, m, DGW_DROP_HANDOFF_FULL);
 		return true;
 	}
-	w->st.ctr[DGW_CTR_HANDOFF_TX]++;
+	dgw_ctr_inc(w, DGW_CTR_HANDOFF_TX);
 	return true;
 }
 
@@ -102,7 +102,7 @@ unsigned dgw_quic_handoff_poll(struct dgw_worker *w)
 	struct dgw_handoff h[DGW_BURST];
 	unsigned n = rte_ring_dequeue_burst_elem(w->handoff, h, sizeof(h[0]), DGW_BURST, NULL);
 
-	w->st.ctr[DGW_CTR_HANDOFF_RX] += n;
+	dgw_ctr_add(w, DGW_CTR_HANDOFF_RX, n);
 	for (unsigned i = 0; i < n; i++)
 		dgw_quic_miss(w, h[i].m, &h[i].rx);
 	return n;
@@ -153,7 +153,7 @@ static bool confirm(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_r
 	case DUST_QUIC_CONFIRM_NONE:
 		return false;
 	case DUST_QUIC_CONFIRM_ACK:
-		w->st.ctr[DGW_CTR_QUIC_CONFIRM_ACK]++;
+		dgw_ctr_inc(w, DGW_CTR_QUIC_CONFIRM_ACK);
 		rte_pktmbuf_free(m);
 		return true;
 	case DUST_QUIC_CONFIRM_OLD:
@@ -161,7 +161,7 @@ static bool confirm(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_r
 		/* Dust data at off in both forms; its tag decides */
 		dgw_open(w, s, rx, off, &res);
 		if (kind == DUST_QUIC_CONFIRM_OLD && res.nseg)
-			w->st.ctr[DGW_CTR_QUIC_CONFIRM_OLD]++;
+			dgw_ctr_inc(w, DGW_CTR_QUIC_CONFIRM_OLD);
 		dgw_datagram_done(w, m, rx, s, &res, false);
 		return true;
 	case DUST_QUIC_CONFIRM_BAD:
@@ -231,7 +231,7 @@ static bool initial_defer(struct dgw_worker *w, struct rte_mbuf *m, const struct
 	    dust_quic_intro_peek(&w->gw->srv, rx->dg, rx->len) < 0)
 		return false;
 	dgw_slow_push(w, m, rx);
-	w->st.ctr[DGW_CTR_QUIC_INITIAL_QUEUED]++;
+	dgw_ctr_inc(w, DGW_CTR_QUIC_INITIAL_QUEUED);
 	return true;
 }
 

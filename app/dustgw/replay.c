@@ -98,7 +98,7 @@ bool dgw_replay_clock(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 	if (us == w->replay_us)
 		return false;
 	w->replay_us = us;
-	w->now_ms = us / 1000;
+	__atomic_store_n(&w->now_ms, us / 1000, __ATOMIC_RELAXED);
 	w->now_s = (uint32_t)(us / 1000000);
 	epoch_follow(w, w->now_s / DUST_EPOCH_S);
 	if (w->now_s < w->replay_next_expire_s)

@@ -104,7 +104,7 @@ void dgw_rtx_free(struct dgw_worker *w)
 static void end(struct dgw_worker *w, struct dgw_rtx_e *e, unsigned ctr)
 {
 	dgw_rtx_end(w->rtx, e);
-	w->st.ctr[ctr]++;
+	dgw_ctr_inc(w, ctr);
 }
 
 static int answer(struct dgw_worker *w, struct dust_session *s, const struct dust_quic_accept *acc,
@@ -117,7 +117,7 @@ static int answer(struct dgw_worker *w, struct dust_session *s, const struct dus
 	if (e)
 		dgw_rtx_end(w->rtx, e); /* cannot happen: a slot's flight ends with it */
 	e = dgw_rtx_put(w->rtx, s, w->now_ms, &evicted);
-	w->st.ctr[DGW_CTR_QUIC_RTX_EVICTED] += evicted;
+	dgw_ctr_add(w, DGW_CTR_QUIC_RTX_EVICTED, evicted);
 	e->acc = *acc;
 	e->mac = mac;
 	dgw_shape_now(w->gw, &sh);
@@ -133,7 +133,7 @@ void dgw_quic_answer(struct dgw_worker *w, struct rte_mbuf *m, struct dust_sessi
 	dgw_quic_cid_add(w, s);
 	rte_pktmbuf_free(m); /* the hello's bytes are spent */
 	if (answer(w, s, acc, mac) == 0)
-		w->st.ctr[DGW_CTR_QUIC_ANSWER]++;
+		dgw_ctr_inc(w, DGW_CTR_QUIC_ANSWER);
 }
 
 void dgw_rtx_drop(struct dgw_worker *w, const struct dust_session *s)
@@ -177,7 +177,7 @@ bool dgw_rtx_hello(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx
 	}
 	rte_pktmbuf_free(m);
 	if (dgw_quic_flight(w, s, &e->acc, e->seed, e->mac, DGW_FLIGHT_AGAIN) == 0)
-		w->st.ctr[DGW_CTR_QUIC_RTX_HELLO]++;
+		dgw_ctr_inc(w, DGW_CTR_QUIC_RTX_HELLO);
 	return true;
 }
 
@@ -198,7 +198,7 @@ static void tick(struct dgw_worker *w, struct dgw_rtx_e *e)
 		break;
 	case DGW_RTX_PTO:
 		if (dgw_quic_flight(w, s, &e->acc, e->seed, e->mac, DGW_FLIGHT_PTO) == 0)
-			w->st.ctr[DGW_CTR_QUIC_RTX_PTO]++;
+			dgw_ctr_inc(w, DGW_CTR_QUIC_RTX_PTO);
 		break;
 	}
 }

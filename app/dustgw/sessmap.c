@@ -304,7 +304,7 @@ void dgw_sess_publish(struct dgw_worker *w, struct dust_session *s, uint64_t mac
 {
 	/* only what the ring took: replay waits for main to have handled as many (replay.c) */
 	if (to_main(w, DGW_MSG_PUBLISH, s, mac) == 0)
-		w->pub_sent++;
+		dgw_stat_add(&w->pub_sent, 1);
 }
 
 /* s left its owner's table (lifecycle.c): main unpublishes it and defers its slot. */
@@ -323,7 +323,7 @@ void dgw_sess_retired(struct dgw_worker *w, struct dust_session *s)
 		return;
 	}
 	bl->retired[bl->nretired++] = m;
-	w->st.ctr[DGW_CTR_MSG_BACKLOG]++;
+	dgw_ctr_inc(w, DGW_CTR_MSG_BACKLOG);
 }
 
 void dgw_sess_note_mac(struct dgw_worker *w, const struct dust_session *s, uint64_t mac)
@@ -444,7 +444,7 @@ static void outcome_log(struct dgw *gw, enum dust_drop drop, unsigned *persist_f
 	if (drop == DUST_DROP_STORE_UNAVAILABLE && !gw->store_down)
 		DGW_LOG(WARNING, "store: the cluster did not commit a binding: first "
 		                 "uses refused (store_unavailable) until it does");
-	gw->store_down = drop == DUST_DROP_STORE_UNAVAILABLE;
+	__atomic_store_n(&gw->store_down, drop == DUST_DROP_STORE_UNAVAILABLE, __ATOMIC_RELAXED);
 	*persist_failed += drop == DUST_DROP_INTRO_PERSIST;
 }
 

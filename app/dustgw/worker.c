@@ -23,7 +23,8 @@ static void clock_update(struct dgw_worker *w)
 		return; /* replay: the clock moves with the packets (replay.c) */
 	clock_gettime(CLOCK_REALTIME, &ts);
 	w->now_s = (uint32_t)ts.tv_sec;
-	w->now_ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	__atomic_store_n(&w->now_ms, (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000,
+	                 __ATOMIC_RELAXED);
 }
 
 static void housekeeping(struct dgw_worker *w, uint64_t now_tsc, uint64_t *next_expire)
@@ -47,7 +48,7 @@ static void housekeeping(struct dgw_worker *w, uint64_t now_tsc, uint64_t *next_
 		dgw_hello_expire(w);
 		*next_expire = now_tsc + rte_get_tsc_hz();
 	}
-	w->st.sessions = dust_session_table_live(w->tab);
+	__atomic_store_n(&w->st.sessions, dust_session_table_live(w->tab), __ATOMIC_RELAXED);
 }
 
 /* One RX burst on each port; returns the frames read (adaptive polling). */
@@ -63,7 +64,7 @@ static uint16_t poll_once(struct dgw_worker *w, uint64_t now_tsc)
 	if (n) {
 		if (unlikely(!w->first_rx_tsc))
 			w->first_rx_tsc = now_tsc;
-		w->st.ctr[DGW_CTR_NET_RX] += n;
+		dgw_ctr_add(w, DGW_CTR_NET_RX, n);
 		if (gw->cfg.clock == DGW_CLOCK_CAPTURE && dgw_replay_clock(w, pkts, n))
 			dgw_worker_expire(w);
 		/*
@@ -82,7 +83,7 @@ static uint16_t poll_once(struct dgw_worker *w, uint64_t now_tsc)
 	DUST_PROF_LAP(RX);
 	got += n;
 	if (n) {
-		w->st.ctr[DGW_CTR_DLV_RX] += n;
+		dgw_ctr_add(w, DGW_CTR_DLV_RX, n);
 		if (gw->cfg.clock == DGW_CLOCK_CAPTURE && dgw_replay_clock(w, pkts, n))
 			dgw_worker_expire(w);
 		atomic_store_explicit(&w->last_dlv_rx_tsc, DGW_BUSY, memory_order_relaxed);
@@ -131,7 +132,7 @@ int dgw_worker_main(void *arg)
 	rte_eth_tx_buffer_flush(gw->dlv_port, w->wid, w->dlv_txb);
 	rte_rcu_qsbr_thread_offline(gw->rcu, w->wid);
 	rte_rcu_qsbr_thread_unregister(gw->rcu, w->wid);
-	w->st.sessions = dust_session_table_live(w->tab);
+	__atomic_store_n(&w->st.sessions, dust_session_table_live(w->tab), __ATOMIC_RELAXED);
 	return 0;
 }
 

@@ -510,7 +510,7 @@ uint16_t dust_datagram_open_burst(struct dust_session *const *s, uint8_t *const 
 struct dust_store_entry {
 	struct dust_invite inv;
 	struct dust_invite_keys keys;
-	uint8_t bound;                         /**< a client key is bound */
+	uint8_t bound;                         /**< atomic: a client key is bound */
 	uint8_t client_pk[DUST_PK_BYTES];      /**< bound long-term key */
 	uint8_t static_ss[DUST_KEY_BYTES];     /**< cached DH(s, C) once bound */
 	uint64_t last_ts_ms;                   /**< newest accepted intro */

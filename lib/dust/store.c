@@ -353,7 +353,7 @@ static void record_apply(struct dust_store_entry *e, const struct record *r, int
 	if (r->kind == 'B' && !e->bound) {
 		memcpy(e->client_pk, r->pk, DUST_PK_BYTES);
 		e->bound_at = r->at;
-		e->bound = 1;
+		__atomic_store_n(&e->bound, 1, __ATOMIC_RELAXED); /* telemetry reads it unlocked */
 		*changed += 1;
 	} else if (r->kind == 'T' && r->at >= e->last_ts_ms) {
 		e->last_ts_ms = r->at;
@@ -1796,7 +1796,7 @@ enum dust_drop dust_store_commit(struct dust_store *st, struct dust_store_entry 
 		if (!e->bound) {
 			memcpy(e->client_pk, client_pk, DUST_PK_BYTES);
 			e->bound_at = now_s;
-			e->bound = 1;
+			__atomic_store_n(&e->bound, 1, __ATOMIC_RELAXED);
 			e->bind_pending = st->deferred && !st->readonly;
 			*first_use = true;
 		}
@@ -1911,7 +1911,7 @@ static void persist_done(struct dust_store *st, struct dust_store_entry *e, bool
 	entry_lock(e);
 	if (e->bind_pending && !durable) {
 		/* never durable, never answered: the invitation is unused again */
-		e->bound = 0;
+		__atomic_store_n(&e->bound, 0, __ATOMIC_RELAXED);
 		sodium_memzero(e->client_pk, DUST_PK_BYTES);
 		sodium_memzero(e->static_ss, DUST_KEY_BYTES);
 	}
