@@ -339,7 +339,10 @@ void dgw_quic_cid_del(struct dgw_worker *w, const struct dust_session *s);
 struct dust_session *dgw_quic_cid_find(struct dgw_worker *w, const uint8_t *dg, uint16_t len);
 uint16_t dgw_quic_cid_owner(const struct dgw *gw, const uint8_t *cid);
 void dgw_quic_cid_pick(struct dgw_worker *w, struct dust_session *s);
+/* *s's short header (a Dust packet or an ACK-sized datagram behind it) stripped; else *s = NULL */
 bool dgw_quic_short(struct dgw_rx *rx, struct dust_session **s);
+/* After dgw_quic_short: a client's ACK-sized datagram (counted and freed)? */
+bool dgw_quic_ack(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx);
 unsigned dgw_quic_handoff_poll(struct dgw_worker *w);
 void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx);
 /* A client Initial that waited in the slow queue, run now (its session looked up again). */

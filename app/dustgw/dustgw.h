@@ -193,6 +193,7 @@ enum dgw_ctr {
 	DGW_CTR_COVER_LEARN_OK,   /**< rounds that learned the first flight's shape (learn.c) */
 	DGW_CTR_COVER_LEARN_FAIL, /**< rounds with no answer of that shape from the cover server */
 	DGW_CTR_COVER_LEARN_RX,   /**< frames to the probe address, kept from the net port */
+	DGW_CTR_QUIC_ACKS,        /**< a session's short headers under any Dust packet, passed by */
 	DGW_CTR_MAX
 };
 

@@ -94,6 +94,7 @@ static const char *const ctr_help[DGW_CTR_MAX] = {
     [DGW_CTR_QUIC_CONFIRM_OLD] =
         "Quic confirmations in the previous release's form (one Handshake packet).",
     [DGW_CTR_MSG_BACKLOG] = "RETIRED messages that waited for room in the main lcore's ring.",
+    [DGW_CTR_QUIC_ACKS] = "Quic clients' ACK-sized datagrams (under any Dust packet) passed by.",
 };
 
 /* Workers get their lcore in dgw_run; a scrape before that skips them. */

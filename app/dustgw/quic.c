@@ -16,13 +16,29 @@ bool dgw_quic_short(struct dgw_rx *rx, struct dust_session **s)
 	size_t pre;
 
 	if (!*s || (*s)->profile != DUST_PROFILE_QUIC ||
-	    !dust_quic_short_match(*s, rx->dg, rx->len)) {
+	    !(dust_quic_short_match(*s, rx->dg, rx->len) ||
+	      dust_quic_ack_match(*s, rx->dg, rx->len))) {
 		*s = NULL;
 		return false;
 	}
 	pre = dust_quic_rx_prefix(*s);
 	rx->dg += pre;
 	rx->len = (uint16_t)(rx->len - pre);
+	return true;
+}
+
+/*
+ * After dgw_quic_short: a short header of the session's, too short for a
+ * Dust packet behind it, is a client's ACK-sized datagram (SPEC §12.4). It
+ * carries nothing and authenticates nothing: counted and freed, no session
+ * state changes (not even a move to a new address), no answer.
+ */
+bool dgw_quic_ack(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx)
+{
+	if (rx->len >= DUST_DATA_MIN_BYTES)
+		return false;
+	dgw_ctr_inc(w, DGW_CTR_QUIC_ACKS);
+	rte_pktmbuf_free(m);
 	return true;
 }
 
@@ -124,6 +140,8 @@ static void by_cid(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)
 			dgw_drop_m(w, m, DGW_DROP_QUIC_NO_SESSION);
 		return;
 	}
+	if (dgw_quic_ack(w, m, rx))
+		return;
 	dgw_open(w, s, rx, 0, &res);
 	if (!res.nseg) {
 		dgw_datagram_done(w, m, rx, s, &res, false); /* counts the drop, moves nothing */
@@ -272,6 +290,8 @@ void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)
 		by_cid(w, m, rx);
 		return;
 	}
+	if (dgw_quic_ack(w, m, rx))
+		return;
 	/* the session came up earlier in this burst */
 	dgw_open(w, s, rx, 0, &res);
 	dgw_datagram_done(w, m, rx, s, &res, false);

@@ -74,7 +74,7 @@ for i in $(seq 1 "$LOADS"); do
 	page=$(((i - 1) % 30 + 1))
 	# a fresh session each load: a new client process, a new source port
 	bg CL $CLI "$W/client.log" "$CLIENT" --invite "$W/inv/invite-30.txt" --key "$W/c.key" \
-		--password-file "$W/pw" --sizes "$SIZES" --tries 5
+		--password-file "$W/pw" --sizes "$SIZES" --acks "${ACKS:-cover}" --tries 5
 	if wait_for 10 grep -q "connected to" "$W/client.log" && load_page $CLI 10.93.0.1 $page; then
 		ok=$((ok + 1))
 	else

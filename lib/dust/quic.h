@@ -303,10 +303,27 @@ static inline size_t dust_quic_rx_inner_max(const struct dust_session *s)
 void dust_quic_short_put(const struct dust_session *s, struct dust_rng *rng, uint8_t *pkt);
 
 /**
+ * An ACK-sized datagram from s (SPEC §12.4) at dg: the short header, then
+ * random bytes, to a size drawn from the cover's sizes in s's direction
+ * that are under every Dust packet behind the header (tx prefix +
+ * DUST_DATA_MIN_BYTES), each as likely as it was in the cover. It carries
+ * nothing; the peer counts it and passes it by. Returns its length (at
+ * most cap), 0 if the cover sent none that small or cap is too short.
+ */
+size_t dust_quic_ack_put(const struct dust_session *s, struct dust_rng *rng, uint8_t *dg,
+                         size_t cap);
+
+/**
  * Does dg start with a short header for s (form, fixed bit, DCID)? Public
  * bytes only: the Dust packet after it is what authenticates.
  */
 bool dust_quic_short_match(const struct dust_session *s, const uint8_t *dg, size_t len);
+
+/**
+ * Does dg start with a short header for s and end before any Dust packet
+ * could (an ACK-sized datagram, dust_quic_ack_put)? Public bytes only.
+ */
+bool dust_quic_ack_match(const struct dust_session *s, const uint8_t *dg, size_t len);
 
 /* ---- the client's Handshake packet (SPEC §12.3) ------------------------ */
 

@@ -1316,6 +1316,31 @@ DUST_EXPORT bool dust_quic_short_match(const struct dust_session *s, const uint8
 	return s->role == DUST_ROLE_CLIENT || cid_equal(dg + 1, s->cid, s->cid_len);
 }
 
+DUST_EXPORT size_t dust_quic_ack_put(const struct dust_session *s, struct dust_rng *rng,
+                                     uint8_t *dg, size_t cap)
+{
+	size_t pre = dust_quic_tx_prefix(s), len;
+
+	if (s->profile != DUST_PROFILE_QUIC)
+		return 0;
+	len = dust_size_model_ack(s, rng);
+	if (len > cap || len <= pre)
+		return 0;
+	dust_quic_short_put(s, rng, dg);
+	dust_rng_bytes(rng, dg + pre, len - pre);
+	return len;
+}
+
+DUST_EXPORT bool dust_quic_ack_match(const struct dust_session *s, const uint8_t *dg, size_t len)
+{
+	size_t pre = dust_quic_rx_prefix(s);
+
+	if (len <= pre || len >= pre + DUST_DATA_MIN_BYTES ||
+	    (dg[0] & (DUST_QUIC_LONG | DUST_QUIC_FIXED)) != DUST_QUIC_FIXED)
+		return false;
+	return s->role == DUST_ROLE_CLIENT || cid_equal(dg + 1, s->cid, s->cid_len);
+}
+
 /* ---- the client's Handshake packet ------------------------------------------- */
 
 DUST_EXPORT size_t dust_quic_hs_prefix(const struct dust_session *s)

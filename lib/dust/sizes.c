@@ -54,6 +54,17 @@ unsigned dust_cum_index(const uint32_t *cum, unsigned n, uint32_t r)
 	return lo;
 }
 
+size_t dust_size_model_ack(const struct dust_session *s, struct dust_rng *rng)
+{
+	const struct size_model *m = &models[s->role == DUST_ROLE_CLIENT ? 0 : 1];
+	/* the sizes under a Dust packet behind s's short header */
+	unsigned n = first_at_least(m, dust_quic_tx_prefix(s) + DUST_DATA_MIN_BYTES);
+
+	if (n == 0)
+		return 0;
+	return m->size[dust_cum_index(m->cum, n, dust_rng_uniform(rng, m->cum[n - 1]))];
+}
+
 size_t dust_size_model_pad(const struct dust_session *s, struct dust_rng *rng, size_t need,
                            size_t top)
 {

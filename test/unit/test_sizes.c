@@ -303,6 +303,57 @@ static void test_gaps(void)
 	dust_rng_wipe(&rng);
 }
 
+/*
+ * ACK-sized datagrams (dust_quic_ack_put): every one a cover size under any
+ * Dust packet behind the sender's short header, with the peer's header (the
+ * gateway finds the session by it), in the cover's proportions; none in the
+ * random profile or where it does not fit.
+ */
+static void ack_sizes(struct fixture *f, const struct dust_session *s,
+                      const struct dust_session *peer, const uint16_t *size, const uint32_t *cum,
+                      unsigned nsizes)
+{
+	static unsigned count[2048];
+	size_t pre = dust_quic_tx_prefix(s), floor = pre + DUST_DATA_MIN_BYTES;
+	unsigned nsmall = 0, bad = 0;
+	uint8_t dg[64];
+	double p, d;
+
+	memset(count, 0, sizeof(count));
+	for (unsigned i = 0; i < N_PKTS; i++) {
+		size_t len = dust_quic_ack_put(s, &f->rng, dg, sizeof(dg));
+
+		bad += len < pre + 1 || len >= floor || !in_table(size, nsizes, len) ||
+		       !dust_quic_ack_match(peer, dg, len) || dust_quic_short_match(peer, dg, len);
+		count[len]++;
+	}
+	CHECK_EQ(bad, 0);
+	while (nsmall < nsizes && size[nsmall] < floor)
+		nsmall++;
+	CHECK(nsmall > 0);
+	/* the commonest small size as often as in the cover (5 sigma) */
+	p = (double)cum[0] / cum[nsmall - 1];
+	d = (double)count[size[0]] / N_PKTS - p;
+	CHECK(d * d < 25 * p * (1 - p) / N_PKTS);
+	printf("%s: ACK-sized %zu..%zu B, %u B %.1f%% (cover %.1f%%)\n",
+	       s->role == DUST_ROLE_CLIENT ? "client" : "server", (size_t)size[0],
+	       (size_t)size[nsmall - 1], size[0], 100.0 * count[size[0]] / N_PKTS, 100 * p);
+	CHECK_EQ(dust_quic_ack_put(s, &f->rng, dg, size[0] - 1), 0); /* no room: none */
+}
+
+static void test_ack_sizes(void)
+{
+	struct fixture f;
+	uint8_t dg[64];
+
+	quic_pair(&f);
+	ack_sizes(&f, &f.cs, &f.ss, quic_c2s_size, quic_c2s_cum, sizeof(quic_c2s_size) / 2);
+	ack_sizes(&f, &f.ss, &f.cs, quic_s2c_size, quic_s2c_cum, sizeof(quic_s2c_size) / 2);
+	f.cs.profile = DUST_PROFILE_RANDOM;
+	CHECK_EQ(dust_quic_ack_put(&f.cs, &f.rng, dg, sizeof(dg)), 0);
+	fix_fini(&f);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
@@ -313,6 +364,7 @@ int main(int argc, char **argv)
 	    {"model_off", test_model_off},
 	    {"gaps", test_gaps},
 	    {"fresh_session", test_fresh_session},
+	    {"ack_sizes", test_ack_sizes},
 	};
 
 	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);

@@ -666,6 +666,54 @@ static int lone_first(void)
 	return 0;
 }
 
+/* Sum of every drop reason on worker 0. */
+static uint64_t drops(void)
+{
+	uint64_t n = 0;
+
+	for (unsigned d = 1; d < DGW_DROP_MAX; d++)
+		n += rg_drop(&H, 0, d);
+	return n;
+}
+
+/*
+ * The client's ACK-sized datagrams (SPEC §12.4): from its address and from
+ * a new one, each counted as quic_acks and nothing else: no drop, no reply,
+ * nothing delivered, no move; the session carries data after them. One byte
+ * longer than the cover's ACK sizes allow is a Dust packet that fails.
+ */
+static int acks(struct cl *c)
+{
+	struct dust_endpoint other = c->a;
+	uint64_t n0 = rg_ctr(&H, 0, DGW_CTR_QUIC_ACKS), d0 = drops();
+	uint64_t tx = rg_ctr(&H, 0, DGW_CTR_NET_TX), dlv = rg_ctr(&H, 0, DGW_CTR_DLV_TX);
+	uint64_t moved = rg_ctr(&H, 0, DGW_CTR_QUIC_MIGRATED);
+	uint8_t dg[64];
+	size_t len, pre = dust_quic_tx_prefix(&c->cur);
+
+	other.port = (uint16_t)(other.port + 2000);
+	for (unsigned i = 0; i < 24; i++) {
+		len = dust_quic_ack_put(&c->cur, &T.rng, dg, sizeof(dg));
+		CHECK(len > pre && len < pre + DUST_DATA_MIN_BYTES, "an ACK-sized datagram's size");
+		CHECK(send_dg(i < 20 ? &c->a : &other, QUIC_PORT, dg, len) == 0, "send ACK");
+	}
+	CHECK(settled(), "ACKs not read");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_ACKS) == n0 + 24, "quic_acks did not move by 24");
+	CHECK(drops() == d0, "an ACK-sized datagram counted as a drop");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_NET_TX) == tx && rg_ctr(&H, 0, DGW_CTR_DLV_TX) == dlv,
+	      "an ACK-sized datagram drew a frame");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_MIGRATED) == moved, "an ACK-sized datagram moved it");
+	/* at the Dust floor: a short header of a data packet's least size, bytes random */
+	dust_quic_short_put(&c->cur, &T.rng, dg);
+	dust_rng_bytes(&T.rng, dg + pre, DUST_DATA_MIN_BYTES);
+	CHECK(send_dg(&c->a, QUIC_PORT, dg, pre + DUST_DATA_MIN_BYTES) == 0, "send");
+	CHECK(settled(), "not read");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_ACKS) == n0 + 24 && drops() == d0 + 1,
+	      "a packet at the Dust floor not refused as data");
+	CHECK(send_data(c, &c->a, 0x41) == 0 && expect_delivered(c, 0x41) == 0, "data after ACKs");
+	return 0;
+}
+
 static int probes(void)
 {
 	uint8_t dg[DUST_QUIC_HELLO_BYTES], ans[1500];
@@ -1032,6 +1080,9 @@ static int phases(void)
 	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_MIGRATED) == 1, "no move counted");
 	CHECK(rg_ctr(&H, 0, DGW_CTR_INTRO_OK) == NQ, "the move took a new intro");
 	CHECK(reverse(&T.c[0], moved.port, 0x31) == 0, gw_why);
+
+	printf("gw-quic: ACK-sized datagrams are counted and passed by\n");
+	CHECK(acks(&T.c[2]) == 0, gw_why);
 
 	printf("gw-quic: another invitation's Initial from client 1's address ends nothing\n");
 	CHECK(endpoint_rule(&T.c[1], &T.c[2]) == 0, gw_why);

@@ -259,6 +259,8 @@ import struct, sys
 d, qport = open(sys.argv[1], "rb").read(), int(sys.argv[2])
 link = struct.unpack("<I", d[20:24])[0]
 off, n, init_c, init_s, ack_s, short, hs_c, hs_s, bad = 24, 0, 0, 0, 0, 0, 0, 0, []
+acks = 0  # the client's ACK-sized short headers (SPEC 12.4), under 37 bytes
+short_s = 0  # the server's short headers (data, keepalives)
 ack_c = 0  # the second flight's Initial+Handshake datagrams
 
 
@@ -316,12 +318,22 @@ while off + 16 <= len(d):
             bad.append("server flight tail of %d bytes" % len(u))
     elif u[0] & 0xc0 == 0x40:
         short += 1
+        if dport != qport:
+            short_s += 1
+        elif len(u) < 1 + 4 + 32:
+            acks += 1
+            if len(u) not in (27, 28, 29, 30, 31, 32, 33, 34, 36):
+                bad.append("a %d-byte ACK-sized datagram: not Chromium's" % len(u))
     else:
         bad.append("datagram starting %02x" % u[0])
 print("quic capture: %d datagrams, %d client Initials, %d server first flights, "
       "%d flight tails, %d client second flights (%d Initial+Handshake, %d Handshake+1-RTT), "
       "%d short headers" % (n, init_c, init_s, hs_s, hs_c, ack_c, hs_c, short))
 print("largest datagram: client %d (bound 1250), server %d (bound 1252)" % (top[True], top[False]))
+print("client ACK-sized datagrams: %d, server short headers: %d" % (acks, short_s))
+open(sys.argv[1] + ".acks", "w").write("%d\n" % acks)
+# one per two data datagrams the client opened (the server's keepalives among them)
+assert 5 <= acks and 2 * acks <= short_s, "ACK-sized datagrams: %d for %d" % (acks, short_s)
 # SPEC §12.4: the cover's own bounds, whatever the inner packets
 if top[True] > 1250 or top[False] > 1252:
     bad.append("datagrams over the bounds: client %d, server %d" % (top[True], top[False]))
@@ -339,6 +351,9 @@ assert hs_c >= 1 and hs_c <= init_s, "one client Handshake packet per answered I
 assert ack_c == hs_c, "each second flight: an Initial+Handshake datagram, then Handshake+1-RTT"
 assert hs_s == init_s == ack_s, "one ACK-only Initial and one tail per first flight"
 PY
+# every ACK-sized datagram the client counted is on the wire, none more
+[[ $(cat "$W/quic.pcap.acks") -eq $(stats_field "$W/c30.log" acks_tx) ]] ||
+	fail "client counted $(stats_field "$W/c30.log" acks_tx) ACK-sized datagrams, the wire has $(cat "$W/quic.pcap.acks")"
 
 step "quic: the server's answers lost: the hello again on Chromium's PTO, then a new port"
 # the quic port takes every datagram and answers none, as a server whose answers

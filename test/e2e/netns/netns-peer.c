@@ -55,7 +55,7 @@ struct server {
 	struct peer peers[MAX_SESSIONS];
 	int sock, qsock, tun;
 	uint64_t drops[DUST_DROP_MAX];
-	uint64_t intros, decoded, encoded, replies, chained, quic_intros, quic_foreign;
+	uint64_t intros, decoded, encoded, replies, chained, quic_intros, quic_foreign, quic_acks;
 	uint8_t buf[DG_MAX];
 	/* quic: a hello's first Initial, waiting for its second (SPEC §12.2) */
 	uint8_t hello[2 * 1500];
@@ -428,7 +428,8 @@ static struct peer *peer_by_cid(struct server *sv, size_t len, size_t *off,
 		if (!p->live || p->sock != sv->qsock)
 			continue;
 		*kind = DUST_QUIC_CONFIRM_NONE;
-		if (dust_quic_short_match(&p->s, sv->buf, len)) {
+		if (dust_quic_short_match(&p->s, sv->buf, len) ||
+		    dust_quic_ack_match(&p->s, sv->buf, len)) {
 			*off = dust_quic_rx_prefix(&p->s);
 			return p;
 		}
@@ -466,6 +467,10 @@ static void on_quic_datagram(struct server *sv, const struct sockaddr_in *from, 
 	}
 	if (kind == DUST_QUIC_CONFIRM_ACK)
 		return;
+	if (kind == DUST_QUIC_CONFIRM_NONE && dust_quic_ack_match(&p->s, sv->buf, len)) {
+		sv->quic_acks++; /* the client's ACK-sized datagram: nothing in it */
+		return;
+	}
 	n = dust_datagram_open(&p->s, &sv->srv.lim, (uint32_t)time(NULL), sv->buf, len, off, segs,
 	                       DUST_CHAIN_MAX, &drop);
 	if (drop != DUST_OK)
@@ -569,11 +574,11 @@ static int cmd_serve(const struct args *a)
 	        a->quic_port);
 	serve_loop(&sv);
 	printf("netns-peer summary: intros=%llu chained=%llu decoded=%llu encoded=%llu "
-	       "keepalive_replies=%llu quic_intros=%llu quic_foreign=%llu",
+	       "keepalive_replies=%llu quic_intros=%llu quic_foreign=%llu quic_acks=%llu",
 	       (unsigned long long)sv.intros, (unsigned long long)sv.chained,
 	       (unsigned long long)sv.decoded, (unsigned long long)sv.encoded,
 	       (unsigned long long)sv.replies, (unsigned long long)sv.quic_intros,
-	       (unsigned long long)sv.quic_foreign);
+	       (unsigned long long)sv.quic_foreign, (unsigned long long)sv.quic_acks);
 	for (int d = 1; d < DUST_DROP_MAX; d++)
 		printf(" %s=%llu", dust_drop_name(d), (unsigned long long)sv.drops[d]);
 	putchar('\n');
