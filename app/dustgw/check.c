@@ -79,6 +79,11 @@ static int check_cover(const struct dgw_config *cfg)
 		           ? "cover, but off under [runtime] clock = capture (replay)"
 		           : "cover (gaps within a burst drawn from caddy's, SPEC §12.4)");
 	if (cfg->quic_port)
+		printf("dustgw: quic ACK-sized datagrams to clients: %s\n",
+		       cfg->quic_acks
+		           ? "cover (22..32 B after every second data datagram, SPEC §12.4)"
+		           : "off");
+	if (cfg->quic_port)
 		check_shape(cfg);
 	if (cfg->cover != DGW_COVER_TAP)
 		return 0;

@@ -43,7 +43,7 @@ static const char *const known_keys[][24] = {
      "poll_nap_max_us", "intro_share", NULL},
     {"telemetry", "prometheus", NULL},
     {"quic", "cover", "cover_iface", "cover_rate", "cover_prefix_rate", "cover_flows",
-     "cover_idle_s", "sizes", "pacing", "cover_learn_s", "cover_learn_sni", "cover_learn_src",
+     "cover_idle_s", "sizes", "pacing", "acks", "cover_learn_s", "cover_learn_sni", "cover_learn_src",
      "shape_answer", "shape_tail_min", "shape_tail_max", "shape_pto_ms", "shape_ack",
      "shape_short", "shape_short_tail", NULL},
     {"random", "cover", NULL},
@@ -80,6 +80,7 @@ void dgw_config_defaults(struct dgw_config *cfg)
 	cfg->cover_learn_src = (struct dust_ipaddr){.family = 4, .a = {192, 0, 2, 1}};
 	dgw_shape_default(&cfg->shape);
 	cfg->pacing = true;
+	cfg->quic_acks = true;
 }
 
 static int fail(struct cfg_ctx *c, const char *fmt, ...)
@@ -378,6 +379,11 @@ static int load_cover(struct cfg_ctx *c, struct dgw_config *cfg)
 	if (v && strcmp(v, "cover") && strcmp(v, "off"))
 		return fail(c, "[quic] pacing = '%s': want cover or off", v);
 	cfg->pacing = !v || !strcmp(v, "cover");
+	/* ACK-sized datagrams to quic clients (SPEC §12.4), as quic-go's ACK-only packets */
+	v = get(c, "quic", "acks");
+	if (v && strcmp(v, "cover") && strcmp(v, "off"))
+		return fail(c, "[quic] acks = '%s': want cover or off", v);
+	cfg->quic_acks = !v || !strcmp(v, "cover");
 	return 0;
 }
 

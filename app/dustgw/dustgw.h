@@ -109,7 +109,8 @@ struct dgw_config {
 	struct dust_ipaddr cover_learn_src;           /**< the probe hellos' source (IPv4) */
 	/** the first flight's shape until one is learned ([quic] shape_*; SPEC §12.3) */
 	struct dgw_shape shape;
-	bool pacing; /**< [quic] pacing = cover: downstream gaps as the cover's */
+	bool pacing;    /**< [quic] pacing = cover: downstream gaps as the cover's */
+	bool quic_acks; /**< [quic] acks = cover: ACK-sized datagrams to clients */
 };
 
 /** [quic] cover */
@@ -194,6 +195,7 @@ enum dgw_ctr {
 	DGW_CTR_COVER_LEARN_FAIL, /**< rounds with no answer of that shape from the cover server */
 	DGW_CTR_COVER_LEARN_RX,   /**< frames to the probe address, kept from the net port */
 	DGW_CTR_QUIC_ACKS,        /**< a session's short headers under any Dust packet, passed by */
+	DGW_CTR_QUIC_ACKS_TX,     /**< ACK-sized datagrams sent to quic clients */
 	DGW_CTR_MAX
 };
 

@@ -95,6 +95,7 @@ static const char *const ctr_help[DGW_CTR_MAX] = {
         "Quic confirmations in the previous release's form (one Handshake packet).",
     [DGW_CTR_MSG_BACKLOG] = "RETIRED messages that waited for room in the main lcore's ring.",
     [DGW_CTR_QUIC_ACKS] = "Quic clients' ACK-sized datagrams (under any Dust packet) passed by.",
+    [DGW_CTR_QUIC_ACKS_TX] = "ACK-sized datagrams sent to quic clients ([quic] acks = cover).",
 };
 
 /* Workers get their lcore in dgw_run; a scrape before that skips them. */

@@ -316,6 +316,8 @@ struct dust_session {
 	uint8_t cid_len;           /**< quic: server-chosen connection ID */
 	uint8_t cid[20];
 	uint8_t suite; /**< DUST_SUITE_* of the data AEAD */
+	uint8_t
+	    rx_unacked; /**< quic: data datagrams opened since the last ACK-sized one (rx half) */
 	/*
 	 * Server: has the peer's address shown that it receives what is sent
 	 * there (SPEC.md §9.1)? Until it has, at most path_credit bytes may go

@@ -53,6 +53,8 @@ printf '[quic]\nsizes = uniform\n' | cat quic.conf - >sizes.conf
 EXPECT="sizes = 'uniform': want cover or padding" expect_err "quic sizes" --config sizes.conf
 printf '[quic]\npacing = fast\n' | cat quic.conf - >pacing.conf
 EXPECT="pacing = 'fast': want cover or off" expect_err "quic pacing" --config pacing.conf
+printf '[quic]\nacks = some\n' | cat quic.conf - >acks.conf
+EXPECT="acks = 'some': want cover or off" expect_err "quic acks" --config acks.conf
 printf '[quic]\ncover = tap\ncover_iface = a/b\n' | cat quic.conf - >cover-if.conf
 EXPECT="not an interface name" expect_err "cover interface" --config cover-if.conf
 # the first flight's shape (SPEC §12.3, §12.5): learned from the cover, or configured
@@ -111,5 +113,9 @@ printf '[quic]\npacing = off\n' | cat quic.conf - >pacing-off.conf
 "$DUSTGW" -- --config pacing-off.conf --check-config >check.txt 2>&1 ||
 	{ cat check.txt >&2; fail "--check-config refused pacing = off"; }
 grep -q "quic downstream pacing: off" check.txt || { cat check.txt >&2; fail "--check-config: pacing = off not shown"; }
+printf '[quic]\nacks = off\n' | cat quic.conf - >acks-off.conf
+"$DUSTGW" -- --config acks-off.conf --check-config >check.txt 2>&1 ||
+	{ cat check.txt >&2; fail "--check-config refused acks = off"; }
+grep -q "quic ACK-sized datagrams to clients: off" check.txt || { cat check.txt >&2; fail "--check-config: acks = off not shown"; }
 echo "ok: cover config"
 echo "PASS gw-config"

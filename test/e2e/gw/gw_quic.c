@@ -1335,12 +1335,57 @@ static int phases_moves(void)
 	return 0;
 }
 
-static bool moves_mode;
+/* ---- acks mode: the gateway's ACK-sized datagrams (SPEC §12.4) ---- */
+
+/*
+ * With [quic] acks = cover, after every second data datagram from a client
+ * the gateway sends it one datagram of the cover's downstream ACK sizes
+ * (22..32 B: under any Dust packet behind the empty DCID), with the
+ * client's short header; a datagram that asked for a keepalive gets the
+ * keepalive instead. The other modes run with acks off: they count frames.
+ */
+static int phases_acks(void)
+{
+	struct cl *c = &T.c[0];
+	uint8_t ans[1500];
+	size_t alen;
+	unsigned acks = 0, other = 0, bad = 0;
+	struct rte_mbuf *m;
+
+	printf("gw-quic acks: a client introduces, sends 10 data datagrams\n");
+	CHECK(intro(c, ans, &alen) == 0, gw_why);
+	for (unsigned i = 0; i < 10; i++) {
+		CHECK(send_data(c, &c->a, (uint8_t)(0x50 + i)) == 0, gw_why);
+		CHECK(expect_delivered(c, (uint8_t)(0x50 + i)) == 0, gw_why);
+	}
+	CHECK(settled(), "data not read");
+	rte_delay_us_sleep(50000);
+	while (rte_ring_dequeue(H.ntx[0], (void **)&m) == 0) {
+		const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+		size_t n = rte_pktmbuf_data_len(m);
+
+		if (n > 42 && be16(f + 36) == c->a.port &&
+		    dust_quic_ack_match(&c->cur, f + 42, n - 42)) {
+			acks++;
+			bad += n - 42 < 22 || n - 42 > 32;
+		} else {
+			other++;
+		}
+		rte_pktmbuf_free(m);
+	}
+	printf("gw-quic acks: %u ACK-sized datagrams, %u other frames\n", acks, other);
+	CHECK(acks == 5 && bad == 0, "not one 22..32-byte datagram per two data datagrams");
+	CHECK(other == 0, "frames besides the ACK-sized ones");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_ACKS_TX) == 5, "quic_acks_tx");
+	return 0;
+}
+
+static bool moves_mode, acks_mode;
 
 static int driver(void *arg)
 {
 	(void)arg;
-	if ((moves_mode ? phases_moves() : phases()) != 0 && !gw_why)
+	if ((moves_mode ? phases_moves() : acks_mode ? phases_acks() : phases()) != 0 && !gw_why)
 		gw_why = "a phase failed"; /* every failed CHECK sets it: a safety net */
 	dgw_stop(H.gw);
 	return 0;
@@ -1390,6 +1435,7 @@ static int setup(struct dgw_config *cfg, char **args, int nargs)
 	(void)nargs;
 	cfg->udp_port = RANDOM_PORT;
 	cfg->quic_port = QUIC_PORT;
+	cfg->quic_acks = acks_mode;
 	dust_rng_init(&T.rng);
 	dust_pad_default(&T.pad);
 	return make_store(args[0], cfg);
@@ -1398,7 +1444,7 @@ static int setup(struct dgw_config *cfg, char **args, int nargs)
 int main(int argc, char **argv)
 {
 	struct rg_test t = {.name = "gw-quic",
-	                    .usage = "WORKDIR [moves]",
+	                    .usage = "WORKDIR [moves|acks]",
 	                    .driver_nth = 2,
 	                    .queues = 1,
 	                    .setup = setup,
@@ -1406,6 +1452,7 @@ int main(int argc, char **argv)
 
 	/* moves: MQ workers (RINGGW_LCORES=MQ+2) */
 	moves_mode = argc > 1 && !strcmp(argv[argc - 1], "moves");
+	acks_mode = argc > 1 && !strcmp(argv[argc - 1], "acks");
 	if (moves_mode) {
 		t.driver_nth = MQ + 1;
 		t.queues = MQ;

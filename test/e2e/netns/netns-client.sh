@@ -260,7 +260,8 @@ d, qport = open(sys.argv[1], "rb").read(), int(sys.argv[2])
 link = struct.unpack("<I", d[20:24])[0]
 off, n, init_c, init_s, ack_s, short, hs_c, hs_s, bad = 24, 0, 0, 0, 0, 0, 0, 0, []
 acks = 0  # the client's ACK-sized short headers (SPEC 12.4), under 37 bytes
-short_s = 0  # the server's short headers (data, keepalives)
+short_s = 0  # the server's short headers (data, keepalives, ACK-sized ones)
+acks_s = 0  # the server's ACK-sized short headers, under 1 + 32 bytes
 ack_c = 0  # the second flight's Initial+Handshake datagrams
 
 
@@ -320,6 +321,10 @@ while off + 16 <= len(d):
         short += 1
         if dport != qport:
             short_s += 1
+            if len(u) < 1 + 32:
+                acks_s += 1
+                if len(u) not in (22, 23, 24, 25, 26, 27, 28, 30, 31, 32):
+                    bad.append("a %d-byte ACK-sized datagram: not caddy's" % len(u))
         elif len(u) < 1 + 4 + 32:
             acks += 1
             if len(u) not in (27, 28, 29, 30, 31, 32, 33, 34, 36):
@@ -330,8 +335,10 @@ print("quic capture: %d datagrams, %d client Initials, %d server first flights, 
       "%d flight tails, %d client second flights (%d Initial+Handshake, %d Handshake+1-RTT), "
       "%d short headers" % (n, init_c, init_s, hs_s, hs_c, ack_c, hs_c, short))
 print("largest datagram: client %d (bound 1250), server %d (bound 1252)" % (top[True], top[False]))
-print("client ACK-sized datagrams: %d, server short headers: %d" % (acks, short_s))
-open(sys.argv[1] + ".acks", "w").write("%d\n" % acks)
+print("ACK-sized datagrams: client %d, server %d; server short headers: %d" %
+      (acks, acks_s, short_s))
+open(sys.argv[1] + ".acks", "w").write("%d %d\n" % (acks, acks_s))
+assert acks_s >= 3, "the server sent %d ACK-sized datagrams" % acks_s
 # one per two data datagrams the client opened (the server's keepalives among them)
 assert 5 <= acks and 2 * acks <= short_s, "ACK-sized datagrams: %d for %d" % (acks, short_s)
 # SPEC §12.4: the cover's own bounds, whatever the inner packets
@@ -352,8 +359,14 @@ assert ack_c == hs_c, "each second flight: an Initial+Handshake datagram, then H
 assert hs_s == init_s == ack_s, "one ACK-only Initial and one tail per first flight"
 PY
 # every ACK-sized datagram the client counted is on the wire, none more
-[[ $(cat "$W/quic.pcap.acks") -eq $(stats_field "$W/c30.log" acks_tx) ]] ||
-	fail "client counted $(stats_field "$W/c30.log" acks_tx) ACK-sized datagrams, the wire has $(cat "$W/quic.pcap.acks")"
+# every ACK-sized datagram the client counted is on the wire, none more; and it
+# passed by (drop_quic_small) no more of the server's than the wire has
+read -r WIRE_ACKS WIRE_ACKS_S <"$W/quic.pcap.acks"
+[[ $WIRE_ACKS -eq $(stats_field "$W/c30.log" acks_tx) ]] ||
+	fail "client counted $(stats_field "$W/c30.log" acks_tx) ACK-sized datagrams, the wire has $WIRE_ACKS"
+[[ $(stats_field "$W/c30.log" drop_quic_small) -ge 1 &&
+	$(stats_field "$W/c30.log" drop_quic_small) -le $WIRE_ACKS_S ]] ||
+	fail "client passed by $(stats_field "$W/c30.log" drop_quic_small) of the server's $WIRE_ACKS_S ACK-sized datagrams"
 
 step "quic: the server's answers lost: the hello again on Chromium's PTO, then a new port"
 # the quic port takes every datagram and answers none, as a server whose answers

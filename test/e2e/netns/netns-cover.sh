@@ -300,7 +300,7 @@ stop_pid "$COVDUMP"
 COVDUMP=
 ctr() { sed -n "s/^$1 //p" "$W/stats.txt"; }
 for c in ctr.cover_in ctr.cover_out ctr.cover_flows drop.cover_rate drop.cover_prefix_rate \
-	ctr.intro_ok ctr.net_rx ctr.quic_acks; do
+	ctr.intro_ok ctr.net_rx ctr.quic_acks ctr.quic_acks_tx; do
 	echo "dustgw $c = $(ctr $c)" | tee -a "$RESULTS"
 done
 # the client's ACK-sized datagrams (SPEC 12.4) are the gateway's, counted, never the cover's
@@ -308,6 +308,7 @@ ACKS_TX=$(grep -o ' acks_tx=[0-9]*' "$W/client.log" | tail -1 | cut -d= -f2)
 echo "dust-client acks_tx = $ACKS_TX" | tee -a "$RESULTS"
 [[ $(ctr ctr.quic_acks) -ge 1 && $(ctr ctr.quic_acks) -le ${ACKS_TX:-0} ]] ||
 	fail "gateway counted $(ctr ctr.quic_acks) ACK-sized datagrams of the client's ${ACKS_TX:-?}"
+[[ $(ctr ctr.quic_acks_tx) -ge 1 ]] || fail "the gateway sent no ACK-sized datagram"
 DUSTIN=$(tcpdump -r "$W/cover-tap.pcap" -n "src host $CADDR" 2>/dev/null | wc -l)
 PROBEIN=$(tcpdump -r "$W/cover-tap.pcap" -n "src host $PADDR" 2>/dev/null | wc -l)
 echo "cover tap: $DUSTIN frames from the Dust client, $PROBEIN from the prober" | tee -a "$RESULTS"

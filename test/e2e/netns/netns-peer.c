@@ -56,6 +56,7 @@ struct server {
 	int sock, qsock, tun;
 	uint64_t drops[DUST_DROP_MAX];
 	uint64_t intros, decoded, encoded, replies, chained, quic_intros, quic_foreign, quic_acks;
+	uint64_t quic_acks_tx;
 	uint8_t buf[DG_MAX];
 	/* quic: a hello's first Initial, waiting for its second (SPEC §12.2) */
 	uint8_t hello[2 * 1500];
@@ -273,10 +274,26 @@ static void send_answer(struct server *sv, struct peer *p)
 		send_to(p, pkt, (size_t)n);
 }
 
+/* quic: after every second data datagram, an ACK-sized one, as dustgw sends it (SPEC §12.4) */
+static void send_ack(struct server *sv, struct peer *p)
+{
+	uint8_t dg[64];
+	size_t len;
+
+	if (p->s.profile != DUST_PROFILE_QUIC || ++p->s.rx_unacked < 2)
+		return;
+	p->s.rx_unacked = 0;
+	if ((len = dust_quic_ack_put(&p->s, &sv->rng, dg, sizeof(dg))) != 0) {
+		send_to(p, dg, len);
+		sv->quic_acks_tx++;
+	}
+}
+
 static void deliver_segs(struct server *sv, struct peer *p, uint8_t *dg, struct dust_seg *segs,
                          unsigned n)
 {
 	static uint8_t ka[DG_MAX]; /* a padded keepalive may fill the datagram */
+	bool ka_sent = false;
 
 	for (unsigned i = 0; i < n; i++) {
 		uint8_t *ip = dg + segs[i].off;
@@ -284,6 +301,7 @@ static void deliver_segs(struct server *sv, struct peer *p, uint8_t *dg, struct 
 		if (segs[i].len == 0) {
 			seal_send(sv, p, ka, 0); /* a keepalive is answered by a keepalive */
 			sv->replies++;
+			ka_sent = true;
 		} else if (segs[i].len >= 20 && !memcmp(ip + 12, p->s.tunnel.a, 4)) {
 			sv->decoded++;
 			if (write(sv->tun, ip, segs[i].len) < 0)
@@ -292,6 +310,8 @@ static void deliver_segs(struct server *sv, struct peer *p, uint8_t *dg, struct 
 			sv->drops[DUST_DROP_MALFORMED]++; /* cryptokey routing */
 		}
 	}
+	if (n && !ka_sent)
+		send_ack(sv, p);
 }
 
 /* Returns the slot the intro lands in, or NULL (counted drop, no reply). */
@@ -574,11 +594,13 @@ static int cmd_serve(const struct args *a)
 	        a->quic_port);
 	serve_loop(&sv);
 	printf("netns-peer summary: intros=%llu chained=%llu decoded=%llu encoded=%llu "
-	       "keepalive_replies=%llu quic_intros=%llu quic_foreign=%llu quic_acks=%llu",
+	       "keepalive_replies=%llu quic_intros=%llu quic_foreign=%llu quic_acks=%llu "
+	       "quic_acks_tx=%llu",
 	       (unsigned long long)sv.intros, (unsigned long long)sv.chained,
 	       (unsigned long long)sv.decoded, (unsigned long long)sv.encoded,
 	       (unsigned long long)sv.replies, (unsigned long long)sv.quic_intros,
-	       (unsigned long long)sv.quic_foreign, (unsigned long long)sv.quic_acks);
+	       (unsigned long long)sv.quic_foreign, (unsigned long long)sv.quic_acks,
+	       (unsigned long long)sv.quic_acks_tx);
 	for (int d = 1; d < DUST_DROP_MAX; d++)
 		printf(" %s=%llu", dust_drop_name(d), (unsigned long long)sv.drops[d]);
 	putchar('\n');
