@@ -252,6 +252,32 @@ static void try_close(const uint8_t *data, size_t size)
 	(void)dust_quic_is_client_close(dg, n);
 }
 
+/*
+ * The input as a short header to a server session and to a client one: an
+ * ACK-sized datagram (dust_quic_ack_match) is never also a Dust packet's
+ * short header, and is shorter than any.
+ */
+static void try_short(const uint8_t *data, size_t size)
+{
+	static struct dust_session s[2];
+
+	if (!s[0].role) {
+		for (int i = 0; i < 2; i++) {
+			s[i].profile = DUST_PROFILE_QUIC;
+			s[i].role = i ? DUST_ROLE_CLIENT : DUST_ROLE_SERVER;
+			s[i].cid_len = DUST_QUIC_SERVER_CID_LEN;
+			memcpy(s[i].cid, "\x01\x02\x03\x04", 4);
+		}
+	}
+	for (int i = 0; i < 2; i++) {
+		bool ack = dust_quic_ack_match(&s[i], data, size);
+
+		if (ack && (dust_quic_short_match(&s[i], data, size) ||
+		            size >= dust_quic_rx_prefix(&s[i]) + DUST_DATA_MIN_BYTES))
+			abort();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size > 65535)
@@ -263,5 +289,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	try_tail(data, size);
 	try_confirm(data, size);
 	try_close(data, size);
+	try_short(data, size);
 	return 0;
 }
