@@ -174,12 +174,12 @@ static void key_of(const struct etcd_store *es, char *out, char kind, const uint
 	snprintf(out, KEY_MAX, "%s/%c/%s", es->prefix, tolower((unsigned char)kind), idhex);
 }
 
-/* PREFIX/ (or PREFIX/KIND/, or PREFIX/KIND/H: the IDs whose hex starts with H). */
-static void prefix_range(const struct etcd_store *es, struct range *r, char kind, char h)
+/* PREFIX/ (or PREFIX/KIND/, or PREFIX/KIND/HEX: the IDs whose hex starts with HEX). */
+static void prefix_range(const struct etcd_store *es, struct range *r, char kind, const char *hex)
 {
 	char *k = r->start;
 
-	r->slen = h      ? (size_t)snprintf(k, KEY_MAX, "%s/%c/%c", es->prefix, kind, h)
+	r->slen = hex    ? (size_t)snprintf(k, KEY_MAX, "%s/%c/%s", es->prefix, kind, hex)
 	          : kind ? (size_t)snprintf(k, KEY_MAX, "%s/%c/", es->prefix, kind)
 	                 : (size_t)snprintf(k, KEY_MAX, "%s/", es->prefix);
 	memcpy(r->end, k, r->slen);
@@ -499,74 +499,157 @@ static int page_next(const struct etcd_store *es, struct range *r, const json_t 
 }
 
 /*
- * Every key of one kind whose ID's hex starts with h, PAGE at a time, all at
- * the revision of the first page, so the watch can follow from exactly there.
- * *keys counts the kind's keys across its ranges, KIND_KEYS_MAX at most.
+ * A range counting more keys than this is read as 16 narrower ones, by the
+ * next hex digit of the ID, after its first page: paging N keys makes etcd
+ * 3.4 walk about N^2/(2*PAGE) keys (see load_with), 16 ranges of N/16 a
+ * 16th of that, for up to 16 more requests, mostly short pages. At 8*PAGE
+ * (8 pages) the walk saved, ~30k keys at ~0.3 us (200k keys in one range
+ * took 14-15 s to load, in 16 ranges 8-10 s), is about what those requests
+ * cost; above, the walk grows as the square, the requests not at all.
  */
-static int load_kind(struct etcd_store *es, CURL *c, char kind, char h, int64_t *revp, size_t *keys,
-                     etcd_rec_fn fn, void *arg)
+#define SPLIT_KEYS (8 * PAGE)
+/* The longest ID hex prefix a range is split down to: 16^3 ranges hold KIND_KEYS_MAX at ~PAGE. */
+#define SPLIT_HEX 3
+_Static_assert(SPLIT_HEX < 2 * DUST_ID_BYTES, "a range split past the ID's last hex digit");
+
+/* A load's state across its ranges. */
+struct load {
+	struct etcd_store *es;
+	CURL *c;
+	char kind;
+	int64_t rev; /* of the first page, all later ones at it; 0 before it */
+	size_t keys; /* the kind's keys read, across its ranges: KIND_KEYS_MAX at most */
+	etcd_rec_fn fn;
+	void *arg;
+};
+
+/* One page of rg (its first PAGE keys from rg->start) at the load's revision, into *r. */
+static int range_page(struct load *ld, const struct range *rg, json_t **r)
 {
 	char k64[2 * KEY_MAX], e64[2 * KEY_MAX], body[6 * KEY_MAX];
-	int64_t rev = *revp;
-	struct range rg;
+	int rc;
+
+	b64(k64, sizeof(k64), rg->start, rg->slen);
+	b64(e64, sizeof(e64), rg->end, rg->elen);
+	snprintf(body, sizeof(body),
+	         "{\"key\":\"%s\",\"range_end\":\"%s\",\"limit\":%d,\"revision\":\"%" PRId64 "\"}",
+	         k64, e64, PAGE, ld->rev);
+	if ((rc = post(ld->es, ld->c, "/v3/kv/range", body, LOAD_MS, r)) != 0)
+		return rc;
+	if (!ld->rev)
+		ld->rev = jint(json_object_get(*r, "header"), "revision");
+	return 0;
+}
+
+/*
+ * Whether the range of first page r, hexlen hex digits of the ID long, is
+ * read as 16 narrower ones: etcd's "count" is the keys in the whole range,
+ * limit or not. Only a full page that says more follow is split, and it is
+ * applied and checked (page_next) as any, so a server claiming keys it does
+ * not send gets no further; without a count (not etcd: a proxy, a fake)
+ * the range is paged through.
+ */
+static bool range_split(const json_t *r, size_t hexlen)
+{
+	return hexlen < SPLIT_HEX && json_is_true(json_object_get(r, "more")) &&
+	       json_array_size(json_object_get(r, "kvs")) == PAGE && jint(r, "count") > SPLIT_KEYS;
+}
+
+/* The keys of page r applied in order; *more if the range goes on past it (rg moved there). */
+static int page_apply(struct load *ld, struct range *rg, const json_t *r, bool *more)
+{
+	const json_t *kvs = json_object_get(r, "kvs");
+	size_t i, n = json_array_size(kvs);
+	int rc = 0;
+
+	*more = json_is_true(json_object_get(r, "more"));
+	ld->keys += n;
+	if (ld->keys > KIND_KEYS_MAX)
+		return dust_fail(EPROTO, "etcd: more than %u keys under %s/%c/, refused",
+		                 KIND_KEYS_MAX, ld->es->prefix, ld->kind);
+	for (i = 0; i < n && rc == 0; i++)
+		rc = kv_apply(ld->es, json_array_get(kvs, i), ld->fn, ld->arg);
+	return !rc && *more ? page_next(ld->es, rg, kvs, n) : rc;
+}
+
+/* Every key of rg, page by page from its first page r (freed here). */
+static int load_pages(struct load *ld, struct range *rg, json_t *r)
+{
 	bool more = true;
+	int rc;
 
-	prefix_range(es, &rg, kind, h);
-	b64(e64, sizeof(e64), rg.end, rg.elen);
-	while (more) {
-		json_t *r, *kvs;
-		size_t i, n;
-		int rc;
-
-		b64(k64, sizeof(k64), rg.start, rg.slen);
-		snprintf(body, sizeof(body),
-		         "{\"key\":\"%s\",\"range_end\":\"%s\",\"limit\":%d,\"revision\":\"%" PRId64
-		         "\"}",
-		         k64, e64, PAGE, rev);
-		if ((rc = post(es, c, "/v3/kv/range", body, LOAD_MS, &r)) != 0)
-			return rc;
-		if (!rev)
-			rev = jint(json_object_get(r, "header"), "revision");
-		kvs = json_object_get(r, "kvs");
-		n = json_array_size(kvs);
-		more = json_is_true(json_object_get(r, "more"));
-		*keys += n;
-		if (*keys > KIND_KEYS_MAX)
-			rc = dust_fail(EPROTO, "etcd: more than %u keys under %s/%c/, refused",
-			               KIND_KEYS_MAX, es->prefix, kind);
-		for (i = 0; i < n && rc == 0; i++)
-			rc = kv_apply(es, json_array_get(kvs, i), fn, arg);
-		if (!rc && more)
-			rc = page_next(es, &rg, kvs, n);
+	while ((rc = page_apply(ld, rg, r, &more)) == 0 && more) {
 		json_decref(r);
-		if (rc)
+		if ((rc = range_page(ld, rg, &r)) != 0)
 			return rc;
 	}
-	*revp = rev;
-	return 0;
+	json_decref(r);
+	return rc;
+}
+
+/*
+ * Every key of the load's kind whose ID's hex starts with hex from key from
+ * on (what the range's parent has read is before it), all at the revision of
+ * the load's first page, so the watch can follow from exactly there: paged
+ * through, or, when its first page counts more than SPLIT_KEYS, that page
+ * applied and the rest read as 16 ranges one hex digit longer, each from
+ * where the page ended (split again if need be): fn sees each key once, in
+ * order. As at the top (load_with), an ID not in lowercase hex, which
+ * key_of never writes, may fall between the narrower ranges, unread.
+ */
+static int load_range(struct load *ld, const char *hex, const char *from, size_t flen)
+{
+	size_t len = strlen(hex);
+	char sub[SPLIT_HEX + 1];
+	struct range rg;
+	bool more;
+	json_t *r;
+	int rc;
+
+	prefix_range(ld->es, &rg, ld->kind, hex);
+	if (key_cmp(rg.end, rg.elen, from, flen) <= 0)
+		return 0; /* read whole in the parent's first page */
+	if (key_cmp(from, flen, rg.start, rg.slen) > 0) {
+		memcpy(rg.start, from, flen);
+		rg.slen = flen;
+	}
+	if ((rc = range_page(ld, &rg, &r)) != 0)
+		return rc;
+	if (!range_split(r, len))
+		return load_pages(ld, &rg, r);
+	rc = page_apply(ld, &rg, r, &more); /* more: range_split saw it */
+	json_decref(r);
+	memcpy(sub, hex, len);
+	sub[len + 1] = '\0';
+	for (const char *h = "0123456789abcdef"; *h && rc == 0; h++) {
+		sub[len] = *h;
+		rc = load_range(ld, sub, rg.start, rg.slen);
+	}
+	return rc;
 }
 
 /*
  * Invitations first (keys sort b < i < r < t, and a binding, freshness or
  * revocation applies to a known invitation), then the rest, all at the
- * revision of the first page. Each kind is read in 16 ranges, one per first
- * hex digit of the ID: etcd 3.4 walks every key left in a range even when
- * the request has a limit, so paging through one range of N keys costs N^2
- * (100k invitations took 4-6 s to load, 200k 14-15 s, in one range).
+ * revision of the first page. Each kind is read in 16 ranges at least, one
+ * per first hex digit of the ID, a large one split further (load_range):
+ * etcd 3.4 walks every key left in a range even when the request has a
+ * limit, so paging through one range of N keys costs N^2 (100k invitations
+ * took 4-6 s to load, 200k 14-15 s, in one range).
  */
 static int load_with(struct etcd_store *es, CURL *c, etcd_rec_fn fn, void *arg)
 {
-	int64_t rev = 0;
+	struct load ld = {.es = es, .c = c, .fn = fn, .arg = arg};
 	int rc = 0;
 
 	for (const char *k = "ibrt"; *k && rc == 0; k++) {
-		size_t keys = 0;
-
+		ld.kind = *k;
+		ld.keys = 0;
 		for (const char *h = "0123456789abcdef"; *h && rc == 0; h++)
-			rc = load_kind(es, c, *k, *h, &rev, &keys, fn, arg);
+			rc = load_range(&ld, (char[]){*h, '\0'}, "", 0);
 	}
 	if (rc == 0)
-		__atomic_store_n(&es->rev, rev, __ATOMIC_RELEASE);
+		__atomic_store_n(&es->rev, ld.rev, __ATOMIC_RELEASE);
 	return rc;
 }
 
@@ -1323,7 +1406,7 @@ static void watch_once(struct etcd_store *es, CURL *c, struct watch_ctx *w, cons
 	struct range rg;
 	long code = 0;
 
-	prefix_range(es, &rg, 0, 0);
+	prefix_range(es, &rg, 0, NULL);
 	b64(k64, sizeof(k64), rg.start, rg.slen);
 	b64(e64, sizeof(e64), rg.end, rg.elen);
 	snprintf(

@@ -3,11 +3,13 @@
 # A 3-member etcd cluster on loopback for the etcd store's tests: started,
 # members killed and restored, stopped, all in one directory the test owns.
 # usage: etcd-cluster.sh DIR start | kill NAME | restore NAME | url [PREFIX] | stop |
-#        dump FILE | revs FILE KEYPREFIX | put KEY VALUE | post PATH BODY
+#        dump FILE | revs FILE KEYPREFIX | ranges FILE | put KEY VALUE | post PATH BODY
 #        (members are a, b, c)
 #   dump: every key and value, decoded, one "KEY VALUE" line each (what a reader of
 #   the cluster, or of a backup, sees); revs: "KEYS REVISIONS", how many keys
 #   start with KEYPREFIX and how many revisions wrote them (one txn: one);
+#   ranges: the range requests the members have answered, all together (their
+#   /metrics: how a load read the store);
 #   put: a write by someone without the server key;
 #   post: a request to member a's JSON gateway, its reply on stdout (as root under TLS)
 # env ETCD_TLS=1 (at start): the client port is https with --client-cert-auth and
@@ -267,6 +269,15 @@ print(base64.b64encode(bytes(k)).decode())')
 import json, sys
 kvs = json.load(sys.stdin).get("kvs", [])
 print(len(kvs), len({kv["mod_revision"] for kv in kvs}))' >"$3"
+	;;
+ranges) # FILE
+	n=0
+	for m in $MEMBERS; do
+		r=$(ecurl "$dir" "$m" /metrics -f -m 5 |
+			awk '/^grpc_server_handled_total\{grpc_code="OK",grpc_method="Range",/ {s += $2} END {print s + 0}')
+		n=$((n + r))
+	done
+	echo "$n" >"$3"
 	;;
 put)
 	k=$(printf %s "$3" | base64 -w0)

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # dust-invite list against a hostile etcd on loopback (fake-etcd.py): keys
 # that are not base64, "more" for ever, a page that does not move forward
+# (with a count that splits its range, or none)
 # and a 60 MB reply each end in a clear error, within a few requests and
 # bounded memory, never a crash or a write out of bounds (the sanitizer
 # build runs this too). The control, an empty store, must list.
@@ -51,6 +52,9 @@ fi
 hostile badkey 'ends with a corrupt key' 2
 hostile endless 'range page of 1 keys (limit 1000) says more follow' 2
 hostile stuck 'does not move forward' 2
+# a range split (by its count) after its first page: that page still checked
+hostile split 'does not move forward' 1
+hostile nocount 'does not move forward' 1
 hostile huge 'reply over 8 MiB, refused' 1
 # the 8 MiB cap, its buffer's growth and (under ASan) the freed blocks held in
 # quarantine: well under the reply's 60 MB (before: 199 MB RSS in all)

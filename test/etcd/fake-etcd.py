@@ -8,6 +8,9 @@ the etcd JSON gateway would, but broken in the way the store's PREFIX names
   badkey   a full page whose keys are not base64, saying more follow
   endless  one key outside the range, saying more follow, for ever
   stuck    the same full page for ever, saying more follow
+  split    that page, counting a million keys in the range (the load
+           splits a range that large after its first page)
+  nocount  that page without a count (not split: paged, and refused)
   huge     a 60 MB reply
 
 Writes its port to PORTFILE, and after each request the number of requests
@@ -44,6 +47,10 @@ def reply(kind):
     if kind == "stuck":
         kvs = [kv(b64("stuck/x/%04d" % i)) for i in range(PAGE)]
         return {"header": HEADER, "kvs": kvs, "more": True, "count": str(2 * PAGE)}
+    if kind in ("split", "nocount"):
+        kvs = [kv(b64("%s/x/%04d" % (kind, i))) for i in range(PAGE)]
+        count = {"count": "1000000"} if kind == "split" else {}
+        return {"header": HEADER, "kvs": kvs, "more": True, **count}
     return {"header": HEADER}
 
 

@@ -22,6 +22,7 @@ ETCD_TLS=1 ETCD_PORT_BASE=${ETCD_PORT_BASE:-23790} "$here/etcd-cluster.sh" "$dir
 "$here/etcd-cluster.sh" "$dir" url mig >/dev/null
 "$here/etcd-cluster.sh" "$dir" url batch1 >/dev/null
 "$here/etcd-cluster.sh" "$dir" url batch8 >/dev/null
+"$here/etcd-cluster.sh" "$dir" url split >/dev/null
 DUST_ETCD_URL=$("$here/etcd-cluster.sh" "$dir" url lib)
 DUST_ETCD_CTL="$here/etcd-cluster.sh $dir"
 export DUST_ETCD_URL DUST_ETCD_CTL

@@ -576,6 +576,96 @@ static void test_batch(void)
 	burst("batch8", "8"); /* eight: several batches in flight at once */
 }
 
+/* ---- a large range read as narrower ones (store_etcd.c: load_range) ---- */
+
+#define SPLIT_N    10000 /* over SPLIT_KEYS (8000) in one range, twice */
+#define SPLIT_JUNK 20
+#define FFS        "fffffffffffffffffffffffffffffff"
+
+/* The range requests the cluster has answered (etcd-cluster.sh ranges). */
+static unsigned cluster_ranges(void)
+{
+	char path[] = "/tmp/dust-etcd-ranges-XXXXXX", cmd[128];
+	int fd = mkstemp(path);
+	unsigned n = 0;
+	FILE *f;
+
+	CHECK(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "ranges %s", path);
+	cluster(cmd);
+	CHECK((f = fopen(path, "r")) != NULL);
+	CHECK(f && fscanf(f, "%u", &n) == 1);
+	if (f)
+		fclose(f);
+	unlink(path);
+	return n;
+}
+
+/*
+ * SPLIT_N invitations whose IDs' hex all start with "00", and SPLIT_JUNK
+ * records without the server key among the first keys of that range (and
+ * one at its end): the ranges of IDs 0 and 00 each count more than the
+ * load pages through, so each is read as 16 narrower ones after its first
+ * page. Every invitation is loaded, and every junk record refused once: the
+ * narrower ranges start after the first page, which is not applied twice.
+ */
+static void test_split(void)
+{
+	struct dust_identity server;
+	struct dust_invite *inv = calloc(SPLIT_N, sizeof(*inv));
+	struct dust_ipaddr addr, tun;
+	struct dust_store *st;
+	char surl[512], cmd[512], junk[2 * 100 + 1];
+	uint8_t rnd[100];
+	unsigned before, ranges;
+	uint64_t t0;
+
+	url_with_prefix(surl, sizeof(surl), "split");
+	CHECK(inv && dust_identity_generate(&server) == 0);
+	CHECK((st = dust_store_open(surl, 0, &server)) != NULL);
+	CHECK(dust_ipaddr_parse(&addr, "192.0.2.1") == 0 &&
+	      dust_ipaddr_parse(&tun, "10.0.0.0") == 0);
+	for (unsigned i = 0; i < SPLIT_N; i++) {
+		tun.a[2] = (uint8_t)(i >> 8), tun.a[3] = (uint8_t)i;
+		CHECK(dust_invite_new(&inv[i], &server, &addr, 4433, &tun, 8, FIX_NOW_S + 3600) ==
+		      0);
+		inv[i].id[0] = 0, inv[i].id[1] &= 0x0f; /* hex 00... */
+		CHECK(dust_store_add(st, &inv[i]) == 0);
+	}
+	CHECK_EQ(dust_store_save(st), 0);
+	dust_store_close(st);
+	for (unsigned i = 0; i < SPLIT_JUNK; i++) {
+		randombytes_buf(rnd, sizeof(rnd));
+		sodium_bin2hex(junk, sizeof(junk), rnd, sizeof(rnd));
+		/* IDs 0000...00XX (and the range's last: 0fff...) */
+		snprintf(cmd, sizeof(cmd), "put split/i/%030x%02x %s", 0, i, junk);
+		if (i == SPLIT_JUNK - 1)
+			snprintf(cmd, sizeof(cmd), "put split/i/0%.31s %s", FFS, junk);
+		cluster(cmd);
+	}
+	before = cluster_ranges();
+	t0 = mono_ms();
+	st = dust_store_open(surl, DUST_STORE_READONLY, &server);
+	CHECK(st != NULL);
+	ranges = cluster_ranges() - before;
+	printf("  %u invitations in one range loaded in %llu ms, %u range requests\n", SPLIT_N,
+	       (unsigned long long)(mono_ms() - t0), ranges);
+	/* 16 per kind, and 16 more for each of the two splits (paged: 4*16 + 11) */
+	CHECK(ranges >= 4 * 16 + 2 * 16);
+	if (st) {
+		CHECK_EQ(dust_store_count(st), SPLIT_N);
+		CHECK_EQ(dust_store_refused(st), SPLIT_JUNK);
+		for (unsigned i = 0; i < SPLIT_N; i++)
+			CHECK(dust_store_find(st, inv[i].id) != NULL);
+		dust_store_close(st);
+	}
+	for (unsigned i = 0; i < SPLIT_N; i++)
+		dust_invite_wipe(&inv[i]);
+	free(inv);
+	dust_identity_wipe(&server);
+}
+
 /* ---- first-use commit rate: etcd vs the file store (DUST_ETCD_BENCH=N) ---- */
 
 static int cmp_u64(const void *a, const void *b)
@@ -823,9 +913,13 @@ static void test_url_options(void)
 int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
-	    {"cluster", test_cluster},         {"batch", test_batch},
-	    {"migrate", test_migrate},         {"unreachable", test_unreachable},
-	    {"url_options", test_url_options}, {"bench", test_bench},
+	    {"cluster", test_cluster},
+	    {"batch", test_batch},
+	    {"migrate", test_migrate},
+	    {"unreachable", test_unreachable},
+	    {"url_options", test_url_options},
+	    {"split", test_split},
+	    {"bench", test_bench},
 	};
 
 	url = getenv("DUST_ETCD_URL");
