@@ -186,16 +186,44 @@ struct packet_plan {
 };
 
 /*
+ * The order of p's items: its CRYPTO frames and PINGs (the first m) in
+ * shuffled order, and its runs of PADDING (the rest, up to n) each in a gap
+ * of its own between them, the gaps drawn at random: two runs side by side
+ * would read as one on the wire, where Chromium's Initials show 2..7. Every
+ * order without adjacent runs is as likely as any other.
+ */
+static void order_items(struct dust_rng *rng, size_t *order, size_t m, size_t n)
+{
+	size_t idx[ITEMS_MAX], gap[ITEMS_MAX + 1], k = 0, next_pad = m;
+	bool chosen[ITEMS_MAX + 1] = {false};
+
+	shuffle_items(rng, idx, m);
+	shuffle_items(rng, gap, m + 1);
+	for (size_t i = 0; i < n - m && i <= m; i++)
+		chosen[gap[i]] = true;
+	for (size_t g = 0; g <= m; g++) {
+		if (chosen[g])
+			order[k++] = next_pad++;
+		if (g < m)
+			order[k++] = idx[g];
+	}
+	while (next_pad < n) /* more runs than gaps: never with Chromium's counts */
+		order[k++] = next_pad++;
+}
+
+/*
  * Lay one Initial's payload out as Chromium does: its CRYPTO frames, PING
- * frames and runs of PADDING in shuffled order, filled to exactly room bytes.
+ * frames and runs of PADDING in shuffled order, no two runs side by side,
+ * filled to exactly room bytes.
  */
 static bool packet_frames(struct dust_rng *rng, struct packet_plan *p, const uint8_t *ch,
                           uint8_t *out, size_t room)
 {
-	size_t idx[ITEMS_MAX], pos = 0, n = p->n, left;
+	size_t idx[ITEMS_MAX], pos = 0, n = p->n, left, m;
 
 	for (size_t i = 0; i < p->pings; i++)
 		p->it[n++] = (struct item){0, 1, ITEM_PING};
+	m = n;
 	if (p->used + p->pings + p->pads > room)
 		return false;
 	left = room - p->used - p->pings;
@@ -207,7 +235,7 @@ static bool packet_frames(struct dust_rng *rng, struct packet_plan *p, const uin
 		p->it[n++] = (struct item){0, (uint16_t)take, ITEM_PAD};
 		left -= take;
 	}
-	shuffle_items(rng, idx, n);
+	order_items(rng, idx, m, n);
 	for (size_t k = 0; k < n; k++) {
 		const struct item *x = &p->it[idx[k]];
 
