@@ -178,9 +178,8 @@ static void send_ack(struct dgw_worker *w, struct dust_session *s, uint64_t mac)
 	struct rte_mbuf *c;
 	size_t len;
 
-	if (!w->gw->cfg.quic_acks || ++s->rx_unacked < 2)
+	if (!w->gw->cfg.quic_acks || !dust_quic_ack_due(s))
 		return;
-	s->rx_unacked = 0;
 	if (!(c = rte_pktmbuf_alloc(w->gw->pool))) {
 		dgw_count_drop(w, DGW_DROP_NO_MBUF);
 		return;
@@ -287,14 +286,16 @@ static int flight_build(struct dgw_worker *w, struct dust_session *s, struct dus
 	if (k == FLIGHT_SHORT) {
 		/*
 		 * What quic-go sends there (a 1-RTT packet to an empty DCID) is
-		 * header-protected and sealed: random bytes behind a short
-		 * header's form and fixed bits. Under a Dust packet's size, the
-		 * client passes it by (SPEC §12.3).
+		 * header-protected and sealed: random bytes behind the session's
+		 * short header (its spin bit, as its later ones). Under a Dust
+		 * packet's size, the client passes it by (SPEC §12.3).
 		 */
-		if (room < sh->short_len)
+		size_t pre = dust_quic_tx_prefix(s);
+
+		if (room < sh->short_len || sh->short_len <= pre)
 			return -EMSGSIZE;
-		dust_rng_bytes(&w->rng, pkt, sh->short_len);
-		pkt[0] = (uint8_t)((pkt[0] & ~DUST_QUIC_LONG) | DUST_QUIC_FIXED);
+		dust_quic_short_put(s, &w->rng, pkt);
+		dust_rng_bytes(&w->rng, pkt + pre, sh->short_len - pre);
 		return sh->short_len;
 	}
 	dust_rng_seed(&rng, seed);

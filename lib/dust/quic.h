@@ -314,6 +314,20 @@ size_t dust_quic_ack_put(const struct dust_session *s, struct dust_rng *rng, uin
                          size_t cap);
 
 /**
+ * s opened a short-header datagram of data: is an ACK-sized datagram due
+ * (dust_quic_ack_put)? Every second one, as Chromium and quic-go
+ * acknowledge every second packet they receive. Only s's receiver calls it
+ * (rx half).
+ */
+static inline bool dust_quic_ack_due(struct dust_session *s)
+{
+	if (++s->rx_unacked < 2)
+		return false;
+	s->rx_unacked = 0;
+	return true;
+}
+
+/**
  * Does dg start with a short header for s (form, fixed bit, DCID)? Public
  * bytes only: the Dust packet after it is what authenticates.
  */

@@ -1334,14 +1334,18 @@ DUST_EXPORT void dust_quic_short_put(const struct dust_session *s, struct dust_r
 		cid_copy(pkt + 1, s->cid, s->cid_len);
 }
 
-DUST_EXPORT bool dust_quic_short_match(const struct dust_session *s, const uint8_t *dg, size_t len)
+/* dg (at least dust_quic_rx_prefix(s) bytes) starts with s's short header: form, fixed bit, DCID.
+ */
+static bool short_header_of(const struct dust_session *s, const uint8_t *dg)
 {
-	size_t pre = dust_quic_rx_prefix(s);
-
-	if (len < pre + DUST_DATA_MIN_BYTES ||
-	    (dg[0] & (DUST_QUIC_LONG | DUST_QUIC_FIXED)) != DUST_QUIC_FIXED)
+	if ((dg[0] & (DUST_QUIC_LONG | DUST_QUIC_FIXED)) != DUST_QUIC_FIXED)
 		return false;
 	return s->role == DUST_ROLE_CLIENT || cid_equal(dg + 1, s->cid, s->cid_len);
+}
+
+DUST_EXPORT bool dust_quic_short_match(const struct dust_session *s, const uint8_t *dg, size_t len)
+{
+	return len >= dust_quic_rx_prefix(s) + DUST_DATA_MIN_BYTES && short_header_of(s, dg);
 }
 
 DUST_EXPORT size_t dust_quic_ack_put(const struct dust_session *s, struct dust_rng *rng,
@@ -1363,10 +1367,7 @@ DUST_EXPORT bool dust_quic_ack_match(const struct dust_session *s, const uint8_t
 {
 	size_t pre = dust_quic_rx_prefix(s);
 
-	if (len <= pre || len >= pre + DUST_DATA_MIN_BYTES ||
-	    (dg[0] & (DUST_QUIC_LONG | DUST_QUIC_FIXED)) != DUST_QUIC_FIXED)
-		return false;
-	return s->role == DUST_ROLE_CLIENT || cid_equal(dg + 1, s->cid, s->cid_len);
+	return len > pre && len < pre + DUST_DATA_MIN_BYTES && short_header_of(s, dg);
 }
 
 /* ---- the client's Handshake packet ------------------------------------------- */

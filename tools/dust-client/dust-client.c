@@ -142,8 +142,7 @@ struct client {
 	uint64_t hello_us;       /* quic: when it went (monotonic) */
 	uint64_t close_ms;       /* quic: when it is given up with a close; 0: closed or none */
 	uint64_t last_rx_ms, last_tx_ms, last_ka_ms;
-	uint64_t pace_last_ns; /* quic: the last data datagram's departure (pace_wait) */
-	unsigned acks_due;     /* quic: data datagrams received since the last ACK-sized one */
+	uint64_t pace_last_ns;           /* quic: the last data datagram's departure (pace_wait) */
 	struct dust_pace_rate pace_rate; /* quic: the client's own rate (pace_wait) */
 	uint8_t held[DG_MAX];            /* last TUN packet read while connecting */
 	size_t held_len;
@@ -1474,9 +1473,8 @@ static void quic_ack_due(struct client *c)
 	uint8_t dg[64];
 	size_t len;
 
-	if (c->o->no_acks || ++c->acks_due < 2)
+	if (c->o->no_acks || !dust_quic_ack_due(&c->cur))
 		return;
-	c->acks_due = 0;
 	len = dust_quic_ack_put(&c->cur, &c->rng, dg, sizeof(dg));
 	if (len && sock_send(c, dg, len))
 		c->st.acks_tx++;

@@ -280,9 +280,8 @@ static void send_ack(struct server *sv, struct peer *p)
 	uint8_t dg[64];
 	size_t len;
 
-	if (p->s.profile != DUST_PROFILE_QUIC || ++p->s.rx_unacked < 2)
+	if (p->s.profile != DUST_PROFILE_QUIC || !dust_quic_ack_due(&p->s))
 		return;
-	p->s.rx_unacked = 0;
 	if ((len = dust_quic_ack_put(&p->s, &sv->rng, dg, sizeof(dg))) != 0) {
 		send_to(p, dg, len);
 		sv->quic_acks_tx++;
@@ -487,7 +486,7 @@ static void on_quic_datagram(struct server *sv, const struct sockaddr_in *from, 
 	}
 	if (kind == DUST_QUIC_CONFIRM_ACK)
 		return;
-	if (kind == DUST_QUIC_CONFIRM_NONE && dust_quic_ack_match(&p->s, sv->buf, len)) {
+	if (kind == DUST_QUIC_CONFIRM_NONE && len < off + DUST_DATA_MIN_BYTES) {
 		sv->quic_acks++; /* the client's ACK-sized datagram: nothing in it */
 		return;
 	}
