@@ -43,9 +43,9 @@ static const char *const known_keys[][24] = {
      "poll_nap_max_us", "intro_share", NULL},
     {"telemetry", "prometheus", NULL},
     {"quic", "cover", "cover_iface", "cover_rate", "cover_prefix_rate", "cover_flows",
-     "cover_idle_s", "sizes", "pacing", "acks", "cover_learn_s", "cover_learn_sni", "cover_learn_src",
-     "shape_answer", "shape_tail_min", "shape_tail_max", "shape_pto_ms", "shape_ack",
-     "shape_short", "shape_short_tail", NULL},
+     "cover_idle_s", "sizes", "pacing", "acks", "cover_learn_s", "cover_learn_sni",
+     "cover_learn_src", "shape_answer", "shape_tail_min", "shape_tail_max", "shape_pto_ms",
+     "shape_ack", "shape_short", "shape_short_tail", NULL},
     {"random", "cover", NULL},
 };
 /* clang-format on */

@@ -69,7 +69,7 @@ enum local_drop {
 	LD_BAD_INNER,   /* decoded cleartext that is not an IP packet */
 	LD_FOREIGN_DST, /* decoded packet not for our tunnel address: not written */
 	LD_QUIC_HEADER, /* quic: not a short header with our connection ID */
-	LD_QUIC_SMALL,  /* quic: a short header under a Dust packet (the flight's 1-RTT) */
+	LD_QUIC_SMALL,  /* quic: a short header under a Dust packet (the flight's 1-RTT, ACKs) */
 	LD_MAX
 };
 
