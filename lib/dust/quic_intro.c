@@ -696,6 +696,20 @@ static size_t first_initial_len(const uint8_t *dg, size_t len)
 }
 
 /*
+ * Whether the CRYPTO stream read so far holds the ClientHello's head, through
+ * its random (the tag): the hello's first Initial must, so that the gateway
+ * can name the invitation from it alone (dust_quic_intro_peek) and an intro
+ * it accepts is one the peek names.
+ */
+static bool hello_head_in(const struct quic_crypto_buf *cb)
+{
+	for (size_t i = 0; i < HELLO_HEAD; i++)
+		if (!(cb->have[i / 8] & (1u << (i % 8))))
+			return false;
+	return true;
+}
+
+/*
  * The hello (SPEC 12.2): two client Initials back to back in dg (each
  * filling its datagram, one DCID, two packet numbers), their CRYPTO frames
  * reassembled into cb. Returns the ClientHello's length, or 0. *pn is the
@@ -715,7 +729,7 @@ static size_t read_client_hello(const uint8_t *dg, size_t len, struct quic_long 
 	if (n1 < DUST_QUIC_INITIAL_MIN || n1 >= len)
 		return 0;
 	plen = open_client_initial(dg, n1, NULL, h, pn, frames, &k);
-	ok = plen && initial_walk(frames, plen, cb, NULL);
+	ok = plen && initial_walk(frames, plen, cb, NULL) && hello_head_in(cb);
 	plen = ok ? open_client_initial(dg + n1, len - n1, h, &h2, &pn2, frames, &k) : 0;
 	/* one-byte packet numbers, as Chromium's (1 and 2): the answer's ACK has a known size */
 	ok = plen && pn2 != *pn && pn2 < 64 && *pn < 64 && initial_walk(frames, plen, cb, NULL);
@@ -745,11 +759,9 @@ static bool read_hello_random(const uint8_t *dg, size_t len, struct quic_long *h
 	if (n1 < DUST_QUIC_INITIAL_MIN || n1 > len)
 		return false;
 	plen = open_client_initial(dg, n1, NULL, h, &pn, frames, &k);
-	ok = plen && initial_walk(frames, plen, cb, NULL);
+	ok = plen && initial_walk(frames, plen, cb, NULL) && hello_head_in(cb);
 	sodium_memzero(frames, sizeof(frames));
 	sodium_memzero(&k, sizeof(k));
-	for (size_t i = 0; ok && i < HELLO_HEAD; i++)
-		ok = cb->have[i / 8] & (1u << (i % 8));
 	if (!ok || cb->b[0] != DUST_TLS_CLIENT_HELLO ||
 	    be16_get(cb->b + 4) != DUST_TLS_LEGACY_VERSION)
 		return false;
