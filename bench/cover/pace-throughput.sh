@@ -13,8 +13,13 @@
 #  ns $PFX-gw: dustgw, TAP $PFX-tap 10.60.0.1/24, forwarding, $PFX-gf 10.61.0.1
 #  ns $PFX-far: $PFX-f 10.61.0.2, iperf3 -s
 #
+# With VARY=ack-thin the pair is dust-client's ACK thinning on and off
+# (SPEC §9.2; pacing cover at both ends in both), and each run's client
+# stats line (upstream datagrams, ACKs thinned) is printed.
+#
 # usage: pace-throughput.sh BUILD_DIR [PAIRS] [SECONDS]   (root; default 2 pairs, 5 s)
-#   UDP_RATE (default 400M) is iperf3's offered UDP rate downstream.
+#   UDP_RATE (default 400M) is iperf3's offered UDP rate downstream;
+#   VARY=pacing (default) or ack-thin picks what each pair compares.
 set -e
 set -o pipefail
 
@@ -22,6 +27,15 @@ B=$(realpath "$1")
 PAIRS=${2:-2}
 SECS=${3:-5}
 UDP_RATE=${UDP_RATE:-400M}
+VARY=${VARY:-pacing}
+case $VARY in
+pacing) MODES=(cover off) ;;
+ack-thin) MODES=(on off) ;;
+*)
+	echo "VARY=$VARY: want pacing or ack-thin" >&2
+	exit 2
+	;;
+esac
 DUSTGW=$B/app/dustgw/dustgw
 CLIENT=$B/tools/dust-client/dust-client
 INVITE=$B/tools/dust-invite/dust-invite
@@ -63,20 +77,22 @@ bg IPERF $PFX-far "$W/iperf-s.log" iperf3 -s -B 10.61.0.2
 listening() { n $PFX-far ss -ltnH "sport = :5201" | grep -q .; }
 wait_for 10 listening || fail "iperf3 server did not start"
 
-# one run: dustgw and the client with pacing $1, then the three transfers
+# one run: dustgw and the client with $VARY $1, then the three transfers
 run() {
-	local mode=$1 k=$2 tag=$1-$2
+	local mode=$1 k=$2 tag=$1-$2 pace=cover
+	[[ $VARY == pacing ]] && pace=$mode
 	{
 		gw_conf_head 192.168.61.1 4433 "quic_port = 443"
 		printf 'queues = 1\nmbufs = 8191\ndelivery_framing = eth\nproxy_arp = yes\n\n'
-		printf '[quic]\npacing = %s\n' "$mode"
+		printf '[quic]\npacing = %s\n' "$pace"
 	} >"$W/gw-$tag.conf"
 	gw_bg GWPID $PFX-gw "$W/gw-$tag.log" "$PFX-$tag" 512 --config "$W/gw-$tag.conf"
 	wait_for 60 n $PFX-gw ip link show $PFX-tap || fail "dustgw did not create its TAP"
 	n $PFX-gw ip addr replace 10.60.0.1/24 dev $PFX-tap
 	n $PFX-gw ip link set $PFX-tap up
 	bg CL $PFX-c "$W/client-$tag.log" "$CLIENT" --invite "$(ls "$W"/inv/invite-*.txt)" \
-		--password-file "$W/pw" --key "$W/c.key" --route 10.61.0.0/24 --pacing "$mode" \
+		--password-file "$W/pw" --key "$W/c.key" --route 10.61.0.0/24 --pacing "$pace" \
+		$([[ $VARY == ack-thin ]] && echo "--ack-thin $mode") \
 		--tries 30 --stats
 	wait_for 40 grep -q "connected to" "$W/client-$tag.log" ||
 		{ cat "$W/client-$tag.log"; fail "client did not connect ($tag)"; }
@@ -88,18 +104,21 @@ run() {
 		>"$W/udp-down-$tag.json" || fail "iperf3 UDP down ($tag)"
 	stop_pid "$CL"
 	CL=
+	grep -o "tx_packets=[0-9]* \|acks_thinned=[0-9]*" "$W/client-$tag.log" | tr -d '\n' |
+		sed "s/^/$tag: client /" && echo
 	gw_stop "$GWPID" "$W/gw-$tag.log"
 	grep -o "quic_paced=[0-9]*" "$W/gw-$tag.log" | tail -1 | sed "s/^/$tag: /"
 	grep -o "quic_pace_full *[0-9]*" "$W/gw-$tag.log" | tail -1 | sed "s/^/$tag: /" || true
 }
 
 for k in $(seq "$PAIRS"); do
-	run cover "$k"
-	run off "$k"
+	run "${MODES[0]}" "$k"
+	run "${MODES[1]}" "$k"
 done
-/usr/bin/python3 - "$W" "$PAIRS" "$SECS" "$UDP_RATE" <<'EOF'
+/usr/bin/python3 - "$W" "$PAIRS" "$SECS" "$UDP_RATE" "$VARY" "${MODES[@]}" <<'EOF'
 import json, sys
 w, pairs, secs, rate = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+vary, a, b = sys.argv[5], sys.argv[6], sys.argv[7]
 def mbps(path, udp=False):
     e = json.load(open(path))["end"]
     if udp:
@@ -108,10 +127,11 @@ def mbps(path, udp=False):
     return e["sum_received"]["bits_per_second"] / 1e6, None
 print("iperf3 -t %s through one quic tunnel, %d runs each, alternating; Mbit/s received" %
       (secs, pairs))
-print("%-26s %-28s %-28s %s" % ("transfer", "paced (cover)", "unpaced (off)", "ratio of means"))
+print("%-26s %-28s %-28s %s" % ("transfer", "%s %s" % (vary, a), "%s %s" % (vary, b),
+                                 "ratio of means"))
 for what, udp in (("tcp-up", False), ("tcp-down", False), ("udp-down", True)):
     row = {}
-    for mode in ("cover", "off"):
+    for mode in (a, b):
         vals = [mbps("%s/%s-%s-%d.json" % (w, what, mode, k), udp) for k in range(1, pairs + 1)]
         row[mode] = vals
     def fmt(vals):
@@ -121,6 +141,5 @@ for what, udp in (("tcp-up", False), ("tcp-down", False), ("udp-down", True)):
         return s
     mean = {m: sum(v for v, _ in row[m]) / pairs for m in row}
     label = what + (" -b %s" % rate if udp else "")
-    print("%-26s %-28s %-28s %.2f" % (label, fmt(row["cover"]), fmt(row["off"]),
-                                      mean["cover"] / mean["off"]))
+    print("%-26s %-28s %-28s %.2f" % (label, fmt(row[a]), fmt(row[b]), mean[a] / mean[b]))
 EOF

@@ -16,7 +16,9 @@
 #
 # usage: tunnel-capture.sh NETNS_PEER DUST_CLIENT OUT.pcap [LOADS] [cover|padding]
 #   (root; LOADS default 20; the last argument picks the quic size policy of
-#   both ends, SPEC §12.4, default cover)
+#   both ends, SPEC §12.4, default cover; env ACKS=cover|off and ACK_THIN=on|off
+#   set dust-client's --acks and --ack-thin, defaults cover and on; ACK_HOLD=MS its
+#   --ack-hold)
 set -e
 set -o pipefail
 
@@ -74,7 +76,8 @@ for i in $(seq 1 "$LOADS"); do
 	page=$(((i - 1) % 30 + 1))
 	# a fresh session each load: a new client process, a new source port
 	bg CL $CLI "$W/client.log" "$CLIENT" --invite "$W/inv/invite-30.txt" --key "$W/c.key" \
-		--password-file "$W/pw" --sizes "$SIZES" --acks "${ACKS:-cover}" --tries 5
+		--password-file "$W/pw" --sizes "$SIZES" --acks "${ACKS:-cover}" \
+		--ack-thin "${ACK_THIN:-on}" ${ACK_HOLD:+--ack-hold "$ACK_HOLD"} --tries 5
 	if wait_for 10 grep -q "connected to" "$W/client.log" && load_page $CLI 10.93.0.1 $page; then
 		ok=$((ok + 1))
 	else

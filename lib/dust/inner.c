@@ -176,6 +176,61 @@ DUST_EXPORT bool dust_inner_mss_clamp(uint8_t *ip, size_t len, size_t mtu)
 	return false;
 }
 
+/* ---- ACK thinning --------------------------------------------------------------- */
+
+enum {
+	TCP_ACK = 0x10,
+	TCP_OPT_TS = 8,
+	TCP_OPT_TS_LEN = 10,
+};
+
+/* Options NOP, EOL and timestamps only, well formed; hl the TCP header's length. */
+static bool ack_options_plain(const uint8_t *tcp, size_t hl)
+{
+	for (size_t o = TCP_HDR; o < hl && tcp[o] != TCP_OPT_END;) {
+		if (tcp[o] == TCP_OPT_NOP) {
+			o++;
+			continue;
+		}
+		if (tcp[o] != TCP_OPT_TS || o + TCP_OPT_TS_LEN > hl || tcp[o + 1] != TCP_OPT_TS_LEN)
+			return false;
+		o += TCP_OPT_TS_LEN;
+	}
+	return true;
+}
+
+DUST_EXPORT bool dust_inner_tcp_read(const uint8_t *ip, size_t len, struct dust_inner_tcp *t)
+{
+	size_t off = tcp_find(ip, &len), hl;
+	const uint8_t *tcp = ip + off;
+	bool v4 = len && ip[0] >> 4 == 4;
+
+	memset(t, 0, sizeof(*t));
+	if (!off)
+		return false;
+	hl = (size_t)(tcp[12] >> 4) * 4;
+	if (hl < TCP_HDR || off + hl > len)
+		return false;
+	t->flow_len = v4 ? 12 : 36;
+	memcpy(t->flow, ip + (v4 ? 12 : 8), t->flow_len - 4u);
+	memcpy(t->flow + t->flow_len - 4, tcp, 4);
+	t->ack = (uint32_t)be16(tcp + 8) << 16 | be16(tcp + 10);
+	t->pure_ack = off + hl == len && tcp[13] == TCP_ACK && !(tcp[12] & 0x0f) &&
+	              (v4 ? !(be16(ip + 6) & 0x2000) : off == IP6_HDR) &&
+	              ack_options_plain(tcp, hl);
+	return true;
+}
+
+DUST_EXPORT bool dust_inner_ack_supersedes(const struct dust_inner_tcp *newer,
+                                           const struct dust_inner_tcp *older)
+{
+	uint32_t ahead = newer->ack - older->ack;
+
+	return newer->pure_ack && older->pure_ack && newer->flow_len == older->flow_len &&
+	       newer->flow_len && !memcmp(newer->flow, older->flow, newer->flow_len) && ahead &&
+	       ahead < 0x80000000u;
+}
+
 /* ---- ICMP errors ---------------------------------------------------------------- */
 
 /* RFC 1812 §4.3.2.7: which IPv4 packets get no ICMP error. */

@@ -44,6 +44,39 @@ bool dust_inner_mss_clamp(uint8_t *ip, size_t len, size_t mtu);
  */
 int dust_inner_too_big(const uint8_t *ip, size_t len, size_t mtu, uint8_t *out, size_t cap);
 
+/**
+ * A TCP segment as ACK thinning reads it (SPEC.md §9.2): its connection
+ * (addresses and ports, one direction) and acknowledgement number.
+ */
+struct dust_inner_tcp {
+	uint8_t flow[36]; /**< source and destination address, then source and destination port */
+	uint8_t flow_len; /**< 12 for IPv4, 36 for IPv6 */
+	uint32_t ack;     /**< acknowledgement number */
+	/**
+	 * A pure ACK that thinning may drop: no payload, no fragment, flags ACK
+	 * alone (no SYN, FIN, RST, PSH, URG, ECE, CWR or AE), options NOP, EOL
+	 * and timestamps only (no SACK blocks: they report loss), IPv6 with no
+	 * extension header.
+	 */
+	bool pure_ack;
+};
+
+/**
+ * Read ip[0..len) as a TCP segment (IPv4, or IPv6 behind extension
+ * headers; a first fragment or a whole packet) into *t. Returns false where
+ * it is none: another protocol, a later fragment, or malformed.
+ */
+bool dust_inner_tcp_read(const uint8_t *ip, size_t len, struct dust_inner_tcp *t);
+
+/**
+ * Whether pure ACK newer makes the earlier pure ACK older redundant: the
+ * same connection and direction, its acknowledgement number strictly ahead
+ * (serial arithmetic, RFC 1982: within 2^31). A duplicate ACK (the same
+ * number) never supersedes: the sender counts those for fast retransmit.
+ */
+bool dust_inner_ack_supersedes(const struct dust_inner_tcp *newer,
+                               const struct dust_inner_tcp *older);
+
 #ifdef __cplusplus
 }
 #endif

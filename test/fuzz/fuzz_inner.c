@@ -7,7 +7,9 @@
  * the TCP checksum) and leaves the packet's one's complement sum as it was
  * (the incremental update is right wherever the option sits); the error is
  * an IPv4/IPv6 packet of at most DUST_INNER_ICMP_MAX bytes whose length
- * field says so and which quotes the packet's first bytes.
+ * field says so and which quotes the packet's first bytes; ACK thinning's
+ * TCP reader reads a flow of 12 or 36 bytes, and its supersedes rule holds
+ * for a pure ACK and the same one a number ahead, never for a copy.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +64,29 @@ static void check_too_big(size_t len, size_t mtu)
 		abort();
 }
 
+/*
+ * ACK thinning's reader: a pure ACK is no longer than its headers allow
+ * (IPv4 60 + TCP 60, IPv6 40 + 60), its flow is one of the two lengths, and
+ * it supersedes neither itself nor a copy of itself (the same number).
+ */
+static void check_tcp_read(size_t len)
+{
+	struct dust_inner_tcp t, u;
+
+	if (!dust_inner_tcp_read(pkt, len, &t)) {
+		if (t.flow_len || t.pure_ack)
+			abort(); /* nothing read must read as nothing */
+		return;
+	}
+	if ((t.flow_len != 12 && t.flow_len != 36) || (t.pure_ack && len < 40) ||
+	    dust_inner_ack_supersedes(&t, &t))
+		abort();
+	u = t;
+	u.ack++;
+	if (t.pure_ack != dust_inner_ack_supersedes(&u, &t))
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	size_t mtu, len;
@@ -73,5 +98,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(pkt, data + 2, len);
 	check_too_big(len, mtu);
 	check_clamp(len, mtu);
+	check_tcp_read(len);
 	return 0;
 }

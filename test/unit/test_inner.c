@@ -413,6 +413,117 @@ static void test_too_big_ipv6(void)
 	CHECK_EQ(dust_inner_too_big(p, n, 1219, e, sizeof(e)), 0);
 }
 
+/* ---- ACK thinning (SPEC §9.2) ---- */
+
+/* Linux's ACK options: NOP, NOP, timestamps. */
+static const uint8_t ts_opts[12] = {1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2};
+/* A SACK block after the timestamps: a loss report. */
+static const uint8_t sack_opts[24] = {1, 1, 8, 10, 0, 0, 0,    1, 0, 0, 0,    2,
+                                      1, 1, 5, 10, 0, 0, 0x10, 0, 0, 0, 0x20, 0};
+
+/* An IPv4 TCP segment 10.9.0.7:sport -> 10.10.0.2:443 acknowledging ack; its length. */
+static size_t seg4(uint8_t *p, uint16_t sport, uint8_t flags, uint32_t ack, const uint8_t *opts,
+                   size_t olen, size_t pay)
+{
+	size_t n = syn4(p, flags, opts, olen, pay);
+
+	put16(p + 20, sport);
+	put16(p + 28, ack >> 16);
+	put16(p + 30, ack & 0xffff);
+	tcp_csum(p, p + 20, n - 20);
+	return n;
+}
+
+static bool read_seg(const uint8_t *p, size_t n, struct dust_inner_tcp *t)
+{
+	return dust_inner_tcp_read(p, n, t);
+}
+
+static void test_ack_read(void)
+{
+	uint8_t p[256];
+	struct dust_inner_tcp t;
+	size_t n;
+
+	/* Linux's pure ACK: 52 bytes, the timestamps only */
+	n = seg4(p, 40000, 0x10, 1000, ts_opts, sizeof(ts_opts), 0);
+	CHECK_EQ(n, 52u);
+	CHECK(read_seg(p, n, &t) && t.pure_ack && t.ack == 1000 && t.flow_len == 12);
+	CHECK(memcmp(t.flow, A4, 4) == 0 && memcmp(t.flow + 4, B4, 4) == 0);
+	CHECK(get16(t.flow + 8) == 40000 && get16(t.flow + 10) == 443);
+	/* no options at all */
+	n = seg4(p, 40000, 0x10, 1000, ts_opts, 0, 0);
+	CHECK(read_seg(p, n, &t) && t.pure_ack);
+	/* a payload, a SACK block, any flag beside ACK: read, but never pure */
+	n = seg4(p, 40000, 0x10, 1000, ts_opts, sizeof(ts_opts), 1);
+	CHECK(read_seg(p, n, &t) && !t.pure_ack);
+	n = seg4(p, 40000, 0x10, 1000, sack_opts, sizeof(sack_opts), 0);
+	CHECK(read_seg(p, n, &t) && !t.pure_ack);
+	for (unsigned f = 0; f < 8; f++) {
+		if (1u << f == 0x10)
+			continue;
+		n = seg4(p, 40000, (uint8_t)(0x10 | 1u << f), 1000, ts_opts, sizeof(ts_opts), 0);
+		CHECK(read_seg(p, n, &t) && !t.pure_ack);
+	}
+	/* the AE (AccECN) bit */
+	n = seg4(p, 40000, 0x10, 1000, ts_opts, sizeof(ts_opts), 0);
+	p[20 + 12] |= 1;
+	CHECK(read_seg(p, n, &t) && !t.pure_ack);
+	/* a first fragment (MF) is TCP but no pure ACK; a later one is no TCP segment */
+	n = seg4(p, 40000, 0x10, 1000, ts_opts, sizeof(ts_opts), 0);
+	put16(p + 6, 0x2000);
+	CHECK(read_seg(p, n, &t) && !t.pure_ack);
+	put16(p + 6, 0x0001);
+	CHECK(!read_seg(p, n, &t));
+	/* cut short, or bytes beyond the IP length: the IP length decides */
+	n = seg4(p, 40000, 0x10, 1000, ts_opts, sizeof(ts_opts), 0);
+	CHECK(!read_seg(p, n - 1, &t));
+	CHECK(read_seg(p, n + 8, &t) && t.pure_ack);
+	/* not TCP */
+	n = udp4(p, 60, A4, B4);
+	CHECK(!read_seg(p, n, &t));
+	/* IPv6: plain, then behind a hop-by-hop header (read, never pure) */
+	n = tcp_put(p + 40, 0x10, ts_opts, sizeof(ts_opts));
+	ip6(p, 6, n, A6, B6);
+	CHECK(read_seg(p, 40 + n, &t) && t.pure_ack && t.flow_len == 36);
+	CHECK(memcmp(t.flow, A6, 16) == 0 && memcmp(t.flow + 16, B6, 16) == 0);
+	n = tcp_put(p + 48, 0x10, ts_opts, sizeof(ts_opts));
+	ip6(p, 0, 8 + n, A6, B6);
+	memset(p + 40, 0, 8);
+	p[40] = 6;
+	p[42] = 1;
+	p[43] = 4;
+	CHECK(read_seg(p, 48 + n, &t) && !t.pure_ack);
+}
+
+static void test_ack_supersedes(void)
+{
+	uint8_t p[256];
+	struct dust_inner_tcp a, b;
+
+	CHECK(read_seg(p, seg4(p, 40000, 0x10, 1000, ts_opts, sizeof(ts_opts), 0), &a));
+	/* strictly ahead: yes; the same number (a duplicate ACK) or behind: no */
+	CHECK(read_seg(p, seg4(p, 40000, 0x10, 2448, ts_opts, sizeof(ts_opts), 0), &b));
+	CHECK(dust_inner_ack_supersedes(&b, &a));
+	CHECK(!dust_inner_ack_supersedes(&a, &b));
+	CHECK(read_seg(p, seg4(p, 40000, 0x10, 1000, ts_opts, sizeof(ts_opts), 0), &b));
+	CHECK(!dust_inner_ack_supersedes(&b, &a));
+	/* across the wrap of the sequence space, and never by 2^31 or more */
+	CHECK(read_seg(p, seg4(p, 40000, 0x10, 0xfffffff0u, ts_opts, 0, 0), &a));
+	CHECK(read_seg(p, seg4(p, 40000, 0x10, 0x10, ts_opts, 0, 0), &b));
+	CHECK(dust_inner_ack_supersedes(&b, &a) && !dust_inner_ack_supersedes(&a, &b));
+	CHECK(read_seg(p, seg4(p, 40000, 0x10, 0x7ffffff0u, ts_opts, 0, 0), &b));
+	CHECK(!dust_inner_ack_supersedes(&b, &a));
+	/* another connection, or a newer segment that is no pure ACK */
+	CHECK(read_seg(p, seg4(p, 40000, 0x10, 1000, ts_opts, 0, 0), &a));
+	CHECK(read_seg(p, seg4(p, 40001, 0x10, 2000, ts_opts, 0, 0), &b));
+	CHECK(!dust_inner_ack_supersedes(&b, &a));
+	CHECK(read_seg(p, seg4(p, 40000, 0x10, 2000, sack_opts, sizeof(sack_opts), 0), &b));
+	CHECK(!dust_inner_ack_supersedes(&b, &a));
+	CHECK(read_seg(p, seg4(p, 40000, 0x18, 2000, ts_opts, 0, 0), &b));
+	CHECK(!dust_inner_ack_supersedes(&b, &a));
+}
+
 int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
@@ -425,6 +536,8 @@ int main(int argc, char **argv)
 	    {"too_big_none_due", test_too_big_none_due},
 	    {"too_big_ipv6", test_too_big_ipv6},
 	    {"quic_bounds", test_quic_bounds},
+	    {"ack_read", test_ack_read},
+	    {"ack_supersedes", test_ack_supersedes},
 	};
 
 	if (dust_init() != 0)

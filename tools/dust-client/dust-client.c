@@ -44,6 +44,19 @@ enum {
 	MAX_ROUTES = 16,
 	DG_MAX = 65535,
 	TUN_BURST = 64, /* packets read per wake-up, so the socket gets its turn */
+	/*
+	 * ACK thinning (SPEC §9.2): pure TCP ACKs held within one TUN burst,
+	 * for this many connections at once; a held one stands for at most
+	 * THIN_MAX earlier ones (with the stack's delayed ACK, one upstream
+	 * ACK per 2 x (THIN_MAX + 1) segments at most, as QUIC's ACK decimation
+	 * sends one per ten); one is at most THIN_PKT bytes (IPv6 + TCP with
+	 * timestamps: 72).
+	 */
+	THIN_HELD = 8,
+	THIN_MAX = 8,
+	THIN_PKT = 128,
+	THIN_HOLD_MS = 0,      /* --ack-hold's default */
+	THIN_HOLD_MAX_MS = 25, /* QUIC's default max_ack_delay (RFC 9000 §18.2) */
 	INTRO_BACKOFF_MAX_MS = 16000,
 	/*
 	 * quic: Chromium's handshake timers (SPEC §12.2). The hello goes again,
@@ -97,9 +110,11 @@ struct opts {
 	bool stats;
 	bool verbose;
 	bool allow_wide_route;
-	bool uniform_sizes; /* --sizes padding */
-	bool no_pacing;     /* --pacing off */
-	bool no_acks;       /* --acks off */
+	bool uniform_sizes;   /* --sizes padding */
+	bool no_pacing;       /* --pacing off */
+	bool no_acks;         /* --acks off */
+	bool no_ack_thin;     /* --ack-thin off */
+	unsigned ack_hold_ms; /* --ack-hold: how long a pure ACK may wait for a newer one */
 };
 
 struct stats {
@@ -110,6 +125,7 @@ struct stats {
 	uint64_t path_echo;     /* challenges answered (SPEC §9.1) */
 	uint64_t icmp_refused;  /* a send that reported an earlier datagram's ICMP error */
 	uint64_t acks_tx;       /* quic: ACK-sized datagrams sent (quic_ack_due) */
+	uint64_t acks_thinned;  /* inner TCP ACKs a later one of a TUN burst superseded */
 	uint64_t drop[DUST_DROP_MAX];
 	uint64_t local[LD_MAX];
 };
@@ -155,6 +171,15 @@ struct client {
 	size_t flight_len;
 	uint8_t rxbuf[DG_MAX];
 	uint8_t rxcopy[DG_MAX];
+	/* pure TCP ACKs held within the current TUN burst, oldest first (SPEC §9.2) */
+	struct thin_slot {
+		struct dust_inner_tcp t;
+		unsigned stands_for; /* earlier ACKs it superseded */
+		size_t len;
+		uint8_t p[THIN_PKT];
+	} thin[THIN_HELD];
+	unsigned nthin;
+	uint64_t thin_due_us; /* when the oldest held ACK goes (monotonic) */
 };
 
 static volatile sig_atomic_t quit;
@@ -258,6 +283,14 @@ static void usage(FILE *f)
 	        "                        from the server, a 27..36-byte datagram that\n"
 	        "                        carries nothing, sized as Chromium's ACK-only\n"
 	        "                        packets (default), or none (SPEC §12.4)\n"
+	        "  --ack-thin on|off     of the pure TCP ACKs of one connection read from\n"
+	        "                        the TUN in one burst, send only the newest (at\n"
+	        "                        most 9 become one; duplicate ACKs and SACKs all\n"
+	        "                        go): fewer, ACK-like upstream datagrams\n"
+	        "                        (default on; SPEC §9.2)\n"
+	        "  --ack-hold MS         a pure ACK waits up to MS ms (0..25) for a newer\n"
+	        "                        one to take its place, read in later bursts too\n"
+	        "                        (default 0: the burst's end)\n"
 	        "  --stats               print a statistics line on exit\n"
 	        "  -v, --verbose         log each intro and keepalive\n"
 	        "  -h, --help            this text\n"
@@ -299,6 +332,8 @@ enum {
 	OPT_SIZES,
 	OPT_PACING,
 	OPT_ACKS,
+	OPT_ACK_THIN,
+	OPT_ACK_HOLD,
 };
 
 static const struct option long_opts[] = {
@@ -318,6 +353,8 @@ static const struct option long_opts[] = {
     {"sizes", required_argument, NULL, OPT_SIZES},
     {"pacing", required_argument, NULL, OPT_PACING},
     {"acks", required_argument, NULL, OPT_ACKS},
+    {"ack-thin", required_argument, NULL, OPT_ACK_THIN},
+    {"ack-hold", required_argument, NULL, OPT_ACK_HOLD},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -334,6 +371,8 @@ static int parse_number_opt(int c, const char *arg, struct opts *o)
 		return parse_uint(arg, 1, 1000000, &o->tries);
 	case OPT_KEEPALIVE:
 		return parse_uint(arg, 1, 3600, &o->keepalive_s);
+	case OPT_ACK_HOLD:
+		return parse_uint(arg, 0, THIN_HOLD_MAX_MS, &o->ack_hold_ms);
 	default:
 		return parse_uint(arg, 2, 86400, &o->dead_s);
 	}
@@ -383,6 +422,11 @@ static int parse_one(int c, const char *arg, struct opts *o)
 			return -1;
 		o->no_acks = !strcmp(arg, "off");
 		return 0;
+	case OPT_ACK_THIN:
+		if (strcmp(arg, "on") && strcmp(arg, "off"))
+			return -1;
+		o->no_ack_thin = !strcmp(arg, "off");
+		return 0;
 	case 'v':
 		o->verbose = true;
 		return 0;
@@ -401,6 +445,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	                   .outer_mtu = 1500,
 	                   .tries = 10,
 	                   .keepalive_s = 10,
+	                   .ack_hold_ms = THIN_HOLD_MS,
 	                   .dead_s = 30};
 	while ((c = getopt_long(argc, argv, "vh", long_opts, &idx)) != -1) {
 		if (c == 'h') {
@@ -1232,15 +1277,89 @@ static void on_tun_packet(struct client *c, const uint8_t *p, size_t len)
 	send_data(c, p, len);
 }
 
+/* ---- ACK thinning (SPEC §9.2) -------------------------------------------------------------- */
+
+/* Send held ACK i, in its turn, and forget it. */
+static void thin_send(struct client *c, unsigned i)
+{
+	struct thin_slot sl = c->thin[i];
+
+	memmove(&c->thin[i], &c->thin[i + 1], (c->nthin - i - 1) * sizeof(c->thin[0]));
+	c->nthin--;
+	on_tun_packet(c, sl.p, sl.len);
+}
+
+static void thin_flush(struct client *c)
+{
+	while (c->nthin)
+		thin_send(c, 0);
+}
+
+/* The held ACKs go once the oldest has waited --ack-hold (at once with 0: the burst's end). */
+static void thin_tick(struct client *c)
+{
+	if (c->nthin && mono_us() >= c->thin_due_us)
+		thin_flush(c);
+}
+
+/*
+ * A TUN packet, with ACK thinning: a pure TCP ACK waits until the burst
+ * ends, and a newer pure ACK of its connection takes its place (the older
+ * one is dropped: the newer acknowledges all it did). Anything else of that
+ * connection sends the held ACK first, so a connection's packets keep their
+ * order; packets of other connections and other protocols go at once.
+ */
+static void thin_take(struct client *c, const uint8_t *p, size_t len)
+{
+	struct dust_inner_tcp t;
+	struct thin_slot *sl;
+	unsigned i;
+
+	if (c->o->no_ack_thin || !c->up || !dust_inner_tcp_read(p, len, &t)) {
+		on_tun_packet(c, p, len);
+		return;
+	}
+	for (i = 0; i < c->nthin; i++)
+		if (c->thin[i].t.flow_len == t.flow_len &&
+		    !memcmp(c->thin[i].t.flow, t.flow, t.flow_len))
+			break;
+	if (i < c->nthin && c->thin[i].stands_for < THIN_MAX &&
+	    dust_inner_ack_supersedes(&t, &c->thin[i].t) && len <= THIN_PKT) {
+		sl = &c->thin[i];
+		sl->t = t;
+		sl->stands_for++;
+		sl->len = len;
+		memcpy(sl->p, p, len);
+		c->st.acks_thinned++;
+		return;
+	}
+	if (i < c->nthin)
+		thin_send(c, i);
+	if (!t.pure_ack || len > THIN_PKT) {
+		on_tun_packet(c, p, len);
+		return;
+	}
+	if (c->nthin == THIN_HELD)
+		thin_send(c, 0);
+	if (!c->nthin)
+		c->thin_due_us = mono_us() + c->o->ack_hold_ms * 1000ull;
+	sl = &c->thin[c->nthin++];
+	sl->t = t;
+	sl->stands_for = 0;
+	sl->len = len;
+	memcpy(sl->p, p, len);
+}
+
 static void tun_drain(struct client *c)
 {
 	for (int i = 0; i < TUN_BURST; i++) {
 		ssize_t n = read(c->tun, c->rxbuf, sizeof(c->rxbuf));
 
 		if (n < 0)
-			return;
-		on_tun_packet(c, c->rxbuf, (size_t)n);
+			break;
+		thin_take(c, c->rxbuf, (size_t)n);
 	}
+	thin_tick(c);
 }
 
 /* ---- Receiving ----------------------------------------------------------------------------- */
@@ -1623,6 +1742,10 @@ static int poll_ms(const struct client *c)
 {
 	uint64_t now = mono_ms(), next = now + 200;
 
+	if (c->nthin) /* held ACKs: to the ms, rounded up */
+		return (int)((c->thin_due_us + 999) / 1000 > now
+		                 ? (c->thin_due_us + 999) / 1000 - now
+		                 : 0);
 	if (c->up)
 		return 200;
 	if (c->next_intro_ms < next)
@@ -1662,6 +1785,7 @@ static int run(struct client *c)
 			sock_drain(c);
 		if (pfd[0].revents & POLLIN)
 			tun_drain(c);
+		thin_tick(c);
 	}
 	return rc;
 }
@@ -1672,14 +1796,15 @@ static void print_stats(const struct client *c)
 
 	printf("dust-client stats: tx_packets=%llu tx_bytes=%llu rx_packets=%llu rx_bytes=%llu "
 	       "intros=%llu keepalive_tx=%llu keepalive_rx=%llu reconnects=%llu path_echo=%llu "
-	       "icmp_refused=%llu hello_resends=%llu hello_closes=%llu acks_tx=%llu",
+	       "icmp_refused=%llu hello_resends=%llu hello_closes=%llu acks_tx=%llu "
+	       "acks_thinned=%llu",
 	       (unsigned long long)s->tx_packets, (unsigned long long)s->tx_bytes,
 	       (unsigned long long)s->rx_packets, (unsigned long long)s->rx_bytes,
 	       (unsigned long long)s->intros, (unsigned long long)s->keepalive_tx,
 	       (unsigned long long)s->keepalive_rx, (unsigned long long)s->reconnects,
 	       (unsigned long long)s->path_echo, (unsigned long long)s->icmp_refused,
 	       (unsigned long long)s->hello_resends, (unsigned long long)s->hello_closes,
-	       (unsigned long long)s->acks_tx);
+	       (unsigned long long)s->acks_tx, (unsigned long long)s->acks_thinned);
 	for (int d = DUST_DROP_TRUNCATED; d < DUST_DROP_MAX; d++)
 		printf(" rx_drop_%s=%llu", dust_drop_name(d), (unsigned long long)s->drop[d]);
 	for (int d = 0; d < LD_MAX; d++)
