@@ -21,7 +21,7 @@ void dgw_shape_default(struct dgw_shape *sh)
 {
 	*sh = (struct dgw_shape){.answer = 1252,
 	                         .tail_min = 105,
-	                         .tail_max = 141,
+	                         .tail_max = 120,
 	                         .pto_ms = 205,
 	                         .ack_first = true,
 	                         .short_len = 24,
@@ -173,8 +173,10 @@ bool dgw_shape_dgram(const uint8_t *dg, size_t len, struct dgw_shape_dg *out)
 	while (off < len && out->npkts < PKTS_MAX) {
 		if (!packet(dg, len, off, &k, &next))
 			return out->npkts > 0; /* a bad later packet ends the walk */
-		if (!out->npkts)
+		if (!out->npkts) {
 			out->first = k;
+			out->first_len = (uint16_t)next;
+		}
 		out->kinds |= k;
 		out->npkts++;
 		off = next;
@@ -185,7 +187,7 @@ bool dgw_shape_dgram(const uint8_t *dg, size_t len, struct dgw_shape_dg *out)
 /* ---- deriving the shape ---- */
 
 struct facts {
-	uint16_t answer, tail, pto, shrt; /* shrt: the short datagram after the tail, or 0 */
+	uint16_t answer, tail, pto, shrt; /* shrt: the 1-RTT after the tail (or coalesced), or 0 */
 	bool ack;
 };
 
@@ -226,9 +228,13 @@ static bool probe_facts(const struct dgw_shape_probe *p, struct facts *f)
 				f->pto = (uint16_t)(d->t_ms - last);
 			break;
 		}
-		if (!f->tail && is_tail(d))
-			f->tail = d->len;
-		else if (f->tail && !f->shrt && d->first == DGW_QK_SHORT && d->npkts == 1)
+		if (!f->tail && is_tail(d)) {
+			f->tail = d->first_len;
+			if (d->npkts == 2 && d->kinds == (DGW_QK_HANDSHAKE | DGW_QK_SHORT) &&
+			    d->len - d->first_len <= DGW_SHAPE_SHORT_MOST)
+				f->shrt =
+				    (uint16_t)(d->len - d->first_len); /* coalesced behind it */
+		} else if (f->tail && !f->shrt && d->first == DGW_QK_SHORT && d->npkts == 1)
 			f->shrt = d->len;
 		if (d->t_ms > last)
 			last = d->t_ms;

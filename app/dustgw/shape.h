@@ -45,7 +45,10 @@ enum {
 	DGW_SHAPE_SHORT_MOST = 63,  /* under a Dust packet: no client takes it for data */
 };
 
-/** caddy 2.6.2's (quic-go): 1252, 105..141, 205 ms, ACK, 24 B 1-RTT after tails to 124. */
+/**
+ * caddy 2.6.2's (quic-go): 1252, a Handshake tail of 105..120, 205 ms, ACK,
+ * a 24 B 1-RTT after tails to 124 (after every one of those).
+ */
 void dgw_shape_default(struct dgw_shape *sh);
 
 /** What dgw_shape_clamp changed (a bit per field). */
@@ -76,10 +79,11 @@ enum dgw_qkind {
 /** One datagram the cover server sent: its header facts, nothing decrypted. */
 struct dgw_shape_dg {
 	uint16_t len;
-	uint8_t first; /**< the first packet's DGW_QK_* */
-	uint8_t kinds; /**< every packet's DGW_QK_* */
-	uint8_t npkts; /**< coalesced packets read */
-	uint32_t t_ms; /**< arrival, milliseconds after the probe went out */
+	uint8_t first;      /**< the first packet's DGW_QK_* */
+	uint8_t kinds;      /**< every packet's DGW_QK_* */
+	uint8_t npkts;      /**< coalesced packets read */
+	uint16_t first_len; /**< the first packet's size (all of len when it takes the rest) */
+	uint32_t t_ms;      /**< arrival, milliseconds after the probe went out */
 };
 
 /**
@@ -101,18 +105,17 @@ struct dgw_shape_probe {
  * datagram of 1200 bytes or more whose first packet is an Initial; an
  * ACK-only Initial (one Initial, under 1200) before it; the tail is the
  * first datagram after it that starts with a Handshake packet and holds no
- * Initial; a short datagram is a lone 1-RTT packet in the first burst after
- * the tail; the PTO is the time from the last datagram of the first burst to
- * the first answer-sized Initial after it. Over the probes: the answer size
- * the most of them sent (the larger on a tie), the tails' smallest and
- * largest, the ACK if most sent one, the shortest PTO; the short datagram's
- * size the smallest seen, after tails up to halfway between the largest
- * tail with one and the smallest without. Where the probes show one side
- * only, *cur's rule stays if they agree with it (every tail had one, none
- * over cur's bound; no tail had one, none within it), else: after every
- * tail seen, or none. What no probe showed (a tail, a PTO) stays as in
- * *cur. Returns the probes that had an answer (0: *out is *cur). Not
- * clamped.
+ * Initial, its size that Handshake packet's; the short datagram is a 1-RTT
+ * packet of at most DGW_SHAPE_SHORT_MOST coalesced behind that packet (as
+ * quic-go coalesces it after its longer chain ends), or else a lone 1-RTT
+ * packet in the first burst after the tail; the PTO is the time from the last datagram of the first
+ * burst to the first answer-sized Initial after it. Over the probes: the answer size the most of
+ * them sent (the larger on a tie), the tails' smallest and largest, the ACK if most sent one, the
+ * shortest PTO; the short datagram's size the smallest seen, after tails up to halfway between the
+ * largest tail with one and the smallest without. Where the probes show one side only, *cur's rule
+ * stays if they agree with it (every tail had one, none over cur's bound; no tail had one, none
+ * within it), else: after every tail seen, or none. What no probe showed (a tail, a PTO) stays as
+ * in *cur. Returns the probes that had an answer (0: *out is *cur). Not clamped.
  */
 unsigned dgw_shape_derive(const struct dgw_shape_probe *p, unsigned n, const struct dgw_shape *cur,
                           struct dgw_shape *out);

@@ -196,8 +196,9 @@ DUST_MUST_CHECK int dust_quic_answer_build(struct dust_session *s,
 /**
  * The first flight's second datagram, where the cover server sends the end
  * of its certificate chain: one Handshake packet (DCID empty, SCID the
- * server's CID) holding a Dust keepalive, 105..141 bytes in all (caddy's
- * spread). dust_quic_answer_open opens it with the flight; a live client
+ * server's CID) holding a Dust keepalive, 105..120 bytes in all (the
+ * spread of caddy's Handshake packets there: its 131..141-byte tails are one
+ * of those with its 24-byte 1-RTT packet coalesced behind). dust_quic_answer_open opens it with the flight; a live client
  * opens it as data behind dust_quic_hs_match's header.
  * Returns its length or -errno.
  */
@@ -206,7 +207,7 @@ DUST_MUST_CHECK int dust_quic_answer_tail_build(struct dust_session *s, struct d
 /**
  * The same, lo..hi bytes in all (uniform; the cover server's spread), within
  * DUST_QUIC_TAIL_LEAST..DUST_QUIC_TAIL_MOST (else -EINVAL): a client takes
- * any of them. dust_quic_answer_tail_build is this with 105..141.
+ * any of them. dust_quic_answer_tail_build is this with 105..120.
  */
 DUST_MUST_CHECK int dust_quic_answer_tail_build_sized(struct dust_session *s, struct dust_rng *rng,
                                                       uint32_t now_s, size_t lo, size_t hi,

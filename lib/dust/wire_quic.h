@@ -87,7 +87,7 @@ enum dust_quic_flight_size {
 	DUST_QUIC_ANSWER_MAX = DUST_QUIC_SERVER_DGRAM_MAX,
 	DUST_QUIC_ANSWER_BYTES = 1252, /* caddy 2.6.2's, the default */
 	DUST_QUIC_TAIL_DEFAULT_MIN = 105,
-	DUST_QUIC_TAIL_DEFAULT_MAX = 141,
+	DUST_QUIC_TAIL_DEFAULT_MAX = 120,
 	DUST_QUIC_TAIL_LEAST = 64,  /* a Handshake header with a 20-byte CID and a keepalive */
 	DUST_QUIC_TAIL_MOST = 1199, /* under DUST_QUIC_ANSWER_MIN */
 };

@@ -6,7 +6,8 @@
  * its bytes, read one by one (dgw_shape_dgram) into probes of up to
  * DGW_SHAPE_DG_MAX, a probe ending where a length's top bit is set; then
  * the shape derived from them and clamped. Checked: a datagram read keeps
- * its length and at most 8 packets, its first kind among its kinds; a
+ * its length and at most 8 packets, its first kind among its kinds, its
+ * first packet's size within it; a
  * derived shape, once clamped, is one every client opens.
  */
 #include <stdlib.h>
@@ -18,7 +19,8 @@ enum { PROBES = 4 };
 
 static void check_dg(const struct dgw_shape_dg *d, size_t len)
 {
-	if (d->len != len || d->npkts > 8 || (d->npkts && !(d->kinds & d->first)))
+	if (d->len != len || d->npkts > 8 || (d->npkts && !(d->kinds & d->first)) ||
+	    d->first_len > len || (d->npkts && !d->first_len))
 		abort();
 }
 

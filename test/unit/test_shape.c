@@ -57,9 +57,10 @@ static struct dgw_shape_dg one(unsigned type, size_t size, uint32_t t_ms)
 }
 
 /*
- * caddy 2.6.2's answer to a Chromium hello: ACK 37, 1252 (Initial+Handshake),
- * the tail, and a 24-byte 1-RTT after the shorter tails (105..120 B in
- * test/data/chromium156-caddy-loads.pcap; none after 131..141 B).
+ * An answer to a Chromium hello as caddy 2.6.2's looks at the datagram
+ * level: ACK 37, 1252 (Initial+Handshake), the tail, and a 24-byte 1-RTT
+ * datagram after tails under 125 B, none after the others (a server whose
+ * longer tails come without one; quicgo_probe has caddy's own).
  */
 static void caddy_probe(struct dgw_shape_probe *p, size_t tail, uint32_t pto)
 {
@@ -75,6 +76,29 @@ static void caddy_probe(struct dgw_shape_probe *p, size_t tail, uint32_t pto)
 	if (pto) {                             /* two 1252-byte Initials again on the PTO */
 		p->dg[p->n++] = one(T_INITIAL, 1252, 2 + pto);
 		p->dg[p->n++] = one(T_INITIAL, 1252, 2 + pto);
+	}
+}
+
+/*
+ * caddy 2.6.2's (quic-go's) own flights, as in
+ * test/data/chromium156-caddy-loads.pcap: the tail is a Handshake packet of
+ * hs bytes (105..120), its 24-byte 1-RTT packet after it either in a
+ * datagram of its own or coalesced behind it (the 131..141-byte tails).
+ */
+static void quicgo_probe(struct dgw_shape_probe *p, size_t hs, bool coalesced)
+{
+	static const unsigned ih[] = {T_INITIAL, T_HANDSHAKE}, hs1[] = {T_HANDSHAKE, 9};
+	static const size_t ihs[] = {150, 1102};
+	size_t sizes[] = {hs, 24};
+
+	memset(p, 0, sizeof(*p));
+	p->dg[p->n++] = one(T_INITIAL, 37, 1);
+	p->dg[p->n++] = dg_of(ih, ihs, 2, 1);
+	if (coalesced) {
+		p->dg[p->n++] = dg_of(hs1, sizes, 2, 2);
+	} else {
+		p->dg[p->n++] = one(T_HANDSHAKE, hs, 2);
+		p->dg[p->n++] = one(9, 24, 2);
 	}
 }
 
@@ -149,6 +173,48 @@ static void test_derive_caddy(void)
 	CHECK_EQ(got.short_len, 24);
 	CHECK_EQ(got.short_tail, 124);
 	CHECK_EQ(dgw_shape_clamp(&got), 0);
+}
+
+/*
+ * caddy's own flights: the tail learned is the Handshake packet's size, a
+ * 1-RTT coalesced behind it counts as one after it. Reading the datagram's
+ * size instead learned tails to 141 B whose Handshake packet alone filled
+ * them, which caddy never sends (its Length field shows it), and no 1-RTT
+ * after those.
+ */
+static void test_derive_coalesced(void)
+{
+	struct dgw_shape_probe p[4];
+	struct dgw_shape cur, got;
+	struct dgw_shape_dg d;
+
+	quicgo_probe(&p[0], 117, true); /* a 141-byte datagram */
+	d = p[0].dg[2];
+	CHECK(d.len == 141 && d.first_len == 117 && d.npkts == 2 &&
+	      d.kinds == (DGW_QK_HANDSHAKE | DGW_QK_SHORT));
+	quicgo_probe(&p[1], 107, true);  /* 131 */
+	quicgo_probe(&p[2], 105, false); /* 105, then 24 */
+	quicgo_probe(&p[3], 120, false);
+	dgw_shape_default(&cur);
+	cur.tail_min = 300, cur.tail_max = 320, cur.short_len = 0;
+	CHECK_EQ(dgw_shape_derive(p, 4, &cur, &got), 4);
+	CHECK(got.tail_min == 105 && got.tail_max == 120);
+	CHECK(got.short_len == 24 && got.short_tail == 120); /* after every tail */
+	CHECK_EQ(dgw_shape_clamp(&got), 0);
+	/* coalesced only: the same */
+	quicgo_probe(&p[2], 112, true);
+	quicgo_probe(&p[3], 109, true);
+	CHECK_EQ(dgw_shape_derive(p, 4, &cur, &got), 4);
+	CHECK(got.tail_min == 107 && got.tail_max == 117 && got.short_len == 24);
+	/* a big 1-RTT coalesced behind the tail is data, not the small one */
+	{
+		static const unsigned t[] = {T_HANDSHAKE, 9};
+		static const size_t sz[] = {110, 64};
+
+		p[0].dg[2] = dg_of(t, sz, 2, 2);
+		CHECK_EQ(dgw_shape_derive(p, 1, &cur, &got), 1);
+		CHECK(got.tail_min == 110 && got.tail_max == 110 && got.short_len == 0);
+	}
 }
 
 /* The short datagram: after every tail, after none, after tails that do not separate. */
@@ -273,7 +339,7 @@ static void test_pack(void)
 	dgw_shape_unpack(dgw_shape_pack(&a), &b);
 	CHECK(!memcmp(&a, &b, sizeof(a)));
 	dgw_shape_default(&a);
-	CHECK(a.answer == 1252 && a.tail_min == 105 && a.tail_max == 141 && a.pto_ms == 205 &&
+	CHECK(a.answer == 1252 && a.tail_min == 105 && a.tail_max == 120 && a.pto_ms == 205 &&
 	      a.ack_first && a.short_len == 24 && a.short_tail == 124);
 }
 
@@ -284,6 +350,7 @@ int main(int argc, char **argv)
 	    {"malformed", test_malformed},
 	    {"derive_caddy", test_derive_caddy},
 	    {"derive_short", test_derive_short},
+	    {"derive_coalesced", test_derive_coalesced},
 	    {"derive_other", test_derive_other},
 	    {"derive_none", test_derive_none},
 	    {"clamp", test_clamp},

@@ -372,8 +372,8 @@ def main(path):
     tail = bytes.fromhex(v['server_answer_tail'])
     tl = long_header(tail)
     expect(tl['type'] == 2 and tl['dcid'] == b'' and tl['scid'] == a['scid'] and
-           tl['pn_off'] + tl['length'] == len(tail) and 105 <= len(tail) <= 141,
-           'flight tail: a Handshake packet of 105..141 bytes from the server CID')
+           tl['pn_off'] + tl['length'] == len(tail) and 105 <= len(tail) <= 120,
+           'flight tail: a Handshake packet of 105..120 bytes from the server CID')
     counter, _, data, used = open_data(tail[tl['pn_off']:], keys['s2c'], keys['s2c_hp'])
     expect(counter == 0 and data == b'' and used == tl['length'],
            'the tail holds a Dust keepalive under the hybrid keys')

@@ -21,7 +21,7 @@ run_gw quic "rx_pcap=in.pcap,tx_pcap=out.pcap" "tx_pcap=clear.pcap" 1
 "$PCAP" check --manifest m.txt --stats quic.stats --delivered clear.pcap ||
 	fail "counters differ from the manifest"
 # each first flight: a 36-byte ACK-only Initial, the cover server's 1252 bytes, then a
-# 105..141-byte tail, and after a tail of 124 bytes or less a 24-byte 1-RTT
+# 105..120-byte tail, and after a tail of 124 bytes or less a 24-byte 1-RTT
 # (SPEC §12.3). No client here confirms (its keys are dust-pcap's):
 # each PTO resend the gateway counted is two 1252-byte answers and a tail, no ACK.
 tcpdump -q -nr out.pcap 'udp src port 443' 2>/dev/null |
@@ -30,11 +30,11 @@ k=$(sed -n 's/^ctr.quic_rtx_pto //p' quic.stats)
 n=$(grep -cx 1252 answers.txt)
 [ "$n" = $((20 + 2 * k)) ] ||
 	fail "expected $((20 + 2 * k)) answers of 1252 bytes from port 443 ($k PTO resends), saw $n"
-n=$(awk '$1 >= 105 && $1 <= 141' answers.txt | wc -l)
+n=$(awk '$1 >= 105 && $1 <= 120' answers.txt | wc -l)
 # quic-go's 24-byte 1-RTT right after a first flight's tail of 124 bytes or
 # less (the default shape), after no other datagram: "WANT SEEN MISPLACED"
 set -- $(awk '
-	{ first = p2 == 36 && p1 == 1252 && $1 >= 105 && $1 <= 141
+	{ first = p2 == 36 && p1 == 1252 && $1 >= 105 && $1 <= 120
 	  if ($1 == 24) { s++; if (!(pf && p1 <= 124)) bad++ }
 	  if (first && $1 <= 124) w++
 	  pf = first; p2 = p1; p1 = $1 }
@@ -44,7 +44,7 @@ want=$1 shorts=$2 misplaced=$3
 	fail "expected a 24-byte 1-RTT after each of $want short first-flight tails, saw $shorts ($misplaced elsewhere)"
 [ "$n" = $((20 + k)) ] && [ "$(grep -cx 36 answers.txt)" = 20 ] &&
 	[ "$(wc -l <answers.txt)" = $((60 + 3 * k + want)) ] ||
-	fail "expected 20 ACKs of 36 bytes, $((20 + k)) tails of 105..141 and $((60 + 3 * k + want)) datagrams from port 443"
+	fail "expected 20 ACKs of 36 bytes, $((20 + k)) tails of 105..120 and $((60 + 3 * k + want)) datagrams from port 443"
 n=$(tcpdump -nr wire.pcap udp 2>/dev/null | wc -l)
 [ "$n" = 260 ] ||
 	fail "expected 260 datagrams on the wire capture (each hello two Initials, each second flight two), saw $n"

@@ -180,7 +180,7 @@ static int finished(struct cl *c)
 }
 
 /*
- * The flight's tail (SPEC §12.3): a Handshake packet of 105..141 bytes,
+ * The flight's tail (SPEC §12.3): a Handshake packet of 105..120 bytes,
  * from the quic port, holding the keepalive that opens the flight (ans, its
  * 1252 bytes with the masked ML-KEM ciphertext) for the client; after a
  * tail of 124 bytes or less, a 24-byte 1-RTT datagram.
@@ -192,7 +192,7 @@ static int flight_tail(struct cl *c, uint8_t *ans, size_t alen, size_t budget)
 
 	CHECK(fl > 42 && be16(f + 34) == QUIC_PORT && be16(f + 36) == c->a.port,
 	      "no second datagram in the first flight");
-	CHECK(fl - 42 >= 105 && fl - 42 <= 141, "flight tail outside 105..141 bytes");
+	CHECK(fl - 42 >= 105 && fl - 42 <= 120, "flight tail outside 105..120 bytes");
 	CHECK(fl - 42 <= budget, "first flight over 3x the Initial");
 	dust_quic_confirm_init(&c->qc, &c->cf);
 	CHECK(dust_quic_answer_open(&c->qc, &H.gw->cfg.lim, (uint32_t)time(NULL), ans, alen, f + 42,

@@ -17,8 +17,8 @@
       (FLIGHTS: ports that got an answer, their first Initial datagram of 1200
       bytes or more; ANSWERS: its sizes, distinct, comma-separated; ACKS: of
       them, those that began with an Initial under 1200 bytes; the tail: the
-      first datagram after the answer that begins with a Handshake packet;
-      "-" where none)
+      Handshake packet that begins the first datagram after the answer to
+      begin with one, its own size; "-" where none)
   cover-probe.py hellos PCAP SRC N OUT  the first N hellos SRC sent to port 443
       (a hello: the first two Initials from one source port) to OUT-I-1.bin and
       OUT-I-2.bin, I = 1..N
@@ -115,20 +115,48 @@ def initial(pcap, port, src, out):
     sys.exit("no Initial from %s to port %s in %s" % (src, port, pcap))
 
 
+def varint(b, i):
+    n = 1 << (b[i] >> 6)
+    v = b[i] & 0x3F
+    for k in range(1, n):
+        v = v << 8 | b[i + k]
+    return v, i + n
+
+
+def handshake_len(b):
+    """The size of the Handshake packet that starts b (RFC 9000 §17.2: its
+    Length field), or len(b) where the header does not parse."""
+    try:
+        i = 5
+        i += 1 + b[i]  # DCID
+        i += 1 + b[i]  # SCID
+        n, i = varint(b, i)
+        return min(i + n, len(b))
+    except IndexError:
+        return len(b)
+
+
 def flight_of(dgs):
     """(ack, answer, tail, short) of one flow's datagrams from the server; None: no
-    answer. short: the size of a small 1-RTT datagram (under 41 bytes: no Dust
-    packet) right after the tail, else 0."""
+    answer. tail: the size of the tail's Handshake packet; short: the size of a
+    small 1-RTT packet (under 41 bytes: no Dust packet) coalesced behind it (as
+    quic-go sends its longer tails) or in the datagram right after it, else 0."""
     kinds = [kind_of(b) for b in dgs]
     a = next((i for i, b in enumerate(dgs) if kinds[i] == "initial" and len(b) >= 1200), None)
     if a is None:
         return None
     ack = int(a > 0 and kinds[0] == "initial" and len(dgs[0]) < 1200)
     t = next((i for i in range(a + 1, len(dgs)) if kinds[i] == "handshake"), None)
+    if t is None:
+        return ack, len(dgs[a]), None, 0
+    hs = handshake_len(dgs[t])
+    rest = dgs[t][hs:]
     short = 0
-    if t is not None and t + 1 < len(dgs) and kinds[t + 1] == "short" and len(dgs[t + 1]) < 41:
+    if rest and kind_of(rest) == "short" and len(rest) < 41:
+        short = len(rest)
+    elif t + 1 < len(dgs) and kinds[t + 1] == "short" and len(dgs[t + 1]) < 41:
         short = len(dgs[t + 1])
-    return ack, len(dgs[a]), None if t is None else len(dgs[t]), short
+    return ack, len(dgs[a]), hs, short
 
 
 def flights(pcap, src, dst):

@@ -271,7 +271,7 @@ stop_pid "$CAPP"
 # Handshake packet after it, then a 133..148-byte Handshake packet (0b1110xxxx,
 # version 1) with a short header after it), or short headers (0b01xxxxxx);
 # server ones: first flights (an ACK-only
-# Initial, a 1252-byte Initial+Handshake datagram, then a 105..141-byte Handshake
+# Initial, a 1252-byte Initial+Handshake datagram, then a 105..120-byte Handshake
 # tail, a 24-byte short header after a tail to 124 bytes) or short headers
 /usr/bin/python3 - "$W/quic.pcap" $QPORT <<'PY' || fail "quic wire check"
 import struct, sys
@@ -334,7 +334,7 @@ while off + 16 <= len(d):
             bad.append("second flight's Handshake datagram of %d bytes" % len(u))
     elif u[0] & 0xf0 == 0xe0 and u[1:5] == b"\0\0\0\1":
         hs_s += 1
-        if not 105 <= len(u) <= 141:
+        if not 105 <= len(u) <= 120:
             bad.append("server flight tail of %d bytes" % len(u))
     elif u[0] & 0xc0 == 0x40:
         short += 1

@@ -383,7 +383,12 @@ read -r L_SLENS L_SMIN L_SMAX < <(grep -o "1-RTT [0-9]* B after tails to [0-9]* 
 	"$W/dustgw.log" | awk '{ l[$2] = 1; t = $7; if (!n++ || t < lo) lo = t; if (t > hi) hi = t }
 	END { for (k in l) s = s (s ? "," : "") k; print (s ? s : "-"), lo + 0, hi + 0 }')
 echo "learned 1-RTT sizes $L_SLENS B, after tails to $L_SMIN..$L_SMAX B" | tee -a "$RESULTS"
-if [[ $CS -gt 0 ]]; then
+# (caddy sends its 1-RTT after every tail, alone or coalesced behind it: then a bound
+# at or past its largest tail)
+if [[ $CS -gt 0 && $CSWO == - ]]; then
+	subset "$L_SLEN" "$CSLEN" && [[ $L_STAIL -ge $CTMAX ]] ||
+		fail "learned a ${L_SLEN:-?} B 1-RTT after tails to ${L_STAIL:-?} B; caddy sent $CSLEN B after each of its $CS tails ($CTMIN..$CTMAX B)"
+elif [[ $CS -gt 0 ]]; then
 	subset "$L_SLEN" "$CSLEN" && [[ $L_STAIL -ge $CTMIN && $L_STAIL -le $CTMAX ]] ||
 		fail "learned a ${L_SLEN:-?} B 1-RTT after tails to ${L_STAIL:-?} B; caddy sent $CSLEN B after $CS of $CF tails ($CTMIN..$CTMAX B)"
 else
