@@ -170,7 +170,7 @@ dust_quic_intro_accept(struct dust_server *srv, struct dust_rng *rng, const uint
 /**
  * dust_quic_intro_accept with the answer's size: its Initial+Handshake
  * datagram will be answer_len bytes (the cover server's, DUST_QUIC_ANSWER_MIN
- * ..DUST_QUIC_ANSWER_MAX; raised to what the ML-KEM ciphertext needs, 1231
+ * ..DUST_QUIC_ANSWER_MAX; raised to what the ML-KEM ciphertext needs, 1232
  * with a 4-byte CID). The size is fixed here: the Handshake payload is in the
  * session keys. dust_quic_intro_accept is this with DUST_QUIC_ANSWER_BYTES.
  */
@@ -215,8 +215,9 @@ DUST_MUST_CHECK int dust_quic_answer_tail_build_sized(struct dust_session *s, st
 
 /**
  * The first flight's first datagram, as the cover server sends it before its
- * 1252 bytes: an Initial (packet number 0) holding only an ACK of the
- * client's Initial, 40 bytes with an 8-byte CID (caddy's, with 4: 36-37).
+ * 1252 bytes: an Initial (packet number 0, 2 bytes wide) holding only an ACK
+ * of the hello's first Initial, 41 bytes with an 8-byte CID (with 4: 37,
+ * caddy's). rng is unused (the ACK delay is 0, as caddy's).
  * Returns its length or -errno.
  */
 DUST_MUST_CHECK int dust_quic_answer_ack_build(const struct dust_session *s,

@@ -77,7 +77,7 @@ enum dust_quic_bound {
  * and the Handshake tail after it, sized as the cover server sends them. The
  * defaults are caddy 2.6.2's (quic-go); dustgw learns its own cover server's
  * ([quic] cover_learn_s) or takes a configured shape. A client opens an
- * answer of ANSWER_MIN..ANSWER_MAX bytes (the ML-KEM ciphertext needs 1231
+ * answer of ANSWER_MIN..ANSWER_MAX bytes (the ML-KEM ciphertext needs 1232
  * of them with a 4-byte CID: a smaller size asked for is raised to that) and
  * a tail of TAIL_LEAST..TAIL_MOST (a datagram of 1200 or more is taken for
  * an answer).

@@ -868,10 +868,11 @@ static void test_invite_cover(void)
 }
 
 /*
- * The first flight's first datagram (SPEC §12.3): an Initial of 36 bytes,
- * packet number 0 under the server Initial keys of the client's DCID,
- * holding only an ACK of the client's Initial; the answer's Initial is
- * packet number 1. A client passes it by: no answer opens from it.
+ * The first flight's first datagram (SPEC §12.3): an Initial of 37 bytes,
+ * packet number 0 in 2 bytes (quic-go's) under the server Initial keys of
+ * the client's DCID, holding only an ACK of the hello's first Initial, as
+ * caddy's; the answer's Initial is packet number 1, also 2 bytes wide, and
+ * acknowledges both. A client passes it by: no answer opens from it.
  */
 static void test_answer_ack(void)
 {
@@ -887,7 +888,7 @@ static void test_answer_ack(void)
 	quic_fixture(&f);
 	handshake(&f, &h);
 	n = dust_quic_answer_ack_build(&f.ss, &h.acc, &f.rng, ack, sizeof(ack));
-	CHECK_EQ(n, 36); /* with the 4-byte server CID */
+	CHECK_EQ(n, 37); /* with the 4-byte server CID: caddy's */
 	CHECK_EQ(dust_quic_answer_ack_build(&f.ss, &h.acc, &f.rng, ack, 30), -EMSGSIZE);
 	n = dust_quic_answer_ack_build(&f.ss, &h.acc, &f.rng, ack, sizeof(ack));
 	CHECK(dust_quic_is_flight_ack(ack, (size_t)n));
@@ -899,12 +900,17 @@ static void test_answer_ack(void)
 	dust_quic_initial_keys(h.qc.dcid, h.qc.dcid_len, true, &k);
 	CHECK(quic_unprotect(&k, ack, q.pn_off, q.length, &pn, frames, &plen));
 	CHECK_EQ(pn, 0u);
-	/* ACK, largest = the client's second packet number, delay, both Initials: nothing else */
-	CHECK(plen == 5 && frames[0] == DUST_QUIC_FRAME_ACK && frames[1] == h.acc.client_pn &&
-	      frames[1] == 2 && frames[3] == 0 && frames[4] == 1);
+	/* ACK, largest = the hello's first packet number, no delay, no other range: nothing else */
+	CHECK(plen == 5 && frames[0] == DUST_QUIC_FRAME_ACK && frames[1] == h.acc.client_pn_lo &&
+	      frames[1] == 1 && frames[2] == 0 && frames[3] == 0 && frames[4] == 0);
+	CHECK_EQ(q.length - plen - DUST_QUIC_AEAD_TAG, 2u); /* the packet number's bytes */
 	CHECK(quic_long_parse(h.answer, (size_t)h.answer_len, &q));
 	CHECK(quic_unprotect(&k, h.answer, q.pn_off, q.length, &pn, frames, &plen));
 	CHECK_EQ(pn, 1u);
+	CHECK_EQ(q.length - plen - DUST_QUIC_AEAD_TAG, 2u);
+	/* the answer's ACK: largest the second, first range 1 (both Initials) */
+	CHECK(frames[0] == DUST_QUIC_FRAME_ACK && frames[1] == 2 && frames[3] == 0 &&
+	      frames[4] == 1);
 	CHECK(answer_open(&f, &h, ack, (size_t)n, &f.cs) != DUST_OK);
 	CHECK(h.qc.pending);
 	CHECK_EQ(answer_open(&f, &h, h.answer, (size_t)h.answer_len, &f.cs), DUST_OK);
@@ -1300,15 +1306,15 @@ static void test_hello_resend(void)
 
 /*
  * Every shape a gateway may learn from its cover server (SPEC §12.3): an
- * answer asked at 1200..1252 bytes (raised to 1231, what the ML-KEM
+ * answer asked at 1200..1252 bytes (raised to 1232, what the ML-KEM
  * ciphertext needs with a 4-byte CID; over the bound, lowered to 1252), a
  * tail anywhere in 64..1199; the client opens each. A tail range outside
  * what a client takes is refused.
  */
 static void test_answer_sized(void)
 {
-	static const size_t answers[] = {1200, 1231, 1240, 1252, 1300};
-	static const size_t want[] = {1231, 1231, 1240, 1252, 1252};
+	static const size_t answers[] = {1200, 1232, 1240, 1252, 1300};
+	static const size_t want[] = {1232, 1232, 1240, 1252, 1252};
 	static const size_t tails[][2] = {
 	    {64, 64}, {300, 320}, {1199, 1199}, {105, 141}, {64, 1199}};
 	static uint8_t answer[1500], tail[1300];

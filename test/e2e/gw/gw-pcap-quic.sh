@@ -20,7 +20,7 @@ sed -i 's/^udp_port = 4433/&\nquic_port = 443/' gw.conf
 run_gw quic "rx_pcap=in.pcap,tx_pcap=out.pcap" "tx_pcap=clear.pcap" 1
 "$PCAP" check --manifest m.txt --stats quic.stats --delivered clear.pcap ||
 	fail "counters differ from the manifest"
-# each first flight: a 36-byte ACK-only Initial, the cover server's 1252 bytes, then a
+# each first flight: a 37-byte ACK-only Initial, the cover server's 1252 bytes, then a
 # 105..120-byte tail, and after a tail of 124 bytes or less a 24-byte 1-RTT
 # (SPEC §12.3). No client here confirms (its keys are dust-pcap's):
 # each PTO resend the gateway counted is two 1252-byte answers and a tail, no ACK.
@@ -34,7 +34,7 @@ n=$(awk '$1 >= 105 && $1 <= 120' answers.txt | wc -l)
 # quic-go's 24-byte 1-RTT right after a first flight's tail of 124 bytes or
 # less (the default shape), after no other datagram: "WANT SEEN MISPLACED"
 set -- $(awk '
-	{ first = p2 == 36 && p1 == 1252 && $1 >= 105 && $1 <= 120
+	{ first = p2 == 37 && p1 == 1252 && $1 >= 105 && $1 <= 120
 	  if ($1 == 24) { s++; if (!(pf && p1 <= 124)) bad++ }
 	  if (first && $1 <= 124) w++
 	  pf = first; p2 = p1; p1 = $1 }
@@ -42,9 +42,9 @@ set -- $(awk '
 want=$1 shorts=$2 misplaced=$3
 [ "$shorts" = "$want" ] && [ "$misplaced" = 0 ] ||
 	fail "expected a 24-byte 1-RTT after each of $want short first-flight tails, saw $shorts ($misplaced elsewhere)"
-[ "$n" = $((20 + k)) ] && [ "$(grep -cx 36 answers.txt)" = 20 ] &&
+[ "$n" = $((20 + k)) ] && [ "$(grep -cx 37 answers.txt)" = 20 ] &&
 	[ "$(wc -l <answers.txt)" = $((60 + 3 * k + want)) ] ||
-	fail "expected 20 ACKs of 36 bytes, $((20 + k)) tails of 105..120 and $((60 + 3 * k + want)) datagrams from port 443"
+	fail "expected 20 ACKs of 37 bytes, $((20 + k)) tails of 105..120 and $((60 + 3 * k + want)) datagrams from port 443"
 n=$(tcpdump -nr wire.pcap udp 2>/dev/null | wc -l)
 [ "$n" = 260 ] ||
 	fail "expected 260 datagrams on the wire capture (each hello two Initials, each second flight two), saw $n"

@@ -220,8 +220,8 @@ static int intro(struct cl *c, uint8_t *ans, size_t *alen)
 	/* the flight opens with an ACK-only Initial, as the cover server's (SPEC §12.3) */
 	fl = recv_ring(H.ntx[0], f, sizeof(f));
 	CHECK(fl > 42 && be16(f + 34) == QUIC_PORT && be16(f + 36) == c->a.port &&
-	          dust_quic_is_flight_ack(f + 42, fl - 42) && fl - 42 == 36,
-	      "no 36-byte ACK-only Initial first");
+	          dust_quic_is_flight_ack(f + 42, fl - 42) && fl - 42 == 37,
+	      "no 37-byte ACK-only Initial first");
 	ack = fl - 42;
 	fl = recv_ring(H.ntx[0], f, sizeof(f));
 	CHECK(fl > 42, "no answer to an Initial");
@@ -790,7 +790,7 @@ static void take_flights(uint16_t port, struct flights *fl)
 		if (n > 42 && be16(f + 36) == port) {
 			n -= 42;
 			fl->bytes += n;
-			if (n == 36 && dust_quic_is_flight_ack(f + 42, n)) {
+			if (n == 37 && dust_quic_is_flight_ack(f + 42, n)) {
 				fl->acks++;
 			} else if (n == DUST_QUIC_SERVER_DGRAM_MAX) {
 				if (!fl->answers++)
