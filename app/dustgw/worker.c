@@ -40,12 +40,18 @@ static void housekeeping(struct dgw_worker *w, uint64_t now_tsc, uint64_t *next_
 	clock_update(w);
 	dgw_worker_inbox(w);
 	dgw_eph_refill(w);
-	if (gw->cfg.clock == DGW_CLOCK_REAL)
+	if (gw->cfg.clock == DGW_CLOCK_REAL) {
 		dgw_rtx_run(w); /* PTO resends: every pass, a 205 ms timer needs more than 1 Hz */
+		/*
+		 * A held first Initial goes to the cover server when its hold ends,
+		 * not up to a second later: a prober's replayed Initial is answered
+		 * by the cover server about DGW_HELLO_HOLD_MS after it came.
+		 */
+		dgw_hello_expire(w);
+	}
 	if (now_tsc >= *next_expire && gw->cfg.clock == DGW_CLOCK_REAL) {
 		dgw_worker_expire(w);
 		dgw_cover_expire(w);
-		dgw_hello_expire(w);
 		*next_expire = now_tsc + rte_get_tsc_hz();
 	}
 	__atomic_store_n(&w->st.sessions, dust_session_table_live(w->tab), __ATOMIC_RELAXED);
