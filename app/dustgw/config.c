@@ -37,7 +37,7 @@ static const char *const known_keys[][24] = {
     {"ports", "net", "delivery", "queues", "mbufs", "rx_desc", "tx_desc", "delivery_framing",
      "delivery_mac", "proxy_arp", NULL},
     {"sessions", "max_per_lcore", "idle_timeout_s", "ts_window_s", "evict_idle_s",
-     "path_validation", NULL},
+     "path_validation", "ack_thin", NULL},
     {"padding", "mode", "min", "max", "mtu", NULL},
     {"runtime", "drain_us", "exit_on_idle_ms", "delivery_hold_ms", "clock", "poll",
      "poll_nap_max_us", "intro_share", NULL},
@@ -64,6 +64,7 @@ void dgw_config_defaults(struct dgw_config *cfg)
 	cfg->idle_timeout_s = 180;
 	cfg->evict_idle_s = 15;
 	cfg->path_validation = true;
+	cfg->ack_thin = true;
 	dust_limits_default(&cfg->lim);
 	dust_pad_default(&cfg->pad);
 	cfg->drain_us = 100;
@@ -264,7 +265,9 @@ static int load_sessions(struct cfg_ctx *c, struct dgw_config *cfg)
 	GET_UINT(c, "sessions", "idle_timeout_s", 1, 86400 * 7, cfg->idle_timeout_s);
 	GET_UINT(c, "sessions", "ts_window_s", 1, 3600, cfg->lim.ts_window_s);
 	GET_UINT(c, "sessions", "evict_idle_s", 0, 86400 * 7, cfg->evict_idle_s);
-	return get_bool(c, "sessions", "path_validation", &cfg->path_validation);
+	int r = get_bool(c, "sessions", "path_validation", &cfg->path_validation);
+
+	return r ? r : get_bool(c, "sessions", "ack_thin", &cfg->ack_thin);
 }
 
 static int load_padding(struct cfg_ctx *c, struct dgw_config *cfg)

@@ -79,6 +79,7 @@ struct dgw_config {
 	uint32_t idle_timeout_s;  /**< session idle expiry */
 	uint32_t evict_idle_s;    /**< full table: an intro may evict a session idle this long */
 	bool path_validation;     /**< 3x limit toward unproved client addresses (SPEC §9.1) */
+	bool ack_thin;            /**< thin superseded inner TCP ACKs per burst (SPEC §9.2) */
 	struct dust_limits lim;   /**< ts window */
 	struct dust_pad pad;      /**< padding of packets we send */
 	uint32_t drain_us;        /**< TX buffer drain interval */
@@ -196,6 +197,7 @@ enum dgw_ctr {
 	DGW_CTR_COVER_LEARN_RX,   /**< frames to the probe address, kept from the net port */
 	DGW_CTR_QUIC_ACKS,        /**< a session's short headers under any Dust packet, passed by */
 	DGW_CTR_QUIC_ACKS_TX,     /**< ACK-sized datagrams sent to quic clients */
+	DGW_CTR_ACKS_THINNED,     /**< inner TCP ACKs a newer one of the same burst superseded */
 	DGW_CTR_MAX
 };
 

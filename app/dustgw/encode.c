@@ -161,6 +161,49 @@ static int seal_place(struct dgw_worker *w, struct enc *e, struct dust_session *
 	return 0;
 }
 
+/*
+ * ACK thinning (SPEC §9.2): of the pure TCP ACKs of one connection in this
+ * burst, with nothing else of that connection between them, only the newest
+ * goes; one stands for at most DGW_THIN_MAX earlier ones. The nearest earlier
+ * packet of a connection decides: a data segment or a duplicate ACK there
+ * keeps everything before it. Returns the packets kept, in order.
+ */
+enum { DGW_THIN_MAX = 8 };
+
+static uint16_t thin_acks(struct dgw_worker *w, struct enc *e, uint16_t k)
+{
+	struct dust_inner_tcp t[DGW_BURST];
+	uint8_t stands[DGW_BURST];
+	bool gone[DGW_BURST];
+	uint16_t kept = 0;
+
+	for (uint16_t i = 0; i < k; i++) {
+		stands[i] = 0;
+		gone[i] = false;
+		if (!dust_inner_tcp_read(e[i].ip, e[i].len, &t[i]))
+			continue;
+		for (uint16_t j = i; j-- > 0;) {
+			if (gone[j] || t[j].flow_len != t[i].flow_len ||
+			    memcmp(t[j].flow, t[i].flow, t[i].flow_len) != 0)
+				continue;
+			if (stands[j] < DGW_THIN_MAX && dust_inner_ack_supersedes(&t[i], &t[j])) {
+				gone[j] = true;
+				stands[i] = (uint8_t)(stands[j] + 1);
+			}
+			break;
+		}
+	}
+	for (uint16_t i = 0; i < k; i++) {
+		if (gone[i]) {
+			rte_pktmbuf_free(e[i].m);
+			dgw_ctr_inc(w, DGW_CTR_ACKS_THINNED);
+			continue;
+		}
+		e[kept++] = e[i];
+	}
+	return kept;
+}
+
 /* A sealed packet goes behind fresh outer headers onto the net port. */
 static void seal_done(struct dgw_worker *w, struct rte_mbuf *m, const struct dust_tx_pkt *t,
                       uint64_t mac)
@@ -210,11 +253,13 @@ void dgw_encode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 	for (uint16_t i = 0; i < n; i++) {
 		if (i + DGW_PREFETCH_AHEAD < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + DGW_PREFETCH_AHEAD], void *));
-		if (inner_parse(w, pkts[i], &e[k]) == 0) {
-			keys[k] = &e[k].dst;
+		if (inner_parse(w, pkts[i], &e[k]) == 0)
 			k++;
-		}
 	}
+	if (gw->cfg.ack_thin && k > 1)
+		k = thin_acks(w, e, k);
+	for (uint16_t i = 0; i < k; i++)
+		keys[i] = &e[i].dst;
 	DUST_PROF_LAP(PARSE);
 	if (!k)
 		return;

@@ -96,6 +96,8 @@ static const char *const ctr_help[DGW_CTR_MAX] = {
     [DGW_CTR_MSG_BACKLOG] = "RETIRED messages that waited for room in the main lcore's ring.",
     [DGW_CTR_QUIC_ACKS] = "Quic clients' ACK-sized datagrams (under any Dust packet) passed by.",
     [DGW_CTR_QUIC_ACKS_TX] = "ACK-sized datagrams sent to quic clients ([quic] acks = cover).",
+    [DGW_CTR_ACKS_THINNED] =
+        "Inner TCP ACKs to clients left out: a newer one of the burst covers them.",
 };
 
 /* Workers get their lcore in dgw_run; a scrape before that skips them. */

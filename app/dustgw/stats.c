@@ -65,6 +65,7 @@ static const char *const ctr_names[DGW_CTR_MAX] = {
     [DGW_CTR_COVER_LEARN_RX] = "cover_learn_rx",
     [DGW_CTR_QUIC_ACKS] = "quic_acks",
     [DGW_CTR_QUIC_ACKS_TX] = "quic_acks_tx",
+    [DGW_CTR_ACKS_THINNED] = "acks_thinned",
 };
 
 static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {

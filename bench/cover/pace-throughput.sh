@@ -13,9 +13,10 @@
 #  ns $PFX-gw: dustgw, TAP $PFX-tap 10.60.0.1/24, forwarding, $PFX-gf 10.61.0.1
 #  ns $PFX-far: $PFX-f 10.61.0.2, iperf3 -s
 #
-# With VARY=ack-thin the pair is dust-client's ACK thinning on and off
-# (SPEC §9.2; pacing cover at both ends in both), and each run's client
-# stats line (upstream datagrams, ACKs thinned) is printed.
+# With VARY=ack-thin the pair is ACK thinning on and off at both ends
+# (SPEC §9.2: dust-client --ack-thin, dustgw [sessions] ack_thin; pacing
+# cover at both ends in both), and each run's client stats line (upstream
+# datagrams, ACKs thinned) and the gateway's acks_thinned are printed.
 #
 # usage: pace-throughput.sh BUILD_DIR [PAIRS] [SECONDS]   (root; default 2 pairs, 5 s)
 #   UDP_RATE (default 400M) is iperf3's offered UDP rate downstream;
@@ -85,6 +86,9 @@ run() {
 		gw_conf_head 192.168.61.1 4433 "quic_port = 443"
 		printf 'queues = 1\nmbufs = 8191\ndelivery_framing = eth\nproxy_arp = yes\n\n'
 		printf '[quic]\npacing = %s\n' "$pace"
+		if [[ $VARY == ack-thin ]]; then
+			printf '\n[sessions]\nack_thin = %s\n' "$([[ $mode == on ]] && echo yes || echo no)"
+		fi
 	} >"$W/gw-$tag.conf"
 	gw_bg GWPID $PFX-gw "$W/gw-$tag.log" "$PFX-$tag" 512 --config "$W/gw-$tag.conf"
 	wait_for 60 n $PFX-gw ip link show $PFX-tap || fail "dustgw did not create its TAP"
@@ -109,6 +113,7 @@ run() {
 	gw_stop "$GWPID" "$W/gw-$tag.log"
 	grep -o "quic_paced=[0-9]*" "$W/gw-$tag.log" | tail -1 | sed "s/^/$tag: /"
 	grep -o "quic_pace_full *[0-9]*" "$W/gw-$tag.log" | tail -1 | sed "s/^/$tag: /" || true
+	grep -o "acks_thinned=[0-9]*" "$W/gw-$tag.log" | tail -1 | sed "s/^/$tag: gateway /" || true
 }
 
 for k in $(seq "$PAIRS"); do

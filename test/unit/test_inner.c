@@ -196,6 +196,19 @@ static void test_mss_untouched(void)
 	CHECK(!dust_inner_mss_clamp(p, 0, 1219));
 }
 
+/* IPv6, a hop-by-hop header of 8 bytes (PadN), then a TCP header at p + 48; its length. */
+static size_t tcp6_hbh(uint8_t *p, uint8_t flags, const uint8_t *opts, size_t olen)
+{
+	size_t t = tcp_put(p + 48, flags, opts, olen);
+
+	ip6(p, 0, 8 + t, A6, B6);
+	memset(p + 40, 0, 8);
+	p[40] = 6;
+	p[42] = 1;
+	p[43] = 4;
+	return t;
+}
+
 static void test_mss_ipv6(void)
 {
 	uint8_t p[256];
@@ -209,12 +222,7 @@ static void test_mss_ipv6(void)
 	CHECK_EQ(get16(p + 40 + 22), 1197 - 60);
 	CHECK(l4_ok(p, p + 40, t, 6));
 	/* behind a hop-by-hop header of 8 bytes (PadN) */
-	t = tcp_put(p + 48, 0x02, odd_opts, sizeof(odd_opts));
-	ip6(p, 0, 8 + t, A6, B6);
-	memset(p + 40, 0, 8);
-	p[40] = 6;
-	p[42] = 1;
-	p[43] = 4;
+	t = tcp6_hbh(p, 0x02, odd_opts, sizeof(odd_opts));
 	tcp_csum(p, p + 48, t);
 	CHECK(dust_inner_mss_clamp(p, 48 + t, 1219));
 	CHECK_EQ(get16(p + 48 + 23), 1219 - 60);
@@ -487,12 +495,7 @@ static void test_ack_read(void)
 	ip6(p, 6, n, A6, B6);
 	CHECK(read_seg(p, 40 + n, &t) && t.pure_ack && t.flow_len == 36);
 	CHECK(memcmp(t.flow, A6, 16) == 0 && memcmp(t.flow + 16, B6, 16) == 0);
-	n = tcp_put(p + 48, 0x10, ts_opts, sizeof(ts_opts));
-	ip6(p, 0, 8 + n, A6, B6);
-	memset(p + 40, 0, 8);
-	p[40] = 6;
-	p[42] = 1;
-	p[43] = 4;
+	n = tcp6_hbh(p, 0x10, ts_opts, sizeof(ts_opts));
 	CHECK(read_seg(p, 48 + n, &t) && !t.pure_ack);
 }
 
