@@ -76,7 +76,7 @@ n $GW ip rule add iif $PFX-g blackhole # only dustgw may answer on the wire
 	echo "queues = 1"
 } >"$W/dustgw.conf"
 
-bg CAPPID $PR "$W/tcpdump.log" tcpdump -i $PFX-p -U -n -s 2048 -w "$ART/hostile-quic.pcap" \
+bg CAPPID $PR "$W/tcpdump.log" tcpdump -i $PFX-p -U --immediate-mode -n -s 2048 -w "$ART/hostile-quic.pcap" \
 	"udp and src host $GWADDR"
 wait_for 10 grep -q "listening on" "$W/tcpdump.log" || fail "tcpdump did not start"
 

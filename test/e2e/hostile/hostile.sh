@@ -146,7 +146,7 @@ EOC
 } >"$W/dustgw.conf"
 
 capture() { # capture NAME [MAX]: tcpdump on the bridge into hostile-NAME.pcap, at most MAX frames
-	bg CAPPID $WIRE "$W/tcpdump-$1.log" tcpdump -i $PFX-br -U -n -s 2048 ${2:+-c $2} \
+	bg CAPPID $WIRE "$W/tcpdump-$1.log" tcpdump -i $PFX-br -U --immediate-mode -n -s 2048 ${2:+-c $2} \
 		-w "$ART/hostile-$1.pcap"
 	wait_for 10 grep -q "listening on" "$W/tcpdump-$1.log" || fail "tcpdump did not start"
 }

@@ -172,7 +172,7 @@ EOF
 "$DUSTGW" -- --config "$W/dustgw.conf" --check-config >"$W/check.log" 2>&1 ||
 	{ cat "$W/check.log"; fail "--check-config refused the cover config"; }
 grep -q "cover: .*$PFX-cov" "$W/check.log" || fail "--check-config does not report the cover"
-bg TCPDUMP $WIRE "$W/tcpdump.log" tcpdump -i $PFX-br -U -n -Z root -w "$ART/cover-wire.pcap"
+bg TCPDUMP $WIRE "$W/tcpdump.log" tcpdump -i $PFX-br -U --immediate-mode -n -Z root -w "$ART/cover-wire.pcap"
 wait_for 10 grep -q "listening on" "$W/tcpdump.log" || fail "tcpdump did not start"
 gw_bg GWPID $GW "$W/dustgw.log" "$PFX" 512 --config "$W/dustgw.conf" --stats-out "$W/stats.txt"
 wait_for 30 n $GW ip link show $PFX-cov || { cat "$W/dustgw.log"; fail "no cover tap"; }
@@ -183,7 +183,7 @@ n $GW ip addr replace $GWADDR/24 dev $PFX-cov
 n $GW ip link set $PFX-cov up
 [[ $(n $GW cat /sys/class/net/$PFX-cov/address) == $(n $GW cat /sys/class/net/$PFX-g/address) ]] ||
 	fail "the cover tap does not carry the net port's MAC"
-bg COVDUMP $GW "$W/covdump.log" tcpdump -i $PFX-cov -U -n -Z root -w "$W/cover-tap.pcap"
+bg COVDUMP $GW "$W/covdump.log" tcpdump -i $PFX-cov -U --immediate-mode -n -Z root -w "$W/cover-tap.pcap"
 wait_for 10 grep -q "listening on" "$W/covdump.log" || fail "tcpdump on the cover tap did not start"
 caddy_bg CADDY_G $GW $GWADDR "$W/caddy-g"
 if [[ $LEARN_S -gt 0 ]]; then
