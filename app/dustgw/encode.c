@@ -164,12 +164,10 @@ static int seal_place(struct dgw_worker *w, struct enc *e, struct dust_session *
 /*
  * ACK thinning (SPEC §9.2): of the pure TCP ACKs of one connection in this
  * burst, with nothing else of that connection between them, only the newest
- * goes; one stands for at most DGW_THIN_MAX earlier ones. The nearest earlier
+ * goes; one stands for at most DUST_INNER_THIN_MAX earlier ones. The nearest earlier
  * packet of a connection decides: a data segment or a duplicate ACK there
  * keeps everything before it. Returns the packets kept, in order.
  */
-enum { DGW_THIN_MAX = 8 };
-
 static uint16_t thin_acks(struct dgw_worker *w, struct enc *e, uint16_t k)
 {
 	struct dust_inner_tcp t[DGW_BURST];
@@ -183,10 +181,10 @@ static uint16_t thin_acks(struct dgw_worker *w, struct enc *e, uint16_t k)
 		if (!dust_inner_tcp_read(e[i].ip, e[i].len, &t[i]))
 			continue;
 		for (uint16_t j = i; j-- > 0;) {
-			if (gone[j] || t[j].flow_len != t[i].flow_len ||
-			    memcmp(t[j].flow, t[i].flow, t[i].flow_len) != 0)
+			if (gone[j] || !dust_inner_same_flow(&t[j], &t[i]))
 				continue;
-			if (stands[j] < DGW_THIN_MAX && dust_inner_ack_supersedes(&t[i], &t[j])) {
+			if (stands[j] < DUST_INNER_THIN_MAX &&
+			    dust_inner_ack_supersedes(&t[i], &t[j])) {
 				gone[j] = true;
 				stands[i] = (uint8_t)(stands[j] + 1);
 			}

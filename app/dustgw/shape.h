@@ -108,14 +108,17 @@ struct dgw_shape_probe {
  * Initial, its size that Handshake packet's; the short datagram is a 1-RTT
  * packet of at most DGW_SHAPE_SHORT_MOST coalesced behind that packet (as
  * quic-go coalesces it after its longer chain ends), or else a lone 1-RTT
- * packet in the first burst after the tail; the PTO is the time from the last datagram of the first
- * burst to the first answer-sized Initial after it. Over the probes: the answer size the most of
- * them sent (the larger on a tie), the tails' smallest and largest, the ACK if most sent one, the
- * shortest PTO; the short datagram's size the smallest seen, after tails up to halfway between the
- * largest tail with one and the smallest without. Where the probes show one side only, *cur's rule
- * stays if they agree with it (every tail had one, none over cur's bound; no tail had one, none
- * within it), else: after every tail seen, or none. What no probe showed (a tail, a PTO) stays as
- * in *cur. Returns the probes that had an answer (0: *out is *cur). Not clamped.
+ * packet in the first burst after the tail; the PTO is the time from the
+ * last datagram of the first burst to the first answer-sized Initial after
+ * it. Over the probes: the answer size the most of them sent (the larger on
+ * a tie), the tails' smallest and largest, the ACK if most sent one, the
+ * shortest PTO; the short datagram's size the smallest seen, after tails up
+ * to halfway between the largest tail with one and the smallest without.
+ * Where the probes show one side only, *cur's rule stays if they agree with
+ * it (every tail had one, none over cur's bound; no tail had one, none
+ * within it), else: after every tail seen, or none. What no probe showed (a
+ * tail, a PTO) stays as in *cur. Returns the probes that had an answer (0:
+ * *out is *cur). Not clamped.
  */
 unsigned dgw_shape_derive(const struct dgw_shape_probe *p, unsigned n, const struct dgw_shape *cur,
                           struct dgw_shape *out);

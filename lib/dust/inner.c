@@ -221,13 +221,18 @@ DUST_EXPORT bool dust_inner_tcp_read(const uint8_t *ip, size_t len, struct dust_
 	return true;
 }
 
+DUST_EXPORT bool dust_inner_same_flow(const struct dust_inner_tcp *a,
+                                      const struct dust_inner_tcp *b)
+{
+	return a->flow_len && a->flow_len == b->flow_len && !memcmp(a->flow, b->flow, a->flow_len);
+}
+
 DUST_EXPORT bool dust_inner_ack_supersedes(const struct dust_inner_tcp *newer,
                                            const struct dust_inner_tcp *older)
 {
 	uint32_t ahead = newer->ack - older->ack;
 
-	return newer->pure_ack && older->pure_ack && newer->flow_len == older->flow_len &&
-	       newer->flow_len && !memcmp(newer->flow, older->flow, newer->flow_len) && ahead &&
+	return newer->pure_ack && older->pure_ack && dust_inner_same_flow(newer, older) && ahead &&
 	       ahead < 0x80000000u;
 }
 

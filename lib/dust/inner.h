@@ -17,6 +17,8 @@ extern "C" {
 #endif
 
 enum {
+	/** Earlier ACKs one kept ACK may stand for, at most (ACK thinning, SPEC.md §9.2). */
+	DUST_INNER_THIN_MAX = 8,
 	/** Longest error dust_inner_too_big writes (IPv6's minimum MTU, RFC 4443 §3.2). */
 	DUST_INNER_ICMP_MAX = 1280,
 	DUST_INNER_ICMP4_MAX = 576, /**< IPv4's: RFC 1812 §4.3.2.3 */
@@ -67,6 +69,9 @@ struct dust_inner_tcp {
  * it is none: another protocol, a later fragment, or malformed.
  */
 bool dust_inner_tcp_read(const uint8_t *ip, size_t len, struct dust_inner_tcp *t);
+
+/** Whether a and b (read by dust_inner_tcp_read) are segments of one connection and direction. */
+bool dust_inner_same_flow(const struct dust_inner_tcp *a, const struct dust_inner_tcp *b);
 
 /**
  * Whether pure ACK newer makes the earlier pure ACK older redundant: the

@@ -197,9 +197,10 @@ DUST_MUST_CHECK int dust_quic_answer_build(struct dust_session *s,
  * The first flight's second datagram, where the cover server sends the end
  * of its certificate chain: one Handshake packet (DCID empty, SCID the
  * server's CID) holding a Dust keepalive, 105..120 bytes in all (the
- * spread of caddy's Handshake packets there: its 131..141-byte tails are one
- * of those with its 24-byte 1-RTT packet coalesced behind). dust_quic_answer_open opens it with the flight; a live client
- * opens it as data behind dust_quic_hs_match's header.
+ * spread of caddy's Handshake packets there: its 131..141-byte tails are
+ * one of those with its 24-byte 1-RTT packet coalesced behind).
+ * dust_quic_answer_open opens it with the flight; a live client opens it as
+ * data behind dust_quic_hs_match's header.
  * Returns its length or -errno.
  */
 DUST_MUST_CHECK int dust_quic_answer_tail_build(struct dust_session *s, struct dust_rng *rng,

@@ -47,13 +47,12 @@ enum {
 	/*
 	 * ACK thinning (SPEC §9.2): pure TCP ACKs held within one TUN burst,
 	 * for this many connections at once; a held one stands for at most
-	 * THIN_MAX earlier ones (with the stack's delayed ACK, one upstream
-	 * ACK per 2 x (THIN_MAX + 1) segments at most, as QUIC's ACK decimation
+	 * DUST_INNER_THIN_MAX earlier ones (with the stack's delayed ACK, one
+	 * upstream ACK per 2 x (8 + 1) segments at most, as QUIC's ACK decimation
 	 * sends one per ten); one is at most THIN_PKT bytes (IPv6 + TCP with
 	 * timestamps: 72).
 	 */
 	THIN_HELD = 8,
-	THIN_MAX = 8,
 	THIN_PKT = 128,
 	THIN_HOLD_MS = 0,      /* --ack-hold's default */
 	THIN_HOLD_MAX_MS = 25, /* QUIC's default max_ack_delay (RFC 9000 §18.2) */
@@ -1320,10 +1319,9 @@ static void thin_take(struct client *c, const uint8_t *p, size_t len)
 		return;
 	}
 	for (i = 0; i < c->nthin; i++)
-		if (c->thin[i].t.flow_len == t.flow_len &&
-		    !memcmp(c->thin[i].t.flow, t.flow, t.flow_len))
+		if (dust_inner_same_flow(&c->thin[i].t, &t))
 			break;
-	if (i < c->nthin && c->thin[i].stands_for < THIN_MAX &&
+	if (i < c->nthin && c->thin[i].stands_for < DUST_INNER_THIN_MAX &&
 	    dust_inner_ack_supersedes(&t, &c->thin[i].t) && len <= THIN_PKT) {
 		sl = &c->thin[i];
 		sl->t = t;
