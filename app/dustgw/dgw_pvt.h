@@ -133,14 +133,16 @@ int dgw_quic_flight(struct dgw_worker *w, struct dust_session *s, struct dust_qu
                     const uint8_t *seed, uint64_t mac, enum dgw_flight kind);
 
 /* hello.c: first Initials of quic hellos waiting for their second (SPEC §12.2) */
-enum { DGW_HELLO_MAX = 64, DGW_HELLO_HOLD_MS = 1000 };
+/* the hellos seen, gateway-wide: 2^18 (2 MiB), a few minutes of first uses at ISP rates */
+enum { DGW_HELLO_MAX = 64, DGW_HELLO_HOLD_MS = 1000, DGW_HELLO_SEEN_LOG2 = 18 };
 struct dgw_hello;
 int dgw_hello_init(struct dgw_worker *w);
 void dgw_hello_free(struct dgw_worker *w);
 enum dgw_hello_verdict {
-	DGW_HELLO_NONE,   /* no hello's: go on as before */
-	DGW_HELLO_HELD,   /* a first Initial, held for its second */
-	DGW_HELLO_PAIRED, /* the second: *both holds the two, then dgw_hello_done */
+	DGW_HELLO_NONE,     /* no hello's: go on as before */
+	DGW_HELLO_HELD,     /* a first Initial, held for its second */
+	DGW_HELLO_PAIRED,   /* the second: *both holds the two, then dgw_hello_done */
+	DGW_HELLO_REPLAYED, /* a first Initial seen before: the cover server's, or dropped */
 };
 /*
  * A client Initial from rx->ep. PAIRED: the intro path takes *both (the two
@@ -226,7 +228,8 @@ struct dgw {
 	uint16_t net_port, dlv_port;
 	uint16_t cover_port; /* the cover server's tap, when cover_on (cover.c) */
 	bool cover_on;
-	struct dgw_learn *learn; /* the cover server's shape, learned (learn.c); NULL: off */
+	struct dgw_learn *learn;  /* the cover server's shape, learned (learn.c); NULL: off */
+	struct dust_seen *hellos; /* quic hellos' first Initials seen (hello.c); shared */
 	/*
 	 * The first flight's shape (dgw_shape_pack): the configured one, then the
 	 * learned. Written by the main lcore, read per answer by the workers.

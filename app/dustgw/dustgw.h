@@ -182,6 +182,8 @@ enum dgw_ctr {
 	DGW_CTR_HELLO_HELD,        /**< quic hellos' first Initials held for their second */
 	DGW_CTR_HELLO_PAIRED,      /**< held first Initials whose second came: one hello */
 	DGW_CTR_HELLO_UNPAIRED,    /**< held first Initials with no second, to the cover server */
+	DGW_CTR_HELLO_REPLAYED,    /**< copies of a hello's first Initial seen before (a replay),
+	                                handed to the cover server at once, never held */
 	DGW_CTR_QUIC_INITIAL_QUEUED, /**< quic client Initials run from the slow queue */
 	DGW_CTR_QUIC_CONFIRM_ACK, /**< clients' padded Initial+Handshake ACK datagrams passed by */
 	DGW_CTR_QUIC_CONFIRM_OLD, /**< previous release's confirmations (one Handshake packet) */
@@ -251,6 +253,8 @@ enum dgw_drop {
 	DGW_DROP_HELLO_UNPAIRED,    /**< a held first Initial whose second did not come in time,
 	                                 or pushed out of a full table (no cover server), or
 	                                 replaced by a resend of the same first half */
+	DGW_DROP_HELLO_REPLAYED,    /**< a copy of a hello's first Initial seen before (a replay;
+	                                 no cover server) */
 	DGW_DROP_QUIC_CONFIRM,      /**< a long header to a session's CID of no confirmation's
 	                                 shape (SPEC §12.3) */
 	DGW_DROP_QUIC_RTX_PAIR,     /**< a retransmitted hello's second Initial: its first was

@@ -158,6 +158,11 @@ struct dgw *dgw_create(const struct dgw_config *cfg)
 	}
 	if ((rc = load_server(gw)) != 0)
 		goto err;
+	if (gw->cfg.quic_port && !(gw->hellos = dust_seen_new(DGW_HELLO_SEEN_LOG2))) {
+		rc = -ENOMEM;
+		fprintf(stderr, "dustgw: cannot allocate the quic hellos' set\n");
+		goto err;
+	}
 	if ((rc = workers_create(gw)) != 0 || (rc = dgw_sessmap_create(gw)) != 0) {
 		fprintf(stderr, "dustgw: cannot allocate session state: %s\n", strerror(-rc));
 		goto err;
@@ -188,6 +193,7 @@ void dgw_destroy(struct dgw *gw)
 	}
 	dgw_cover_free(gw);
 	dgw_sessmap_free(gw);
+	dust_seen_free(gw->hellos);
 	for (unsigned i = 0; i < gw->nworkers; i++) {
 		struct dgw_worker *w = gw->w[i];
 

@@ -11,6 +11,13 @@
  * one whose second does not come within DGW_HELLO_HOLD_MS, or that a full
  * table pushes out, goes to the cover server (with one) or is dropped,
  * counted as hello_unpaired.
+ *
+ * A first Initial is held once: a copy of one seen before (the set
+ * gw->hellos, every worker's, or the invitation's newest accepted intro in
+ * the store) from another endpoint is a replay, a prober's most likely,
+ * and goes on at once, counted as hello_replayed. Held, it would reach the
+ * cover server a hold late, where a real server answers at once (SPEC
+ * §12.5's replay probe).
  */
 #include <errno.h>
 
@@ -48,19 +55,26 @@ void dgw_hello_free(struct dgw_worker *w)
 	w->hello = NULL;
 }
 
-/* A held first Initial that found no second: the cover server's, else dropped. */
+/* A first Initial that will not be a hello's: the cover server's, else dropped. */
+static void not_hello(struct dgw_worker *w, struct rte_mbuf *m, const struct dust_endpoint *ep,
+                      unsigned ctr, unsigned drop)
+{
+	if (dgw_cover_on(w) && !dust_session_table_lookup(w->tab, ep)) {
+		dgw_ctr_inc(w, ctr);
+		dgw_cover_take(w, m, ep);
+		return;
+	}
+	dgw_drop_m(w, m, drop);
+}
+
+/* A held first Initial that found no second. */
 static void unpaired(struct dgw_worker *w, struct held *e)
 {
 	struct rte_mbuf *m = e->m;
 
 	e->m = NULL;
 	w->hello->n--;
-	if (dgw_cover_on(w) && !dust_session_table_lookup(w->tab, &e->rx.ep)) {
-		dgw_ctr_inc(w, DGW_CTR_HELLO_UNPAIRED);
-		dgw_cover_take(w, m, &e->rx.ep);
-		return;
-	}
-	dgw_drop_m(w, m, DGW_DROP_HELLO_UNPAIRED);
+	not_hello(w, m, &e->rx.ep, DGW_CTR_HELLO_UNPAIRED, DGW_DROP_HELLO_UNPAIRED);
 }
 
 void dgw_hello_expire(struct dgw_worker *w)
@@ -147,12 +161,14 @@ enum dgw_hello_verdict dgw_hello_take(struct dgw_worker *w, struct rte_mbuf *m,
 {
 	struct dgw_hello *h = w->hello;
 	struct held *e;
+	enum dust_quic_first k;
 	bool first;
 
 	if (!dcid_whole(rx) || rx->len > 1500)
 		return DGW_HELLO_NONE;
 	e = first_of(h, rx);
-	first = dust_quic_intro_peek(&w->gw->srv, rx->dg, rx->len) >= 0;
+	k = dust_quic_hello_first(&w->gw->srv, w->gw->hellos, rx->dg, rx->len);
+	first = k != DUST_QUIC_FIRST_NONE;
 	if (e && !first) {
 		pair(w, e, rx, both);
 		return DGW_HELLO_PAIRED;
@@ -169,6 +185,9 @@ enum dgw_hello_verdict dgw_hello_take(struct dgw_worker *w, struct rte_mbuf *m,
 		dgw_drop_m(w, e->m, DGW_DROP_HELLO_UNPAIRED);
 		e->m = NULL;
 		h->n--;
+	} else if (k == DUST_QUIC_FIRST_AGAIN) {
+		not_hello(w, m, &rx->ep, DGW_CTR_HELLO_REPLAYED, DGW_DROP_HELLO_REPLAYED);
+		return DGW_HELLO_REPLAYED;
 	} else {
 		e = slot(w);
 	}

@@ -89,6 +89,8 @@ static const char *const ctr_help[DGW_CTR_MAX] = {
     [DGW_CTR_HELLO_HELD] = "Quic hellos' first Initials held for their second.",
     [DGW_CTR_HELLO_PAIRED] = "Held first Initials whose second came (one hello).",
     [DGW_CTR_HELLO_UNPAIRED] = "Held first Initials with no second, handed to the cover server.",
+    [DGW_CTR_HELLO_REPLAYED] =
+        "Replayed first Initials of a hello, handed to the cover server at once.",
     [DGW_CTR_QUIC_INITIAL_QUEUED] = "Quic client Initials run from the slow queue (intro_share).",
     [DGW_CTR_QUIC_CONFIRM_ACK] = "Quic clients' padded Initial+Handshake ACK datagrams passed by.",
     [DGW_CTR_QUIC_CONFIRM_OLD] =

@@ -200,6 +200,7 @@ static void hello_initial(struct dgw_worker *w, struct rte_mbuf *m, const struct
 
 	switch (dgw_hello_take(w, m, rx, &both)) {
 	case DGW_HELLO_HELD:
+	case DGW_HELLO_REPLAYED:
 		return;
 	case DGW_HELLO_PAIRED:
 		dgw_intro_path(w, m, &both, s, DUST_OK);

@@ -153,6 +153,36 @@ struct dust_quic_accept {
 int64_t dust_quic_intro_peek(struct dust_server *srv, const uint8_t *dg, size_t len);
 
 /**
+ * The hellos a gateway has seen (SPEC 12.2): at most 2^log2_slots, shared
+ * by threads without a lock; a newer one may push an older out. NULL and
+ * errno on failure (log2_slots outside 4..28, no memory).
+ */
+struct dust_seen;
+struct dust_seen *dust_seen_new(unsigned log2_slots);
+void dust_seen_free(struct dust_seen *s);
+/** Adds k to the set; true when it was there already. */
+bool dust_seen_add(struct dust_seen *s, const uint8_t *k, size_t len);
+
+enum dust_quic_first {
+	DUST_QUIC_FIRST_NONE,  /**< names no invitation (dust_quic_intro_peek's -1) */
+	DUST_QUIC_FIRST_NEW,   /**< a hello's first Initial, not seen before: now in seen */
+	DUST_QUIC_FIRST_AGAIN, /**< a copy of one already seen, or of the invitation's
+	                            newest accepted intro (the store's, cluster-wide) */
+};
+
+/**
+ * A hello's first Initial, judged before its second comes (SPEC 12.2):
+ * dust_quic_intro_peek, then the hello's intro nonce (the client random's
+ * nonce bytes and the DCID, which every copy of the hello shares and no
+ * other hello has) against the invitation's newest accepted intro and
+ * against seen (NULL: the store's alone). A prober's replay of a client's
+ * first Initial is AGAIN at once; holding it for a second that never comes
+ * would answer it a hold later than a real server does. Adds to seen.
+ */
+enum dust_quic_first dust_quic_hello_first(struct dust_server *srv, struct dust_seen *seen,
+                                           const uint8_t *dg, size_t len);
+
+/**
  * Accept a quic-profile intro: dg[0..len) is the hello, its two client
  * Initials back to back (the first's Length field says where it ends). The
  * checks and the commit follow SPEC §5 (tag, AEAD, expiry, bound key,

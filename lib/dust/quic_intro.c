@@ -1031,6 +1031,30 @@ DUST_EXPORT int64_t dust_quic_intro_peek(struct dust_server *srv, const uint8_t 
 	return e ? (int64_t)dust_store_index(srv->store, e) : -1;
 }
 
+DUST_EXPORT enum dust_quic_first dust_quic_hello_first(struct dust_server *srv,
+                                                       struct dust_seen *seen, const uint8_t *dg,
+                                                       size_t len)
+{
+	struct accept_tmp tmp, *t = &tmp;
+	struct dust_store_entry *e = NULL;
+	struct quic_long qh;
+	enum dust_quic_first r = DUST_QUIC_FIRST_NONE;
+
+	if (read_hello_random(dg, len, &qh, &t->cb, t->h.random))
+		e = hello_invitation(srv, &qh, t);
+	if (e) {
+		/* both, always: the set learns this hello even when the store knew it */
+		bool in_set = seen && dust_seen_add(seen, t->nonce, sizeof(t->nonce));
+		bool newest;
+
+		dust_store_view_get(srv->store, e, &t->v);
+		newest = sodium_memcmp(t->nonce, t->v.last_nonce, sizeof(t->nonce)) == 0;
+		r = in_set || newest ? DUST_QUIC_FIRST_AGAIN : DUST_QUIC_FIRST_NEW;
+	}
+	sodium_memzero(t, sizeof(*t));
+	return r;
+}
+
 /* ---- server answer ----------------------------------------------------------- */
 
 /* Long header without token handling for the server: returns where the PN goes. */

@@ -57,6 +57,11 @@ static void try_intro(const uint8_t *data, size_t size)
 	peek = dust_quic_intro_peek(&gw.srv, data, size);
 	if (peek < -1 || !entry_untouched())
 		abort();
+	/* the hold's judgement: none exactly when the peek names none; the store untouched */
+	if ((dust_quic_hello_first(&gw.srv, NULL, data, size) == DUST_QUIC_FIRST_NONE) !=
+	        (peek < 0) ||
+	    !entry_untouched())
+		abort();
 	d = dust_quic_intro_accept(&gw.srv, &rng, data, size, FZ_NOW_MS, &from, &eph, &s, &acc,
 	                           &info);
 	if (gw.verbose)
@@ -77,6 +82,9 @@ static void try_intro(const uint8_t *data, size_t size)
 		abort();
 	if (dust_quic_intro_accept(&gw.srv, &rng, data, size, FZ_NOW_MS, &from, &eph, &s, &acc,
 	                           &info) != DUST_DROP_INTRO_DUP)
+		abort();
+	/* its first Initial again, from anywhere: a replay by the store alone */
+	if (dust_quic_hello_first(&gw.srv, NULL, data, size) != DUST_QUIC_FIRST_AGAIN)
 		abort();
 	dust_session_wipe(&s);
 }

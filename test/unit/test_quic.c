@@ -334,6 +334,56 @@ static void test_bit_flips_hello(void)
 }
 
 /*
+ * A hello's first Initial judged before its second (SPEC 12.2): new once,
+ * then every copy a replay, whichever set is asked, and a copy of the
+ * invitation's newest accepted intro is one by the store alone (another
+ * gateway of the cluster, or this one after a restart). A second Initial,
+ * another hello, or bytes of no hello are none.
+ */
+static void test_hello_first(void)
+{
+	struct fixture f;
+	struct hs h, h2;
+	struct dust_seen *seen = dust_seen_new(8), *fresh = dust_seen_new(8);
+	const size_t dg = DUST_QUIC_CLIENT_DGRAM;
+	uint8_t junk[DUST_QUIC_CLIENT_DGRAM], k[24] = {0};
+
+	CHECK(seen && fresh);
+	CHECK(!dust_seen_new(3) && !dust_seen_new(29));
+	quic_fixture(&f);
+	h.intro_len = dust_quic_intro_build(&f.inv, &f.client, &f.rng, FIX_NOW_MS, h.intro,
+	                                    sizeof(h.intro), &h.qc);
+	h2.intro_len = dust_quic_intro_build(&f.inv, &f.client, &f.rng, FIX_NOW_MS + 1, h2.intro,
+	                                     sizeof(h2.intro), &h2.qc);
+	CHECK_EQ(h.intro_len, DUST_QUIC_HELLO_BYTES);
+	CHECK_EQ(h2.intro_len, DUST_QUIC_HELLO_BYTES);
+	CHECK_EQ(dust_quic_hello_first(&f.srv, seen, h.intro, dg), DUST_QUIC_FIRST_NEW);
+	CHECK_EQ(dust_quic_hello_first(&f.srv, seen, h.intro, dg), DUST_QUIC_FIRST_AGAIN);
+	CHECK_EQ(dust_quic_hello_first(&f.srv, seen, h.intro, h.intro_len), DUST_QUIC_FIRST_AGAIN);
+	CHECK_EQ(dust_quic_hello_first(&f.srv, seen, h.intro + dg, dg), DUST_QUIC_FIRST_NONE);
+	CHECK_EQ(dust_quic_hello_first(&f.srv, seen, h2.intro, dg), DUST_QUIC_FIRST_NEW);
+	randombytes_buf(junk, sizeof(junk));
+	CHECK_EQ(dust_quic_hello_first(&f.srv, seen, junk, sizeof(junk)), DUST_QUIC_FIRST_NONE);
+	/* without a set, or with one that never saw it: new until the store has it */
+	CHECK_EQ(dust_quic_hello_first(&f.srv, NULL, h.intro, dg), DUST_QUIC_FIRST_NEW);
+	CHECK(dust_eph_generate(&h.eph) == 0);
+	CHECK_EQ(server_accept(&f, &h, h.intro, (size_t)h.intro_len, FIX_NOW_MS), DUST_OK);
+	CHECK_EQ(dust_quic_hello_first(&f.srv, NULL, h.intro, dg), DUST_QUIC_FIRST_AGAIN);
+	CHECK_EQ(dust_quic_hello_first(&f.srv, fresh, h.intro, dg), DUST_QUIC_FIRST_AGAIN);
+	/* the newer hello is not the store's newest: the set alone knows it */
+	CHECK_EQ(dust_quic_hello_first(&f.srv, NULL, h2.intro, dg), DUST_QUIC_FIRST_NEW);
+	/* the set: a key new once, then seen; another key new */
+	CHECK(!dust_seen_add(fresh, k, sizeof(k)) && dust_seen_add(fresh, k, sizeof(k)));
+	k[0] = 1;
+	CHECK(!dust_seen_add(fresh, k, sizeof(k)));
+	dust_quic_client_wipe(&h.qc);
+	dust_quic_client_wipe(&h2.qc);
+	dust_seen_free(seen);
+	dust_seen_free(fresh);
+	fix_fini(&f);
+}
+
+/*
  * A hello whose two Initials trade payloads (the second's CRYPTO middle first,
  * the head and tail second) reassembles to the same ClientHello, yet is
  * refused: the first Initial must hold the head, through the random, where
@@ -1382,6 +1432,7 @@ int main(int argc, char **argv)
 	    {"bit_flips_datagram", test_bit_flips_datagram},
 	    {"bit_flips_hello", test_bit_flips_hello},
 	    {"hello_head_first", test_hello_head_first},
+	    {"hello_first", test_hello_first},
 	    {"profile_mismatch", test_profile_mismatch},
 	    {"invite_cover", test_invite_cover},
 	    {"random_session_fields", test_random_session_fields},

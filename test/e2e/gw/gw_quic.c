@@ -980,7 +980,9 @@ static int lost_second(struct cl *c)
  * a new session, and not as a replay. Then, with no word from the client,
  * the flight goes out again on the PTO (never before 205 ms, each time the
  * answer twice and the tail), within 3x what the address sent, until it is
- * given up. The same hello from another port is a replay: no answer.
+ * given up. The same hello from another port is a replay: no answer. Its
+ * first Initial alone from a third port (a prober's replay) is not held for
+ * a second: judged a replay at once (SPEC 12.5).
  */
 static int resends(struct cl *c)
 {
@@ -992,7 +994,7 @@ static int resends(struct cl *c)
 	uint64_t pto = rg_ctr(&H, 0, DGW_CTR_QUIC_RTX_PTO), t0, seen;
 	uint64_t gone = rg_ctr(&H, 0, DGW_CTR_QUIC_RTX_EXPIRED), tx;
 	uint64_t pair = rg_drop(&H, 0, DGW_DROP_QUIC_RTX_PAIR);
-	uint64_t replay = rg_drop(&H, 0, DUST_DROP_INTRO_DUP);
+	uint64_t replayed = rg_drop(&H, 0, DGW_DROP_HELLO_REPLAYED), held;
 	size_t sent = 0, got = 0;
 	int n = dust_quic_intro_build(&c->inv, &c->id, &T.rng, rg_now_ms(), dg, sizeof(dg), &c->qc);
 
@@ -1050,10 +1052,20 @@ static int resends(struct cl *c)
 	printf("gw-quic: the same hello from another port is a replay: no answer\n");
 	other.port = (uint16_t)(other.port + 1);
 	tx = rg_ctr(&H, 0, DGW_CTR_NET_TX);
+	held = rg_ctr(&H, 0, DGW_CTR_HELLO_HELD);
 	CHECK(send_hello(&other, dg, (size_t)n) == 0, "send from another port");
 	CHECK(settled(), "replay not read");
 	CHECK(rg_ctr(&H, 0, DGW_CTR_NET_TX) == tx, "a replay from another port got an answer");
-	CHECK(rg_drop(&H, 0, DUST_DROP_INTRO_DUP) == replay + 1, "replay not counted as intro_dup");
+	CHECK(rg_drop(&H, 0, DGW_DROP_HELLO_REPLAYED) == replayed + 1,
+	      "the replay's first Initial not counted as quic_hello_replayed");
+	printf("gw-quic: its first Initial alone from a third port: a replay at once, not held\n");
+	other.port = (uint16_t)(other.port + 1);
+	CHECK(send_dg(&other, QUIC_PORT, dg, DUST_QUIC_CLIENT_DGRAM) == 0, "send the first alone");
+	CHECK(settled(), "the first alone not read");
+	CHECK(rg_drop(&H, 0, DGW_DROP_HELLO_REPLAYED) == replayed + 2,
+	      "a replayed first Initial alone not counted as quic_hello_replayed");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_HELLO_HELD) == held && rg_ctr(&H, 0, DGW_CTR_NET_TX) == tx,
+	      "a replayed first Initial was held, or answered");
 	return pto_limit(c);
 }
 

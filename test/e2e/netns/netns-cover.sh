@@ -300,7 +300,7 @@ stop_pid "$COVDUMP"
 COVDUMP=
 ctr() { sed -n "s/^$1 //p" "$W/stats.txt"; }
 for c in ctr.cover_in ctr.cover_out ctr.cover_flows drop.cover_rate drop.cover_prefix_rate \
-	ctr.intro_ok ctr.net_rx ctr.quic_acks ctr.quic_acks_tx; do
+	ctr.intro_ok ctr.net_rx ctr.quic_acks ctr.quic_acks_tx ctr.quic_hello_replayed; do
 	echo "dustgw $c = $(ctr $c)" | tee -a "$RESULTS"
 done
 # the client's ACK-sized datagrams (SPEC 12.4) are the gateway's, counted, never the cover's
@@ -315,6 +315,9 @@ echo "cover tap: $DUSTIN frames from the Dust client, $PROBEIN from the prober" 
 [[ $DUSTIN -eq 0 ]] || fail "$DUSTIN of the Dust client's frames reached the cover tap"
 [[ $PROBEIN -gt 0 ]] || fail "nothing of the prober reached the cover tap"
 [[ $(ctr ctr.intro_ok) -ge 1 ]] || fail "no intro accepted"
+# the replay probe's copy of the client's first Initial went to caddy at once, not held (12.5)
+[[ $(ctr ctr.quic_hello_replayed) -ge 1 ]] ||
+	fail "the replayed first Initial was not judged a replay (quic_hello_replayed 0)"
 
 step "the first flight's shape: caddy's, learned, and the Dust client's"
 LEARNED=$( (grep -o "first flight takes the cover server's shape.*" "$W/dustgw.log" || true) | tail -1)
