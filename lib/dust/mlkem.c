@@ -176,8 +176,24 @@ static void keccak_f(uint64_t s[25])
 	sodium_memzero(c, sizeof(c));
 }
 
+/*
+ * ThreadSanitizer instruments target_clones' resolver, which the dynamic
+ * loader runs before the sanitizer's runtime is up: a crash at load. A
+ * TSan build takes the default clone.
+ */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define DUST_NO_CLONES 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) || defined(DUST_NO_CLONES)
+#define KECCAK_CLONES
+#else
+#define KECCAK_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+
 /* Four permutations at once: AVX2 where the CPU has it, two SSE2 halves otherwise. */
-__attribute__((target_clones("avx2", "default"))) static void keccak_f4(lane4 s[25])
+KECCAK_CLONES static void keccak_f4(lane4 s[25])
 {
 	lane4 b[25], c[5];
 
