@@ -29,8 +29,8 @@ grep -E "^soak: (ok|FAIL)  *(intros|first uses|RSS)" "$OUT/soak.txt" || tail -5 
 /usr/bin/python3 - "$OUT/journal.txt" "$OUT/rss.txt" "$OUT/soak.stats" "$SECS" <<'PY'
 import sys
 j = [int(l) for l in open(sys.argv[1]) if l.strip().isdigit()]
-sm = [l.split() for l in open(sys.argv[2]) if len(l.split()) == 2]
-rss = [int(a) - int(m) for a, m in sm]
+sm = [l.split() for l in open(sys.argv[2]) if len(l.split()) == 3]  # when, VmRSS, memif's part
+rss = [int(a) - int(m) for t, a, m in sm]
 st = dict(l.split() for l in open(sys.argv[3]) if len(l.split()) == 2)
 secs = int(sys.argv[4])
 marks = [min(len(j) - 1, secs * k // 5) for k in range(6)] if j else []
