@@ -1088,58 +1088,155 @@ static void do_bind(struct etcd_store *es, CURL *c, const struct etcd_req *rq, s
  * intro or a newer one there is a replay (CONFLICT), whoever wrote it; a
  * lost reply is UNAVAILABLE, never retried, so a write of ours is never
  * mistaken for another's.
+ *
+ * Freshness of rq[0, n) (F and T, distinct IDs), committed together with
+ * that rule for each: one txn reads every t/ID at one revision; the
+ * items that still move forward are put in one txn that compares each
+ * key's mod_revision with the one read, and reads every key back when a
+ * compare fails (another gateway wrote one in between): then they are
+ * judged again from that read. Two round trips for the batch where
+ * one at a time took two per intro (issue 19: returning clients on etcd).
  */
-static enum etcd_status do_fresh(struct etcd_store *es, CURL *c, const struct etcd_req *rq)
+struct fresh_item {
+	char key[KEY_MAX], val[VAL_MAX];
+	int64_t mod;
+	bool open; /* still to put */
+};
+
+/* Whether kv (t/ID as read, or NULL) already holds rq's intro or a newer one; else its mod. */
+static bool fresh_there(struct etcd_store *es, const struct etcd_req *rq, const json_t *kv,
+                        int64_t *mod)
 {
-	bool excl = rq->kind == 'F';
-	char key[KEY_MAX], k64[2 * KEY_MAX], v64[2 * VAL_MAX], val[VAL_MAX],
-	    body[4 * VAL_MAX + 256];
-	char nhex[2 * DUST_XNONCE_BYTES + 1], plain[VAL_MAX];
+	char old[VAL_MAX], plain[VAL_MAX];
 
-	key_of(es, key, 'T', rq->id);
-	b64(k64, sizeof(k64), key, strlen(key));
-	sodium_bin2hex(nhex, sizeof(nhex), rq->nonce, sizeof(rq->nonce));
-	snprintf(plain, sizeof(plain), "%" PRIu64 " %s", rq->at, nhex);
-	val_seal(es, val, 'T', rq->id, plain);
-	b64(v64, sizeof(v64), val, strlen(val));
-	for (int tries = 0; tries < 8; tries++) {
-		json_t *r;
-		const json_t *kv;
-		int64_t mod = 0;
-		bool put;
+	*mod = kv ? jint(kv, "mod_revision") : 0;
+	/* one that does not open (counted) says nothing: replaced like an old one */
+	return kv && unb64(kv, "value", old, sizeof(old)) > 0 &&
+	       val_open(es, plain, 'T', rq->id, old) == 0 && strtoull(plain, NULL, 10) >= rq->at;
+}
 
-		snprintf(body, sizeof(body), "{\"key\":\"%s\"}", k64);
-		if (post(es, c, "/v3/kv/range", body, REQUEST_MS, &r) != 0)
-			return ETCD_UNAVAILABLE;
-		kv = json_array_get(json_object_get(r, "kvs"), 0);
-		if (kv) {
-			char old[VAL_MAX];
+static void fresh_body(struct sbuf *s, const struct fresh_item *fi, unsigned n, bool put)
+{
+	const char *sep = "";
 
-			mod = jint(kv, "mod_revision");
-			/* one that does not open (counted) says nothing: replaced like an old one
-			 */
-			if (unb64(kv, "value", old, sizeof(old)) > 0 &&
-			    val_open(es, plain, 'T', rq->id, old) == 0 &&
-			    strtoull(plain, NULL, 10) >= rq->at) {
-				json_decref(r);
-				/* this intro or a newer one is there already */
-				return excl ? ETCD_CONFLICT : ETCD_OK;
-			}
-		}
-		json_decref(r);
-		snprintf(
-		    body, sizeof(body),
-		    "{\"compare\":[{\"key\":\"%s\",\"target\":\"MOD\",\"mod_revision\":\"%" PRId64
-		    "\"}],\"success\":[{\"request_put\":{\"key\":\"%s\",\"value\":\"%s\"}}]}",
-		    k64, mod, k64, v64);
-		if (post(es, c, "/v3/kv/txn", body, REQUEST_MS, &r) != 0)
-			return ETCD_UNAVAILABLE;
-		put = json_is_true(json_object_get(r, "succeeded"));
-		json_decref(r);
-		if (put)
-			return ETCD_OK;
+	sb_str(s, "{\"compare\":[");
+	for (unsigned i = 0; put && i < n; i++) {
+		char mod[32];
+
+		if (!fi[i].open)
+			continue;
+		snprintf(mod, sizeof(mod), "\"%" PRId64 "\"}", fi[i].mod);
+		sb_str(s, sep);
+		sb_str(s, "{\"key\":");
+		sb_b64(s, fi[i].key);
+		sb_str(s, ",\"target\":\"MOD\",\"mod_revision\":");
+		sb_str(s, mod);
+		sep = ",";
 	}
-	return ETCD_CONFLICT;
+	sb_str(s, "],\"success\":[");
+	sep = "";
+	for (unsigned i = 0; i < n; i++) {
+		if (put && !fi[i].open)
+			continue;
+		sb_str(s, sep);
+		sb_str(s, put ? "{\"request_put\":{\"key\":" : "{\"request_range\":{\"key\":");
+		sb_b64(s, fi[i].key);
+		if (put) {
+			sb_str(s, ",\"value\":");
+			sb_b64(s, fi[i].val);
+		}
+		sb_str(s, "}}");
+		sep = ",";
+	}
+	sb_str(s, "],\"failure\":[");
+	for (unsigned i = 0; put && i < n; i++) {
+		sb_str(s, i ? ",{\"request_range\":{\"key\":" : "{\"request_range\":{\"key\":");
+		sb_b64(s, fi[i].key);
+		sb_str(s, "}}");
+	}
+	sb_str(s, "]}");
+}
+
+/* One txn of the batch: 1 succeeded, 0 not (the reads in *got), -EAGAIN no answer. */
+static int fresh_txn(struct etcd_store *es, CURL *c, const struct fresh_item *fi, unsigned n,
+                     bool put, json_t **got)
+{
+	struct sbuf s = {0};
+	json_t *r;
+	int rc;
+
+	fresh_body(&s, fi, n, put);
+	rc = s.oom ? dust_fail(ENOMEM, "out of memory")
+	           : post(es, c, "/v3/kv/txn", s.p, REQUEST_MS, &r);
+	sb_free(&s);
+	if (rc)
+		return rc;
+	*got = r;
+	return json_is_true(json_object_get(r, "succeeded"));
+}
+
+/* Judge each open item from reads[i]: decided ones get their status; how many stay open. */
+static unsigned fresh_judge(struct etcd_store *es, const struct etcd_req *rq, struct etcd_res *res,
+                            struct fresh_item *fi, unsigned n, const json_t *reads)
+{
+	unsigned open = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (!fi[i].open)
+			continue;
+		if (fresh_there(es, &rq[i], txn_kv(reads, i), &fi[i].mod)) {
+			fi[i].open = false;
+			/* this intro or a newer one is there already */
+			res[i].status = rq[i].kind == 'F' ? ETCD_CONFLICT : ETCD_OK;
+		} else {
+			open++;
+		}
+	}
+	return open;
+}
+
+static void do_fresh_batch(struct etcd_store *es, CURL *c, const struct etcd_req *rq,
+                           struct etcd_res *res, unsigned n)
+{
+	struct fresh_item *fi = calloc(n, sizeof(*fi));
+	json_t *got = NULL;
+	unsigned open;
+	int rc;
+
+	if (!fi)
+		return; /* each stays UNAVAILABLE */
+	for (unsigned i = 0; i < n; i++) {
+		char nhex[2 * DUST_XNONCE_BYTES + 1], plain[VAL_MAX];
+
+		key_of(es, fi[i].key, 'T', rq[i].id);
+		sodium_bin2hex(nhex, sizeof(nhex), rq[i].nonce, sizeof(rq[i].nonce));
+		snprintf(plain, sizeof(plain), "%" PRIu64 " %s", rq[i].at, nhex);
+		val_seal(es, fi[i].val, 'T', rq[i].id, plain);
+		fi[i].open = true;
+	}
+	if (fresh_txn(es, c, fi, n, false, &got) < 0)
+		goto out;
+	open = fresh_judge(es, rq, res, fi, n, got);
+	for (int tries = 0; open && tries < 8; tries++) {
+		json_decref(got);
+		got = NULL;
+		if ((rc = fresh_txn(es, c, fi, n, true, &got)) < 0)
+			goto out;
+		if (rc == 1) {
+			for (unsigned i = 0; i < n; i++)
+				if (fi[i].open)
+					res[i].status = ETCD_OK, fi[i].open = false;
+			break;
+		}
+		open = fresh_judge(es, rq, res, fi, n, got);
+	}
+	for (unsigned i = 0; i < n; i++) /* still contended after 8 rounds */
+		if (fi[i].open)
+			res[i].status = ETCD_CONFLICT;
+out:
+	json_decref(got);
+	sodium_memzero(fi, n * sizeof(*fi));
+	free(fi);
 }
 
 /* ---- the request threads --------------------------------------------------------- */
@@ -1175,9 +1272,9 @@ static void fail_queued(struct req_lane *l)
 }
 
 /*
- * The lane's next request, or its next bindings: those queued one after
- * another, TXN_ITEMS at most, of different IDs (etcd refuses a txn that
- * puts one key twice), go in one txn. Only the head's run is taken, so an
+ * The lane's next requests: bindings, or freshness commits (F and T),
+ * queued one after another, TXN_ITEMS at most, of different IDs (etcd
+ * refuses a txn that puts one key twice), go in one txn. Only the head's run is taken, so an
  * invitation's requests stay in order. Under es->lock; how many.
  */
 static unsigned lane_take(struct req_lane *l, struct etcd_req *rq)
@@ -1189,7 +1286,7 @@ static unsigned lane_take(struct req_lane *l, struct etcd_req *rq)
 		const struct etcd_req *h = &l->q[l->qhead];
 		bool dup = false;
 
-		if (n && (h->kind != 'B' || rq[0].kind != 'B'))
+		if (n && (h->kind == 'B') != (rq[0].kind == 'B'))
 			break;
 		for (unsigned i = 0; i < n; i++)
 			dup |= memcmp(rq[i].id, h->id, DUST_ID_BYTES) == 0;
@@ -1219,7 +1316,7 @@ static void lane_do(struct etcd_store *es, CURL *c, const struct etcd_req *rq, s
 	if (rq[0].kind == 'B')
 		do_bind(es, c, rq, res, n);
 	else
-		res[0].status = do_fresh(es, c, &rq[0]);
+		do_fresh_batch(es, c, rq, res, n);
 }
 
 static void *req_main(void *arg)

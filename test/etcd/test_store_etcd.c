@@ -478,12 +478,73 @@ static bool is_conflict(unsigned i)
 }
 
 /*
+ * The same BURST clients return to gateway a, and their freshness is
+ * committed at once (SPEC §7.5: held until the cluster has it). Four of
+ * them came back to gateway b first, with newer intros, which a has not
+ * seen: those are replays at a, each on its own, and every other one
+ * commits, in a few txns on one request thread.
+ */
+static void returning(const char *prefix, const char *lanes, struct gw *a, struct gw *b,
+                      const struct dust_invite *inv, const struct dust_identity *c1,
+                      const struct dust_identity *c2)
+{
+	struct dust_store_outcome o[16];
+	unsigned seen[BURST] = {0}, done = 0, keys, revs;
+	uint64_t t0;
+	bool first;
+
+	for (unsigned i = 0; i < BURST; i++) {
+		if (!is_conflict(i))
+			continue;
+		CHECK_EQ(accept_new(b, &inv[i], c2, FIX_NOW_MS + 20000 + i, &first), DUST_OK);
+		CHECK(!first);
+		CHECK_EQ(commit_held(b, dust_store_find(b->srv.store, inv[i].id)), DUST_OK);
+	}
+	for (unsigned i = 0; i < BURST; i++) {
+		CHECK_EQ(accept_new(a, &inv[i], is_conflict(i) ? c2 : c1, FIX_NOW_MS + 10000 + i,
+		                    &first),
+		         DUST_OK);
+		CHECK(!first && last_held);
+	}
+	for (unsigned i = 0; i < BURST; i++)
+		CHECK_EQ(dust_store_persist_submit(
+		             a->srv.store, dust_store_find(a->srv.store, inv[i].id), 2000 + i),
+		         0);
+	for (t0 = mono_ms(); done < BURST && mono_ms() - t0 < WAIT_MS;) {
+		unsigned k = dust_store_persist_poll(a->srv.store, o, 16);
+
+		for (unsigned j = 0; j < k; j++) {
+			unsigned i = o[j].cookie - 2000;
+
+			CHECK(i < BURST);
+			if (i >= BURST)
+				continue;
+			seen[i]++;
+			CHECK_EQ(o[j].drop, is_conflict(i) ? DUST_DROP_INTRO_REPLAY : DUST_OK);
+		}
+		done += k;
+		if (!k)
+			usleep(200);
+	}
+	CHECK_EQ(done, BURST);
+	for (unsigned i = 0; i < BURST; i++)
+		CHECK_EQ(seen[i], 1);
+	cluster_revs(prefix, 't', &keys, &revs);
+	printf("  lanes %s: %u returning clients' freshness (4 newer before) at %u revisions\n",
+	       lanes, keys, revs);
+	CHECK_EQ(keys, BURST);
+	if (strcmp(lanes, "1") == 0)
+		CHECK(revs <= 4 + BURST / 4);
+}
+
+/*
  * BURST first uses accepted by gateway a, then submitted at once (lanes:
  * its request threads): they go out as a few txns of many bindings. Four
  * of them were bound by gateway b meanwhile (a has not seen it): those fail
  * their txn's compare; each must come back as the other key's, and every
- * other binding must still commit, once, under its own cookie. A gateway
- * started afterwards loads exactly those bindings.
+ * other binding must still commit, once, under its own cookie. Then the
+ * clients return (returning()). A gateway started afterwards loads exactly
+ * those bindings and the newest freshness of each.
  */
 static void burst(const char *prefix, const char *lanes)
 {
@@ -549,12 +610,15 @@ static void burst(const char *prefix, const char *lanes)
 	/* one request thread: the burst goes out in a few txns, not one each */
 	if (strcmp(lanes, "1") == 0)
 		CHECK(revs <= 4 + BURST / 4);
+	returning(prefix, lanes, &a, &b, inv, &c1, &c2);
 	/* what the cluster holds: each invitation bound once, to the key that won */
 	gw_open(&r, &server, 7);
 	for (unsigned i = 0; i < BURST; i++) {
 		struct dust_store_entry *e = dust_store_find(r.srv.store, inv[i].id);
 
 		CHECK(e && e->bound);
+		/* and the newest intro's freshness: b's where b's came later */
+		CHECK(e && e->last_ts_ms == FIX_NOW_MS + (is_conflict(i) ? 20000 : 10000) + i);
 		CHECK(e && sodium_memcmp(e->client_pk, is_conflict(i) ? c2.pk : c1.pk,
 		                         DUST_PK_BYTES) == 0);
 		CHECK(sodium_memcmp(dust_store_find(a.srv.store, inv[i].id)->client_pk,
