@@ -263,7 +263,7 @@ struct dgw {
 	 */
 	pthread_mutex_t pub_lock;
 	uint32_t published;
-	volatile bool stop;
+	_Atomic bool stop;     /* main lcore, a signal handler, a test driver: read by workers */
 	_Atomic bool dlv_open; /* replay: delivery RX allowed */
 	uint64_t start_tsc;
 	/* replay.c: mbuf timestamp field and flag; tag index epoch asked / built */
@@ -305,6 +305,18 @@ void dgw_pace_tx(struct dgw_worker *w, struct rte_mbuf *m, const struct dust_ses
 unsigned dgw_pace_run(struct dgw_worker *w, uint64_t now_tsc);
 
 /* The first flight's shape now (learn.c installs the cover server's). */
+/* The lcore a worker runs on (LCORE_ID_ANY before dgw_run launches it): telemetry reads it. */
+static inline unsigned dgw_worker_lcore(const struct dgw_worker *w)
+{
+	return __atomic_load_n(&w->lcore, __ATOMIC_RELAXED);
+}
+
+/* Whether dgw_stop was called: the loops' exit test. */
+static inline bool dgw_stopping(const struct dgw *gw)
+{
+	return atomic_load_explicit(&gw->stop, memory_order_relaxed);
+}
+
 static inline void dgw_shape_now(const struct dgw *gw, struct dgw_shape *sh)
 {
 	dgw_shape_unpack(atomic_load_explicit(&gw->shape, memory_order_relaxed), sh);

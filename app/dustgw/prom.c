@@ -105,7 +105,7 @@ static const char *const ctr_help[DGW_CTR_MAX] = {
 /* Workers get their lcore in dgw_run; a scrape before that skips them. */
 static bool worker_ready(const struct dgw *gw, unsigned i)
 {
-	return gw->w[i]->lcore != LCORE_ID_ANY;
+	return dgw_worker_lcore(gw->w[i]) != LCORE_ID_ANY;
 }
 
 static void write_counters(FILE *f, const struct dgw *gw, const struct dgw_stats *per)
@@ -117,18 +117,18 @@ static void write_counters(FILE *f, const struct dgw *gw, const struct dgw_stats
 		prom_family(f, name, "counter", ctr_help[c] ? ctr_help[c] : dgw_ctr_name(c));
 		for (unsigned i = 0; i < gw->nworkers; i++)
 			if (worker_ready(gw, i))
-				fprintf(f, "%s{lcore=\"%u\"} %" PRIu64 "\n", name, gw->w[i]->lcore,
-				        per[i].ctr[c]);
+				fprintf(f, "%s{lcore=\"%u\"} %" PRIu64 "\n", name,
+				        dgw_worker_lcore(gw->w[i]), per[i].ctr[c]);
 	}
 	prom_family(f, "dustgw_drops_total", "counter",
 	            "Packets dropped, by reason (docs/counters.md says what each means).");
 	for (unsigned d = 1; d < DGW_DROP_MAX; d++)
 		for (unsigned i = 0; i < gw->nworkers; i++)
 			if (worker_ready(gw, i))
-				fprintf(f,
-				        "dustgw_drops_total{reason=\"%s\",lcore=\"%u\"} %" PRIu64
-				        "\n",
-				        dgw_drop_name(d), gw->w[i]->lcore, per[i].drop[d]);
+				fprintf(
+				    f,
+				    "dustgw_drops_total{reason=\"%s\",lcore=\"%u\"} %" PRIu64 "\n",
+				    dgw_drop_name(d), dgw_worker_lcore(gw->w[i]), per[i].drop[d]);
 }
 
 /*
@@ -144,8 +144,8 @@ static void per_worker(FILE *f, const struct dgw *gw, const char *name, const ch
 	prom_family(f, name, "gauge", help);
 	for (unsigned i = 0; i < gw->nworkers; i++)
 		if (worker_ready(gw, i))
-			fprintf(f, "%s{lcore=\"%u\"} %" PRIu64 "\n", name, gw->w[i]->lcore,
-			        get(gw->w[i]));
+			fprintf(f, "%s{lcore=\"%u\"} %" PRIu64 "\n", name,
+			        dgw_worker_lcore(gw->w[i]), get(gw->w[i]));
 }
 
 static uint64_t w_sessions(const struct dgw_worker *w)
@@ -209,7 +209,7 @@ static void write_workers(FILE *f, const struct dgw *gw)
 
 		if (worker_ready(gw, i) && beat > 0)
 			fprintf(f, "dustgw_worker_heartbeat_age_seconds{lcore=\"%u\"} %.3f\n",
-			        gw->w[i]->lcore, now > beat ? now - beat : 0);
+			        dgw_worker_lcore(gw->w[i]), now > beat ? now - beat : 0);
 	}
 }
 

@@ -54,7 +54,8 @@ static void epoch_follow(struct dgw_worker *w, uint64_t e)
 		return;
 	while (want < e && !atomic_compare_exchange_weak(&gw->want_epoch, &want, e))
 		;
-	while (atomic_load_explicit(&gw->tick_epoch, memory_order_acquire) < e && !gw->stop) {
+	while (atomic_load_explicit(&gw->tick_epoch, memory_order_acquire) < e &&
+	       !dgw_stopping(gw)) {
 		/* No session is held here: the main lcore's RCU wait must not stall on us. */
 		rte_rcu_qsbr_quiescent(gw->rcu, w->wid);
 		rte_pause();
@@ -71,7 +72,7 @@ void dgw_replay_publish_wait(struct dgw_worker *w, struct dust_session *s)
 	uint64_t end = rte_rdtsc() + DGW_PENDING_TIMEOUT_S * rte_get_tsc_hz();
 
 	while (atomic_load_explicit(&w->pub_done, memory_order_acquire) != w->pub_sent &&
-	       !w->gw->stop && rte_rdtsc() < end) {
+	       !dgw_stopping(w->gw) && rte_rdtsc() < end) {
 		rte_rcu_qsbr_quiescent(w->gw->rcu, w->wid);
 		rte_pause();
 	}

@@ -133,7 +133,7 @@ unsigned dgw_stats_workers(const struct dgw *gw)
 
 unsigned dgw_stats_lcore(const struct dgw *gw, unsigned w)
 {
-	return w < gw->nworkers ? gw->w[w]->lcore : 0;
+	return w < gw->nworkers ? dgw_worker_lcore(gw->w[w]) : 0;
 }
 
 static void add(struct dgw_stats *out, const struct dgw_stats *in)
@@ -247,7 +247,7 @@ void dgw_stats_print(const struct dgw *gw, FILE *f)
 		char who[16];
 
 		dgw_stats_get(gw, i, &per[i]);
-		snprintf(who, sizeof(who), "%u", gw->w[i]->lcore);
+		snprintf(who, sizeof(who), "%u", dgw_worker_lcore(gw->w[i]));
 		print_one(f, who, &per[i]);
 	}
 	print_one(f, "total", &t);
@@ -260,7 +260,7 @@ void dgw_stats_print(const struct dgw *gw, FILE *f)
 			continue;
 		fprintf(f, "  %-18s %9" PRIu64 "  (", dgw_drop_name(d), t.drop[d]);
 		for (unsigned i = 0; i < gw->nworkers; i++)
-			fprintf(f, "%slcore%u=%" PRIu64, i ? " " : "", gw->w[i]->lcore,
+			fprintf(f, "%slcore%u=%" PRIu64, i ? " " : "", dgw_worker_lcore(gw->w[i]),
 			        per[i].drop[d]);
 		fprintf(f, ")\n");
 	}

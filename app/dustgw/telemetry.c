@@ -26,7 +26,7 @@ static int stats_get(struct dgw *gw, const char *cmd, const char *params, struct
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "workers", gw->nworkers);
 	if (w != UINT32_MAX)
-		rte_tel_data_add_dict_u64(d, "lcore", gw->w[w]->lcore);
+		rte_tel_data_add_dict_u64(d, "lcore", dgw_worker_lcore(gw->w[w]));
 	for (unsigned c = 0; c < DGW_CTR_MAX; c++)
 		rte_tel_data_add_dict_u64(d, dgw_ctr_name(c), s.ctr[c]);
 	for (unsigned r = 1; r < DGW_DROP_MAX; r++) {
@@ -93,7 +93,7 @@ static int sessions_get(struct dgw *gw, const char *cmd, const char *params, str
 		uint64_t n = __atomic_load_n(&gw->w[i]->st.sessions, __ATOMIC_RELAXED);
 
 		rte_tel_data_add_array_u64(live, n);
-		rte_tel_data_add_array_u64(lcores, gw->w[i]->lcore);
+		rte_tel_data_add_array_u64(lcores, dgw_worker_lcore(gw->w[i]));
 		total += n;
 	}
 	rte_tel_data_start_dict(d);

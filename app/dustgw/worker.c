@@ -113,7 +113,7 @@ int dgw_worker_main(void *arg)
 	dgw_poll_init(w);
 	DGW_LOG(INFO, "worker %u on lcore %u: net queue %u, delivery queue %u, %s polling", w->wid,
 	        w->lcore, w->wid, w->wid, w->adaptive ? "adaptive" : "busy");
-	while (!gw->stop) {
+	while (!dgw_stopping(gw)) {
 		uint64_t now = rte_rdtsc();
 		uint16_t got;
 
@@ -149,7 +149,7 @@ void *dgw_worker_arg(struct dgw *gw, unsigned w)
 
 void dgw_stop(struct dgw *gw)
 {
-	gw->stop = true;
+	atomic_store_explicit(&gw->stop, true, memory_order_relaxed);
 }
 
 /*
@@ -211,7 +211,7 @@ static void main_tick(struct dgw *gw, uint64_t now, uint64_t *next_store)
 	if (gw->cfg.exit_on_idle_ms && idle_ms(gw, false) >= gw->cfg.exit_on_idle_ms &&
 	    atomic_load_explicit(&gw->dlv_open, memory_order_relaxed) && !queued(gw)) {
 		DGW_LOG(INFO, "idle for %u ms: stopping", gw->cfg.exit_on_idle_ms);
-		gw->stop = true;
+		dgw_stop(gw);
 	}
 }
 
@@ -231,10 +231,11 @@ int dgw_run(struct dgw *gw)
 	{
 		if (i == gw->nworkers)
 			break;
-		gw->w[i]->lcore = lcore;
+		/* telemetry may read it already */
+		__atomic_store_n(&gw->w[i]->lcore, lcore, __ATOMIC_RELAXED);
 		rte_eal_remote_launch(dgw_worker_main, gw->w[i++], lcore);
 	}
-	while (!gw->stop) {
+	while (!dgw_stopping(gw)) {
 		main_tick(gw, rte_rdtsc(), &next_store);
 		rte_delay_us_sleep(200);
 	}

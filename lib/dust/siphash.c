@@ -75,13 +75,17 @@ __attribute__((target("avx512f"))) static void mask8(uint8_t *const *buf, const 
 	}
 }
 
+/* Workers ask at once: the cached answer is an atomic (ThreadSanitizer saw the race). */
 static bool have_avx512(void)
 {
 	static int have = -1;
+	int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
 
-	if (have < 0)
-		have = __builtin_cpu_supports("avx512f");
-	return have;
+	if (h < 0) {
+		h = __builtin_cpu_supports("avx512f");
+		__atomic_store_n(&have, h, __ATOMIC_RELAXED);
+	}
+	return h;
 }
 #else
 static void mask8(uint8_t *const *buf, const uint8_t *const *in, const uint8_t *const *key)
