@@ -55,7 +55,8 @@ static void check_shape(const struct dgw_config *cfg)
 	       sh->tail_min, sh->tail_max,
 	       sh->ack_first ? "ACK-only Initial first" : "no ACK first", sh->pto_ms);
 	if (sh->short_len)
-		printf("1-RTT %u B after tails to %u B\n", sh->short_len, sh->short_tail);
+		printf("1-RTT %u B after tails to %u B, coalesced behind the tail in %u/3\n",
+		       sh->short_len, sh->short_tail, sh->coalesce);
 	else
 		printf("no 1-RTT after the tail\n");
 	if (cfg->cover == DGW_COVER_TAP && cfg->cover_learn_s)

@@ -45,7 +45,7 @@ static const char *const known_keys[][24] = {
     {"quic", "cover", "cover_iface", "cover_rate", "cover_prefix_rate", "cover_flows",
      "cover_idle_s", "sizes", "pacing", "acks", "cover_learn_s", "cover_learn_sni",
      "cover_learn_src", "shape_answer", "shape_tail_min", "shape_tail_max", "shape_pto_ms",
-     "shape_ack", "shape_short", "shape_short_tail", NULL},
+     "shape_ack", "shape_short", "shape_short_tail", "shape_coalesce", NULL},
     {"random", "cover", NULL},
 };
 /* clang-format on */
@@ -409,6 +409,7 @@ static int load_shape(struct cfg_ctx *c, struct dgw_config *cfg)
 		return rc;
 	GET_UINT(c, "quic", "shape_short", 0, DGW_SHAPE_SHORT_MOST, sh->short_len);
 	GET_UINT(c, "quic", "shape_short_tail", 0, DGW_SHAPE_TAIL_MOST, sh->short_tail);
+	GET_UINT(c, "quic", "shape_coalesce", 0, DGW_SHAPE_COALESCE_MAX, sh->coalesce);
 	if (sh->short_len && sh->short_len < DGW_SHAPE_SHORT_LEAST)
 		return fail(c, "[quic] shape_short = %u: 0 (none) or %d..%d bytes", sh->short_len,
 		            DGW_SHAPE_SHORT_LEAST, DGW_SHAPE_SHORT_MOST);

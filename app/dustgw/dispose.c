@@ -264,14 +264,37 @@ void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *
 		send_ack(w, s, rx->mac);
 }
 
-enum flight_dg { FLIGHT_ACK, FLIGHT_ANSWER, FLIGHT_TAIL, FLIGHT_SHORT };
+enum flight_dg { FLIGHT_ACK, FLIGHT_ANSWER, FLIGHT_TAIL, FLIGHT_SHORT, FLIGHT_TAIL_SHORT };
+
+_Static_assert((int)DGW_SHAPE_SHORT_LEAST == (int)DUST_QUIC_TAIL_SHORT_LEAST &&
+                   (int)DGW_SHAPE_SHORT_MOST == (int)DUST_QUIC_TAIL_SHORT_MOST,
+               "a 1-RTT coalesced behind the tail is one that clients pass by");
+
+/*
+ * The small 1-RTT packet quic-go sends after its tail (a 1-RTT packet to an
+ * empty DCID): header-protected and sealed, so random bytes behind the
+ * session's short header (its spin bit, as its later ones). Under a Dust
+ * packet's size, the client passes it by (SPEC §12.3).
+ */
+static int short_build(struct dgw_worker *w, struct dust_session *s, const struct dgw_shape *sh,
+                       uint8_t *pkt, size_t room)
+{
+	size_t pre = dust_quic_tx_prefix(s);
+
+	if (room < sh->short_len || sh->short_len <= pre)
+		return -EMSGSIZE;
+	dust_quic_short_put(s, &w->rng, pkt);
+	dust_rng_bytes(&w->rng, pkt + pre, sh->short_len - pre);
+	return sh->short_len;
+}
 
 /*
  * One datagram of a first flight at pkt: the ACK-only Initial, the answer
  * (both from a generator keyed by seed, so that a resend carries the same
  * ServerHello; its size fixed at accept), the Handshake tail (its size
- * from the shape sh) or the short 1-RTT datagram after it. Each Initial
- * takes the next packet number (acc->server_pn).
+ * from the shape sh), the short 1-RTT datagram after it, or the two
+ * coalesced (a tail that the 1-RTT follows: to short_tail bytes). Each
+ * Initial takes the next packet number (acc->server_pn).
  */
 static int flight_build(struct dgw_worker *w, struct dust_session *s, struct dust_quic_accept *acc,
                         const uint8_t *seed, const struct dgw_shape *sh, enum flight_dg k,
@@ -283,20 +306,20 @@ static int flight_build(struct dgw_worker *w, struct dust_session *s, struct dus
 	if (k == FLIGHT_TAIL)
 		return dust_quic_answer_tail_build_sized(s, &w->rng, w->now_s, sh->tail_min,
 		                                         sh->tail_max, pkt, room);
-	if (k == FLIGHT_SHORT) {
-		/*
-		 * What quic-go sends there (a 1-RTT packet to an empty DCID) is
-		 * header-protected and sealed: random bytes behind the session's
-		 * short header (its spin bit, as its later ones). Under a Dust
-		 * packet's size, the client passes it by (SPEC §12.3).
-		 */
-		size_t pre = dust_quic_tx_prefix(s);
+	if (k == FLIGHT_SHORT)
+		return short_build(w, s, sh, pkt, room);
+	if (k == FLIGHT_TAIL_SHORT) {
+		uint16_t hi = RTE_MIN(sh->tail_max, sh->short_tail);
+		int t, u;
 
-		if (room < sh->short_len || sh->short_len <= pre)
-			return -EMSGSIZE;
-		dust_quic_short_put(s, &w->rng, pkt);
-		dust_rng_bytes(&w->rng, pkt + pre, sh->short_len - pre);
-		return sh->short_len;
+		if (hi < sh->tail_min)
+			return -EMSGSIZE; /* the shape says: no tail the 1-RTT follows */
+		if ((t = dust_quic_answer_tail_build_sized(s, &w->rng, w->now_s, sh->tail_min, hi,
+		                                           pkt, room)) < 0)
+			return t;
+		if ((u = short_build(w, s, sh, pkt + t, room - (size_t)t)) < 0)
+			return u;
+		return t + u;
 	}
 	dust_rng_seed(&rng, seed);
 	if (k == FLIGHT_ACK) {
@@ -373,6 +396,14 @@ int dgw_quic_flight(struct dgw_worker *w, struct dust_session *s, struct dust_qu
 	dgw_shape_now(w->gw, &sh);
 	if (kind != DGW_FLIGHT_PTO && !sh.ack_first)
 		i = 1; /* a cover server that sends no ACK-only Initial first */
+	/* the 1-RTT coalesced behind the tail, in sh.coalesce thirds of the flights that have it */
+	if (kind != DGW_FLIGHT_PTO && sh.short_len && sh.short_tail >= sh.tail_min &&
+	    dust_rng_uniform(&w->rng, DGW_SHAPE_COALESCE_MAX) < sh.coalesce) {
+		for (; i < RTE_DIM(first) - 1; i++)
+			if (flight_dg(w, s, acc, seed, &sh, mac, dg[i], resend) < 0)
+				return -1;
+		return flight_dg(w, s, acc, seed, &sh, mac, FLIGHT_TAIL_SHORT, resend) < 0 ? -1 : 0;
+	}
 	/* a datagram refused (the 3x limit) ends the flight: no tail without its answer */
 	for (; i < RTE_DIM(first); i++)
 		if ((r = flight_dg(w, s, acc, seed, &sh, mac, dg[i], resend)) < 0)

@@ -356,10 +356,12 @@ static void finish(struct dgw *gw, struct dgw_learn *L, uint64_t now)
 	atomic_store_explicit(&gw->shape, v, memory_order_relaxed);
 	DGW_LOG(INFO,
 	        "cover: the first flight takes the cover server's shape (%u of %u probes): "
-	        "answer %u B, tail %u..%u B, %s, PTO %u ms, 1-RTT %u B after tails to %u B%s",
+	        "answer %u B, tail %u..%u B, %s, PTO %u ms, 1-RTT %u B after tails to %u B "
+	        "(coalesced in %u/3)%s",
 	        ok, LEARN_PROBES, got.answer, got.tail_min, got.tail_max,
 	        got.ack_first ? "ACK-only Initial first" : "no ACK-only Initial", got.pto_ms,
-	        got.short_len, got.short_tail, cl ? " (clamped to what clients open)" : "");
+	        got.short_len, got.short_tail, got.coalesce,
+	        cl ? " (clamped to what clients open)" : "");
 }
 
 void dgw_learn_tick(struct dgw *gw, uint64_t now)

@@ -25,7 +25,8 @@ void dgw_shape_default(struct dgw_shape *sh)
 	                         .pto_ms = 205,
 	                         .ack_first = true,
 	                         .short_len = 24,
-	                         .short_tail = 124};
+	                         .short_tail = 124,
+	                         .coalesce = 1};
 }
 
 static uint16_t clamp16(uint16_t v, uint16_t lo, uint16_t hi, unsigned bit, unsigned *changed)
@@ -59,19 +60,23 @@ unsigned dgw_shape_clamp(struct dgw_shape *sh)
 		sh->short_tail = DGW_SHAPE_TAIL_MOST;
 		c |= DGW_SHAPE_CL_SHORT;
 	}
+	if (sh->coalesce > DGW_SHAPE_COALESCE_MAX) {
+		sh->coalesce = DGW_SHAPE_COALESCE_MAX;
+		c |= DGW_SHAPE_CL_SHORT;
+	}
 	return c;
 }
 
 /*
  * 11 bits each for the answer, the tails, the PTO and short_tail (all under
- * 2048 once clamped), 6 for short_len, 1 for the ACK: 62 bits.
+ * 2048 once clamped), 6 for short_len, 1 for the ACK, 2 for coalesce: 64 bits.
  */
 uint64_t dgw_shape_pack(const struct dgw_shape *sh)
 {
 	return (uint64_t)(sh->answer & 0x7ff) | (uint64_t)(sh->tail_min & 0x7ff) << 11 |
 	       (uint64_t)(sh->tail_max & 0x7ff) << 22 | (uint64_t)(sh->pto_ms & 0x7ff) << 33 |
 	       (uint64_t)(sh->short_tail & 0x7ff) << 44 | (uint64_t)(sh->short_len & 0x3f) << 55 |
-	       (uint64_t)sh->ack_first << 61;
+	       (uint64_t)sh->ack_first << 61 | (uint64_t)(sh->coalesce & 3) << 62;
 }
 
 void dgw_shape_unpack(uint64_t v, struct dgw_shape *sh)
@@ -83,6 +88,7 @@ void dgw_shape_unpack(uint64_t v, struct dgw_shape *sh)
 	sh->short_tail = (uint16_t)(v >> 44 & 0x7ff);
 	sh->short_len = (uint8_t)(v >> 55 & 0x3f);
 	sh->ack_first = v >> 61 & 1;
+	sh->coalesce = (uint8_t)(v >> 62 & 3);
 }
 
 /* ---- reading the cover server's datagrams ---- */
@@ -188,7 +194,7 @@ bool dgw_shape_dgram(const uint8_t *dg, size_t len, struct dgw_shape_dg *out)
 
 struct facts {
 	uint16_t answer, tail, pto, shrt; /* shrt: the 1-RTT after the tail (or coalesced), or 0 */
-	bool ack;
+	bool ack, coalesced;              /* coalesced: shrt rode behind the tail */
 };
 
 static bool is_answer(const struct dgw_shape_dg *d)
@@ -231,9 +237,11 @@ static bool probe_facts(const struct dgw_shape_probe *p, struct facts *f)
 		if (!f->tail && is_tail(d)) {
 			f->tail = d->first_len;
 			if (d->npkts == 2 && d->kinds == (DGW_QK_HANDSHAKE | DGW_QK_SHORT) &&
-			    d->len - d->first_len <= DGW_SHAPE_SHORT_MOST)
+			    d->len - d->first_len <= DGW_SHAPE_SHORT_MOST) {
 				f->shrt =
 				    (uint16_t)(d->len - d->first_len); /* coalesced behind it */
+				f->coalesced = true;
+			}
 		} else if (f->tail && !f->shrt && d->first == DGW_QK_SHORT && d->npkts == 1)
 			f->shrt = d->len;
 		if (d->t_ms > last)
@@ -270,6 +278,7 @@ static void short_derive(const struct facts *f, unsigned n, const struct dgw_sha
                          struct dgw_shape *out)
 {
 	uint16_t len = UINT16_MAX, with = 0, without = UINT16_MAX;
+	unsigned shorts = 0, coalesced = 0;
 
 	for (unsigned i = 0; i < n; i++) {
 		if (!f[i].tail)
@@ -277,6 +286,8 @@ static void short_derive(const struct facts *f, unsigned n, const struct dgw_sha
 		if (f[i].shrt) {
 			len = f[i].shrt < len ? f[i].shrt : len;
 			with = f[i].tail > with ? f[i].tail : with;
+			shorts++;
+			coalesced += f[i].coalesced;
 		} else if (f[i].tail < without) {
 			without = f[i].tail;
 		}
@@ -289,6 +300,8 @@ static void short_derive(const struct facts *f, unsigned n, const struct dgw_sha
 		return;
 	}
 	out->short_len = len > UINT8_MAX ? UINT8_MAX : (uint8_t)len;
+	/* the nearest third: a round of four probes shows 0..4 of them coalesced */
+	out->coalesce = (uint8_t)((3 * coalesced + shorts / 2) / shorts);
 	if (without == UINT16_MAX) /* after every tail: up to cur's bound, if it reaches them */
 		out->short_tail =
 		    cur->short_len && cur->short_tail >= with ? cur->short_tail : with;

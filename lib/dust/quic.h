@@ -74,8 +74,9 @@ DUST_MUST_CHECK int dust_quic_intro_build(const struct dust_invite *inv,
  * Open the server's first flight (SPEC 12.3): dg, its Initial (ServerHello
  * with the server ephemeral) coalesced with the Handshake packet holding
  * the masked ML-KEM-768 ciphertext, and tail, the Handshake packet after it
- * holding a Dust keepalive under the hybrid session keys. The keepalive
- * authenticates the whole. tail is opened in place. On DUST_OK s is a live
+ * holding a Dust keepalive under the hybrid session keys, alone in its
+ * datagram or with one short header of 21..63 bytes behind it (the cover
+ * server's small 1-RTT, passed by). The keepalive authenticates the whole. tail is opened in place. On DUST_OK s is a live
  * client session and qc is wiped; on any drop nothing changes and qc stays
  * pending (a later answer may still come).
  */

@@ -90,6 +90,10 @@ enum dust_quic_flight_size {
 	DUST_QUIC_TAIL_DEFAULT_MAX = 120,
 	DUST_QUIC_TAIL_LEAST = 64,  /* a Handshake header with a 20-byte CID and a keepalive */
 	DUST_QUIC_TAIL_MOST = 1199, /* under DUST_QUIC_ANSWER_MIN */
+	/* a 1-RTT packet coalesced behind the tail: a short header, a sample, a tag; under a Dust
+	   packet */
+	DUST_QUIC_TAIL_SHORT_LEAST = 21,
+	DUST_QUIC_TAIL_SHORT_MOST = 63,
 };
 static_assert((int)DUST_QUIC_CLIENT_DGRAM <= (int)DUST_QUIC_CLIENT_DGRAM_MAX,
               "the client Initial keeps the client bound");

@@ -30,7 +30,7 @@ static void check_shape(struct dgw_shape *s)
 	if (s->answer < DGW_SHAPE_ANSWER_MIN || s->answer > DGW_SHAPE_ANSWER_MAX ||
 	    s->tail_min < DGW_SHAPE_TAIL_LEAST || s->tail_max > DGW_SHAPE_TAIL_MOST ||
 	    s->tail_min > s->tail_max || s->pto_ms < DGW_SHAPE_PTO_MIN ||
-	    s->pto_ms > DGW_SHAPE_PTO_MAX)
+	    s->pto_ms > DGW_SHAPE_PTO_MAX || s->coalesce > DGW_SHAPE_COALESCE_MAX)
 		abort();
 }
 

@@ -1355,6 +1355,58 @@ static void test_hello_resend(void)
 }
 
 /*
+ * The tail with quic-go's small 1-RTT packet coalesced behind it (a third of
+ * its flights, SPEC §12.3): the client opens the Handshake packet and passes
+ * the 1-RTT by. What follows the Handshake packet must be one short header
+ * of 21..63 bytes: anything else there is refused before any crypto, and
+ * the client stays pending.
+ */
+static void test_tail_coalesced(void)
+{
+	static const struct {
+		size_t len;
+		uint8_t first; /* 0: a short header from the session */
+	} bad[] = {{20, 0}, {64, 0}, {24, 0xc0}, {24, 0x80}, {1, 0}};
+	struct fixture f;
+	struct hs h;
+	uint8_t dg[sizeof(h.tail)], answer[1500];
+	size_t pre;
+
+	quic_fixture(&f);
+	handshake(&f, &h);
+	pre = dust_quic_tx_prefix(&f.ss);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memcpy(dg, h.tail, (size_t)h.tail_len);
+		dust_quic_short_put(&f.ss, &f.rng, dg + h.tail_len);
+		dust_rng_bytes(&f.rng, dg + h.tail_len + pre,
+		               bad[i].len > pre ? bad[i].len - pre : 0);
+		if (bad[i].first)
+			dg[h.tail_len] = bad[i].first;
+		memcpy(answer, h.answer, (size_t)h.answer_len);
+		CHECK_EQ(dust_quic_answer_open(&h.qc, &f.lim, FIX_NOW_S, answer,
+		                               (size_t)h.answer_len, dg,
+		                               (size_t)h.tail_len + bad[i].len, &f.cs),
+		         DUST_DROP_MALFORMED);
+		CHECK(h.qc.pending);
+	}
+	fix_fini(&f);
+	/* quic-go's 24 bytes, and 21 and 63 at the bounds */
+	for (size_t len = 21; len <= 63; len += len == 21 ? 3 : 39) {
+		quic_fixture(&f);
+		handshake(&f, &h);
+		memcpy(dg, h.tail, (size_t)h.tail_len);
+		dust_quic_short_put(&f.ss, &f.rng, dg + h.tail_len);
+		dust_rng_bytes(&f.rng, dg + h.tail_len + pre, len - pre);
+		CHECK_EQ(dust_quic_answer_open(&h.qc, &f.lim, FIX_NOW_S, h.answer,
+		                               (size_t)h.answer_len, dg, (size_t)h.tail_len + len,
+		                               &f.cs),
+		         DUST_OK);
+		CHECK(!h.qc.pending);
+		fix_fini(&f);
+	}
+}
+
+/*
  * Every shape a gateway may learn from its cover server (SPEC §12.3): an
  * answer asked at 1200..1252 bytes (raised to 1232, what the ML-KEM
  * ciphertext needs with a 4-byte CID; over the bound, lowered to 1252), a
@@ -1423,6 +1475,7 @@ int main(int argc, char **argv)
 	    {"answer_ack", test_answer_ack},
 	    {"answer_tail", test_answer_tail},
 	    {"answer_sized", test_answer_sized},
+	    {"tail_coalesced", test_tail_coalesced},
 	    {"confirm_ack_shape", test_confirm_ack_shape},
 	    {"confirm_data_shape", test_confirm_data_shape},
 	    {"confirm_old_form", test_confirm_old_form},

@@ -14,6 +14,15 @@
 
 enum { T_INITIAL = 0, T_0RTT = 1, T_HANDSHAKE = 2, T_RETRY = 3 };
 
+/* Field by field: the struct has padding, which memcmp would read. */
+static bool shape_eq(const struct dgw_shape *a, const struct dgw_shape *b)
+{
+	return a->answer == b->answer && a->tail_min == b->tail_min && a->tail_max == b->tail_max &&
+	       a->pto_ms == b->pto_ms && a->ack_first == b->ack_first &&
+	       a->short_len == b->short_len && a->short_tail == b->short_tail &&
+	       a->coalesce == b->coalesce;
+}
+
 /* A long-header packet of total bytes at p (4-byte SCID, empty DCID, 2-byte Length). */
 static size_t pkt(uint8_t *p, unsigned type, size_t total)
 {
@@ -200,12 +209,24 @@ static void test_derive_coalesced(void)
 	CHECK_EQ(dgw_shape_derive(p, 4, &cur, &got), 4);
 	CHECK(got.tail_min == 105 && got.tail_max == 120);
 	CHECK(got.short_len == 24 && got.short_tail == 120); /* after every tail */
+	CHECK_EQ(got.coalesce, 2); /* 2 of 4 coalesced: the nearest third */
 	CHECK_EQ(dgw_shape_clamp(&got), 0);
-	/* coalesced only: the same */
+	/* coalesced only: the same, always coalesced */
 	quicgo_probe(&p[2], 112, true);
 	quicgo_probe(&p[3], 109, true);
 	CHECK_EQ(dgw_shape_derive(p, 4, &cur, &got), 4);
 	CHECK(got.tail_min == 107 && got.tail_max == 117 && got.short_len == 24);
+	CHECK_EQ(got.coalesce, 3);
+	/* one of four: a third; none: never */
+	quicgo_probe(&p[1], 107, false);
+	quicgo_probe(&p[2], 112, false);
+	quicgo_probe(&p[3], 109, false);
+	CHECK_EQ(dgw_shape_derive(p, 4, &cur, &got), 4);
+	CHECK_EQ(got.coalesce, 1);
+	quicgo_probe(&p[0], 117, false);
+	CHECK_EQ(dgw_shape_derive(p, 4, &cur, &got), 4);
+	CHECK_EQ(got.coalesce, 0);
+	quicgo_probe(&p[0], 117, true);
 	/* a big 1-RTT coalesced behind the tail is data, not the small one */
 	{
 		static const unsigned t[] = {T_HANDSHAKE, 9};
@@ -291,11 +312,11 @@ static void test_derive_none(void)
 
 	memset(p, 0, sizeof(p));
 	CHECK_EQ(dgw_shape_derive(p, 2, &cur, &got), 0);
-	CHECK(!memcmp(&got, &cur, sizeof(cur)));
+	CHECK(shape_eq(&got, &cur));
 	p[0].dg[p[0].n++] = one(T_HANDSHAKE, 1252, 0); /* big, but no Initial first */
 	p[1].dg[p[1].n++] = one(T_INITIAL, 1100, 0);   /* an Initial, under 1200 */
 	CHECK_EQ(dgw_shape_derive(p, 2, &cur, &got), 0);
-	CHECK(!memcmp(&got, &cur, sizeof(cur)));
+	CHECK(shape_eq(&got, &cur));
 }
 
 /* Out of what clients open: brought in, each change reported. */
@@ -317,6 +338,9 @@ static void test_clamp(void)
 	CHECK_EQ(s.short_len, 21);
 	s.short_len = 0; /* never: stays */
 	CHECK_EQ(dgw_shape_clamp(&s), 0);
+	s.coalesce = 4;
+	CHECK_EQ(dgw_shape_clamp(&s), DGW_SHAPE_CL_SHORT);
+	CHECK_EQ(s.coalesce, 3);
 }
 
 /* The word workers read holds every field. */
@@ -328,19 +352,24 @@ static void test_pack(void)
 	                      .pto_ms = 2000,
 	                      .ack_first = true,
 	                      .short_len = 63,
-	                      .short_tail = 1199};
+	                      .short_tail = 1199,
+	                      .coalesce = 3};
 	struct dgw_shape b;
 
 	dgw_shape_unpack(dgw_shape_pack(&a), &b);
-	CHECK(!memcmp(&a, &b, sizeof(a)));
+	CHECK(shape_eq(&a, &b));
 	a.ack_first = false;
 	a.short_len = 21;
 	a.short_tail = 0;
+	a.coalesce = 0;
 	dgw_shape_unpack(dgw_shape_pack(&a), &b);
-	CHECK(!memcmp(&a, &b, sizeof(a)));
+	CHECK(shape_eq(&a, &b));
+	a.coalesce = 2;
+	dgw_shape_unpack(dgw_shape_pack(&a), &b);
+	CHECK(shape_eq(&a, &b));
 	dgw_shape_default(&a);
 	CHECK(a.answer == 1252 && a.tail_min == 105 && a.tail_max == 120 && a.pto_ms == 205 &&
-	      a.ack_first && a.short_len == 24 && a.short_tail == 124);
+	      a.ack_first && a.short_len == 24 && a.short_tail == 124 && a.coalesce == 1);
 }
 
 int main(int argc, char **argv)

@@ -93,11 +93,13 @@ EXPECT="shape_short = '64': want an integer in 0..63" expect_check_err "shape 1-
 printf '[quic]\nshape_short_tail = 1200\n' | cat quic.conf - >shorttail.conf
 EXPECT="shape_short_tail = '1200': want an integer in 0..1199" \
 	expect_check_err "shape 1-RTT tail bound" shorttail.conf
-printf '[quic]\nshape_answer = 1240\nshape_tail_min = 300\nshape_tail_max = 320\nshape_ack = no\nshape_pto_ms = 300\nshape_short = 30\nshape_short_tail = 310\n' |
+printf '[quic]\nshape_coalesce = 4\n' | cat quic.conf - >coalesce.conf
+EXPECT="shape_coalesce = '4': want an integer in 0..3" expect_check_err "shape coalesce bound" coalesce.conf
+printf '[quic]\nshape_answer = 1240\nshape_tail_min = 300\nshape_tail_max = 320\nshape_ack = no\nshape_pto_ms = 300\nshape_short = 30\nshape_short_tail = 310\nshape_coalesce = 2\n' |
 	cat quic.conf - >shape.conf
 "$DUSTGW" -- --config shape.conf --check-config >check.txt 2>&1 ||
 	{ cat check.txt >&2; fail "--check-config refused a configured shape"; }
-grep -q "quic first flight: answer 1240 B, tail 300..320 B, no ACK first, PTO 300 ms, 1-RTT 30 B after tails to 310 B" check.txt ||
+grep -q "quic first flight: answer 1240 B, tail 300..320 B, no ACK first, PTO 300 ms, 1-RTT 30 B after tails to 310 B, coalesced behind the tail in 2/3" check.txt ||
 	{ cat check.txt >&2; fail "--check-config: the configured shape not shown"; }
 printf '[quic]\ncover = tap\ncover_iface = cov7\ncover_learn_sni = www.example.com\n' |
 	cat quic.conf - >cover.conf

@@ -40,7 +40,41 @@ static struct {
 	struct cl c[NQ + 2]; /* NQ quic clients, one random-profile client, a spare quic one */
 	struct dust_invite stranger;
 	uint64_t sent;
+	unsigned coalesced; /* first flights whose 1-RTT rode behind the tail */
 } T;
+
+/* The gateway's first-flight shape from now on: the default with coalesce thirds. */
+static void shape_coalesce(uint8_t coalesce)
+{
+	struct dgw_shape sh;
+
+	dgw_shape_default(&sh);
+	sh.coalesce = coalesce;
+	atomic_store(&H.gw->shape, dgw_shape_pack(&sh));
+}
+
+/*
+ * The Handshake packet's bytes at the head of a flight's tail datagram of n
+ * bytes (105..120 in the default shape), 0 if it is none; *coalesced when
+ * quic-go's 24-byte 1-RTT rides behind it in the datagram (SPEC §12.3).
+ */
+static size_t tail_hs(const uint8_t *dg, size_t n, bool *coalesced)
+{
+	struct quic_long q;
+	size_t hs;
+
+	*coalesced = false;
+	if (!quic_long_parse(dg, n, &q) || q.type != DUST_QUIC_TYPE_HANDSHAKE)
+		return 0;
+	hs = q.pn_off + q.length;
+	if (hs < 105 || hs > 120)
+		return 0;
+	if (hs == n)
+		return hs;
+	*coalesced =
+	    n - hs == 24 && (dg[hs] & (DUST_QUIC_LONG | DUST_QUIC_FIXED)) == DUST_QUIC_FIXED;
+	return *coalesced ? hs : 0;
+}
 
 static int send_dg(const struct dust_endpoint *from, uint16_t port, const uint8_t *dg, size_t len)
 {
@@ -183,22 +217,26 @@ static int finished(struct cl *c)
  * The flight's tail (SPEC §12.3): a Handshake packet of 105..120 bytes,
  * from the quic port, holding the keepalive that opens the flight (ans, its
  * 1252 bytes with the masked ML-KEM ciphertext) for the client; after a
- * tail of 124 bytes or less, a 24-byte 1-RTT datagram.
+ * tail of 124 bytes or less, a 24-byte 1-RTT, in a datagram of its own or
+ * coalesced behind the tail.
  */
 static int flight_tail(struct cl *c, uint8_t *ans, size_t alen, size_t budget)
 {
 	uint8_t f[1600];
 	size_t fl = recv_ring(H.ntx[0], f, sizeof(f));
+	bool coalesced;
 
 	CHECK(fl > 42 && be16(f + 34) == QUIC_PORT && be16(f + 36) == c->a.port,
 	      "no second datagram in the first flight");
-	CHECK(fl - 42 >= 105 && fl - 42 <= 120, "flight tail outside 105..120 bytes");
+	CHECK(tail_hs(f + 42, fl - 42, &coalesced) != 0,
+	      "flight tail not a Handshake packet of 105..120 bytes (and a 24-byte 1-RTT)");
 	CHECK(fl - 42 <= budget, "first flight over 3x the Initial");
 	dust_quic_confirm_init(&c->qc, &c->cf);
 	CHECK(dust_quic_answer_open(&c->qc, &H.gw->cfg.lim, (uint32_t)time(NULL), ans, alen, f + 42,
 	                            fl - 42, &c->cur) == DUST_OK,
 	      "the flight and its tail do not open");
-	if (fl - 42 > 124) /* the default shape: quic-go's 24-byte 1-RTT after tails to 124 */
+	T.coalesced += coalesced;
+	if (coalesced || fl - 42 > 124) /* the default shape: a 1-RTT after tails to 124 */
 		return 0;
 	budget -= fl - 42;
 	fl = recv_ring(H.ntx[0], f, sizeof(f));
@@ -767,11 +805,12 @@ static int probes(void)
 
 /* What the gateway has put toward port so far, sorted by the flight's datagram kinds. */
 struct flights {
-	unsigned acks, answers, tails, shorts, other; /* shorts: 1-RTT right after a short tail */
+	unsigned acks, answers, tails, shorts,
+	    other; /* shorts: 1-RTT after (or behind) a short tail */
 	size_t bytes;
-	uint8_t answer[2][1600]; /* the first and the latest answer */
-	uint8_t tail[1600];      /* the latest tail */
-	size_t tail_len;
+	uint8_t answer[2][1600];  /* the first and the latest answer */
+	uint8_t tail[1600];       /* the latest tail */
+	size_t tail_len, tail_hs; /* its datagram's bytes, its Handshake packet's */
 };
 
 static void take_flights(uint16_t port, struct flights *fl)
@@ -788,6 +827,9 @@ static void take_flights(uint16_t port, struct flights *fl)
 		size_t n = rte_pktmbuf_data_len(m);
 
 		if (n > 42 && be16(f + 36) == port) {
+			bool coalesced;
+			size_t hs;
+
 			n -= 42;
 			fl->bytes += n;
 			if (n == 37 && dust_quic_is_flight_ack(f + 42, n)) {
@@ -796,10 +838,12 @@ static void take_flights(uint16_t port, struct flights *fl)
 				if (!fl->answers++)
 					memcpy(fl->answer[0], f + 42, n);
 				memcpy(fl->answer[1], f + 42, n);
-			} else if (n >= sh.tail_min && n <= sh.tail_max) {
+			} else if ((hs = tail_hs(f + 42, n, &coalesced)) != 0) {
 				fl->tails++;
+				fl->shorts += coalesced;
 				memcpy(fl->tail, f + 42, n);
 				fl->tail_len = n;
+				fl->tail_hs = hs;
 			} else if (n == sh.short_len && !(f[42] & DUST_QUIC_LONG) &&
 			           prev >= sh.tail_min && prev <= sh.short_tail) {
 				fl->shorts++;
@@ -1015,7 +1059,7 @@ static int resends(struct cl *c)
 	CHECK(a.acks + b.acks == 2 && a.other + b.other == 0,
 	      "the hello again not answered with a flight");
 	/* quic-go's 1-RTT after a short tail (the default shape: 24 B after tails to 124 B) */
-	CHECK(a.shorts == (a.tail_len <= 124), "no 1-RTT datagram right after a short tail");
+	CHECK(a.shorts == (a.tail_hs <= 124), "no 1-RTT datagram right after a short tail");
 	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_RTX_HELLO) == rtx + 1 &&
 	          rg_drop(&H, 0, DGW_DROP_QUIC_RTX_PAIR) == pair + 1,
 	      "the hello again not answered once (its second Initial not passed by)");
@@ -1076,8 +1120,13 @@ static int phases(void)
 	struct dust_endpoint moved;
 
 	printf("gw-quic: %d clients introduce on port %d\n", NQ, QUIC_PORT);
-	for (unsigned i = 0; i < NQ; i++)
+	/* the first flight's 1-RTT on its own, then coalesced behind the tail (SPEC §12.3) */
+	for (unsigned i = 0; i < NQ; i++) {
+		shape_coalesce(i == 0 ? 0 : 3);
 		CHECK(intro(&T.c[i], ans, &alen) == 0, gw_why);
+		CHECK(T.coalesced == (i > 0 ? i : 0), "the 1-RTT not coalesced as the shape says");
+	}
+	shape_coalesce(1); /* the default */
 	CHECK(settled(), "intros not read");
 	CHECK(rg_ctr(&H, 0, DGW_CTR_INTRO_OK) == NQ, "intro_ok");
 	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_ANSWER) == NQ, "quic_answers");

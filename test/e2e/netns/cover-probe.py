@@ -19,7 +19,10 @@
       bytes or more; ANSWERS: its sizes, distinct, comma-separated; ACKS: of
       them, those that began with an Initial under 1200 bytes; the tail: the
       Handshake packet that begins the first datagram after the answer to
-      begin with one, its own size; "-" where none)
+      begin with one, its own size; "-" where none), then the small 1-RTT
+      after the tail: "WITH SIZES LARGEST_WITH SMALLEST_WITHOUT COALESCED"
+      (flights with one, its sizes, the largest tail it followed, the
+      smallest tail without one, the flights that had it behind the tail)
   cover-probe.py hellos PCAP SRC N OUT  the first N hellos SRC sent to port 443
       (a hello: the first two Initials from one source port) to OUT-I-1.bin and
       OUT-I-2.bin, I = 1..N
@@ -144,10 +147,11 @@ def handshake_len(b):
 
 
 def flight_of(dgs):
-    """(ack, answer, tail, short) of one flow's datagrams from the server; None: no
-    answer. tail: the size of the tail's Handshake packet; short: the size of a
+    """(ack, answer, tail, short, coalesced) of one flow's datagrams from the
+    server; None: no answer. tail: the size of the tail's Handshake packet; short: the size of a
     small 1-RTT packet (under 41 bytes: no Dust packet) coalesced behind it (as
-    quic-go sends its longer tails) or in the datagram right after it, else 0."""
+    quic-go sends its longer tails; then coalesced is 1) or in the datagram right
+    after it, else 0."""
     kinds = [kind_of(b) for b in dgs]
     a = next((i for i, b in enumerate(dgs) if kinds[i] == "initial" and len(b) >= 1200), None)
     if a is None:
@@ -155,15 +159,15 @@ def flight_of(dgs):
     ack = int(a > 0 and kinds[0] == "initial" and len(dgs[0]) < 1200)
     t = next((i for i in range(a + 1, len(dgs)) if kinds[i] == "handshake"), None)
     if t is None:
-        return ack, len(dgs[a]), None, 0
+        return ack, len(dgs[a]), None, 0, 0
     hs = handshake_len(dgs[t])
     rest = dgs[t][hs:]
-    short = 0
+    short, coalesced = 0, 0
     if rest and kind_of(rest) == "short" and len(rest) < 41:
-        short = len(rest)
+        short, coalesced = len(rest), 1
     elif t + 1 < len(dgs) and kinds[t + 1] == "short" and len(dgs[t + 1]) < 41:
         short = len(dgs[t + 1])
-    return ack, len(dgs[a]), hs, short
+    return ack, len(dgs[a]), hs, short, coalesced
 
 
 def flights(pcap, src, dst):
@@ -178,11 +182,13 @@ def flights(pcap, src, dst):
     with_ = [f[2] for f in got if f[2] is not None and f[3]]
     without = [f[2] for f in got if f[2] is not None and not f[3]]
     # FLIGHTS ACKS ANSWERS TAIL_MIN TAIL_MAX, then the 1-RTT after the tail: flights
-    # with one, its sizes, the largest tail with one, the smallest tail without
+    # with one, its sizes, the largest tail with one, the smallest tail without, and
+    # how many of them had it coalesced behind the tail
     print(len(got), sum(f[0] for f in got), ",".join(str(x) for x in answers) or "-",
           min(tails) if tails else "-", max(tails) if tails else "-",
           len(with_), ",".join(str(x) for x in shorts) or "-",
-          max(with_) if with_ else "-", min(without) if without else "-")
+          max(with_) if with_ else "-", min(without) if without else "-",
+          sum(f[4] for f in got))
 
 
 def hellos(pcap, src, n, out):

@@ -332,21 +332,21 @@ L_STAIL=$(sed -n 's/.*1-RTT [0-9]* B after tails to \([0-9]*\) B.*/\1/p' <<<"$LE
 # gateway, on the wire) and the learner's (on the cover tap)
 # each: flights, ACKs first, answer sizes, tails' range; then the 1-RTT right after the
 # tail: flights with one, its sizes, the largest tail with one, the smallest without
-read -r BF BA BANS BTMIN BTMAX BS BSLEN BSW BSWO < <("$PROBE" flights "$ART/cover-wire.pcap" \
+read -r BF BA BANS BTMIN BTMAX BS BSLEN BSW BSWO BCO < <("$PROBE" flights "$ART/cover-wire.pcap" \
 	$GWADDR $B3ADDR)
-read -r CF CA CANS CTMIN CTMAX CS CSLEN CSW CSWO < <("$PROBE" flights "$W/cover-tap.pcap" \
+read -r CF CA CANS CTMIN CTMAX CS CSLEN CSW CSWO CCO < <("$PROBE" flights "$W/cover-tap.pcap" \
 	$GWADDR $LEARNADDR)
-read -r DF DA DANS DTMIN DTMAX DS DSLEN DSW DSWO < <("$PROBE" flights "$ART/cover-wire.pcap" \
+read -r DF DA DANS DTMIN DTMAX DS DSLEN DSW DSWO DCO < <("$PROBE" flights "$ART/cover-wire.pcap" \
 	$GWADDR $CADDR)
 echo "caddy to Chromium (wire): $BF flights, $BA with an ACK-only Initial first, answer" \
 	"$BANS B, tails $BTMIN..$BTMAX B; a $BSLEN B 1-RTT after $BS tails (largest $BSW B," \
-	"smallest without $BSWO B)" | tee -a "$RESULTS"
+	"smallest without $BSWO B; coalesced behind $BCO)" | tee -a "$RESULTS"
 echo "caddy to the learner's hellos (cover tap): $CF flights, $CA with an ACK-only Initial" \
 	"first, answer $CANS B, tails $CTMIN..$CTMAX B; a $CSLEN B 1-RTT after $CS tails" \
-	"(largest $CSW B, smallest without $CSWO B)" | tee -a "$RESULTS"
+	"(largest $CSW B, smallest without $CSWO B; coalesced behind $CCO)" | tee -a "$RESULTS"
 echo "the Dust client's first flights (wire): $DF, $DA with an ACK-only Initial first," \
 	"answer $DANS B, tails $DTMIN..$DTMAX B; a $DSLEN B 1-RTT after $DS tails (largest" \
-	"$DSW B, smallest without $DSWO B)" | tee -a "$RESULTS"
+	"$DSW B, smallest without $DSWO B; coalesced behind $DCO)" | tee -a "$RESULTS"
 [[ $BF -gt 0 && $BTMIN =~ ^[0-9]+$ ]] || fail "no first flight of caddy's to Chromium on the wire"
 RTMIN=$BTMIN RTMAX=$BTMAX # caddy's tails, all that were seen
 if [[ $CTMIN =~ ^[0-9]+$ ]]; then
