@@ -206,40 +206,64 @@ static void test_intro_truncation_and_bitflips(void)
 	fix_fini(&f);
 }
 
-/* No bit of the first 64 wire bytes is biased, over intros and data. */
+/* The ones of each of the first 512 wire bits over n data packets and n intros. */
+static void bit_counts(struct fixture *f, int n, int from, unsigned *data, unsigned *intro)
+{
+	uint8_t pkt[256];
+
+	memset(data, 0, 512 * sizeof(*data));
+	memset(intro, 0, 512 * sizeof(*intro));
+	for (int i = 0; i < n; i++) {
+		static const uint8_t zeros[64];
+		struct dust_session tmp;
+		int len = seal(f, &f->cs, pkt, zeros, sizeof(zeros), sizeof(pkt), FIX_NOW_S);
+
+		CHECK(len >= 64);
+		for (int b = 0; b < 512; b++)
+			data[b] += (pkt[b / 8] >> (b % 8)) & 1;
+		len = dust_intro_build(&f->inv, &f->client, &f->rng, &f->pad,
+		                       FIX_NOW_MS + (uint64_t)(from + i), pkt, sizeof(pkt), &tmp);
+		CHECK(len >= 64);
+		for (int b = 0; b < 512; b++)
+			intro[b] += (pkt[b / 8] >> (b % 8)) & 1;
+	}
+}
+
+/*
+ * No bit of the first 64 wire bytes is biased, over intros and data. A bit
+ * past |z| > 4.5 (two-sided p ~ 7e-6 per bit, ~0.007 for one of the 1024)
+ * is counted only when a second, independent sample finds it past that
+ * again: chance flags one about once in 140 runs (CI saw it: data bit 18,
+ * 1851 of 4000), a biased bit both times; the two together ~5e-8.
+ */
 static void test_no_biased_bits(void)
 {
 	enum { N = 4000 };
+	static unsigned data[2][512], intro[2][512];
 	struct fixture f;
-	static unsigned ones_data[512], ones_intro[512];
-	uint8_t pkt[256];
-	double limit;
-	int biased = 0;
+	double limit = 4.5 * sqrt(N * 0.25);
+	int flagged = 0, biased = 0;
+	bool flag[2][512] = {{false}};
 
 	fix_init(&f);
 	CHECK_EQ(fix_connect(&f, FIX_NOW_MS), DUST_OK);
-	for (int i = 0; i < N; i++) {
-		static const uint8_t zeros[64];
-		struct dust_session tmp;
-		int n = seal(&f, &f.cs, pkt, zeros, sizeof(zeros), sizeof(pkt), FIX_NOW_S);
-
-		CHECK(n >= 64);
-		for (int b = 0; b < 512; b++)
-			ones_data[b] += (pkt[b / 8] >> (b % 8)) & 1;
-		n = dust_intro_build(&f.inv, &f.client, &f.rng, &f.pad, FIX_NOW_MS + (uint64_t)i,
-		                     pkt, sizeof(pkt), &tmp);
-		CHECK(n >= 64);
-		for (int b = 0; b < 512; b++)
-			ones_intro[b] += (pkt[b / 8] >> (b % 8)) & 1;
-	}
-	/* |z| > 4.5: two-sided p ~ 7e-6 per bit, ~0.007 over 1024 bits */
-	limit = 4.5 * sqrt(N * 0.25);
+	bit_counts(&f, N, 0, data[0], intro[0]);
 	for (int b = 0; b < 512; b++) {
-		if (fabs(ones_data[b] - N / 2.0) > limit || fabs(ones_intro[b] - N / 2.0) > limit) {
-			fprintf(stderr, "  bit %d biased: data %u intro %u of %d\n", b,
-			        ones_data[b], ones_intro[b], N);
-			biased++;
-		}
+		flag[0][b] = fabs(data[0][b] - N / 2.0) > limit;
+		flag[1][b] = fabs(intro[0][b] - N / 2.0) > limit;
+		flagged += flag[0][b] + flag[1][b];
+	}
+	if (flagged)
+		bit_counts(&f, N, N, data[1], intro[1]);
+	for (int b = 0; flagged && b < 512; b++) {
+		bool d = flag[0][b] && fabs(data[1][b] - N / 2.0) > limit;
+		bool in = flag[1][b] && fabs(intro[1][b] - N / 2.0) > limit;
+
+		if (flag[0][b] || flag[1][b])
+			fprintf(stderr, "  bit %d: data %u then %u, intro %u then %u of %d%s\n", b,
+			        data[0][b], data[1][b], intro[0][b], intro[1][b], N,
+			        d || in ? ": biased" : "");
+		biased += d || in;
 	}
 	CHECK_EQ(biased, 0);
 	fix_fini(&f);
