@@ -819,29 +819,33 @@ static void txn_body(struct sbuf *s, const struct txn_item *it, const unsigned *
 }
 
 /*
- * The txn of items sel[0, n): 1 if all were put, 0 if not (the reads in
- * *got), -EAGAIN if the cluster did not answer. A false "succeeded" is
- * omitted from the reply: absent means not put.
+ * The txn whose body is s (freed): 1 if it succeeded, 0 if not, -EAGAIN
+ * if the cluster did not answer; the reply in *got either way (the
+ * caller's). A false "succeeded" is omitted from the reply: absent means
+ * the compares failed.
  */
+static int txn_post(struct etcd_store *es, CURL *c, struct sbuf *s, json_t **got)
+{
+	int rc = s->oom ? dust_fail(ENOMEM, "out of memory")
+	                : post(es, c, "/v3/kv/txn", s->p, REQUEST_MS, got);
+
+	sb_free(s);
+	return rc ? rc : json_is_true(json_object_get(*got, "succeeded"));
+}
+
+/* The txn of items sel[0, n): 1 if all were put, 0 if not (the reads in *got), -EAGAIN. */
 static int txn_send(struct etcd_store *es, CURL *c, const struct txn_item *it, const unsigned *sel,
                     unsigned n, json_t **got)
 {
 	struct sbuf s = {0};
-	json_t *r;
 	int rc;
 
 	txn_body(&s, it, sel, n);
-	rc = s.oom ? dust_fail(ENOMEM, "out of memory")
-	           : post(es, c, "/v3/kv/txn", s.p, REQUEST_MS, &r);
-	sb_free(&s);
-	if (rc)
-		return rc;
-	if (json_is_true(json_object_get(r, "succeeded"))) {
-		json_decref(r);
-		return 1;
+	if ((rc = txn_post(es, c, &s, got)) == 1) {
+		json_decref(*got);
+		*got = NULL;
 	}
-	*got = r;
-	return 0;
+	return rc;
 }
 
 /* The first kv of the i-th response of a txn reply, or NULL (no such key). */
@@ -1157,22 +1161,14 @@ static void fresh_body(struct sbuf *s, const struct fresh_item *fi, unsigned n, 
 	sb_str(s, "]}");
 }
 
-/* One txn of the batch: 1 succeeded, 0 not (the reads in *got), -EAGAIN no answer. */
+/* One txn of the batch: 1 succeeded, 0 not, -EAGAIN no answer; the reads in *got. */
 static int fresh_txn(struct etcd_store *es, CURL *c, const struct fresh_item *fi, unsigned n,
                      bool put, json_t **got)
 {
 	struct sbuf s = {0};
-	json_t *r;
-	int rc;
 
 	fresh_body(&s, fi, n, put);
-	rc = s.oom ? dust_fail(ENOMEM, "out of memory")
-	           : post(es, c, "/v3/kv/txn", s.p, REQUEST_MS, &r);
-	sb_free(&s);
-	if (rc)
-		return rc;
-	*got = r;
-	return json_is_true(json_object_get(r, "succeeded"));
+	return txn_post(es, c, &s, got);
 }
 
 /* Judge each open item from reads[i]: decided ones get their status; how many stay open. */
@@ -1224,8 +1220,9 @@ static void do_fresh_batch(struct etcd_store *es, CURL *c, const struct etcd_req
 			goto out;
 		if (rc == 1) {
 			for (unsigned i = 0; i < n; i++)
-				if (fi[i].open)
-					res[i].status = ETCD_OK, fi[i].open = false;
+				if (fi[i].open) /* F: written, no best-effort T to follow */
+					res[i].status = ETCD_OK, res[i].fresh_written = true,
+					fi[i].open = false;
 			break;
 		}
 		open = fresh_judge(es, rq, res, fi, n, got);

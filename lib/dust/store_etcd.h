@@ -43,7 +43,7 @@ struct etcd_res {
 	uint32_t idx, cookie;
 	enum etcd_status status;
 	uint8_t pk[DUST_PK_BYTES]; /* OK, CONFLICT: the key bound cluster-wide */
-	bool fresh_written;        /* OK: the binding's txn wrote the intro's freshness */
+	bool fresh_written;        /* OK: the binding's txn (or F's) wrote the intro's freshness */
 };
 
 /*
