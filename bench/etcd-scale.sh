@@ -35,6 +35,7 @@ CREATORS=${CREATORS:-4}
 INVITE=$B/tools/dust-invite/dust-invite
 DUSTGW=$B/app/dustgw/dustgw
 HERE=$(dirname "$(realpath "$0")")
+. "$HERE/../test/e2e/harness.sh" # fail, gw_start_null
 CLUSTER=$HERE/../test/etcd/etcd-cluster.sh
 ED=$W/etcd
 [[ -x /usr/bin/etcd ]] || { echo "etcd-scale: no /usr/bin/etcd (etcd-server)" >&2; exit 1; }
@@ -114,28 +115,16 @@ make_file() { # make_file N: file store $W/sN, N invitations (as bench/invites.s
 }
 
 start_rss() { # start_rss NAME STORE: dustgw on STORE, its start time and memory
-	local log=$W/dustgw-$1.log t0
+	local log=$W/dustgw-$1.log
 	printf '[gateway]\nipv4 = 10.0.0.1\nkey_file = %s\nstore = %s\n' "$W/gw.key" "$2" \
 		>"$W/gw-$1.conf"
-	t0=$(date +%s%N)
-	"$DUSTGW" --no-huge -m 512 --no-pci --file-prefix "dgwetcd-$$" -l 0,1 \
-		--vdev net_null0,no-rx=1 --vdev net_null1,no-rx=1 -- --config "$W/gw-$1.conf" \
-		>"$log" 2>&1 &
-	GWPID=$!
-	for _ in $(seq 30000); do # 300 s at most
-		! grep -q "worker 0 on lcore" "$log" || break
-		kill -0 "$GWPID" 2>/dev/null || { cat "$log"; exit 1; }
-		sleep 0.01
-	done
-	grep -q "worker 0 on lcore" "$log" || { cat "$log"; exit 1; }
-	local line
-	line="dustgw on $1: running $(ms_since "$t0") ms after exec;"
-	line="$line $(awk '/^VmRSS|^VmHWM/ {printf "%s %d MiB ", $1, $2 / 1024}' "/proc/$GWPID/status")"
+	gw_start_null "$DUSTGW" "$W/gw-$1.conf" "$log" "dgwetcd-$$" 300
 	kill -TERM "$GWPID"
 	wait "$GWPID" || true
 	GWPID=
 	# the count: its line may come after the worker's
-	echo "$line($(grep -o '^dustgw: [0-9]* invitations' "$log" | head -1 | cut -d' ' -f2-)); $(load)"
+	echo "dustgw on $1: $GWUP($(grep -o '^dustgw: [0-9]* invitations' "$log" | head -1 |
+		cut -d' ' -f2-)); $(load)"
 }
 
 rate() { # rate NAME STORE: gw-live rate mode on STORE

@@ -20,6 +20,7 @@ RATE_N=${RATE_N:-100000}
 INVITE=$B/tools/dust-invite/dust-invite
 DUSTGW=$B/app/dustgw/dustgw
 HERE=$(dirname "$(realpath "$0")")
+. "$HERE/../test/e2e/harness.sh" # fail, gw_start_null
 GWPID=
 cleanup() {
 	[[ -z $GWPID ]] || kill -TERM "$GWPID" 2>/dev/null || true
@@ -44,22 +45,10 @@ make_store() { # make_store N: $W/sN, N invitations (random profile, no texts)
 }
 
 start_rss() { # start_rss N: dustgw on $W/sN, its start time and memory
-	local log=$W/dustgw-$1.log t0
 	printf '[gateway]\nipv4 = 10.0.0.1\nkey_file = %s\nstore = %s\n' "$W/gw.key" "$W/s$1" \
 		>"$W/gw-$1.conf"
-	t0=$(date +%s%N)
-	"$DUSTGW" --no-huge -m 512 --no-pci --file-prefix "dgwinv-$$" -l 0,1 \
-		--vdev net_null0,no-rx=1 --vdev net_null1,no-rx=1 -- --config "$W/gw-$1.conf" \
-		>"$log" 2>&1 &
-	GWPID=$!
-	for _ in $(seq 12000); do # 120 s at most
-		! grep -q "worker 0 on lcore" "$log" || break
-		kill -0 "$GWPID" 2>/dev/null || { cat "$log"; exit 1; }
-		sleep 0.01
-	done
-	grep -q "worker 0 on lcore" "$log" || { cat "$log"; exit 1; }
-	echo "dustgw with $1 invitations: running $(ms_since "$t0") ms after exec;" \
-		"$(awk '/^VmRSS|^VmHWM/ {printf "%s %d MiB ", $1, $2 / 1024}' "/proc/$GWPID/status")"
+	gw_start_null "$DUSTGW" "$W/gw-$1.conf" "$W/dustgw-$1.log" "dgwinv-$$" 120
+	echo "dustgw with $1 invitations: $GWUP"
 	kill -TERM "$GWPID"
 	wait "$GWPID" || true
 	GWPID=

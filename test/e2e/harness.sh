@@ -78,3 +78,23 @@ memif_vdevs() {
 	echo "--vdev net_memif0,role=$1,socket=$2/net.sock,socket-abstract=no,rsize=${3:-14}" \
 		"--vdev net_memif1,role=$1,socket=$2/dlv.sock,socket-abstract=no,rsize=${3:-14}"
 }
+
+# gw_start_null DUSTGW CONF LOG FILE_PREFIX SECONDS: dustgw on CONF with two
+# net_null ports that receive nothing, in the background (its pid in GWPID);
+# returns once its worker runs (fails if it exits first or takes over
+# SECONDS), with "running MS ms after exec; VmHWM: N MiB VmRSS: N MiB " in
+# GWUP: its start time (EAL, key, store and tag index, ports) and memory
+gw_start_null() {
+	_t0=$(date +%s%N)
+	"$1" --no-huge -m 512 --no-pci --file-prefix "$4" -l 0,1 \
+		--vdev net_null0,no-rx=1 --vdev net_null1,no-rx=1 -- --config "$2" >"$3" 2>&1 &
+	GWPID=$!
+	for _ in $(seq $(($5 * 100))); do
+		! grep -q "worker 0 on lcore" "$3" || break
+		kill -0 "$GWPID" 2>/dev/null || { cat "$3"; fail "dustgw exited before its worker ran"; }
+		sleep 0.01
+	done
+	grep -q "worker 0 on lcore" "$3" || { cat "$3"; fail "dustgw's worker not running in $5 s"; }
+	GWUP="running $((($(date +%s%N) - _t0) / 1000000)) ms after exec; $(awk \
+		'/^VmRSS|^VmHWM/ {printf "%s %d MiB ", $1, $2 / 1024}' "/proc/$GWPID/status")"
+}
