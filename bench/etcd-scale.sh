@@ -35,7 +35,7 @@ CREATORS=${CREATORS:-4}
 INVITE=$B/tools/dust-invite/dust-invite
 DUSTGW=$B/app/dustgw/dustgw
 HERE=$(dirname "$(realpath "$0")")
-. "$HERE/../test/e2e/harness.sh" # fail, gw_start_null
+. "$HERE/../test/e2e/harness.sh" # fail, gw_start_null, ms_since
 CLUSTER=$HERE/../test/etcd/etcd-cluster.sh
 ED=$W/etcd
 [[ -x /usr/bin/etcd ]] || { echo "etcd-scale: no /usr/bin/etcd (etcd-server)" >&2; exit 1; }
@@ -52,9 +52,6 @@ rm -rf "$W"
 mkdir -p "$W"
 "$INVITE" keygen --out "$W/gw.key" >/dev/null
 
-ms_since() { # ms_since NS: milliseconds from NS (date +%s%N) to now
-	echo $((($(date +%s%N) - $1) / 1000000))
-}
 load() { echo "load average $(cut -d' ' -f1-3 /proc/loadavg)"; }
 
 echo "== a 3-member etcd cluster on loopback (ETCD_TLS=${ETCD_TLS:-0}); $(load)"

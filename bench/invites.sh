@@ -20,7 +20,7 @@ RATE_N=${RATE_N:-100000}
 INVITE=$B/tools/dust-invite/dust-invite
 DUSTGW=$B/app/dustgw/dustgw
 HERE=$(dirname "$(realpath "$0")")
-. "$HERE/../test/e2e/harness.sh" # fail, gw_start_null
+. "$HERE/../test/e2e/harness.sh" # fail, gw_start_null, ms_since
 GWPID=
 cleanup() {
 	[[ -z $GWPID ]] || kill -TERM "$GWPID" 2>/dev/null || true
@@ -30,10 +30,6 @@ trap cleanup EXIT
 rm -rf "$W"
 mkdir -p "$W"
 "$INVITE" keygen --out "$W/gw.key" >/dev/null
-
-ms_since() { # ms_since NS: milliseconds from NS (date +%s%N) to now
-	echo $((($(date +%s%N) - $1) / 1000000))
-}
 
 make_store() { # make_store N: $W/sN, N invitations (random profile, no texts)
 	local t0

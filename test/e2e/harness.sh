@@ -79,6 +79,11 @@ memif_vdevs() {
 		"--vdev net_memif1,role=$1,socket=$2/dlv.sock,socket-abstract=no,rsize=${3:-14}"
 }
 
+# ms_since NS: milliseconds from NS (date +%s%N) to now
+ms_since() {
+	echo $((($(date +%s%N) - $1) / 1000000))
+}
+
 # gw_start_null DUSTGW CONF LOG FILE_PREFIX SECONDS: dustgw on CONF with two
 # net_null ports that receive nothing, in the background (its pid in GWPID);
 # returns once its worker runs (fails if it exits first or takes over
@@ -95,6 +100,6 @@ gw_start_null() {
 		sleep 0.01
 	done
 	grep -q "worker 0 on lcore" "$3" || { cat "$3"; fail "dustgw's worker not running in $5 s"; }
-	GWUP="running $((($(date +%s%N) - _t0) / 1000000)) ms after exec; $(awk \
+	GWUP="running $(ms_since "$_t0") ms after exec; $(awk \
 		'/^VmRSS|^VmHWM/ {printf "%s %d MiB ", $1, $2 / 1024}' "/proc/$GWPID/status")"
 }

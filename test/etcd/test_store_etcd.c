@@ -485,6 +485,39 @@ static bool is_conflict(unsigned i)
 }
 
 /*
+ * The BURST outcomes of a's commits under cookies base + i, waited for:
+ * each exactly once, for its own entry, conflict for is_conflict(i), else ok.
+ */
+static void outcomes(struct gw *a, const struct dust_invite *inv, unsigned base,
+                     enum dust_drop conflict)
+{
+	struct dust_store_outcome o[16];
+	unsigned seen[BURST] = {0}, done = 0;
+	uint64_t t0;
+
+	for (t0 = mono_ms(); done < BURST && mono_ms() - t0 < WAIT_MS;) {
+		unsigned k = dust_store_persist_poll(a->srv.store, o, 16);
+
+		for (unsigned j = 0; j < k; j++) {
+			unsigned i = o[j].cookie - base;
+
+			CHECK(i < BURST);
+			if (i >= BURST)
+				continue;
+			seen[i]++;
+			CHECK_EQ(o[j].idx, dust_store_find(a->srv.store, inv[i].id)->idx);
+			CHECK_EQ(o[j].drop, is_conflict(i) ? conflict : DUST_OK);
+		}
+		done += k;
+		if (!k)
+			usleep(200);
+	}
+	CHECK_EQ(done, BURST);
+	for (unsigned i = 0; i < BURST; i++)
+		CHECK_EQ(seen[i], 1);
+}
+
+/*
  * The same BURST clients return to gateway a, and their freshness is
  * committed at once (SPEC §7.5: held until the cluster has it). Four of
  * them came back to gateway b first, with newer intros, which a has not
@@ -495,9 +528,7 @@ static void returning(const char *prefix, const char *lanes, struct gw *a, struc
                       const struct dust_invite *inv, const struct dust_identity *c1,
                       const struct dust_identity *c2)
 {
-	struct dust_store_outcome o[16];
-	unsigned seen[BURST] = {0}, done = 0, keys, revs;
-	uint64_t t0;
+	unsigned keys, revs;
 	bool first;
 
 	for (unsigned i = 0; i < BURST; i++) {
@@ -517,25 +548,7 @@ static void returning(const char *prefix, const char *lanes, struct gw *a, struc
 		CHECK_EQ(dust_store_persist_submit(
 		             a->srv.store, dust_store_find(a->srv.store, inv[i].id), 2000 + i),
 		         0);
-	for (t0 = mono_ms(); done < BURST && mono_ms() - t0 < WAIT_MS;) {
-		unsigned k = dust_store_persist_poll(a->srv.store, o, 16);
-
-		for (unsigned j = 0; j < k; j++) {
-			unsigned i = o[j].cookie - 2000;
-
-			CHECK(i < BURST);
-			if (i >= BURST)
-				continue;
-			seen[i]++;
-			CHECK_EQ(o[j].drop, is_conflict(i) ? DUST_DROP_INTRO_REPLAY : DUST_OK);
-		}
-		done += k;
-		if (!k)
-			usleep(200);
-	}
-	CHECK_EQ(done, BURST);
-	for (unsigned i = 0; i < BURST; i++)
-		CHECK_EQ(seen[i], 1);
+	outcomes(a, inv, 2000, DUST_DROP_INTRO_REPLAY);
 	cluster_revs(prefix, 't', &keys, &revs);
 	printf("  lanes %s: %u returning clients' freshness (4 newer before) at %u revisions\n",
 	       lanes, keys, revs);
@@ -559,10 +572,8 @@ static void burst(const char *prefix, const char *lanes)
 	char purl[512], lanes_env[8];
 	struct dust_identity server, c1, c2;
 	struct dust_invite inv[BURST];
-	struct dust_store_outcome o[16];
-	unsigned seen[BURST] = {0}, done = 0, keys, revs;
+	unsigned keys, revs;
 	struct gw a, b, r;
-	uint64_t t0;
 	bool first;
 
 	url_with_prefix(purl, sizeof(purl), prefix);
@@ -591,26 +602,7 @@ static void burst(const char *prefix, const char *lanes)
 		CHECK_EQ(dust_store_persist_submit(
 		             a.srv.store, dust_store_find(a.srv.store, inv[i].id), 1000 + i),
 		         0);
-	for (t0 = mono_ms(); done < BURST && mono_ms() - t0 < WAIT_MS;) {
-		unsigned k = dust_store_persist_poll(a.srv.store, o, 16);
-
-		for (unsigned j = 0; j < k; j++) {
-			unsigned i = o[j].cookie - 1000;
-
-			CHECK(i < BURST);
-			if (i >= BURST)
-				continue;
-			seen[i]++;
-			CHECK_EQ(o[j].idx, dust_store_find(a.srv.store, inv[i].id)->idx);
-			CHECK_EQ(o[j].drop, is_conflict(i) ? DUST_DROP_INTRO_WRONG_KEY : DUST_OK);
-		}
-		done += k;
-		if (!k)
-			usleep(200);
-	}
-	CHECK_EQ(done, BURST);
-	for (unsigned i = 0; i < BURST; i++)
-		CHECK_EQ(seen[i], 1);
+	outcomes(&a, inv, 1000, DUST_DROP_INTRO_WRONG_KEY);
 	cluster_revs(prefix, 'b', &keys, &revs);
 	printf("  lanes %s: %u bindings (4 before) in %u txns\n", lanes, keys, revs);
 	CHECK_EQ(keys, BURST);
