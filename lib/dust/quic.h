@@ -76,8 +76,8 @@ DUST_MUST_CHECK int dust_quic_intro_build(const struct dust_invite *inv,
  * the masked ML-KEM-768 ciphertext, and tail, the Handshake packet after it
  * holding a Dust keepalive under the hybrid session keys, alone in its
  * datagram or with one short header of 21..63 bytes behind it (the cover
- * server's small 1-RTT, passed by). The keepalive authenticates the whole. tail is opened in place. On DUST_OK s is a live
- * client session and qc is wiped; on any drop nothing changes and qc stays
+ * server's small 1-RTT, passed by). The keepalive authenticates the whole. tail is opened in place.
+ * On DUST_OK s is a live client session and qc is wiped; on any drop nothing changes and qc stays
  * pending (a later answer may still come).
  */
 DUST_MUST_CHECK enum dust_drop dust_quic_answer_open(struct dust_quic_client *qc,
@@ -406,16 +406,32 @@ struct dust_quic_confirm {
 	uint8_t odcid[DUST_QUIC_CID_MAX]; /**< the hello's DCID: the Initial keys */
 	uint8_t odcid_len;
 	uint64_t pn; /**< the client's next Initial packet number */
+	/**
+	 * The server Initials received (dust_quic_confirm_saw), least and
+	 * greatest packet number; none noted: 0 and 1, the cover server's pair.
+	 */
+	uint64_t srv_lo, srv_hi;
+	bool srv_saw;
 };
 
 /** Keep what the second flight needs from qc; call before dust_quic_answer_open wipes it. */
 void dust_quic_confirm_init(const struct dust_quic_client *qc, struct dust_quic_confirm *cf);
 
 /**
+ * Note a server Initial of the first flight that the second flight's ACK
+ * acknowledges, as a browser acknowledges what it received: dg begins with
+ * it (the ACK-only Initial, or the answer's), under the server Initial keys
+ * of cf's DCID. A cover server that sends no ACK-only Initial numbers its
+ * answer 0, and the ACK then says 0 alone. 0, or -EINVAL when dg holds no
+ * such Initial (another hello's, junk): nothing noted.
+ */
+int dust_quic_confirm_saw(struct dust_quic_confirm *cf, const uint8_t *dg, size_t len);
+
+/**
  * The second flight's first datagram for the live client session s:
  * exactly 1250 bytes, the Initial (packet number cf->pn, DCID the server's
  * CID, under the client Initial keys of cf's DCID) holding an ACK of the
- * server's Initials 0 and 1 and PADDING, then a Handshake packet of
+ * server's Initials noted (0 and 1 if none) and PADDING, then a Handshake packet of
  * Length 23 whose protected bytes are random. Nothing in it is Dust's.
  * Returns its length or -errno.
  */

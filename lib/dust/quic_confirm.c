@@ -17,8 +17,10 @@
 #include "quic_pvt.h"
 
 enum {
-	/* the server's Initials: the ACK-only one took 0, the flight's 1 */
+	/* the server's Initials when none was noted: the ACK-only one took 0, the flight's 1 */
 	SERVER_INITIAL_LARGEST = 1,
+	/* an ACK's packet numbers here are one-byte varints */
+	SERVER_INITIAL_MOST = 63,
 	/* Handshake Length fields as Chromium's: its ACK (36 B with a 4-byte CID)... */
 	HS_ACK_LENGTH = 23,
 	/* ...and its Finished (69 B) */
@@ -73,15 +75,42 @@ static size_t hs_random(const struct dust_session *s, struct dust_rng *rng, uint
 	return pre + length;
 }
 
-/* ACK of the server's Initials 0 and 1, then PADDING up to n bytes of frames. */
-static void initial_frames(uint8_t *f, size_t n, struct dust_rng *rng)
+DUST_EXPORT int dust_quic_confirm_saw(struct dust_quic_confirm *cf, const uint8_t *dg, size_t len)
 {
+	struct dust_quic_keys k;
+	struct quic_long h;
+	uint8_t frames[1500];
+	uint64_t pn = 0;
+	size_t plen = 0;
+	bool ok;
+
+	if (!cf->odcid_len || !quic_long_parse(dg, len, &h) || h.type != DUST_QUIC_TYPE_INITIAL ||
+	    h.length > sizeof(frames))
+		return -EINVAL;
+	dust_quic_initial_keys(cf->odcid, cf->odcid_len, true, &k);
+	ok = quic_unprotect(&k, dg, h.pn_off, h.length, &pn, frames, &plen);
+	sodium_memzero(&k, sizeof(k));
+	if (!ok || pn > SERVER_INITIAL_MOST)
+		return -EINVAL;
+	cf->srv_lo = cf->srv_saw && cf->srv_lo < pn ? cf->srv_lo : pn;
+	cf->srv_hi = cf->srv_saw && cf->srv_hi > pn ? cf->srv_hi : pn;
+	cf->srv_saw = true;
+	return 0;
+}
+
+/* ACK of the server's Initials (cf's, or 0 and 1), then PADDING up to n bytes of frames. */
+static void initial_frames(const struct dust_quic_confirm *cf, uint8_t *f, size_t n,
+                           struct dust_rng *rng)
+{
+	uint64_t hi = cf->srv_saw ? cf->srv_hi : SERVER_INITIAL_LARGEST,
+	         lo = cf->srv_saw ? cf->srv_lo : 0;
+
 	memset(f, DUST_QUIC_FRAME_PADDING, n);
 	f[0] = DUST_QUIC_FRAME_ACK;
-	f[1] = SERVER_INITIAL_LARGEST;
+	f[1] = (uint8_t)hi;                        /* largest acknowledged */
 	f[2] = (uint8_t)dust_rng_uniform(rng, 64); /* ack delay */
 	f[3] = 0;                                  /* range count */
-	f[4] = SERVER_INITIAL_LARGEST;             /* first range: 0 and 1 */
+	f[4] = (uint8_t)(hi - lo);                 /* first range: lo..hi */
 }
 
 DUST_EXPORT int dust_quic_confirm_ack_build(const struct dust_quic_confirm *cf,
@@ -103,7 +132,7 @@ DUST_EXPORT int dust_quic_confirm_ack_build(const struct dust_quic_confirm *cf,
 	pn_off = initial_header(out, s, 0);
 	n = ilen - pn_off - 1 - DUST_QUIC_AEAD_TAG;
 	quic_varint_put(out + pn_off - 2, 1 + n + DUST_QUIC_AEAD_TAG, 2);
-	initial_frames(out + pn_off + 1, n, rng);
+	initial_frames(cf, out + pn_off + 1, n, rng);
 	dust_quic_initial_keys(cf->odcid, cf->odcid_len, false, &k);
 	ok = quic_protect(&k, out, pn_off, 1, cf->pn, n);
 	sodium_memzero(&k, sizeof(k));

@@ -1087,6 +1087,71 @@ static void test_confirm_ack_shape(void)
 	fix_fini(&f);
 }
 
+/* The ACK frame of the second flight's Initial built from cf: largest, first range. */
+static void confirm_ack_of(struct fixture *f, const struct dust_quic_confirm *cf, uint8_t *largest,
+                           uint8_t *range)
+{
+	struct dust_quic_keys k;
+	struct quic_long q;
+	uint8_t dg[1500], frames[1500];
+	size_t plen = 0;
+	uint64_t pn = 0;
+
+	CHECK_EQ(dust_quic_confirm_ack_build(cf, &f->cs, &f->rng, dg, sizeof(dg)),
+	         DUST_QUIC_CLIENT_DGRAM_MAX);
+	CHECK(quic_long_parse(dg, DUST_QUIC_CLIENT_DGRAM_MAX, &q));
+	dust_quic_initial_keys(cf->odcid, cf->odcid_len, false, &k);
+	CHECK(quic_unprotect(&k, dg, q.pn_off, q.length, &pn, frames, &plen));
+	sodium_memzero(&k, sizeof(k));
+	CHECK(frames[0] == DUST_QUIC_FRAME_ACK && frames[3] == 0);
+	*largest = frames[1];
+	*range = frames[4];
+}
+
+/*
+ * The second flight acknowledges the server Initials the client got, as a
+ * browser's does: the answer alone (1, its ACK-only Initial lost: 1 alone),
+ * both (0 and 1), or the answer of a cover server that sends no ACK-only
+ * Initial (0 alone), where it said 0 and 1 whatever came. Another hello's
+ * Initial or junk notes nothing.
+ */
+static void test_confirm_ack_saw(void)
+{
+	struct fixture f;
+	struct hs h;
+	struct dust_quic_confirm cf, cf0;
+	uint8_t ack[64], answer[1500], largest, range;
+	int n;
+
+	live_pair(&f, &h, &cf);
+	cf0 = cf;
+	confirm_ack_of(&f, &cf, &largest, &range); /* none noted: the cover server's pair */
+	CHECK(largest == 1 && range == 1);
+	CHECK_EQ(dust_quic_confirm_saw(&cf, h.answer, (size_t)h.answer_len), 0);
+	confirm_ack_of(&f, &cf, &largest, &range);
+	CHECK(largest == 1 && range == 0);
+	n = dust_quic_answer_ack_build(&f.ss, &h.acc, &f.rng, ack, sizeof(ack));
+	CHECK(n > 0);
+	CHECK_EQ(dust_quic_confirm_saw(&cf, ack, (size_t)n), 0);
+	confirm_ack_of(&f, &cf, &largest, &range);
+	CHECK(largest == 1 && range == 1);
+	/* not a server Initial of this hello: nothing noted */
+	CHECK_EQ(dust_quic_confirm_saw(&cf0, h.intro, DUST_QUIC_CLIENT_DGRAM), -EINVAL);
+	CHECK_EQ(dust_quic_confirm_saw(&cf0, h.answer, 40), -EINVAL);
+	memcpy(answer, h.answer, (size_t)h.answer_len);
+	answer[100] ^= 1;
+	CHECK_EQ(dust_quic_confirm_saw(&cf0, answer, (size_t)h.answer_len), -EINVAL);
+	CHECK(!cf0.srv_saw);
+	/* a cover server without the ACK-only Initial: the answer takes 0 (dispose.c) */
+	h.acc.server_pn = UINT64_MAX;
+	n = dust_quic_answer_build(&f.ss, &h.acc, &f.rng, FIX_NOW_S, answer, sizeof(answer));
+	CHECK(n > 0);
+	CHECK_EQ(dust_quic_confirm_saw(&cf0, answer, (size_t)n), 0);
+	confirm_ack_of(&f, &cf0, &largest, &range);
+	CHECK(largest == 0 && range == 0);
+	fix_fini(&f);
+}
+
 /*
  * The second datagram: 133..148 bytes (Chromium's 18 of 20), a Handshake
  * packet of Length 56 then a 1-RTT packet whose Dust packet the server
@@ -1476,6 +1541,7 @@ int main(int argc, char **argv)
 	    {"answer_tail", test_answer_tail},
 	    {"answer_sized", test_answer_sized},
 	    {"tail_coalesced", test_tail_coalesced},
+	    {"confirm_ack_saw", test_confirm_ack_saw},
 	    {"confirm_ack_shape", test_confirm_ack_shape},
 	    {"confirm_data_shape", test_confirm_data_shape},
 	    {"confirm_old_form", test_confirm_old_form},

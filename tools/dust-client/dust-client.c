@@ -168,6 +168,8 @@ struct client {
 	uint8_t hello[DUST_QUIC_HELLO_BYTES]; /* quic: the hello's two Initials */
 	uint8_t flight[1500];                 /* quic: a first flight waiting for its tail */
 	size_t flight_len;
+	uint8_t flight_ack[64]; /* quic: the flight's ACK-only Initial, for our ACK of it */
+	size_t flight_ack_len;
 	uint8_t rxbuf[DG_MAX];
 	uint8_t rxcopy[DG_MAX];
 	/* pure TCP ACKs held within the current TUN burst, oldest first (SPEC §9.2) */
@@ -1536,6 +1538,10 @@ static void on_quic_answer(struct client *c, size_t len)
 	/* the flight's ACK-only Initial: no keys in it, nothing to count */
 	if (dust_quic_is_flight_ack(c->rxbuf, len)) {
 		debug("the server acknowledged our Initial (%zu bytes)", len);
+		if (len <= sizeof(c->flight_ack)) {
+			memcpy(c->flight_ack, c->rxbuf, len);
+			c->flight_ack_len = len;
+		}
 		return;
 	}
 	/* the flight's big datagram: kept (the last one) until its tail comes */
@@ -1564,7 +1570,11 @@ static void on_quic_answer(struct client *c, size_t len)
 		debug("dropped a %zu-byte long-header datagram: %s", len, dust_drop_name(d));
 		return;
 	}
-	c->flight_len = 0;
+	/* the second flight acknowledges the server Initials we got, as a browser's does */
+	(void)dust_quic_confirm_saw(&cf, c->flight, c->flight_len);
+	if (c->flight_ack_len)
+		(void)dust_quic_confirm_saw(&cf, c->flight_ack, c->flight_ack_len);
+	c->flight_len = c->flight_ack_len = 0;
 	c->cf = cf;
 	if (newest)
 		dust_quic_client_wipe(&c->qc_prev);
