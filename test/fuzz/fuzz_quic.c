@@ -286,6 +286,23 @@ static void try_short(const uint8_t *data, size_t size)
 	}
 }
 
+/*
+ * Each input as a server Initial the client notes for its second flight's
+ * ACK (dust_quic_confirm_saw): refused or noted, and what is noted is a
+ * packet number the one-byte ACK fields hold.
+ */
+static void try_saw(const uint8_t *data, size_t size)
+{
+	struct dust_quic_confirm cf = {.odcid_len = 8};
+	int rc;
+
+	memcpy(cf.odcid, "\x83\x94\xc8\xf0\x3e\x51\x57\x08", 8); /* RFC 9001 A.1's */
+	rc = dust_quic_confirm_saw(&cf, data, size);
+	if ((rc != 0 && rc != -EINVAL) || (rc == 0 && (!cf.srv_saw || cf.srv_hi > 63)) ||
+	    (rc != 0 && cf.srv_saw))
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size > 65535)
@@ -296,6 +313,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	try_frames(data, size);
 	try_tail(data, size);
 	try_confirm(data, size);
+	try_saw(data, size);
 	try_close(data, size);
 	try_short(data, size);
 	return 0;
