@@ -304,7 +304,6 @@ void dgw_pace_free(struct dgw_worker *w);
 void dgw_pace_tx(struct dgw_worker *w, struct rte_mbuf *m, const struct dust_session *s);
 unsigned dgw_pace_run(struct dgw_worker *w, uint64_t now_tsc);
 
-/* The first flight's shape now (learn.c installs the cover server's). */
 /* The lcore a worker runs on (LCORE_ID_ANY before dgw_run launches it): telemetry reads it. */
 static inline unsigned dgw_worker_lcore(const struct dgw_worker *w)
 {
@@ -317,6 +316,7 @@ static inline bool dgw_stopping(const struct dgw *gw)
 	return atomic_load_explicit(&gw->stop, memory_order_relaxed);
 }
 
+/* The first flight's shape now (learn.c installs the cover server's). */
 static inline void dgw_shape_now(const struct dgw *gw, struct dgw_shape *sh)
 {
 	dgw_shape_unpack(atomic_load_explicit(&gw->shape, memory_order_relaxed), sh);
