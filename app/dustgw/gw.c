@@ -13,6 +13,7 @@
 #include <rte_malloc.h>
 
 #include "dgw_pvt.h"
+#include "hello.h"
 #include "pending.h"
 #include "pubwait.h"
 #include "slow.h"

@@ -24,6 +24,7 @@
 #include <rte_malloc.h>
 
 #include "dgw_pvt.h"
+#include "hello.h"
 
 struct held {
 	struct rte_mbuf *m; /* NULL: a free entry */

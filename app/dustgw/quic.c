@@ -8,6 +8,7 @@
  * authenticates.
  */
 #include "dgw_pvt.h"
+#include "hello.h"
 #include "pending.h"
 #include "slow.h"
 
