@@ -997,10 +997,21 @@ struct bind_keys {
 	char key[KEY_MAX], rkey[KEY_MAX], tkey[KEY_MAX], val[VAL_MAX], tval[VAL_MAX];
 };
 
+/* t/ID's sealed value, "TS NONCEHEX" (SPEC §7.6): a binding's and a freshness commit's. */
+static void fresh_seal(const struct etcd_store *es, char *out, const uint8_t id[DUST_ID_BYTES],
+                       uint64_t ts, const uint8_t nonce[DUST_XNONCE_BYTES])
+{
+	char nhex[2 * DUST_XNONCE_BYTES + 1], plain[VAL_MAX];
+
+	sodium_bin2hex(nhex, sizeof(nhex), nonce, DUST_XNONCE_BYTES);
+	snprintf(plain, sizeof(plain), "%" PRIu64 " %s", ts, nhex);
+	val_seal(es, out, 'T', id, plain);
+}
+
 static void bind_item(struct etcd_store *es, const struct etcd_req *rq, struct bind_keys *bk,
                       struct txn_item *it)
 {
-	char pkhex[2 * DUST_PK_BYTES + 1], nhex[2 * DUST_XNONCE_BYTES + 1], plain[VAL_MAX];
+	char pkhex[2 * DUST_PK_BYTES + 1], plain[VAL_MAX];
 
 	key_of(es, bk->key, 'B', rq->id);
 	key_of(es, bk->rkey, 'R', rq->id);
@@ -1009,9 +1020,7 @@ static void bind_item(struct etcd_store *es, const struct etcd_req *rq, struct b
 	val_seal(es, bk->val, 'B', rq->id, plain);
 	/* the first use's freshness goes with its binding: one request, not three */
 	key_of(es, bk->tkey, 'T', rq->id);
-	sodium_bin2hex(nhex, sizeof(nhex), rq->nonce, DUST_XNONCE_BYTES);
-	snprintf(plain, sizeof(plain), "%" PRIu64 " %s", rq->ts, nhex);
-	val_seal(es, bk->tval, 'T', rq->id, plain);
+	fresh_seal(es, bk->tval, rq->id, rq->ts, rq->nonce);
 	*it = (struct txn_item){.cmp = {bk->key, bk->rkey},
 	                        .ncmp = 2,
 	                        .key = {bk->key, bk->tkey},
@@ -1202,12 +1211,8 @@ static void do_fresh_batch(struct etcd_store *es, CURL *c, const struct etcd_req
 	if (!fi)
 		return; /* each stays UNAVAILABLE */
 	for (unsigned i = 0; i < n; i++) {
-		char nhex[2 * DUST_XNONCE_BYTES + 1], plain[VAL_MAX];
-
 		key_of(es, fi[i].key, 'T', rq[i].id);
-		sodium_bin2hex(nhex, sizeof(nhex), rq[i].nonce, sizeof(rq[i].nonce));
-		snprintf(plain, sizeof(plain), "%" PRIu64 " %s", rq[i].at, nhex);
-		val_seal(es, fi[i].val, 'T', rq[i].id, plain);
+		fresh_seal(es, fi[i].val, rq[i].id, rq[i].at, rq[i].nonce);
 		fi[i].open = true;
 	}
 	if (fresh_txn(es, c, fi, n, false, &got) < 0)
