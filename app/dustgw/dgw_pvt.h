@@ -112,9 +112,10 @@ struct dgw_rx {
 
 /* rtx.c: answered quic first flights kept until the client confirms (SPEC §12.3) */
 enum dgw_flight {
-	DGW_FLIGHT_ANSWER, /* the answer to an accepted hello: ACK, answer, tail (, 1-RTT) */
-	DGW_FLIGHT_AGAIN,  /* the same for a retransmitted hello, within the 3x limit */
-	DGW_FLIGHT_PTO,    /* on the PTO: the answer twice, then the tail, within the limit */
+	DGW_FLIGHT_ANSWER,        /* the answer to an accepted hello: ACK, answer, tail (, 1-RTT) */
+	DGW_FLIGHT_AGAIN,         /* a retransmitted hello: an ACK-only Initial of what came */
+	DGW_FLIGHT_PTO_INITIAL,   /* on the PTO: the Initial alone twice, within the limit */
+	DGW_FLIGHT_PTO_HANDSHAKE, /* on the next: the Handshake packet alone, then the tail */
 };
 int dgw_rtx_init(struct dgw_worker *w);
 void dgw_rtx_free(struct dgw_worker *w);
@@ -128,9 +129,10 @@ bool dgw_rtx_hello(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx
 void dgw_rtx_drop(struct dgw_worker *w, const struct dust_session *s);
 /* The PTO timers: resends, confirmations, expiry. */
 void dgw_rtx_run(struct dgw_worker *w);
-/* dispose.c: one first flight of s toward its peer; 0 when all of it went out. */
-int dgw_quic_flight(struct dgw_worker *w, struct dust_session *s, struct dust_quic_accept *acc,
-                    const uint8_t *seed, uint64_t mac, enum dgw_flight kind);
+/* dispose.c: one first flight of s toward its peer, kept in e; 0 when all of it went out. */
+struct dgw_rtx_e;
+int dgw_quic_flight(struct dgw_worker *w, struct dust_session *s, struct dgw_rtx_e *e,
+                    enum dgw_flight kind);
 
 struct dgw_hello; /* hello.h */
 

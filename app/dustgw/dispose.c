@@ -264,7 +264,16 @@ void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *
 		send_ack(w, s, rx->mac);
 }
 
-enum flight_dg { FLIGHT_ACK, FLIGHT_ANSWER, FLIGHT_TAIL, FLIGHT_SHORT, FLIGHT_TAIL_SHORT };
+enum flight_dg {
+	FLIGHT_ACK,
+	FLIGHT_ANSWER,
+	FLIGHT_TAIL,
+	FLIGHT_SHORT,
+	FLIGHT_TAIL_SHORT,
+	FLIGHT_INITIAL, /* the answer's Initial alone, padded to its size (a PTO resend) */
+	FLIGHT_HS,      /* the answer's Handshake packet alone (a PTO resend) */
+	FLIGHT_ACKS,    /* an ACK-only Initial of every client packet number seen */
+};
 
 _Static_assert((int)DGW_SHAPE_SHORT_LEAST == (int)DUST_QUIC_TAIL_SHORT_LEAST &&
                    (int)DGW_SHAPE_SHORT_MOST == (int)DUST_QUIC_TAIL_SHORT_MOST,
@@ -288,42 +297,67 @@ static int short_build(struct dgw_worker *w, struct dust_session *s, const struc
 	return sh->short_len;
 }
 
+/* The tail: its size drawn from the shape the first time, then kept (quic-go resends it so). */
+static int tail_build(struct dgw_worker *w, struct dust_session *s, const struct dgw_shape *sh,
+                      struct dgw_rtx_e *e, uint16_t hi, uint8_t *pkt, size_t room)
+{
+	size_t lo = e->tail_len ? e->tail_len : sh->tail_min;
+	int t;
+
+	if (e->tail_len)
+		hi = e->tail_len;
+	if (hi < lo)
+		return -EMSGSIZE; /* the shape says: no tail the 1-RTT follows */
+	t = dust_quic_answer_tail_build_sized(s, &w->rng, w->now_s, lo, hi, pkt, room);
+	if (t > 0 && !e->tail_len)
+		e->tail_len = (uint16_t)t;
+	return t;
+}
+
 /*
  * One datagram of a first flight at pkt: the ACK-only Initial, the answer
- * (both from a generator keyed by seed, so that a resend carries the same
+ * (both from a generator keyed by e->seed, so that a resend carries the same
  * ServerHello; its size fixed at accept), the Handshake tail (its size
  * from the shape sh), the short 1-RTT datagram after it, or the two
- * coalesced (a tail that the 1-RTT follows: to short_tail bytes). Each
- * Initial takes the next packet number (acc->server_pn).
+ * coalesced (a tail that the 1-RTT follows: to short_tail bytes); on the
+ * PTO the answer's Initial or its Handshake packet alone; an ACK of what
+ * the client sent again. Each Initial takes the next packet number
+ * (acc->server_pn).
  */
-static int flight_build(struct dgw_worker *w, struct dust_session *s, struct dust_quic_accept *acc,
-                        const uint8_t *seed, const struct dgw_shape *sh, enum flight_dg k,
-                        uint8_t *pkt, size_t room)
+static int flight_build(struct dgw_worker *w, struct dust_session *s, struct dgw_rtx_e *e,
+                        const struct dgw_shape *sh, enum flight_dg k, uint8_t *pkt, size_t room)
 {
+	struct dust_quic_accept *acc = &e->acc;
 	struct dust_rng rng;
 	int r;
 
 	if (k == FLIGHT_TAIL)
-		return dust_quic_answer_tail_build_sized(s, &w->rng, w->now_s, sh->tail_min,
-		                                         sh->tail_max, pkt, room);
+		return tail_build(w, s, sh, e, sh->tail_max, pkt, room);
 	if (k == FLIGHT_SHORT)
 		return short_build(w, s, sh, pkt, room);
+	if (k == FLIGHT_HS)
+		return dust_quic_answer_hs_build(s, acc, pkt, room);
 	if (k == FLIGHT_TAIL_SHORT) {
-		uint16_t hi = RTE_MIN(sh->tail_max, sh->short_tail);
 		int t, u;
 
-		if (hi < sh->tail_min)
-			return -EMSGSIZE; /* the shape says: no tail the 1-RTT follows */
-		if ((t = dust_quic_answer_tail_build_sized(s, &w->rng, w->now_s, sh->tail_min, hi,
-		                                           pkt, room)) < 0)
+		if ((t = tail_build(w, s, sh, e, RTE_MIN(sh->tail_max, sh->short_tail), pkt,
+		                    room)) < 0)
 			return t;
 		if ((u = short_build(w, s, sh, pkt + t, room - (size_t)t)) < 0)
 			return u;
 		return t + u;
 	}
-	dust_rng_seed(&rng, seed);
+	if (k == FLIGHT_ACKS) {
+		r = dust_quic_answer_acks_build(s, acc, e->seen, pkt, room);
+		acc->server_pn += r >= 0;
+		return r;
+	}
+	dust_rng_seed(&rng, e->seed);
 	if (k == FLIGHT_ACK) {
 		r = dust_quic_answer_ack_build(s, acc, &rng, pkt, room);
+		acc->server_pn += r >= 0;
+	} else if (k == FLIGHT_INITIAL) {
+		r = dust_quic_answer_initial_build(s, acc, &rng, pkt, room);
 		acc->server_pn += r >= 0;
 	} else {
 		acc->server_pn--; /* the answer's Initial takes server_pn + 1 */
@@ -339,9 +373,8 @@ static int flight_build(struct dgw_worker *w, struct dust_session *s, struct dus
  * the credit (the intro paid three times for it); a resend only within it
  * (SPEC §9.1). Returns its size when sent, -1 when not.
  */
-static int flight_dg(struct dgw_worker *w, struct dust_session *s, struct dust_quic_accept *acc,
-                     const uint8_t *seed, const struct dgw_shape *sh, uint64_t mac,
-                     enum flight_dg k, bool resend)
+static int flight_dg(struct dgw_worker *w, struct dust_session *s, struct dgw_rtx_e *e,
+                     const struct dgw_shape *sh, enum flight_dg k, bool resend)
 {
 	uint16_t outer = dgw_net_outer_len(&s->peer);
 	struct rte_mbuf *c = rte_pktmbuf_alloc(w->gw->pool);
@@ -353,20 +386,20 @@ static int flight_dg(struct dgw_worker *w, struct dust_session *s, struct dust_q
 		return -1;
 	}
 	pkt = rte_pktmbuf_mtod(c, uint8_t *) + outer;
-	r = flight_build(w, s, acc, seed, sh, k, pkt, rte_pktmbuf_tailroom(c) - outer);
+	r = flight_build(w, s, e, sh, k, pkt, rte_pktmbuf_tailroom(c) - outer);
 	if (r < 0) {
 		dgw_drop_m(w, c, r == -EMSGSIZE ? DGW_DROP_TOO_BIG : DGW_DROP_SEAL);
 		return -1;
 	}
 	if (!resend) {
 		dust_path_spent(s, (size_t)r);
-	} else if (!dust_path_may_send(s, (size_t)r)) {
+	} else if (!dust_path_may_resend(s, (size_t)r)) {
 		/* an event of every flight left unconfirmed long enough, not a lost datagram */
 		dgw_ctr_inc(w, DGW_CTR_QUIC_RTX_LIMITED);
 		rte_pktmbuf_free(c);
 		return -1;
 	}
-	if (dgw_net_outer(w, c, &s->peer, mac, (uint16_t)r, DUST_PROFILE_QUIC) != 0) {
+	if (dgw_net_outer(w, c, &s->peer, e->mac, (uint16_t)r, DUST_PROFILE_QUIC) != 0) {
 		rte_pktmbuf_free(c);
 		return -1;
 	}
@@ -375,42 +408,56 @@ static int flight_dg(struct dgw_worker *w, struct dust_session *s, struct dust_q
 }
 
 /*
- * s's first flight, as the cover server sends it (SPEC §12.3). FIRST: an
+ * s's first flight, as the cover server sends it (SPEC §12.3). ANSWER: an
  * ACK-only Initial, the answer, a Handshake packet with a keepalive where
  * a certificate chain ends, and after a tail as short as the shape's
- * short_tail a small 1-RTT datagram. PTO: the answer twice (quic-go's two
- * probe datagrams), then the tail, which the client needs to open either.
+ * short_tail a small 1-RTT datagram. Then as quic-go resends: AGAIN, an
+ * ACK-only Initial of what the client sent; on the PTOs the Initial alone
+ * twice, or the Handshake packet alone and the tail as first sent.
  * Returns 0 when all of it went out.
  */
-int dgw_quic_flight(struct dgw_worker *w, struct dust_session *s, struct dust_quic_accept *acc,
-                    const uint8_t *seed, uint64_t mac, enum dgw_flight kind)
+int dgw_quic_flight(struct dgw_worker *w, struct dust_session *s, struct dgw_rtx_e *e,
+                    enum dgw_flight kind)
 {
 	static const enum flight_dg first[] = {FLIGHT_ACK, FLIGHT_ANSWER, FLIGHT_TAIL};
-	static const enum flight_dg pto[] = {FLIGHT_ANSWER, FLIGHT_ANSWER, FLIGHT_TAIL};
-	const enum flight_dg *dg = kind == DGW_FLIGHT_PTO ? pto : first;
+	static const enum flight_dg pto_initial[] = {FLIGHT_INITIAL, FLIGHT_INITIAL};
+	static const enum flight_dg pto_hs[] = {FLIGHT_HS, FLIGHT_TAIL};
+	static const enum flight_dg again[] = {FLIGHT_ACKS};
+	const enum flight_dg *dg = first;
 	bool resend = kind != DGW_FLIGHT_ANSWER;
+	unsigned i = 0, n = RTE_DIM(first);
 	struct dgw_shape sh;
-	unsigned i = 0;
 	int r = 0;
 
 	dgw_shape_now(w->gw, &sh);
-	if (kind != DGW_FLIGHT_PTO && !sh.ack_first)
+	if (kind != DGW_FLIGHT_ANSWER) {
+		if (kind == DGW_FLIGHT_AGAIN)
+			dg = again, n = RTE_DIM(again);
+		else if (kind == DGW_FLIGHT_PTO_INITIAL)
+			dg = pto_initial, n = RTE_DIM(pto_initial);
+		else
+			dg = pto_hs, n = RTE_DIM(pto_hs);
+		/* a datagram refused (the 3x limit) ends the resend */
+		for (; i < n; i++)
+			if (flight_dg(w, s, e, &sh, dg[i], resend) < 0)
+				return -1;
+		return 0;
+	}
+	if (!sh.ack_first)
 		i = 1; /* a cover server that sends no ACK-only Initial first */
 	/* the 1-RTT coalesced behind the tail, in sh.coalesce thirds of the flights that have it */
-	if (kind != DGW_FLIGHT_PTO && sh.short_len && sh.short_tail >= sh.tail_min &&
+	if (sh.short_len && sh.short_tail >= sh.tail_min &&
 	    dust_rng_uniform(&w->rng, DGW_SHAPE_COALESCE_MAX) < sh.coalesce) {
-		for (; i < RTE_DIM(first) - 1; i++)
-			if (flight_dg(w, s, acc, seed, &sh, mac, dg[i], resend) < 0)
+		for (; i < n - 1; i++)
+			if (flight_dg(w, s, e, &sh, dg[i], resend) < 0)
 				return -1;
-		return flight_dg(w, s, acc, seed, &sh, mac, FLIGHT_TAIL_SHORT, resend) < 0 ? -1 : 0;
+		return flight_dg(w, s, e, &sh, FLIGHT_TAIL_SHORT, resend) < 0 ? -1 : 0;
 	}
-	/* a datagram refused (the 3x limit) ends the flight: no tail without its answer */
-	for (; i < RTE_DIM(first); i++)
-		if ((r = flight_dg(w, s, acc, seed, &sh, mac, dg[i], resend)) < 0)
+	for (; i < n; i++)
+		if ((r = flight_dg(w, s, e, &sh, dg[i], resend)) < 0)
 			return -1;
 	/* r: the tail's size */
-	if (kind != DGW_FLIGHT_PTO && sh.short_len && r <= sh.short_tail &&
-	    flight_dg(w, s, acc, seed, &sh, mac, FLIGHT_SHORT, resend) < 0)
+	if (sh.short_len && r <= sh.short_tail && flight_dg(w, s, e, &sh, FLIGHT_SHORT, resend) < 0)
 		return -1;
 	return 0;
 }

@@ -189,6 +189,7 @@ enum dgw_ctr {
 	DGW_CTR_QUIC_CONFIRM_OLD, /**< previous release's confirmations (one Handshake packet) */
 	DGW_CTR_QUIC_RTX_HELLO,   /**< retransmitted hellos answered with their flight again */
 	DGW_CTR_QUIC_RTX_PTO,     /**< first flights resent on the PTO */
+	DGW_CTR_QUIC_RTX_PTO_HS,  /**< of which the Handshake packet alone and the tail */
 	DGW_CTR_QUIC_RTX_DONE,    /**< kept flights ended: confirmed, or the session left */
 	DGW_CTR_QUIC_RTX_EXPIRED, /**< kept flights given up after the last PTO, unconfirmed */
 	DGW_CTR_QUIC_RTX_EVICTED, /**< kept flights pushed out of a full table */

@@ -66,21 +66,27 @@ fill:
 
 enum dgw_rtx_due dgw_rtx_due(struct dgw_rtx_e *e, uint64_t now_ms)
 {
-	if (now_ms - e->sent_ms < (uint64_t)e->pto_ms << e->ptos)
-		return DGW_RTX_WAIT;
+	/* when each resend is due, in first PTOs after the flight (rtx.h) */
+	static const uint8_t at[DGW_RTX_PTO_MAX] = {1, 2, 5, 10};
+	uint64_t since = now_ms - e->sent_ms;
+
 	if (e->ptos == DGW_RTX_PTO_MAX)
-		return DGW_RTX_GIVE_UP; /* as the cover server gives up its handshake */
-	e->ptos++;
-	e->sent_ms = now_ms;
-	return DGW_RTX_PTO;
+		return since < (uint64_t)e->pto_ms * DGW_RTX_GIVE_UP_PTOS
+		           ? DGW_RTX_WAIT
+		           : DGW_RTX_GIVE_UP; /* as the cover server gives up its handshake */
+	if (since < (uint64_t)e->pto_ms * at[e->ptos])
+		return DGW_RTX_WAIT;
+	/* quic-go's Initial and Handshake timers fire in turn: the Initial's first */
+	return e->ptos++ % 2 ? DGW_RTX_PTO_HANDSHAKE : DGW_RTX_PTO_INITIAL;
 }
 
-bool dgw_rtx_hello_due(struct dgw_rtx_e *e, uint64_t now_ms)
+bool dgw_rtx_hello_due(struct dgw_rtx_e *e, uint64_t pn, uint64_t now_ms)
 {
+	if (pn < 64)
+		e->seen |= 1ull << pn;
 	if (e->hello_ms && now_ms - e->hello_ms < DGW_RTX_PAIR_MS)
 		return false;
-	/* the PTO runs from the last send (RFC 9002 §6.2.1) */
-	e->hello_ms = e->sent_ms = now_ms;
+	e->hello_ms = now_ms;
 	return true;
 }
 
@@ -120,10 +126,11 @@ static int answer(struct dgw_worker *w, struct dust_session *s, const struct dus
 	dgw_ctr_add(w, DGW_CTR_QUIC_RTX_EVICTED, evicted);
 	e->acc = *acc;
 	e->mac = mac;
+	e->seen = 1ull << (acc->client_pn & 63) | 1ull << (acc->client_pn_lo & 63);
 	dgw_shape_now(w->gw, &sh);
 	e->pto_ms = sh.pto_ms; /* the cover server's, as learned */
 	dust_rng_bytes(&w->rng, e->seed, sizeof(e->seed));
-	return dgw_quic_flight(w, s, &e->acc, e->seed, mac, DGW_FLIGHT_ANSWER);
+	return dgw_quic_flight(w, s, e, DGW_FLIGHT_ANSWER);
 }
 
 /* The first flight (pubwait.c, at PUBLISHED), kept for resends until the client confirms. */
@@ -156,27 +163,35 @@ bool dgw_rtx_hello(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx
 {
 	struct dgw_rtx_e *e = w->rtx->n ? dgw_rtx_find(w->rtx, s) : NULL;
 
+	uint64_t pn;
+	bool closed;
+
 	if (!e || !same_dcid(e, rx))
 		return false;
 	/* a real server counts every byte from the address toward its 3x limit */
 	dust_path_credit(s, rx->len);
+	/* opened with the public Initial keys of its DCID, as anyone could */
+	if (!dust_quic_client_initial_read(rx->dg, rx->len, &pn, &closed)) {
+		dgw_drop_m(w, m, DUST_DROP_MALFORMED);
+		return true;
+	}
 	/*
 	 * The client gave the connection up (Chromium's close at its 4-second
 	 * handshake timeout, SPEC §12.2): a real server drains, sending nothing
 	 * more. Anyone can build one (public keys): it only ends the resends.
 	 */
-	if (dust_quic_is_client_close(rx->dg, rx->len)) {
+	if (closed) {
 		rte_pktmbuf_free(m);
 		end(w, e, DGW_CTR_QUIC_RTX_CLOSED);
 		return true;
 	}
-	if (!dgw_rtx_hello_due(e, w->now_ms)) {
+	if (!dgw_rtx_hello_due(e, pn, w->now_ms)) {
 		dgw_drop_m(w, m,
 		           DGW_DROP_QUIC_RTX_PAIR); /* the other Initial of one just answered */
 		return true;
 	}
 	rte_pktmbuf_free(m);
-	if (dgw_quic_flight(w, s, &e->acc, e->seed, e->mac, DGW_FLIGHT_AGAIN) == 0)
+	if (dgw_quic_flight(w, s, e, DGW_FLIGHT_AGAIN) == 0)
 		dgw_ctr_inc(w, DGW_CTR_QUIC_RTX_HELLO);
 	return true;
 }
@@ -196,9 +211,15 @@ static void tick(struct dgw_worker *w, struct dgw_rtx_e *e)
 	case DGW_RTX_GIVE_UP:
 		end(w, e, DGW_CTR_QUIC_RTX_EXPIRED);
 		break;
-	case DGW_RTX_PTO:
-		if (dgw_quic_flight(w, s, &e->acc, e->seed, e->mac, DGW_FLIGHT_PTO) == 0)
+	case DGW_RTX_PTO_INITIAL:
+		if (dgw_quic_flight(w, s, e, DGW_FLIGHT_PTO_INITIAL) == 0)
 			dgw_ctr_inc(w, DGW_CTR_QUIC_RTX_PTO);
+		break;
+	case DGW_RTX_PTO_HANDSHAKE:
+		if (dgw_quic_flight(w, s, e, DGW_FLIGHT_PTO_HANDSHAKE) == 0) {
+			dgw_ctr_inc(w, DGW_CTR_QUIC_RTX_PTO);
+			dgw_ctr_inc(w, DGW_CTR_QUIC_RTX_PTO_HS);
+		}
 		break;
 	}
 }

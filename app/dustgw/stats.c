@@ -56,6 +56,7 @@ static const char *const ctr_names[DGW_CTR_MAX] = {
     [DGW_CTR_QUIC_CONFIRM_OLD] = "quic_confirm_old",
     [DGW_CTR_QUIC_RTX_HELLO] = "quic_rtx_hello",
     [DGW_CTR_QUIC_RTX_PTO] = "quic_rtx_pto",
+    [DGW_CTR_QUIC_RTX_PTO_HS] = "quic_rtx_pto_hs",
     [DGW_CTR_QUIC_RTX_DONE] = "quic_rtx_done",
     [DGW_CTR_QUIC_RTX_EXPIRED] = "quic_rtx_expired",
     [DGW_CTR_QUIC_RTX_CLOSED] = "quic_rtx_closed",

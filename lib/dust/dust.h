@@ -401,6 +401,12 @@ bool dust_path_echo(struct dust_session *s, const uint8_t cookie[DUST_PATH_COOKI
  */
 bool dust_path_may_send(struct dust_session *s, size_t n);
 /**
+ * The same as quic-go checks its first flight's resends: n goes out while
+ * less than three times what the address sent has gone (the last datagram
+ * may pass the limit, by one datagram at most), and is then spent.
+ */
+bool dust_path_may_resend(struct dust_session *s, size_t n);
+/**
  * rx_bytes came from s's peer address but opened nothing of s (a quic
  * client's retransmitted hello): credit for the 3x limit, never proof.
  */

@@ -102,6 +102,16 @@ DUST_EXPORT bool dust_path_may_send(struct dust_session *s, size_t n)
 	return true;
 }
 
+DUST_EXPORT bool dust_path_may_resend(struct dust_session *s, size_t n)
+{
+	if (__atomic_load_n(&s->path_state, __ATOMIC_ACQUIRE) == DUST_PATH_VALID)
+		return true;
+	if (__atomic_load_n(&s->path_credit, __ATOMIC_RELAXED) <= 0)
+		return false;
+	__atomic_fetch_sub(&s->path_credit, (int64_t)n, __ATOMIC_RELAXED);
+	return true;
+}
+
 DUST_EXPORT void dust_path_spent(struct dust_session *s, size_t n)
 {
 	if (__atomic_load_n(&s->path_state, __ATOMIC_ACQUIRE) != DUST_PATH_VALID)

@@ -140,6 +140,13 @@ struct dust_quic_accept {
 	 */
 	uint16_t flight_len;
 	uint8_t flight[DUST_QUIC_FLIGHT_MAX];
+	/**
+	 * K_rs (SPEC 12.3): each send of the Handshake packet masks the flight
+	 * afresh, as a real server's resend is a new packet; hs_sent counts
+	 * them (the first, 0, goes unmasked).
+	 */
+	uint8_t hs_key[DUST_KEY_BYTES];
+	uint8_t hs_sent;
 };
 
 /**
@@ -218,11 +225,12 @@ dust_quic_intro_accept_sized(struct dust_server *srv, struct dust_rng *rng, cons
  * fixed, 1252 bytes by default as the cover server's (under the 3x
  * anti-amplification limit of the client's 1250). A client takes 1200..1252.
  * Returns its length or -errno. The flight's second datagram is
- * dust_quic_answer_tail_build's.
+ * dust_quic_answer_tail_build's. Each call is a send of the Handshake
+ * packet (acc->hs_sent moves on: no two carry the same bytes).
  */
-DUST_MUST_CHECK int dust_quic_answer_build(struct dust_session *s,
-                                           const struct dust_quic_accept *acc, struct dust_rng *rng,
-                                           uint32_t now_s, uint8_t *out, size_t cap);
+DUST_MUST_CHECK int dust_quic_answer_build(struct dust_session *s, struct dust_quic_accept *acc,
+                                           struct dust_rng *rng, uint32_t now_s, uint8_t *out,
+                                           size_t cap);
 
 /**
  * The first flight's second datagram, where the cover server sends the end
@@ -255,6 +263,63 @@ DUST_MUST_CHECK int dust_quic_answer_tail_build_sized(struct dust_session *s, st
 DUST_MUST_CHECK int dust_quic_answer_ack_build(const struct dust_session *s,
                                                const struct dust_quic_accept *acc,
                                                struct dust_rng *rng, uint8_t *out, size_t cap);
+/**
+ * The first flight's Initial alone, as quic-go resends it on its first PTO
+ * (SPEC 12.3): the answer's ACK and ServerHello (the same bytes where rng
+ * is seeded as for the answer) and PADDING, filling the answer's size,
+ * packet number acc->server_pn (the caller moves it on). A client takes
+ * the ServerHello from it as from the answer. Returns its length or -errno.
+ */
+DUST_MUST_CHECK int dust_quic_answer_initial_build(const struct dust_session *s,
+                                                   const struct dust_quic_accept *acc,
+                                                   struct dust_rng *rng, uint8_t *out, size_t cap);
+/**
+ * The first flight's Handshake packet alone, as quic-go resends it on its
+ * second PTO (SPEC 12.3): acc's flight masked for this send (acc->hs_sent
+ * moves on), rng drawing nothing the client needs. A client takes it as the
+ * answer's Handshake packet. Returns its length or -errno.
+ */
+DUST_MUST_CHECK int dust_quic_answer_hs_build(const struct dust_session *s,
+                                              struct dust_quic_accept *acc, uint8_t *out,
+                                              size_t cap);
+/**
+ * An ACK-only Initial acknowledging the client packet numbers in seen (bit
+ * i: packet number i), as quic-go answers a client's retransmitted
+ * Initial: 37 bytes for one range, 2 more for each further one with a
+ * 4-byte CID. Packet number acc->server_pn (the caller moves it on).
+ * Returns its length or -errno (EINVAL: seen empty).
+ */
+DUST_MUST_CHECK int dust_quic_answer_acks_build(const struct dust_session *s,
+                                                const struct dust_quic_accept *acc, uint64_t seen,
+                                                uint8_t *out, size_t cap);
+/**
+ * A client Initial that fills dg (opened with the public keys of its DCID):
+ * its packet number, and whether it holds a CONNECTION_CLOSE. false: no
+ * client Initial that opens.
+ */
+bool dust_quic_client_initial_read(const uint8_t *dg, size_t len, uint64_t *pn, bool *closed);
+
+/** What a datagram from the server is of a first flight, by its headers alone (client). */
+enum dust_quic_part {
+	DUST_QUIC_PART_OTHER = 0, /**< none of these: maybe the tail */
+	DUST_QUIC_PART_ANSWER,    /**< an Initial and the Handshake packet after it */
+	DUST_QUIC_PART_INITIAL,   /**< an Initial alone, 1200 bytes or more (a PTO resend) */
+	DUST_QUIC_PART_HANDSHAKE, /**< a Handshake packet alone that holds a flight */
+};
+enum dust_quic_part dust_quic_answer_part(const uint8_t *dg, size_t len);
+
+/**
+ * dust_quic_answer_open with the flight's two packets from two datagrams,
+ * as PTO resends bring them: the ServerHello's Initial from init (an answer
+ * or an Initial alone), the Handshake packet from hs (an answer or a
+ * Handshake packet alone), the same server CID in both. dg and the tail as
+ * there; dust_quic_answer_open(dg) is this with init = hs = dg.
+ */
+DUST_MUST_CHECK enum dust_drop
+dust_quic_answer_open_parts(struct dust_quic_client *qc, const struct dust_limits *lim,
+                            uint32_t now_s, const uint8_t *init, size_t init_len, const uint8_t *hs,
+                            size_t hs_len, uint8_t *tail, size_t tail_len, struct dust_session *s);
+
 /**
  * Client: is dg shaped as a server's ACK-only Initial (long header, Initial,
  * v1, DCID empty, no token, under 1200 bytes)? Such a datagram carries no

@@ -671,18 +671,28 @@ static size_t open_client_initial(const uint8_t *dg, size_t len, const struct qu
 	return ok ? plen : 0;
 }
 
-DUST_EXPORT bool dust_quic_is_client_close(const uint8_t *dg, size_t len)
+DUST_EXPORT bool dust_quic_client_initial_read(const uint8_t *dg, size_t len, uint64_t *pn,
+                                               bool *closed)
 {
 	struct dust_quic_keys k;
 	struct quic_long h;
 	uint8_t frames[1500];
-	uint64_t pn;
-	size_t plen = open_client_initial(dg, len, NULL, &h, &pn, frames, &k);
-	bool closed = false, ok = plen && initial_walk(frames, plen, NULL, &closed);
+	size_t plen = open_client_initial(dg, len, NULL, &h, pn, frames, &k);
+	bool ok;
 
+	*closed = false;
+	ok = plen && initial_walk(frames, plen, NULL, closed);
 	sodium_memzero(frames, sizeof(frames));
 	sodium_memzero(&k, sizeof(k));
-	return ok && closed;
+	return ok;
+}
+
+DUST_EXPORT bool dust_quic_is_client_close(const uint8_t *dg, size_t len)
+{
+	uint64_t pn;
+	bool closed;
+
+	return dust_quic_client_initial_read(dg, len, &pn, &closed) && closed;
 }
 
 /* Where the hello's first Initial ends in dg: its Length field (the two are back to back). */
@@ -899,6 +909,8 @@ enum {
 	 * test/data/chromium156-caddy-loads.pcap; 1-byte ones made it 36).
 	 */
 	SERVER_PN_LEN = 2,
+	/* the Handshake packet's sends told apart (hs_packet): its first byte's low bits */
+	HS_SEND_MASK = 0x0f,
 };
 
 /* The answer's Initial (server_initial): long header with a token length, pn, frames, tag. */
@@ -1002,6 +1014,9 @@ dust_quic_intro_accept_sized(struct dust_server *srv, struct dust_rng *rng, cons
 	memcpy(acc->server_pk, eph->pk, DUST_PK_BYTES);
 	ct_mask(t->prk, acc->flight);
 	flight_fill(rng, acc, answer_len);
+	crypto_kdf_derive_from_key(acc->hs_key, sizeof(acc->hs_key), DUST_KDF_HS_RESEND,
+	                           DUST_KDF_CTX_SESSION, t->prk);
+	acc->hs_sent = 0;
 	session_keys(&t->k, t->prk, t->ee, eph->pk, t->pq_ss, acc->flight, acc->flight_len);
 	server_session(s, rng, &t->k, e);
 	s->peer = *from;
@@ -1147,24 +1162,84 @@ DUST_EXPORT bool dust_quic_is_flight_ack(const uint8_t *dg, size_t len)
 	       h.dcid_len == 0 && h.token_len == 0 && h.length == len - h.pn_off;
 }
 
-static int server_initial(const struct dust_session *s, const struct dust_quic_accept *acc,
-                          struct dust_rng *rng, uint8_t *out, size_t cap)
+/* The answer Initial's frames at f: ACK, CRYPTO with the ServerHello; their length or 0. */
+static size_t server_initial_frames(const struct dust_quic_accept *acc, struct dust_rng *rng,
+                                    uint8_t *f, size_t cap)
 {
-	uint8_t f[160];
 	size_t n = ack_frame(f, acc, rng), sh_len;
 
 	f[n++] = DUST_QUIC_FRAME_CRYPTO;
 	f[n++] = 0; /* offset */
-	sh_len = tls_server_hello_build(rng, acc->server_pk, f + n + 2, sizeof(f) - n - 2);
+	sh_len = tls_server_hello_build(rng, acc->server_pk, f + n + 2, cap - n - 2);
 	if (sh_len != SERVER_HELLO_LEN)
-		return -EMSGSIZE;
+		return 0;
 	n += quic_varint_put(f + n, sh_len, 2);
-	n += sh_len;
+	return n + sh_len;
+}
+
+static int server_initial(const struct dust_session *s, const struct dust_quic_accept *acc,
+                          struct dust_rng *rng, uint8_t *out, size_t cap)
+{
+	uint8_t f[160];
+	size_t n = server_initial_frames(acc, rng, f, sizeof(f));
+
+	if (!n)
+		return -EMSGSIZE;
 	/* the ACK-only Initial before it took server_pn, as the cover server's */
 	return initial_packet(s, acc, acc->server_pn + 1, f, n, out, cap);
 }
 
-DUST_EXPORT int dust_quic_answer_build(struct dust_session *s, const struct dust_quic_accept *acc,
+/*
+ * The Handshake packet of the answer, sent again (SPEC 12.3): a real
+ * server's resend is a new packet, so no two sends carry the same bytes.
+ * The j-th send (j = acc->hs_sent, from 0) carries the flight XOR R_j (R_0
+ * = 0), and its first byte's four low bits, header-protected on a real
+ * server and so random to an observer, are j XOR a mask of the payload's
+ * first 16 bytes, as QUIC's header protection samples its ciphertext:
+ * K_rs = KDF(prk, 10); R_j[64i..64i+64) = BLAKE2b-512(key = K_rs, "R" |
+ * le32(j) | le32(i)); mask = BLAKE2b-128(key = K_rs, "M" | payload[0..16))
+ * [0] & 15. The client reads j, removes R_j, and has the flight the keys
+ * were derived from.
+ */
+static void hs_stream(const uint8_t krs[DUST_KEY_BYTES], unsigned j, uint8_t *p, size_t n)
+{
+	uint8_t blk[64], in[9] = {'R'};
+
+	for (size_t at = 0; at < n; at += sizeof(blk)) {
+		size_t m = n - at < sizeof(blk) ? n - at : sizeof(blk);
+
+		le32_put(in + 1, j);
+		le32_put(in + 5, (uint32_t)(at / sizeof(blk)));
+		crypto_generichash(blk, sizeof(blk), in, sizeof(in), krs, DUST_KEY_BYTES);
+		for (size_t i = 0; i < m; i++)
+			p[at + i] ^= blk[i];
+	}
+	sodium_memzero(blk, sizeof(blk));
+}
+
+static unsigned hs_mask(const uint8_t krs[DUST_KEY_BYTES], const uint8_t *payload)
+{
+	uint8_t out[16], in[1 + 16] = {'M'};
+
+	memcpy(in + 1, payload, 16);
+	crypto_generichash(out, sizeof(out), in, sizeof(in), krs, DUST_KEY_BYTES);
+	return out[0] & HS_SEND_MASK;
+}
+
+/* The Handshake packet holding acc's flight for its next send at out; its length. */
+static size_t hs_packet(const struct dust_session *s, struct dust_quic_accept *acc, uint8_t *out)
+{
+	unsigned j = acc->hs_sent++ & HS_SEND_MASK;
+	size_t hdr = long_header(out, 0xe0, s, false, acc->flight_len);
+
+	memcpy(out + hdr, acc->flight, acc->flight_len);
+	if (j)
+		hs_stream(acc->hs_key, j, out + hdr, acc->flight_len);
+	out[0] = (uint8_t)(0xe0 | (j ^ hs_mask(acc->hs_key, out + hdr)));
+	return hdr + acc->flight_len;
+}
+
+DUST_EXPORT int dust_quic_answer_build(struct dust_session *s, struct dust_quic_accept *acc,
                                        struct dust_rng *rng, uint32_t now_s, uint8_t *out,
                                        size_t cap)
 {
@@ -1186,38 +1261,143 @@ DUST_EXPORT int dust_quic_answer_build(struct dust_session *s, const struct dust
 		return -EIO;
 	/*
 	 * Handshake packet: where the cover server's certificate chain is, the
-	 * masked ML-KEM ciphertext and filler; its protected first-byte bits random
+	 * masked ML-KEM ciphertext and filler (one draw kept: the answer's
+	 * other bytes stay those of earlier releases for the same rng)
 	 */
 	dust_rng_bytes(rng, &first, 1);
-	long_header(out + ni, (uint8_t)(0xe0 | (first & 0x0f)), s, false, acc->flight_len);
-	memcpy(out + ni + hs_hdr, acc->flight, acc->flight_len);
+	(void)hs_packet(s, acc, out + ni);
 	return (int)total;
+}
+
+/* The answer's size for acc: its Initial, then the Handshake packet. */
+static size_t answer_len_of(const struct dust_session *s, const struct dust_quic_accept *acc)
+{
+	return answer_initial_len(acc, s->cid_len) + HS_HDR_FIXED + s->cid_len + acc->flight_len;
+}
+
+DUST_EXPORT int dust_quic_answer_initial_build(const struct dust_session *s,
+                                               const struct dust_quic_accept *acc,
+                                               struct dust_rng *rng, uint8_t *out, size_t cap)
+{
+	size_t total = answer_len_of(s, acc);
+	uint8_t f[DUST_QUIC_ANSWER_MAX];
+	size_t n, hdr;
+	int r;
+
+	if (total > DUST_QUIC_ANSWER_MAX || cap < total)
+		return -EMSGSIZE;
+	n = server_initial_frames(acc, rng, f, sizeof(f));
+	if (!n)
+		return -EMSGSIZE;
+	/* the long header (with its token length and a 2-byte Length): the frames fill the rest */
+	hdr = HS_HDR_FIXED + 1 + s->cid_len;
+	if (hdr + SERVER_PN_LEN + n + DUST_QUIC_AEAD_TAG > total)
+		return -EMSGSIZE;
+	memset(f + n, DUST_QUIC_FRAME_PADDING,
+	       total - hdr - SERVER_PN_LEN - DUST_QUIC_AEAD_TAG - n);
+	n = total - hdr - SERVER_PN_LEN - DUST_QUIC_AEAD_TAG;
+	r = initial_packet(s, acc, acc->server_pn, f, n, out, cap);
+	sodium_memzero(f, sizeof(f));
+	return r;
+}
+
+DUST_EXPORT int dust_quic_answer_hs_build(const struct dust_session *s,
+                                          struct dust_quic_accept *acc, uint8_t *out, size_t cap)
+{
+	if (cap < (size_t)HS_HDR_FIXED + s->cid_len + acc->flight_len)
+		return -EMSGSIZE;
+	return (int)hs_packet(s, acc, out);
+}
+
+DUST_EXPORT int dust_quic_answer_acks_build(const struct dust_session *s,
+                                            const struct dust_quic_accept *acc, uint64_t seen,
+                                            uint8_t *out, size_t cap)
+{
+	uint8_t f[1 + 8 + 1 + 8 + 8 + 64 * 2];
+	size_t n = 0, nr = 0, at_count;
+	int top, i;
+
+	if (!seen)
+		return -EINVAL;
+	top = 63 - __builtin_clzll(seen);
+	f[n++] = DUST_QUIC_FRAME_ACK;
+	n += quic_varint_put(f + n, (uint64_t)top, quic_varint_len((uint64_t)top));
+	f[n++] = 0;     /* ack delay, as the flight's ACK-only Initial */
+	at_count = n++; /* range count: below */
+	/* ranges from the top down (RFC 9000 §19.3.1): lengths less one, gaps less one */
+	for (i = top; i >= 0 && (seen >> i & 1); i--)
+		;
+	f[n++] = (uint8_t)(top - i - 1); /* first range, under 64 */
+	while (i >= 0) {
+		int gap_top = i, run_top;
+
+		for (; i >= 0 && !(seen >> i & 1); i--)
+			;
+		if (i < 0)
+			break;
+		f[n++] = (uint8_t)(gap_top - i - 1); /* gap */
+		run_top = i;
+		for (; i >= 0 && (seen >> i & 1); i--)
+			;
+		f[n++] = (uint8_t)(run_top - i - 1); /* range */
+		nr++;
+	}
+	f[at_count] = (uint8_t)nr;
+	return initial_packet(s, acc, acc->server_pn, f, n, out, cap);
 }
 
 /* ---- client: reading the answer ---------------------------------------------- */
 
 /*
- * The answer's shape (12.3), checked before any key is derived: one datagram
- * of 1200..1252 bytes, an Initial (DCID empty, no token, the server's CID)
- * and a Handshake packet with the same CIDs that fills the rest. A datagram
- * that fails costs these comparisons, not an Initial decryption, an
- * allocation or an X25519.
+ * The answer's shapes (12.3), checked before any key is derived: an Initial
+ * (DCID empty, no token, the server's CID) in a datagram of 1200..1252
+ * bytes, alone (a PTO resend) or with the Handshake packet after it that
+ * fills the rest; a Handshake packet holding a flight (the masked
+ * ciphertext and filler) after it or alone in its datagram. A datagram that
+ * fails costs these comparisons, not an Initial decryption, an allocation
+ * or an X25519.
  */
-static bool answer_shape(const uint8_t *dg, size_t len, struct quic_long *h, struct quic_long *hs)
+static bool init_shape(const uint8_t *dg, size_t len, struct quic_long *h)
 {
-	size_t next;
+	return len >= ANSWER_MIN && len < ANSWER_MIN + ANSWER_SPREAD &&
+	       quic_long_parse(dg, len, h) && h->type == DUST_QUIC_TYPE_INITIAL &&
+	       h->version == DUST_QUIC_VERSION && h->dcid_len == 0 &&
+	       h->scid_len >= DUST_QUIC_SERVER_CID_MIN && h->token_len == 0 &&
+	       h->length <= len - h->pn_off;
+}
 
-	if (len < ANSWER_MIN || len >= ANSWER_MIN + ANSWER_SPREAD || !quic_long_parse(dg, len, h) ||
-	    h->type != DUST_QUIC_TYPE_INITIAL || h->version != DUST_QUIC_VERSION ||
-	    h->dcid_len != 0 || h->scid_len < DUST_QUIC_SERVER_CID_MIN || h->token_len != 0 ||
-	    h->length > len - h->pn_off)
-		return false;
-	next = h->pn_off + h->length;
-	return quic_long_parse(dg + next, len - next, hs) && hs->type == DUST_QUIC_TYPE_HANDSHAKE &&
+static bool flight_shape(const uint8_t *p, size_t n, struct quic_long *hs)
+{
+	return quic_long_parse(p, n, hs) && hs->type == DUST_QUIC_TYPE_HANDSHAKE &&
 	       hs->version == DUST_QUIC_VERSION && hs->dcid_len == 0 &&
-	       hs->scid_len == h->scid_len && memcmp(hs->scid, h->scid, h->scid_len) == 0 &&
-	       hs->length == len - next - hs->pn_off && hs->length >= DUST_MLKEM768_CTBYTES &&
-	       hs->length <= DUST_QUIC_FLIGHT_MAX;
+	       hs->scid_len >= DUST_QUIC_SERVER_CID_MIN && hs->length == n - hs->pn_off &&
+	       hs->length >= DUST_MLKEM768_CTBYTES && hs->length <= DUST_QUIC_FLIGHT_MAX;
+}
+
+/* Where dg's flight packet begins (*at): behind an answer's Initial, or at 0 alone. */
+static bool flight_in(const uint8_t *dg, size_t len, size_t *at, struct quic_long *hs)
+{
+	struct quic_long h;
+
+	*at = 0;
+	if (init_shape(dg, len, &h)) {
+		*at = h.pn_off + h.length;
+		if (*at == len)
+			return false;
+	}
+	return flight_shape(dg + *at, len - *at, hs);
+}
+
+DUST_EXPORT enum dust_quic_part dust_quic_answer_part(const uint8_t *dg, size_t len)
+{
+	struct quic_long h, hs;
+	size_t at;
+
+	if (init_shape(dg, len, &h) && h.pn_off + h.length == len)
+		return DUST_QUIC_PART_INITIAL;
+	if (!flight_in(dg, len, &at, &hs))
+		return DUST_QUIC_PART_OTHER;
+	return at ? DUST_QUIC_PART_ANSWER : DUST_QUIC_PART_HANDSHAKE;
 }
 
 /* The server ephemeral from the Initial's ServerHello, once the Initial opens. */
@@ -1274,50 +1454,97 @@ static bool tail_shape(const uint8_t *tail, size_t len, const struct quic_long *
 }
 
 /*
- * Cheapest first: the shapes, then the Initial (public keys of our DCID),
- * and only then the X25519 and the ML-KEM decapsulation that the session
- * keys need; the tail's keepalive, under those keys, authenticates it all.
+ * The flight as the keys took it, from the Handshake packet at p as sent
+ * (hs_packet): unmasked for send j into out. Returns j, read from the
+ * first byte with the payload's mask; the caller tries j, then 0 (a gateway
+ * of an earlier release: random bits there, the flight unmasked).
  */
-DUST_EXPORT enum dust_drop dust_quic_answer_open(struct dust_quic_client *qc,
-                                                 const struct dust_limits *lim, uint32_t now_s,
-                                                 uint8_t *dg, size_t len, uint8_t *tail,
-                                                 size_t tail_len, struct dust_session *s)
+static unsigned flight_send(const uint8_t krs[DUST_KEY_BYTES], const uint8_t *p,
+                            const struct quic_long *hs)
 {
-	struct dust_session t;
+	return ((unsigned)p[0] ^ hs_mask(krs, p + hs->pn_off)) & HS_SEND_MASK;
+}
+
+/* Session keys from the flight and the ServerHello's key; the tail's keepalive must open. */
+static enum dust_drop flight_open(struct dust_quic_client *qc, const struct dust_limits *lim,
+                                  uint32_t now_s, const struct quic_long *h,
+                                  const uint8_t server_pk[DUST_PK_BYTES],
+                                  const uint8_t ee[DUST_KEY_BYTES], const uint8_t *flight,
+                                  size_t flight_len, uint8_t *tail, const struct quic_long *tl,
+                                  struct dust_session *t)
+{
 	struct dust_session_keys k;
-	struct quic_long h, hs, tl;
 	struct dust_seg seg;
-	uint8_t server_pk[DUST_PK_BYTES], ee[DUST_KEY_BYTES], ss[DUST_MLKEM768_SSBYTES];
-	uint8_t ct[DUST_MLKEM768_CTBYTES];
-	const uint8_t *flight;
+	uint8_t ss[DUST_MLKEM768_SSBYTES], ct[DUST_MLKEM768_CTBYTES];
 	size_t consumed = 0;
 	enum dust_drop d = DUST_DROP_AUTH;
 
-	if (!qc->pending)
-		return DUST_DROP_AUTH;
-	if (!answer_shape(dg, len, &h, &hs) || !tail_shape(tail, tail_len, &h, &tl))
-		return DUST_DROP_MALFORMED;
-	if (!answer_server_hello(qc, dg, &h, server_pk))
-		return DUST_DROP_AUTH;
-	if (crypto_scalarmult(ee, qc->esk, server_pk) != 0)
-		return DUST_DROP_AUTH;
-	flight = dg + h.pn_off + h.length + hs.pn_off;
 	memcpy(ct, flight, sizeof(ct));
 	ct_mask(qc->prk, ct);
-	memset(&t, 0, sizeof(t));
+	memset(t, 0, sizeof(*t));
 	/* implicit rejection: an altered ciphertext decapsulates to a secret of its own */
 	if (dust_mlkem768_dec(ss, ct, qc->dk) == 0) {
-		session_keys(&k, qc->prk, ee, server_pk, ss, flight, hs.length);
-		dust_session_keys_install(&t, &k, DUST_ROLE_CLIENT, qc->suite);
-		t.profile = DUST_PROFILE_QUIC;
-		t.cid_len = h.scid_len;
-		memcpy(t.cid, h.scid, h.scid_len);
-		d = dust_data_open(&t, lim, now_s, tail + tl.pn_off, tl.length, &seg, &consumed);
-		if (d == DUST_OK && (seg.len != 0 || consumed != tl.length))
+		session_keys(&k, qc->prk, ee, server_pk, ss, flight, flight_len);
+		dust_session_keys_install(t, &k, DUST_ROLE_CLIENT, qc->suite);
+		t->profile = DUST_PROFILE_QUIC;
+		t->cid_len = h->scid_len;
+		memcpy(t->cid, h->scid, h->scid_len);
+		d = dust_data_open(t, lim, now_s, tail + tl->pn_off, tl->length, &seg, &consumed);
+		if (d == DUST_OK && (seg.len != 0 || consumed != tl->length))
 			d = DUST_DROP_MALFORMED;
 		else if (d !=
 		         DUST_OK) /* the keys (the flight, its ciphertext) were not the server's */
 			d = DUST_DROP_AUTH;
+	}
+	sodium_memzero(&k, sizeof(k));
+	sodium_memzero(ss, sizeof(ss));
+	sodium_memzero(ct, sizeof(ct));
+	return d;
+}
+
+/*
+ * Cheapest first: the shapes, then the Initial (public keys of our DCID),
+ * and only then the X25519 and the ML-KEM decapsulation that the session
+ * keys need; the tail's keepalive, under those keys, authenticates it all.
+ */
+DUST_EXPORT enum dust_drop dust_quic_answer_open_parts(struct dust_quic_client *qc,
+                                                       const struct dust_limits *lim,
+                                                       uint32_t now_s, const uint8_t *init,
+                                                       size_t init_len, const uint8_t *hsdg,
+                                                       size_t hs_len, uint8_t *tail,
+                                                       size_t tail_len, struct dust_session *s)
+{
+	struct dust_session t;
+	struct quic_long h, hs, tl;
+	uint8_t server_pk[DUST_PK_BYTES], ee[DUST_KEY_BYTES], krs[DUST_KEY_BYTES];
+	uint8_t flight[DUST_QUIC_FLIGHT_MAX];
+	const uint8_t *p;
+	size_t at;
+	unsigned j;
+	enum dust_drop d;
+
+	if (!qc->pending)
+		return DUST_DROP_AUTH;
+	if (!init_shape(init, init_len, &h) || !flight_in(hsdg, hs_len, &at, &hs) ||
+	    hs.scid_len != h.scid_len || memcmp(hs.scid, h.scid, h.scid_len) != 0 ||
+	    !tail_shape(tail, tail_len, &h, &tl))
+		return DUST_DROP_MALFORMED;
+	if (!answer_server_hello(qc, init, &h, server_pk))
+		return DUST_DROP_AUTH;
+	if (crypto_scalarmult(ee, qc->esk, server_pk) != 0)
+		return DUST_DROP_AUTH;
+	p = hsdg + at;
+	crypto_kdf_derive_from_key(krs, sizeof(krs), DUST_KDF_HS_RESEND, DUST_KDF_CTX_SESSION,
+	                           qc->prk);
+	j = flight_send(krs, p, &hs);
+	memcpy(flight, p + hs.pn_off, hs.length);
+	if (j)
+		hs_stream(krs, j, flight, hs.length);
+	d = flight_open(qc, lim, now_s, &h, server_pk, ee, flight, hs.length, tail, &tl, &t);
+	if (d == DUST_DROP_AUTH && j) {
+		memcpy(flight, p + hs.pn_off, hs.length);
+		d = flight_open(qc, lim, now_s, &h, server_pk, ee, flight, hs.length, tail, &tl,
+		                &t);
 	}
 	if (d == DUST_OK) {
 		uint8_t spin;
@@ -1332,11 +1559,23 @@ DUST_EXPORT enum dust_drop dust_quic_answer_open(struct dust_quic_client *qc,
 		dust_quic_client_wipe(qc);
 	}
 	sodium_memzero(&t, sizeof(t));
-	sodium_memzero(&k, sizeof(k));
 	sodium_memzero(ee, sizeof(ee));
-	sodium_memzero(ss, sizeof(ss));
-	sodium_memzero(ct, sizeof(ct));
+	sodium_memzero(krs, sizeof(krs));
+	sodium_memzero(flight, sizeof(flight));
 	return d;
+}
+
+DUST_EXPORT enum dust_drop dust_quic_answer_open(struct dust_quic_client *qc,
+                                                 const struct dust_limits *lim, uint32_t now_s,
+                                                 uint8_t *dg, size_t len, uint8_t *tail,
+                                                 size_t tail_len, struct dust_session *s)
+{
+	struct quic_long h;
+
+	/* one datagram: the answer itself, an Initial and the flight behind it */
+	if (!init_shape(dg, len, &h) || h.pn_off + h.length == len)
+		return DUST_DROP_MALFORMED;
+	return dust_quic_answer_open_parts(qc, lim, now_s, dg, len, dg, len, tail, tail_len, s);
 }
 
 /* ---- 1-RTT short header ------------------------------------------------------ */

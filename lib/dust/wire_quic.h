@@ -154,6 +154,8 @@ static_assert(DUST_QI_NONCE_OFF + 16 + DUST_QUIC_CLIENT_DCID ==
 
 /* quic intro PRK -> K_pq, the mask of the ML-KEM ciphertext in the first flight (§12.3) */
 enum { DUST_KDF_PQ_MASK = 9 };
+/* quic intro PRK -> K_rs, the mask of the first flight's resent Handshake packets (§12.3) */
+enum { DUST_KDF_HS_RESEND = 10 };
 /* the first flight's Handshake payload (masked ML-KEM ciphertext, filler): at most this */
 enum { DUST_QUIC_FLIGHT_MAX = 1120, DUST_QUIC_PQ_CT_BYTES = 1088 };
 

@@ -136,6 +136,56 @@ static void try_answer(const uint8_t *data, size_t size)
 }
 
 /*
+ * A flight resent in parts (SPEC §12.3): the Initial from one datagram, the
+ * Handshake packet from another, then the tail; the first four bytes say
+ * where the input is cut. Each part's kind is read as a client reads it.
+ */
+static void try_parts(const uint8_t *data, size_t size)
+{
+	static uint8_t buf[65536];
+	struct dust_quic_client qc = qc0;
+	struct dust_session s;
+	enum dust_drop d;
+	size_t rest, a, b;
+
+	if (size < 4)
+		return;
+	rest = size - 4;
+	a = (size_t)(data[0] | data[1] << 8) % (rest + 1);
+	b = (size_t)(data[2] | data[3] << 8) % (rest - a + 1);
+	memcpy(buf, data + 4, rest);
+	if (dust_quic_answer_part(buf, a) > DUST_QUIC_PART_HANDSHAKE ||
+	    dust_quic_answer_part(buf + a, b) > DUST_QUIC_PART_HANDSHAKE)
+		abort();
+	memset(&s, 0, sizeof(s));
+	d = dust_quic_answer_open_parts(&qc, &gw.srv.lim, FZ_NOW_S, buf, a, buf + a, b, buf + a + b,
+	                                rest - a - b, &s);
+	if (d >= DUST_DROP_MAX)
+		abort();
+	if (d != DUST_OK) {
+		if (memcmp(&qc, &qc0, sizeof(qc)) != 0)
+			abort(); /* a refused answer must leave the client pending */
+		return;
+	}
+	if (qc.pending || s.state != DUST_SESSION_LIVE)
+		abort();
+	dust_session_wipe(&s);
+}
+
+/* A client Initial as the gateway reads a retransmitted one: its packet number, or nothing. */
+static void try_initial_read(const uint8_t *data, size_t size)
+{
+	uint64_t pn = UINT64_MAX;
+	bool closed = true;
+
+	if (dust_quic_client_initial_read(data, size, &pn, &closed) && pn > (1ull << 62))
+		abort(); /* a QUIC packet number is under 2^62 */
+	if (dust_quic_is_client_close(data, size) &&
+	    !(dust_quic_client_initial_read(data, size, &pn, &closed) && closed))
+		abort();
+}
+
+/*
  * The first flight's tail as a client reads it (SPEC §12.3): the Handshake
  * header match, then the Dust packets behind it, for a live client session
  * whose CID the input may name (keys zero: nothing forged opens, the parse
@@ -310,6 +360,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fz_gw_next(&gw);
 	try_intro(data, size);
 	try_answer(data, size);
+	try_parts(data, size);
+	try_initial_read(data, size);
 	try_frames(data, size);
 	try_tail(data, size);
 	try_confirm(data, size);

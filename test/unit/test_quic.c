@@ -1471,6 +1471,170 @@ static void test_tail_coalesced(void)
 	}
 }
 
+/* No 16-byte run of a's n bytes is b's at the same place: new bytes, as a real resend's. */
+static bool all_new(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	for (size_t at = 0; at + 16 <= n; at += 16)
+		if (memcmp(a + at, b + at, 16) == 0)
+			return false;
+	return true;
+}
+
+/* The client opens init's Initial with hs's flight and h's tail; qc as it was after. */
+static enum dust_drop open_parts(struct fixture *f, struct hs *h, const uint8_t *init,
+                                 size_t init_len, const uint8_t *hs, size_t hs_len)
+{
+	struct dust_quic_client keep = h->qc;
+	uint8_t tail[256];
+	enum dust_drop d;
+
+	memcpy(tail, h->tail, (size_t)h->tail_len);
+	d = dust_quic_answer_open_parts(&h->qc, &f->lim, FIX_NOW_S, init, init_len, hs, hs_len,
+	                                tail, (size_t)h->tail_len, &f->cs);
+	if (d == DUST_OK)
+		CHECK(!h->qc.pending);
+	else
+		CHECK(h->qc.pending);
+	h->qc = keep;
+	sodium_memzero(&keep, sizeof(keep));
+	return d;
+}
+
+/*
+ * The flight as quic-go resends it on its PTOs (SPEC §12.3): the Initial
+ * alone (1252 bytes: ACK, ServerHello, PADDING), then the Handshake packet
+ * alone with the tail. Each send of the Handshake packet carries new bytes;
+ * the client opens any Initial with any send of the flight and the tail.
+ */
+static void test_answer_resent(void)
+{
+	struct fixture f;
+	struct hs h;
+	struct dust_rng rng;
+	struct dust_quic_keys k;
+	struct quic_long q, qa;
+	uint8_t seed[DUST_KEY_BYTES], init[1500], hs1[1500], hs2[1500], old[1500], frames[1500];
+	uint8_t answer[1500];
+	size_t plen = 0, rest;
+	uint64_t pn = 0;
+	int ni, nh, nh2;
+
+	quic_fixture(&f);
+	handshake(&f, &h);
+	CHECK_EQ(h.acc.hs_sent, 1);
+	CHECK_EQ(dust_quic_answer_part(h.answer, (size_t)h.answer_len), DUST_QUIC_PART_ANSWER);
+	CHECK_EQ(dust_quic_answer_part(h.tail, (size_t)h.tail_len), DUST_QUIC_PART_OTHER);
+	dust_rng_bytes(&f.rng, seed, sizeof(seed));
+	dust_rng_seed(&rng, seed);
+	h.acc.server_pn = 2;
+	ni = dust_quic_answer_initial_build(&f.ss, &h.acc, &rng, init, sizeof(init));
+	CHECK_EQ(ni, h.answer_len);
+	CHECK_EQ(dust_quic_answer_initial_build(&f.ss, &h.acc, &rng, init, (size_t)ni - 1),
+	         -EMSGSIZE);
+	CHECK_EQ(dust_quic_answer_part(init, (size_t)ni), DUST_QUIC_PART_INITIAL);
+	CHECK(quic_long_parse(init, (size_t)ni, &q) && q.pn_off + q.length == (size_t)ni);
+	dust_quic_initial_keys(h.qc.dcid, h.qc.dcid_len, true, &k);
+	CHECK(quic_unprotect(&k, init, q.pn_off, q.length, &pn, frames, &plen));
+	sodium_memzero(&k, sizeof(k));
+	CHECK_EQ(pn, 2u);
+	/* ACK, CRYPTO (the ServerHello), then PADDING to the end */
+	CHECK(frames[0] == DUST_QUIC_FRAME_ACK && plen > 200 && frames[plen - 1] == 0 &&
+	      frames[plen - 100] == 0);
+	nh = dust_quic_answer_hs_build(&f.ss, &h.acc, hs1, sizeof(hs1));
+	nh2 = dust_quic_answer_hs_build(&f.ss, &h.acc, hs2, sizeof(hs2));
+	CHECK_EQ(h.acc.hs_sent, 3);
+	CHECK(nh > 0 && nh == nh2);
+	CHECK_EQ(dust_quic_answer_hs_build(&f.ss, &h.acc, hs2, (size_t)nh - 1), -EMSGSIZE);
+	CHECK_EQ(h.acc.hs_sent, 3);
+	CHECK_EQ(dust_quic_answer_part(hs1, (size_t)nh), DUST_QUIC_PART_HANDSHAKE);
+	/* the answer's Handshake packet, sent again: its length, never its bytes */
+	CHECK(quic_long_parse(h.answer, (size_t)h.answer_len, &qa));
+	rest = (size_t)h.answer_len - qa.pn_off - qa.length;
+	CHECK_EQ((size_t)nh, rest);
+	memcpy(old, h.answer + qa.pn_off + qa.length, rest);
+	CHECK(all_new(old + 16, hs1 + 16, rest - 16) && all_new(old + 16, hs2 + 16, rest - 16) &&
+	      all_new(hs1 + 16, hs2 + 16, rest - 16));
+	/* any Initial with any send of the flight */
+	CHECK_EQ(open_parts(&f, &h, init, (size_t)ni, hs1, (size_t)nh), DUST_OK);
+	CHECK_EQ(open_parts(&f, &h, init, (size_t)ni, hs2, (size_t)nh), DUST_OK);
+	CHECK_EQ(open_parts(&f, &h, h.answer, (size_t)h.answer_len, hs2, (size_t)nh), DUST_OK);
+	CHECK_EQ(open_parts(&f, &h, init, (size_t)ni, h.answer, (size_t)h.answer_len), DUST_OK);
+	/* no flight, or no Initial: refused on the shapes */
+	CHECK_EQ(open_parts(&f, &h, init, (size_t)ni, init, (size_t)ni), DUST_DROP_MALFORMED);
+	CHECK_EQ(open_parts(&f, &h, hs1, (size_t)nh, hs1, (size_t)nh), DUST_DROP_MALFORMED);
+	/* a flight bit flipped, or its send's bits: the keys are not the server's */
+	hs1[nh - 1] ^= 1;
+	CHECK_EQ(open_parts(&f, &h, init, (size_t)ni, hs1, (size_t)nh), DUST_DROP_AUTH);
+	hs1[nh - 1] ^= 1;
+	hs1[0] ^= 1;
+	CHECK_EQ(open_parts(&f, &h, init, (size_t)ni, hs1, (size_t)nh), DUST_DROP_AUTH);
+	hs1[0] ^= 1;
+	/* an earlier release's gateway: the flight as it is, random bits there */
+	memcpy(answer, h.answer, (size_t)h.answer_len);
+	answer[qa.pn_off + qa.length] ^= 5;
+	CHECK_EQ(open_parts(&f, &h, answer, (size_t)h.answer_len, answer, (size_t)h.answer_len),
+	         DUST_OK);
+	CHECK_EQ(open_parts(&f, &h, init, (size_t)ni, hs1, (size_t)nh), DUST_OK);
+	fix_fini(&f);
+}
+
+/*
+ * quic-go answers a client's retransmitted Initial with an ACK-only
+ * Initial of every packet number it got: 39, 41 and 43 bytes to Chromium's
+ * resends 4, 6 and 8 after the hello's 1 and 2 (measured against caddy
+ * 2.6.2, SPEC §12.3).
+ */
+static void test_answer_acks(void)
+{
+	static const struct {
+		uint64_t seen;
+		int len;
+		uint8_t frame[12];
+		size_t flen;
+	} want[] = {
+	    {1u << 1, 37, {2, 1, 0, 0, 0}, 5},
+	    {1u << 1 | 1u << 2, 37, {2, 2, 0, 0, 1}, 5},
+	    {1u << 1 | 1u << 2 | 1u << 4, 39, {2, 4, 0, 1, 0, 0, 1}, 7},
+	    {1u << 1 | 1u << 2 | 1u << 4 | 1u << 6, 41, {2, 6, 0, 2, 0, 0, 0, 0, 1}, 9},
+	    {0x156, 43, {2, 8, 0, 3, 0, 0, 0, 0, 0, 0, 1}, 11},
+	};
+	struct fixture f;
+	struct hs h;
+	struct dust_quic_keys k;
+	struct quic_long q;
+	uint8_t ack[128], frames[128];
+	size_t plen;
+	uint64_t pn;
+	bool closed = true;
+
+	quic_fixture(&f);
+	handshake(&f, &h);
+	dust_quic_initial_keys(h.qc.dcid, h.qc.dcid_len, true, &k);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		int n = dust_quic_answer_acks_build(&f.ss, &h.acc, want[i].seen, ack, sizeof(ack));
+
+		CHECK_EQ(n, want[i].len);
+		CHECK(dust_quic_is_flight_ack(ack, (size_t)n));
+		CHECK(quic_long_parse(ack, (size_t)n, &q));
+		plen = 0;
+		CHECK(quic_unprotect(&k, ack, q.pn_off, q.length, &pn, frames, &plen));
+		CHECK(plen == want[i].flen && memcmp(frames, want[i].frame, plen) == 0);
+		pn = 0;
+		plen = 0;
+		CHECK(quic_ack_skip(frames, want[i].flen, &plen, 64) && plen == want[i].flen);
+	}
+	sodium_memzero(&k, sizeof(k));
+	CHECK_EQ(dust_quic_answer_acks_build(&f.ss, &h.acc, 0, ack, sizeof(ack)), -EINVAL);
+	/* the packet numbers the gateway reads from a client's Initials */
+	CHECK(dust_quic_client_initial_read(h.intro, DUST_QUIC_CLIENT_DGRAM, &pn, &closed));
+	CHECK(pn == 1 && !closed);
+	CHECK(dust_quic_client_initial_read(h.intro + DUST_QUIC_CLIENT_DGRAM,
+	                                    DUST_QUIC_CLIENT_DGRAM, &pn, &closed));
+	CHECK(pn == 2 && !closed);
+	CHECK(!dust_quic_client_initial_read(h.answer, (size_t)h.answer_len, &pn, &closed));
+	fix_fini(&f);
+}
+
 /*
  * Every shape a gateway may learn from its cover server (SPEC §12.3): an
  * answer asked at 1200..1252 bytes (raised to 1232, what the ML-KEM
@@ -1538,6 +1702,8 @@ int main(int argc, char **argv)
 	    {"pq_ciphertext_altered", test_pq_ciphertext_altered},
 	    {"pq_keys_need_mlkem", test_pq_keys_need_mlkem},
 	    {"answer_ack", test_answer_ack},
+	    {"answer_resent", test_answer_resent},
+	    {"answer_acks", test_answer_acks},
 	    {"answer_tail", test_answer_tail},
 	    {"answer_sized", test_answer_sized},
 	    {"tail_coalesced", test_tail_coalesced},

@@ -67,12 +67,16 @@ static void test_bounded(void)
 }
 
 /*
- * A kept flight with a first PTO of pto_ms (0: the default, 205 ms) is due
- * at pto_ms after the send, then twice and four times that after each
- * resend, and given up eight times pto_ms after the last.
+ * A kept flight with a first PTO of pto_ms (0: the default, 205 ms) is
+ * resent as caddy 2.6.2 (quic-go) resends its own: at 1, 2, 5 and 10 times
+ * it after the flight, the Initial alone first, then the Handshake packet,
+ * in turn; given up at 20 times it.
  */
 static void pto_walk(uint64_t pto_ms)
 {
+	static const unsigned at[] = {1, 2, 5, 10};
+	static const enum dgw_rtx_due kind[] = {DGW_RTX_PTO_INITIAL, DGW_RTX_PTO_HANDSHAKE,
+	                                        DGW_RTX_PTO_INITIAL, DGW_RTX_PTO_HANDSHAKE};
 	uint64_t first = pto_ms ? pto_ms : 205;
 	int key = 0;
 	bool ev;
@@ -84,32 +88,35 @@ static void pto_walk(uint64_t pto_ms)
 	CHECK_EQ(e->pto_ms, DGW_RTX_PTO_MS);
 	if (pto_ms)
 		e->pto_ms = (uint16_t)pto_ms;
+	CHECK_EQ(DGW_RTX_PTO_MAX, 4);
 	for (unsigned i = 0; i < DGW_RTX_PTO_MAX; i++) {
-		uint64_t gap = first << i;
-
-		CHECK_EQ(dgw_rtx_due(e, t + gap - 1), DGW_RTX_WAIT);
-		CHECK_EQ(dgw_rtx_due(e, t + gap), DGW_RTX_PTO);
+		CHECK_EQ(dgw_rtx_due(e, t + first * at[i] - 1), DGW_RTX_WAIT);
+		CHECK_EQ(dgw_rtx_due(e, t + first * at[i]), kind[i]);
+		CHECK_EQ(dgw_rtx_due(e, t + first * at[i]), DGW_RTX_WAIT); /* once */
 		CHECK_EQ(e->ptos, i + 1);
-		t += gap;
 	}
-	CHECK_EQ(dgw_rtx_due(e, t + (first << DGW_RTX_PTO_MAX) - 1), DGW_RTX_WAIT);
-	CHECK_EQ(dgw_rtx_due(e, t + (first << DGW_RTX_PTO_MAX)), DGW_RTX_GIVE_UP);
+	CHECK_EQ(dgw_rtx_due(e, t + first * 20 - 1), DGW_RTX_WAIT);
+	CHECK_EQ(dgw_rtx_due(e, t + first * 20), DGW_RTX_GIVE_UP);
 	CHECK_EQ(e->ptos, DGW_RTX_PTO_MAX); /* giving up resends nothing more */
 }
 
-/* PTO at 205 ms after the send, then 410, 820 after each resend; given up 1640 after the last. */
+/* Resends at 205, 410, 1025 and 2050 ms after the flight; given up at 4100. */
 static void test_pto(void)
 {
 	pto_walk(0);
 }
 
-/* A learned first PTO (the cover server's, learn.c): 300 ms, then 600, 1200; given up at 2400. */
+/* A learned first PTO (the cover server's, learn.c): 300, 600, 1500, 3000 ms; given up at 6000. */
 static void test_pto_learned(void)
 {
 	pto_walk(300);
 }
 
-/* A retransmitted hello: its first Initial answered (the PTO restarts), its second not. */
+/*
+ * A retransmitted hello: its first Initial acknowledged, its second not;
+ * both packet numbers seen. The PTOs still run from the flight, as
+ * quic-go's did while Chromium's resends came (SPEC §12.3).
+ */
 static void test_hello(void)
 {
 	int key = 0;
@@ -118,12 +125,15 @@ static void test_hello(void)
 
 	memset(&R, 0, sizeof(R));
 	e = dgw_rtx_put(&R, &key, 100, &ev);
-	CHECK(dgw_rtx_hello_due(e, 250));
-	CHECK(!dgw_rtx_hello_due(e, 251));
-	CHECK(!dgw_rtx_hello_due(e, 250 + DGW_RTX_PAIR_MS - 1));
-	CHECK_EQ(dgw_rtx_due(e, 304), DGW_RTX_WAIT); /* 205 from the hello's answer, not from 100 */
-	CHECK_EQ(dgw_rtx_due(e, 455), DGW_RTX_PTO);
-	CHECK(dgw_rtx_hello_due(e, 900)); /* the next retransmission */
+	e->seen = 1u << 1 | 1u << 2;
+	CHECK(dgw_rtx_hello_due(e, 4, 250));
+	CHECK(!dgw_rtx_hello_due(e, 5, 251));
+	CHECK(!dgw_rtx_hello_due(e, 99, 250 + DGW_RTX_PAIR_MS - 1)); /* 99: past what is kept */
+	CHECK_EQ(e->seen, (uint64_t)(1u << 1 | 1u << 2 | 1u << 4 | 1u << 5));
+	CHECK_EQ(dgw_rtx_due(e, 304), DGW_RTX_WAIT);
+	CHECK_EQ(dgw_rtx_due(e, 305), DGW_RTX_PTO_INITIAL); /* 205 from the flight at 100 */
+	CHECK(dgw_rtx_hello_due(e, 6, 900));                /* the next retransmission */
+	CHECK(e->seen >> 6 & 1);
 }
 
 /* An entry that ends is zeroed whole and its place reused. */

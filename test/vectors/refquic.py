@@ -362,6 +362,10 @@ def main(path):
            'coalesced Handshake packet fills the datagram')
     flight = rest[hs['pn_off']:]
     expect(1088 <= len(flight) <= 1120, 'Handshake payload: the masked ciphertext and filler')
+    # its sends told apart (SPEC 12.3): low bits = j ^ mask of the payload's first 16 bytes
+    krs = kdf(prk, 10, 'dustSESS')
+    send = (rest[0] ^ b2(b'M' + flight[:16], krs, 16)[0]) & 0x0f
+    expect(send == 0, 'the answer\'s Handshake packet is its first send (j = 0)')
     # what the client's ML-KEM key adds: the ciphertext it decapsulates
     dk = bytes.fromhex(v['client_mlkem_dk'])
     expect(dk[1152:1152 + 1184] == ch['ek'], 'the hello\'s ek is the one in the client\'s dk')

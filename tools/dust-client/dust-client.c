@@ -166,8 +166,12 @@ struct client {
 	struct stats st;
 	uint8_t txbuf[DG_MAX + DUST_INTRO_MIN_BYTES + DUST_INTRO_PAD_MAX];
 	uint8_t hello[DUST_QUIC_HELLO_BYTES]; /* quic: the hello's two Initials */
-	uint8_t flight[1500];                 /* quic: a first flight waiting for its tail */
+	/* quic: a first flight waiting for its tail: its Initial (the answer, or one alone) ... */
+	uint8_t flight[1500];
 	size_t flight_len;
+	/* ... and its Handshake packet (the answer, or one alone: a PTO resend) */
+	uint8_t flight_hs[1500];
+	size_t flight_hs_len;
 	uint8_t flight_ack[64]; /* quic: the flight's ACK-only Initial, for our ACK of it */
 	size_t flight_ack_len;
 	uint8_t rxbuf[DG_MAX];
@@ -1519,21 +1523,36 @@ static void on_opened(struct client *c, const struct dust_seg *segs, unsigned n)
  * quic: a long-header datagram may be the server's first flight for one of
  * our pending Initials: its 1252-byte Initial+Handshake datagram (the
  * masked ML-KEM ciphertext) is kept until the Handshake tail after it, whose
- * keepalive authenticates the two (SPEC 12.3). The newest answered Initial
- * is the server's session (it takes intros newer than the last), so an
- * answer to the newer Initial replaces a session opened from the older one.
- * Anything else is dropped. Junk costs little: the socket is connected
- * (only the server's address and port get here), and dust_quic_answer_open
- * checks both shapes before it decrypts the Initial, the Initial (keyed by
- * our DCID) before the X25519 and the decapsulation.
+ * keepalive authenticates the two (SPEC 12.3). A flight the server resends
+ * on its PTOs, as quic-go does, comes in parts: the Initial alone, then the
+ * Handshake packet alone and the tail; the newest of each part is kept.
+ * The newest answered Initial is the server's session (it takes intros
+ * newer than the last), so an answer to the newer Initial replaces a
+ * session opened from the older one. Anything else is dropped. Junk costs
+ * little: the socket is connected (only the server's address and port get
+ * here), and dust_quic_answer_open_parts checks every shape before it
+ * decrypts the Initial, the Initial (keyed by our DCID) before the X25519
+ * and the decapsulation.
  */
+static enum dust_drop quic_open(struct client *c, struct dust_quic_client *qc, size_t len,
+                                struct dust_quic_confirm *cf, struct dust_session *s)
+{
+	if (!c->flight_len || !c->flight_hs_len || !qc->pending)
+		return DUST_DROP_AUTH;
+	memcpy(c->rxcopy, c->rxbuf, len); /* opening works in place */
+	dust_quic_confirm_init(qc, cf);
+	return dust_quic_answer_open_parts(qc, &c->lim, (uint32_t)time(NULL), c->flight,
+	                                   c->flight_len, c->flight_hs, c->flight_hs_len, c->rxcopy,
+	                                   len, s);
+}
+
 static void on_quic_answer(struct client *c, size_t len)
 {
 	struct dust_quic_confirm cf;
 	struct dust_session s;
-	uint32_t now = (uint32_t)time(NULL);
-	enum dust_drop d = DUST_DROP_AUTH;
-	bool newest = false;
+	enum dust_quic_part part = dust_quic_answer_part(c->rxbuf, len);
+	enum dust_drop d;
+	bool newest;
 
 	/* the flight's ACK-only Initial: no keys in it, nothing to count */
 	if (dust_quic_is_flight_ack(c->rxbuf, len)) {
@@ -1544,26 +1563,29 @@ static void on_quic_answer(struct client *c, size_t len)
 		}
 		return;
 	}
-	/* the flight's big datagram: kept (the last one) until its tail comes */
-	if (len >= DUST_QUIC_INITIAL_MIN && len <= sizeof(c->flight)) {
+	/* the flight's big datagram, or its Initial alone: kept (the last one) until its tail */
+	if ((part == DUST_QUIC_PART_ANSWER || part == DUST_QUIC_PART_INITIAL) &&
+	    len <= sizeof(c->flight)) {
 		memcpy(c->flight, c->rxbuf, len);
 		c->flight_len = len;
+		if (part == DUST_QUIC_PART_ANSWER) {
+			memcpy(c->flight_hs, c->rxbuf, len);
+			c->flight_hs_len = len;
+		}
 		debug("the server's first flight (%zu bytes), waiting for its tail", len);
 		return;
 	}
 	/* the second flight's Initial needs the answered hello's DCID, which opening wipes */
-	if (c->flight_len && c->qc.pending) {
-		memcpy(c->rxcopy, c->rxbuf, len); /* opening works in place */
-		dust_quic_confirm_init(&c->qc, &cf);
-		d = dust_quic_answer_open(&c->qc, &c->lim, now, c->flight, c->flight_len, c->rxcopy,
-		                          len, &s);
-		newest = d == DUST_OK;
-	}
-	if (d != DUST_OK && c->flight_len && c->qc_prev.pending) {
-		memcpy(c->rxcopy, c->rxbuf, len);
-		dust_quic_confirm_init(&c->qc_prev, &cf);
-		d = dust_quic_answer_open(&c->qc_prev, &c->lim, now, c->flight, c->flight_len,
-		                          c->rxcopy, len, &s);
+	d = quic_open(c, &c->qc, len, &cf, &s);
+	newest = d == DUST_OK;
+	if (d != DUST_OK)
+		d = quic_open(c, &c->qc_prev, len, &cf, &s);
+	/* the Handshake packet alone (a resend), not a tail: kept until its tail comes */
+	if (d != DUST_OK && part == DUST_QUIC_PART_HANDSHAKE && len <= sizeof(c->flight_hs)) {
+		memcpy(c->flight_hs, c->rxbuf, len);
+		c->flight_hs_len = len;
+		debug("the server's first flight resent (%zu bytes), waiting for its tail", len);
+		return;
 	}
 	if (d != DUST_OK) {
 		c->st.drop[d]++;
@@ -1572,9 +1594,10 @@ static void on_quic_answer(struct client *c, size_t len)
 	}
 	/* the second flight acknowledges the server Initials we got, as a browser's does */
 	(void)dust_quic_confirm_saw(&cf, c->flight, c->flight_len);
+	(void)dust_quic_confirm_saw(&cf, c->flight_hs, c->flight_hs_len); /* an answer's, or none */
 	if (c->flight_ack_len)
 		(void)dust_quic_confirm_saw(&cf, c->flight_ack, c->flight_ack_len);
-	c->flight_len = c->flight_ack_len = 0;
+	c->flight_len = c->flight_hs_len = c->flight_ack_len = 0;
 	c->cf = cf;
 	if (newest)
 		dust_quic_client_wipe(&c->qc_prev);
