@@ -107,6 +107,24 @@ static size_t flight_end(const uint8_t *b, size_t size)
 	return next + hs.pn_off + hs.length;
 }
 
+/* What opening an answer may do: refused, the client untouched; opened, a live session. */
+static void answer_judge(enum dust_drop d, const struct dust_quic_client *qc,
+                         struct dust_session *s)
+{
+	if (d >= DUST_DROP_MAX)
+		abort();
+	if (d != DUST_OK) {
+		if (memcmp(qc, &qc0, sizeof(*qc)) != 0)
+			abort(); /* a refused answer must leave the client pending */
+		return;
+	}
+	if (qc->pending || s->profile != DUST_PROFILE_QUIC || s->role != DUST_ROLE_CLIENT ||
+	    s->cid_len < DUST_QUIC_SERVER_CID_MIN || s->cid_len > DUST_QUIC_CID_MAX ||
+	    s->state != DUST_SESSION_LIVE)
+		abort();
+	dust_session_wipe(s);
+}
+
 static void try_answer(const uint8_t *data, size_t size)
 {
 	static uint8_t buf[65536];
@@ -121,18 +139,7 @@ static void try_answer(const uint8_t *data, size_t size)
 	d = dust_quic_answer_open(&qc, &gw.srv.lim, FZ_NOW_S, buf, n, buf + n, size - n, &s);
 	if (gw.verbose)
 		fprintf(stderr, "quic answer: %zu bytes: %s\n", size, dust_drop_name(d));
-	if (d >= DUST_DROP_MAX)
-		abort();
-	if (d != DUST_OK) {
-		if (memcmp(&qc, &qc0, sizeof(qc)) != 0)
-			abort(); /* a refused answer must leave the client pending */
-		return;
-	}
-	if (qc.pending || s.profile != DUST_PROFILE_QUIC || s.role != DUST_ROLE_CLIENT ||
-	    s.cid_len < DUST_QUIC_SERVER_CID_MIN || s.cid_len > DUST_QUIC_CID_MAX ||
-	    s.state != DUST_SESSION_LIVE)
-		abort();
-	dust_session_wipe(&s);
+	answer_judge(d, &qc, &s);
 }
 
 /*
@@ -160,16 +167,10 @@ static void try_parts(const uint8_t *data, size_t size)
 	memset(&s, 0, sizeof(s));
 	d = dust_quic_answer_open_parts(&qc, &gw.srv.lim, FZ_NOW_S, buf, a, buf + a, b, buf + a + b,
 	                                rest - a - b, &s);
-	if (d >= DUST_DROP_MAX)
-		abort();
-	if (d != DUST_OK) {
-		if (memcmp(&qc, &qc0, sizeof(qc)) != 0)
-			abort(); /* a refused answer must leave the client pending */
-		return;
-	}
-	if (qc.pending || s.state != DUST_SESSION_LIVE)
-		abort();
-	dust_session_wipe(&s);
+	if (gw.verbose)
+		fprintf(stderr, "quic parts: %zu, %zu, %zu bytes: %s\n", a, b, rest - a - b,
+		        dust_drop_name(d));
+	answer_judge(d, &qc, &s);
 }
 
 /* A client Initial as the gateway reads a retransmitted one: its packet number, or nothing. */
