@@ -119,10 +119,13 @@ static void keccak_rc_init(void)
 	}
 }
 
+static void avx2_init(void);
+
 static void init_once(void)
 {
 	zetas_init();
 	keccak_rc_init();
+	avx2_init();
 }
 
 static void tables_init(void)
@@ -291,6 +294,362 @@ static void sponge4_out(const lane4 s[25], uint8_t *out[4], size_t n)
 			le64_put(out[l] + 8 * i, s[i][l]);
 }
 
+/*
+ * ---- AVX2 (x86-64): the NTT, its inverse, basemul, the coefficient-wise
+ * operations and rejection sampling, sixteen coefficients a vector ----
+ *
+ * Same layout (int16, normal order) and the same operations, lane by lane,
+ * as the scalar code: a Montgomery product is mullo, mulhi, mulhi, sub in
+ * either, and int16 sums wrap the same way in any order. So the two paths
+ * give identical bytes, and test_mlkem checks that on random inputs and on
+ * every KAT. Chosen once, in init_once, from the CPU's feature bits; the
+ * scalar path stays for CPUs without AVX2 (and for the tests).
+ */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define DUST_MLKEM_AVX2 1
+#include <immintrin.h>
+
+#define AVX2 __attribute__((target("avx2,popcnt")))
+
+static bool use_avx2; /* set in init_once, or by dust_mlkem_force_scalar */
+static bool cpu_avx2;
+
+/*
+ * The butterflies of the last forward layers (len 8, 4, 2) and the first
+ * inverse ones pair coefficients inside one vector. split() gathers, from
+ * two vectors of 16 coefficients, the 16 first members of each pair into f
+ * and the 16 second ones into s (lane i of f pairs with lane i of s);
+ * merge() puts them back. Their zetas, per lane of s, come from running
+ * split() on vectors of each coefficient's zeta (avx2_init).
+ */
+/* [forward, inverse][len 8, 4, 2][pair of vectors][zeta, zeta * QINV] */
+static _Alignas(32) int16_t split_zetas[2][3][N / 32][2][16];
+static _Alignas(32) int16_t zetas_qinv[128];          /* zetas[i] * QINV mod 2^16 */
+static _Alignas(32) int16_t mul_zetas[N / 16][2][16]; /* basemul's zeta on odd lanes, and *QINV */
+static _Alignas(16) uint8_t rej_shuffle[256][16];     /* the accepted lanes of a mask, packed */
+
+AVX2 static inline void split(int layer, __m256i *a, __m256i *b)
+{
+	__m256i x = *a, y = *b;
+
+	switch (layer) {
+	case 0: /* len 8: the 128-bit halves */
+		*a = _mm256_permute2x128_si256(x, y, 0x20);
+		*b = _mm256_permute2x128_si256(x, y, 0x31);
+		break;
+	case 1: /* len 4: the 64-bit quarters */
+		*a = _mm256_unpacklo_epi64(x, y);
+		*b = _mm256_unpackhi_epi64(x, y);
+		break;
+	default: /* len 2: 32-bit words, first put in order 0 2 1 3 */
+		x = _mm256_shuffle_epi32(x, 0xd8);
+		y = _mm256_shuffle_epi32(y, 0xd8);
+		*a = _mm256_unpacklo_epi64(x, y);
+		*b = _mm256_unpackhi_epi64(x, y);
+		break;
+	}
+}
+
+AVX2 static inline void merge(int layer, __m256i *f, __m256i *s)
+{
+	__m256i x = *f, y = *s;
+
+	switch (layer) {
+	case 0:
+		*f = _mm256_permute2x128_si256(x, y, 0x20);
+		*s = _mm256_permute2x128_si256(x, y, 0x31);
+		break;
+	case 1:
+		*f = _mm256_unpacklo_epi64(x, y);
+		*s = _mm256_unpackhi_epi64(x, y);
+		break;
+	default:
+		*f = _mm256_shuffle_epi32(_mm256_unpacklo_epi64(x, y), 0xd8);
+		*s = _mm256_shuffle_epi32(_mm256_unpackhi_epi64(x, y), 0xd8);
+		break;
+	}
+}
+
+/* fqmul lane by lane, b's QINV multiple given: bq = b * QINV mod 2^16. */
+AVX2 static inline __m256i fqmul_v(__m256i a, __m256i b, __m256i bq)
+{
+	__m256i t = _mm256_mullo_epi16(a, bq);
+
+	return _mm256_sub_epi16(_mm256_mulhi_epi16(a, b),
+	                        _mm256_mulhi_epi16(t, _mm256_set1_epi16(Q)));
+}
+
+AVX2 static inline __m256i fqmul_vv(__m256i a, __m256i b)
+{
+	return fqmul_v(a, b, _mm256_mullo_epi16(b, _mm256_set1_epi16(QINV)));
+}
+
+AVX2 static inline __m256i barrett_v(__m256i a)
+{
+	__m256i t = _mm256_mulhi_epi16(a, _mm256_set1_epi16(BARRETT_V));
+
+	t = _mm256_srai_epi16(_mm256_add_epi16(t, _mm256_set1_epi16(1 << 9)), 10);
+	return _mm256_sub_epi16(a, _mm256_mullo_epi16(t, _mm256_set1_epi16(Q)));
+}
+
+AVX2 static inline __m256i load16(const int16_t *p)
+{
+	return _mm256_loadu_si256((const __m256i *)p);
+}
+
+AVX2 static inline void store16(int16_t *p, __m256i v)
+{
+	_mm256_storeu_si256((__m256i *)p, v);
+}
+
+AVX2 static void poly_reduce_avx2(struct poly *r)
+{
+	for (int i = 0; i < N; i += 16)
+		store16(r->c + i, barrett_v(load16(r->c + i)));
+}
+
+AVX2 static void poly_add_avx2(struct poly *r, const struct poly *a)
+{
+	for (int i = 0; i < N; i += 16)
+		store16(r->c + i, _mm256_add_epi16(load16(r->c + i), load16(a->c + i)));
+}
+
+AVX2 static void poly_sub_avx2(struct poly *r, const struct poly *a, const struct poly *b)
+{
+	for (int i = 0; i < N; i += 16)
+		store16(r->c + i, _mm256_sub_epi16(load16(a->c + i), load16(b->c + i)));
+}
+
+/* Every coefficient times the constant c (a Montgomery product). */
+AVX2 static void poly_fqmul_avx2(struct poly *r, int16_t c)
+{
+	__m256i z = _mm256_set1_epi16(c), zq = _mm256_set1_epi16((int16_t)(c * QINV));
+
+	for (int i = 0; i < N; i += 16)
+		store16(r->c + i, fqmul_v(load16(r->c + i), z, zq));
+}
+
+/* Algorithm 9 as ntt(): the layers of len >= 16 on whole vectors, the rest split. */
+AVX2 static void ntt_avx2(struct poly *r)
+{
+	int16_t *c = r->c;
+	unsigned k = 1;
+
+	for (unsigned len = 128; len >= 16; len >>= 1) {
+		for (unsigned start = 0; start < N; start += 2 * len, k++) {
+			__m256i z = _mm256_set1_epi16(zetas[k]),
+			        zq = _mm256_set1_epi16(zetas_qinv[k]);
+
+			for (unsigned j = start; j < start + len; j += 16) {
+				__m256i a = load16(c + j), t = fqmul_v(load16(c + j + len), z, zq);
+
+				store16(c + j + len, _mm256_sub_epi16(a, t));
+				store16(c + j, _mm256_add_epi16(a, t));
+			}
+		}
+	}
+	/* len 8, 4 and 2 stay inside 32 coefficients: all three per pair of vectors */
+	for (int p = 0; p < N / 32; p++) {
+		__m256i f = load16(c + 32 * p), s = load16(c + 32 * p + 16);
+
+		for (int l = 0; l < 3; l++) {
+			const int16_t *z = split_zetas[0][l][p][0], *zq = split_zetas[0][l][p][1];
+			__m256i t;
+
+			split(l, &f, &s);
+			t = fqmul_v(s, load16(z), load16(zq));
+			s = _mm256_sub_epi16(f, t);
+			f = _mm256_add_epi16(f, t);
+			merge(l, &f, &s);
+		}
+		store16(c + 32 * p, f);
+		store16(c + 32 * p + 16, s);
+	}
+	poly_reduce_avx2(r);
+}
+
+/* Algorithm 10 as invntt_tomont(), the same reductions at the same layers. */
+AVX2 static void invntt_avx2(struct poly *r)
+{
+	int16_t *c = r->c;
+
+	for (int p = 0; p < N / 32; p++) {
+		__m256i f = load16(c + 32 * p), s = load16(c + 32 * p + 16);
+
+		for (int l = 2; l >= 0; l--) {
+			const int16_t *z = split_zetas[1][l][p][0], *zq = split_zetas[1][l][p][1];
+			__m256i t;
+
+			split(l, &f, &s);
+			t = f;
+			f = _mm256_add_epi16(t, s);
+			s = fqmul_v(_mm256_sub_epi16(s, t), load16(z), load16(zq));
+			merge(l, &f, &s);
+		}
+		store16(c + 32 * p, f);
+		store16(c + 32 * p + 16, s);
+	}
+	for (unsigned len = 16; len <= 128; len <<= 1) {
+		unsigned k = 256 / len - 1;
+
+		for (unsigned start = 0; start < N; start += 2 * len, k--) {
+			__m256i z = _mm256_set1_epi16(zetas[k]),
+			        zq = _mm256_set1_epi16(zetas_qinv[k]);
+
+			for (unsigned j = start; j < start + len; j += 16) {
+				__m256i a = load16(c + j), b = load16(c + j + len);
+
+				store16(c + j, _mm256_add_epi16(a, b));
+				store16(c + j + len, fqmul_v(_mm256_sub_epi16(b, a), z, zq));
+			}
+		}
+		if (len == 16)
+			poly_reduce_avx2(r);
+	}
+	poly_fqmul_avx2(r, 1441);
+}
+
+/*
+ * Algorithm 11 accumulated, as polyvec_basemul_acc(), on interleaved pairs
+ * (c0 on even lanes, c1 on odd): p = a * b lane by lane gives a0 b0 and
+ * a1 b1, x = a * (b with its pairs swapped) gives a0 b1 and a1 b0; then
+ * w = p * zeta on odd lanes, and the halves of each 32-bit word are summed.
+ */
+AVX2 static void basemul_acc_avx2(struct poly *r, const struct polyvec *a, const struct polyvec *b)
+{
+	const __m256i swap = _mm256_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13,
+	                                      2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+
+	for (int v = 0; v < N / 16; v++) {
+		__m256i acc = _mm256_setzero_si256();
+
+		for (int i = 0; i < K; i++) {
+			__m256i x = load16(a->p[i].c + 16 * v), y = load16(b->p[i].c + 16 * v);
+			__m256i p = fqmul_vv(x, y), s = fqmul_vv(x, _mm256_shuffle_epi8(y, swap));
+			__m256i w = fqmul_v(p, load16(mul_zetas[v][0]), load16(mul_zetas[v][1]));
+			__m256i even = _mm256_add_epi16(p, _mm256_srli_epi32(w, 16));
+			__m256i odd = _mm256_add_epi16(s, _mm256_slli_epi32(s, 16));
+
+			acc = _mm256_add_epi16(acc, _mm256_blend_epi16(even, odd, 0xaa));
+		}
+		store16(r->c + 16 * v, barrett_v(acc));
+	}
+}
+
+static unsigned rej_uniform_scalar(struct poly *r, unsigned n, const uint8_t *b, size_t len);
+
+/*
+ * rej_uniform 24 bytes (16 candidates) at a time while 16 slots remain:
+ * the candidates below q are packed by a shuffle looked up from their
+ * mask, which is public (A is sampled from rho). The rest in scalar.
+ */
+AVX2 static unsigned rej_uniform_avx2(struct poly *r, unsigned n, const uint8_t *b, size_t len)
+{
+	/* candidate j of a half: bytes 3 (j / 2) + (j & 1) and the next; the upper half is 4 in */
+	const __m256i bytes = _mm256_setr_epi8(0, 1, 1, 2, 3, 4, 4, 5, 6, 7, 7, 8, 9, 10, 10, 11, 4,
+	                                       5, 5, 6, 7, 8, 8, 9, 10, 11, 11, 12, 13, 14, 14, 15);
+	size_t i = 0;
+
+	for (; i + 24 <= len && n + 16 <= N; i += 24) {
+		/* two 16-byte loads, so that nothing past b[len) is read */
+		__m256i v = _mm256_inserti128_si256(
+		    _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(b + i))),
+		    _mm_loadu_si128((const __m128i *)(b + i + 8)), 1);
+		__m256i ok;
+		unsigned mask, m0, m1;
+
+		v = _mm256_shuffle_epi8(v, bytes);
+		v = _mm256_blend_epi16(_mm256_and_si256(v, _mm256_set1_epi16(0xfff)),
+		                       _mm256_srli_epi16(v, 4), 0xaa);
+		ok = _mm256_cmpgt_epi16(_mm256_set1_epi16(Q), v);
+		mask = (unsigned)_mm256_movemask_epi8(_mm256_packs_epi16(ok, ok));
+		m0 = mask & 0xff;
+		m1 = (mask >> 16) & 0xff;
+		_mm_storeu_si128(
+		    (__m128i *)(r->c + n),
+		    _mm_shuffle_epi8(_mm256_castsi256_si128(v),
+		                     _mm_load_si128((const __m128i *)rej_shuffle[m0])));
+		n += (unsigned)__builtin_popcount(m0);
+		_mm_storeu_si128(
+		    (__m128i *)(r->c + n),
+		    _mm_shuffle_epi8(_mm256_extracti128_si256(v, 1),
+		                     _mm_load_si128((const __m128i *)rej_shuffle[m1])));
+		n += (unsigned)__builtin_popcount(m1);
+	}
+	return rej_uniform_scalar(r, n, b + i, len - i);
+}
+
+/* Each split layer's zetas, by running split() on each coefficient's zeta. */
+AVX2 static void split_zetas_init(void)
+{
+	for (int inv = 0; inv < 2; inv++) {
+		for (int l = 0; l < 3; l++) {
+			unsigned len = 8u >> l;
+
+			for (int p = 0; p < N / 32; p++) {
+				int16_t z[2][32];
+				__m256i f, s, fq, sq;
+
+				for (unsigned i = 0; i < 32; i++) {
+					unsigned g = (32 * p + i) / (2 * len);
+					unsigned k = inv ? 256 / len - 1 - g : 128 / len + g;
+
+					z[0][i] = zetas[k];
+					z[1][i] = zetas_qinv[k];
+				}
+				f = load16(z[0]);
+				s = load16(z[0] + 16);
+				fq = load16(z[1]);
+				sq = load16(z[1] + 16);
+				split(l, &f, &s);
+				split(l, &fq, &sq);
+				store16(split_zetas[inv][l][p][0], s);
+				store16(split_zetas[inv][l][p][1], sq);
+			}
+		}
+	}
+}
+
+static void avx2_init(void)
+{
+	for (int k = 0; k < 128; k++)
+		zetas_qinv[k] = (int16_t)(zetas[k] * QINV);
+	for (int m = 0; m < N / 2; m++) {
+		mul_zetas[m / 8][0][2 * (m % 8) + 1] = zetas_mul[m];
+		mul_zetas[m / 8][1][2 * (m % 8) + 1] = (int16_t)(zetas_mul[m] * QINV);
+	}
+	for (unsigned mask = 0; mask < 256; mask++) {
+		unsigned n = 0;
+
+		memset(rej_shuffle[mask], 0x80, 16); /* 0x80: a zero byte */
+		for (unsigned j = 0; j < 8; j++)
+			if (mask >> j & 1) {
+				rej_shuffle[mask][2 * n] = (uint8_t)(2 * j);
+				rej_shuffle[mask][2 * n + 1] = (uint8_t)(2 * j + 1);
+				n++;
+			}
+	}
+	cpu_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+	if (cpu_avx2)
+		split_zetas_init();
+	use_avx2 = cpu_avx2;
+}
+
+/* Runs call and returns from the calling function when the AVX2 path is on. */
+#define AVX2_PATH(call)                                                                            \
+	do {                                                                                       \
+		if (use_avx2) {                                                                    \
+			call;                                                                      \
+			return;                                                                    \
+		}                                                                                  \
+	} while (0)
+#else
+static void avx2_init(void)
+{
+}
+#define AVX2_PATH(call) ((void)0)
+#endif
+
 /* ---- arithmetic mod q ---- */
 
 /* The high half of a 16x16-bit product: one vector multiply-high per lane. */
@@ -332,18 +691,21 @@ static uint16_t to_unsigned(int16_t a)
 
 static void poly_reduce(struct poly *r)
 {
+	AVX2_PATH(poly_reduce_avx2(r));
 	for (int i = 0; i < N; i++)
 		r->c[i] = barrett_reduce(r->c[i]);
 }
 
 static void poly_add(struct poly *r, const struct poly *a)
 {
+	AVX2_PATH(poly_add_avx2(r, a));
 	for (int i = 0; i < N; i++)
 		r->c[i] = (int16_t)(r->c[i] + a->c[i]);
 }
 
 static void poly_sub(struct poly *r, const struct poly *a, const struct poly *b)
 {
+	AVX2_PATH(poly_sub_avx2(r, a, b));
 	for (int i = 0; i < N; i++)
 		r->c[i] = (int16_t)(a->c[i] - b->c[i]);
 }
@@ -351,6 +713,7 @@ static void poly_sub(struct poly *r, const struct poly *a, const struct poly *b)
 /* Multiply by R (R^2 mod q = 1353, then one reduction): undoes a basemul's R^-1. */
 static void poly_tomont(struct poly *r)
 {
+	AVX2_PATH(poly_fqmul_avx2(r, 1353));
 	for (int i = 0; i < N; i++)
 		r->c[i] = fqmul(r->c[i], 1353);
 }
@@ -361,6 +724,8 @@ static void poly_tomont(struct poly *r)
 static void ntt(struct poly *r)
 {
 	unsigned k = 1;
+
+	AVX2_PATH(ntt_avx2(r));
 
 	for (unsigned len = 128; len >= 2; len >>= 1) {
 		for (unsigned start = 0; start < N; start += 2 * len) {
@@ -395,6 +760,8 @@ static void invntt_tomont(struct poly *r)
 {
 	unsigned k = 127;
 
+	AVX2_PATH(invntt_avx2(r));
+
 	for (unsigned len = 2; len <= 128; len <<= 1) {
 		for (unsigned start = 0; start < N; start += 2 * len) {
 			int16_t zeta = zetas[k--];
@@ -421,6 +788,7 @@ static void invntt_tomont(struct poly *r)
  */
 static void polyvec_basemul_acc(struct poly *r, const struct polyvec *a, const struct polyvec *b)
 {
+	AVX2_PATH(basemul_acc_avx2(r, a, b));
 	memset(r, 0, sizeof(*r));
 	for (int i = 0; i < K; i++) {
 		const int16_t *pa = a->p[i].c, *pb = b->p[i].c;
@@ -567,7 +935,7 @@ static void poly_tomsg(uint8_t m[SYM], const struct poly *a)
 /* ---- sampling (Algorithms 7 and 8) ---- */
 
 /* Rejection sampling over bytes b[0..len) into r from *n on; returns the new count. */
-static unsigned rej_uniform(struct poly *r, unsigned n, const uint8_t *b, size_t len)
+static unsigned rej_uniform_scalar(struct poly *r, unsigned n, const uint8_t *b, size_t len)
 {
 	size_t i = 0;
 
@@ -595,6 +963,15 @@ static unsigned rej_uniform(struct poly *r, unsigned n, const uint8_t *b, size_t
 			r->c[n++] = (int16_t)d2;
 	}
 	return n;
+}
+
+static unsigned rej_uniform(struct poly *r, unsigned n, const uint8_t *b, size_t len)
+{
+#ifdef DUST_MLKEM_AVX2
+	if (use_avx2)
+		return rej_uniform_avx2(r, n, b, len);
+#endif
+	return rej_uniform_scalar(r, n, b, len);
 }
 
 /*
@@ -945,4 +1322,62 @@ DUST_EXPORT int dust_mlkem768_dec(uint8_t ss[DUST_MLKEM768_SSBYTES],
 	}
 	sodium_memzero(w, sizeof(*w));
 	return ok ? 0 : -1;
+}
+
+/* ---- for the tests: the path switch and single steps ---- */
+
+DUST_EXPORT bool dust_mlkem_force_scalar(bool scalar)
+{
+	tables_init();
+#ifdef DUST_MLKEM_AVX2
+	use_avx2 = cpu_avx2 && !scalar;
+	return use_avx2;
+#else
+	(void)scalar;
+	return false;
+#endif
+}
+
+DUST_EXPORT unsigned dust_mlkem_step(enum dust_mlkem_step step, int16_t r[N], const int16_t *a,
+                                     const int16_t *b, const uint8_t *bytes, size_t len, unsigned n)
+{
+	struct polyvec va, vb;
+	struct poly p, q;
+
+	tables_init();
+	memcpy(p.c, a, sizeof(p.c));
+	if (step == DUST_MLKEM_STEP_BASEMUL) {
+		memcpy(&va, a, sizeof(va));
+		memcpy(&vb, b, sizeof(vb));
+	} else if (b) {
+		memcpy(q.c, b, sizeof(q.c));
+	}
+	switch (step) {
+	case DUST_MLKEM_STEP_NTT:
+		ntt(&p);
+		break;
+	case DUST_MLKEM_STEP_INVNTT:
+		invntt_tomont(&p);
+		break;
+	case DUST_MLKEM_STEP_BASEMUL:
+		polyvec_basemul_acc(&p, &va, &vb);
+		break;
+	case DUST_MLKEM_STEP_REDUCE:
+		poly_reduce(&p);
+		break;
+	case DUST_MLKEM_STEP_ADD:
+		poly_add(&p, &q);
+		break;
+	case DUST_MLKEM_STEP_SUB:
+		poly_sub(&p, &p, &q);
+		break;
+	case DUST_MLKEM_STEP_TOMONT:
+		poly_tomont(&p);
+		break;
+	case DUST_MLKEM_STEP_REJ:
+		n = rej_uniform(&p, n, bytes, len);
+		break;
+	}
+	memcpy(r, p.c, sizeof(p.c));
+	return step == DUST_MLKEM_STEP_REJ ? n : 0;
 }

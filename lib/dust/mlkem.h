@@ -11,6 +11,8 @@
 #ifndef DUST_MLKEM_H
 #define DUST_MLKEM_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "dust.h"
@@ -57,6 +59,34 @@ DUST_MUST_CHECK int dust_mlkem768_enc_derand(uint8_t ct[DUST_MLKEM768_CTBYTES],
 DUST_MUST_CHECK int dust_mlkem768_dec(uint8_t ss[DUST_MLKEM768_SSBYTES],
                                       const uint8_t ct[DUST_MLKEM768_CTBYTES],
                                       const uint8_t dk[DUST_MLKEM768_DKBYTES]);
+
+/*
+ * For the tests only (test_mlkem, test_mlkem_ct): each step has an AVX2 path,
+ * used where the CPU has AVX2, and a scalar one that must give the same
+ * bytes. dust_mlkem_force_scalar(true) turns the AVX2 path off, (false)
+ * back on where the CPU has it; it returns whether the AVX2 path is now in
+ * use. Not for use while another thread runs ML-KEM.
+ */
+bool dust_mlkem_force_scalar(bool scalar);
+
+enum dust_mlkem_step {
+	DUST_MLKEM_STEP_NTT,     /* r = NTT(a) */
+	DUST_MLKEM_STEP_INVNTT,  /* r = NTT^-1(a) times R */
+	DUST_MLKEM_STEP_BASEMUL, /* r = sum of a[i] * b[i], i < 3, in the NTT domain */
+	DUST_MLKEM_STEP_REDUCE,  /* r = a reduced mod q */
+	DUST_MLKEM_STEP_ADD,     /* r = a + b */
+	DUST_MLKEM_STEP_SUB,     /* r = a - b */
+	DUST_MLKEM_STEP_TOMONT,  /* r = a times R */
+	DUST_MLKEM_STEP_REJ,     /* r = a, then rejection sampling of bytes from n on */
+};
+
+/*
+ * One internal step on the path now in use. a and b hold 256 coefficients
+ * (3 * 256 for BASEMUL); bytes, len and n only for REJ. Returns REJ's new
+ * count of coefficients, else 0.
+ */
+unsigned dust_mlkem_step(enum dust_mlkem_step step, int16_t r[256], const int16_t *a,
+                         const int16_t *b, const uint8_t *bytes, size_t len, unsigned n);
 
 #ifdef __cplusplus
 }

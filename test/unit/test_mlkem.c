@@ -9,6 +9,11 @@
  * as J(z || c), the modulus check at q - 1 and q, the dk hash check, and
  * zeroed outputs on every failure.
  *
+ * Every vector runs twice: on the AVX2 path where the CPU has it, then on
+ * the scalar one (dust_mlkem_force_scalar). mlkem_paths_agree compares
+ * the two paths' NTT, inverse NTT, basemul, coefficient-wise steps and
+ * rejection sampling on random inputs.
+ *
  * `test_mlkem --print N` prints N derandomised keygen/encaps/decaps results
  * for refmlkem.py, the independent Python ML-KEM, to compare.
  */
@@ -138,6 +143,7 @@ static void test_acvp(void)
 {
 	FILE *f = vec_open("acvp-768.txt");
 
+	n_keygen = n_encaps = n_decaps = 0;
 	if (!f)
 		return;
 	CHECK_EQ(kat_each(f, acvp_case), 60);
@@ -329,6 +335,123 @@ static void test_round_trip(void)
 	dust_rng_wipe(&rng);
 }
 
+/* ---- the AVX2 path against the scalar one ---- */
+
+enum { NC = 256 };
+
+/* Random coefficients: any int16 (both paths wrap alike), or inside (-q, q) as in use. */
+static void rand_coeffs(int16_t *c, size_t n, bool small)
+{
+	randombytes_buf(c, n * sizeof(*c));
+	if (small)
+		for (size_t i = 0; i < n; i++)
+			c[i] = (int16_t)((int)randombytes_uniform(2 * 3329 - 1) - 3328);
+}
+
+/* step on both paths; 1 when they differ (rejection sampling: in count or accepted values). */
+static int step_differs(enum dust_mlkem_step step, const int16_t *a, const int16_t *b,
+                        const uint8_t *bytes, size_t len, unsigned n)
+{
+	int16_t r1[NC], r2[NC];
+	unsigned n1, n2;
+
+	dust_mlkem_force_scalar(false);
+	n1 = dust_mlkem_step(step, r1, a, b, bytes, len, n);
+	dust_mlkem_force_scalar(true);
+	n2 = dust_mlkem_step(step, r2, a, b, bytes, len, n);
+	dust_mlkem_force_scalar(false);
+	if (step == DUST_MLKEM_STEP_REJ)
+		return n1 != n2 || memcmp(r1, r2, n1 * sizeof(r1[0])) != 0;
+	return memcmp(r1, r2, sizeof(r1)) != 0;
+}
+
+/* Bytes for rejection sampling: random, or all accepted (zeros), or all refused (0xff). */
+static size_t rand_rej_bytes(uint8_t *b, size_t max, int kind)
+{
+	size_t len = 3 * randombytes_uniform((uint32_t)(max / 3 + 1));
+
+	if (kind == 0)
+		randombytes_buf(b, len);
+	else
+		memset(b, kind == 1 ? 0 : 0xff, len);
+	return len;
+}
+
+static void test_paths_agree(void)
+{
+	static const char *names[] = {"ntt", "invntt", "basemul", "reduce",
+	                              "add", "sub",    "tomont",  "rej_uniform"};
+	int differ[8] = {0};
+	int16_t a[3 * NC], b[3 * NC];
+	uint8_t bytes[3 * 168];
+
+	if (!dust_mlkem_force_scalar(false)) {
+		printf(
+		    "     mlkem_paths_agree: no AVX2 on this CPU, only the scalar path to test\n");
+		return;
+	}
+	for (int i = 0; i < 2000; i++) {
+		bool small = i % 2;
+		unsigned n = randombytes_uniform(NC + 1);
+		size_t len =
+		    rand_rej_bytes(bytes, sizeof(bytes), i % 10 == 0 ? 1 + i % 20 / 10 : 0);
+
+		rand_coeffs(a, 3 * NC, small);
+		rand_coeffs(b, 3 * NC, small);
+		for (int s = DUST_MLKEM_STEP_NTT; s <= DUST_MLKEM_STEP_REJ; s++)
+			differ[s] += step_differs((enum dust_mlkem_step)s, a, b, bytes, len, n);
+	}
+	for (int s = 0; s < 8; s++)
+		if (differ[s]) {
+			fprintf(stderr, "  %s: AVX2 and scalar differ on %d of 2000 inputs\n",
+			        names[s], differ[s]);
+			check_failures++;
+		}
+}
+
+/* A test on the scalar path, where the CPU would take the AVX2 one. */
+static void on_scalar(void (*fn)(void))
+{
+	dust_mlkem_force_scalar(true);
+	fn();
+	dust_mlkem_force_scalar(false);
+}
+
+static void test_acvp_scalar(void)
+{
+	on_scalar(test_acvp);
+}
+
+static void test_cctv_strcmp_scalar(void)
+{
+	on_scalar(test_cctv_strcmp);
+}
+
+static void test_cctv_modulus_scalar(void)
+{
+	on_scalar(test_cctv_modulus);
+}
+
+static void test_implicit_rejection_scalar(void)
+{
+	on_scalar(test_implicit_rejection);
+}
+
+static void test_modulus_check_scalar(void)
+{
+	on_scalar(test_modulus_check);
+}
+
+static void test_dk_hash_check_scalar(void)
+{
+	on_scalar(test_dk_hash_check);
+}
+
+static void test_round_trip_scalar(void)
+{
+	on_scalar(test_round_trip);
+}
+
 static void put_hex(const char *name, const uint8_t *b, size_t n)
 {
 	printf("%s = ", name);
@@ -382,9 +505,19 @@ int main(int argc, char **argv)
 	    {"mlkem_modulus_check", test_modulus_check},
 	    {"mlkem_dk_hash_check", test_dk_hash_check},
 	    {"mlkem_round_trip", test_round_trip},
+	    {"mlkem_paths_agree", test_paths_agree},
+	    {"mlkem_acvp_scalar", test_acvp_scalar},
+	    {"mlkem_cctv_strcmp_scalar", test_cctv_strcmp_scalar},
+	    {"mlkem_cctv_modulus_scalar", test_cctv_modulus_scalar},
+	    {"mlkem_implicit_rejection_scalar", test_implicit_rejection_scalar},
+	    {"mlkem_modulus_check_scalar", test_modulus_check_scalar},
+	    {"mlkem_dk_hash_check_scalar", test_dk_hash_check_scalar},
+	    {"mlkem_round_trip_scalar", test_round_trip_scalar},
 	};
 
 	if (argc > 2 && strcmp(argv[1], "--print") == 0)
 		return print_cases(atoi(argv[2]));
+	printf("mlkem: %s path by default\n",
+	       dust_mlkem_force_scalar(false) ? "AVX2" : "scalar (no AVX2 here)");
 	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
 }

@@ -57,10 +57,19 @@ static void test_keypair_enc_dec(void)
 	CHECK(memcmp(ss, ss3, 32) != 0);
 }
 
+/* The same on the scalar path, where the CPU (and valgrind's) has AVX2. */
+static void test_keypair_enc_dec_scalar(void)
+{
+	dust_mlkem_force_scalar(true);
+	test_keypair_enc_dec();
+	dust_mlkem_force_scalar(false);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
 	    {"mlkem_ct_keypair_enc_dec", test_keypair_enc_dec},
+	    {"mlkem_ct_keypair_enc_dec_scalar", test_keypair_enc_dec_scalar},
 	};
 
 	if (sodium_init() < 0)
@@ -79,6 +88,8 @@ int main(int argc, char **argv)
 	}
 	if (native)
 		printf("test_mlkem_ct: native run: memory safety only, no constant-time check\n");
+	printf("test_mlkem_ct: %s path by default\n",
+	       dust_mlkem_force_scalar(false) ? "AVX2" : "scalar (no AVX2 here)");
 	return check_run(tests, sizeof(tests) / sizeof(tests[0]),
 	                 argc > 1 && !native ? argv[1] : NULL);
 }
