@@ -169,8 +169,32 @@ static const uint8_t keccak_rot[25] = {0,  1,  62, 28, 27, 36, 44, 6,  55, 20, 3
 		s[0] ^= keccak_rc[round];                                                          \
 	}
 
+/*
+ * ThreadSanitizer instruments target_clones' resolver, which the dynamic
+ * loader runs before the sanitizer's runtime is up: a crash at load. A
+ * TSan build takes the default clone.
+ *
+ * x86-64-v4 (AVX-512VL) gives the four-way rounds a rotate and a
+ * three-input logic instruction (1008 -> 672 TSC ticks a permutation on
+ * the Zen 5 of bench/, 2.1 GHz); v4 and v3 (BMI's andn and rorx) help the
+ * one-way rounds less (840 -> 714 and 777). valgrind reports no AVX-512:
+ * test_mlkem_ct runs the v3 and avx2 clones.
+ */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define DUST_NO_CLONES 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) || defined(DUST_NO_CLONES) || !defined(__x86_64__)
+#define KECCAK1_CLONES
+#define KECCAK4_CLONES
+#else
+#define KECCAK1_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define KECCAK4_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#endif
+
 /* The temporaries hold state (secret for G, J and the noise): both permutations wipe them. */
-static void keccak_f(uint64_t s[25])
+KECCAK1_CLONES static void keccak_f(uint64_t s[25])
 {
 	uint64_t b[25], c[5];
 
@@ -179,24 +203,8 @@ static void keccak_f(uint64_t s[25])
 	sodium_memzero(c, sizeof(c));
 }
 
-/*
- * ThreadSanitizer instruments target_clones' resolver, which the dynamic
- * loader runs before the sanitizer's runtime is up: a crash at load. A
- * TSan build takes the default clone.
- */
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define DUST_NO_CLONES 1
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__) || defined(DUST_NO_CLONES)
-#define KECCAK_CLONES
-#else
-#define KECCAK_CLONES __attribute__((target_clones("avx2", "default")))
-#endif
-
 /* Four permutations at once: AVX2 where the CPU has it, two SSE2 halves otherwise. */
-KECCAK_CLONES static void keccak_f4(lane4 s[25])
+KECCAK4_CLONES static void keccak_f4(lane4 s[25])
 {
 	lane4 b[25], c[5];
 
@@ -284,6 +292,52 @@ static void sponge4_start(lane4 s[25], const struct sponge_kind *f, uint8_t in[4
 		s[(f->rate - 1) / 8][l] ^= 0x80ull << 8 * ((f->rate - 1) % 8);
 	}
 	keccak_f4(s);
+}
+
+/*
+ * Up to four hashes of one rate side by side, each over its own message
+ * (contiguous, all with the same number of whole blocks, len / rate), each
+ * writing outlen <= rate bytes: the four-way permutation for the price of
+ * about one. Decapsulation's H(ek) and J(z || c) are 9 blocks each.
+ */
+struct hash_job {
+	const struct sponge_kind *f;
+	const uint8_t *in;
+	size_t len;
+	uint8_t *out;
+	size_t outlen; /* whole lanes */
+};
+
+static void hash4(const struct hash_job *job, int count)
+{
+	size_t rate = job[0].f->rate, blocks = job[0].len / rate;
+	uint8_t last[200];
+	lane4 s[25];
+
+	memset(s, 0, sizeof(s));
+	for (size_t blk = 0; blk <= blocks; blk++) {
+		for (int l = 0; l < count; l++) {
+			const uint8_t *p = job[l].in + blk * rate;
+
+			if (blk == blocks) { /* the rest, then the padding */
+				size_t rest = job[l].len - blocks * rate;
+
+				memset(last, 0, rate);
+				memcpy(last, p, rest);
+				last[rest] ^= job[l].f->pad;
+				last[rate - 1] ^= 0x80;
+				p = last;
+			}
+			for (size_t w = 0; w < rate / 8; w++)
+				s[w][l] ^= le64_get(p + 8 * w);
+		}
+		keccak_f4(s);
+	}
+	for (int l = 0; l < count; l++)
+		for (size_t i = 0; i < job[l].outlen / 8; i++)
+			le64_put(job[l].out + 8 * i, s[i][l]);
+	sodium_memzero(s, sizeof(s));
+	sodium_memzero(last, sizeof(last));
 }
 
 /* The first n bytes (whole lanes) of the rate of each of the four states. */
@@ -1271,24 +1325,16 @@ static uint8_t ct_eq_mask(const uint8_t *a, const uint8_t *b, size_t n)
 	return mask;
 }
 
-/* §7.3's hash check: the H(ek) inside dk is the hash of the ek inside dk. */
-static bool dk_check(const uint8_t dk[DUST_MLKEM768_DKBYTES])
-{
-	uint8_t h[SYM];
-	bool ok;
-
-	hash2(&sha3_256, dk + VEC_BYTES, DUST_MLKEM768_EKBYTES, NULL, 0, h, SYM);
-	ok = sodium_memcmp(h, dk + 2 * VEC_BYTES + SYM, SYM) == 0;
-
-	sodium_memzero(h, sizeof(h));
-	return ok;
-}
+_Static_assert(DUST_MLKEM768_EKBYTES / 136 == (SYM + DUST_MLKEM768_CTBYTES) / 136,
+               "H(ek) and J(z || c) absorb the same number of whole blocks");
 
 /* The secrets of one decapsulation, wiped in one place. */
 struct dec_tmp {
 	uint8_t mh[2 * SYM]; /* m' || h */
 	uint8_t kr[2 * SYM]; /* K' || r' */
 	uint8_t kbar[SYM];   /* J(z || c) */
+	uint8_t hek[SYM];    /* H(ek), for §7.3's hash check */
+	uint8_t zc[SYM + DUST_MLKEM768_CTBYTES];
 	uint8_t ct2[DUST_MLKEM768_CTBYTES];
 };
 
@@ -1302,14 +1348,23 @@ DUST_EXPORT int dust_mlkem768_dec(uint8_t ss[DUST_MLKEM768_SSBYTES],
 	uint8_t eq;
 
 	tables_init();
-	ok = dk_check(dk);
+	/*
+	 * §7.3's hash check (the H(ek) inside dk is the hash of the ek inside
+	 * dk) and K̄ = J(z || c) of Algorithm 18, side by side: one rate (136),
+	 * nine blocks each.
+	 */
+	memcpy(w->zc, z, SYM);
+	memcpy(w->zc + SYM, ct, DUST_MLKEM768_CTBYTES);
+	hash4((const struct hash_job[]){{&sha3_256, ek, DUST_MLKEM768_EKBYTES, w->hek, SYM},
+	                                {&shake256, w->zc, sizeof(w->zc), w->kbar, SYM}},
+	      2);
+	ok = sodium_memcmp(w->hek, h, SYM) == 0;
 
-	/* Algorithm 18: m' = Decrypt(dk_PKE, c); (K', r') = G(m' || h); K̄ = J(z || c) */
+	/* Algorithm 18: m' = Decrypt(dk_PKE, c); (K', r') = G(m' || h) */
 	if (ok) {
 		pke_decrypt(w->mh, dk, ct);
 		memcpy(w->mh + SYM, h, SYM);
 		hash2(&sha3_512, w->mh, sizeof(w->mh), NULL, 0, w->kr, sizeof(w->kr));
-		hash2(&shake256, z, SYM, ct, DUST_MLKEM768_CTBYTES, w->kbar, SYM);
 		ok = pke_encrypt(w->ct2, ek, w->mh, w->kr + SYM);
 	}
 	if (ok) {
