@@ -5,7 +5,9 @@
  * Montgomery reduction (R = 2^16) and sums Barrett reduction, so no
  * division or branch ever depends on a secret. The only branches on data
  * are in SampleNTT's rejection sampling, over the public seed rho, and in
- * the checks of public inputs (the ek modulus check, the dk hash check).
+ * the checks of public inputs (the ek modulus check, the dk hash check);
+ * the only data-dependent table index is the AVX2 rejection sampling's,
+ * over rho's output too.
  *
  * Secrets: s, e, y, e1, e2, m, r, K, the re-encryption and the coins. Each
  * lives on the stack of the function that made it and is wiped with
@@ -203,7 +205,7 @@ KECCAK1_CLONES static void keccak_f(uint64_t s[25])
 	sodium_memzero(c, sizeof(c));
 }
 
-/* Four permutations at once: AVX2 where the CPU has it, two SSE2 halves otherwise. */
+/* Four permutations at once: AVX-512VL or AVX2 where the CPU has it, two SSE2 halves otherwise. */
 KECCAK4_CLONES static void keccak_f4(lane4 s[25])
 {
 	lane4 b[25], c[5];

@@ -2,8 +2,9 @@
 /*
  * ML-KEM-768 (FIPS 203): key generation, encapsulation and decapsulation
  * with implicit rejection. SHA3-256, SHA3-512, SHAKE128 and SHAKE256 come
- * from OpenSSL's EVP. Private to libdust (the tests and the bench include
- * it); the quic profile's hybrid key agreement uses it (SPEC.md §2.1, §12.3).
+ * from mlkem.c's own Keccak. Private to libdust (the tests and the bench
+ * include it); the quic profile's hybrid key agreement uses it (SPEC.md
+ * §2.1, §12.3).
  *
  * Every function returns 0 on success and -1 on failure; on failure every
  * output buffer is zeroed, never left half written.
