@@ -53,7 +53,6 @@ extern int dgw_logtype;
 enum {
 	DGW_BURST = 32,
 	DGW_PREFETCH_AHEAD = 8,
-	DGW_EPH_POOL = 16,
 	DGW_ETH_LEN = 14,
 	DGW_OUTER4_LEN = 14 + 20 + 8,
 	DGW_OUTER6_LEN = 14 + 40 + 8,
@@ -155,6 +154,7 @@ struct dgw_pending_q;
 struct dgw_pubwait_q;
 struct dgw_slow_q;
 struct dgw_sess_bl;
+struct dgw_eph_pool;
 
 struct dgw_worker {
 	struct dgw *gw;
@@ -165,9 +165,7 @@ struct dgw_worker {
 	struct rte_eth_dev_tx_buffer *net_txb;
 	struct rte_eth_dev_tx_buffer *dlv_txb;
 	struct dust_rng rng;
-	/* server ephemerals made off the packet path (housekeeping, eph.c) */
-	struct dust_eph eph[DGW_EPH_POOL];
-	unsigned neph;
+	struct dgw_eph_pool *eph; /* server ephemerals made off the packet path (eph.h) */
 	struct rte_hash *cid_map; /* server CID -> quic session, for address moves */
 	struct dgw_hello *hello;  /* quic hellos' first Initials (hello.c) */
 	struct dgw_rtx *rtx;      /* answered quic flights awaiting confirmation (rtx.c) */
@@ -340,12 +338,6 @@ unsigned dgw_quic_handoff_poll(struct dgw_worker *w);
 void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx);
 /* A client Initial that waited in the slow queue, run now (its session looked up again). */
 void dgw_quic_initial_run(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx);
-
-/* eph.c: the server shares of accepted intros */
-void dgw_eph_refill(struct dgw_worker *w);
-const struct dust_eph *dgw_eph_peek(const struct dgw_worker *w);
-void dgw_eph_spent(struct dgw_worker *w, const struct dust_eph *eph);
-void dgw_eph_free(struct dgw_worker *w);
 
 /* decode.c / inbox.c / encode.c: the dispatch */
 void dgw_decode_one(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx);

@@ -6,31 +6,56 @@
  * takes it once it was accepted, so a datagram that fails costs no keygen
  * and spends nothing from the pool.
  */
-#include "dgw_pvt.h"
+#include <rte_malloc.h>
 
-/* One X25519 base-point multiplication per call: housekeeping keeps the pool full. */
+#include "dgw_pvt.h"
+#include "eph.h"
+
+enum { EPH_POOL = 16 };
+
+struct dgw_eph_pool {
+	struct dust_eph eph[EPH_POOL];
+	unsigned n;
+};
+
+int dgw_eph_init(struct dgw_worker *w)
+{
+	w->eph = rte_zmalloc("dgw_eph", sizeof(*w->eph), RTE_CACHE_LINE_SIZE);
+	return w->eph ? 0 : -ENOMEM;
+}
+
 void dgw_eph_refill(struct dgw_worker *w)
 {
-	if (w->neph < DGW_EPH_POOL && dust_eph_generate(&w->eph[w->neph]) == 0)
-		w->neph++;
+	struct dgw_eph_pool *p = w->eph;
+
+	if (p->n < EPH_POOL && dust_eph_generate(&p->eph[p->n]) == 0)
+		p->n++;
 }
 
-/* The share an intro may use, or NULL (empty pool: libdust makes one after the checks). */
 const struct dust_eph *dgw_eph_peek(const struct dgw_worker *w)
 {
-	return w->neph ? &w->eph[w->neph - 1] : NULL;
+	const struct dgw_eph_pool *p = w->eph;
+
+	return p->n ? &p->eph[p->n - 1] : NULL;
 }
 
-/* An accepted intro used the top share: it is never used again. */
 void dgw_eph_spent(struct dgw_worker *w, const struct dust_eph *eph)
 {
-	if (eph && w->neph && eph == &w->eph[w->neph - 1])
-		dust_eph_wipe(&w->eph[--w->neph]);
+	struct dgw_eph_pool *p = w->eph;
+
+	if (eph && p->n && eph == &p->eph[p->n - 1])
+		dust_eph_wipe(&p->eph[--p->n]);
 }
 
 void dgw_eph_free(struct dgw_worker *w)
 {
-	for (unsigned i = 0; i < w->neph; i++)
-		dust_eph_wipe(&w->eph[i]);
-	w->neph = 0;
+	struct dgw_eph_pool *p = w->eph;
+
+	if (!p)
+		return;
+	for (unsigned i = 0; i < p->n; i++)
+		dust_eph_wipe(&p->eph[i]);
+	p->n = 0;
+	rte_free(p);
+	w->eph = NULL;
 }

@@ -13,6 +13,7 @@
 #include <rte_malloc.h>
 
 #include "dgw_pvt.h"
+#include "eph.h"
 #include "hello.h"
 #include "pending.h"
 #include "pubwait.h"
@@ -120,7 +121,8 @@ static int workers_create(struct dgw *gw)
 		w->tab = dust_session_table_create(gw->cfg.sessions_per_lcore);
 		if (!w->tab || dgw_pending_init(w) != 0 || dgw_slow_init(w) != 0 ||
 		    dgw_pubwait_init(w) != 0 || dgw_quic_worker_init(w) != 0 ||
-		    dgw_pace_init(w) != 0 || dgw_hello_init(w) != 0 || dgw_rtx_init(w) != 0)
+		    dgw_pace_init(w) != 0 || dgw_hello_init(w) != 0 || dgw_rtx_init(w) != 0 ||
+		    dgw_eph_init(w) != 0)
 			return -ENOMEM;
 	}
 	return 0;

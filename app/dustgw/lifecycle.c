@@ -7,6 +7,7 @@
  * dispose.c, below the dispatch (decode.c, quic.c, inbox.c).
  */
 #include "dgw_pvt.h"
+#include "eph.h"
 #include "pending.h"
 #include "pubwait.h"
 

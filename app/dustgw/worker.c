@@ -12,6 +12,7 @@
 #include <rte_lcore.h>
 
 #include "dgw_pvt.h"
+#include "eph.h"
 #include "hello.h"
 #include "loopprof.h"
 #include "slow.h"
