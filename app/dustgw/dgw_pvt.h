@@ -155,6 +155,7 @@ struct dgw_pubwait_q;
 struct dgw_slow_q;
 struct dgw_sess_bl;
 struct dgw_eph_pool;
+struct dgw_replay_w;
 
 struct dgw_worker {
 	struct dgw *gw;
@@ -177,9 +178,8 @@ struct dgw_worker {
 	/* TSC when the last RX burst was done; DGW_BUSY while one is handled */
 	_Atomic uint64_t last_net_rx_tsc;
 	_Atomic uint64_t last_dlv_rx_tsc;
-	uint64_t first_rx_tsc; /* for the summary's packet rate */
-	/* replay.c: capture clock (microseconds), next idle expiry, untimed packets */
-	uint64_t replay_us, replay_next_expire_s, replay_no_ts;
+	uint64_t first_rx_tsc;       /* for the summary's packet rate */
+	struct dgw_replay_w *replay; /* the capture's clock (replay.h) */
 	/* full table: the oldest last_rx_s seen by the last scan, and when (lifecycle.c) */
 	uint32_t evict_oldest_s, evict_scan_s;
 	bool evict_scanned;
@@ -363,12 +363,6 @@ unsigned dgw_sessmap_revoke(struct dgw *gw);
 
 /* live.c: the main lcore follows the store files (dust-invite create/revoke) */
 void dgw_store_poll(struct dgw *gw);
-
-/* replay.c: the capture's clock */
-int dgw_replay_setup(struct dgw *gw);
-bool dgw_replay_clock(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n);
-void dgw_replay_publish_wait(struct dgw_worker *w, struct dust_session *s);
-void dgw_replay_main(struct dgw *gw);
 
 /*
  * stats.c / telemetry.c. A worker's counters have one writer, its own lcore,

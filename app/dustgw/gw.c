@@ -17,6 +17,7 @@
 #include "hello.h"
 #include "pending.h"
 #include "pubwait.h"
+#include "replay.h"
 #include "slow.h"
 
 int dgw_logtype;
@@ -122,7 +123,7 @@ static int workers_create(struct dgw *gw)
 		if (!w->tab || dgw_pending_init(w) != 0 || dgw_slow_init(w) != 0 ||
 		    dgw_pubwait_init(w) != 0 || dgw_quic_worker_init(w) != 0 ||
 		    dgw_pace_init(w) != 0 || dgw_hello_init(w) != 0 || dgw_rtx_init(w) != 0 ||
-		    dgw_eph_init(w) != 0)
+		    dgw_eph_init(w) != 0 || dgw_replay_init(w) != 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -211,6 +212,7 @@ void dgw_destroy(struct dgw *gw)
 		dgw_hello_free(w);
 		dgw_rtx_free(w);
 		dgw_eph_free(w);
+		dgw_replay_free(w);
 		rte_free(w->net_txb);
 		rte_free(w->dlv_txb);
 		dust_rng_wipe(&w->rng);

@@ -10,6 +10,7 @@
 #include "eph.h"
 #include "pending.h"
 #include "pubwait.h"
+#include "replay.h"
 
 /* s was already taken out of the table (RETIRING). */
 static void retired(struct dust_session *s, void *arg)

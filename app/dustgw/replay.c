@@ -12,11 +12,32 @@
  * lcore rebuilds it when a worker asks, and the worker waits for that
  * before it decodes the burst, which keeps the result independent of timing.
  */
+#include <rte_malloc.h>
 #include <rte_mbuf_dyn.h>
 #include <rte_pause.h>
 
 #include "dgw_pvt.h"
 #include "pubwait.h"
+#include "replay.h"
+
+/* A worker's capture clock. */
+struct dgw_replay_w {
+	uint64_t us;            /* the newest timestamp seen (microseconds) */
+	uint64_t next_expire_s; /* the next idle expiry, in capture seconds (0: none yet) */
+	uint64_t no_ts;         /* net packets without a timestamp (the first is logged) */
+};
+
+int dgw_replay_init(struct dgw_worker *w)
+{
+	w->replay = rte_zmalloc("dgw_replay", sizeof(*w->replay), RTE_CACHE_LINE_SIZE);
+	return w->replay ? 0 : -ENOMEM;
+}
+
+void dgw_replay_free(struct dgw_worker *w)
+{
+	rte_free(w->replay);
+	w->replay = NULL;
+}
 
 int dgw_replay_setup(struct dgw *gw)
 {
@@ -80,32 +101,32 @@ void dgw_replay_publish_wait(struct dgw_worker *w, struct dust_session *s)
 		dgw_pubwait_done(w, s);
 }
 
-/* The worker's clock from a burst's timestamps; true when idle expiry is due. */
 bool dgw_replay_clock(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct dgw *gw = w->gw;
-	uint64_t us = w->replay_us;
+	struct dgw_replay_w *r = w->replay;
+	uint64_t us = r->us;
 	bool due;
 
 	for (uint16_t i = 0; i < n; i++) {
 		if (likely(pkts[i]->ol_flags & gw->ts_flag))
 			us = RTE_MAX(
 			    us, *RTE_MBUF_DYNFIELD(pkts[i], gw->ts_off, rte_mbuf_timestamp_t *));
-		else if (pkts[i]->port == gw->net_port && w->replay_no_ts++ == 0)
+		else if (pkts[i]->port == gw->net_port && r->no_ts++ == 0)
 			DGW_LOG(WARNING,
 			        "replay: worker %u got a packet without a timestamp (port %u)",
 			        w->wid, pkts[i]->port);
 	}
-	if (us == w->replay_us)
+	if (us == r->us)
 		return false;
-	w->replay_us = us;
+	r->us = us;
 	__atomic_store_n(&w->now_ms, us / 1000, __ATOMIC_RELAXED);
 	w->now_s = (uint32_t)(us / 1000000);
 	epoch_follow(w, w->now_s / DUST_EPOCH_S);
-	if (w->now_s < w->replay_next_expire_s)
+	if (w->now_s < r->next_expire_s)
 		return false;
-	due = w->replay_next_expire_s != 0;
-	w->replay_next_expire_s = (uint64_t)w->now_s + 1;
+	due = r->next_expire_s != 0;
+	r->next_expire_s = (uint64_t)w->now_s + 1;
 	return due;
 }
 

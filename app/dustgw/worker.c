@@ -15,6 +15,7 @@
 #include "eph.h"
 #include "hello.h"
 #include "loopprof.h"
+#include "replay.h"
 #include "slow.h"
 
 static void clock_update(struct dgw_worker *w)
