@@ -156,6 +156,7 @@ struct dgw_slow_q;
 struct dgw_sess_bl;
 struct dgw_eph_pool;
 struct dgw_replay_w;
+struct dgw_poll_w;
 
 struct dgw_worker {
 	struct dgw *gw;
@@ -183,10 +184,7 @@ struct dgw_worker {
 	/* full table: the oldest last_rx_s seen by the last scan, and when (lifecycle.c) */
 	uint32_t evict_oldest_s, evict_scan_s;
 	bool evict_scanned;
-	/* poll.c: adaptive polling (idle since, in TSC; the next nap, in us) */
-	bool adaptive;
-	uint64_t idle_since;
-	uint32_t nap_us;
+	struct dgw_poll_w *poll;       /* adaptive polling: idle since, the next nap (adaptive.h) */
 	struct dgw_pending_q *pending; /* first uses waiting for durability (pending.h) */
 	struct dgw_pubwait_q *pubwait; /* answers waiting for publication (pubwait.h) */
 	struct dgw_slow_q *slow;       /* datagrams with no session, for their turn (slow.h) */
@@ -414,10 +412,6 @@ int dgw_telemetry_register(void);
 
 /* check.c: --check-config (no EAL needed); 0 or -errno with a message */
 int dgw_config_check(const struct dgw_config *cfg, const char *path);
-
-/* poll.c: adaptive polling */
-void dgw_poll_init(struct dgw_worker *w);
-void dgw_poll_idle(struct dgw_worker *w, uint16_t got, uint64_t now_tsc);
 
 /* hints.c */
 void dgw_csum_resolve(struct dgw *gw);

@@ -10,7 +10,9 @@
 #include <time.h>
 
 #include <rte_cycles.h>
+#include <rte_malloc.h>
 
+#include "adaptive.h"
 #include "dgw_pvt.h"
 
 enum {
@@ -20,22 +22,46 @@ enum {
 	SLACK_NS = 1000 /* timer slack of a napping worker (Linux default: 50 us) */
 };
 
+struct dgw_poll_w {
+	bool adaptive;
+	uint64_t idle_since; /* TSC of the first empty poll; 0: not idle */
+	uint32_t nap_us;     /* the last nap; 0: none since the last packet */
+};
+
 static bool is_replay(const struct dgw_config *cfg)
 {
 	return cfg->exit_on_idle_ms || cfg->dlv_hold_ms || cfg->clock == DGW_CLOCK_CAPTURE;
 }
 
-void dgw_poll_init(struct dgw_worker *w)
+int dgw_poll_init(struct dgw_worker *w)
+{
+	w->poll = rte_zmalloc("dgw_poll", sizeof(*w->poll), RTE_CACHE_LINE_SIZE);
+	return w->poll ? 0 : -ENOMEM;
+}
+
+void dgw_poll_free(struct dgw_worker *w)
+{
+	rte_free(w->poll);
+	w->poll = NULL;
+}
+
+void dgw_poll_start(struct dgw_worker *w)
 {
 	const struct dgw_config *cfg = &w->gw->cfg;
+	struct dgw_poll_w *p = w->poll;
 
-	w->adaptive =
+	p->adaptive =
 	    cfg->poll == DGW_POLL_ADAPTIVE || (cfg->poll == DGW_POLL_AUTO && !is_replay(cfg));
-	w->idle_since = 0;
-	w->nap_us = 0;
+	p->idle_since = 0;
+	p->nap_us = 0;
 	/* a nap of 5 us must not become 55: the slack bounds the wake-up */
-	if (w->adaptive)
+	if (p->adaptive)
 		(void)prctl(PR_SET_TIMERSLACK, SLACK_NS, 0, 0, 0);
+}
+
+bool dgw_poll_adaptive(const struct dgw_worker *w)
+{
+	return w->poll->adaptive;
 }
 
 static void nap(uint32_t us)
@@ -45,29 +71,29 @@ static void nap(uint32_t us)
 	nanosleep(&ts, NULL);
 }
 
-/* After each poll: got = packets read. Naps when the worker is idle. */
 void dgw_poll_idle(struct dgw_worker *w, uint16_t got, uint64_t now_tsc)
 {
 	struct dgw *gw = w->gw;
+	struct dgw_poll_w *p = w->poll;
 
-	if (!w->adaptive)
+	if (!p->adaptive)
 		return;
 	if (got) {
-		w->idle_since = 0;
-		w->nap_us = 0;
+		p->idle_since = 0;
+		p->nap_us = 0;
 		return;
 	}
-	if (!w->idle_since) {
-		w->idle_since = now_tsc;
+	if (!p->idle_since) {
+		p->idle_since = now_tsc;
 		return;
 	}
-	if (now_tsc - w->idle_since < SPIN_US * rte_get_tsc_hz() / 1000000)
+	if (now_tsc - p->idle_since < SPIN_US * rte_get_tsc_hz() / 1000000)
 		return;
-	if (!w->nap_us) {
+	if (!p->nap_us) {
 		/* nothing buffered may wait out the naps */
 		rte_eth_tx_buffer_flush(gw->net_port, w->wid, w->net_txb);
 		rte_eth_tx_buffer_flush(gw->dlv_port, w->wid, w->dlv_txb);
 	}
-	w->nap_us = w->nap_us ? RTE_MIN(w->nap_us * 2, gw->cfg.poll_nap_max_us) : NAP_MIN_US;
-	nap(w->nap_us);
+	p->nap_us = p->nap_us ? RTE_MIN(p->nap_us * 2, gw->cfg.poll_nap_max_us) : NAP_MIN_US;
+	nap(p->nap_us);
 }

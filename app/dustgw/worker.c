@@ -11,6 +11,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 
+#include "adaptive.h"
 #include "dgw_pvt.h"
 #include "eph.h"
 #include "hello.h"
@@ -113,9 +114,9 @@ int dgw_worker_main(void *arg)
 	clock_update(w);
 	rte_rcu_qsbr_thread_register(gw->rcu, w->wid);
 	rte_rcu_qsbr_thread_online(gw->rcu, w->wid);
-	dgw_poll_init(w);
+	dgw_poll_start(w);
 	DGW_LOG(INFO, "worker %u on lcore %u: net queue %u, delivery queue %u, %s polling", w->wid,
-	        w->lcore, w->wid, w->wid, w->adaptive ? "adaptive" : "busy");
+	        w->lcore, w->wid, w->wid, dgw_poll_adaptive(w) ? "adaptive" : "busy");
 	while (!dgw_stopping(gw)) {
 		uint64_t now = rte_rdtsc();
 		uint16_t got;
