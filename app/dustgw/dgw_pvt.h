@@ -157,6 +157,7 @@ struct dgw_sess_bl;
 struct dgw_eph_pool;
 struct dgw_replay_w;
 struct dgw_poll_w;
+struct dgw_lifecycle_w;
 
 struct dgw_worker {
 	struct dgw *gw;
@@ -179,11 +180,9 @@ struct dgw_worker {
 	/* TSC when the last RX burst was done; DGW_BUSY while one is handled */
 	_Atomic uint64_t last_net_rx_tsc;
 	_Atomic uint64_t last_dlv_rx_tsc;
-	uint64_t first_rx_tsc;       /* for the summary's packet rate */
-	struct dgw_replay_w *replay; /* the capture's clock (replay.h) */
-	/* full table: the oldest last_rx_s seen by the last scan, and when (lifecycle.c) */
-	uint32_t evict_oldest_s, evict_scan_s;
-	bool evict_scanned;
+	uint64_t first_rx_tsc;         /* for the summary's packet rate */
+	struct dgw_replay_w *replay;   /* the capture's clock (replay.h) */
+	struct dgw_lifecycle_w *life;  /* the full table's eviction cache (lifecycle.h) */
 	struct dgw_poll_w *poll;       /* adaptive polling: idle since, the next nap (adaptive.h) */
 	struct dgw_pending_q *pending; /* first uses waiting for durability (pending.h) */
 	struct dgw_pubwait_q *pubwait; /* answers waiting for publication (pubwait.h) */
@@ -308,17 +307,6 @@ void dgw_open(struct dgw_worker *w, struct dust_session *s, const struct dgw_rx 
 void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
                  struct dust_session *s, const struct dust_rx_result *res, bool ka);
 void dgw_path_challenge(struct dgw_worker *w, struct dust_session *s, uint64_t mac);
-
-/* lifecycle.c: a worker's sessions from intro to retirement */
-void dgw_intro_path(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
-                    struct dust_session *old, enum dust_drop old_drop);
-void dgw_intro_live(struct dgw_worker *w, struct dust_session *s, struct dust_session *tmp,
-                    struct rte_mbuf *m, const struct dgw_rx *rx, size_t consumed,
-                    const struct dust_quic_accept *acc, bool first_use);
-void dgw_datagram_done(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
-                       struct dust_session *s, const struct dust_rx_result *res, bool ka);
-void dgw_sess_retire(struct dgw_worker *w, struct dust_session *s);
-unsigned dgw_sess_expire(struct dgw_worker *w);
 
 /* cid.c / quic.c: the quic profile's gateway side (SPEC §12) */
 int dgw_quic_worker_init(struct dgw_worker *w);

@@ -16,6 +16,7 @@
 #include "dgw_pvt.h"
 #include "eph.h"
 #include "hello.h"
+#include "lifecycle.h"
 #include "pending.h"
 #include "pubwait.h"
 #include "replay.h"
@@ -124,7 +125,8 @@ static int workers_create(struct dgw *gw)
 		if (!w->tab || dgw_pending_init(w) != 0 || dgw_slow_init(w) != 0 ||
 		    dgw_pubwait_init(w) != 0 || dgw_quic_worker_init(w) != 0 ||
 		    dgw_pace_init(w) != 0 || dgw_hello_init(w) != 0 || dgw_rtx_init(w) != 0 ||
-		    dgw_eph_init(w) != 0 || dgw_replay_init(w) != 0 || dgw_poll_init(w) != 0)
+		    dgw_eph_init(w) != 0 || dgw_replay_init(w) != 0 || dgw_poll_init(w) != 0 ||
+		    dgw_lifecycle_init(w) != 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -215,6 +217,7 @@ void dgw_destroy(struct dgw *gw)
 		dgw_eph_free(w);
 		dgw_replay_free(w);
 		dgw_poll_free(w);
+		dgw_lifecycle_free(w);
 		rte_free(w->net_txb);
 		rte_free(w->dlv_txb);
 		dust_rng_wipe(&w->rng);

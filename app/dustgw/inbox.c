@@ -7,6 +7,7 @@
 #include <rte_cycles.h>
 
 #include "dgw_pvt.h"
+#include "lifecycle.h"
 #include "pending.h"
 #include "pubwait.h"
 

@@ -6,11 +6,32 @@
  * PUBLISHED (pubwait.c); retired and expired. Above the parking queues and
  * dispose.c, below the dispatch (decode.c, quic.c, inbox.c).
  */
+#include <rte_malloc.h>
+
 #include "dgw_pvt.h"
 #include "eph.h"
+#include "lifecycle.h"
 #include "pending.h"
 #include "pubwait.h"
 #include "replay.h"
+
+/* A full table: the oldest last_rx_s seen by the last scan, and when (evict_possible). */
+struct dgw_lifecycle_w {
+	uint32_t evict_oldest_s, evict_scan_s;
+	bool evict_scanned;
+};
+
+int dgw_lifecycle_init(struct dgw_worker *w)
+{
+	w->life = rte_zmalloc("dgw_lifecycle", sizeof(*w->life), RTE_CACHE_LINE_SIZE);
+	return w->life ? 0 : -ENOMEM;
+}
+
+void dgw_lifecycle_free(struct dgw_worker *w)
+{
+	rte_free(w->life);
+	w->life = NULL;
+}
 
 /* s was already taken out of the table (RETIRING). */
 static void retired(struct dust_session *s, void *arg)
@@ -30,13 +51,11 @@ void dgw_sess_retire(struct dgw_worker *w, struct dust_session *s)
 	retired(s, w);
 }
 
-/* Sessions idle past idle_timeout_s leave the table; returns how many. */
 unsigned dgw_sess_expire(struct dgw_worker *w)
 {
 	return dust_session_table_expire(w->tab, w->now_s, w->gw->cfg.idle_timeout_s, retired, w);
 }
 
-/* A datagram of s, opened: held while s's intro is not answered yet, else disposed. */
 void dgw_datagram_done(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
                        struct dust_session *s, const struct dust_rx_result *res, bool ka)
 {
@@ -55,14 +74,16 @@ void dgw_datagram_done(struct dgw_worker *w, struct rte_mbuf *m, const struct dg
  */
 static bool evict_possible(struct dgw_worker *w)
 {
-	if (w->evict_scan_s != w->now_s || !w->evict_scanned) {
+	struct dgw_lifecycle_w *l = w->life;
+
+	if (l->evict_scan_s != w->now_s || !l->evict_scanned) {
 		struct dust_session *v = dust_session_table_idlest(w->tab, w->now_s);
 
-		w->evict_oldest_s = v ? v->last_rx_s : w->now_s;
-		w->evict_scan_s = w->now_s;
-		w->evict_scanned = true;
+		l->evict_oldest_s = v ? v->last_rx_s : w->now_s;
+		l->evict_scan_s = w->now_s;
+		l->evict_scanned = true;
 	}
-	return w->now_s - w->evict_oldest_s >= w->gw->cfg.evict_idle_s;
+	return w->now_s - l->evict_oldest_s >= w->gw->cfg.evict_idle_s;
 }
 
 /*
@@ -79,7 +100,7 @@ static struct dust_session *make_room(struct dgw_worker *w, struct dust_session 
 		if (v && w->now_s - v->last_rx_s >= w->gw->cfg.evict_idle_s) {
 			dgw_sess_retire(w, v);
 			dgw_ctr_inc(w, DGW_CTR_SESS_EVICTED_IDLE);
-			w->evict_scanned = false;
+			w->life->evict_scanned = false;
 			s = dust_session_table_reserve(w->tab);
 		}
 	}

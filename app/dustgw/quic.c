@@ -9,6 +9,7 @@
  */
 #include "dgw_pvt.h"
 #include "hello.h"
+#include "lifecycle.h"
 #include "pending.h"
 #include "slow.h"
 

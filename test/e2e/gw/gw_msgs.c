@@ -23,6 +23,7 @@
 
 #include "dgw_pvt.h"
 #include "gwcheck.h"
+#include "lifecycle.h"
 
 enum { NINV = 3 };
 
