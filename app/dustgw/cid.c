@@ -9,6 +9,7 @@
 #include <rte_jhash.h>
 #include <rte_ring.h>
 
+#include "cid.h"
 #include "dgw_pvt.h"
 
 /* cid_map key: a CID padded to whole 32-bit words for rte_jhash. */

@@ -142,13 +142,6 @@ struct dgw_hello; /* hello.h */
  */
 enum { DGW_PENDING_MAX = 1024, DGW_PENDING_HOLD = 8, DGW_PENDING_TIMEOUT_S = 10 };
 
-/* quic.c: a short header for the worker that owns its CID (RSS sent it elsewhere) */
-enum { DGW_HANDOFF_RING = 1024 };
-struct dgw_handoff {
-	struct rte_mbuf *m;
-	struct dgw_rx rx;
-};
-
 /* Each module's own state, behind the worker's pointer to it (the module's header). */
 struct dgw_pending_q;
 struct dgw_pubwait_q;
@@ -169,12 +162,12 @@ struct dgw_worker {
 	struct rte_eth_dev_tx_buffer *dlv_txb;
 	struct dust_rng rng;
 	struct dgw_eph_pool *eph; /* server ephemerals made off the packet path (eph.h) */
-	struct rte_hash *cid_map; /* server CID -> quic session, for address moves */
+	struct rte_hash *cid_map; /* server CID -> quic session, for address moves (cid.h) */
 	struct dgw_hello *hello;  /* quic hellos' first Initials (hello.c) */
 	struct dgw_rtx *rtx;      /* answered quic flights awaiting confirmation (rtx.c) */
 	/* a paired hello's first Initial while the hello is on the intro path */
 	struct rte_mbuf *hello_first;
-	struct rte_ring *handoff; /* short headers of this worker's CIDs from others, MP/SC */
+	struct rte_ring *handoff; /* this worker's CIDs' short headers from others, MP/SC (cid.h) */
 	uint32_t now_s;
 	uint64_t now_ms;
 	/* TSC when the last RX burst was done; DGW_BUSY while one is handled */
@@ -308,14 +301,7 @@ void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *
                  struct dust_session *s, const struct dust_rx_result *res, bool ka);
 void dgw_path_challenge(struct dgw_worker *w, struct dust_session *s, uint64_t mac);
 
-/* cid.c / quic.c: the quic profile's gateway side (SPEC §12) */
-int dgw_quic_worker_init(struct dgw_worker *w);
-void dgw_quic_worker_free(struct dgw_worker *w);
-void dgw_quic_cid_add(struct dgw_worker *w, struct dust_session *s);
-void dgw_quic_cid_del(struct dgw_worker *w, const struct dust_session *s);
-struct dust_session *dgw_quic_cid_find(struct dgw_worker *w, const uint8_t *dg, uint16_t len);
-uint16_t dgw_quic_cid_owner(const struct dgw *gw, const uint8_t *cid);
-void dgw_quic_cid_pick(struct dgw_worker *w, struct dust_session *s);
+/* quic.c: the quic profile's dispatch (SPEC §12; its CIDs: cid.h) */
 /* *s's short header (a Dust packet or an ACK-sized datagram behind it) stripped; else *s = NULL */
 bool dgw_quic_short(struct dgw_rx *rx, struct dust_session **s);
 /* After dgw_quic_short: a client's ACK-sized datagram (counted and freed)? */

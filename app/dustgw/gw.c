@@ -13,6 +13,7 @@
 #include <rte_malloc.h>
 
 #include "adaptive.h"
+#include "cid.h"
 #include "dgw_pvt.h"
 #include "eph.h"
 #include "hello.h"

@@ -8,6 +8,7 @@
  */
 #include <rte_malloc.h>
 
+#include "cid.h"
 #include "dgw_pvt.h"
 #include "eph.h"
 #include "lifecycle.h"

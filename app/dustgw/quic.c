@@ -7,6 +7,7 @@
  * (cid.c). A session moves only after a packet from the new address
  * authenticates.
  */
+#include "cid.h"
 #include "dgw_pvt.h"
 #include "hello.h"
 #include "lifecycle.h"

@@ -23,6 +23,7 @@
 
 #include <rte_malloc.h>
 
+#include "cid.h"
 #include "dgw_pvt.h"
 
 /* ---- the table (rtx.h): no packets, no worker ---- */

@@ -21,6 +21,7 @@
 
 #include <rte_eal.h>
 
+#include "cid.h"
 #include "dgw_pvt.h"
 #include "gwcheck.h"
 #include "lifecycle.h"

@@ -16,6 +16,7 @@
 
 #include <rte_lcore.h>
 
+#include "cid.h"
 #include "frame.h"
 #include "gwcheck.h"
 #include "quic_pvt.h"
