@@ -333,9 +333,6 @@ void dgw_main_messages(struct dgw *gw);
 int dgw_sessmap_merge(struct dgw *gw);
 unsigned dgw_sessmap_revoke(struct dgw *gw);
 
-/* live.c: the main lcore follows the store files (dust-invite create/revoke) */
-void dgw_store_poll(struct dgw *gw);
-
 /*
  * stats.c / telemetry.c. A worker's counters have one writer, its own lcore,
  * and are read from other threads (telemetry, Prometheus, the main lcore's
@@ -386,10 +383,6 @@ int dgw_telemetry_register(void);
 
 /* check.c: --check-config (no EAL needed); 0 or -errno with a message */
 int dgw_config_check(const struct dgw_config *cfg, const char *path);
-
-/* hints.c */
-void dgw_csum_resolve(struct dgw *gw);
-void dgw_hint_csum(struct dgw *gw, uint64_t now_tsc);
 
 /*
  * Start loading the mbuf headers of a whole RX burst: the loops read each

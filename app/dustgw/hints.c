@@ -10,6 +10,7 @@
 #include <rte_cycles.h>
 
 #include "dgw_pvt.h"
+#include "hints.h"
 
 enum { HINT_EVERY_S = 60 };
 

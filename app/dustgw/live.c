@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "dgw_pvt.h"
+#include "live.h"
 
 /*
  * What the store merged: > 0 entries changed, 0 nothing, < 0 the reload

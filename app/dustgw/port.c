@@ -11,6 +11,7 @@
 #include <rte_malloc.h>
 
 #include "dgw_pvt.h"
+#include "hints.h"
 #include "replay.h"
 
 static void list_ports(void)

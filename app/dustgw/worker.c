@@ -15,6 +15,8 @@
 #include "dgw_pvt.h"
 #include "eph.h"
 #include "hello.h"
+#include "hints.h"
+#include "live.h"
 #include "loopprof.h"
 #include "replay.h"
 #include "slow.h"

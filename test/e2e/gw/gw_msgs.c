@@ -25,6 +25,7 @@
 #include "dgw_pvt.h"
 #include "gwcheck.h"
 #include "lifecycle.h"
+#include "live.h"
 
 enum { NINV = 3 };
 
