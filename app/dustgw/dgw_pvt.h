@@ -10,10 +10,13 @@
  * - A worker module owns its state: a struct defined in its .c, behind one
  *   pointer in struct dgw_worker, opaque in the module's header with the
  *   functions its users call (cover.h, pace.h, rtx.h, pending.h,
- *   pubwait.h, slow.h); only its users include that header. Counts that
- *   other lcores read are read through the module's accessor (an __atomic
- *   load inside), never through the struct. Stateless files have a header
- *   of their own all the same (net.h, neigh.h).
+ *   pubwait.h, slow.h, hello.h, eph.h, replay.h, lifecycle.h, and
+ *   adaptive.h for poll.c); only its users include that header. Counts
+ *   that other lcores read are read through the module's accessor (an
+ *   __atomic load inside), never through the struct. cid.h's table and
+ *   handoff ring stay plain pointers here: other workers write the ring.
+ *   Files with no worker state have a header of their own all the same
+ *   (net.h, neigh.h, hints.h, live.h).
  * - Setup that can fail (_init, _create, _setup): 0 or -errno (-ENOMEM
  *   for memory); its _free takes whatever a failed setup left, NULL
  *   pointers included.
