@@ -77,9 +77,9 @@ n $CLI ip link set $PFX-c up
 n $SRV ip addr add $SRVADDR/24 dev $PFX-s
 n $SRV ip link set $PFX-s up
 
-start_server() {
+start_server() { # start_server [ARGS...]: netns-peer's extra options
 	bg SP $SRV "$W/server.log" "$PEER" serve --key "$W/srv.key" --store "$W/store" \
-		--server $SRVADDR --port $PORT --quic-port $QPORT --tun srv0
+		--server $SRVADDR --port $PORT --quic-port $QPORT --tun srv0 "$@"
 	wait_for 5 n $SRV ip link show srv0 || fail "server TUN did not appear"
 	n $SRV ip addr add 10.91.0.1/24 dev srv0
 	n $SRV ip addr add 10.92.0.1/24 dev srv0
@@ -213,7 +213,9 @@ grep -q "intro_wrong_key=[1-9]" "$W/server.log" || { cat "$W/server.log"; fail "
 grep -q "chained=[1-9]" "$W/server.log" || { cat "$W/server.log"; fail "no data chained with an intro"; }
 grep -q "quic_intros=[1-9]" "$W/server.log" || { cat "$W/server.log"; fail "no quic intro accepted"; }
 cp "$W/server.log" "$W/server-1.log"
-start_server
+# the restarted server's quic answers come as a gateway resends a lost one
+# (SPEC §12.3): the Initial alone, the Handshake packet alone, the tail
+start_server --answer parts
 wait_for 30 grep -q "connected again" "$W/c1.log" || { cat "$W/c1.log"; fail "no re-intro"; }
 n $CLI ping -c 3 -i 0.2 -W 2 10.91.0.1 >/dev/null || fail "no traffic after the restart"
 wait_for 30 grep -q "connected again" "$W/c30.log" || { cat "$W/c30.log"; fail "no quic re-intro"; }
@@ -274,7 +276,8 @@ stop_pid "$CAPP"
 # Handshake packet after it, then a 133..148-byte Handshake packet (0b1110xxxx,
 # version 1) with a short header after it), or short headers (0b01xxxxxx);
 # server ones: first flights (an ACK-only
-# Initial, a 1252-byte Initial+Handshake datagram, then a 105..120-byte Handshake
+# Initial, a 1252-byte Initial+Handshake datagram, or after the restart the
+# Initial alone and the Handshake packet alone, then a 105..120-byte Handshake
 # tail, a 24-byte short header after a tail to 124 bytes, on its own or coalesced
 # behind the tail) or short headers
 /usr/bin/python3 - "$W/quic.pcap" $QPORT <<'PY' || fail "quic wire check"
@@ -283,6 +286,7 @@ d, qport = open(sys.argv[1], "rb").read(), int(sys.argv[2])
 link = struct.unpack("<I", d[20:24])[0]
 off, n, init_c, init_s, ack_s, short, hs_c, hs_s, bad = 24, 0, 0, 0, 0, 0, 0, 0, []
 acks = 0  # the client's ACK-sized short headers (SPEC 12.4), under 37 bytes
+hs_alone = 0  # the server's Handshake packets alone: the restarted server's flights
 short_s = 0  # the server's short headers (data, keepalives, ACK-sized ones)
 acks_s = 0  # the server's ACK-sized short headers, under 1 + 32 bytes
 ack_c = 0  # the second flight's Initial+Handshake datagrams
@@ -336,6 +340,10 @@ while off + 16 <= len(d):
         hs_c += 1
         if not (133 <= len(u) <= 148 and first_len(u) < len(u) and u[first_len(u)] & 0xc0 == 0x40):
             bad.append("second flight's Handshake datagram of %d bytes" % len(u))
+    elif u[0] & 0xf0 == 0xe0 and u[1:5] == b"\0\0\0\1" and first_len(u) == len(u) > 1088:
+        hs_alone += 1  # the answer's Handshake packet alone: a flight resent (SPEC 12.3)
+        if len(u) != 1121:
+            bad.append("server Handshake packet alone of %d bytes, not quic-go's 1121" % len(u))
     elif u[0] & 0xf0 == 0xe0 and u[1:5] == b"\0\0\0\1":
         hs_s += 1
         hl = first_len(u)  # a 24-byte 1-RTT may ride behind it (a third of the flights)
@@ -381,6 +389,8 @@ assert all(2 <= k <= 6 for k in hello_dcids.values()), \
 assert hs_c >= 1 and hs_c <= init_s, "one client Handshake packet per answered Initial"
 assert ack_c == hs_c, "each second flight: an Initial+Handshake datagram, then Handshake+1-RTT"
 assert hs_s == init_s == ack_s, "one ACK-only Initial and one tail per first flight"
+# the restarted server sent its flights in parts (--answer parts), and the client opened one
+assert 1 <= hs_alone < hs_s, "%d Handshake packets alone for %d flights" % (hs_alone, hs_s)
 PY
 # every ACK-sized datagram the client counted is on the wire, none more
 # every ACK-sized datagram the client counted is on the wire, none more; and it

@@ -37,6 +37,7 @@ struct args {
 	long expiry_s;
 	bool uniform_sizes; /* --sizes padding: the quic profile without the size model */
 	bool no_pacing;     /* --pacing off: quic data back to back */
+	bool parts;         /* --answer parts: each quic answer as if lost, then resent */
 };
 
 struct peer {
@@ -52,6 +53,7 @@ struct server {
 	struct dust_rng rng;
 	struct dust_pad pad;
 	bool pacing;
+	bool parts; /* the flight as a gateway resends it after its answer was lost */
 	struct peer peers[MAX_SESSIONS];
 	int sock, qsock, tun;
 	uint64_t drops[DUST_DROP_MAX];
@@ -395,7 +397,20 @@ static void quic_accept(struct server *sv, const struct dust_endpoint *ep, const
 	n = dust_quic_answer_ack_build(&p->s, &acc, &sv->rng, out, sizeof(out));
 	if (n > 0)
 		send_to(p, out, (size_t)n);
+	/*
+	 * --answer parts: the answer lost on the way, then resent as a gateway
+	 * resends it (SPEC §12.3): its Initial alone, its Handshake packet alone
+	 * (the second send: new bytes), then the tail; the client opens those.
+	 */
 	n = dust_quic_answer_build(&p->s, &acc, &sv->rng, (uint32_t)time(NULL), out, sizeof(out));
+	if (n > 0 && sv->parts) {
+		acc.server_pn = 2; /* the ACK took 0, the lost answer 1 */
+		n = dust_quic_answer_initial_build(&p->s, &acc, &sv->rng, out, sizeof(out));
+		if (n > 0)
+			send_to(p, out, (size_t)n);
+		if (n > 0)
+			n = dust_quic_answer_hs_build(&p->s, &acc, out, sizeof(out));
+	}
 	if (n < 0) {
 		p->live = false;
 		return;
@@ -582,6 +597,7 @@ static int cmd_serve(const struct args *a)
 	dust_pad_default(&sv.pad);
 	sv.pad.model = !a->uniform_sizes;
 	sv.pacing = !a->no_pacing;
+	sv.parts = a->parts;
 	sv.sock = sock_open(a->server, a->port);
 	sv.qsock = a->quic_port ? sock_open(a->server, a->quic_port) : -1;
 	sv.tun = tun_open(a->tun);
@@ -617,7 +633,8 @@ int main(int argc, char **argv)
 	    {"out-dir", 1, NULL, 'o'},    {"expiry-s", 1, NULL, 'e'},
 	    {"tun", 1, NULL, 't'},        {"quic-port", 1, NULL, 'q'},
 	    {"cover-sni", 1, NULL, 'C'},  {"sizes", 1, NULL, 'S'},
-	    {"pacing", 1, NULL, 'P'},     {NULL, 0, NULL, 0},
+	    {"pacing", 1, NULL, 'P'},     {"answer", 1, NULL, 'A'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct args a = {.port = 4500, .first = 2, .count = 1, .expiry_s = 86400, .tun = "srv0"};
 	int c;
@@ -665,6 +682,13 @@ int main(int argc, char **argv)
 			break;
 		case 'S':
 			a.uniform_sizes = !strcmp(optarg, "padding");
+			break;
+		case 'A':
+			if (strcmp(optarg, "whole") && strcmp(optarg, "parts")) {
+				fprintf(stderr, "netns-peer: --answer: whole or parts\n");
+				return 2;
+			}
+			a.parts = !strcmp(optarg, "parts");
 			break;
 		case 'P':
 			a.no_pacing = !strcmp(optarg, "off");
