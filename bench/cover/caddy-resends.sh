@@ -7,7 +7,9 @@
 # ("silent") or Chromium's own resends and close at their captured times
 # ("resends": +0.3, +0.9, +2.1, +4.0 s). Prints each datagram of the
 # exchange as tshark reads it: time, direction, UDP payload, packet types
-# (0 Initial, 2 Handshake; none: a short header) and their lengths.
+# (0 Initial, 2 Handshake; none: a short header), their lengths, and the
+# frames tshark reads in the Initials (decrypted with the public keys of
+# the client's DCID: 0 PADDING, 2 ACK, 6 CRYPTO).
 # usage: bench/cover/caddy-resends.sh silent|resends   (root; caddy, tshark, tcpdump)
 set -euo pipefail
 MODE=${1:-silent}
@@ -90,8 +92,8 @@ sleep 0.5
 kill "$TD"
 wait "$TD" 2>/dev/null || true
 TD=
-echo "# time  from->to  udp_payload  packet_types  packet_lengths  ($MODE)"
+echo "# time  from->to  udp_payload  packet_types  packet_lengths  initial_frames  ($MODE)"
 tshark -r "$W/x.pcap" -T fields -e frame.time_relative -e udp.srcport -e udp.dstport \
-	-e udp.length -e quic.long.packet_type -e quic.packet_length 2>/dev/null |
-	awk -F'\t' '{ printf "%8.3f %5s->%-5s %5d  %-6s %s\n", $1, $2, $3, $4 - 8,
-		$5 == "" ? "short" : $5, $6 }'
+	-e udp.length -e quic.long.packet_type -e quic.packet_length -e quic.frame_type 2>/dev/null |
+	awk -F'\t' '{ printf "%8.3f %5s->%-5s %5d  %-6s %-9s %s\n", $1, $2, $3, $4 - 8,
+		$5 == "" ? "short" : $5, $6, $5 ~ /^0/ ? $7 : "" }'

@@ -265,10 +265,11 @@ DUST_MUST_CHECK int dust_quic_answer_ack_build(const struct dust_session *s,
                                                struct dust_rng *rng, uint8_t *out, size_t cap);
 /**
  * The first flight's Initial alone, as quic-go resends it on its first PTO
- * (SPEC 12.3): the answer's ACK and ServerHello (the same bytes where rng
- * is seeded as for the answer) and PADDING, filling the answer's size,
- * packet number acc->server_pn (the caller moves it on). A client takes
- * the ServerHello from it as from the answer. Returns its length or -errno.
+ * (SPEC 12.3): PADDING, then the answer's CRYPTO frame with its ServerHello
+ * (the same bytes where rng is seeded as for the answer), no ACK, filling
+ * the answer's size, packet number acc->server_pn (the caller moves it on).
+ * A client takes the ServerHello from it as from the answer. Returns its
+ * length or -errno.
  */
 DUST_MUST_CHECK int dust_quic_answer_initial_build(const struct dust_session *s,
                                                    const struct dust_quic_accept *acc,

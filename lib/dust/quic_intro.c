@@ -1280,24 +1280,27 @@ DUST_EXPORT int dust_quic_answer_initial_build(const struct dust_session *s,
                                                struct dust_rng *rng, uint8_t *out, size_t cap)
 {
 	size_t total = answer_len_of(s, acc);
-	uint8_t f[DUST_QUIC_ANSWER_MAX];
-	size_t n, hdr;
+	uint8_t f[DUST_QUIC_ANSWER_MAX], g[DUST_QUIC_ANSWER_MAX];
+	size_t n, a = ack_frame_len(acc), room;
 	int r;
 
 	if (total > DUST_QUIC_ANSWER_MAX || cap < total)
 		return -EMSGSIZE;
+	/* the answer's frames, drawn as for it: the same ServerHello from the same seed */
 	n = server_initial_frames(acc, rng, f, sizeof(f));
-	if (!n)
+	/* behind the long header (a token length, a 2-byte Length) the frames fill the rest */
+	room = total - (HS_HDR_FIXED + 1 + s->cid_len) - SERVER_PN_LEN - DUST_QUIC_AEAD_TAG;
+	if (!n || n <= a || room < n - a)
 		return -EMSGSIZE;
-	/* the long header (with its token length and a 2-byte Length): the frames fill the rest */
-	hdr = HS_HDR_FIXED + 1 + s->cid_len;
-	if (hdr + SERVER_PN_LEN + n + DUST_QUIC_AEAD_TAG > total)
-		return -EMSGSIZE;
-	memset(f + n, DUST_QUIC_FRAME_PADDING,
-	       total - hdr - SERVER_PN_LEN - DUST_QUIC_AEAD_TAG - n);
-	n = total - hdr - SERVER_PN_LEN - DUST_QUIC_AEAD_TAG;
-	r = initial_packet(s, acc, acc->server_pn, f, n, out, cap);
+	/*
+	 * quic-go's probe: PADDING, then the CRYPTO frame with the ServerHello,
+	 * no ACK (caddy 2.6.2's, decrypted: bench/cover/caddy-resends.sh)
+	 */
+	memset(g, DUST_QUIC_FRAME_PADDING, room - (n - a));
+	memcpy(g + room - (n - a), f + a, n - a);
+	r = initial_packet(s, acc, acc->server_pn, g, room, out, cap);
 	sodium_memzero(f, sizeof(f));
+	sodium_memzero(g, sizeof(g));
 	return r;
 }
 
