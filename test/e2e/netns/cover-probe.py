@@ -29,6 +29,12 @@
   cover-probe.py ask HOST PORT FILE...  send the files' bytes from one fresh
       port, 100 ms apart, and read the answer for 2 s: "ACK ANSWER TAIL" as
       flights reads them (ACK: 1 if an Initial under 1200 bytes came first)
+  cover-probe.py hellos-any PCAP N OUT  the first N hellos of any source (its
+      first two Initials of 1200 bytes or more) to OUT-I-1.bin and OUT-I-2.bin
+  cover-probe.py resends HOST PORT FILE1 FILE2  send a hello's two Initials from
+      one fresh port, 100 ms apart, confirm nothing, and print the server's
+      datagrams for 2.4 s as "KIND@MS ..." after its first Initial+Handshake (X;
+      I: an Initial alone, H: a Handshake flight alone, T: a tail)
 """
 import os
 import socket
@@ -63,9 +69,9 @@ def make(kind, path):
     open(path, "wb").write(probe_bytes(kind))
 
 
-def exchange(host, port, paths, delays=None, gap=0.005):
+def exchange(host, port, paths, delays=None, gap=0.005, secs=2.0):
     """Send each file's bytes (gap seconds apart) from one new port; what came back
-    in 2 s. delays, a list, gets each answer's arrival in ms after the last send."""
+    in secs. delays, a list, gets each answer's arrival in ms after the last send."""
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind(("0.0.0.0", 0))
     for i, p in enumerate(paths):
@@ -74,7 +80,7 @@ def exchange(host, port, paths, delays=None, gap=0.005):
         s.sendto(open(p, "rb").read(), (host, int(port)))
     got = []
     sent = time.monotonic()
-    end = sent + 2.0
+    end = sent + secs
     while True:
         left = end - time.monotonic()
         if left <= 0:
@@ -209,6 +215,26 @@ def hellos(pcap, src, n, out):
         sys.exit("%d hellos from %s in %s, not %s" % (done, src, pcap, n))
 
 
+def hellos_any(pcap, n, out):
+    """The first two Initials of each of the first n sources (address and
+    port) toward port 443 or the gateway's quic port, in order: a hello each."""
+    flows, order = {}, []
+    for s_, _, sport, _, pl in udp_frames(pcap):
+        if pl and pl[0] & 0x80 and kind_of(pl) == "initial" and len(pl) >= 1200:
+            if (s_, sport) not in flows:
+                order.append((s_, sport))
+            flows.setdefault((s_, sport), []).append(pl)
+    done = 0
+    for key in order:
+        if len(flows[key]) < 2 or done == int(n):
+            continue
+        done += 1
+        for k in (0, 1):
+            open("%s-%d-%d.bin" % (out, done, k + 1), "wb").write(flows[key][k])
+    if done < int(n):
+        sys.exit("%d hellos in %s, not %s" % (done, pcap, n))
+
+
 def ask(host, port, *paths):
     # 100 ms apart: caddy 2.6.2 (quic-go) drops an Initial that comes while it
     # still sets up the connection of the one before (on a loaded CI machine it
@@ -216,6 +242,43 @@ def ask(host, port, *paths):
     # the first, was lost: an ACK-only Initial and nothing more)
     f = flight_of(exchange(host, port, paths, gap=0.1))
     print(*(("-", "-", "-") if not f else (f[0], f[1], "-" if f[2] is None else f[2])))
+
+
+def resend_kind(b):
+    """A server datagram of a first flight or its resends, by its headers: X an
+    Initial with the Handshake packet behind it, I an Initial alone (1200 bytes or
+    more), H a Handshake packet alone of 1000 bytes or more (the flight), T a
+    smaller one (the tail, a 1-RTT behind it or not); None for the rest (an
+    ACK-only Initial, a short header), which coalescing and ACKs vary."""
+    k = kind_of(b)
+    if k == "initial" and len(b) >= 1200:
+        try:  # the Initial's own length: its token comes before the Length field
+            i = 5
+            i += 1 + b[i]
+            i += 1 + b[i]
+            t, i = varint(b, i)
+            n, i = varint(b, i + t)
+            return "I" if i + n >= len(b) else "X"
+        except IndexError:
+            return None
+    if k == "handshake":
+        return "H" if handshake_len(b) == len(b) and len(b) >= 1000 else "T"
+    return None
+
+
+def resends(host, port, *paths):
+    """Send a hello (its files, 100 ms apart) and confirm nothing: the server's
+    datagrams for 2.4 s as "KIND@MS ...", MS after the first X (resend_kind)."""
+    delays = []
+    got = exchange(host, port, paths, delays, gap=0.1, secs=2.4)
+    out, t0 = [], None
+    for b, t in zip(got, delays):
+        k = resend_kind(b)
+        if k == "X" and t0 is None:
+            t0 = t
+        if k and t0 is not None:
+            out.append("%s@%d" % (k, t - t0))
+    print(" ".join(out) if out else "-")
 
 
 def flood(host, port, n):
@@ -250,5 +313,9 @@ if __name__ == "__main__":
         hellos(*sys.argv[2:])
     elif cmd == "ask" and len(sys.argv) >= 5:
         ask(*sys.argv[2:])
+    elif cmd == "hellos-any" and len(sys.argv) == 5:
+        hellos_any(*sys.argv[2:])
+    elif cmd == "resends" and len(sys.argv) == 6:
+        resends(*sys.argv[2:])
     else:
         sys.exit(__doc__)

@@ -35,7 +35,7 @@
 # the Dust client's first flight on the wire has that shape; nothing of the
 # learner's address reaches the wire.
 #
-# usage: netns-cover.sh DUSTGW DUST_CLIENT DUST_INVITE WORKDIR ARTIFACTS
+# usage: netns-cover.sh DUSTGW DUST_CLIENT DUST_INVITE WORKDIR ARTIFACTS DUST_PCAP
 set -e
 set -o pipefail
 
@@ -44,6 +44,7 @@ CLIENT=$(realpath "$2")
 INVITE=$(realpath "$3")
 W=$4
 ART=$5
+PCAP=$(realpath "$6")
 PROBE=$(dirname "$(realpath "$0")")/cover-probe.py
 PFX=dc$$
 WIRE=$PFX-wire
@@ -82,8 +83,12 @@ step "server key and a quic invitation"
 "$INVITE" keygen --out "$W/gw.key" >/dev/null
 "$INVITE" create --store "$W/store" --key "$W/gw.key" --server $GWADDR --port $QPORT \
 	--profile quic --cover-sni $COVER --tunnel-net 10.9.0.0/24 --password-file "$W/pw" \
-	--out-dir "$W/qinv" >/dev/null
-INV=$(echo "$W"/qinv/invite-*.txt)
+	--out-dir "$W/qinv" --count 2 >/dev/null
+INV=$(ls "$W"/qinv/invite-*.txt | head -1)
+# the second invitation's hello, made now and never confirmed (the resends step)
+"$PCAP" gen --profile quic --store "$W/store" --key "$W/gw.key" --clients 2 --packets 1 \
+	--out "$W/gen.pcap" --manifest "$W/gen.txt" >/dev/null
+"$PROBE" hellos-any "$W/gen.pcap" 2 "$W/gen-hello"
 
 step "namespaces and links"
 noipv6() { n "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=1"; }
@@ -251,6 +256,29 @@ chromium_get() {
 		{ tail -20 "$W/chromium-$ns.log"; fail "chromium in $ns did not load the page"; }
 	grep -q "A small static site" "$W/dom-$ns.html" || fail "chromium in $ns: not the site's page"
 }
+step "a Dust hello never confirmed: resent as caddy resends Chromium's (SPEC 12.3)"
+# caddy directly, a captured Chromium 156 hello; the gateway, the second
+# invitation's hello: after the flight, the Initial alone twice, then the
+# Handshake packet alone and the tail, then the Initials again, at caddy's
+# times within 25% and 60 ms (the gateway's scale with the learned PTO)
+"$PROBE" hellos "$(dirname "$0")/../../data/chromium156-quic-initials.pcap" 127.0.0.1 1 \
+	"$W/chromium-hello"
+RS_D=$(n $PFX-p "$PROBE" resends $DIRADDR $QPORT "$W/chromium-hello-1-1.bin" \
+	"$W/chromium-hello-1-2.bin")
+RS_G=$(n $PFX-p "$PROBE" resends $GWADDR $QPORT "$W/gen-hello-2-1.bin" "$W/gen-hello-2-2.bin")
+echo "resends, caddy directly: $RS_D" | tee -a "$RESULTS"
+echo "resends, the gateway:    $RS_G" | tee -a "$RESULTS"
+/usr/bin/python3 - "$RS_D" "$RS_G" <<'PY' || fail "the gateway's resends are not caddy's"
+import sys
+d = [x.split("@") for x in sys.argv[1].split()]
+g = [x.split("@") for x in sys.argv[2].split()]
+assert [k for k, _ in d] == [k for k, _ in g], "kinds %s against caddy's %s" % (
+    [k for k, _ in g], [k for k, _ in d])
+assert "".join(k for k, _ in d).startswith("XTIIHTII"), "caddy's own: %s" % sys.argv[1]
+for (k, td), (_, tg) in zip(d, g):
+    assert abs(int(tg) - int(td)) <= 0.25 * int(td) + 60, "%s at %s ms, caddy's at %s" % (k, tg, td)
+PY
+
 step "Chromium loads https://$COVER/ through the gateway: HTTP/3, then TCP"
 CRT=$W/caddy-g/data/caddy/certificates/local/$COVER/$COVER.crt
 [[ -s $CRT ]] || fail "no certificate of caddy's at $CRT"
