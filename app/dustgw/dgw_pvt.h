@@ -135,6 +135,8 @@ void dgw_rtx_run(struct dgw_worker *w);
 struct dgw_rtx_e;
 int dgw_quic_flight(struct dgw_worker *w, struct dust_session *s, struct dgw_rtx_e *e,
                     enum dgw_flight kind);
+/* dispose.c: the Handshake ACK after s's client's second flight opened (SPEC §12.3). */
+void dgw_quic_hs_ack(struct dgw_worker *w, struct dust_session *s, uint64_t mac);
 
 struct dgw_hello; /* hello.h */
 

@@ -408,6 +408,33 @@ static int flight_dg(struct dgw_worker *w, struct dust_session *s, struct dgw_rt
 }
 
 /*
+ * caddy (quic-go) acknowledges a browser's Handshake packets at once with a
+ * 36-byte Handshake packet (SPEC §12.3): the same after the client's second
+ * flight opened, ahead of anything it brings back. Within the 3x limit, as
+ * every datagram before the path is proved.
+ */
+void dgw_quic_hs_ack(struct dgw_worker *w, struct dust_session *s, uint64_t mac)
+{
+	uint16_t outer = dgw_net_outer_len(&s->peer);
+	struct rte_mbuf *c = rte_pktmbuf_alloc(w->gw->pool);
+	int r;
+
+	if (!c) {
+		dgw_count_drop(w, DGW_DROP_NO_MBUF);
+		return;
+	}
+	r = dust_quic_hs_ack_build(s, &w->rng, rte_pktmbuf_mtod(c, uint8_t *) + outer,
+	                           rte_pktmbuf_tailroom(c) - outer);
+	if (r < 0 || !dust_path_may_send(s, (size_t)r) ||
+	    dgw_net_outer(w, c, &s->peer, mac, (uint16_t)r, DUST_PROFILE_QUIC) != 0) {
+		rte_pktmbuf_free(c);
+		return;
+	}
+	dgw_net_tx(w, c);
+	dgw_ctr_inc(w, DGW_CTR_QUIC_HS_ACKS);
+}
+
+/*
  * s's first flight, as the cover server sends it (SPEC §12.3). ANSWER: an
  * ACK-only Initial, the answer, a Handshake packet with a keepalive where
  * a certificate chain ends, and after a tail as short as the shape's

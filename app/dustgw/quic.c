@@ -183,6 +183,9 @@ static bool confirm(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_r
 		dgw_open(w, s, rx, off, &res);
 		if (kind == DUST_QUIC_CONFIRM_OLD && res.nseg)
 			dgw_ctr_inc(w, DGW_CTR_QUIC_CONFIRM_OLD);
+		/* caddy's Handshake ACK, ahead of what the data brings back */
+		if (kind == DUST_QUIC_CONFIRM_DATA && res.nseg)
+			dgw_quic_hs_ack(w, s, rx->mac);
 		dgw_datagram_done(w, m, rx, s, &res, false);
 		return true;
 	case DUST_QUIC_CONFIRM_BAD:

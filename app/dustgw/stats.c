@@ -54,6 +54,7 @@ static const char *const ctr_names[DGW_CTR_MAX] = {
     [DGW_CTR_QUIC_INITIAL_QUEUED] = "quic_initial_queued",
     [DGW_CTR_QUIC_CONFIRM_ACK] = "quic_confirm_acks",
     [DGW_CTR_QUIC_CONFIRM_OLD] = "quic_confirm_old",
+    [DGW_CTR_QUIC_HS_ACKS] = "quic_hs_acks",
     [DGW_CTR_QUIC_RTX_HELLO] = "quic_rtx_hello",
     [DGW_CTR_QUIC_RTX_PTO] = "quic_rtx_pto",
     [DGW_CTR_QUIC_RTX_PTO_HS] = "quic_rtx_pto_hs",

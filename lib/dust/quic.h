@@ -456,6 +456,22 @@ void dust_quic_hs_put(const struct dust_session *s, struct dust_rng *rng, uint8_
  * its client; client: the first flight's tail from its server), else 0.
  */
 size_t dust_quic_hs_match(const struct dust_session *s, const uint8_t *dg, size_t len);
+/**
+ * Server: quic-go's acknowledgement of the client's Handshake packets, which
+ * caddy sends at once after the client's second flight (SPEC 12.3): one
+ * Handshake packet alone, its 2-byte packet number, 5-byte ACK frame and
+ * tag random to anyone without the handshake keys; 36 bytes with a 4-byte
+ * CID, as caddy's in every load of test/data/chromium156-caddy-loads.pcap.
+ * Returns its length or -errno.
+ */
+DUST_MUST_CHECK int dust_quic_hs_ack_build(const struct dust_session *s, struct dust_rng *rng,
+                                           uint8_t *out, size_t cap);
+/**
+ * Client: is dg that Handshake ACK from s's server (a Handshake packet from
+ * its CID that fills dg, too short for a Dust packet)? It carries nothing
+ * for Dust: passed by.
+ */
+bool dust_quic_is_hs_ack(const struct dust_session *s, const uint8_t *dg, size_t len);
 
 /* ---- the client's second flight (SPEC §12.3; quic_confirm.c) -------------- */
 

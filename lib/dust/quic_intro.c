@@ -1725,6 +1725,31 @@ DUST_EXPORT size_t dust_quic_hs_match(const struct dust_session *s, const uint8_
 	return memcmp(cid, s->cid, s->cid_len) == 0 ? h.pn_off : 0;
 }
 
+enum { HS_ACK_PAYLOAD = 2 + 5 + DUST_QUIC_AEAD_TAG }; /* packet number, ACK frame, tag */
+
+DUST_EXPORT int dust_quic_hs_ack_build(const struct dust_session *s, struct dust_rng *rng,
+                                       uint8_t *out, size_t cap)
+{
+	size_t pre = dust_quic_hs_prefix(s);
+
+	if (s->role != DUST_ROLE_SERVER || cap < pre + HS_ACK_PAYLOAD)
+		return -EMSGSIZE;
+	dust_quic_hs_put(s, rng, out, HS_ACK_PAYLOAD);
+	dust_rng_bytes(rng, out + pre, HS_ACK_PAYLOAD);
+	return (int)(pre + HS_ACK_PAYLOAD);
+}
+
+DUST_EXPORT bool dust_quic_is_hs_ack(const struct dust_session *s, const uint8_t *dg, size_t len)
+{
+	struct quic_long h;
+
+	return s->profile == DUST_PROFILE_QUIC && s->role == DUST_ROLE_CLIENT &&
+	       quic_long_parse(dg, len, &h) && h.type == DUST_QUIC_TYPE_HANDSHAKE &&
+	       h.version == DUST_QUIC_VERSION && h.dcid_len == 0 && h.scid_len == s->cid_len &&
+	       memcmp(h.scid, s->cid, s->cid_len) == 0 && h.length == len - h.pn_off &&
+	       h.length < DUST_DATA_MIN_BYTES;
+}
+
 DUST_EXPORT int dust_quic_answer_tail_build(struct dust_session *s, struct dust_rng *rng,
                                             uint32_t now_s, uint8_t *out, size_t cap)
 {

@@ -1580,6 +1580,37 @@ static void test_answer_resent(void)
 }
 
 /*
+ * caddy's Handshake ACK after the client's second flight (SPEC §12.3): 36
+ * bytes with a 4-byte CID; the client knows it from its server's CID and
+ * its length (no Dust packet fits), and takes it for no tail.
+ */
+static void test_hs_ack(void)
+{
+	struct fixture f;
+	struct hs h;
+	uint8_t dg[64], other[64];
+	int n;
+
+	quic_fixture(&f);
+	handshake(&f, &h);
+	CHECK_EQ(answer_open(&f, &h, h.answer, (size_t)h.answer_len, &f.cs), DUST_OK);
+	n = dust_quic_hs_ack_build(&f.ss, &f.rng, dg, sizeof(dg));
+	CHECK_EQ(n, 36);
+	CHECK_EQ(dust_quic_hs_ack_build(&f.ss, &f.rng, dg, 35), -EMSGSIZE);
+	CHECK_EQ(dust_quic_hs_ack_build(&f.cs, &f.rng, other, sizeof(other)), -EMSGSIZE);
+	CHECK((dg[0] & 0xf0) == 0xe0);
+	CHECK(dust_quic_is_hs_ack(&f.cs, dg, (size_t)n));
+	CHECK(!dust_quic_is_hs_ack(&f.ss, dg, (size_t)n)); /* a server takes none */
+	CHECK(!dust_quic_is_hs_ack(&f.cs, dg, (size_t)n - 1));
+	CHECK_EQ(dust_quic_hs_match(&f.cs, dg, (size_t)n), 0u); /* no tail: no Dust in it */
+	CHECK(!dust_quic_is_hs_ack(&f.cs, h.tail, (size_t)h.tail_len));
+	memcpy(other, dg, (size_t)n);
+	other[7] ^= 1; /* another server CID */
+	CHECK(!dust_quic_is_hs_ack(&f.cs, other, (size_t)n));
+	fix_fini(&f);
+}
+
+/*
  * quic-go answers a client's retransmitted Initial with an ACK-only
  * Initial of every packet number it got: 39, 41 and 43 bytes to Chromium's
  * resends 4, 6 and 8 after the hello's 1 and 2 (measured against caddy
@@ -1705,6 +1736,7 @@ int main(int argc, char **argv)
 	    {"answer_ack", test_answer_ack},
 	    {"answer_resent", test_answer_resent},
 	    {"answer_acks", test_answer_acks},
+	    {"hs_ack", test_hs_ack},
 	    {"answer_tail", test_answer_tail},
 	    {"answer_sized", test_answer_sized},
 	    {"tail_coalesced", test_tail_coalesced},

@@ -82,6 +82,7 @@ enum local_drop {
 	LD_FOREIGN_DST, /* decoded packet not for our tunnel address: not written */
 	LD_QUIC_HEADER, /* quic: not a short header with our connection ID */
 	LD_QUIC_SMALL,  /* quic: a short header under a Dust packet (the flight's 1-RTT, ACKs) */
+	LD_QUIC_HS_ACK, /* quic: the server's Handshake ACK after our second flight */
 	LD_MAX
 };
 
@@ -91,6 +92,7 @@ static const char *const local_drop_names[LD_MAX] = {
     [LD_TUN_WRITE] = "tun_write",     [LD_SEND] = "send",
     [LD_BAD_INNER] = "bad_inner",     [LD_FOREIGN_DST] = "foreign_dst",
     [LD_QUIC_HEADER] = "quic_header", [LD_QUIC_SMALL] = "quic_small",
+    [LD_QUIC_HS_ACK] = "quic_hs_ack",
 };
 
 struct opts {
@@ -1642,6 +1644,11 @@ static void on_quic_datagram(struct client *c, size_t len)
 	/* the first flight's tail: a Handshake packet of our server's, holding a keepalive */
 	if (lng && c->cur.role)
 		pre = dust_quic_hs_match(&c->cur, c->rxbuf, len);
+	/* the server's ACK of our second flight's Handshake packet (as caddy's): nothing for us */
+	if (lng && !pre && c->cur.role && dust_quic_is_hs_ack(&c->cur, c->rxbuf, len)) {
+		c->st.local[LD_QUIC_HS_ACK]++;
+		return;
+	}
 	if (lng && !pre) {
 		on_quic_answer(c, len);
 		return;

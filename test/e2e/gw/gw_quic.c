@@ -159,6 +159,17 @@ static int keepalive_back(struct cl *c)
 	return 0;
 }
 
+/* caddy's Handshake ACK after the second flight (SPEC §12.3): 36 bytes, passed by. */
+static int hs_ack_back(struct cl *c)
+{
+	uint8_t f[1600];
+	size_t n = recv_ring(H.ntx[0], f, sizeof(f));
+
+	CHECK(n == 42 + 36 && dust_quic_is_hs_ack(&c->cur, f + 42, n - 42),
+	      "no 36-byte Handshake ACK after the second flight");
+	return 0;
+}
+
 /* The previous release's confirmation: one Handshake packet, a keepalive inside. */
 static int finished_old(struct cl *c)
 {
@@ -211,6 +222,7 @@ static int finished(struct cl *c)
 	      "a malformed confirmation not a counted drop");
 	dg[70] ^= 1;
 	CHECK(send_dg(&c->a, QUIC_PORT, dg, (size_t)n) == 0, "send");
+	CHECK(hs_ack_back(c) == 0, gw_why);
 	return keepalive_back(c);
 }
 

@@ -382,6 +382,9 @@ FIRST=$(summary_event 1 intro_first_use)
 	{ cat "$W/dustgw-1.log"; fail "first run: $FIRST first uses, want $((LAST + 1))"; }
 [[ $(summary_event 1 quic_answers) -ge $NQUIC ]] ||
 	{ cat "$W/dustgw-1.log"; fail "first run: fewer than $NQUIC quic answers"; }
+# caddy's 36-byte Handshake ACK after each client's second flight (SPEC §12.3)
+[[ $(summary_event 1 quic_hs_acks) -ge $NQUIC ]] ||
+	{ cat "$W/dustgw-1.log"; fail "first run: fewer than $NQUIC Handshake ACKs"; }
 # the 1428-byte pings were answered with ICMP; the far host's SYN had its MSS clamped
 [[ $(summary_event 1 icmp_too_big) -ge 1 ]] ||
 	{ cat "$W/dustgw-1.log"; fail "first run: no ICMP too-big sent"; }
