@@ -10,6 +10,7 @@
 #include <rte_cycles.h>
 
 #include "dgw_pvt.h"
+#include "dispose.h"
 #include "lifecycle.h"
 #include "loopprof.h"
 #include "net.h"

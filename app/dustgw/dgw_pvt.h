@@ -113,12 +113,6 @@ struct dgw_rx {
 #define DGW_BUSY UINT64_MAX
 
 /* rtx.c: answered quic first flights kept until the client confirms (SPEC §12.3) */
-enum dgw_flight {
-	DGW_FLIGHT_ANSWER,        /* the answer to an accepted hello: ACK, answer, tail (, 1-RTT) */
-	DGW_FLIGHT_AGAIN,         /* a retransmitted hello: an ACK-only Initial of what came */
-	DGW_FLIGHT_PTO_INITIAL,   /* on the PTO: the Initial alone twice, within the limit */
-	DGW_FLIGHT_PTO_HANDSHAKE, /* on the next: the Handshake packet alone, then the tail */
-};
 int dgw_rtx_init(struct dgw_worker *w);
 void dgw_rtx_free(struct dgw_worker *w);
 /* s's first flight, sent at PUBLISHED (pubwait.c) and kept for resends; m is spent. */
@@ -131,12 +125,6 @@ bool dgw_rtx_hello(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx
 void dgw_rtx_drop(struct dgw_worker *w, const struct dust_session *s);
 /* The PTO timers: resends, confirmations, expiry. */
 void dgw_rtx_run(struct dgw_worker *w);
-/* dispose.c: one first flight of s toward its peer, kept in e; 0 when all of it went out. */
-struct dgw_rtx_e;
-int dgw_quic_flight(struct dgw_worker *w, struct dust_session *s, struct dgw_rtx_e *e,
-                    enum dgw_flight kind);
-/* dispose.c: the Handshake ACK after s's client's second flight opened (SPEC §12.3). */
-void dgw_quic_hs_ack(struct dgw_worker *w, struct dust_session *s, uint64_t mac);
 
 struct dgw_hello; /* hello.h */
 
@@ -298,13 +286,6 @@ static inline bool dgw_cover_on(const struct dgw_worker *w)
 {
 	return w->cover != NULL;
 }
-
-/* dispose.c: what becomes of a datagram once its fate is known (drops: dgw_drop_m) */
-void dgw_open(struct dgw_worker *w, struct dust_session *s, const struct dgw_rx *rx, size_t off,
-              struct dust_rx_result *res);
-void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
-                 struct dust_session *s, const struct dust_rx_result *res, bool ka);
-void dgw_path_challenge(struct dgw_worker *w, struct dust_session *s, uint64_t mac);
 
 /* quic.c: the quic profile's dispatch (SPEC §12; its CIDs: cid.h) */
 /* *s's short header (a Dust packet or an ACK-sized datagram behind it) stripped; else *s = NULL */

@@ -11,6 +11,7 @@
 #include <sodium.h>
 
 #include "dgw_pvt.h"
+#include "dispose.h"
 #include "inner.h"
 #include "loopprof.h"
 #include "net.h"

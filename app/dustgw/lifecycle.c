@@ -10,6 +10,7 @@
 
 #include "cid.h"
 #include "dgw_pvt.h"
+#include "dispose.h"
 #include "eph.h"
 #include "lifecycle.h"
 #include "pending.h"

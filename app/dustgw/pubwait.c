@@ -14,6 +14,7 @@
 #include <rte_cycles.h>
 #include <rte_malloc.h>
 
+#include "dispose.h"
 #include "pubwait.h"
 
 /*

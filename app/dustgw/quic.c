@@ -9,6 +9,7 @@
  */
 #include "cid.h"
 #include "dgw_pvt.h"
+#include "dispose.h"
 #include "hello.h"
 #include "lifecycle.h"
 #include "pending.h"

@@ -25,6 +25,7 @@
 
 #include "cid.h"
 #include "dgw_pvt.h"
+#include "dispose.h"
 
 /* ---- the table (rtx.h): no packets, no worker ---- */
 
