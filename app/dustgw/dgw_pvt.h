@@ -47,7 +47,6 @@
 #include "dustgw.h"
 #include "learn.h"
 #include "quic.h"
-#include "rtx.h"
 
 extern int dgw_logtype;
 #define DGW_LOG(level, fmt, ...)                                                                   \
@@ -112,20 +111,6 @@ struct dgw_rx {
 
 #define DGW_BUSY UINT64_MAX
 
-/* rtx.c: answered quic first flights kept until the client confirms (SPEC §12.3) */
-int dgw_rtx_init(struct dgw_worker *w);
-void dgw_rtx_free(struct dgw_worker *w);
-/* s's first flight, sent at PUBLISHED (pubwait.c) and kept for resends; m is spent. */
-void dgw_quic_answer(struct dgw_worker *w, struct rte_mbuf *m, struct dust_session *s,
-                     const struct dust_quic_accept *acc, uint64_t mac);
-/* An Initial from s's address with the DCID s's flight answered: answered again, m consumed. */
-bool dgw_rtx_hello(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
-                   struct dust_session *s);
-/* s leaves the table: its kept flight is wiped. */
-void dgw_rtx_drop(struct dgw_worker *w, const struct dust_session *s);
-/* The PTO timers: resends, confirmations, expiry. */
-void dgw_rtx_run(struct dgw_worker *w);
-
 struct dgw_hello; /* hello.h */
 
 /*
@@ -144,6 +129,7 @@ struct dgw_eph_pool;
 struct dgw_replay_w;
 struct dgw_poll_w;
 struct dgw_lifecycle_w;
+struct dgw_rtx; /* rtx.h, its worker side in rtx_w.h */
 
 struct dgw_worker {
 	struct dgw *gw;

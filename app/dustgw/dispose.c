@@ -15,6 +15,7 @@
 #include "inner.h"
 #include "loopprof.h"
 #include "net.h"
+#include "rtx.h"
 
 static void free_m(struct rte_mbuf *m)
 {

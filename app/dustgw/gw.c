@@ -21,6 +21,7 @@
 #include "pending.h"
 #include "pubwait.h"
 #include "replay.h"
+#include "rtx_w.h"
 #include "slow.h"
 
 int dgw_logtype;

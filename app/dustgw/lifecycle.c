@@ -16,6 +16,7 @@
 #include "pending.h"
 #include "pubwait.h"
 #include "replay.h"
+#include "rtx_w.h"
 
 /* A full table: the oldest last_rx_s seen by the last scan, and when (evict_possible). */
 struct dgw_lifecycle_w {

@@ -16,6 +16,7 @@
 
 #include "dispose.h"
 #include "pubwait.h"
+#include "rtx_w.h"
 
 /*
  * Entries never move: a list links them oldest first (expiry looks at the

@@ -13,6 +13,7 @@
 #include "hello.h"
 #include "lifecycle.h"
 #include "pending.h"
+#include "rtx_w.h"
 #include "slow.h"
 
 bool dgw_quic_short(struct dgw_rx *rx, struct dust_session **s)

@@ -26,6 +26,7 @@
 #include "cid.h"
 #include "dgw_pvt.h"
 #include "dispose.h"
+#include "rtx_w.h"
 
 /* ---- the table (rtx.h): no packets, no worker ---- */
 

@@ -19,6 +19,7 @@
 #include "live.h"
 #include "loopprof.h"
 #include "replay.h"
+#include "rtx_w.h"
 #include "slow.h"
 
 static void clock_update(struct dgw_worker *w)

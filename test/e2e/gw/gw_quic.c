@@ -21,6 +21,7 @@
 #include "gwcheck.h"
 #include "quic_pvt.h"
 #include "ringgw.h"
+#include "rtx.h"
 
 enum { NQ = 3, QUIC_PORT = 443, RANDOM_PORT = 4433 };
 
