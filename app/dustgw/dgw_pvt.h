@@ -130,6 +130,7 @@ struct dgw_replay_w;
 struct dgw_poll_w;
 struct dgw_lifecycle_w;
 struct dgw_rtx; /* rtx.h, its worker side in rtx_w.h */
+struct dgw_pace_w;
 
 struct dgw_worker {
 	struct dgw *gw;
@@ -143,7 +144,7 @@ struct dgw_worker {
 	struct dgw_eph_pool *eph; /* server ephemerals made off the packet path (eph.h) */
 	struct rte_hash *cid_map; /* server CID -> quic session, for address moves (cid.h) */
 	struct dgw_hello *hello;  /* quic hellos' first Initials (hello.c) */
-	struct dgw_rtx *rtx;      /* answered quic flights awaiting confirmation (rtx.c) */
+	struct dgw_rtx *rtx;      /* answered quic flights awaiting confirmation (rtx_w.h) */
 	/* a paired hello's first Initial while the hello is on the intro path */
 	struct rte_mbuf *hello_first;
 	struct rte_ring *handoff; /* this worker's CIDs' short headers from others, MP/SC (cid.h) */
@@ -163,7 +164,7 @@ struct dgw_worker {
 	uint64_t pub_sent;             /* PUBLISH messages sent */
 	_Atomic uint64_t pub_done;     /* of which the main lcore handled (written by main only) */
 	struct dgw_cover_w *cover;     /* the exception path's flows, buckets, tap TX (cover.c) */
-	struct dgw_pace_w *pace;       /* quic downstream pacing, or NULL when off (pace.c) */
+	struct dgw_pace_w *pace;       /* quic downstream pacing, or NULL when off (pace_w.h) */
 	struct dgw_stats st;
 } __rte_cache_aligned;
 
@@ -238,16 +239,6 @@ void dgw_global_release(void);
  *   quic.c                                     the quic profile's dispatch
  *   decode.c, inbox.c, encode.c, worker.c      dispatch and the loop
  */
-
-/*
- * pace.c: quic datagrams toward clients leave at the cover's gaps (SPEC
- * §12.4). run returns what it sent plus what it still holds (a worker
- * holding datagrams does not nap).
- */
-int dgw_pace_init(struct dgw_worker *w);
-void dgw_pace_free(struct dgw_worker *w);
-void dgw_pace_tx(struct dgw_worker *w, struct rte_mbuf *m, const struct dust_session *s);
-unsigned dgw_pace_run(struct dgw_worker *w, uint64_t now_tsc);
 
 /* The lcore a worker runs on (LCORE_ID_ANY before dgw_run launches it): telemetry reads it. */
 static inline unsigned dgw_worker_lcore(const struct dgw_worker *w)

@@ -13,6 +13,7 @@
 #include "loopprof.h"
 #include "neigh.h"
 #include "net.h"
+#include "pace_w.h"
 
 struct enc {
 	struct rte_mbuf *m;

@@ -18,6 +18,7 @@
 #include "eph.h"
 #include "hello.h"
 #include "lifecycle.h"
+#include "pace_w.h"
 #include "pending.h"
 #include "pubwait.h"
 #include "replay.h"

@@ -22,6 +22,7 @@
 #include "gaps.h"
 #include "net.h"
 #include "pace.h"
+#include "pace_w.h"
 
 int dgw_pacer_init(struct dgw_pacer *p, uint32_t slots, uint32_t lanes, uint32_t cap, uint64_t tick,
                    uint64_t now)

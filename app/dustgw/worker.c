@@ -18,6 +18,7 @@
 #include "hints.h"
 #include "live.h"
 #include "loopprof.h"
+#include "pace_w.h"
 #include "replay.h"
 #include "rtx_w.h"
 #include "slow.h"
