@@ -15,6 +15,7 @@
 #include "loopprof.h"
 #include "net.h"
 #include "pending.h"
+#include "quic_w.h"
 #include "slow.h"
 
 /*

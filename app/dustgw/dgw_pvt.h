@@ -264,16 +264,6 @@ static inline bool dgw_cover_on(const struct dgw_worker *w)
 	return w->cover != NULL;
 }
 
-/* quic.c: the quic profile's dispatch (SPEC §12; its CIDs: cid.h) */
-/* *s's short header (a Dust packet or an ACK-sized datagram behind it) stripped; else *s = NULL */
-bool dgw_quic_short(struct dgw_rx *rx, struct dust_session **s);
-/* After dgw_quic_short: a client's ACK-sized datagram (counted and freed)? */
-bool dgw_quic_ack(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx);
-unsigned dgw_quic_handoff_poll(struct dgw_worker *w);
-void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx);
-/* A client Initial that waited in the slow queue, run now (its session looked up again). */
-void dgw_quic_initial_run(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx);
-
 /* decode.c / inbox.c / encode.c: the dispatch */
 void dgw_decode_one(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx);
 void dgw_decode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n);

@@ -13,6 +13,7 @@
 #include "hello.h"
 #include "lifecycle.h"
 #include "pending.h"
+#include "quic_w.h"
 #include "rtx_w.h"
 #include "slow.h"
 

@@ -19,6 +19,7 @@
 #include "live.h"
 #include "loopprof.h"
 #include "pace_w.h"
+#include "quic_w.h"
 #include "replay.h"
 #include "rtx_w.h"
 #include "slow.h"
