@@ -9,6 +9,7 @@
  */
 #include <rte_cycles.h>
 
+#include "decode.h"
 #include "dgw_pvt.h"
 #include "dispose.h"
 #include "lifecycle.h"

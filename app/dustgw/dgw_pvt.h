@@ -264,17 +264,6 @@ static inline bool dgw_cover_on(const struct dgw_worker *w)
 	return w->cover != NULL;
 }
 
-/* decode.c / inbox.c / encode.c: the dispatch */
-void dgw_decode_one(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx);
-void dgw_decode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n);
-void dgw_decode_slow(struct dgw_worker *w, uint64_t data_tsc, bool saturated);
-struct dgw_pending;
-void dgw_decode_released(struct dgw_worker *w, struct dgw_pending *p, unsigned n,
-                         enum dust_drop outcome);
-void dgw_worker_inbox(struct dgw_worker *w);
-void dgw_worker_expire(struct dgw_worker *w);
-void dgw_encode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n);
-
 /* sessmap.c: publication, maps and RCU */
 int dgw_sessmap_create(struct dgw *gw);
 void dgw_sessmap_free(struct dgw *gw);

@@ -9,6 +9,7 @@
 #include <rte_ip.h>
 
 #include "dgw_pvt.h"
+#include "encode.h"
 #include "inner.h"
 #include "loopprof.h"
 #include "neigh.h"

@@ -6,7 +6,9 @@
  */
 #include <rte_cycles.h>
 
+#include "decode.h"
 #include "dgw_pvt.h"
+#include "inbox.h"
 #include "lifecycle.h"
 #include "pending.h"
 #include "pubwait.h"

@@ -12,10 +12,13 @@
 #include <rte_lcore.h>
 
 #include "adaptive.h"
+#include "decode.h"
 #include "dgw_pvt.h"
+#include "encode.h"
 #include "eph.h"
 #include "hello.h"
 #include "hints.h"
+#include "inbox.h"
 #include "live.h"
 #include "loopprof.h"
 #include "pace_w.h"

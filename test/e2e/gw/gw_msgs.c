@@ -24,6 +24,7 @@
 #include "cid.h"
 #include "dgw_pvt.h"
 #include "gwcheck.h"
+#include "inbox.h"
 #include "lifecycle.h"
 #include "live.h"
 
