@@ -264,17 +264,6 @@ static inline bool dgw_cover_on(const struct dgw_worker *w)
 	return w->cover != NULL;
 }
 
-/* sessmap.c: publication, maps and RCU */
-int dgw_sessmap_create(struct dgw *gw);
-void dgw_sessmap_free(struct dgw *gw);
-void dgw_sess_publish(struct dgw_worker *w, struct dust_session *s, uint64_t mac);
-void dgw_sess_retired(struct dgw_worker *w, struct dust_session *s);
-void dgw_sess_backlog_flush(struct dgw_worker *w);
-void dgw_sess_note_mac(struct dgw_worker *w, const struct dust_session *s, uint64_t mac);
-void dgw_main_messages(struct dgw *gw);
-int dgw_sessmap_merge(struct dgw *gw);
-unsigned dgw_sessmap_revoke(struct dgw *gw);
-
 /*
  * stats.c / telemetry.c. A worker's counters have one writer, its own lcore,
  * and are read from other threads (telemetry, Prometheus, the main lcore's

@@ -16,6 +16,7 @@
 #include "loopprof.h"
 #include "net.h"
 #include "rtx.h"
+#include "sessmap.h"
 
 static void free_m(struct rte_mbuf *m)
 {

@@ -23,6 +23,7 @@
 #include "pubwait.h"
 #include "replay.h"
 #include "rtx_w.h"
+#include "sessmap.h"
 #include "slow.h"
 
 int dgw_logtype;

@@ -12,6 +12,7 @@
 #include "lifecycle.h"
 #include "pending.h"
 #include "pubwait.h"
+#include "sessmap.h"
 
 /*
  * Once a second: first uses whose DURABLE never came (main ring full) or

@@ -17,6 +17,7 @@
 #include "pubwait.h"
 #include "replay.h"
 #include "rtx_w.h"
+#include "sessmap.h"
 
 /* A full table: the oldest last_rx_s seen by the last scan, and when (evict_possible). */
 struct dgw_lifecycle_w {

@@ -11,6 +11,7 @@
 
 #include "dgw_pvt.h"
 #include "live.h"
+#include "sessmap.h"
 
 /*
  * What the store merged: > 0 entries changed, 0 nothing, < 0 the reload

@@ -15,6 +15,7 @@
 #include "pending.h"
 #include "quic_w.h"
 #include "rtx_w.h"
+#include "sessmap.h"
 #include "slow.h"
 
 bool dgw_quic_short(struct dgw_rx *rx, struct dust_session **s)

@@ -66,6 +66,7 @@
 #include <rte_malloc.h>
 
 #include "dgw_pvt.h"
+#include "sessmap.h"
 
 /*
  * A worker's messages that must never be lost, waiting for ring room,

@@ -25,6 +25,7 @@
 #include "quic_w.h"
 #include "replay.h"
 #include "rtx_w.h"
+#include "sessmap.h"
 #include "slow.h"
 
 static void clock_update(struct dgw_worker *w)

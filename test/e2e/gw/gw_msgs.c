@@ -27,6 +27,7 @@
 #include "inbox.h"
 #include "lifecycle.h"
 #include "live.h"
+#include "sessmap.h"
 
 enum { NINV = 3 };
 
