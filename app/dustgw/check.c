@@ -6,12 +6,13 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "dgw_pvt.h"
+#include "cfgcheck.h"
 
 /* The key loads; kept in id for the store, whose records it opens (SPEC §7.6). */
 static int check_key(const struct dgw_config *cfg, struct dust_identity *id)

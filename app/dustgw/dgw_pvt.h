@@ -312,9 +312,6 @@ static inline void dgw_drop_m(struct dgw_worker *w, struct rte_mbuf *m, unsigned
 }
 int dgw_telemetry_register(void);
 
-/* check.c: --check-config (no EAL needed); 0 or -errno with a message */
-int dgw_config_check(const struct dgw_config *cfg, const char *path);
-
 /*
  * Start loading the mbuf headers of a whole RX burst: the loops read each
  * one's data pointer to prefetch its data a few packets ahead, and an mbuf

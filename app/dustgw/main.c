@@ -13,6 +13,7 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 
+#include "cfgcheck.h"
 #include "dgw_pvt.h"
 #include "loglevel.h"
 #include "prom.h"
