@@ -310,7 +310,6 @@ static inline void dgw_drop_m(struct dgw_worker *w, struct rte_mbuf *m, unsigned
 	dgw_count_drop(w, reason);
 	rte_pktmbuf_free(m);
 }
-int dgw_telemetry_register(void);
 
 /*
  * Start loading the mbuf headers of a whole RX burst: the loops read each

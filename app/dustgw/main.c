@@ -17,6 +17,7 @@
 #include "dgw_pvt.h"
 #include "loglevel.h"
 #include "prom.h"
+#include "telemetry.h"
 
 static void usage(FILE *f)
 {

@@ -10,6 +10,7 @@
 #include <rte_telemetry.h>
 
 #include "dgw_pvt.h"
+#include "telemetry.h"
 
 static int stats_get(struct dgw *gw, const char *cmd, const char *params, struct rte_tel_data *d)
 {
