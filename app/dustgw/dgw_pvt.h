@@ -1,22 +1,26 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Internals shared by the files of dustgw_core: the gateway context, the
- * per-worker state, the messages between lcores, the inline helpers and the
- * functions of the files that have no header of their own. Not for bench/
- * or other embedders (see dustgw.h; tests read depths through
+ * per-worker state, the messages between lcores and the inline helpers.
+ * Each file's functions are declared in a header of its own (below). Not
+ * for bench/ or other embedders (see dustgw.h; tests read depths through
  * dgw_worker_depths, counters through dgw_stats_get).
  *
  * Conventions of app/dustgw:
  * - A worker module owns its state: a struct defined in its .c, behind one
  *   pointer in struct dgw_worker, opaque in the module's header with the
- *   functions its users call (cover.h, pace.h, rtx.h, pending.h,
- *   pubwait.h, slow.h, hello.h, eph.h, replay.h, lifecycle.h, and
- *   adaptive.h for poll.c); only its users include that header. Counts
- *   that other lcores read are read through the module's accessor (an
- *   __atomic load inside), never through the struct. cid.h's table and
- *   handoff ring stay plain pointers here: other workers write the ring.
- *   Files with no worker state have a header of their own all the same
- *   (net.h, neigh.h, hints.h, live.h).
+ *   functions its users call (cover.h, pending.h, pubwait.h, slow.h,
+ *   hello.h, eph.h, replay.h, lifecycle.h, adaptive.h for poll.c, and
+ *   rtx_w.h and pace_w.h: rtx.h and pace.h are the DPDK-free table and
+ *   wheel that test_rtx and test_pace build against); only its users
+ *   include that header. Counts that other lcores read are read through
+ *   the module's accessor (an __atomic load inside), never through the
+ *   struct. cid.h's table and handoff ring stay plain pointers here: other
+ *   workers write the ring. Files with no worker state have a header of
+ *   their own all the same (net.h, neigh.h, dispose.h, sessmap.h,
+ *   quic_w.h, decode.h, inbox.h, encode.h, hints.h, live.h, telemetry.h,
+ *   cfgcheck.h for check.c). gw.c's dgw_global_hold stays here, with the
+ *   context it lends.
  * - Setup that can fail (_init, _create, _setup): 0 or -errno (-ENOMEM
  *   for memory); its _free takes whatever a failed setup left, NULL
  *   pointers included.
