@@ -198,29 +198,16 @@ def flights(pcap, src, dst):
 
 
 def hellos(pcap, src, n, out):
+    """The first n hellos SRC sent to port 443 (or any source's Initials of
+    1200 bytes or more, to any port, where src is None): each source port's
+    first two Initials, to OUT-I-1.bin and OUT-I-2.bin."""
     flows, order = {}, []
-    for s_, d_, sport, dport, pl in udp_frames(pcap):
-        if s_ == src and dport == 443 and kind_of(pl) == "initial":
-            if sport not in flows:
-                order.append(sport)
-            flows.setdefault(sport, []).append(pl)
-    done = 0
-    for sport in order:
-        if len(flows[sport]) < 2 or done == int(n):
-            continue
-        done += 1
-        for k in (0, 1):
-            open("%s-%d-%d.bin" % (out, done, k + 1), "wb").write(flows[sport][k])
-    if done < int(n):
-        sys.exit("%d hellos from %s in %s, not %s" % (done, src, pcap, n))
-
-
-def hellos_any(pcap, n, out):
-    """The first two Initials of each of the first n sources (address and
-    port) toward port 443 or the gateway's quic port, in order: a hello each."""
-    flows, order = {}, []
-    for s_, _, sport, _, pl in udp_frames(pcap):
-        if pl and pl[0] & 0x80 and kind_of(pl) == "initial" and len(pl) >= 1200:
+    for s_, _, sport, dport, pl in udp_frames(pcap):
+        if src is None:
+            ok = pl and pl[0] & 0x80 and kind_of(pl) == "initial" and len(pl) >= 1200
+        else:
+            ok = s_ == src and dport == 443 and kind_of(pl) == "initial"
+        if ok:
             if (s_, sport) not in flows:
                 order.append((s_, sport))
             flows.setdefault((s_, sport), []).append(pl)
@@ -232,7 +219,7 @@ def hellos_any(pcap, n, out):
         for k in (0, 1):
             open("%s-%d-%d.bin" % (out, done, k + 1), "wb").write(flows[key][k])
     if done < int(n):
-        sys.exit("%d hellos in %s, not %s" % (done, pcap, n))
+        sys.exit("%d hellos from %s in %s, not %s" % (done, src or "any source", pcap, n))
 
 
 def ask(host, port, *paths):
@@ -314,7 +301,7 @@ if __name__ == "__main__":
     elif cmd == "ask" and len(sys.argv) >= 5:
         ask(*sys.argv[2:])
     elif cmd == "hellos-any" and len(sys.argv) == 5:
-        hellos_any(*sys.argv[2:])
+        hellos(sys.argv[2], None, sys.argv[3], sys.argv[4])
     elif cmd == "resends" and len(sys.argv) == 6:
         resends(*sys.argv[2:])
     else:
