@@ -175,27 +175,43 @@ static void send_keepalive(struct dgw_worker *w, struct dust_session *s, uint64_
  * one ACK-sized datagram that carries nothing (SPEC §12.4), within the path
  * credit (SPEC §9.1), at once as an ACK goes.
  */
-static void send_ack(struct dgw_worker *w, struct dust_session *s, uint64_t mac)
+/*
+ * A small datagram that carries nothing of Dust (an ACK-sized one, the
+ * Handshake ACK): build writes it at pkt within room and returns its size
+ * (0: none). It goes toward s's peer within the path's limit, counted in
+ * ctr; a refused or failed one is freed silently, as an ACK lost.
+ */
+static void send_small(struct dgw_worker *w, struct dust_session *s, uint64_t mac, unsigned ctr,
+                       size_t (*build)(struct dgw_worker *w, struct dust_session *s, uint8_t *pkt,
+                                       size_t room))
 {
 	uint16_t outer = dgw_net_outer_len(&s->peer);
 	struct rte_mbuf *c;
 	size_t len;
 
-	if (!w->gw->cfg.quic_acks || !dust_quic_ack_due(s))
-		return;
 	if (!(c = rte_pktmbuf_alloc(w->gw->pool))) {
 		dgw_count_drop(w, DGW_DROP_NO_MBUF);
 		return;
 	}
-	len = dust_quic_ack_put(s, &w->rng, rte_pktmbuf_mtod(c, uint8_t *) + outer,
-	                        rte_pktmbuf_tailroom(c) - outer);
+	len = build(w, s, rte_pktmbuf_mtod(c, uint8_t *) + outer, rte_pktmbuf_tailroom(c) - outer);
 	if (!len || !dust_path_may_send(s, len) ||
 	    dgw_net_outer(w, c, &s->peer, mac, (uint16_t)len, s->profile) != 0) {
 		rte_pktmbuf_free(c);
 		return;
 	}
 	dgw_net_tx(w, c);
-	dgw_ctr_inc(w, DGW_CTR_QUIC_ACKS_TX);
+	dgw_ctr_inc(w, ctr);
+}
+
+static size_t ack_build(struct dgw_worker *w, struct dust_session *s, uint8_t *pkt, size_t room)
+{
+	return dust_quic_ack_put(s, &w->rng, pkt, room);
+}
+
+static void send_ack(struct dgw_worker *w, struct dust_session *s, uint64_t mac)
+{
+	if (w->gw->cfg.quic_acks && dust_quic_ack_due(s))
+		send_small(w, s, mac, DGW_CTR_QUIC_ACKS_TX, ack_build);
 }
 
 /* s moved to a new address: ask it to echo a fresh cookie (SPEC §9.1). */
@@ -416,25 +432,16 @@ static int flight_dg(struct dgw_worker *w, struct dust_session *s, struct dgw_rt
  * flight opened, ahead of anything it brings back. Within the 3x limit, as
  * every datagram before the path is proved.
  */
+static size_t hs_ack_build(struct dgw_worker *w, struct dust_session *s, uint8_t *pkt, size_t room)
+{
+	int r = dust_quic_hs_ack_build(s, &w->rng, pkt, room);
+
+	return r < 0 ? 0 : (size_t)r;
+}
+
 void dgw_quic_hs_ack(struct dgw_worker *w, struct dust_session *s, uint64_t mac)
 {
-	uint16_t outer = dgw_net_outer_len(&s->peer);
-	struct rte_mbuf *c = rte_pktmbuf_alloc(w->gw->pool);
-	int r;
-
-	if (!c) {
-		dgw_count_drop(w, DGW_DROP_NO_MBUF);
-		return;
-	}
-	r = dust_quic_hs_ack_build(s, &w->rng, rte_pktmbuf_mtod(c, uint8_t *) + outer,
-	                           rte_pktmbuf_tailroom(c) - outer);
-	if (r < 0 || !dust_path_may_send(s, (size_t)r) ||
-	    dgw_net_outer(w, c, &s->peer, mac, (uint16_t)r, DUST_PROFILE_QUIC) != 0) {
-		rte_pktmbuf_free(c);
-		return;
-	}
-	dgw_net_tx(w, c);
-	dgw_ctr_inc(w, DGW_CTR_QUIC_HS_ACKS);
+	send_small(w, s, mac, DGW_CTR_QUIC_HS_ACKS, hs_ack_build);
 }
 
 /*

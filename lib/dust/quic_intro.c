@@ -1239,17 +1239,22 @@ static size_t hs_packet(const struct dust_session *s, struct dust_quic_accept *a
 	return hdr + acc->flight_len;
 }
 
+/* The answer's size for acc: its Initial, then the Handshake packet. */
+static size_t answer_len_of(const struct dust_session *s, const struct dust_quic_accept *acc)
+{
+	return answer_initial_len(acc, s->cid_len) + HS_HDR_FIXED + s->cid_len + acc->flight_len;
+}
+
 DUST_EXPORT int dust_quic_answer_build(struct dust_session *s, struct dust_quic_accept *acc,
                                        struct dust_rng *rng, uint32_t now_s, uint8_t *out,
                                        size_t cap)
 {
-	size_t hs_hdr = HS_HDR_FIXED + s->cid_len, total;
+	/* the payload's size was fixed at accept (it is in the keys), and with it the total */
+	size_t total = answer_len_of(s, acc);
 	uint8_t first;
 	int ni;
 
 	(void)now_s;
-	/* the payload's size was fixed at accept (it is in the keys), and with it the total */
-	total = answer_initial_len(acc, s->cid_len) + hs_hdr + acc->flight_len;
 	if (cap < total)
 		return -EMSGSIZE;
 	if (total > DUST_QUIC_ANSWER_MAX)
@@ -1267,12 +1272,6 @@ DUST_EXPORT int dust_quic_answer_build(struct dust_session *s, struct dust_quic_
 	dust_rng_bytes(rng, &first, 1);
 	(void)hs_packet(s, acc, out + ni);
 	return (int)total;
-}
-
-/* The answer's size for acc: its Initial, then the Handshake packet. */
-static size_t answer_len_of(const struct dust_session *s, const struct dust_quic_accept *acc)
-{
-	return answer_initial_len(acc, s->cid_len) + HS_HDR_FIXED + s->cid_len + acc->flight_len;
 }
 
 DUST_EXPORT int dust_quic_answer_initial_build(const struct dust_session *s,
@@ -1457,10 +1456,10 @@ static bool tail_shape(const uint8_t *tail, size_t len, const struct quic_long *
 }
 
 /*
- * The flight as the keys took it, from the Handshake packet at p as sent
- * (hs_packet): unmasked for send j into out. Returns j, read from the
- * first byte with the payload's mask; the caller tries j, then 0 (a gateway
- * of an earlier release: random bits there, the flight unmasked).
+ * Which send j of the flight the Handshake packet at p is (hs_packet): its
+ * first byte's low bits under the payload's mask. The caller removes R_j
+ * and tries j, then 0 (a gateway of an earlier release: random bits there,
+ * the flight unmasked).
  */
 static unsigned flight_send(const uint8_t krs[DUST_KEY_BYTES], const uint8_t *p,
                             const struct quic_long *hs)
