@@ -16,6 +16,9 @@
 #    queued to answered; 1000 at once: first uses/s; then the same clients
 #    returning from a new port, the same two ways). The rate run binds the
 #    store's first 1500 invitations, so it runs last on each store.
+#  - the cluster's own floor beside the etcd rate: bench/etcd-floor.py sends
+#    the first-use txns dustgw sends, with no gateway, on the same cluster
+#    (plain HTTP only: under ETCD_TLS=1 it is skipped).
 # Not in CI.
 #
 # usage: bench/etcd-scale.sh BUILD_DIR [WORKDIR]
@@ -140,6 +143,12 @@ for n in $COUNTS; do
 	start_rss "etcd-$n" "$(url "s$n")"
 	if [[ $n == "$RATE_N" ]]; then
 		rate "file-$n" "$W/s$n"
+		echo "== the cluster alone, the same txns (bench/etcd-floor.py); $(load)"
+		if [[ ${ETCD_TLS:-0} == 0 ]]; then
+			"$HERE/etcd-floor.py" "$(url "floor")" 500 20000 8 32
+		else
+			echo "skipped: etcd-floor.py speaks plain HTTP only"
+		fi
 		rate "etcd-$n" "$(url "s$n")"
 	fi
 	rm -f "$W/s$n" "$W/s$n".*
