@@ -18,9 +18,22 @@
 # cover at both ends in both), and each run's client stats line (upstream
 # datagrams, ACKs thinned) and the gateway's acks_thinned are printed.
 #
+# With VARY=flood the pair is a flood of non-Dust traffic at the gateway's
+# quic port and none (issue 17's benchmark: established throughput while
+# the exception path is flooded). Both runs have the cover on ([quic] cover
+# = tap, nothing listening behind it: the kernel answers with ICMP, which
+# the gateway sends out again). While each transfer runs, the client's
+# namespace sends 1200-byte v1 Initials of random bytes (cover-probe.py
+# flood, about 5000/s, over cover_prefix_rate = 200) from its own address.
+# Each run prints the worker lcore's CPU time over its transfers
+# (schedstat) and the cover counters, and the summary adds Mbit/s per
+# worker CPU-second: the flood sender, iperf3 and dust-client share this
+# machine's CPUs with the gateway, so the raw ratio also counts what the
+# flood costs them; the per-CPU-second ratio is the worker's own cost.
+#
 # usage: pace-throughput.sh BUILD_DIR [PAIRS] [SECONDS]   (root; default 2 pairs, 5 s)
 #   UDP_RATE (default 400M) is iperf3's offered UDP rate downstream;
-#   VARY=pacing (default) or ack-thin picks what each pair compares.
+#   VARY=pacing (default), ack-thin or flood picks what each pair compares.
 set -e
 set -o pipefail
 
@@ -32,8 +45,9 @@ VARY=${VARY:-pacing}
 case $VARY in
 pacing) MODES=(cover off) ;;
 ack-thin) MODES=(on off) ;;
+flood) MODES=(flood alone) ;;
 *)
-	echo "VARY=$VARY: want pacing or ack-thin" >&2
+	echo "VARY=$VARY: want pacing, ack-thin or flood" >&2
 	exit 2
 	;;
 esac
@@ -41,12 +55,15 @@ DUSTGW=$B/app/dustgw/dustgw
 CLIENT=$B/tools/dust-client/dust-client
 INVITE=$B/tools/dust-invite/dust-invite
 PFX=pc$$
+PROBE=$(dirname "$(realpath "$0")")/../../test/e2e/netns/cover-probe.py
 W=$(mktemp -d /tmp/dust-pace-tput.XXXXXX)
 . "$(dirname "$(realpath "$0")")/../../test/e2e/netns/common.sh"
 GWPID=
 CL=
+FL=
 cleanup() {
 	[[ -n $CL ]] && stop_pid "$CL"
+	[[ -n $FL ]] && stop_pid "$FL"
 	common_cleanup
 	rm -rf "$W"
 }
@@ -78,6 +95,18 @@ bg IPERF $PFX-far "$W/iperf-s.log" iperf3 -s -B 10.61.0.2
 listening() { n $PFX-far ss -ltnH "sport = :5201" | grep -q .; }
 wait_for 10 listening || fail "iperf3 server did not start"
 
+# worker_ns PID: ns on a CPU of dustgw's worker lcore thread (schedstat)
+worker_ns() {
+	local t
+	for t in /proc/"$1"/task/*; do
+		if [[ $(cat "$t/comm" 2>/dev/null) == rte-worker-* ]]; then
+			cut -d' ' -f1 "$t/schedstat"
+			return
+		fi
+	done
+	echo 0
+}
+
 # one run: dustgw and the client with $VARY $1, then the three transfers
 run() {
 	local mode=$1 k=$2 tag=$1-$2 pace=cover
@@ -89,11 +118,20 @@ run() {
 		if [[ $VARY == ack-thin ]]; then
 			printf '\n[sessions]\nack_thin = %s\n' "$([[ $mode == on ]] && echo yes || echo no)"
 		fi
+		if [[ $VARY == flood ]]; then
+			printf 'cover = tap\ncover_iface = %s\ncover_prefix_rate = 200\n' "$PFX-cov"
+			printf 'cover_learn_s = 0\n'
+		fi
 	} >"$W/gw-$tag.conf"
 	gw_bg GWPID $PFX-gw "$W/gw-$tag.log" "$PFX-$tag" 512 --config "$W/gw-$tag.conf"
 	wait_for 60 n $PFX-gw ip link show $PFX-tap || fail "dustgw did not create its TAP"
 	n $PFX-gw ip addr replace 10.60.0.1/24 dev $PFX-tap
 	n $PFX-gw ip link set $PFX-tap up
+	if [[ $VARY == flood ]]; then
+		wait_for 30 n $PFX-gw ip link show $PFX-cov || fail "no cover tap ($tag)"
+		n $PFX-gw ip addr replace 192.168.61.1/24 dev $PFX-cov
+		n $PFX-gw ip link set $PFX-cov up
+	fi
 	bg CL $PFX-c "$W/client-$tag.log" "$CLIENT" --invite "$(ls "$W"/inv/invite-*.txt)" \
 		--password-file "$W/pw" --key "$W/c.key" --route 10.61.0.0/24 --pacing "$pace" \
 		$([[ $VARY == ack-thin ]] && echo "--ack-thin $mode") \
@@ -101,11 +139,21 @@ run() {
 	wait_for 40 grep -q "connected to" "$W/client-$tag.log" ||
 		{ cat "$W/client-$tag.log"; fail "client did not connect ($tag)"; }
 	n $PFX-c ping -c 3 -i 0.2 -W 2 10.61.0.2 >/dev/null || fail "no ping through the tunnel ($tag)"
+	if [[ $mode == flood ]]; then
+		bg FL $PFX-c "$W/flood-$tag.log" "$PROBE" flood 192.168.61.1 443 100000000
+	fi
+	local cpu0
+	cpu0=$(worker_ns "$GWPID")
 	n $PFX-c iperf3 -c 10.61.0.2 -t "$SECS" -J >"$W/tcp-up-$tag.json" || fail "iperf3 TCP up ($tag)"
 	n $PFX-c iperf3 -c 10.61.0.2 -t "$SECS" -R -J >"$W/tcp-down-$tag.json" ||
 		fail "iperf3 TCP down ($tag)"
 	n $PFX-c iperf3 -c 10.61.0.2 -t "$SECS" -R -u -b "$UDP_RATE" -l 1100 -J \
 		>"$W/udp-down-$tag.json" || fail "iperf3 UDP down ($tag)"
+	echo $(($(worker_ns "$GWPID") - cpu0)) >"$W/cpu-$tag"
+	if [[ -n $FL ]]; then
+		stop_pid "$FL"
+		FL=
+	fi
 	stop_pid "$CL"
 	CL=
 	grep -o "tx_packets=[0-9]* \|acks_thinned=[0-9]*" "$W/client-$tag.log" | tr -d '\n' |
@@ -114,6 +162,11 @@ run() {
 	grep -o "quic_paced=[0-9]*" "$W/gw-$tag.log" | tail -1 | sed "s/^/$tag: /"
 	grep -o "quic_pace_full *[0-9]*" "$W/gw-$tag.log" | tail -1 | sed "s/^/$tag: /" || true
 	grep -o "acks_thinned=[0-9]*" "$W/gw-$tag.log" | tail -1 | sed "s/^/$tag: gateway /" || true
+	if [[ $VARY == flood ]]; then
+		echo "$tag: worker on a CPU $(($(cat "$W/cpu-$tag") / 1000000)) ms over the transfers;" \
+			"$(grep -o "cover_in=[0-9]*\|cover_out=[0-9]*" "$W/gw-$tag.log" | tail -2 | tr '\n' ' ')" \
+			"$(awk '$1 ~ /^cover_(prefix_)?rate$/ {printf "drop.%s=%s ", $1, $2}' "$W/gw-$tag.log")"
+	fi
 }
 
 for k in $(seq "$PAIRS"); do
@@ -121,7 +174,7 @@ for k in $(seq "$PAIRS"); do
 	run "${MODES[1]}" "$k"
 done
 /usr/bin/python3 - "$W" "$PAIRS" "$SECS" "$UDP_RATE" "$VARY" "${MODES[@]}" <<'EOF'
-import json, sys
+import json, os, sys
 w, pairs, secs, rate = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 vary, a, b = sys.argv[5], sys.argv[6], sys.argv[7]
 def mbps(path, udp=False):
@@ -147,4 +200,18 @@ for what, udp in (("tcp-up", False), ("tcp-down", False), ("udp-down", True)):
     mean = {m: sum(v for v, _ in row[m]) / pairs for m in row}
     label = what + (" -b %s" % rate if udp else "")
     print("%-26s %-28s %-28s %.2f" % (label, fmt(row[a]), fmt(row[b]), mean[a] / mean[b]))
+if os.path.exists("%s/cpu-%s-1" % (w, a)):
+    # megabits moved by the three transfers per second the worker was on a CPU
+    per = {}
+    for mode in (a, b):
+        mbit = cpu = 0.0
+        for k in range(1, pairs + 1):
+            for what, udp in (("tcp-up", False), ("tcp-down", False), ("udp-down", True)):
+                v, lost = mbps("%s/%s-%s-%d.json" % (w, what, mode, k), udp)
+                mbit += v * (1 - (lost or 0) / 100) * float(secs)  # UDP: what arrived
+            cpu += int(open("%s/cpu-%s-%d" % (w, mode, k)).read()) / 1e9
+        per[mode] = (mbit / cpu if cpu else 0.0, cpu)
+    print("%-26s %-28s %-28s %.2f" % ("Mbit per worker CPU-s",
+          "%.0f (%.1f s on a CPU)" % per[a], "%.0f (%.1f s on a CPU)" % per[b],
+          per[a][0] / per[b][0] if per[b][0] else 0.0))
 EOF
