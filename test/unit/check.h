@@ -65,4 +65,27 @@ static int check_run(const struct check_test *tests, size_t n, const char *only)
 	return failed || outside ? 1 : 0;
 }
 
+/* The number of entries in a table of tests. */
+#define CHECK_COUNT(tests) (sizeof(tests) / sizeof((tests)[0]))
+
+/*
+ * A test file's main, all but the table: setup (NULL for none) runs first,
+ * outside any test, so that a CHECK failing there (a failed dust_init) fails
+ * the run; then every test, or only the one argv[1] names.
+ */
+static inline int check_main(int argc, char **argv, const struct check_test *tests, size_t n,
+                             void (*setup)(void))
+{
+	if (setup)
+		setup();
+	return check_run(tests, n, argc > 1 ? argv[1] : NULL);
+}
+
+/* main for a file-scope table of tests, with check_main's setup. */
+#define CHECK_MAIN(tests, setup)                                                                   \
+	int main(int argc, char **argv)                                                            \
+	{                                                                                          \
+		return check_main(argc, argv, tests, CHECK_COUNT(tests), setup);                   \
+	}
+
 #endif

@@ -29,6 +29,12 @@ struct fixture {
 	struct dust_session cs, ss; /* client and server ends */
 };
 
+/* CHECK_MAIN's setup for the tests that need only the library initialised. */
+static inline void fix_dust_init(void)
+{
+	CHECK(dust_init() == 0);
+}
+
 static inline void fix_rng_seed(struct dust_rng *rng, uint8_t seed)
 {
 	memset(rng, 0, sizeof(*rng));

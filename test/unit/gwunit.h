@@ -104,6 +104,13 @@ static inline int gwu_main(const char *name, int argc, char **argv, const struct
 	return rc;
 }
 
+/* main for a file-scope table of tests: gwu_main's, under the test's name. */
+#define GWU_MAIN(name, tests)                                                                      \
+	int main(int argc, char **argv)                                                            \
+	{                                                                                          \
+		return gwu_main(name, argc, argv, tests, CHECK_COUNT(tests));                      \
+	}
+
 static inline struct rte_mbuf *gwu_mbuf(void)
 {
 	return rte_pktmbuf_alloc(dgw_pool(U.gw));

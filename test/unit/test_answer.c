@@ -268,15 +268,11 @@ static void test_quic_invitation_refused(void)
 	fix_fini(&f);
 }
 
-int main(int argc, char **argv)
-{
-	static const struct check_test tests[] = {
-	    {"two_gateways_no_common_key", test_two_gateways_no_common_key},
-	    {"crash_restart", test_crash_restart},
-	    {"zero_rtt_and_answer", test_zero_rtt_and_answer},
-	    {"quic_invitation_refused", test_quic_invitation_refused},
-	};
+static const struct check_test tests[] = {
+    {"two_gateways_no_common_key", test_two_gateways_no_common_key},
+    {"crash_restart", test_crash_restart},
+    {"zero_rtt_and_answer", test_zero_rtt_and_answer},
+    {"quic_invitation_refused", test_quic_invitation_refused},
+};
 
-	CHECK(dust_init() == 0);
-	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
-}
+CHECK_MAIN(tests, fix_dust_init)

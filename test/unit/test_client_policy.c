@@ -150,13 +150,10 @@ static void test_inner_check(void)
 	CHECK_EQ(client_inner_check(&tun, p, 0), CLIENT_INNER_BAD);
 }
 
-int main(int argc, char **argv)
-{
-	static const struct check_test tests[] = {
-	    {"prefix_allowed", test_prefix_allowed},
-	    {"net_of", test_net_of},
-	    {"inner_check", test_inner_check},
-	};
+static const struct check_test tests[] = {
+    {"prefix_allowed", test_prefix_allowed},
+    {"net_of", test_net_of},
+    {"inner_check", test_inner_check},
+};
 
-	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
-}
+CHECK_MAIN(tests, NULL)

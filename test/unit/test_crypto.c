@@ -721,33 +721,33 @@ static void test_siphash_inline(void)
 	}
 }
 
+static const struct check_test tests[] = {
+    {"suite_names", test_suite_names},
+    {"siphash_inline", test_siphash_inline},
+#ifdef DUST_TEST_IPSECMB
+    {"backends_agree_chacha", test_backends_agree_chacha},
+    {"backends_agree_aesgcm", test_backends_agree_aesgcm},
+#endif
+    {"burst_forgery", test_burst_forgery},
+    {"many_sessions", test_many_sessions},
+    {"key_update_chacha", test_key_update_chacha},
+    {"key_update_aesgcm", test_key_update_aesgcm},
+    {"integrity_limit", test_integrity_limit},
+    {"gcm_cache_alike_keys", test_gcm_cache_alike_keys},
+    {"gcm_cache_forget", test_gcm_cache_forget},
+    {"gcm_cache_session_wipe", test_gcm_cache_session_wipe},
+    {"gcm_cache_epochs", test_gcm_cache_epochs},
+    {"gcm_cache_forget_threads", test_gcm_cache_forget_threads},
+    {"lost_chunk", test_lost_chunk},
+};
+
 int main(int argc, char **argv)
 {
-	static const struct check_test tests[] = {
-	    {"suite_names", test_suite_names},
-	    {"siphash_inline", test_siphash_inline},
-#ifdef DUST_TEST_IPSECMB
-	    {"backends_agree_chacha", test_backends_agree_chacha},
-	    {"backends_agree_aesgcm", test_backends_agree_aesgcm},
-#endif
-	    {"burst_forgery", test_burst_forgery},
-	    {"many_sessions", test_many_sessions},
-	    {"key_update_chacha", test_key_update_chacha},
-	    {"key_update_aesgcm", test_key_update_aesgcm},
-	    {"integrity_limit", test_integrity_limit},
-	    {"gcm_cache_alike_keys", test_gcm_cache_alike_keys},
-	    {"gcm_cache_forget", test_gcm_cache_forget},
-	    {"gcm_cache_session_wipe", test_gcm_cache_session_wipe},
-	    {"gcm_cache_epochs", test_gcm_cache_epochs},
-	    {"gcm_cache_forget_threads", test_gcm_cache_forget_threads},
-	    {"lost_chunk", test_lost_chunk},
-	};
-
 	/* before anything asks dust_suite_available: libsodium's AES probe needs sodium_init */
 	CHECK(dust_init() == 0);
 #ifndef DUST_TEST_IPSECMB
 	printf("not registered: backends_agree_chacha, backends_agree_aesgcm (this build has no "
 	       "libipsec-mb, -Dcrypto=sodium: one backend, nothing to compare)\n");
 #endif
-	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
+	return check_main(argc, argv, tests, CHECK_COUNT(tests), NULL);
 }

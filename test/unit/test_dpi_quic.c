@@ -372,14 +372,11 @@ static void too_many(void)
 	free(c);
 }
 
-int main(int argc, char **argv)
-{
-	static const struct check_test tests[] = {
-	    {"chromium_split", chromium_split}, {"head_edges", head_edges},
-	    {"one_initial", one_initial},       {"halves_otherwise", halves_otherwise},
-	    {"middle_size", middle_size},       {"resend_other_spans", resend_other_spans},
-	    {"layout_counted", layout_counted}, {"too_many", too_many},
-	};
+static const struct check_test tests[] = {
+    {"chromium_split", chromium_split}, {"head_edges", head_edges},
+    {"one_initial", one_initial},       {"halves_otherwise", halves_otherwise},
+    {"middle_size", middle_size},       {"resend_other_spans", resend_other_spans},
+    {"layout_counted", layout_counted}, {"too_many", too_many},
+};
 
-	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
-}
+CHECK_MAIN(tests, NULL)

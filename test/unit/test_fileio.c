@@ -147,20 +147,21 @@ static void append_rules(void)
 	alarm(0);
 }
 
+static const struct check_test tests[] = {
+    {"key_rules", key_rules},
+    {"foreign_owner", foreign_owner},
+    {"secret_read", secret_read},
+    {"append_rules", append_rules},
+};
+
 int main(int argc, char **argv)
 {
-	static const struct check_test tests[] = {
-	    {"key_rules", key_rules},
-	    {"foreign_owner", foreign_owner},
-	    {"secret_read", secret_read},
-	    {"append_rules", append_rules},
-	};
 	char cmd[64];
 	int rc;
 
 	CHECK(dust_init() == 0);
 	CHECK(mkdtemp(dir) != NULL);
-	rc = check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
+	rc = check_main(argc, argv, tests, CHECK_COUNT(tests), NULL);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
 		rc = 1;

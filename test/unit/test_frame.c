@@ -201,18 +201,15 @@ static void test_capfile_errors(void)
 	unlink(path);
 }
 
-int main(int argc, char **argv)
-{
-	static const struct check_test tests[] = {
-	    {"frame_sum", test_sum},
-	    {"frame_ip4_hdr", test_ip4_hdr},
-	    {"frame_udp_csum", test_udp_csum},
-	    {"frame_udp_csum_zero", test_udp_csum_zero},
-	    {"frame_overlap", test_overlap},
-	    {"frame_parse", test_parse},
-	    {"capfile_round_trip", test_capfile},
-	    {"capfile_errors", test_capfile_errors},
-	};
+static const struct check_test tests[] = {
+    {"frame_sum", test_sum},
+    {"frame_ip4_hdr", test_ip4_hdr},
+    {"frame_udp_csum", test_udp_csum},
+    {"frame_udp_csum_zero", test_udp_csum_zero},
+    {"frame_overlap", test_overlap},
+    {"frame_parse", test_parse},
+    {"capfile_round_trip", test_capfile},
+    {"capfile_errors", test_capfile_errors},
+};
 
-	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
-}
+CHECK_MAIN(tests, NULL)

@@ -527,23 +527,23 @@ static void test_ack_supersedes(void)
 	CHECK(!dust_inner_ack_supersedes(&b, &a));
 }
 
+static const struct check_test tests[] = {
+    {"mss_ipv4", test_mss_ipv4},
+    {"mss_odd_offset", test_mss_odd_offset},
+    {"mss_untouched", test_mss_untouched},
+    {"mss_ipv6", test_mss_ipv6},
+    {"mss_random", test_mss_random},
+    {"too_big_ipv4", test_too_big_ipv4},
+    {"too_big_none_due", test_too_big_none_due},
+    {"too_big_ipv6", test_too_big_ipv6},
+    {"quic_bounds", test_quic_bounds},
+    {"ack_read", test_ack_read},
+    {"ack_supersedes", test_ack_supersedes},
+};
+
 int main(int argc, char **argv)
 {
-	static const struct check_test tests[] = {
-	    {"mss_ipv4", test_mss_ipv4},
-	    {"mss_odd_offset", test_mss_odd_offset},
-	    {"mss_untouched", test_mss_untouched},
-	    {"mss_ipv6", test_mss_ipv6},
-	    {"mss_random", test_mss_random},
-	    {"too_big_ipv4", test_too_big_ipv4},
-	    {"too_big_none_due", test_too_big_none_due},
-	    {"too_big_ipv6", test_too_big_ipv6},
-	    {"quic_bounds", test_quic_bounds},
-	    {"ack_read", test_ack_read},
-	    {"ack_supersedes", test_ack_supersedes},
-	};
-
 	if (dust_init() != 0)
 		return 1;
-	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
+	return check_main(argc, argv, tests, CHECK_COUNT(tests), NULL);
 }

@@ -353,19 +353,15 @@ static void test_binding_fsynced_before_answer(void)
 	fix_fini(&f);
 }
 
-int main(int argc, char **argv)
-{
-	static const struct check_test tests[] = {
-	    {"replay_costs_no_x25519", test_replay_costs_no_x25519},
-	    {"replay_after_reopen", test_replay_after_reopen},
-	    {"quic_junk_costs_nothing", test_quic_junk_costs_nothing},
-	    {"revoked_costs_no_crypto", test_revoked_costs_no_crypto},
-	    {"quic_revoked_costs_no_crypto", test_quic_revoked_costs_no_crypto},
-	    {"same_ts_new_nonce_costs_no_x25519", test_same_ts_new_nonce_costs_no_x25519},
-	    {"expiry_boundary", test_expiry_boundary},
-	    {"binding_fsynced_before_answer", test_binding_fsynced_before_answer},
-	};
+static const struct check_test tests[] = {
+    {"replay_costs_no_x25519", test_replay_costs_no_x25519},
+    {"replay_after_reopen", test_replay_after_reopen},
+    {"quic_junk_costs_nothing", test_quic_junk_costs_nothing},
+    {"revoked_costs_no_crypto", test_revoked_costs_no_crypto},
+    {"quic_revoked_costs_no_crypto", test_quic_revoked_costs_no_crypto},
+    {"same_ts_new_nonce_costs_no_x25519", test_same_ts_new_nonce_costs_no_x25519},
+    {"expiry_boundary", test_expiry_boundary},
+    {"binding_fsynced_before_answer", test_binding_fsynced_before_answer},
+};
 
-	CHECK(dust_init() == 0);
-	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
-}
+CHECK_MAIN(tests, fix_dust_init)

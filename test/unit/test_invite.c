@@ -374,22 +374,19 @@ static void test_store_readonly(void)
 	fix_fini(&f);
 }
 
-int main(int argc, char **argv)
-{
-	static const struct check_test tests[] = {
-	    {"identity_files", test_identity_files},
-	    {"invite_seal_open", test_invite_seal_open},
-	    {"invite_argon2_passes", test_invite_argon2_passes},
-	    {"invite_unpack_rejects", test_invite_unpack_rejects},
-	    {"store_single_use_across_restart", test_store_single_use_across_restart},
-	    {"intro_dup_and_replay", test_intro_dup_and_replay},
-	    {"intro_expired_and_unknown", test_intro_expired_and_unknown},
-	    {"journal_torn_line", test_journal_torn_line},
-	    {"store_errors", test_store_errors},
-	    {"epoch_rollover", test_epoch_rollover},
-	    {"journal_compaction", test_journal_compaction},
-	    {"store_readonly", test_store_readonly},
-	};
+static const struct check_test tests[] = {
+    {"identity_files", test_identity_files},
+    {"invite_seal_open", test_invite_seal_open},
+    {"invite_argon2_passes", test_invite_argon2_passes},
+    {"invite_unpack_rejects", test_invite_unpack_rejects},
+    {"store_single_use_across_restart", test_store_single_use_across_restart},
+    {"intro_dup_and_replay", test_intro_dup_and_replay},
+    {"intro_expired_and_unknown", test_intro_expired_and_unknown},
+    {"journal_torn_line", test_journal_torn_line},
+    {"store_errors", test_store_errors},
+    {"epoch_rollover", test_epoch_rollover},
+    {"journal_compaction", test_journal_compaction},
+    {"store_readonly", test_store_readonly},
+};
 
-	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
-}
+CHECK_MAIN(tests, NULL)

@@ -495,29 +495,29 @@ static int print_cases(int n)
 	return 0;
 }
 
+static const struct check_test tests[] = {
+    {"mlkem_acvp", test_acvp},
+    {"mlkem_cctv_strcmp", test_cctv_strcmp},
+    {"mlkem_cctv_modulus", test_cctv_modulus},
+    {"mlkem_implicit_rejection", test_implicit_rejection},
+    {"mlkem_modulus_check", test_modulus_check},
+    {"mlkem_dk_hash_check", test_dk_hash_check},
+    {"mlkem_round_trip", test_round_trip},
+    {"mlkem_paths_agree", test_paths_agree},
+    {"mlkem_acvp_scalar", test_acvp_scalar},
+    {"mlkem_cctv_strcmp_scalar", test_cctv_strcmp_scalar},
+    {"mlkem_cctv_modulus_scalar", test_cctv_modulus_scalar},
+    {"mlkem_implicit_rejection_scalar", test_implicit_rejection_scalar},
+    {"mlkem_modulus_check_scalar", test_modulus_check_scalar},
+    {"mlkem_dk_hash_check_scalar", test_dk_hash_check_scalar},
+    {"mlkem_round_trip_scalar", test_round_trip_scalar},
+};
+
 int main(int argc, char **argv)
 {
-	static const struct check_test tests[] = {
-	    {"mlkem_acvp", test_acvp},
-	    {"mlkem_cctv_strcmp", test_cctv_strcmp},
-	    {"mlkem_cctv_modulus", test_cctv_modulus},
-	    {"mlkem_implicit_rejection", test_implicit_rejection},
-	    {"mlkem_modulus_check", test_modulus_check},
-	    {"mlkem_dk_hash_check", test_dk_hash_check},
-	    {"mlkem_round_trip", test_round_trip},
-	    {"mlkem_paths_agree", test_paths_agree},
-	    {"mlkem_acvp_scalar", test_acvp_scalar},
-	    {"mlkem_cctv_strcmp_scalar", test_cctv_strcmp_scalar},
-	    {"mlkem_cctv_modulus_scalar", test_cctv_modulus_scalar},
-	    {"mlkem_implicit_rejection_scalar", test_implicit_rejection_scalar},
-	    {"mlkem_modulus_check_scalar", test_modulus_check_scalar},
-	    {"mlkem_dk_hash_check_scalar", test_dk_hash_check_scalar},
-	    {"mlkem_round_trip_scalar", test_round_trip_scalar},
-	};
-
 	if (argc > 2 && strcmp(argv[1], "--print") == 0)
 		return print_cases(atoi(argv[2]));
 	printf("mlkem: %s path by default\n",
 	       dust_mlkem_force_scalar(false) ? "AVX2" : "scalar (no AVX2 here)");
-	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
+	return check_main(argc, argv, tests, CHECK_COUNT(tests), NULL);
 }

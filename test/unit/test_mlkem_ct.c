@@ -65,13 +65,13 @@ static void test_keypair_enc_dec_scalar(void)
 	dust_mlkem_force_scalar(false);
 }
 
+static const struct check_test tests[] = {
+    {"mlkem_ct_keypair_enc_dec", test_keypair_enc_dec},
+    {"mlkem_ct_keypair_enc_dec_scalar", test_keypair_enc_dec_scalar},
+};
+
 int main(int argc, char **argv)
 {
-	static const struct check_test tests[] = {
-	    {"mlkem_ct_keypair_enc_dec", test_keypair_enc_dec},
-	    {"mlkem_ct_keypair_enc_dec_scalar", test_keypair_enc_dec_scalar},
-	};
-
 	if (sodium_init() < 0)
 		return 1;
 	/*
@@ -90,6 +90,5 @@ int main(int argc, char **argv)
 		printf("test_mlkem_ct: native run: memory safety only, no constant-time check\n");
 	printf("test_mlkem_ct: %s path by default\n",
 	       dust_mlkem_force_scalar(false) ? "AVX2" : "scalar (no AVX2 here)");
-	return check_run(tests, sizeof(tests) / sizeof(tests[0]),
-	                 argc > 1 && !native ? argv[1] : NULL);
+	return check_run(tests, CHECK_COUNT(tests), argc > 1 && !native ? argv[1] : NULL);
 }

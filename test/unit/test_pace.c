@@ -189,15 +189,9 @@ static void test_rate_cap(void)
 	CHECK_EQ(cap, 80000); /* 10 a window: 4/5 of 100 us, over any cover gap */
 }
 
-int main(int argc, char **argv)
-{
-	static const struct check_test tests[] = {
-	    {"order_and_gaps", test_order_and_gaps},
-	    {"now", test_now},
-	    {"full", test_full},
-	    {"wrap_stall", test_wrap_stall},
-	    {"rate_cap", test_rate_cap},
-	};
+static const struct check_test tests[] = {
+    {"order_and_gaps", test_order_and_gaps}, {"now", test_now},           {"full", test_full},
+    {"wrap_stall", test_wrap_stall},         {"rate_cap", test_rate_cap},
+};
 
-	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
-}
+CHECK_MAIN(tests, NULL)

@@ -357,19 +357,16 @@ static void test_burst(void)
 	fix_fini(&f);
 }
 
-int main(int argc, char **argv)
-{
-	static const struct check_test tests[] = {
-	    {"roundtrip_both_ways", test_roundtrip_both_ways},
-	    {"chained_intro_and_data", test_chained_intro_and_data},
-	    {"timestamps_and_replay", test_timestamps_and_replay},
-	    {"data_truncation_and_bitflips", test_data_truncation_and_bitflips},
-	    {"intro_truncation_and_bitflips", test_intro_truncation_and_bitflips},
-	    {"no_biased_bits", test_no_biased_bits},
-	    {"length_not_fixed", test_length_not_fixed},
-	    {"seal_limits", test_seal_limits},
-	    {"burst", test_burst},
-	};
+static const struct check_test tests[] = {
+    {"roundtrip_both_ways", test_roundtrip_both_ways},
+    {"chained_intro_and_data", test_chained_intro_and_data},
+    {"timestamps_and_replay", test_timestamps_and_replay},
+    {"data_truncation_and_bitflips", test_data_truncation_and_bitflips},
+    {"intro_truncation_and_bitflips", test_intro_truncation_and_bitflips},
+    {"no_biased_bits", test_no_biased_bits},
+    {"length_not_fixed", test_length_not_fixed},
+    {"seal_limits", test_seal_limits},
+    {"burst", test_burst},
+};
 
-	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
-}
+CHECK_MAIN(tests, NULL)

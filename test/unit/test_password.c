@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "fixture.h"
 #include "dust.h"
 #include "password.h"
 
@@ -34,13 +34,9 @@ static void env_too_long(void)
 	unsetenv("DUST_PASSWORD");
 }
 
-int main(int argc, char **argv)
-{
-	static const struct check_test tests[] = {
-	    {"env_wiped", env_wiped},
-	    {"env_too_long", env_too_long},
-	};
+static const struct check_test tests[] = {
+    {"env_wiped", env_wiped},
+    {"env_too_long", env_too_long},
+};
 
-	CHECK(dust_init() == 0);
-	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
-}
+CHECK_MAIN(tests, fix_dust_init)

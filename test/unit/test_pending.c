@@ -236,14 +236,11 @@ static void test_expire(void)
 	CHECK_EQ(dgw_pending_count(U.w), 0);
 }
 
-int main(int argc, char **argv)
-{
-	static const struct check_test tests[] = {
-	    {"cap", test_cap},
-	    {"order", test_order},
-	    {"take", test_take},
-	    {"expire", test_expire},
-	};
+static const struct check_test tests[] = {
+    {"cap", test_cap},
+    {"order", test_order},
+    {"take", test_take},
+    {"expire", test_expire},
+};
 
-	return gwu_main("test_pending", argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
-}
+GWU_MAIN("test_pending", tests)

@@ -169,13 +169,10 @@ static void test_expire(void)
 	CHECK_EQ(dgw_pubwait_count(U.w), 0);
 }
 
-int main(int argc, char **argv)
-{
-	static const struct check_test tests[] = {
-	    {"cap_order", test_cap_order},
-	    {"take_drop", test_take_drop},
-	    {"expire", test_expire},
-	};
+static const struct check_test tests[] = {
+    {"cap_order", test_cap_order},
+    {"take_drop", test_take_drop},
+    {"expire", test_expire},
+};
 
-	return gwu_main("test_pubwait", argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
-}
+GWU_MAIN("test_pubwait", tests)

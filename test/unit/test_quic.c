@@ -1724,37 +1724,34 @@ static void test_answer_sized(void)
 	}
 }
 
-int main(int argc, char **argv)
-{
-	static const struct check_test tests[] = {
-	    {"rfc9001_keys", test_rfc9001_keys},
-	    {"hello_shape", test_hello_shape},
-	    {"hello_resend", test_hello_resend},
-	    {"handshake_and_data", test_handshake_and_data},
-	    {"pq_ciphertext_altered", test_pq_ciphertext_altered},
-	    {"pq_keys_need_mlkem", test_pq_keys_need_mlkem},
-	    {"answer_ack", test_answer_ack},
-	    {"answer_resent", test_answer_resent},
-	    {"answer_acks", test_answer_acks},
-	    {"hs_ack", test_hs_ack},
-	    {"answer_tail", test_answer_tail},
-	    {"answer_sized", test_answer_sized},
-	    {"tail_coalesced", test_tail_coalesced},
-	    {"confirm_ack_saw", test_confirm_ack_saw},
-	    {"confirm_ack_shape", test_confirm_ack_shape},
-	    {"confirm_data_shape", test_confirm_data_shape},
-	    {"confirm_old_form", test_confirm_old_form},
-	    {"confirm_flips", test_confirm_flips},
-	    {"answer_cheap_first", test_answer_cheap_first},
-	    {"server_ephemeral_in_keys", test_server_ephemeral_in_keys},
-	    {"bit_flips_datagram", test_bit_flips_datagram},
-	    {"bit_flips_hello", test_bit_flips_hello},
-	    {"hello_head_first", test_hello_head_first},
-	    {"hello_first", test_hello_first},
-	    {"profile_mismatch", test_profile_mismatch},
-	    {"invite_cover", test_invite_cover},
-	    {"random_session_fields", test_random_session_fields},
-	};
+static const struct check_test tests[] = {
+    {"rfc9001_keys", test_rfc9001_keys},
+    {"hello_shape", test_hello_shape},
+    {"hello_resend", test_hello_resend},
+    {"handshake_and_data", test_handshake_and_data},
+    {"pq_ciphertext_altered", test_pq_ciphertext_altered},
+    {"pq_keys_need_mlkem", test_pq_keys_need_mlkem},
+    {"answer_ack", test_answer_ack},
+    {"answer_resent", test_answer_resent},
+    {"answer_acks", test_answer_acks},
+    {"hs_ack", test_hs_ack},
+    {"answer_tail", test_answer_tail},
+    {"answer_sized", test_answer_sized},
+    {"tail_coalesced", test_tail_coalesced},
+    {"confirm_ack_saw", test_confirm_ack_saw},
+    {"confirm_ack_shape", test_confirm_ack_shape},
+    {"confirm_data_shape", test_confirm_data_shape},
+    {"confirm_old_form", test_confirm_old_form},
+    {"confirm_flips", test_confirm_flips},
+    {"answer_cheap_first", test_answer_cheap_first},
+    {"server_ephemeral_in_keys", test_server_ephemeral_in_keys},
+    {"bit_flips_datagram", test_bit_flips_datagram},
+    {"bit_flips_hello", test_bit_flips_hello},
+    {"hello_head_first", test_hello_head_first},
+    {"hello_first", test_hello_first},
+    {"profile_mismatch", test_profile_mismatch},
+    {"invite_cover", test_invite_cover},
+    {"random_session_fields", test_random_session_fields},
+};
 
-	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
-}
+CHECK_MAIN(tests, NULL)

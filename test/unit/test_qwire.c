@@ -161,15 +161,12 @@ static void crypto_reassembly(void)
 	free(cb);
 }
 
-int main(int argc, char **argv)
-{
-	static const struct check_test tests[] = {
-	    {"varints", varints},
-	    {"initial_keys", initial_keys},
-	    {"server_initial", server_initial},
-	    {"headers_refused", headers_refused},
-	    {"crypto_reassembly", crypto_reassembly},
-	};
+static const struct check_test tests[] = {
+    {"varints", varints},
+    {"initial_keys", initial_keys},
+    {"server_initial", server_initial},
+    {"headers_refused", headers_refused},
+    {"crypto_reassembly", crypto_reassembly},
+};
 
-	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
-}
+CHECK_MAIN(tests, NULL)

@@ -88,13 +88,10 @@ static void test_check_is_pure(void)
 	CHECK(memcmp(&r, &copy, sizeof(r)) == 0);
 }
 
-int main(int argc, char **argv)
-{
-	static const struct check_test tests[] = {
-	    {"replay_table", test_table},
-	    {"replay_reorder", test_reorder},
-	    {"replay_check_is_pure", test_check_is_pure},
-	};
+static const struct check_test tests[] = {
+    {"replay_table", test_table},
+    {"replay_reorder", test_reorder},
+    {"replay_check_is_pure", test_check_is_pure},
+};
 
-	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
-}
+CHECK_MAIN(tests, NULL)

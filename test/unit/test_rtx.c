@@ -154,12 +154,9 @@ static void test_wiped(void)
 	CHECK(dgw_rtx_put(&R, &b, 8, &ev) == e && !ev);
 }
 
-int main(int argc, char **argv)
-{
-	static const struct check_test tests[] = {
-	    {"bounded", test_bounded}, {"pto", test_pto},     {"pto_learned", test_pto_learned},
-	    {"hello", test_hello},     {"wiped", test_wiped},
-	};
+static const struct check_test tests[] = {
+    {"bounded", test_bounded}, {"pto", test_pto},     {"pto_learned", test_pto_learned},
+    {"hello", test_hello},     {"wiped", test_wiped},
+};
 
-	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
-}
+CHECK_MAIN(tests, NULL)

@@ -219,16 +219,12 @@ static void test_bytes_per_session(void)
 	CHECK(dust_session_table_create(0) == NULL);
 }
 
-int main(int argc, char **argv)
-{
-	static const struct check_test tests[] = {
-	    {"basic", test_basic},
-	    {"expire", test_expire},
-	    {"idlest_and_spare", test_idlest_and_spare},
-	    {"random_against_model", test_random_against_model},
-	    {"bytes_per_session", test_bytes_per_session},
-	};
+static const struct check_test tests[] = {
+    {"basic", test_basic},
+    {"expire", test_expire},
+    {"idlest_and_spare", test_idlest_and_spare},
+    {"random_against_model", test_random_against_model},
+    {"bytes_per_session", test_bytes_per_session},
+};
 
-	CHECK(dust_init() == 0);
-	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
-}
+CHECK_MAIN(tests, fix_dust_init)

@@ -372,19 +372,16 @@ static void test_pack(void)
 	      a.ack_first && a.short_len == 24 && a.short_tail == 124 && a.coalesce == 1);
 }
 
-int main(int argc, char **argv)
-{
-	static const struct check_test tests[] = {
-	    {"parse", test_parse},
-	    {"malformed", test_malformed},
-	    {"derive_caddy", test_derive_caddy},
-	    {"derive_short", test_derive_short},
-	    {"derive_coalesced", test_derive_coalesced},
-	    {"derive_other", test_derive_other},
-	    {"derive_none", test_derive_none},
-	    {"clamp", test_clamp},
-	    {"pack", test_pack},
-	};
+static const struct check_test tests[] = {
+    {"parse", test_parse},
+    {"malformed", test_malformed},
+    {"derive_caddy", test_derive_caddy},
+    {"derive_short", test_derive_short},
+    {"derive_coalesced", test_derive_coalesced},
+    {"derive_other", test_derive_other},
+    {"derive_none", test_derive_none},
+    {"clamp", test_clamp},
+    {"pack", test_pack},
+};
 
-	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
-}
+CHECK_MAIN(tests, NULL)

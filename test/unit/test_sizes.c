@@ -354,18 +354,15 @@ static void test_ack_sizes(void)
 	fix_fini(&f);
 }
 
-int main(int argc, char **argv)
-{
-	static const struct check_test tests[] = {
-	    {"client_sizes", test_client_sizes},
-	    {"server_sizes", test_server_sizes},
-	    {"weights", test_weights},
-	    {"path_credit", test_path_credit},
-	    {"model_off", test_model_off},
-	    {"gaps", test_gaps},
-	    {"fresh_session", test_fresh_session},
-	    {"ack_sizes", test_ack_sizes},
-	};
+static const struct check_test tests[] = {
+    {"client_sizes", test_client_sizes},
+    {"server_sizes", test_server_sizes},
+    {"weights", test_weights},
+    {"path_credit", test_path_credit},
+    {"model_off", test_model_off},
+    {"gaps", test_gaps},
+    {"fresh_session", test_fresh_session},
+    {"ack_sizes", test_ack_sizes},
+};
 
-	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
-}
+CHECK_MAIN(tests, NULL)

@@ -153,13 +153,10 @@ static void test_share(void)
 	rte_pktmbuf_free(e.m);
 }
 
-int main(int argc, char **argv)
-{
-	static const struct check_test tests[] = {
-	    {"fifo", test_fifo},
-	    {"running", test_running},
-	    {"share", test_share},
-	};
+static const struct check_test tests[] = {
+    {"fifo", test_fifo},
+    {"running", test_running},
+    {"share", test_share},
+};
 
-	return gwu_main("test_slow", argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
-}
+GWU_MAIN("test_slow", tests)

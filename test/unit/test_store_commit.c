@@ -283,16 +283,18 @@ static void test_intro_lockfree(void)
 	store_free(st);
 }
 
-int main(int argc, char **argv)
+/* outside any test: a CHECK failing here fails the run */
+static void setup(void)
 {
-	static const struct check_test tests[] = {
-	    {"group_commit", test_group_commit},
-	    {"late_submit", test_late_submit},
-	    {"sync_fails", test_sync_fails},
-	    {"intro_lockfree", test_intro_lockfree},
-	};
-
 	CHECK(dust_init() == 0);
 	CHECK(dust_identity_generate(&server) == 0);
-	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
 }
+
+static const struct check_test tests[] = {
+    {"group_commit", test_group_commit},
+    {"late_submit", test_late_submit},
+    {"sync_fails", test_sync_fails},
+    {"intro_lockfree", test_intro_lockfree},
+};
+
+CHECK_MAIN(tests, setup)

@@ -384,17 +384,13 @@ static void test_deferred_binding(void)
 	fix_fini(&f);
 }
 
-int main(int argc, char **argv)
-{
-	static const struct check_test tests[] = {
-	    {"reload_adds", test_reload_adds},
-	    {"reload_revokes", test_reload_revokes},
-	    {"compaction_under_a_reader", test_compaction_under_a_reader},
-	    {"deferred_binding", test_deferred_binding},
-	    {"torn_line_of_a_dead_writer", test_torn_line_of_a_dead_writer},
-	    {"records_before_their_invitation", test_records_before_their_invitation},
-	};
+static const struct check_test tests[] = {
+    {"reload_adds", test_reload_adds},
+    {"reload_revokes", test_reload_revokes},
+    {"compaction_under_a_reader", test_compaction_under_a_reader},
+    {"deferred_binding", test_deferred_binding},
+    {"torn_line_of_a_dead_writer", test_torn_line_of_a_dead_writer},
+    {"records_before_their_invitation", test_records_before_their_invitation},
+};
 
-	CHECK(dust_init() == 0);
-	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
-}
+CHECK_MAIN(tests, fix_dust_init)

@@ -336,17 +336,13 @@ static void test_no_core_of_secrets(void)
 	fix_fini(&f);
 }
 
-int main(int argc, char **argv)
-{
-	static const struct check_test tests[] = {
-	    {"no_secret_at_rest", test_no_secret_at_rest},
-	    {"altered_invitation", test_altered_invitation},
-	    {"forged_journal_records", test_forged_journal_records},
-	    {"wrong_key", test_wrong_key},
-	    {"migrate", test_migrate},
-	    {"no_core_of_secrets", test_no_core_of_secrets},
-	};
+static const struct check_test tests[] = {
+    {"no_secret_at_rest", test_no_secret_at_rest},
+    {"altered_invitation", test_altered_invitation},
+    {"forged_journal_records", test_forged_journal_records},
+    {"wrong_key", test_wrong_key},
+    {"migrate", test_migrate},
+    {"no_core_of_secrets", test_no_core_of_secrets},
+};
 
-	CHECK(dust_init() == 0);
-	return check_run(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
-}
+CHECK_MAIN(tests, fix_dust_init)

@@ -419,15 +419,16 @@ out:
 	fix_fini(&f);
 }
 
+static const struct check_test tests[] = {
+    {"golden_bytes", test_golden_bytes},
+    {"invite_text_opens", test_invite_text_opens},
+    {"quic_golden_bytes", test_quic_golden_bytes},
+    {"aesgcm_golden_bytes", test_aesgcm_golden_bytes},
+};
+
 int main(int argc, char **argv)
 {
-	static const struct check_test tests[] = {
-	    {"golden_bytes", test_golden_bytes},
-	    {"invite_text_opens", test_invite_text_opens},
-	    {"quic_golden_bytes", test_quic_golden_bytes},
-	    {"aesgcm_golden_bytes", test_aesgcm_golden_bytes},
-	};
-	size_t n = sizeof(tests) / sizeof(tests[0]);
+	size_t n = CHECK_COUNT(tests);
 
 	if (argc == 3 && strcmp(argv[1], "--write") == 0) {
 		struct fixture f;
