@@ -8,6 +8,7 @@
 #define DUST_FIXTURE_H
 
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -140,6 +141,40 @@ static inline enum dust_drop fix_connect(struct fixture *f, uint64_t now_ms)
 	if (d == DUST_OK)
 		fix_answer(f, &f->ss, &f->cs, (uint32_t)(now_ms / 1000));
 	return d;
+}
+
+/*
+ * An intro of inv (not only the fixture's own invitation) from the
+ * fixture's client at now_ms: the server's verdict, the sessions dropped.
+ */
+static inline enum dust_drop fix_connect_with(struct fixture *f, const struct dust_invite *inv,
+                                              uint64_t now_ms)
+{
+	uint8_t buf[2048];
+	struct dust_endpoint from = fix_endpoint("198.51.100.8", 40001);
+	struct dust_session cs, ss;
+	size_t used = 0;
+	int n = dust_intro_build(inv, &f->client, &f->rng, &f->pad, now_ms, buf, sizeof(buf), &cs);
+
+	CHECK(n >= DUST_INTRO_MIN_BYTES);
+	return dust_intro_accept(&f->srv, buf, (size_t)n, now_ms, &from, NULL, &ss, &used, NULL);
+}
+
+/*
+ * Replace path by rename, mode 0600, as a writer (or an attacker with write
+ * access) does: a new inode, which a reload reads.
+ */
+static inline void fix_put_file(const char *path, const char *buf, size_t n)
+{
+	char tmp[256];
+	FILE *fp;
+
+	snprintf(tmp, sizeof(tmp), "%s.put", path);
+	fp = fopen(tmp, "wb");
+	CHECK(fp && fwrite(buf, 1, n, fp) == n);
+	if (fp)
+		fclose(fp);
+	CHECK(chmod(tmp, 0600) == 0 && rename(tmp, path) == 0);
 }
 
 #endif

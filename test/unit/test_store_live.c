@@ -60,19 +60,6 @@ static int reload(struct fixture *f)
 	return rc;
 }
 
-static enum dust_drop connect_with(struct fixture *f, const struct dust_invite *inv,
-                                   uint64_t now_ms)
-{
-	uint8_t buf[2048];
-	struct dust_endpoint from = fix_endpoint("198.51.100.8", 40001);
-	struct dust_session cs, ss;
-	size_t used = 0;
-	int n = dust_intro_build(inv, &f->client, &f->rng, &f->pad, now_ms, buf, sizeof(buf), &cs);
-
-	CHECK(n >= DUST_INTRO_MIN_BYTES);
-	return dust_intro_accept(&f->srv, buf, (size_t)n, now_ms, &from, NULL, &ss, &used, NULL);
-}
-
 static void test_reload_adds(void)
 {
 	static struct dust_invite added[600];
@@ -84,7 +71,7 @@ static void test_reload_adds(void)
 	first = dust_store_at(f.srv.store, 0);
 	gen = dust_store_generation(f.srv.store);
 	CHECK_EQ(reload(&f), 0); /* nothing changed */
-	CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS), DUST_OK);
+	CHECK_EQ(fix_connect_with(&f, &f.inv, FIX_NOW_MS), DUST_OK);
 	/* the gateway's own journal lines, read back, change nothing */
 	CHECK_EQ(reload(&f), 0);
 	CHECK_EQ(dust_store_generation(f.srv.store), gen);
@@ -94,16 +81,16 @@ static void test_reload_adds(void)
 	CHECK_EQ(dust_store_count(f.srv.store), 4);
 	CHECK_EQ(dust_store_generation(f.srv.store), gen + 1);
 	CHECK(dust_store_at(f.srv.store, 0) == first); /* entries never move */
-	CHECK_EQ(connect_with(&f, &added[2], FIX_NOW_MS), DUST_OK);
+	CHECK_EQ(fix_connect_with(&f, &added[2], FIX_NOW_MS), DUST_OK);
 	/* many more: the index is rebuilt bigger and swapped */
 	tool_add(&f, 600, added);
 	CHECK_EQ(reload(&f), 600);
 	CHECK_EQ(dust_store_count(f.srv.store), 604);
 	CHECK(dust_store_at(f.srv.store, 0) == first);
-	CHECK_EQ(connect_with(&f, &added[599], FIX_NOW_MS), DUST_OK);
-	CHECK_EQ(connect_with(&f, &added[0], FIX_NOW_MS), DUST_OK);
+	CHECK_EQ(fix_connect_with(&f, &added[599], FIX_NOW_MS), DUST_OK);
+	CHECK_EQ(fix_connect_with(&f, &added[0], FIX_NOW_MS), DUST_OK);
 	/* the first client is still bound and fresh: an old intro is a replay */
-	CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS - 1000), DUST_DROP_INTRO_REPLAY);
+	CHECK_EQ(fix_connect_with(&f, &f.inv, FIX_NOW_MS - 1000), DUST_DROP_INTRO_REPLAY);
 	fix_fini(&f);
 }
 
@@ -114,19 +101,19 @@ static void test_reload_revokes(void)
 	struct dust_store_entry *e;
 
 	fix_init(&f);
-	CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS), DUST_OK);
+	CHECK_EQ(fix_connect_with(&f, &f.inv, FIX_NOW_MS), DUST_OK);
 	tool_revoke(&f, f.inv.id);
 	e = dust_store_find(f.srv.store, f.inv.id);
 	CHECK(e && !e->revoked);
 	CHECK_EQ(reload(&f), 1);
 	CHECK(e && e->revoked && e->revoked_at == FIX_NOW_S);
-	CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS + 1000), DUST_DROP_INTRO_REVOKED);
+	CHECK_EQ(fix_connect_with(&f, &f.inv, FIX_NOW_MS + 1000), DUST_DROP_INTRO_REVOKED);
 	/* created and revoked between two reloads: the revocation is not lost */
 	tool_add(&f, 2, added);
 	tool_revoke(&f, added[1].id);
 	CHECK_EQ(reload(&f), 3);
-	CHECK_EQ(connect_with(&f, &added[1], FIX_NOW_MS), DUST_DROP_INTRO_REVOKED);
-	CHECK_EQ(connect_with(&f, &added[0], FIX_NOW_MS), DUST_OK);
+	CHECK_EQ(fix_connect_with(&f, &added[1], FIX_NOW_MS), DUST_DROP_INTRO_REVOKED);
+	CHECK_EQ(fix_connect_with(&f, &added[0], FIX_NOW_MS), DUST_OK);
 	/* the revocation read before its invitation: held until the invitation comes */
 	{
 		struct dust_store *tool = dust_store_open(f.store_path, 0, &f.server);
@@ -144,13 +131,13 @@ static void test_reload_revokes(void)
 		CHECK(dust_store_save(tool) == 0);
 		dust_store_close(tool);
 		CHECK_EQ(reload(&f), 2);
-		CHECK_EQ(connect_with(&f, &late, FIX_NOW_MS), DUST_DROP_INTRO_REVOKED);
+		CHECK_EQ(fix_connect_with(&f, &late, FIX_NOW_MS), DUST_DROP_INTRO_REVOKED);
 	}
 	/* a restart keeps every revocation (and reopening may compact: still kept) */
 	fix_reopen_store(&f);
-	CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS + 2000), DUST_DROP_INTRO_REVOKED);
-	CHECK_EQ(connect_with(&f, &added[1], FIX_NOW_MS + 2000), DUST_DROP_INTRO_REVOKED);
-	CHECK_EQ(connect_with(&f, &added[0], FIX_NOW_MS + 2000), DUST_OK);
+	CHECK_EQ(fix_connect_with(&f, &f.inv, FIX_NOW_MS + 2000), DUST_DROP_INTRO_REVOKED);
+	CHECK_EQ(fix_connect_with(&f, &added[1], FIX_NOW_MS + 2000), DUST_DROP_INTRO_REVOKED);
+	CHECK_EQ(fix_connect_with(&f, &added[0], FIX_NOW_MS + 2000), DUST_OK);
 	fix_fini(&f);
 }
 
@@ -170,7 +157,7 @@ static void test_compaction_under_a_reader(void)
 
 	fix_init(&f);
 	snprintf(path, sizeof(path), "%s.bind", f.store_path);
-	CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS), DUST_OK);
+	CHECK_EQ(fix_connect_with(&f, &f.inv, FIX_NOW_MS), DUST_OK);
 	CHECK(stat(path, &a) == 0);
 	tool = dust_store_open(f.store_path, 0, &f.server);
 	CHECK(tool != NULL);
@@ -178,7 +165,7 @@ static void test_compaction_under_a_reader(void)
 		return;
 	/* about 520 kB of freshness records for a live state of two lines */
 	for (int i = 1; i < 2000; i++)
-		CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS + (uint64_t)i), DUST_OK);
+		CHECK_EQ(fix_connect_with(&f, &f.inv, FIX_NOW_MS + (uint64_t)i), DUST_OK);
 	CHECK(dust_store_compactions(f.srv.store) >= 2);
 	CHECK(stat(path, &b) == 0);
 	CHECK(a.st_ino != b.st_ino);          /* replaced under the tool */
@@ -190,11 +177,11 @@ static void test_compaction_under_a_reader(void)
 	CHECK(e && dust_store_revoke(tool, e, FIX_NOW_S) == 0);
 	dust_store_close(tool);
 	CHECK_EQ(reload(&f), 1); /* the revocation went to the journal it follows */
-	CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS + 2000), DUST_DROP_INTRO_REVOKED);
+	CHECK_EQ(fix_connect_with(&f, &f.inv, FIX_NOW_MS + 2000), DUST_DROP_INTRO_REVOKED);
 	fix_reopen_store(&f);
 	e = dust_store_find(f.srv.store, f.inv.id);
 	CHECK(e && e->bound && e->revoked && e->last_ts_ms == FIX_NOW_MS + 1999);
-	CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS + 2001), DUST_DROP_INTRO_REVOKED);
+	CHECK_EQ(fix_connect_with(&f, &f.inv, FIX_NOW_MS + 2001), DUST_DROP_INTRO_REVOKED);
 	fix_fini(&f);
 }
 
@@ -206,20 +193,6 @@ static size_t slurp(const char *path, char *buf, size_t cap)
 	if (fp)
 		fclose(fp);
 	return n;
-}
-
-/* Replace path by rename, as a writer does (a new inode: a reload reads it). */
-static void put_file(const char *path, const char *buf, size_t n)
-{
-	char tmp[256];
-	FILE *fp;
-
-	snprintf(tmp, sizeof(tmp), "%s.put", path);
-	fp = fopen(tmp, "wb");
-	CHECK(fp && fwrite(buf, 1, n, fp) == n);
-	if (fp)
-		fclose(fp);
-	CHECK(chmod(tmp, 0600) == 0 && rename(tmp, path) == 0);
 }
 
 /*
@@ -236,7 +209,7 @@ static void test_torn_line_of_a_dead_writer(void)
 	FILE *fp;
 
 	fix_init(&f);
-	CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS), DUST_OK);
+	CHECK_EQ(fix_connect_with(&f, &f.inv, FIX_NOW_MS), DUST_OK);
 	snprintf(path, sizeof(path), "%s.bind", f.store_path);
 	fp = fopen(path, "ab");
 	CHECK(fp && fwrite(torn, 1, sizeof(torn) - 1, fp) == sizeof(torn) - 1);
@@ -244,9 +217,9 @@ static void test_torn_line_of_a_dead_writer(void)
 		fclose(fp);
 	tool_revoke(&f, f.inv.id);
 	CHECK_EQ(reload(&f), 1);
-	CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS + 1000), DUST_DROP_INTRO_REVOKED);
+	CHECK_EQ(fix_connect_with(&f, &f.inv, FIX_NOW_MS + 1000), DUST_DROP_INTRO_REVOKED);
 	fix_reopen_store(&f);
-	CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS + 2000), DUST_DROP_INTRO_REVOKED);
+	CHECK_EQ(fix_connect_with(&f, &f.inv, FIX_NOW_MS + 2000), DUST_DROP_INTRO_REVOKED);
 	fix_fini(&f);
 }
 
@@ -271,7 +244,7 @@ static void test_records_before_their_invitation(void)
 
 	fix_init(&f);
 	for (int i = 0; i < 1100; i++) /* a journal long in use */
-		CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS + (uint64_t)i), DUST_OK);
+		CHECK_EQ(fix_connect_with(&f, &f.inv, FIX_NOW_MS + (uint64_t)i), DUST_OK);
 	nwithout = slurp(f.store_path, without, sizeof(without));
 	tool_add(&f, 2, added);
 	nwith = slurp(f.store_path, with, sizeof(with));
@@ -282,33 +255,33 @@ static void test_records_before_their_invitation(void)
 	if (!tool)
 		return;
 	f.srv.store = tool;
-	CHECK_EQ(connect_with(&f, &added[0], FIX_NOW_MS), DUST_OK);
+	CHECK_EQ(fix_connect_with(&f, &added[0], FIX_NOW_MS), DUST_OK);
 	CHECK_EQ(dust_store_revoke(tool, dust_store_find(tool, added[1].id), FIX_NOW_S), 0);
 	dust_store_close(tool);
 	f.srv.store = gw;
 	/* the gateway reads the older file, then the journal: records of unknown ids */
-	put_file(f.store_path, without, nwithout);
+	fix_put_file(f.store_path, without, nwithout);
 	CHECK_EQ(reload(&f), 0);
 	/* the gateway's appends compact the journal: it must keep them */
 	snprintf(path, sizeof(path), "%s.bind", f.store_path);
 	CHECK(stat(path, &a) == 0);
 	compacted = dust_store_compactions(f.srv.store);
 	for (int i = 1100; i < 1700; i++)
-		CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS + (uint64_t)i), DUST_OK);
+		CHECK_EQ(fix_connect_with(&f, &f.inv, FIX_NOW_MS + (uint64_t)i), DUST_OK);
 	CHECK(dust_store_compactions(f.srv.store) > compacted);
 	CHECK(stat(path, &b) == 0);
 	CHECK(a.st_ino != b.st_ino); /* compacted */
 	fix_reopen_store(&f);
 	/* the invitations arrive: bound to that client, revoked */
-	put_file(f.store_path, with, nwith);
+	fix_put_file(f.store_path, with, nwith);
 	CHECK_EQ(reload(&f), 4); /* two invitations, one binding, one revocation */
 	e = dust_store_find(f.srv.store, added[0].id);
 	CHECK(e && e->bound && memcmp(e->client_pk, f.client.pk, DUST_PK_BYTES) == 0);
-	CHECK_EQ(connect_with(&f, &added[1], FIX_NOW_MS + 3000), DUST_DROP_INTRO_REVOKED);
+	CHECK_EQ(fix_connect_with(&f, &added[1], FIX_NOW_MS + 3000), DUST_DROP_INTRO_REVOKED);
 	fix_reopen_store(&f);
 	e = dust_store_find(f.srv.store, added[0].id);
 	CHECK(e && e->bound && memcmp(e->client_pk, f.client.pk, DUST_PK_BYTES) == 0);
-	CHECK_EQ(connect_with(&f, &added[1], FIX_NOW_MS + 4000), DUST_DROP_INTRO_REVOKED);
+	CHECK_EQ(fix_connect_with(&f, &added[1], FIX_NOW_MS + 4000), DUST_DROP_INTRO_REVOKED);
 	fix_fini(&f);
 }
 

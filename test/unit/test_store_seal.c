@@ -33,20 +33,6 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
-/* Write by rename with mode 0600, as a writer (or an attacker with write access) does. */
-static void put_file(const char *path, const char *buf, size_t n)
-{
-	char tmp[256];
-	FILE *fp;
-
-	snprintf(tmp, sizeof(tmp), "%s.put", path);
-	fp = fopen(tmp, "wb");
-	CHECK(fp && fwrite(buf, 1, n, fp) == n);
-	if (fp)
-		fclose(fp);
-	CHECK(chmod(tmp, 0600) == 0 && rename(tmp, path) == 0);
-}
-
 /* Neither file of the store holds the secret's hex (either case). */
 static bool holds_secret(const struct fixture *f, const uint8_t secret[DUST_KEY_BYTES])
 {
@@ -85,19 +71,6 @@ static void journal_put(const struct fixture *f, const char *body)
 	}
 }
 
-static enum dust_drop connect_with(struct fixture *f, const struct dust_invite *inv,
-                                   uint64_t now_ms)
-{
-	uint8_t buf[2048];
-	struct dust_endpoint from = fix_endpoint("198.51.100.8", 40001);
-	struct dust_session cs, ss;
-	size_t used = 0;
-	int n = dust_intro_build(inv, &f->client, &f->rng, &f->pad, now_ms, buf, sizeof(buf), &cs);
-
-	CHECK(n >= DUST_INTRO_MIN_BYTES);
-	return dust_intro_accept(&f->srv, buf, (size_t)n, now_ms, &from, NULL, &ss, &used, NULL);
-}
-
 /* The files hold no K_inv after create, a binding, a revocation and a compaction. */
 static void test_no_secret_at_rest(void)
 {
@@ -105,7 +78,7 @@ static void test_no_secret_at_rest(void)
 
 	fix_init(&f);
 	CHECK(!holds_secret(&f, f.inv.secret));
-	CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS), DUST_OK);
+	CHECK_EQ(fix_connect_with(&f, &f.inv, FIX_NOW_MS), DUST_OK);
 	CHECK_EQ(dust_store_revoke(f.srv.store, dust_store_at(f.srv.store, 0), FIX_NOW_S), 0);
 	fix_reopen_store(&f);
 	CHECK(!holds_secret(&f, f.inv.secret));
@@ -130,13 +103,13 @@ static void test_altered_invitation(void)
 		char *c = rec + 3 + 2 * DUST_ID_BYTES + 1 + 60; /* inside the ciphertext */
 
 		*c = *c == '0' ? '1' : '0';
-		put_file(f.store_path, buf, len);
+		fix_put_file(f.store_path, buf, len);
 	}
 	free(buf);
 	fix_reopen_store(&f);
 	CHECK_EQ(dust_store_count(f.srv.store), 0);
 	CHECK_EQ(dust_store_refused(f.srv.store), 1);
-	CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS), DUST_DROP_INTRO_UNKNOWN);
+	CHECK_EQ(fix_connect_with(&f, &f.inv, FIX_NOW_MS), DUST_DROP_INTRO_UNKNOWN);
 	fix_fini(&f);
 }
 
@@ -174,7 +147,7 @@ static void test_forged_journal_records(void)
 	CHECK_EQ(dust_store_reload(f.srv.store), 0);
 	CHECK_EQ(dust_store_refused(f.srv.store), 2);
 	CHECK(!dust_store_find(f.srv.store, f.inv.id)->revoked);
-	CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS), DUST_OK);
+	CHECK_EQ(fix_connect_with(&f, &f.inv, FIX_NOW_MS), DUST_OK);
 	/* a sealed revocation of other, its ID replaced by ours: the seal names other */
 	{
 		char path[192], *buf, *r, oid[2 * DUST_ID_BYTES + 1];
@@ -220,7 +193,7 @@ static void test_wrong_key(void)
 	struct fixture f;
 
 	fix_init(&f);
-	CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS), DUST_OK);
+	CHECK_EQ(fix_connect_with(&f, &f.inv, FIX_NOW_MS), DUST_OK);
 	CHECK(dust_identity_generate(&other) == 0);
 	st = dust_store_open(f.store_path, DUST_STORE_READONLY, &other);
 	CHECK(st != NULL);
@@ -245,7 +218,7 @@ static void write_v2_store(const struct fixture *f, const uint8_t pk[DUST_PK_BYT
 	dust_invite_pack_full(&f->inv, pt);
 	sodium_bin2hex(hex, sizeof(hex), pt, ptlen);
 	n = snprintf(buf, sizeof(buf), "# dust invitation store v2\nI %s\n", hex);
-	put_file(f->store_path, buf, (size_t)n);
+	fix_put_file(f->store_path, buf, (size_t)n);
 	snprintf(path, sizeof(path), "%s.bind", f->store_path);
 	unlink(path);
 	sodium_bin2hex(idhex, sizeof(idhex), f->inv.id, DUST_ID_BYTES);
@@ -289,7 +262,7 @@ static void test_migrate(void)
 	CHECK_EQ(dust_store_count(f.srv.store), 1);
 	CHECK(dust_store_at(f.srv.store, 0)->bound);
 	CHECK_EQ(dust_store_refused(f.srv.store), 0);
-	CHECK_EQ(connect_with(&f, &f.inv, FIX_NOW_MS), DUST_OK); /* its bound client */
+	CHECK_EQ(fix_connect_with(&f, &f.inv, FIX_NOW_MS), DUST_OK); /* its bound client */
 	/* a second migrate finds nothing to do */
 	dust_store_close(f.srv.store);
 	f.srv.store = dust_store_open(f.store_path, DUST_STORE_MIGRATE, &f.server);
