@@ -144,6 +144,18 @@ static inline enum dust_drop fix_connect(struct fixture *f, uint64_t now_ms)
 }
 
 /*
+ * fix_connect at FIX_NOW_MS into session slots full of fill bytes, as a
+ * caller's stack or a reused slot holds: the intro must set every field
+ * that matters, none may be left over.
+ */
+static inline enum dust_drop fix_connect_dirty(struct fixture *f, uint8_t fill)
+{
+	memset(&f->cs, fill, sizeof(f->cs));
+	memset(&f->ss, fill, sizeof(f->ss));
+	return fix_connect(f, FIX_NOW_MS);
+}
+
+/*
  * An intro of inv (not only the fixture's own invitation) from the
  * fixture's client at now_ms: the server's verdict, the sessions dropped.
  */
