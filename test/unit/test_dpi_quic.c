@@ -288,25 +288,35 @@ static void one_initial(void)
 /* Two Initials, but cut in the middle (no head and tail), or swapped. */
 static void halves_otherwise(void)
 {
-	struct cap *c = cap_new(HELLO_LEN);
-	const size_t lo[1][2] = {{0, 957}}, hi[1][2] = {{957, HELLO_LEN}};
-	const size_t first[2][2] = {{0, 68}, {68 + middle(HELLO_LEN), HELLO_LEN}};
-	const size_t second[1][2] = {{68, 68 + middle(HELLO_LEN)}};
+	const size_t m = 68 + middle(HELLO_LEN);
+	/* each case: two Initials, their packet numbers and spans (offset, end pairs) */
+	const struct {
+		uint8_t pn[2];
+		size_t nspans[2];
+		size_t spans[2][2][2];
+		const char *want;
+	} t[] = {
+	    {{1, 2},
+	     {1, 1},
+	     {{{0, 957}}, {{957, HELLO_LEN}}},
+	     "packet 1 holds [0, 957), not a head and the tail of 1914"},
+	    /* Chromium's halves, numbered the other way round */
+	    {{2, 1},
+	     {2, 1},
+	     {{{0, 68}, {m, HELLO_LEN}}, {{68, m}}},
+	     "packet 1 holds [68, 1027), not a head and the tail of 1914"},
+	};
 
-	if (!c)
-		return;
-	initial_add(c, 1, lo, 1, &usual);
-	initial_add(c, 2, hi, 1, &usual);
-	judge(c, DPI_FLAG, "packet 1 holds [0, 957), not a head and the tail of 1914");
-	free(c);
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct cap *c = cap_new(HELLO_LEN);
 
-	c = cap_new(HELLO_LEN); /* Chromium's halves, numbered the other way round */
-	if (!c)
-		return;
-	initial_add(c, 2, first, 2, &usual);
-	initial_add(c, 1, second, 1, &usual);
-	judge(c, DPI_FLAG, "packet 1 holds [68, 1027), not a head and the tail of 1914");
-	free(c);
+		if (!c)
+			return;
+		for (size_t k = 0; k < 2; k++)
+			initial_add(c, t[i].pn[k], t[i].spans[k], t[i].nspans[k], &usual);
+		judge(c, DPI_FLAG, t[i].want);
+		free(c);
+	}
 }
 
 /* The middle one byte short of ceil((end + 4) / 2): an even split, say. */

@@ -167,21 +167,24 @@ static void test_mss_untouched(void)
 	static const uint8_t no_mss[4] = {1, 1, 4, 2};
 	static const uint8_t bad_len[8] = {1, 2, 0, 0x05, 0xb4, 0, 0, 0}; /* option length 0 */
 	static const uint8_t past_end[4] = {1, 1, 2, 9};
+	static const struct {
+		uint8_t flags;
+		const uint8_t *opts;
+		size_t olen;
+	} t[] = {
+	    {0x10, linux_opts, sizeof(linux_opts)}, /* ACK, no SYN */
+	    {0x02, no_mss, sizeof(no_mss)},
+	    {0x02, bad_len, sizeof(bad_len)},
+	    {0x02, past_end, sizeof(past_end)},
+	};
 	uint8_t p[256], q[256];
 	size_t n;
 
-	n = syn4(p, 0x10, linux_opts, sizeof(linux_opts), 0); /* ACK, no SYN */
-	memcpy(q, p, n);
-	CHECK(!dust_inner_mss_clamp(p, n, 1219) && !memcmp(p, q, n));
-	n = syn4(p, 0x02, no_mss, sizeof(no_mss), 0);
-	memcpy(q, p, n);
-	CHECK(!dust_inner_mss_clamp(p, n, 1219) && !memcmp(p, q, n));
-	n = syn4(p, 0x02, bad_len, sizeof(bad_len), 0);
-	memcpy(q, p, n);
-	CHECK(!dust_inner_mss_clamp(p, n, 1219) && !memcmp(p, q, n));
-	n = syn4(p, 0x02, past_end, sizeof(past_end), 0);
-	memcpy(q, p, n);
-	CHECK(!dust_inner_mss_clamp(p, n, 1219) && !memcmp(p, q, n));
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		n = syn4(p, t[i].flags, t[i].opts, t[i].olen, 0);
+		memcpy(q, p, n);
+		CHECK(!dust_inner_mss_clamp(p, n, 1219) && !memcmp(p, q, n));
+	}
 	/* a later fragment: its "TCP header" is payload */
 	n = syn4(p, 0x02, linux_opts, sizeof(linux_opts), 0);
 	put16(p + 6, 0x0010);

@@ -144,6 +144,13 @@ static unsigned poll_some(struct dust_store *st, unsigned max, unsigned seen[NIN
 	return n;
 }
 
+/* First uses of invitations 0 to n - 1 submitted, each with its own cookie. */
+static void submit_first_uses(struct dust_store *st, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		CHECK_EQ(dust_store_persist_submit(st, first_use(st, i), COOKIE0 + i), 0);
+}
+
 /*
  * Ten first uses submitted: each binding written at once, none synced nor
  * reported; the first poll runs one fdatasync covering all ten and reports
@@ -154,8 +161,7 @@ static void test_group_commit(void)
 	struct dust_store *st = store_new();
 	unsigned seen[NINV] = {0}, got = 0, s0 = syncs;
 
-	for (unsigned i = 0; i < 10; i++)
-		CHECK_EQ(dust_store_persist_submit(st, first_use(st, i), COOKIE0 + i), 0);
+	submit_first_uses(st, 10);
 	CHECK_EQ(syncs, s0);               /* nothing synced at submit */
 	CHECK_EQ(journal_bindings(), 10u); /* written at submit */
 	for (unsigned i = 0; i < 10; i++)
@@ -191,8 +197,7 @@ static void test_late_submit(void)
 	struct dust_store *st = store_new();
 	unsigned seen[NINV] = {0}, s0 = syncs;
 
-	for (unsigned i = 0; i < 3; i++)
-		CHECK_EQ(dust_store_persist_submit(st, first_use(st, i), COOKIE0 + i), 0);
+	submit_first_uses(st, 3);
 	CHECK_EQ(poll_some(st, 1, seen, DUST_OK), 1u);
 	CHECK_EQ(syncs, s0 + 1);
 	CHECK_EQ(dust_store_persist_submit(st, first_use(st, 3), COOKIE0 + 3), 0);
@@ -214,8 +219,7 @@ static void test_sync_fails(void)
 	struct dust_store *st = store_new();
 	unsigned seen[NINV] = {0}, s0 = syncs;
 
-	for (unsigned i = 0; i < 4; i++)
-		CHECK_EQ(dust_store_persist_submit(st, first_use(st, i), COOKIE0 + i), 0);
+	submit_first_uses(st, 4);
 	sync_errno = EIO;
 	CHECK_EQ(poll_some(st, NINV, seen, DUST_DROP_INTRO_PERSIST), 4u);
 	sync_errno = 0;
