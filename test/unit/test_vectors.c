@@ -195,25 +195,53 @@ static char *slurp(const char *path)
 	return buf;
 }
 
+/* The golden file that env names, read; NULL (a failed CHECK) where it cannot be. */
+static char *golden_file(const char *env)
+{
+	const char *path = getenv(env);
+	char *file = path ? slurp(path) : NULL;
+
+	CHECK(file != NULL);
+	return file;
+}
+
+/* The file's value for key is want (what this build made again). */
+static bool field_is(const char *file, const char *key, const char *want)
+{
+	char got[8192]; /* the longest value: a quic hello's 2 x 1250 bytes, in hex */
+
+	return field(file, key, got, sizeof(got)) && strcmp(got, want) == 0;
+}
+
 static struct vec vec;
+
+/*
+ * fix_init, v built again under suite, and the exchange's three datagrams
+ * (intro, answer, reply) compared with the golden file env names: the file,
+ * for the suite's own fields, or NULL.
+ */
+static char *golden_exchange(struct vec *v, struct fixture *f, uint8_t suite, const char *env)
+{
+	char *file;
+
+	fix_init(f);
+	build(v, f, suite);
+	file = golden_file(env);
+	if (file) {
+		CHECK(field_is(file, "intro_datagram: ", v->intro_dg));
+		CHECK(field_is(file, "answer: ", v->answer));
+		CHECK(field_is(file, "reply: ", v->reply));
+	}
+	return file;
+}
 
 static void test_golden_bytes(void)
 {
-	const char *path = getenv("DUST_VECTORS");
-	char *file, got[8192];
 	struct fixture f;
+	char *file = golden_exchange(&vec, &f, DUST_SUITE_CHACHA20POLY1305, "DUST_VECTORS");
 
-	fix_init(&f);
-	build(&vec, &f, DUST_SUITE_CHACHA20POLY1305);
-	file = path ? slurp(path) : NULL;
-	CHECK(file != NULL);
-	if (!file)
-		goto out;
-	CHECK(field(file, "intro_datagram: ", got, sizeof(got)) && strcmp(got, vec.intro_dg) == 0);
-	CHECK(field(file, "answer: ", got, sizeof(got)) && strcmp(got, vec.answer) == 0);
-	CHECK(field(file, "reply: ", got, sizeof(got)) && strcmp(got, vec.reply) == 0);
-	CHECK(field(file, "server_sk: ", got, sizeof(got)) && strcmp(got, vec.server_sk) == 0);
-out:
+	if (file)
+		CHECK(field_is(file, "server_sk: ", vec.server_sk));
 	fix_fini(&f);
 }
 
@@ -222,26 +250,18 @@ static struct vec gvec;
 /* Suite 1: the same exchange under AES-256-GCM, and packets of key epoch 1. */
 static void test_aesgcm_golden_bytes(void)
 {
-	const char *path = getenv("DUST_AESGCM_VECTORS");
-	char *file, got[8192];
 	struct fixture f;
+	char *file;
 
 	/* registered only where the suite exists (main's build always): see main */
 	CHECK(dust_suite_available(DUST_SUITE_AES256GCM));
-	fix_init(&f);
-	build(&gvec, &f, DUST_SUITE_AES256GCM);
-	file = path ? slurp(path) : NULL;
-	CHECK(file != NULL);
-	if (!file)
-		goto out;
-	CHECK(field(file, "intro_datagram: ", got, sizeof(got)) && strcmp(got, gvec.intro_dg) == 0);
-	CHECK(field(file, "answer: ", got, sizeof(got)) && strcmp(got, gvec.answer) == 0);
-	CHECK(field(file, "reply: ", got, sizeof(got)) && strcmp(got, gvec.reply) == 0);
-	CHECK(field(file, "epoch1_c2s: ", got, sizeof(got)) && strcmp(got, gvec.e1_c2s) == 0);
-	CHECK(field(file, "epoch1_s2c: ", got, sizeof(got)) && strcmp(got, gvec.e1_s2c) == 0);
-	/* and it differs from suite 0's: the suite byte reached the AEAD */
-	CHECK(strcmp(gvec.intro_dg, vec.intro_dg) != 0);
-out:
+	file = golden_exchange(&gvec, &f, DUST_SUITE_AES256GCM, "DUST_AESGCM_VECTORS");
+	if (file) {
+		CHECK(field_is(file, "epoch1_c2s: ", gvec.e1_c2s));
+		CHECK(field_is(file, "epoch1_s2c: ", gvec.e1_s2c));
+		/* and it differs from suite 0's: the suite byte reached the AEAD */
+		CHECK(strcmp(gvec.intro_dg, vec.intro_dg) != 0);
+	}
 	fix_fini(&f);
 }
 
@@ -397,26 +417,59 @@ static struct qvec qvec;
 
 static void test_quic_golden_bytes(void)
 {
-	const char *path = getenv("DUST_QUIC_VECTORS");
-	char *file, got[2 * DUST_QUIC_HELLO_BYTES + 64];
 	struct fixture f;
+	char *file;
 
 	fix_init(&f);
 	build_quic(&qvec, &f);
-	file = path ? slurp(path) : NULL;
-	CHECK(file != NULL);
+	file = golden_file("DUST_QUIC_VECTORS");
 	if (!file)
 		goto out;
-	CHECK(field(file, "invite_pt: ", got, sizeof(got)) && strcmp(got, qvec.invite_pt) == 0);
-	CHECK(field(file, "server_eph_sk: ", got, sizeof(got)) && strcmp(got, qvec.eph_sk) == 0);
-	CHECK(field(file, "client_initial: ", got, sizeof(got)) && strcmp(got, qvec.initial) == 0);
-	CHECK(field(file, "server_answer: ", got, sizeof(got)) && strcmp(got, qvec.answer) == 0);
-	CHECK(field(file, "server_answer_tail: ", got, sizeof(got)) && strcmp(got, qvec.tail) == 0);
-	CHECK(field(file, "client_mlkem_dk: ", got, sizeof(got)) && strcmp(got, qvec.dk) == 0);
-	CHECK(field(file, "c2s_short: ", got, sizeof(got)) && strcmp(got, qvec.c2s) == 0);
-	CHECK(field(file, "s2c_short: ", got, sizeof(got)) && strcmp(got, qvec.s2c) == 0);
+	CHECK(field_is(file, "invite_pt: ", qvec.invite_pt));
+	CHECK(field_is(file, "server_eph_sk: ", qvec.eph_sk));
+	CHECK(field_is(file, "client_initial: ", qvec.initial));
+	CHECK(field_is(file, "server_answer: ", qvec.answer));
+	CHECK(field_is(file, "server_answer_tail: ", qvec.tail));
+	CHECK(field_is(file, "client_mlkem_dk: ", qvec.dk));
+	CHECK(field_is(file, "c2s_short: ", qvec.c2s));
+	CHECK(field_is(file, "s2c_short: ", qvec.s2c));
 out:
 	fix_fini(&f);
+}
+
+/* A vector of suite, its invitation sealed under VEC_PASSWORD, written to path. */
+static void write_vec(struct vec *v, struct fixture *f, uint8_t suite, const char *path)
+{
+	build(v, f, suite);
+	CHECK(dust_invite_seal(&v->inv, VEC_PASSWORD, strlen(VEC_PASSWORD), v->invite_text,
+	                       sizeof(v->invite_text)) == 0);
+	write_file(v, path);
+}
+
+/*
+ * --write, --write-aesgcm or --write-quic (mode): the vectors written to
+ * path from this build, not checked against a file; 1 if a CHECK failed,
+ * -1 if mode is none of these (then argv[1] names a test).
+ */
+static int write_mode(const char *mode, const char *path)
+{
+	struct fixture f;
+	bool quic = strcmp(mode, "--write-quic") == 0, gcm = strcmp(mode, "--write-aesgcm") == 0;
+
+	if (!quic && !gcm && strcmp(mode, "--write") != 0)
+		return -1;
+	fix_init(&f);
+	if (quic) {
+		build(&vec, &f, DUST_SUITE_CHACHA20POLY1305);
+		build_quic(&qvec, &f);
+		write_quic_file(&vec, &qvec, path);
+	} else if (gcm) {
+		write_vec(&gvec, &f, DUST_SUITE_AES256GCM, path);
+	} else {
+		write_vec(&vec, &f, DUST_SUITE_CHACHA20POLY1305, path);
+	}
+	fix_fini(&f);
+	return check_failures != 0;
 }
 
 static const struct check_test tests[] = {
@@ -429,39 +482,10 @@ static const struct check_test tests[] = {
 int main(int argc, char **argv)
 {
 	size_t n = CHECK_COUNT(tests);
+	int rc = argc == 3 ? write_mode(argv[1], argv[2]) : -1;
 
-	if (argc == 3 && strcmp(argv[1], "--write") == 0) {
-		struct fixture f;
-
-		fix_init(&f);
-		build(&vec, &f, DUST_SUITE_CHACHA20POLY1305);
-		CHECK(dust_invite_seal(&vec.inv, VEC_PASSWORD, strlen(VEC_PASSWORD),
-		                       vec.invite_text, sizeof(vec.invite_text)) == 0);
-		write_file(&vec, argv[2]);
-		fix_fini(&f);
-		return check_failures != 0;
-	}
-	if (argc == 3 && strcmp(argv[1], "--write-aesgcm") == 0) {
-		struct fixture f;
-
-		fix_init(&f);
-		build(&gvec, &f, DUST_SUITE_AES256GCM);
-		CHECK(dust_invite_seal(&gvec.inv, VEC_PASSWORD, strlen(VEC_PASSWORD),
-		                       gvec.invite_text, sizeof(gvec.invite_text)) == 0);
-		write_file(&gvec, argv[2]);
-		fix_fini(&f);
-		return check_failures != 0;
-	}
-	if (argc == 3 && strcmp(argv[1], "--write-quic") == 0) {
-		struct fixture f;
-
-		fix_init(&f);
-		build(&vec, &f, DUST_SUITE_CHACHA20POLY1305);
-		build_quic(&qvec, &f);
-		write_quic_file(&vec, &qvec, argv[2]);
-		fix_fini(&f);
-		return check_failures != 0;
-	}
+	if (rc >= 0)
+		return rc;
 	CHECK(dust_init() == 0);
 #ifndef DUST_TEST_IPSECMB
 	/* aesgcm_golden_bytes is the last: left out where the suite cannot exist */
@@ -471,5 +495,5 @@ int main(int argc, char **argv)
 		n--;
 	}
 #endif
-	return check_run(tests, n, argc > 1 ? argv[1] : NULL);
+	return check_main(argc, argv, tests, n, NULL);
 }
