@@ -784,37 +784,41 @@ struct txn_item {
  */
 #define TXN_ITEMS ETCD_TXN_ITEMS
 
-/* The txn of items sel[0, n): every compare, every put, every compare's key read on failure. */
-static void txn_body(struct sbuf *s, const struct txn_item *it, const unsigned *sel, unsigned n)
+/*
+ * One list of the txn: for each compare key of items sel[0, n), or with put
+ * each put, "PRE KEY POST" (a put: "PRE KEY,"value":VAL POST"), comma-separated.
+ */
+static void txn_list(struct sbuf *s, const struct txn_item *it, const unsigned *sel, unsigned n,
+                     bool put, const char *pre, const char *post)
 {
 	const char *sep = "";
 
-	sb_str(s, "{\"compare\":[");
-	for (unsigned k = 0; k < n; k++)
-		for (unsigned j = 0; j < it[sel[k]].ncmp; j++, sep = ",") {
+	for (unsigned k = 0; k < n; k++) {
+		const struct txn_item *x = &it[sel[k]];
+
+		for (unsigned j = 0; j < (put ? x->nput : x->ncmp); j++, sep = ",") {
 			sb_str(s, sep);
-			sb_str(s, "{\"key\":");
-			sb_b64(s, it[sel[k]].cmp[j]);
-			sb_str(s, ",\"target\":\"CREATE\",\"create_revision\":\"0\"}");
+			sb_str(s, pre);
+			sb_b64(s, put ? x->key[j] : x->cmp[j]);
+			if (put) {
+				sb_str(s, ",\"value\":");
+				sb_b64(s, x->val[j]);
+			}
+			sb_str(s, post);
 		}
+	}
+}
+
+/* The txn of items sel[0, n): every compare, every put, every compare's key read on failure. */
+static void txn_body(struct sbuf *s, const struct txn_item *it, const unsigned *sel, unsigned n)
+{
+	sb_str(s, "{\"compare\":[");
+	txn_list(s, it, sel, n, false,
+	         "{\"key\":", ",\"target\":\"CREATE\",\"create_revision\":\"0\"}");
 	sb_str(s, "],\"success\":[");
-	for (unsigned k = 0, first = 1; k < n; k++)
-		for (unsigned j = 0; j < it[sel[k]].nput; j++, first = 0) {
-			sb_str(s, first ? "{\"request_put\":{\"key\":"
-			                : ",{\"request_put\":{\"key\":");
-			sb_b64(s, it[sel[k]].key[j]);
-			sb_str(s, ",\"value\":");
-			sb_b64(s, it[sel[k]].val[j]);
-			sb_str(s, "}}");
-		}
+	txn_list(s, it, sel, n, true, "{\"request_put\":{\"key\":", "}}");
 	sb_str(s, "],\"failure\":[");
-	for (unsigned k = 0, first = 1; k < n; k++)
-		for (unsigned j = 0; j < it[sel[k]].ncmp; j++, first = 0) {
-			sb_str(s, first ? "{\"request_range\":{\"key\":"
-			                : ",{\"request_range\":{\"key\":");
-			sb_b64(s, it[sel[k]].cmp[j]);
-			sb_str(s, "}}");
-		}
+	txn_list(s, it, sel, n, false, "{\"request_range\":{\"key\":", "}}");
 	sb_str(s, "]}");
 }
 
