@@ -74,20 +74,24 @@ void dust_answer_prk(uint8_t prk2[DUST_KEY_BYTES], const uint8_t prk[DUST_KEY_BY
 
 void dust_session_keys_split(struct dust_session_keys *k, const uint8_t prk[DUST_KEY_BYTES])
 {
-	crypto_kdf_derive_from_key(k->c2s_data, DUST_KEY_BYTES, DUST_KDF_C2S_DATA,
-	                           DUST_KDF_CTX_SESSION, prk);
-	crypto_kdf_derive_from_key(k->s2c_data, DUST_KEY_BYTES, DUST_KDF_S2C_DATA,
-	                           DUST_KDF_CTX_SESSION, prk);
-	crypto_kdf_derive_from_key(k->c2s_hp, DUST_HP_KEY_BYTES, DUST_KDF_C2S_HP,
-	                           DUST_KDF_CTX_SESSION, prk);
-	crypto_kdf_derive_from_key(k->s2c_hp, DUST_HP_KEY_BYTES, DUST_KDF_S2C_HP,
-	                           DUST_KDF_CTX_SESSION, prk);
-	crypto_kdf_derive_from_key(k->confirm, DUST_KEY_BYTES, DUST_KDF_CONFIRM,
-	                           DUST_KDF_CTX_SESSION, prk);
-	crypto_kdf_derive_from_key(k->c2s_upd, DUST_KEY_BYTES, DUST_KDF_C2S_UPD,
-	                           DUST_KDF_CTX_SESSION, prk);
-	crypto_kdf_derive_from_key(k->s2c_upd, DUST_KEY_BYTES, DUST_KDF_S2C_UPD,
-	                           DUST_KDF_CTX_SESSION, prk);
+	/* every key of the session: where it goes, its length and its KDF id */
+	const struct {
+		uint8_t *out;
+		size_t len;
+		uint64_t id;
+	} split[] = {
+	    {k->c2s_data, DUST_KEY_BYTES, DUST_KDF_C2S_DATA},
+	    {k->s2c_data, DUST_KEY_BYTES, DUST_KDF_S2C_DATA},
+	    {k->c2s_hp, DUST_HP_KEY_BYTES, DUST_KDF_C2S_HP},
+	    {k->s2c_hp, DUST_HP_KEY_BYTES, DUST_KDF_S2C_HP},
+	    {k->confirm, DUST_KEY_BYTES, DUST_KDF_CONFIRM},
+	    {k->c2s_upd, DUST_KEY_BYTES, DUST_KDF_C2S_UPD},
+	    {k->s2c_upd, DUST_KEY_BYTES, DUST_KDF_S2C_UPD},
+	};
+
+	for (size_t i = 0; i < sizeof(split) / sizeof(split[0]); i++)
+		crypto_kdf_derive_from_key(split[i].out, split[i].len, split[i].id,
+		                           DUST_KDF_CTX_SESSION, prk);
 }
 
 void dust_intro_confirm(const struct dust_session_keys *k, const uint8_t *intro, size_t len,
