@@ -136,6 +136,23 @@ struct dgw_lifecycle_w;
 struct dgw_rtx; /* rtx.h, its worker side in rtx_w.h */
 struct dgw_pace_w;
 
+/*
+ * dgw_PART_init and dgw_PART_free of a module whose worker state is one
+ * zeroed, cache-aligned allocation ("dgw_PART") behind w->FIELD and owns
+ * nothing else. The file that uses it includes rte_malloc.h.
+ */
+#define DGW_WORKER_PART(part, field)                                                               \
+	int dgw_##part##_init(struct dgw_worker *w)                                                \
+	{                                                                                          \
+		w->field = rte_zmalloc("dgw_" #part, sizeof(*w->field), RTE_CACHE_LINE_SIZE);      \
+		return w->field ? 0 : -ENOMEM;                                                     \
+	}                                                                                          \
+	void dgw_##part##_free(struct dgw_worker *w)                                               \
+	{                                                                                          \
+		rte_free(w->field);                                                                \
+		w->field = NULL;                                                                   \
+	}
+
 struct dgw_worker {
 	struct dgw *gw;
 	unsigned lcore;

@@ -25,17 +25,7 @@ struct dgw_lifecycle_w {
 	bool evict_scanned;
 };
 
-int dgw_lifecycle_init(struct dgw_worker *w)
-{
-	w->life = rte_zmalloc("dgw_lifecycle", sizeof(*w->life), RTE_CACHE_LINE_SIZE);
-	return w->life ? 0 : -ENOMEM;
-}
-
-void dgw_lifecycle_free(struct dgw_worker *w)
-{
-	rte_free(w->life);
-	w->life = NULL;
-}
+DGW_WORKER_PART(lifecycle, life)
 
 /* s was already taken out of the table (RETIRING). */
 static void retired(struct dust_session *s, void *arg)

@@ -33,17 +33,7 @@ static bool is_replay(const struct dgw_config *cfg)
 	return cfg->exit_on_idle_ms || cfg->dlv_hold_ms || cfg->clock == DGW_CLOCK_CAPTURE;
 }
 
-int dgw_poll_init(struct dgw_worker *w)
-{
-	w->poll = rte_zmalloc("dgw_poll", sizeof(*w->poll), RTE_CACHE_LINE_SIZE);
-	return w->poll ? 0 : -ENOMEM;
-}
-
-void dgw_poll_free(struct dgw_worker *w)
-{
-	rte_free(w->poll);
-	w->poll = NULL;
-}
+DGW_WORKER_PART(poll, poll)
 
 void dgw_poll_start(struct dgw_worker *w)
 {

@@ -27,17 +27,7 @@ struct dgw_replay_w {
 	uint64_t no_ts;         /* net packets without a timestamp (the first is logged) */
 };
 
-int dgw_replay_init(struct dgw_worker *w)
-{
-	w->replay = rte_zmalloc("dgw_replay", sizeof(*w->replay), RTE_CACHE_LINE_SIZE);
-	return w->replay ? 0 : -ENOMEM;
-}
-
-void dgw_replay_free(struct dgw_worker *w)
-{
-	rte_free(w->replay);
-	w->replay = NULL;
-}
+DGW_WORKER_PART(replay, replay)
 
 int dgw_replay_setup(struct dgw *gw)
 {
