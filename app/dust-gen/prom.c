@@ -20,11 +20,7 @@
 enum { DG_PROM_POLL_MS = 200 };
 
 struct dg_prom {
-	struct dg *g;
-	int fd;
-	pthread_t tid;
-	_Atomic bool stop;
-	bool running;
+	struct prom_thread t;
 };
 
 static const char *const dir_name[2] = {"forward", "reverse"};
@@ -148,15 +144,6 @@ static void write_metrics(FILE *f, void *arg)
 	write_latency(f, g);
 }
 
-static void *prom_loop(void *arg)
-{
-	struct dg_prom *p = arg;
-
-	while (!atomic_load(&p->stop))
-		prom_serve_once(p->fd, DG_PROM_POLL_MS, write_metrics, p->g);
-	return NULL;
-}
-
 struct dg_prom *dg_prom_open(const char *addr)
 {
 	struct dg_prom *p = calloc(1, sizeof(*p));
@@ -164,8 +151,8 @@ struct dg_prom *dg_prom_open(const char *addr)
 
 	if (!p)
 		return NULL;
-	p->fd = prom_listen(addr, err, sizeof(err));
-	if (p->fd < 0) {
+	p->t.fd = prom_listen(addr, err, sizeof(err));
+	if (p->t.fd < 0) {
 		fprintf(stderr, "dust-gen: --prometheus %s\n", err);
 		free(p);
 		return NULL;
@@ -176,15 +163,13 @@ struct dg_prom *dg_prom_open(const char *addr)
 /* After dg_lcores_split: the thread reads g->ls. */
 int dg_prom_start(struct dg_prom *p, struct dg *g)
 {
-	int rc;
+	int rc = prom_thread_start(&p->t, rte_ctrl_thread_create, "dg-prom", DG_PROM_POLL_MS,
+	                           write_metrics, g);
 
-	p->g = g;
-	rc = rte_ctrl_thread_create(&p->tid, "dg-prom", NULL, prom_loop, p);
 	if (rc != 0) {
 		fprintf(stderr, "dust-gen: cannot start the prometheus thread: %s\n", strerror(rc));
 		return -rc;
 	}
-	p->running = true;
 	return 0;
 }
 
@@ -192,10 +177,6 @@ void dg_prom_stop(struct dg_prom *p)
 {
 	if (!p)
 		return;
-	if (p->running) {
-		atomic_store(&p->stop, true);
-		pthread_join(p->tid, NULL);
-	}
-	close(p->fd);
+	prom_thread_stop(&p->t);
 	free(p);
 }

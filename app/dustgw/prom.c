@@ -37,11 +37,8 @@ enum {
 };
 
 struct dgw_prom {
+	struct prom_thread t;
 	struct dgw *gw;
-	int fd;
-	pthread_t tid;
-	_Atomic bool stop;
-	bool running;
 	char addr[64];
 	/* from dust_crypto_backend_name() on the main lcore (a per-thread view) */
 	char aead_backend[32], aead_version[32], aead_path[64];
@@ -350,15 +347,6 @@ static void write_cb(FILE *f, void *arg)
 	write_metrics(f, arg);
 }
 
-static void *prom_loop(void *arg)
-{
-	struct dgw_prom *p = arg;
-
-	while (!atomic_load(&p->stop))
-		prom_serve_once(p->fd, PROM_POLL_MS, write_cb, p);
-	return NULL;
-}
-
 /* "libipsec-mb 1.3.0 (AVX512, VAES)" -> backend, version, code path */
 static void aead_info(struct dgw_prom *p)
 {
@@ -399,7 +387,7 @@ struct dgw_prom *dgw_prom_open(const char *addr)
 		errno = -fd;
 		return NULL;
 	}
-	p->fd = fd;
+	p->t.fd = fd;
 	snprintf(p->addr, sizeof(p->addr), "%s", addr);
 	return p;
 }
@@ -410,12 +398,12 @@ int dgw_prom_start(struct dgw_prom *p, struct dgw *gw)
 
 	p->gw = gw;
 	aead_info(p);
-	rc = rte_ctrl_thread_create(&p->tid, "dgw-prom", NULL, prom_loop, p);
+	rc =
+	    prom_thread_start(&p->t, rte_ctrl_thread_create, "dgw-prom", PROM_POLL_MS, write_cb, p);
 	if (rc != 0) {
 		fprintf(stderr, "dustgw: cannot start the prometheus thread: %s\n", strerror(rc));
 		return -rc;
 	}
-	p->running = true;
 	DGW_LOG(INFO, "prometheus metrics on http://%s/metrics", p->addr);
 	return 0;
 }
@@ -424,10 +412,6 @@ void dgw_prom_stop(struct dgw_prom *p)
 {
 	if (!p)
 		return;
-	if (p->running) {
-		atomic_store(&p->stop, true);
-		pthread_join(p->tid, NULL);
-	}
-	close(p->fd);
+	prom_thread_stop(&p->t);
 	free(p);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Prometheus metrics over HTTP (promserve.h): the exposition helpers, the
- * listen address, and a minimal HTTP/1.1 responder for GET /metrics.
+ * listen address, a minimal HTTP/1.1 responder for GET /metrics, and the
+ * thread that runs it until stopped.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -251,4 +252,37 @@ void prom_serve_once(int fd, int poll_ms, prom_write_fn *write, void *arg)
 		return;
 	serve(c, write, arg);
 	close(c);
+}
+
+static void *prom_thread_loop(void *arg)
+{
+	struct prom_thread *t = arg;
+
+	while (!atomic_load(&t->stop))
+		prom_serve_once(t->fd, t->poll_ms, t->write, t->arg);
+	return NULL;
+}
+
+int prom_thread_start(struct prom_thread *t, prom_thread_create_fn *create, const char *name,
+                      int poll_ms, prom_write_fn *write, void *arg)
+{
+	int rc;
+
+	t->poll_ms = poll_ms;
+	t->write = write;
+	t->arg = arg;
+	rc = create(&t->tid, name, NULL, prom_thread_loop, t);
+	if (rc == 0)
+		t->running = true;
+	return rc;
+}
+
+void prom_thread_stop(struct prom_thread *t)
+{
+	if (t->running) {
+		atomic_store(&t->stop, true);
+		pthread_join(t->tid, NULL);
+		t->running = false;
+	}
+	close(t->fd);
 }

@@ -3,11 +3,15 @@
  * Prometheus metrics over HTTP, shared by dustgw and dust-gen: the text
  * exposition format's helpers, ADDR:PORT parsing, and a responder that
  * answers GET (or HEAD) /metrics one connection at a time. No DPDK: the
- * caller runs prom_serve_once in a loop on a thread of its own.
+ * caller runs prom_serve_once in a loop on a thread of its own, or has
+ * prom_thread_start do that with the thread maker it passes.
  */
 #ifndef PROMSERVE_H
 #define PROMSERVE_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -29,6 +33,32 @@ typedef void prom_write_fn(FILE *f, void *arg);
  * 431. Returns after one connection or the wait.
  */
 void prom_serve_once(int fd, int poll_ms, prom_write_fn *write, void *arg);
+
+/**
+ * A thread answering scrapes on a listening socket until stopped: fd is the
+ * caller's (from prom_listen), the rest prom_thread_start's. It polls every
+ * poll_ms, which bounds how long prom_thread_stop waits.
+ */
+struct prom_thread {
+	int fd;
+	int poll_ms;
+	prom_write_fn *write;
+	void *arg;
+	pthread_t tid;
+	_Atomic bool stop;
+	bool running;
+};
+/**
+ * The signature of pthread_create with a name, as rte_ctrl_thread_create
+ * has: the DPDK apps start the thread off the lcores' CPUs with it.
+ */
+typedef int prom_thread_create_fn(pthread_t *tid, const char *name, const pthread_attr_t *attr,
+                                  void *(*start)(void *), void *arg);
+/** Start t's thread with create: 0, or what create returned (its error). */
+int prom_thread_start(struct prom_thread *t, prom_thread_create_fn *create, const char *name,
+                      int poll_ms, prom_write_fn *write, void *arg);
+/** Stop and join the thread if it was started, then close t->fd. */
+void prom_thread_stop(struct prom_thread *t);
 
 /** "# HELP" and "# TYPE" lines of a metric family. */
 void prom_family(FILE *f, const char *name, const char *type, const char *help);
