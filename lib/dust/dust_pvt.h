@@ -138,6 +138,13 @@ bool dust_intro_ts_ok(uint64_t ts_ms, uint64_t now_ms, const struct dust_limits 
  */
 bool dust_share_dh(const struct dust_eph **eph, struct dust_eph *own,
                    const uint8_t peer[DUST_PK_BYTES], uint8_t dh_ee[DUST_KEY_BYTES]);
+/*
+ * An accepted intro's session s belongs to invitation e: its store index in
+ * s and, when asked, in *info with what dust_store_commit said.
+ */
+void dust_intro_bind(struct dust_session *s, const struct dust_server *srv,
+                     const struct dust_store_entry *e, struct dust_intro_info *info, bool first_use,
+                     bool held);
 struct dust_store_view;
 enum dust_drop dust_intro_fresh(const struct dust_store_view *v, uint64_t ts_ms,
                                 const uint8_t nonce[DUST_XNONCE_BYTES]);

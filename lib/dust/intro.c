@@ -259,6 +259,18 @@ static void answer_seal(uint8_t out[DUST_ANSWER_BYTES], const uint8_t k_ans[DUST
 	                                           out + DUST_ANSWER_NONCE_OFF, k_ans);
 }
 
+void dust_intro_bind(struct dust_session *s, const struct dust_server *srv,
+                     const struct dust_store_entry *e, struct dust_intro_info *info, bool first_use,
+                     bool held)
+{
+	s->invite_idx = dust_store_index(srv->store, e);
+	if (info) {
+		info->invite_idx = s->invite_idx;
+		info->first_use = first_use;
+		info->held = held;
+	}
+}
+
 DUST_EXPORT enum dust_drop dust_intro_accept(struct dust_server *srv, const uint8_t *pkt,
                                              size_t len, uint64_t now_ms,
                                              const struct dust_endpoint *from,
@@ -310,13 +322,8 @@ DUST_EXPORT enum dust_drop dust_intro_accept(struct dust_server *srv, const uint
 	answer_seal(s->hs.answer, t->k_ans, eph->pk);
 	s->hs_pending = 1;
 	s->peer = *from;
-	s->invite_idx = dust_store_index(srv->store, e);
 	*consumed = DUST_INTRO_MIN_BYTES + le16_get(t->pt.pad_len);
-	if (info) {
-		info->invite_idx = s->invite_idx;
-		info->first_use = first_use;
-		info->held = held;
-	}
+	dust_intro_bind(s, srv, e, info, first_use, held);
 out_wipe:
 	sodium_memzero(t, sizeof(*t));
 	return d;

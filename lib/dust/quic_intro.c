@@ -1021,12 +1021,7 @@ dust_quic_intro_accept_sized(struct dust_server *srv, struct dust_rng *rng, cons
 	server_session(s, rng, &t->k, e);
 	s->peer = *from;
 	s->last_rx_s = (uint32_t)(now_ms / 1000);
-	s->invite_idx = dust_store_index(srv->store, e);
-	if (info) {
-		info->invite_idx = s->invite_idx;
-		info->first_use = first_use;
-		info->held = held;
-	}
+	dust_intro_bind(s, srv, e, info, first_use, held);
 out_wipe:
 	if (d != DUST_OK)
 		sodium_memzero(acc, sizeof(*acc));
