@@ -105,6 +105,16 @@ size_t dust_size_model_pad(const struct dust_session *s, struct dust_rng *rng, s
  * r < cum[n - 1].
  */
 unsigned dust_cum_index(const uint32_t *cum, unsigned n, uint32_t r);
+/* One direction's table of the cover's: values, their cum[] weights, n of each. */
+struct dust_cover_table {
+	const uint16_t *v;
+	const uint32_t *cum;
+	unsigned n;
+};
+#define DUST_COVER_TABLE(v, cum)                                                                   \
+	{                                                                                          \
+		v, cum, sizeof(v) / sizeof((v)[0])                                                 \
+	}
 
 void dust_session_keys_split(struct dust_session_keys *k, const uint8_t prk[DUST_KEY_BYTES]);
 /* The intro's PRK (§4): dh_es = DH(e, S), dh_cs = DH(c, S); transcript = bytes [0, PAD_OFF). */

@@ -8,21 +8,16 @@
 #include "gaps.h"
 #include "quic_gaps.h"
 
-struct gap_model {
-	const uint16_t *us;
-	const uint32_t *cum;
-	unsigned n;
-};
-
-static const struct gap_model models[2] = {
-    {quic_c2s_gap_us, quic_c2s_gap_cum, sizeof(quic_c2s_gap_us) / sizeof(quic_c2s_gap_us[0])},
-    {quic_s2c_gap_us, quic_s2c_gap_cum, sizeof(quic_s2c_gap_us) / sizeof(quic_s2c_gap_us[0])},
+/* the gaps in microseconds (v) each way: [0] the client's, [1] the server's */
+static const struct dust_cover_table models[2] = {
+    DUST_COVER_TABLE(quic_c2s_gap_us, quic_c2s_gap_cum),
+    DUST_COVER_TABLE(quic_s2c_gap_us, quic_s2c_gap_cum),
 };
 
 DUST_EXPORT uint32_t dust_quic_gap_ns(uint8_t role, struct dust_rng *rng)
 {
-	const struct gap_model *m = &models[role == DUST_ROLE_CLIENT ? 0 : 1];
-	uint32_t us = m->us[dust_cum_index(m->cum, m->n, dust_rng_uniform(rng, m->cum[m->n - 1]))];
+	const struct dust_cover_table *m = &models[role == DUST_ROLE_CLIENT ? 0 : 1];
+	uint32_t us = m->v[dust_cum_index(m->cum, m->n, dust_rng_uniform(rng, m->cum[m->n - 1]))];
 
 	/* a stamp of k us is a gap anywhere in [k - 0.5, k + 0.5) us */
 	return us * 1000u - 500u + dust_rng_uniform(rng, 1000);

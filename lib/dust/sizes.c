@@ -12,26 +12,21 @@
 #include "quic.h"
 #include "quic_sizes.h"
 
-struct size_model {
-	const uint16_t *size;
-	const uint32_t *cum;
-	unsigned n;
-};
-
-static const struct size_model models[2] = {
-    {quic_c2s_size, quic_c2s_cum, sizeof(quic_c2s_size) / sizeof(quic_c2s_size[0])},
-    {quic_s2c_size, quic_s2c_cum, sizeof(quic_s2c_size) / sizeof(quic_s2c_size[0])},
+/* the sizes (v) each way: [0] the client's, [1] the server's */
+static const struct dust_cover_table models[2] = {
+    DUST_COVER_TABLE(quic_c2s_size, quic_c2s_cum),
+    DUST_COVER_TABLE(quic_s2c_size, quic_s2c_cum),
 };
 
 /* The first index whose size is >= len; m->n if none. */
-static unsigned first_at_least(const struct size_model *m, size_t len)
+static unsigned first_at_least(const struct dust_cover_table *m, size_t len)
 {
 	unsigned lo = 0, hi = m->n;
 
 	while (lo < hi) {
 		unsigned mid = (lo + hi) / 2;
 
-		if (m->size[mid] < len)
+		if (m->v[mid] < len)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -56,19 +51,19 @@ unsigned dust_cum_index(const uint32_t *cum, unsigned n, uint32_t r)
 
 size_t dust_size_model_ack(const struct dust_session *s, struct dust_rng *rng)
 {
-	const struct size_model *m = &models[s->role == DUST_ROLE_CLIENT ? 0 : 1];
+	const struct dust_cover_table *m = &models[s->role == DUST_ROLE_CLIENT ? 0 : 1];
 	/* the sizes under a Dust packet behind s's short header */
 	unsigned n = first_at_least(m, dust_quic_tx_prefix(s) + DUST_DATA_MIN_BYTES);
 
 	if (n == 0)
 		return 0;
-	return m->size[dust_cum_index(m->cum, n, dust_rng_uniform(rng, m->cum[n - 1]))];
+	return m->v[dust_cum_index(m->cum, n, dust_rng_uniform(rng, m->cum[n - 1]))];
 }
 
 size_t dust_size_model_pad(const struct dust_session *s, struct dust_rng *rng, size_t need,
                            size_t top)
 {
-	const struct size_model *m = &models[s->role == DUST_ROLE_CLIENT ? 0 : 1];
+	const struct dust_cover_table *m = &models[s->role == DUST_ROLE_CLIENT ? 0 : 1];
 	size_t pre = dust_quic_tx_prefix(s), want = pre + need;
 	unsigned lo, hi;
 	uint32_t base;
@@ -89,7 +84,7 @@ size_t dust_size_model_pad(const struct dust_session *s, struct dust_rng *rng, s
 	if (hi <= lo)
 		return 0; /* the cap is under the next cover size: nothing fits */
 	base = lo ? m->cum[lo - 1] : 0;
-	return m->size[dust_cum_index(m->cum, m->n,
-	                              base + dust_rng_uniform(rng, m->cum[hi - 1] - base))] -
+	return m->v[dust_cum_index(m->cum, m->n,
+	                           base + dust_rng_uniform(rng, m->cum[hi - 1] - base))] -
 	       want;
 }
