@@ -174,6 +174,27 @@ int sodium_seal(uint8_t suite, uint8_t *b, size_t n, const uint8_t *ad, const ui
 	                                                          nullptr, nonce, key);
 }
 
+/*
+ * Whether this CPU and build can run lib's suite: if not, the benchmark is
+ * skipped with the reason and false returned.
+ */
+bool bare_runs(benchmark::State &state, int lib, uint8_t suite)
+{
+	if (suite == DUST_SUITE_AES256GCM && !crypto_aead_aes256gcm_is_available()) {
+		state.SkipWithError("no AES-NI");
+		return false;
+	}
+#ifndef DUST_HAVE_IPSECMB
+	if (lib == 1) {
+		state.SkipWithError("libipsec-mb not built in");
+		return false;
+	}
+#else
+	(void)lib;
+#endif
+	return true;
+}
+
 /* sodium: in place; lib 0 = libsodium, 1 = libipsec-mb. */
 void BM_bare_seal(benchmark::State &state);
 void BM_bare_open(benchmark::State &state);
@@ -259,21 +280,14 @@ void BM_bare_seal(benchmark::State &state)
 	uint8_t *b[kBurst];
 	uint64_t pkts = 0, ctr = 0;
 
-	if ((suite == DUST_SUITE_AES256GCM && !crypto_aead_aes256gcm_is_available())) {
-		state.SkipWithError("no AES-NI");
+	if (!bare_runs(state, lib, suite))
 		return;
-	}
 	randombytes_buf(key, sizeof(key));
 	randombytes_buf(buf.data(), buf.size());
 	for (unsigned j = 0; j < kBurst; j++)
 		b[j] = &buf[j * kCap];
 #ifdef DUST_HAVE_IPSECMB
 	imb m(suite, key);
-#else
-	if (lib == 1) {
-		state.SkipWithError("libipsec-mb not built in");
-		return;
-	}
 #endif
 	for (auto _ : state) {
 		for (unsigned j = 0; j < kBurst; j++)
@@ -308,10 +322,8 @@ void BM_bare_open(benchmark::State &state)
 	uint8_t *src[kBurst], *dst[kBurst];
 	uint64_t pkts = 0;
 
-	if ((suite == DUST_SUITE_AES256GCM && !crypto_aead_aes256gcm_is_available())) {
-		state.SkipWithError("no AES-NI");
+	if (!bare_runs(state, lib, suite))
 		return;
-	}
 	randombytes_buf(key, sizeof(key));
 	randombytes_buf(pool.data(), pool.size());
 	for (unsigned j = 0; j < kBurst; j++) {
@@ -322,11 +334,6 @@ void BM_bare_open(benchmark::State &state)
 	}
 #ifdef DUST_HAVE_IPSECMB
 	imb m(suite, key);
-#else
-	if (lib == 1) {
-		state.SkipWithError("libipsec-mb not built in");
-		return;
-	}
 #endif
 	for (auto _ : state) {
 		bool bad = false;
