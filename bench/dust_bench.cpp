@@ -133,6 +133,28 @@ void pool_seal(sealed_pool &p, struct dust_session *cli, int arg)
 	dust_rng_wipe(&rng);
 }
 
+/* pool_seal from pr's client; false (the benchmark skipped) if it failed. */
+bool pool_ready(benchmark::State &state, sealed_pool &pool, pair &pr, int arg)
+{
+	pool_seal(pool, &pr.cli, arg);
+	if (!pool.ok)
+		state.SkipWithError("sealing the pool failed");
+	return pool.ok;
+}
+
+/*
+ * At the pool's end, k starts again and pr's server forgets the counters it
+ * saw (its replay window would reject them the second time round): true then.
+ */
+bool pool_wrap(unsigned &k, pair &pr)
+{
+	if (k != kPool)
+		return false;
+	k = 0;
+	dust_replay_init(&pr.srv.replay);
+	return true;
+}
+
 /* Bare AEAD: the same pool shape, nonce = 0^4 | counter, no AD. */
 struct aead_pool {
 	std::vector<uint8_t> pristine;
@@ -309,16 +331,10 @@ void BM_dust_open(benchmark::State &state)
 	unsigned k = 0;
 
 	dust_limits_default(&lim);
-	pool_seal(pool, &pr.cli, arg);
-	if (!pool.ok) {
-		state.SkipWithError("sealing the pool failed");
+	if (!pool_ready(state, pool, pr, arg))
 		return;
-	}
 	for (auto _ : state) {
-		if (k == kPool) {
-			k = 0;
-			dust_replay_init(&pr.srv.replay);
-		}
+		pool_wrap(k, pr);
 		long b = dust_open_batch(pr, pool, &lim, now, work.data(), k, 1);
 		if (b < 0) {
 			state.SkipWithError("dust_data_open failed");
@@ -347,20 +363,14 @@ void BM_dust_open_burst(benchmark::State &state)
 	unsigned k = 0;
 
 	dust_limits_default(&lim);
-	pool_seal(pool, &pr.cli, arg);
-	if (!pool.ok) {
-		state.SkipWithError("sealing the pool failed");
+	if (!pool_ready(state, pool, pr, arg))
 		return;
-	}
 	for (unsigned j = 0; j < kBurst; j++) {
 		sess[j] = &pr.srv;
 		dg[j] = &work[j * kBufCap];
 	}
 	for (auto _ : state) {
-		if (k == kPool) {
-			k = 0;
-			dust_replay_init(&pr.srv.replay);
-		}
+		pool_wrap(k, pr);
 		for (unsigned j = 0; j < kBurst; j++) {
 			memcpy(dg[j], pool.at(k + j), pool.len[k + j]);
 			len[j] = pool.len[k + j];
@@ -514,17 +524,11 @@ void BM_paired_open(benchmark::State &state)
 	unsigned k = 0, iter = 0;
 
 	dust_limits_default(&lim);
-	pool_seal(pool, &pr.cli, arg);
-	aead_seal_pool(ap, arg);
-	if (!pool.ok) {
-		state.SkipWithError("sealing the pool failed");
+	if (!pool_ready(state, pool, pr, arg))
 		return;
-	}
+	aead_seal_pool(ap, arg);
 	for (auto _ : state) {
-		if (k == kPool) {
-			k = 0;
-			dust_replay_init(&pr.srv.replay);
-		}
+		pool_wrap(k, pr);
 		if (!time_pair(
 		        iter, [&] { return aead_open_batch(ap, work.data(), k, kBurst) >= 0; },
 		        [&] {
@@ -885,8 +889,8 @@ void BM_intro_junk(benchmark::State &state)
 	}
 	randombytes_buf(junk, sizeof(junk));
 	for (auto _ : state) {
-		enum dust_drop d = dust_intro_accept(&fx.srv, junk[n % 256], sizeof(junk[0]), ts, &from,
-		                                     NULL, &ss, &consumed, &info);
+		enum dust_drop d = dust_intro_accept(&fx.srv, junk[n % 256], sizeof(junk[0]), ts,
+		                                     &from, NULL, &ss, &consumed, &info);
 		if (d != DUST_DROP_INTRO_UNKNOWN) {
 			state.SkipWithError(dust_drop_name(d));
 			return;
@@ -1056,11 +1060,8 @@ void BM_quic_paired_open(benchmark::State &state)
 	}
 	quic_work_init(qpool, qwork.data(), dust_quic_rx_prefix(&qp.srv));
 	for (auto _ : state) {
-		if (k == kPool) {
-			k = 0;
-			dust_replay_init(&pr.srv.replay);
+		if (pool_wrap(k, pr))
 			dust_replay_init(&qp.srv.replay);
-		}
 		if (!time_pair(
 		        iter,
 		        [&] {
