@@ -142,6 +142,45 @@ static int get_bool(struct cfg_ctx *c, const char *sec, const char *key, bool *o
 	return 0;
 }
 
+/* [sec] key as one of two words: *out = 0 for a, 1 for b, unchanged if absent. */
+static int get_either(struct cfg_ctx *c, const char *sec, const char *key, const char *a,
+                      const char *b, int *out)
+{
+	const char *v = get(c, sec, key);
+
+	if (!v)
+		return 0;
+	if (!strcmp(v, a))
+		*out = 0;
+	else if (!strcmp(v, b))
+		*out = 1;
+	else
+		return fail(c, "[%s] %s = '%s': want %s or %s", sec, key, v, a, b);
+	return 0;
+}
+
+/* dst = va or vb as [sec] key says a or b; unchanged if absent. */
+#define GET_EITHER(c, sec, key, a, va, b, vb, dst)                                                 \
+	do {                                                                                       \
+		int w_ = -1;                                                                       \
+		int r_ = get_either(c, sec, key, a, b, &w_);                                       \
+		if (r_)                                                                            \
+			return r_;                                                                 \
+		if (w_ >= 0)                                                                       \
+			(dst) = w_ ? (vb) : (va);                                                  \
+	} while (0)
+
+/* [quic] key: true for "cover" or absent, false for the other word. */
+static int get_cover(struct cfg_ctx *c, const char *key, const char *other, bool *cover)
+{
+	int w = 0;
+	int rc = get_either(c, "quic", key, "cover", other, &w);
+
+	if (!rc)
+		*cover = w == 0;
+	return rc;
+}
+
 static int get_str(struct cfg_ctx *c, const char *sec, const char *key, char *dst, size_t cap)
 {
 	const char *v = get(c, sec, key);
@@ -240,13 +279,8 @@ static int load_ports(struct cfg_ctx *c, struct dgw_config *cfg)
 	GET_UINT(c, "ports", "mbufs", 1023, 1u << 26, cfg->mbufs);
 	GET_UINT(c, "ports", "rx_desc", 32, 32768, cfg->rxd);
 	GET_UINT(c, "ports", "tx_desc", 32, 32768, cfg->txd);
-	v = get(c, "ports", "delivery_framing");
-	if (v && !strcmp(v, "eth"))
-		cfg->framing = DGW_FRAME_ETH;
-	else if (v && !strcmp(v, "raw"))
-		cfg->framing = DGW_FRAME_RAW;
-	else if (v)
-		return fail(c, "[ports] delivery_framing = '%s': want eth or raw", v);
+	GET_EITHER(c, "ports", "delivery_framing", "eth", DGW_FRAME_ETH, "raw", DGW_FRAME_RAW,
+	           cfg->framing);
 	v = get(c, "ports", "delivery_mac");
 	if (v) {
 		struct rte_ether_addr a;
@@ -272,14 +306,8 @@ static int load_sessions(struct cfg_ctx *c, struct dgw_config *cfg)
 
 static int load_padding(struct cfg_ctx *c, struct dgw_config *cfg)
 {
-	const char *v = get(c, "padding", "mode");
-
-	if (v && !strcmp(v, "uniform"))
-		cfg->pad.kind = DUST_PAD_UNIFORM;
-	else if (v && !strcmp(v, "fill"))
-		cfg->pad.kind = DUST_PAD_FILL;
-	else if (v)
-		return fail(c, "[padding] mode = '%s': want uniform or fill", v);
+	GET_EITHER(c, "padding", "mode", "uniform", DUST_PAD_UNIFORM, "fill", DUST_PAD_FILL,
+	           cfg->pad.kind);
 	GET_UINT(c, "padding", "min", 0, 65535, cfg->pad.min);
 	GET_UINT(c, "padding", "max", 0, 65535, cfg->pad.max);
 	GET_UINT(c, "padding", "mtu", 0, 65535, cfg->pad.mtu);
@@ -292,22 +320,11 @@ static int load_padding(struct cfg_ctx *c, struct dgw_config *cfg)
 
 static int load_runtime(struct cfg_ctx *c, struct dgw_config *cfg)
 {
-	const char *v = get(c, "runtime", "clock");
-
-	if (v && !strcmp(v, "real"))
-		cfg->clock = DGW_CLOCK_REAL;
-	else if (v && !strcmp(v, "capture"))
-		cfg->clock = DGW_CLOCK_CAPTURE;
-	else if (v)
-		return fail(c, "[runtime] clock = '%s': want real or capture", v);
+	GET_EITHER(c, "runtime", "clock", "real", DGW_CLOCK_REAL, "capture", DGW_CLOCK_CAPTURE,
+	           cfg->clock);
 	GET_UINT(c, "runtime", "drain_us", 1, 1000000, cfg->drain_us);
-	v = get(c, "runtime", "poll");
-	if (v && !strcmp(v, "busy"))
-		cfg->poll = DGW_POLL_BUSY;
-	else if (v && !strcmp(v, "adaptive"))
-		cfg->poll = DGW_POLL_ADAPTIVE;
-	else if (v)
-		return fail(c, "[runtime] poll = '%s': want busy or adaptive", v);
+	GET_EITHER(c, "runtime", "poll", "busy", DGW_POLL_BUSY, "adaptive", DGW_POLL_ADAPTIVE,
+	           cfg->poll);
 	GET_UINT(c, "runtime", "poll_nap_max_us", 10, 100000, cfg->poll_nap_max_us);
 	GET_UINT(c, "runtime", "intro_share", 0, 90, cfg->intro_share);
 	GET_UINT(c, "runtime", "exit_on_idle_ms", 0, UINT32_MAX, cfg->exit_on_idle_ms);
@@ -347,6 +364,7 @@ static bool iface_name_ok(const char *s)
 static int load_cover(struct cfg_ctx *c, struct dgw_config *cfg)
 {
 	const char *v = get(c, "random", "cover");
+	bool model;
 	int rc;
 
 	if (v && strcmp(v, "off") != 0)
@@ -354,13 +372,7 @@ static int load_cover(struct cfg_ctx *c, struct dgw_config *cfg)
 		            "[random] cover = '%s': the random port stays silent (SPEC §5); "
 		            "only [quic] cover may be on",
 		            v);
-	v = get(c, "quic", "cover");
-	if (v && !strcmp(v, "off"))
-		cfg->cover = DGW_COVER_OFF;
-	else if (v && !strcmp(v, "tap"))
-		cfg->cover = DGW_COVER_TAP;
-	else if (v)
-		return fail(c, "[quic] cover = '%s': want off or tap", v);
+	GET_EITHER(c, "quic", "cover", "off", DGW_COVER_OFF, "tap", DGW_COVER_TAP, cfg->cover);
 	if ((rc = get_str(c, "quic", "cover_iface", cfg->cover_iface, sizeof(cfg->cover_iface))))
 		return rc;
 	if (!iface_name_ok(cfg->cover_iface))
@@ -373,21 +385,14 @@ static int load_cover(struct cfg_ctx *c, struct dgw_config *cfg)
 	if (cfg->cover != DGW_COVER_OFF && !cfg->quic_port)
 		return fail(c, "[quic] cover = tap needs [gateway] quic_port");
 	/* quic data sizes (SPEC §12.4): the cover's, or [data] padding as on the random port */
-	v = get(c, "quic", "sizes");
-	if (v && strcmp(v, "cover") && strcmp(v, "padding"))
-		return fail(c, "[quic] sizes = '%s': want cover or padding", v);
-	cfg->pad.model = !v || !strcmp(v, "cover");
+	if ((rc = get_cover(c, "sizes", "padding", &model)))
+		return rc;
+	cfg->pad.model = model;
 	/* quic downstream pacing (SPEC §12.4): the cover's gaps within a burst, or none */
-	v = get(c, "quic", "pacing");
-	if (v && strcmp(v, "cover") && strcmp(v, "off"))
-		return fail(c, "[quic] pacing = '%s': want cover or off", v);
-	cfg->pacing = !v || !strcmp(v, "cover");
+	if ((rc = get_cover(c, "pacing", "off", &cfg->pacing)))
+		return rc;
 	/* ACK-sized datagrams to quic clients (SPEC §12.4), as quic-go's ACK-only packets */
-	v = get(c, "quic", "acks");
-	if (v && strcmp(v, "cover") && strcmp(v, "off"))
-		return fail(c, "[quic] acks = '%s': want cover or off", v);
-	cfg->quic_acks = !v || !strcmp(v, "cover");
-	return 0;
+	return get_cover(c, "acks", "off", &cfg->quic_acks);
 }
 
 /*
