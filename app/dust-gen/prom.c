@@ -163,20 +163,13 @@ struct dg_prom *dg_prom_open(const char *addr)
 /* After dg_lcores_split: the thread reads g->ls. */
 int dg_prom_start(struct dg_prom *p, struct dg *g)
 {
-	int rc = prom_thread_start(&p->t, rte_ctrl_thread_create, "dg-prom", DG_PROM_POLL_MS,
-	                           write_metrics, g);
-
-	if (rc != 0) {
-		fprintf(stderr, "dust-gen: cannot start the prometheus thread: %s\n", strerror(rc));
-		return -rc;
-	}
-	return 0;
+	return prom_thread_start(&p->t, rte_ctrl_thread_create, "dust-gen", "dg-prom",
+	                         DG_PROM_POLL_MS, write_metrics, g);
 }
 
 void dg_prom_stop(struct dg_prom *p)
 {
-	if (!p)
-		return;
-	prom_thread_stop(&p->t);
+	if (p)
+		prom_thread_stop(&p->t);
 	free(p);
 }

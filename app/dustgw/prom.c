@@ -398,20 +398,17 @@ int dgw_prom_start(struct dgw_prom *p, struct dgw *gw)
 
 	p->gw = gw;
 	aead_info(p);
-	rc =
-	    prom_thread_start(&p->t, rte_ctrl_thread_create, "dgw-prom", PROM_POLL_MS, write_cb, p);
-	if (rc != 0) {
-		fprintf(stderr, "dustgw: cannot start the prometheus thread: %s\n", strerror(rc));
-		return -rc;
-	}
+	rc = prom_thread_start(&p->t, rte_ctrl_thread_create, "dustgw", "dgw-prom", PROM_POLL_MS,
+	                       write_cb, p);
+	if (rc != 0)
+		return rc;
 	DGW_LOG(INFO, "prometheus metrics on http://%s/metrics", p->addr);
 	return 0;
 }
 
 void dgw_prom_stop(struct dgw_prom *p)
 {
-	if (!p)
-		return;
-	prom_thread_stop(&p->t);
+	if (p)
+		prom_thread_stop(&p->t);
 	free(p);
 }

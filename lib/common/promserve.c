@@ -263,8 +263,8 @@ static void *prom_thread_loop(void *arg)
 	return NULL;
 }
 
-int prom_thread_start(struct prom_thread *t, prom_thread_create_fn *create, const char *name,
-                      int poll_ms, prom_write_fn *write, void *arg)
+int prom_thread_start(struct prom_thread *t, prom_thread_create_fn *create, const char *prog,
+                      const char *name, int poll_ms, prom_write_fn *write, void *arg)
 {
 	int rc;
 
@@ -272,9 +272,12 @@ int prom_thread_start(struct prom_thread *t, prom_thread_create_fn *create, cons
 	t->write = write;
 	t->arg = arg;
 	rc = create(&t->tid, name, NULL, prom_thread_loop, t);
-	if (rc == 0)
-		t->running = true;
-	return rc;
+	if (rc != 0) {
+		fprintf(stderr, "%s: cannot start the prometheus thread: %s\n", prog, strerror(rc));
+		return -rc;
+	}
+	t->running = true;
+	return 0;
 }
 
 void prom_thread_stop(struct prom_thread *t)

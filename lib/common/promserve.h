@@ -54,9 +54,12 @@ struct prom_thread {
  */
 typedef int prom_thread_create_fn(pthread_t *tid, const char *name, const pthread_attr_t *attr,
                                   void *(*start)(void *), void *arg);
-/** Start t's thread with create: 0, or what create returned (its error). */
-int prom_thread_start(struct prom_thread *t, prom_thread_create_fn *create, const char *name,
-                      int poll_ms, prom_write_fn *write, void *arg);
+/**
+ * Start t's thread with create: 0, or -rc where create returned rc, after
+ * "PROG: cannot start the prometheus thread: ..." on stderr.
+ */
+int prom_thread_start(struct prom_thread *t, prom_thread_create_fn *create, const char *prog,
+                      const char *name, int poll_ms, prom_write_fn *write, void *arg);
 /** Stop and join the thread if it was started, then close t->fd. */
 void prom_thread_stop(struct prom_thread *t);
 
