@@ -137,16 +137,19 @@ struct dgw_rtx; /* rtx.h, its worker side in rtx_w.h */
 struct dgw_pace_w;
 
 /*
- * dgw_PART_init and dgw_PART_free of a module whose worker state is one
- * zeroed, cache-aligned allocation ("dgw_PART") behind w->FIELD and owns
- * nothing else. The file that uses it includes rte_malloc.h.
+ * dgw_PART_init of a module whose worker state is one zeroed, cache-aligned
+ * allocation ("dgw_PART") behind w->FIELD; DGW_WORKER_PART adds the
+ * dgw_PART_free of one that owns nothing else. The file that uses them
+ * includes rte_malloc.h.
  */
-#define DGW_WORKER_PART(part, field)                                                               \
+#define DGW_WORKER_ALLOC(part, field)                                                              \
 	int dgw_##part##_init(struct dgw_worker *w)                                                \
 	{                                                                                          \
 		w->field = rte_zmalloc("dgw_" #part, sizeof(*w->field), RTE_CACHE_LINE_SIZE);      \
 		return w->field ? 0 : -ENOMEM;                                                     \
-	}                                                                                          \
+	}
+#define DGW_WORKER_PART(part, field)                                                               \
+	DGW_WORKER_ALLOC(part, field)                                                              \
 	void dgw_##part##_free(struct dgw_worker *w)                                               \
 	{                                                                                          \
 		rte_free(w->field);                                                                \

@@ -18,11 +18,7 @@ struct dgw_eph_pool {
 	unsigned n;
 };
 
-int dgw_eph_init(struct dgw_worker *w)
-{
-	w->eph = rte_zmalloc("dgw_eph", sizeof(*w->eph), RTE_CACHE_LINE_SIZE);
-	return w->eph ? 0 : -ENOMEM;
-}
+DGW_WORKER_ALLOC(eph, eph)
 
 void dgw_eph_refill(struct dgw_worker *w)
 {

@@ -40,11 +40,7 @@ struct dgw_hello {
 	uint8_t buf[2 * 1500]; /* the two Initials back to back */
 };
 
-int dgw_hello_init(struct dgw_worker *w)
-{
-	w->hello = rte_zmalloc("dgw_hello", sizeof(*w->hello), RTE_CACHE_LINE_SIZE);
-	return w->hello ? 0 : -ENOMEM;
-}
+DGW_WORKER_ALLOC(hello, hello)
 
 void dgw_hello_free(struct dgw_worker *w)
 {

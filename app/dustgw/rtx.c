@@ -95,11 +95,7 @@ bool dgw_rtx_hello_due(struct dgw_rtx_e *e, uint64_t pn, uint64_t now_ms)
 
 /* ---- the worker's ---- */
 
-int dgw_rtx_init(struct dgw_worker *w)
-{
-	w->rtx = rte_zmalloc("dgw_rtx", sizeof(*w->rtx), RTE_CACHE_LINE_SIZE);
-	return w->rtx ? 0 : -ENOMEM;
-}
+DGW_WORKER_ALLOC(rtx, rtx)
 
 void dgw_rtx_free(struct dgw_worker *w)
 {

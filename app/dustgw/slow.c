@@ -34,11 +34,7 @@ static void set_n(struct dgw_slow_q *q, unsigned n)
 /* dgw_slow_count reads n through the struct's address */
 _Static_assert(offsetof(struct dgw_slow_q, n) == 0, "n first");
 
-int dgw_slow_init(struct dgw_worker *w)
-{
-	w->slow = rte_zmalloc("dgw_slow", sizeof(*w->slow), RTE_CACHE_LINE_SIZE);
-	return w->slow ? 0 : -ENOMEM;
-}
+DGW_WORKER_ALLOC(slow, slow)
 
 static unsigned ep_hash(const struct dust_endpoint *ep)
 {
