@@ -343,6 +343,19 @@ static bool parse_ext(uint16_t type, const uint8_t *b, size_t n, size_t off,
 	}
 }
 
+/*
+ * The extension header at p[pos] (pos < end): its type and body length n;
+ * false if the header or the body runs past end.
+ */
+static bool ext_at(const uint8_t *p, size_t pos, size_t end, uint16_t *type, uint16_t *n)
+{
+	if (end - pos < 4)
+		return false;
+	*type = be16_get(p + pos);
+	*n = be16_get(p + pos + 2);
+	return end - pos - 4 >= *n;
+}
+
 bool tls_client_hello_parse(const uint8_t *ch, size_t len, struct tls_hello_dust *d)
 {
 	size_t pos = 4 + 2, end;
@@ -369,11 +382,7 @@ bool tls_client_hello_parse(const uint8_t *ch, size_t len, struct tls_hello_dust
 	while (pos < end) {
 		uint16_t type, n;
 
-		if (end - pos < 4)
-			return false;
-		type = be16_get(ch + pos);
-		n = be16_get(ch + pos + 2);
-		if (end - pos - 4 < n)
+		if (!ext_at(ch, pos, end, &type, &n))
 			return false;
 		/* a repeated extension is malformed TLS (RFC 8446 §4.2) */
 		if (type < 64 && (seen & (1ull << type)))
@@ -435,11 +444,7 @@ bool tls_server_hello_parse(const uint8_t *sh, size_t len, uint8_t server_pk[DUS
 	while (pos < len) {
 		uint16_t type, n;
 
-		if (len - pos < 4)
-			return false;
-		type = be16_get(sh + pos);
-		n = be16_get(sh + pos + 2);
-		if (len - pos - 4 < n)
+		if (!ext_at(sh, pos, len, &type, &n))
 			return false;
 		if (type == DUST_TLS_EXT_KEY_SHARE) {
 			if (n != 4 + DUST_PK_BYTES ||
