@@ -271,6 +271,8 @@ struct dgw_stats {
 } __attribute__((aligned(64)));
 
 const char *dgw_ctr_name(unsigned c);
+/** Its HELP text on /metrics (its name where it has none). */
+const char *dgw_ctr_help(unsigned c);
 const char *dgw_drop_name(unsigned d);
 unsigned dgw_stats_workers(const struct dgw *gw);
 /** Snapshot of worker w (w == UINT32_MAX: sum of all). */

@@ -46,59 +46,6 @@ struct dgw_prom {
 
 /* ---- Exposition ---------------------------------------------------------- */
 
-/* HELP text per event counter; one missing falls back to the counter's name. */
-static const char *const ctr_help[DGW_CTR_MAX] = {
-    [DGW_CTR_NET_RX] = "Frames read on the net (client) port.",
-    [DGW_CTR_NET_TX] = "Frames sent on the net (client) port.",
-    [DGW_CTR_DLV_RX] = "Frames read on the delivery port.",
-    [DGW_CTR_DLV_TX] = "Frames sent on the delivery port.",
-    [DGW_CTR_DECODED] = "Dust data packets authenticated.",
-    [DGW_CTR_DELIVERED] = "Inner packets delivered.",
-    [DGW_CTR_ENCODED] = "Inner packets sealed toward a client.",
-    [DGW_CTR_INTRO_OK] = "Intros accepted.",
-    [DGW_CTR_INTRO_FIRST] = "Intros that bound an invitation (first use).",
-    [DGW_CTR_KA_RX] = "Keepalives received.",
-    [DGW_CTR_KA_TX] = "Keepalives sent.",
-    [DGW_CTR_ARP_REPLY] = "ARP replies sent.",
-    [DGW_CTR_ND_REPLY] = "IPv6 neighbour advertisements sent.",
-    [DGW_CTR_SESS_EXPIRED] = "Sessions retired after idle_timeout_s.",
-    [DGW_CTR_SESS_EVICTED] = "Sessions replaced by an intro on another worker.",
-    [DGW_CTR_SESS_EVICTED_IDLE] = "Sessions evicted from a full table for an intro.",
-    [DGW_CTR_QUIC_ANSWER] = "Quic profile: server first flights sent.",
-    [DGW_CTR_QUIC_MIGRATED] = "Quic profile: sessions moved to a new address by CID.",
-    [DGW_CTR_PATH_CHALLENGE] = "Path challenges sent to a moved session's new address.",
-    [DGW_CTR_PATH_VALIDATED] = "New or moved client addresses that proved they receive.",
-    [DGW_CTR_SESS_REVOKED] = "Sessions retired because their invitation was revoked.",
-    [DGW_CTR_MSS_CLAMPED] = "Quic profile: inner TCP SYNs whose MSS was lowered.",
-    [DGW_CTR_ICMP_TOO_BIG] = "Quic profile: ICMP too-big errors sent back.",
-    [DGW_CTR_COVER_IN] = "Frames that were not Dust handed to the cover server.",
-    [DGW_CTR_COVER_OUT] = "Frames from the cover server sent on the net port.",
-    [DGW_CTR_COVER_FLOWS] = "Quic flows remembered as the cover server's.",
-    [DGW_CTR_COVER_FLOW_FULL] = "Cover flow table full: frames handed over, not remembered.",
-    [DGW_CTR_COVER_LEARN_OK] =
-        "Rounds that learned the first flight's shape from the cover server.",
-    [DGW_CTR_COVER_LEARN_FAIL] =
-        "Rounds with no answer of the first flight's shape from the cover.",
-    [DGW_CTR_COVER_LEARN_RX] = "Frames to the learner's probe address, kept from the net port.",
-    [DGW_CTR_HANDOFF_TX] = "Quic short headers handed to the worker owning their CID.",
-    [DGW_CTR_HANDOFF_RX] = "Quic short headers taken from another worker's handoff ring.",
-    [DGW_CTR_PACED] = "Quic profile: datagrams the pacer held for their departure time.",
-    [DGW_CTR_HELLO_HELD] = "Quic hellos' first Initials held for their second.",
-    [DGW_CTR_HELLO_PAIRED] = "Held first Initials whose second came (one hello).",
-    [DGW_CTR_HELLO_UNPAIRED] = "Held first Initials with no second, handed to the cover server.",
-    [DGW_CTR_HELLO_REPLAYED] =
-        "Replayed first Initials of a hello, handed to the cover server at once.",
-    [DGW_CTR_QUIC_INITIAL_QUEUED] = "Quic client Initials run from the slow queue (intro_share).",
-    [DGW_CTR_QUIC_CONFIRM_ACK] = "Quic clients' padded Initial+Handshake ACK datagrams passed by.",
-    [DGW_CTR_QUIC_CONFIRM_OLD] =
-        "Quic confirmations in the previous release's form (one Handshake packet).",
-    [DGW_CTR_MSG_BACKLOG] = "RETIRED messages that waited for room in the main lcore's ring.",
-    [DGW_CTR_QUIC_ACKS] = "Quic clients' ACK-sized datagrams (under any Dust packet) passed by.",
-    [DGW_CTR_QUIC_ACKS_TX] = "ACK-sized datagrams sent to quic clients ([quic] acks = cover).",
-    [DGW_CTR_ACKS_THINNED] =
-        "Inner TCP ACKs to clients left out: a newer one of the burst covers them.",
-};
-
 /* Workers get their lcore in dgw_run; a scrape before that skips them. */
 static bool worker_ready(const struct dgw *gw, unsigned i)
 {
@@ -111,7 +58,7 @@ static void write_counters(FILE *f, const struct dgw *gw, const struct dgw_stats
 		char name[96];
 
 		snprintf(name, sizeof(name), "dustgw_%s_total", dgw_ctr_name(c));
-		prom_family(f, name, "counter", ctr_help[c] ? ctr_help[c] : dgw_ctr_name(c));
+		prom_family(f, name, "counter", dgw_ctr_help(c));
 		for (unsigned i = 0; i < gw->nworkers; i++)
 			if (worker_ready(gw, i))
 				fprintf(f, "%s{lcore=\"%u\"} %" PRIu64 "\n", name,

@@ -15,60 +15,94 @@
 #include "pubwait.h"
 #include "slow.h"
 
-static const char *const ctr_names[DGW_CTR_MAX] = {
-    [DGW_CTR_NET_RX] = "net_rx",
-    [DGW_CTR_NET_TX] = "net_tx",
-    [DGW_CTR_DLV_RX] = "dlv_rx",
-    [DGW_CTR_DLV_TX] = "dlv_tx",
-    [DGW_CTR_DECODED] = "decoded",
-    [DGW_CTR_DELIVERED] = "delivered",
-    [DGW_CTR_ENCODED] = "encoded",
-    [DGW_CTR_INTRO_OK] = "intro_ok",
-    [DGW_CTR_INTRO_FIRST] = "intro_first_use",
-    [DGW_CTR_KA_RX] = "keepalive_rx",
-    [DGW_CTR_KA_TX] = "keepalive_tx",
-    [DGW_CTR_ARP_REPLY] = "arp_reply",
-    [DGW_CTR_ND_REPLY] = "nd_reply",
-    [DGW_CTR_SESS_EXPIRED] = "sessions_expired",
-    [DGW_CTR_SESS_EVICTED] = "sessions_evicted",
-    [DGW_CTR_SESS_EVICTED_IDLE] = "sessions_evicted_idle",
-    [DGW_CTR_QUIC_ANSWER] = "quic_answers",
-    [DGW_CTR_QUIC_MIGRATED] = "quic_migrated",
-    [DGW_CTR_PATH_CHALLENGE] = "path_challenge",
-    [DGW_CTR_PATH_VALIDATED] = "path_validated",
-    [DGW_CTR_SESS_REVOKED] = "sessions_revoked",
-    [DGW_CTR_MSS_CLAMPED] = "mss_clamped",
-    [DGW_CTR_ICMP_TOO_BIG] = "icmp_too_big",
-    [DGW_CTR_COVER_IN] = "cover_in",
-    [DGW_CTR_COVER_OUT] = "cover_out",
-    [DGW_CTR_COVER_FLOWS] = "cover_flows",
-    [DGW_CTR_COVER_FLOW_FULL] = "cover_flow_full",
-    [DGW_CTR_MSG_BACKLOG] = "msg_backlogged",
-    [DGW_CTR_HANDOFF_TX] = "quic_handoff_tx",
-    [DGW_CTR_HANDOFF_RX] = "quic_handoff_rx",
-    [DGW_CTR_PACED] = "quic_paced",
-    [DGW_CTR_HELLO_HELD] = "quic_hello_held",
-    [DGW_CTR_HELLO_PAIRED] = "quic_hello_paired",
-    [DGW_CTR_HELLO_UNPAIRED] = "quic_hello_unpaired",
-    [DGW_CTR_HELLO_REPLAYED] = "quic_hello_replayed",
-    [DGW_CTR_QUIC_INITIAL_QUEUED] = "quic_initial_queued",
-    [DGW_CTR_QUIC_CONFIRM_ACK] = "quic_confirm_acks",
-    [DGW_CTR_QUIC_CONFIRM_OLD] = "quic_confirm_old",
-    [DGW_CTR_QUIC_HS_ACKS] = "quic_hs_acks",
-    [DGW_CTR_QUIC_RTX_HELLO] = "quic_rtx_hello",
-    [DGW_CTR_QUIC_RTX_PTO] = "quic_rtx_pto",
-    [DGW_CTR_QUIC_RTX_PTO_HS] = "quic_rtx_pto_hs",
-    [DGW_CTR_QUIC_RTX_DONE] = "quic_rtx_done",
-    [DGW_CTR_QUIC_RTX_EXPIRED] = "quic_rtx_expired",
-    [DGW_CTR_QUIC_RTX_CLOSED] = "quic_rtx_closed",
-    [DGW_CTR_QUIC_RTX_EVICTED] = "quic_rtx_evicted",
-    [DGW_CTR_QUIC_RTX_LIMITED] = "quic_rtx_limited",
-    [DGW_CTR_COVER_LEARN_OK] = "cover_learn_ok",
-    [DGW_CTR_COVER_LEARN_FAIL] = "cover_learn_fail",
-    [DGW_CTR_COVER_LEARN_RX] = "cover_learn_rx",
-    [DGW_CTR_QUIC_ACKS] = "quic_acks",
-    [DGW_CTR_QUIC_ACKS_TX] = "quic_acks_tx",
-    [DGW_CTR_ACKS_THINNED] = "acks_thinned",
+/*
+ * Each event counter's name (telemetry, summaries, the stats file, and
+ * dustgw_NAME_total on /metrics) and its Prometheus HELP text; one without
+ * help text is described by its name.
+ */
+static const struct {
+	const char *name, *help;
+} ctrs[DGW_CTR_MAX] = {
+    [DGW_CTR_NET_RX] = {"net_rx", "Frames read on the net (client) port."},
+    [DGW_CTR_NET_TX] = {"net_tx", "Frames sent on the net (client) port."},
+    [DGW_CTR_DLV_RX] = {"dlv_rx", "Frames read on the delivery port."},
+    [DGW_CTR_DLV_TX] = {"dlv_tx", "Frames sent on the delivery port."},
+    [DGW_CTR_DECODED] = {"decoded", "Dust data packets authenticated."},
+    [DGW_CTR_DELIVERED] = {"delivered", "Inner packets delivered."},
+    [DGW_CTR_ENCODED] = {"encoded", "Inner packets sealed toward a client."},
+    [DGW_CTR_INTRO_OK] = {"intro_ok", "Intros accepted."},
+    [DGW_CTR_INTRO_FIRST] = {"intro_first_use", "Intros that bound an invitation (first use)."},
+    [DGW_CTR_KA_RX] = {"keepalive_rx", "Keepalives received."},
+    [DGW_CTR_KA_TX] = {"keepalive_tx", "Keepalives sent."},
+    [DGW_CTR_ARP_REPLY] = {"arp_reply", "ARP replies sent."},
+    [DGW_CTR_ND_REPLY] = {"nd_reply", "IPv6 neighbour advertisements sent."},
+    [DGW_CTR_SESS_EXPIRED] = {"sessions_expired", "Sessions retired after idle_timeout_s."},
+    [DGW_CTR_SESS_EVICTED] = {"sessions_evicted",
+                              "Sessions replaced by an intro on another worker."},
+    [DGW_CTR_SESS_EVICTED_IDLE] = {"sessions_evicted_idle",
+                                   "Sessions evicted from a full table for an intro."},
+    [DGW_CTR_QUIC_ANSWER] = {"quic_answers", "Quic profile: server first flights sent."},
+    [DGW_CTR_QUIC_MIGRATED] = {"quic_migrated",
+                               "Quic profile: sessions moved to a new address by CID."},
+    [DGW_CTR_PATH_CHALLENGE] = {"path_challenge",
+                                "Path challenges sent to a moved session's new address."},
+    [DGW_CTR_PATH_VALIDATED] = {"path_validated",
+                                "New or moved client addresses that proved they receive."},
+    [DGW_CTR_SESS_REVOKED] = {"sessions_revoked",
+                              "Sessions retired because their invitation was revoked."},
+    [DGW_CTR_MSS_CLAMPED] = {"mss_clamped", "Quic profile: inner TCP SYNs whose MSS was lowered."},
+    [DGW_CTR_ICMP_TOO_BIG] = {"icmp_too_big", "Quic profile: ICMP too-big errors sent back."},
+    [DGW_CTR_COVER_IN] = {"cover_in", "Frames that were not Dust handed to the cover server."},
+    [DGW_CTR_COVER_OUT] = {"cover_out", "Frames from the cover server sent on the net port."},
+    [DGW_CTR_COVER_FLOWS] = {"cover_flows", "Quic flows remembered as the cover server's."},
+    [DGW_CTR_COVER_FLOW_FULL] = {"cover_flow_full",
+                                 "Cover flow table full: frames handed over, not remembered."},
+    [DGW_CTR_MSG_BACKLOG] = {"msg_backlogged",
+                             "RETIRED messages that waited for room in the main lcore's ring."},
+    [DGW_CTR_HANDOFF_TX] = {"quic_handoff_tx",
+                            "Quic short headers handed to the worker owning their CID."},
+    [DGW_CTR_HANDOFF_RX] = {"quic_handoff_rx",
+                            "Quic short headers taken from another worker's handoff ring."},
+    [DGW_CTR_PACED] = {"quic_paced",
+                       "Quic profile: datagrams the pacer held for their departure time."},
+    [DGW_CTR_HELLO_HELD] = {"quic_hello_held",
+                            "Quic hellos' first Initials held for their second."},
+    [DGW_CTR_HELLO_PAIRED] = {"quic_hello_paired",
+                              "Held first Initials whose second came (one hello)."},
+    [DGW_CTR_HELLO_UNPAIRED] = {"quic_hello_unpaired",
+                                "Held first Initials with no second, handed to the cover server."},
+    [DGW_CTR_HELLO_REPLAYED] =
+        {"quic_hello_replayed",
+         "Replayed first Initials of a hello, handed to the cover server at once."},
+    [DGW_CTR_QUIC_INITIAL_QUEUED] = {"quic_initial_queued",
+                                     "Quic client Initials run from the slow queue (intro_share)."},
+    [DGW_CTR_QUIC_CONFIRM_ACK] =
+        {"quic_confirm_acks", "Quic clients' padded Initial+Handshake ACK datagrams passed by."},
+    [DGW_CTR_QUIC_CONFIRM_OLD] =
+        {"quic_confirm_old",
+         "Quic confirmations in the previous release's form (one Handshake packet)."},
+    [DGW_CTR_QUIC_HS_ACKS] = {"quic_hs_acks", NULL},
+    [DGW_CTR_QUIC_RTX_HELLO] = {"quic_rtx_hello", NULL},
+    [DGW_CTR_QUIC_RTX_PTO] = {"quic_rtx_pto", NULL},
+    [DGW_CTR_QUIC_RTX_PTO_HS] = {"quic_rtx_pto_hs", NULL},
+    [DGW_CTR_QUIC_RTX_DONE] = {"quic_rtx_done", NULL},
+    [DGW_CTR_QUIC_RTX_EXPIRED] = {"quic_rtx_expired", NULL},
+    [DGW_CTR_QUIC_RTX_CLOSED] = {"quic_rtx_closed", NULL},
+    [DGW_CTR_QUIC_RTX_EVICTED] = {"quic_rtx_evicted", NULL},
+    [DGW_CTR_QUIC_RTX_LIMITED] = {"quic_rtx_limited", NULL},
+    [DGW_CTR_COVER_LEARN_OK] =
+        {"cover_learn_ok", "Rounds that learned the first flight's shape from the cover server."},
+    [DGW_CTR_COVER_LEARN_FAIL] =
+        {"cover_learn_fail", "Rounds with no answer of the first flight's shape from the cover."},
+    [DGW_CTR_COVER_LEARN_RX] = {"cover_learn_rx",
+                                "Frames to the learner's probe address, kept from the net port."},
+    [DGW_CTR_QUIC_ACKS] = {"quic_acks",
+                           "Quic clients' ACK-sized datagrams (under any Dust packet) passed by."},
+    [DGW_CTR_QUIC_ACKS_TX] = {"quic_acks_tx",
+                              "ACK-sized datagrams sent to quic clients ([quic] acks = cover)."},
+    [DGW_CTR_ACKS_THINNED] =
+        {"acks_thinned",
+         "Inner TCP ACKs to clients left out: a newer one of the burst covers them."},
 };
 
 static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {
@@ -118,7 +152,12 @@ static const char *const drop_names[DGW_DROP_MAX - DUST_DROP_MAX] = {
 
 const char *dgw_ctr_name(unsigned c)
 {
-	return c < DGW_CTR_MAX ? ctr_names[c] : "?";
+	return c < DGW_CTR_MAX ? ctrs[c].name : "?";
+}
+
+const char *dgw_ctr_help(unsigned c)
+{
+	return c < DGW_CTR_MAX && ctrs[c].help ? ctrs[c].help : dgw_ctr_name(c);
 }
 
 const char *dgw_drop_name(unsigned d)
@@ -255,7 +294,7 @@ void dgw_stats_print(const struct dgw *gw, FILE *f)
 	print_one(f, "total", &t);
 	fprintf(f, "events:");
 	for (unsigned c = DGW_CTR_INTRO_OK; c < DGW_CTR_MAX; c++)
-		fprintf(f, " %s=%" PRIu64, ctr_names[c], t.ctr[c]);
+		fprintf(f, " %s=%" PRIu64, ctrs[c].name, t.ctr[c]);
 	fprintf(f, "\ndrops by reason (per lcore):\n");
 	for (unsigned d = 1; d < DGW_DROP_MAX; d++) {
 		if (!t.drop[d])
@@ -277,7 +316,7 @@ void dgw_stats_print(const struct dgw *gw, FILE *f)
 static void write_one(FILE *f, const char *prefix, const struct dgw_stats *s)
 {
 	for (unsigned c = 0; c < DGW_CTR_MAX; c++)
-		fprintf(f, "%sctr.%s %" PRIu64 "\n", prefix, ctr_names[c], s->ctr[c]);
+		fprintf(f, "%sctr.%s %" PRIu64 "\n", prefix, ctrs[c].name, s->ctr[c]);
 	for (unsigned d = 1; d < DGW_DROP_MAX; d++)
 		fprintf(f, "%sdrop.%s %" PRIu64 "\n", prefix, dgw_drop_name(d), s->drop[d]);
 	fprintf(f, "%ssessions %" PRIu64 "\n", prefix, s->sessions);
