@@ -1408,11 +1408,17 @@ static int file_lock(struct dust_store *st)
 	return rc;
 }
 
+/* 0 if st may be written; else -EROFS, with the reason for dust_last_error. */
+static int store_writable(const struct dust_store *st)
+{
+	return st->readonly ? dust_fail(EROFS, "%s: store opened read-only", st->path) : 0;
+}
+
 DUST_EXPORT int dust_store_lock(struct dust_store *st)
 {
-	if (st->readonly)
-		return dust_fail(EROFS, "%s: store opened read-only", st->path);
-	return st->ops->lock(st);
+	int rc = store_writable(st);
+
+	return rc ? rc : st->ops->lock(st);
 }
 
 DUST_EXPORT void dust_store_unlock(struct dust_store *st)
@@ -1442,9 +1448,9 @@ static int file_save(struct dust_store *st)
 
 DUST_EXPORT int dust_store_save(struct dust_store *st)
 {
-	if (st->readonly)
-		return dust_fail(EROFS, "%s: store opened read-only", st->path);
-	return st->ops->save(st);
+	int rc = store_writable(st);
+
+	return rc ? rc : st->ops->save(st);
 }
 
 /* ---- reload, open / close ------------------------------------------------------ */
@@ -1829,9 +1835,9 @@ DUST_EXPORT struct dust_store_entry *dust_store_find(struct dust_store *st,
 
 DUST_EXPORT int dust_store_revoke(struct dust_store *st, struct dust_store_entry *e, uint64_t now_s)
 {
-	if (st->readonly)
-		return dust_fail(EROFS, "%s: store opened read-only", st->path);
-	return st->ops->revoke(st, e, now_s);
+	int rc = store_writable(st);
+
+	return rc ? rc : st->ops->revoke(st, e, now_s);
 }
 
 static int file_revoke(struct dust_store *st, struct dust_store_entry *e, uint64_t now_s)
@@ -2068,10 +2074,10 @@ static const struct store_ops file_ops = {
 DUST_EXPORT int dust_store_persist_submit(struct dust_store *st, struct dust_store_entry *e,
                                           uint32_t cookie)
 {
-	int rc;
+	int rc = store_writable(st);
 
-	if (st->readonly)
-		return dust_fail(EROFS, "%s: store opened read-only", st->path);
+	if (rc)
+		return rc;
 	rc = st->ops->submit(st, e, cookie);
 	if (rc)
 		persist_done(st, e, false);
