@@ -284,25 +284,24 @@ def flood(host, port, n):
     print(sent)
 
 
+# each command: its function and how many arguments it takes (a negative
+# count: at least that many)
+COMMANDS = {
+    "make": (make, 2),
+    "udp": (udp, 3),
+    "initial": (initial, 4),
+    "flood": (flood, 3),
+    "flights": (flights, 3),
+    "hellos": (hellos, 4),
+    "ask": (ask, -3),
+    "hellos-any": (lambda pcap, n, out: hellos(pcap, None, n, out), 3),
+    "resends": (resends, 4),
+}
+
+
 if __name__ == "__main__":
-    cmd = sys.argv[1] if len(sys.argv) > 1 else ""
-    if cmd == "make" and len(sys.argv) == 4:
-        make(*sys.argv[2:])
-    elif cmd == "udp" and len(sys.argv) == 5:
-        udp(*sys.argv[2:])
-    elif cmd == "initial" and len(sys.argv) == 6:
-        initial(*sys.argv[2:])
-    elif cmd == "flood" and len(sys.argv) == 5:
-        flood(*sys.argv[2:])
-    elif cmd == "flights" and len(sys.argv) == 5:
-        flights(*sys.argv[2:])
-    elif cmd == "hellos" and len(sys.argv) == 6:
-        hellos(*sys.argv[2:])
-    elif cmd == "ask" and len(sys.argv) >= 5:
-        ask(*sys.argv[2:])
-    elif cmd == "hellos-any" and len(sys.argv) == 5:
-        hellos(sys.argv[2], None, sys.argv[3], sys.argv[4])
-    elif cmd == "resends" and len(sys.argv) == 6:
-        resends(*sys.argv[2:])
-    else:
+    fn, argc = COMMANDS.get(sys.argv[1] if len(sys.argv) > 1 else "", (None, 0))
+    args = sys.argv[2:]
+    if fn is None or not (len(args) == argc or 0 > argc >= -len(args)):
         sys.exit(__doc__)
+    fn(*args)
