@@ -28,7 +28,7 @@
 #       the rate is PPS each way)
 # Exits 0 on PASS; the CI runs SECS=60 at a low fixed rate (test gw-soak).
 set -eu
-. "$(dirname "$0")/../test/e2e/harness.sh" # dust_store, gw_conf_memif, memif_vdevs
+. "$(dirname "$0")/../test/e2e/harness.sh" # dust_store, gw_conf_memif, memif_vdevs, gen_*
 BUILD=$(realpath "${1:-build}")
 OUT=$(realpath -m "${2:-$(mktemp -d /tmp/dust-soak.XXXXXX)}")
 SECS=${SECS:-600}
@@ -90,17 +90,9 @@ gen() { # gen NAME DUST-GEN-ARGS...: dust-gen against the running dustgw
 		--size "$SIZE" --drain-ms 2000 --linger-ms 12000 --json "$name.json" "$@" \
 		>"$name.out" 2>"$name.log" &
 	GEN=$!
-	while kill -0 "$GEN" 2>/dev/null &&
-		! $PY -c "import json,sys; json.load(open(sys.argv[1]))" "$name.json" 2>/dev/null; do
-		sleep 0.1
-	done
-	kill -TERM "$GW" 2>/dev/null || true
-	wait "$GW" || { cat "$name.log"; fail "dustgw ($name) exited with an error"; }
-	GW=
-	rc=0
-	wait "$GEN" || rc=$?
-	GEN=
-	[ $rc = 0 ] || { cat "$name.log" "$name.out"; fail "dust-gen ($name) failed"; }
+	gen_json_wait "$name.json"
+	gen_stop_gw "dustgw ($name)" "$name.log"
+	gen_reap "dust-gen ($name)" "$name.log" "$name.out"
 }
 
 if [ "$PPS" = auto ]; then

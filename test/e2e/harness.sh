@@ -103,3 +103,34 @@ gw_start_null() {
 	GWUP="running $(ms_since "$_t0") ms after exec; $(awk \
 		'/^VmRSS|^VmHWM/ {printf "%s %d MiB ", $1, $2 / 1024}' "/proc/$GWPID/status")"
 }
+
+# dust-gen against a dustgw over net_memif, their pids in GEN and GW. A memif
+# peer leaving while the other end polls can crash the poller, so dustgw is
+# stopped first, while dust-gen lingers without polling (--linger-ms) after
+# writing its JSON summary.
+# gen_json_wait FILE: until FILE is whole JSON, or dust-gen has exited
+gen_json_wait() {
+	while kill -0 "$GEN" 2>/dev/null &&
+		! /usr/bin/python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1" >/dev/null 2>&1; do
+		sleep 0.1
+	done
+}
+
+# gen_stop_gw WHAT LOG: SIGTERM dustgw (its summary and stats) and expect
+# exit 0, else LOG and "WHAT exited with an error"; GW emptied
+gen_stop_gw() {
+	kill -TERM "$GW" 2>/dev/null || true
+	wait "$GW" || { cat "$2"; fail "$1 exited with an error"; }
+	GW=
+}
+
+# gen_reap WHAT LOG...: expect dust-gen to exit 0, else the LOGs and
+# "WHAT failed"; GEN emptied
+gen_reap() {
+	_rc=0
+	wait "$GEN" || _rc=$?
+	GEN=
+	_what=$1
+	shift
+	[ $_rc = 0 ] || { cat "$@"; fail "$_what failed"; }
+}

@@ -63,17 +63,12 @@ while kill -0 "$GEN" 2>/dev/null && [ ! -s gen.json ]; do
 	sleep 0.2
 done
 [ -n "$mid" ] || { cat gen.log gen.out; fail "no scrape during the trial showed probes sent"; }
-while kill -0 "$GEN" 2>/dev/null && ! val gen.json True >/dev/null 2>&1; do sleep 0.1; done
+gen_json_wait gen.json
 val gen.json True >/dev/null 2>&1 || { cat gen.log gen.out; fail "dust-gen wrote no JSON"; }
-kill -TERM "$GW" 2>/dev/null || true
-wait "$GW" || { cat gw.log; fail "dustgw exited with an error"; }
-GW=
+gen_stop_gw dustgw gw.log
 # after the trial, while dust-gen lingers: the final counts
 curl -sf "$URL" -o end.txt || { cat gen.log; fail "no scrape after the trial"; }
-rc=0
-wait "$GEN" || rc=$?
-GEN=
-[ $rc = 0 ] || { cat gen.log gen.out; fail "dust-gen failed"; }
+gen_reap dust-gen gen.log gen.out
 cat gen.out
 
 promtool check metrics <mid.txt || fail "promtool check metrics (during the trial)"

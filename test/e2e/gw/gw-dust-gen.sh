@@ -68,16 +68,9 @@ run() { # run NAME DLV_LOG2_RING DUST-GEN-ARGS...: one dustgw, one dust-gen
 	GEN=$!
 	# dust-gen writes its JSON after its drain, then lingers 10 s without
 	# polling: dustgw is stopped in that time (or once dust-gen has failed)
-	while kill -0 "$GEN" 2>/dev/null && ! val "$name.json" True >/dev/null 2>&1; do
-		sleep 0.1
-	done
-	kill -TERM "$GW" 2>/dev/null || true
-	wait "$GW" || { cat "$name.gw.log"; fail "dustgw ($name) exited with an error"; }
-	GW=
-	rc=0
-	wait "$GEN" || rc=$?
-	GEN=
-	[ $rc = 0 ] || { cat "$name.log" "$name.out"; fail "dust-gen $name failed"; }
+	gen_json_wait "$name.json"
+	gen_stop_gw "dustgw ($name)" "$name.gw.log"
+	gen_reap "dust-gen $name" "$name.log" "$name.out"
 	cat "$name.out"
 	cat "$name.gw.summary"
 }
