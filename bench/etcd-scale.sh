@@ -38,7 +38,7 @@ CREATORS=${CREATORS:-4}
 INVITE=$B/tools/dust-invite/dust-invite
 DUSTGW=$B/app/dustgw/dustgw
 HERE=$(dirname "$(realpath "$0")")
-. "$HERE/../test/e2e/harness.sh" # fail, gw_start_null, ms_since
+. "$HERE/../test/e2e/harness.sh" # fail, gw_start_null, ms_since, big_store
 CLUSTER=$HERE/../test/etcd/etcd-cluster.sh
 ED=$W/etcd
 [[ -x /usr/bin/etcd ]] || { echo "etcd-scale: no /usr/bin/etcd (etcd-server)" >&2; exit 1; }
@@ -106,12 +106,8 @@ fill_etcd() {
 }
 
 make_file() { # make_file N: file store $W/sN, N invitations (as bench/invites.sh)
-	local t0
-	t0=$(date +%s%N)
-	"$INVITE" create --store "$W/s$1" --key "$W/gw.key" --server 10.0.0.1 --port 4433 \
-		--tunnel-net 10.64.0.0/10 --count "$1" --store-only >/dev/null 2>&1
-	echo "file: dust-invite create --count $1 --store-only: $(ms_since "$t0") ms," \
-		"$(($(stat -c %s "$W/s$1") / 1024)) KiB; $(load)"
+	big_store "$INVITE" "$W/gw.key" "$W/s$1" "$1"
+	echo "file: $BIG_STORE; $(load)"
 }
 
 start_rss() { # start_rss NAME STORE: dustgw on STORE, its start time and memory

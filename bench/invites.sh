@@ -20,7 +20,7 @@ RATE_N=${RATE_N:-100000}
 INVITE=$B/tools/dust-invite/dust-invite
 DUSTGW=$B/app/dustgw/dustgw
 HERE=$(dirname "$(realpath "$0")")
-. "$HERE/../test/e2e/harness.sh" # fail, gw_start_null, ms_since
+. "$HERE/../test/e2e/harness.sh" # fail, gw_start_null, big_store
 GWPID=
 cleanup() {
 	[[ -z $GWPID ]] || kill -TERM "$GWPID" 2>/dev/null || true
@@ -32,12 +32,8 @@ mkdir -p "$W"
 "$INVITE" keygen --out "$W/gw.key" >/dev/null
 
 make_store() { # make_store N: $W/sN, N invitations (random profile, no texts)
-	local t0
-	t0=$(date +%s%N)
-	"$INVITE" create --store "$W/s$1" --key "$W/gw.key" --server 10.0.0.1 --port 4433 \
-		--tunnel-net 10.64.0.0/10 --count "$1" --store-only >/dev/null 2>&1
-	echo "dust-invite create --count $1 --store-only: $(ms_since "$t0") ms," \
-		"$(($(stat -c %s "$W/s$1") / 1024)) KiB"
+	big_store "$INVITE" "$W/gw.key" "$W/s$1" "$1"
+	echo "$BIG_STORE"
 }
 
 start_rss() { # start_rss N: dustgw on $W/sN, its start time and memory

@@ -72,6 +72,18 @@ gw_conf_memif() {
 	done
 }
 
+# big_store DUST_INVITE KEY STORE N: a file store STORE of N store-only
+# invitations for 10.0.0.1:4433 (random profile, no texts) across
+# 10.64.0.0/10, timed: "dust-invite create --count N --store-only: MS ms,
+# SIZE KiB" in BIG_STORE
+big_store() {
+	_t0=$(date +%s%N)
+	"$1" create --store "$3" --key "$2" --server 10.0.0.1 --port 4433 \
+		--tunnel-net 10.64.0.0/10 --count "$4" --store-only >/dev/null 2>&1
+	BIG_STORE="dust-invite create --count $4 --store-only: $(ms_since "$_t0") ms,"
+	BIG_STORE="$BIG_STORE $(($(stat -c %s "$3") / 1024)) KiB"
+}
+
 # memif_vdevs ROLE DIR [LOG2_RING]: the two memif vdevs of gw_conf_memif, one
 # socket per pair in DIR (server: dustgw, client: dust-gen), rings 2^LOG2_RING
 memif_vdevs() {
