@@ -15,11 +15,9 @@
 # usage: hostile-quic.sh DUSTGW DUST_INVITE DUST_QUIC_PROBE CHROMIUM_PCAP WORKDIR ARTIFACTS
 set -e
 set -o pipefail
+. "$(dirname "$0")/../netns/common.sh"
 
-DUSTGW=$(realpath "$1")
-INVITE=$(realpath "$2")
-PROBE=$(realpath "$3")
-CHROME=$(realpath "$4")
+abspath DUSTGW "$1" INVITE "$2" PROBE "$3" CHROME "$4"
 W=$5
 ART=$6
 HERE=$(dirname "$(realpath "$0")")
@@ -29,32 +27,22 @@ GW=$PFX-gw
 PR=$PFX-p
 GWADDR=192.168.78.1
 PADDR=192.168.78.2
-. "$HERE/../netns/common.sh"
 
 RUNDIR=/var/run/dpdk/$PFX
 CAPPID=
-cleanup() {
-	[[ -n $CAPPID ]] && stop_pid "$CAPPID"
-	common_cleanup
-	rm -rf "$RUNDIR"
-}
-trap cleanup EXIT
+trap 'common_cleanup "$CAPPID"; rm -rf "$RUNDIR"' EXIT
 
 need_root_tools tcpdump /usr/bin/python3
 for b in "$DUSTGW" "$INVITE" "$PROBE"; do
 	[[ -x $b ]] || fail "missing binary $b"
 done
 [[ -r $CHROME ]] || fail "missing $CHROME"
-rm -rf "$W"
-mkdir -p "$W/inv" "$W/other" "$ART"
-echo "correct horse battery staple" >"$W/pw"
-chmod 600 "$W/pw"
+fresh_work "correct horse battery staple" "$W/inv" "$W/other" "$ART"
 
 step "keys, a quic invitation in the store, and a stranger's invitation"
 "$INVITE" keygen --out "$W/gw.key" >/dev/null
-"$INVITE" create --store "$W/store" --key "$W/gw.key" --server $GWADDR --port 443 \
-	--tunnel-net 10.9.0.0/24 --password-file "$W/pw" --out-dir "$W/inv" \
-	--profile quic --cover-sni www.example.com >/dev/null
+invites $GWADDR 443 --tunnel-net 10.9.0.0/24 --out-dir "$W/inv" \
+	--profile quic --cover-sni www.example.com
 "$INVITE" create --store "$W/other.store" --key "$W/gw.key" --server $GWADDR --port 443 \
 	--tunnel-net 10.9.0.0/24 --password-file "$W/pw" --out-dir "$W/other" \
 	--profile quic --cover-sni www.example.com >/dev/null
@@ -62,13 +50,9 @@ step "keys, a quic invitation in the store, and a stranger's invitation"
 step "namespaces: gateway and prober on a veth pair"
 ns_add $GW
 ns_add $PR
-ip link add $PFX-g netns $GW type veth peer name $PFX-p netns $PR
-for x in "$GW $PFX-g" "$PR $PFX-p"; do
-	set -- $x
-	n "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=1"
-	n "$1" ip link set "$2" up
-done
-n $PR ip addr add $PADDR/24 dev $PFX-p
+veth $GW $PFX-g "" $PR $PFX-p $PADDR/24
+noipv6 $GW $PFX-g
+noipv6 $PR $PFX-p
 n $GW ip rule add iif $PFX-g blackhole # only dustgw may answer on the wire
 
 {
@@ -76,9 +60,8 @@ n $GW ip rule add iif $PFX-g blackhole # only dustgw may answer on the wire
 	echo "queues = 1"
 } >"$W/dustgw.conf"
 
-bg CAPPID $PR "$W/tcpdump.log" tcpdump -i $PFX-p -U --immediate-mode -n -s 2048 -w "$ART/hostile-quic.pcap" \
-	"udp and src host $GWADDR"
-wait_for 10 grep -q "listening on" "$W/tcpdump.log" || fail "tcpdump did not start"
+tcpdump_bg CAPPID $PR "$W/tcpdump.log" -i $PFX-p -U --immediate-mode -n -s 2048 \
+	-w "$ART/hostile-quic.pcap" "udp and src host $GWADDR"
 
 step "start dustgw (quic on 443)"
 gw_bg GWPID $GW "$W/dustgw.log" $PFX 256 --config "$W/dustgw.conf"

@@ -28,12 +28,9 @@
 # usage: hostile.sh DUSTGW DUST_CLIENT DUST_INVITE DUST_HOSTILE DUST_DPI WORKDIR ARTIFACTS
 set -e
 set -o pipefail
+. "$(dirname "$0")/../netns/common.sh"
 
-DUSTGW=$(realpath "$1")
-CLIENT=$(realpath "$2")
-INVITE=$(realpath "$3")
-HOSTILE=$(realpath "$4")
-DPI=$(realpath "$5")
+abspath DUSTGW "$1" CLIENT "$2" INVITE "$3" HOSTILE "$4" DPI "$5"
 W=$6
 ART=$7
 HERE=$(dirname "$(realpath "$0")")
@@ -52,55 +49,40 @@ TO=$GWADDR:$PORT # the attacks' target
 TUNGW=10.9.0.1
 MAXSESS=8
 NFILL=$((MAXSESS + 2))
-. "$HERE/../netns/common.sh"
 
 GWPID=
 CAPPID=
 RUNDIR=/var/run/dpdk/$PFX
-cleanup() {
-	[[ -n $CAPPID ]] && stop_pid "$CAPPID"
-	common_cleanup
-	rm -rf "$RUNDIR" "${RUNDIR}o"
-}
-trap cleanup EXIT
+trap 'common_cleanup "$CAPPID"; rm -rf "$RUNDIR" "${RUNDIR}o"' EXIT
 
 need_root_tools iperf3 tcpdump ethtool /usr/bin/python3
 for b in "$DUSTGW" "$CLIENT" "$INVITE" "$HOSTILE" "$DPI"; do
 	[[ -x $b ]] || fail "missing binary $b"
 done
-rm -rf "$W"
-mkdir -p "$W/inv" "$ART"
+fresh_work "correct horse battery staple" "$W/inv" "$ART"
 RESULTS=$ART/hostile-results.txt
 : >"$RESULTS"
 note() {
 	echo "$*" | tee -a "$RESULTS"
 }
-echo "correct horse battery staple" >"$W/pw"
-chmod 600 "$W/pw"
 
 step "key and $((2 + NFILL)) invitations"
 "$INVITE" keygen --out "$W/gw.key" >/dev/null
-"$INVITE" create --store "$W/store" --key "$W/gw.key" --server $GWADDR --port $PORT \
-	--tunnel-net 10.9.0.0/24 --count $((2 + NFILL)) --password-file "$W/pw" \
-	--out-dir "$W/inv" >/dev/null
+invites $GWADDR $PORT --tunnel-net 10.9.0.0/24 --count $((2 + NFILL)) --out-dir "$W/inv"
 INV=("$W"/inv/invite-*.txt)
 [[ ${#INV[@]} -eq $((2 + NFILL)) ]] || fail "dust-invite wrote ${#INV[@]} invitations"
-"$INVITE" create --store "$W/store" --key "$W/gw.key" --server $GW6 --port $PORT \
-	--tunnel-net 10.9.0.0/24 --count 2 --password-file "$W/pw" --out-dir "$W/inv6" >/dev/null
+invites $GW6 $PORT --tunnel-net 10.9.0.0/24 --count 2 --out-dir "$W/inv6"
 INV6=("$W"/inv6/invite-*.txt)
 
 step "namespaces: wire bridge, gateway, client, attacker"
-ns_add $WIRE
+wire_bridge $WIRE $PFX-br
 ns_add $GW
 ns_add $C0
 ns_add $ATK
-n $WIRE ip link add $PFX-br type bridge
-n $WIRE ip link set $PFX-br up
-n $WIRE sysctl -qw net.ipv6.conf.$PFX-br.disable_ipv6=1
 link() { # link NS IFNAME: a veth from NS to the bridge
 	ip link add "$2" netns "$1" type veth peer name "$2w" netns $WIRE
-	n "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=1"
-	n $WIRE sysctl -qw "net.ipv6.conf.$2w.disable_ipv6=1"
+	noipv6 "$1" "$2"
+	noipv6 $WIRE "$2w"
 	n $WIRE ip link set "$2w" master $PFX-br up
 	n "$1" ip link set "$2" up
 	# veth leaves UDP checksums to an offload that never happens; dustgw
@@ -146,9 +128,8 @@ EOC
 } >"$W/dustgw.conf"
 
 capture() { # capture NAME [MAX]: tcpdump on the bridge into hostile-NAME.pcap, at most MAX frames
-	bg CAPPID $WIRE "$W/tcpdump-$1.log" tcpdump -i $PFX-br -U --immediate-mode -n -s 2048 ${2:+-c $2} \
+	tcpdump_bg CAPPID $WIRE "$W/tcpdump-$1.log" -i $PFX-br -U --immediate-mode -n -s 2048 ${2:+-c $2} \
 		-w "$ART/hostile-$1.pcap"
-	wait_for 10 grep -q "listening on" "$W/tcpdump-$1.log" || fail "tcpdump did not start"
 }
 capture_stop() {
 	sleep 0.5
@@ -162,7 +143,7 @@ gw_bg GWPID $GW "$W/dustgw.log" $PFX 256 --config "$W/dustgw.conf" \
 	--stats-out "$W/dustgw-final.stats"
 wait_for 60 n $GW ip link show $PFX-tap || { cat "$W/dustgw.log"; fail "dustgw did not start"; }
 n $GW ip addr add $TUNGW/24 dev $PFX-tap
-n $GW sysctl -qw net.ipv6.conf.$PFX-tap.disable_ipv6=1
+noipv6 $GW $PFX-tap
 n $GW ip link set $PFX-tap up
 SOCK=$RUNDIR/dpdk_telemetry.v2
 wait_for 20 test -S "$SOCK" || fail "no telemetry socket at $SOCK"

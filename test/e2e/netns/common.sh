@@ -35,6 +35,40 @@ ns_add() {
 	ip -n "$1" link set lo up
 }
 
+# abspath VAR PATH [VAR PATH...]: each VAR set to its PATH made absolute
+# (realpath), for programs and files used from other folders and namespaces
+abspath() {
+	local p
+	while (($# >= 2)); do
+		p=$(realpath "$2")
+		printf -v "$1" %s "$p"
+		shift 2
+	done
+}
+
+# noipv6 NS IFACE: no IPv6 on IFACE (a wire should carry only what the test sends)
+noipv6() {
+	n "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=1"
+}
+
+# veth NS_A IF_A ADDR_A NS_B IF_B ADDR_B: a veth pair, IF_A in NS_A to IF_B in
+# NS_B, each end given its ADDR/LEN ("" for none) and up
+veth() {
+	ip link add "$2" netns "$1" type veth peer name "$5" netns "$4"
+	[[ -z $3 ]] || n "$1" ip addr add "$3" dev "$2"
+	n "$1" ip link set "$2" up
+	[[ -z $6 ]] || n "$4" ip addr add "$6" dev "$5"
+	n "$4" ip link set "$5" up
+}
+
+# wire_bridge NS BR: namespace NS with a bridge BR in it, up, no IPv6
+wire_bridge() {
+	ns_add "$1"
+	n "$1" ip link add "$2" type bridge
+	n "$1" ip link set "$2" up
+	noipv6 "$1" "$2"
+}
+
 # n NS CMD...: run in a namespace
 n() {
 	local ns=$1
@@ -51,16 +85,46 @@ bg() {
 	PIDS+=($!)
 }
 
+# common_cleanup [PID...]: the PIDs given (empty ones skipped) stopped first,
+# then every process bg started, then the namespaces removed
 common_cleanup() {
 	local pid ns
 	set +e
-	for pid in "${PIDS[@]}"; do
+	for pid in "$@" "${PIDS[@]}"; do
 		stop_pid "$pid"
 	done
 	wait 2>/dev/null
 	for ns in "${NS_LIST[@]}"; do
 		ip netns del "$ns" 2>/dev/null
 	done
+}
+
+# tcpdump_bg VAR NS LOG TCPDUMP_ARG...: tcpdump in NS in the background (its
+# pid in $VAR), returning once it listens
+tcpdump_bg() {
+	bg "$1" "$2" "$3" tcpdump "${@:4}"
+	wait_for 10 grep -q "listening on" "$3" || fail "tcpdump did not start (its log: $3)"
+}
+
+# fresh_work PASSWORD DIR...: $W made afresh with the DIRs (paths), and the
+# clients' password file $W/pw (mode 600) holding PASSWORD
+fresh_work() {
+	local pw=$1
+	shift
+	rm -rf "$W"
+	mkdir -p "$W" "$@"
+	echo "$pw" >"$W/pw"
+	chmod 600 "$W/pw"
+}
+
+# invites ADDR PORT DUST_INVITE_CREATE_ARG...: dust-invite create ($INVITE)
+# for the gateway at ADDR:PORT with its key $W/gw.key, store $W/store and
+# the password file $W/pw
+invites() {
+	local addr=$1 port=$2
+	shift 2
+	"$INVITE" create --store "$W/store" --key "$W/gw.key" --server "$addr" --port "$port" \
+		--password-file "$W/pw" "$@" >/dev/null
 }
 
 # stats_field LOG NAME: value of NAME=... in the client's stats line

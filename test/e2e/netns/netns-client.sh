@@ -34,9 +34,9 @@
 # usage: netns-client.sh DUST_CLIENT NETNS_PEER WORKDIR
 set -e
 set -o pipefail
+. "$(dirname "$0")/common.sh"
 
-CLIENT=$(realpath "$1")
-PEER=$(realpath "$2")
+abspath CLIENT "$1" PEER "$2"
 W=$3
 PFX=dc$$
 CLI=$PFX-cli
@@ -44,12 +44,8 @@ SRV=$PFX-srv
 SRVADDR=192.168.91.1
 PORT=4500
 QPORT=4501
-. "$(dirname "$0")/common.sh"
 
-cleanup() {
-	common_cleanup
-}
-trap cleanup EXIT
+trap common_cleanup EXIT
 
 need_root_tools ping tcpdump /usr/bin/python3
 rm -rf "$W"
@@ -71,11 +67,7 @@ step "invitations"
 step "namespaces"
 ns_add $CLI
 ns_add $SRV
-ip link add $PFX-c netns $CLI type veth peer name $PFX-s netns $SRV
-n $CLI ip addr add 192.168.91.2/24 dev $PFX-c
-n $CLI ip link set $PFX-c up
-n $SRV ip addr add $SRVADDR/24 dev $PFX-s
-n $SRV ip link set $PFX-s up
+veth $CLI $PFX-c 192.168.91.2/24 $SRV $PFX-s $SRVADDR/24
 
 start_server() { # start_server [ARGS...]: netns-peer's extra options
 	bg SP $SRV "$W/server.log" "$PEER" serve --key "$W/srv.key" --store "$W/store" \
@@ -102,9 +94,8 @@ expect_exit() { # expect_exit PID SECONDS STATUS LOG MESSAGE
 step "unreachable server: bounded tries, clear message, every try on the wire"
 # nothing listens: each intro draws an ICMP port unreachable, which the next
 # send on the connected socket reports (ECONNREFUSED): that intro goes again
-bg CAPU $SRV "$W/tcpdump-u.log" tcpdump -i $PFX-s -n -U --immediate-mode -Z root -w "$W/unreach.pcap" \
+tcpdump_bg CAPU $SRV "$W/tcpdump-u.log" -i $PFX-s -n -U --immediate-mode -Z root -w "$W/unreach.pcap" \
 	udp dst port $PORT
-wait_for 5 grep -q "listening on" "$W/tcpdump-u.log" || fail "tcpdump did not start"
 client "$W/unreach.log" --invite "$W/inv/invite-2.txt" --key "$W/other.key" --tries 3 --stats
 expect_exit "$CP" 10 2 "$W/unreach.log" "no answer from $SRVADDR:$PORT (unreachable, or"
 sleep 0.5 # tcpdump -U writes per packet; the pcap's last record, not a counter
@@ -149,8 +140,7 @@ expect_exit "$CP" 20 4 "$W/expired.log" "expired at"
 step "lost intros: the client retransmits until the server comes up"
 # --immediate-mode: the client's last datagrams go just before it stops; without it,
 # libpcap's buffer timeout kept one from the capture once (25 ACK-sized counted, 24 seen)
-bg CAPP $SRV "$W/tcpdump.log" tcpdump -i $PFX-s -n -U --immediate-mode -Z root -w "$W/quic.pcap" udp port $QPORT
-wait_for 5 grep -q "listening on" "$W/tcpdump.log" || fail "tcpdump did not start"
+tcpdump_bg CAPP $SRV "$W/tcpdump.log" -i $PFX-s -n -U --immediate-mode -Z root -w "$W/quic.pcap" udp port $QPORT
 client "$W/c30.log" --invite "$W/inv/invite-30.txt" --key "$W/c30.key" --tries 20 \
 	--keepalive 1 --dead-after 3 --ifname dust30 --stats -v
 C30=$CP
@@ -417,9 +407,8 @@ while True:
 wait_for 5 grep -q "sink up" "$W/sink.log" || fail "the sink did not start"
 # --immediate-mode: the client's close is its last datagram, just before it exits;
 # without it libpcap hands packets over per ring block, up to a second late
-bg CAPR $SRV "$W/tcpdump-r.log" tcpdump -i $PFX-s -n -U --immediate-mode -Z root \
+tcpdump_bg CAPR $SRV "$W/tcpdump-r.log" -i $PFX-s -n -U --immediate-mode -Z root \
 	-w "$W/rtx.pcap" udp dst port $QPORT
-wait_for 5 grep -q "listening on" "$W/tcpdump-r.log" || fail "tcpdump did not start"
 client "$W/rtx.log" --invite "$W/inv/invite-30.txt" --key "$W/c30.key" --tries 2 -v \
 	--ifname dust32
 expect_exit "$CP" 20 2 "$W/rtx.log" "no answer from $SRVADDR:$QPORT (unreachable, or"

@@ -38,13 +38,11 @@
 # usage: netns-cover.sh DUSTGW DUST_CLIENT DUST_INVITE WORKDIR ARTIFACTS DUST_PCAP
 set -e
 set -o pipefail
+. "$(dirname "$0")/common.sh"
 
-DUSTGW=$(realpath "$1")
-CLIENT=$(realpath "$2")
-INVITE=$(realpath "$3")
+abspath DUSTGW "$1" CLIENT "$2" INVITE "$3" PCAP "$6"
 W=$4
 ART=$5
-PCAP=$(realpath "$6")
 PROBE=$(dirname "$(realpath "$0")")/cover-probe.py
 PFX=dc$$
 WIRE=$PFX-wire
@@ -60,30 +58,20 @@ QPORT=443
 COVER=www.example.com
 LEARNADDR=192.168.77.250 # the learner's probe address: no host has it
 LEARN_S=${COVER_LEARN_S:-2}
-. "$(dirname "$0")/common.sh"
 
 TCPDUMP=
 COVDUMP=
-cleanup() {
-	[[ -n $TCPDUMP ]] && stop_pid "$TCPDUMP"
-	[[ -n $COVDUMP ]] && stop_pid "$COVDUMP"
-	common_cleanup
-}
-trap cleanup EXIT
+trap 'common_cleanup "$TCPDUMP" "$COVDUMP"' EXIT
 
 need_root_tools caddy chromium curl ethtool openssl ping tcpdump tshark ndpiReader /usr/bin/python3
-rm -rf "$W"
-mkdir -p "$W" "$ART"
+fresh_work "correct horse battery staple" "$ART"
 RESULTS=$ART/cover-results.txt
 : >"$RESULTS"
-echo "correct horse battery staple" >"$W/pw"
-chmod 600 "$W/pw"
 
 step "server key and a quic invitation"
 "$INVITE" keygen --out "$W/gw.key" >/dev/null
-"$INVITE" create --store "$W/store" --key "$W/gw.key" --server $GWADDR --port $QPORT \
-	--profile quic --cover-sni $COVER --tunnel-net 10.9.0.0/24 --password-file "$W/pw" \
-	--out-dir "$W/qinv" --count 2 >/dev/null
+invites $GWADDR $QPORT --profile quic --cover-sni $COVER --tunnel-net 10.9.0.0/24 \
+	--out-dir "$W/qinv" --count 2
 INV=$(ls "$W"/qinv/invite-*.txt | head -1)
 # the second invitation's hello, made now and never confirmed (the resends step)
 "$PCAP" gen --profile quic --store "$W/store" --key "$W/gw.key" --clients 2 --packets 1 \
@@ -91,11 +79,7 @@ INV=$(ls "$W"/qinv/invite-*.txt | head -1)
 "$PROBE" hellos-any "$W/gen.pcap" 2 "$W/gen-hello"
 
 step "namespaces and links"
-noipv6() { n "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=1"; }
-ns_add $WIRE
-n $WIRE ip link add $PFX-br type bridge
-n $WIRE ip link set $PFX-br up
-noipv6 $WIRE $PFX-br
+wire_bridge $WIRE $PFX-br
 wire_ns() { # wire_ns NS IFACE ADDR: NS on the bridge with ADDR/24
 	ns_add "$1"
 	ip link add "$2" netns "$1" type veth peer name "$2w" netns $WIRE
@@ -177,8 +161,7 @@ EOF
 "$DUSTGW" -- --config "$W/dustgw.conf" --check-config >"$W/check.log" 2>&1 ||
 	{ cat "$W/check.log"; fail "--check-config refused the cover config"; }
 grep -q "cover: .*$PFX-cov" "$W/check.log" || fail "--check-config does not report the cover"
-bg TCPDUMP $WIRE "$W/tcpdump.log" tcpdump -i $PFX-br -U --immediate-mode -n -Z root -w "$ART/cover-wire.pcap"
-wait_for 10 grep -q "listening on" "$W/tcpdump.log" || fail "tcpdump did not start"
+tcpdump_bg TCPDUMP $WIRE "$W/tcpdump.log" -i $PFX-br -U --immediate-mode -n -Z root -w "$ART/cover-wire.pcap"
 gw_bg GWPID $GW "$W/dustgw.log" "$PFX" 512 --config "$W/dustgw.conf" --stats-out "$W/stats.txt"
 wait_for 30 n $GW ip link show $PFX-cov || { cat "$W/dustgw.log"; fail "no cover tap"; }
 n $GW ip addr replace 10.9.0.1/24 dev $PFX-tap
@@ -188,8 +171,7 @@ n $GW ip addr replace $GWADDR/24 dev $PFX-cov
 n $GW ip link set $PFX-cov up
 [[ $(n $GW cat /sys/class/net/$PFX-cov/address) == $(n $GW cat /sys/class/net/$PFX-g/address) ]] ||
 	fail "the cover tap does not carry the net port's MAC"
-bg COVDUMP $GW "$W/covdump.log" tcpdump -i $PFX-cov -U --immediate-mode -n -Z root -w "$W/cover-tap.pcap"
-wait_for 10 grep -q "listening on" "$W/covdump.log" || fail "tcpdump on the cover tap did not start"
+tcpdump_bg COVDUMP $GW "$W/covdump.log" -i $PFX-cov -U --immediate-mode -n -Z root -w "$W/cover-tap.pcap"
 caddy_bg CADDY_G $GW $GWADDR "$W/caddy-g"
 if [[ $LEARN_S -gt 0 ]]; then
 	step "dustgw learns the first flight's shape from caddy behind the tap"

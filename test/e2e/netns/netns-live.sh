@@ -17,10 +17,9 @@
 # usage: netns-live.sh DUSTGW DUST_CLIENT DUST_INVITE WORKDIR ARTIFACTS
 set -e
 set -o pipefail
+. "$(dirname "$0")/common.sh"
 
-DUSTGW=$(realpath "$1")
-CLIENT=$(realpath "$2")
-INVITE=$(realpath "$3")
+abspath DUSTGW "$1" CLIENT "$2" INVITE "$3"
 W=$4
 ART=$5
 HERE=$(dirname "$(realpath "$0")")
@@ -30,20 +29,16 @@ GW=$PFX-gw
 GWADDR=192.168.77.1
 PORT=4433
 TAPADDR=10.9.0.1
-. "$HERE/common.sh"
 trap common_cleanup EXIT
 
 need_root_tools ping /usr/bin/python3
-rm -rf "$W"
-mkdir -p "$W" "$ART"
+fresh_work "live test password" "$ART"
 RESULTS=$ART/netns-live-results.txt
 : >"$RESULTS"
 # The issue's bound. A sanitizer build's dustgw runs several times slower:
 # its bound is 5 s, as in gw-live.
 LIMIT_MS=1000
 ! ldd "$DUSTGW" | grep -q libasan || LIMIT_MS=5000
-echo "live test password" >"$W/pw"
-chmod 600 "$W/pw"
 
 step "server key and client 0's invitation"
 "$INVITE" keygen --out "$W/gw.key" >/dev/null

@@ -73,60 +73,38 @@ FARADDR=10.10.0.2
 
 GWPID=
 TCPDUMP=
-cleanup() {
-	[[ -n $TCPDUMP ]] && stop_pid "$TCPDUMP"
-	common_cleanup
-}
-trap cleanup EXIT
+trap 'common_cleanup "$TCPDUMP"' EXIT
 
 need_root_tools ping iperf3 tcpdump ethtool sha256sum /usr/bin/python3 tshark ndpiReader
 [[ $DUSTGW == peer || -x $DUSTGW ]] || fail "no dustgw binary at $DUSTGW"
-rm -rf "$W"
-mkdir -p "$W/inv" "$ART"
+fresh_work "correct horse battery staple" "$W/inv" "$ART"
 RESULTS=$ART/netns-results.txt
 : >"$RESULTS"
-echo "correct horse battery staple" >"$W/pw"
-chmod 600 "$W/pw"
 
 step "server key and $((NCLIENTS + 1)) invitations"
 "$INVITE" keygen --out "$W/gw.key" >/dev/null
-"$INVITE" create --store "$W/store" --key "$W/gw.key" --server $GWADDR --port $PORT \
-	--tunnel-net 10.9.0.0/24 --count $NCLIENTS --password-file "$W/pw" \
-	--out-dir "$W/inv" >/dev/null
+invites $GWADDR $PORT --tunnel-net 10.9.0.0/24 --count $NCLIENTS --out-dir "$W/inv"
 INVITES=("$W"/inv/invite-*.txt)
 # the last random-profile client speaks suite 1 (SPEC §6.4)
-"$INVITE" create --store "$W/store" --key "$W/gw.key" --server $GWADDR --port $PORT \
-	--tunnel-net 10.9.0.0/24 --suite aes-256-gcm --password-file "$W/pw" \
-	--out-dir "$W/ginv" >/dev/null
+invites $GWADDR $PORT --tunnel-net 10.9.0.0/24 --suite aes-256-gcm --out-dir "$W/ginv"
 INVITES+=("$W"/ginv/invite-*.txt)
 [[ ${#INVITES[@]} -eq $((NCLIENTS + 1)) ]] || fail "dust-invite wrote ${#INVITES[@]} invitations"
-"$INVITE" create --store "$W/store" --key "$W/gw.key" --server $GWADDR --port $QPORT \
-	--profile quic --cover-sni $COVER --tunnel-net 10.9.0.0/24 --count "$NQUIC" \
-	--password-file "$W/pw" --out-dir "$W/qinv" >/dev/null
+invites $GWADDR $QPORT --profile quic --cover-sni $COVER --tunnel-net 10.9.0.0/24 \
+	--count "$NQUIC" --out-dir "$W/qinv"
 INVITES+=("$W"/qinv/invite-*.txt)
 [[ ${#INVITES[@]} -eq $((NCLIENTS + NQUIC + 1)) ]] || fail "no $NQUIC quic invitations"
 
 step "namespaces and links"
-ns_add $WIRE
+wire_bridge $WIRE $PFX-br
 ns_add $GW
 ns_add $FAR
-noipv6() { # the wire should carry only what the test sends
-	n "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=1"
-}
-n $WIRE ip link add $PFX-br type bridge
-n $WIRE ip link set $PFX-br up
-noipv6 $WIRE $PFX-br
 ip link add $PFX-wg netns $WIRE type veth peer name $PFX-g netns $GW
 n $WIRE ip link set $PFX-wg master $PFX-br up
 noipv6 $WIRE $PFX-wg
 noipv6 $GW $PFX-g
 n $GW ip link set $PFX-g up
-ip link add $PFX-gf netns $GW type veth peer name $PFX-f netns $FAR
-n $GW ip addr add 10.10.0.1/24 dev $PFX-gf
-n $GW ip link set $PFX-gf up
+veth $GW $PFX-gf 10.10.0.1/24 $FAR $PFX-f $FARADDR/24
 n $GW sysctl -qw net.ipv4.ip_forward=1
-n $FAR ip addr add $FARADDR/24 dev $PFX-f
-n $FAR ip link set $PFX-f up
 n $FAR ip route add 10.9.0.0/24 via 10.10.0.1
 
 # Clients keep a veth's default checksum offload, as containers do: their
@@ -202,8 +180,7 @@ stop_gw() { # stop_gw N: SIGTERM, expect a clean exit
 n $GW ip rule add iif $PFX-g blackhole
 
 step "start dustgw and the wire capture"
-bg TCPDUMP $WIRE "$W/tcpdump.log" tcpdump -i $PFX-br -U -n -Z root -w "$ART/netns-wire.pcap"
-wait_for 10 grep -q "listening on" "$W/tcpdump.log" || fail "tcpdump did not start"
+tcpdump_bg TCPDUMP $WIRE "$W/tcpdump.log" -i $PFX-br -U -n -Z root -w "$ART/netns-wire.pcap"
 start_gw 1
 
 # start_client I: client I in its namespace, log in $W/client-I.log, pid in CPID[I]

@@ -14,10 +14,9 @@
 #   MODE: busy | adaptive | default (no poll key in the config)
 set -e
 set -o pipefail
+. "$(dirname "$0")/common.sh"
 
-DUSTGW=$(realpath "$1")
-CLIENT=$(realpath "$2")
-INVITE=$(realpath "$3")
+abspath DUSTGW "$1" CLIENT "$2" INVITE "$3"
 W=$4
 shift 4
 PFX=dp$$
@@ -25,23 +24,16 @@ GW=$PFX-gw
 C=$PFX-c
 IDLE_S=${IDLE_S:-10}
 HERE=$(dirname "$(realpath "$0")")
-. "$HERE/common.sh"
 trap common_cleanup EXIT
 need_root_tools ping iperf3
 
-rm -rf "$W"
-mkdir -p "$W/inv"
-echo "poll measure password" >"$W/pw"
-chmod 600 "$W/pw"
+fresh_work "poll measure password" "$W/inv"
 "$INVITE" keygen --out "$W/gw.key" >/dev/null
 "$INVITE" create --store "$W/store" --key "$W/gw.key" --server 192.168.78.1 --port 4433 \
 	--tunnel-net 10.9.0.0/24 --count 1 --password-file "$W/pw" --out-dir "$W/inv" 2>/dev/null
 ns_add $GW
 ns_add $C
-ip link add $PFX-c netns $C type veth peer name $PFX-g netns $GW
-n $C ip addr add 192.168.78.10/24 dev $PFX-c
-n $C ip link set $PFX-c up
-n $GW ip link set $PFX-g up
+veth $C $PFX-c 192.168.78.10/24 $GW $PFX-g ""
 n $GW ip rule add iif $PFX-g blackhole
 
 rtts() { # ping's per-reply times -> min / median / 90th percentile / max
