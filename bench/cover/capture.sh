@@ -23,29 +23,18 @@ PFX=cc$$
 NS=$PFX-ns
 HOST=www.example.com
 DUMP=
-cleanup() {
-	[[ -n $DUMP ]] && stop_pid "$DUMP"
-	common_cleanup
-	rm -rf "$W"
-}
-trap cleanup EXIT
+trap 'common_cleanup "$DUMP"; rm -rf "$W"' EXIT
 
 need_root_tools caddy chromium tcpdump openssl /usr/bin/python3
 "$HERE/mksite.py" "$W/site" 30
 ns_add $NS
 caddy_start CADDY $NS 127.0.0.1 $HOST "$W/site" "$W/caddy"
 
-bg DUMP $NS "$W/tcpdump.log" tcpdump -i lo -U -n -Z root -w "$OUT" udp port 443
-wait_for 10 grep -q "listening on" "$W/tcpdump.log" || fail "tcpdump did not start"
+tcpdump_bg DUMP $NS "$W/tcpdump.log" -i lo -U -n -Z root -w "$OUT" udp port 443
 ok=0
 for i in $(seq 1 "$LOADS"); do
 	load_page $NS 127.0.0.1 $(((i - 1) % 30 + 1)) --enable-quic \
 		--origin-to-force-quic-on=$HOST:443 && ok=$((ok + 1))
 	printf '\rcapture: %d/%d loads' "$i" "$LOADS" >&2
 done
-echo >&2
-sleep 1 # the capture's last frames
-stop_pid "$DUMP"
-DUMP=
-echo "capture: $ok of $LOADS page loads completed, written to $OUT"
-[[ $ok -eq $LOADS ]]
+loads_done capture

@@ -61,35 +61,21 @@ W=$(mktemp -d /tmp/dust-pace-tput.XXXXXX)
 GWPID=
 CL=
 FL=
-cleanup() {
-	[[ -n $CL ]] && stop_pid "$CL"
-	[[ -n $FL ]] && stop_pid "$FL"
-	common_cleanup
-	rm -rf "$W"
-}
-trap cleanup EXIT
+trap 'common_cleanup "$CL" "$FL"; rm -rf "$W"' EXIT
 
 need_root_tools iperf3 /usr/bin/python3
 echo "pace throughput" >"$W/pw"
 chmod 600 "$W/pw"
 "$INVITE" keygen --out "$W/gw.key" >/dev/null
-"$INVITE" create --store "$W/store" --key "$W/gw.key" --server 192.168.61.1 --port 443 \
-	--profile quic --cover-sni www.example.com --tunnel-net 10.60.0.0/24 --count 1 \
-	--password-file "$W/pw" --out-dir "$W/inv" >/dev/null
+invites 192.168.61.1 443 --profile quic --cover-sni www.example.com --tunnel-net 10.60.0.0/24 \
+	--count 1 --out-dir "$W/inv"
 ns_add $PFX-c
 ns_add $PFX-gw
 ns_add $PFX-far
-ip link add $PFX-c netns $PFX-c type veth peer name $PFX-g netns $PFX-gw
-n $PFX-c ip addr add 192.168.61.2/24 dev $PFX-c
-n $PFX-c ip link set $PFX-c up
-n $PFX-gw ip link set $PFX-g up
+veth $PFX-c $PFX-c 192.168.61.2/24 $PFX-gw $PFX-g ""
 n $PFX-gw ip rule add iif $PFX-g blackhole
-ip link add $PFX-gf netns $PFX-gw type veth peer name $PFX-f netns $PFX-far
-n $PFX-gw ip addr add 10.61.0.1/24 dev $PFX-gf
-n $PFX-gw ip link set $PFX-gf up
+veth $PFX-gw $PFX-gf 10.61.0.1/24 $PFX-far $PFX-f 10.61.0.2/24
 n $PFX-gw sysctl -qw net.ipv4.ip_forward=1
-n $PFX-far ip addr add 10.61.0.2/24 dev $PFX-f
-n $PFX-far ip link set $PFX-f up
 n $PFX-far ip route add 10.60.0.0/24 via 10.61.0.1
 bg IPERF $PFX-far "$W/iperf-s.log" iperf3 -s -B 10.61.0.2
 listening() { n $PFX-far ss -ltnH "sport = :5201" | grep -q .; }

@@ -21,14 +21,13 @@
 #   --ack-hold)
 set -e
 set -o pipefail
+. "$(dirname "$0")/../../test/e2e/netns/common.sh"
 
-PEER=$(realpath "$1")
-CLIENT=$(realpath "$2")
+abspath PEER "$1" CLIENT "$2"
 OUT=$(realpath -m "$3")
 LOADS=${4:-20}
 SIZES=${5:-cover}
 HERE=$(dirname "$(realpath "$0")")
-. "$HERE/../../test/e2e/netns/common.sh"
 . "$HERE/load.sh"
 W=$(mktemp -d /tmp/dust-tunnel-capture.XXXXXX)
 PFX=tc$$
@@ -37,13 +36,7 @@ SRV=$PFX-s
 HOST=www.example.com
 DUMP=
 CL=
-cleanup() {
-	[[ -n $CL ]] && stop_pid "$CL"
-	[[ -n $DUMP ]] && stop_pid "$DUMP"
-	common_cleanup
-	rm -rf "$W"
-}
-trap cleanup EXIT
+trap 'common_cleanup "$CL" "$DUMP"; rm -rf "$W"' EXIT
 
 need_root_tools caddy chromium tcpdump openssl /usr/bin/python3
 [[ $SIZES == cover || $SIZES == padding ]] || fail "size policy '$SIZES': want cover or padding"
@@ -56,11 +49,7 @@ echo "tunnel capture" >"$W/pw"
 
 ns_add $CLI
 ns_add $SRV
-ip link add $PFX-c netns $CLI type veth peer name $PFX-s netns $SRV
-n $CLI ip addr add 192.168.93.2/24 dev $PFX-c
-n $CLI ip link set $PFX-c up
-n $SRV ip addr add 192.168.93.1/24 dev $PFX-s
-n $SRV ip link set $PFX-s up
+veth $CLI $PFX-c 192.168.93.2/24 $SRV $PFX-s 192.168.93.1/24
 bg SP $SRV "$W/server.log" "$PEER" serve --key "$W/srv.key" --store "$W/store" \
 	--server 192.168.93.1 --port 4500 --quic-port 443 --tun srv0 --sizes "$SIZES"
 wait_for 5 n $SRV ip link show srv0 || { cat "$W/server.log"; fail "server TUN did not appear"; }
@@ -69,8 +58,7 @@ n $SRV ip link set srv0 up
 
 caddy_start CADDY $SRV 10.93.0.1 $HOST "$W/site" "$W/caddy" tcp
 
-bg DUMP $SRV "$W/tcpdump.log" tcpdump -i $PFX-s -U -n -s 96 -Z root -w "$OUT" udp port 443
-wait_for 10 grep -q "listening on" "$W/tcpdump.log" || fail "tcpdump did not start"
+tcpdump_bg DUMP $SRV "$W/tcpdump.log" -i $PFX-s -U -n -s 96 -Z root -w "$OUT" udp port 443
 ok=0
 for i in $(seq 1 "$LOADS"); do
 	page=$(((i - 1) % 30 + 1))
@@ -87,9 +75,4 @@ for i in $(seq 1 "$LOADS"); do
 	CL=
 	printf '\rtunnel capture: %d/%d loads' "$i" "$LOADS" >&2
 done
-echo >&2
-sleep 1 # the capture's last frames
-stop_pid "$DUMP"
-DUMP=
-echo "tunnel capture ($SIZES): $ok of $LOADS page loads completed, written to $OUT"
-[[ $ok -eq $LOADS ]]
+loads_done "tunnel capture ($SIZES)"
