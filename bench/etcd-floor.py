@@ -10,7 +10,9 @@ with no gateway in the way, on the same cluster, to tell the gateway's
 cost from the cluster's:
 
   one at a time: ONE txns of one binding each, back to back on one kept-alive
-      connection: p50/p99/max latency in ms;
+      connection, to each member in turn (the leader commits a txn itself, a
+      follower forwards it: dustgw talks to whichever member answered last):
+      p50/p99/max latency in ms;
   at once: LANES threads, each with its own connection (as dustgw's lanes),
       each sending txns of BATCH bindings until MANY are committed: bindings/s.
 
@@ -96,15 +98,19 @@ def main():
         sys.exit("etcd-floor: ONE, MANY > 0; LANES 1..64; BATCH 1..64 (etcd's 128 ops)")
     base = "%s/floor-%d" % (prefix, os.getpid())
 
-    conn = Conn(eps[0])
-    lat = []
-    for i in range(one):
-        t0 = time.perf_counter()
-        commit(conn, base + "/one", [i])
-        lat.append((time.perf_counter() - t0) * 1000)
-    lat.sort()
-    print("etcd alone, one binding txn at a time (%d): p50 %.1f ms, p99 %.1f ms, max %.1f ms"
-          % (one, pct(lat, 50), pct(lat, 99), lat[-1]))
+    for k, ep in enumerate(eps):
+        conn = Conn(ep)
+        st = conn.post("/v3/maintenance/status", {})
+        role = "leader" if st.get("leader") == st["header"].get("member_id") else "follower"
+        lat = []
+        for i in range(one):
+            t0 = time.perf_counter()
+            commit(conn, "%s/one%d" % (base, k), [i])
+            lat.append((time.perf_counter() - t0) * 1000)
+        lat.sort()
+        print("etcd alone, one binding txn at a time (%d) to %s:%d (%s): p50 %.1f ms, "
+              "p99 %.1f ms, max %.1f ms" % (one, ep[0], ep[1], role, pct(lat, 50), pct(lat, 99),
+                                           lat[-1]))
 
     nxt = [0]
     lock = threading.Lock()
@@ -136,7 +142,7 @@ def main():
           % (lanes, batch, many, dt, many / dt))
 
     end = base[:-1] + chr(ord(base[-1]) + 1)
-    conn.post("/v3/kv/deleterange", {"key": b64(base), "range_end": b64(end)})
+    Conn(eps[0]).post("/v3/kv/deleterange", {"key": b64(base), "range_end": b64(end)})
 
 
 if __name__ == "__main__":

@@ -123,11 +123,32 @@ start_rss() { # start_rss NAME STORE: dustgw on STORE, its start time and memory
 		cut -d' ' -f2-)); $(load)"
 }
 
+# etcd_cpu: CPU time of the three members so far, in ms (utime + stime)
+etcd_cpu() {
+	local m ms=0 t
+	for m in a b c; do
+		t=$(awk '{print $14 + $15}' "/proc/$(cat "$ED/$m.pid")/stat")
+		ms=$((ms + t * 1000 / $(getconf CLK_TCK)))
+	done
+	echo $ms
+}
+
+# cpu_note WHAT E0 [SELF_MS]: the CPU the members spent since E0 (and what
+# the measured process spent): on a machine of few cores these decide the rate
+cpu_note() {
+	echo "CPU during $1: etcd members $(($(etcd_cpu) - $2)) ms${3:+, $3}; $(nproc) CPUs"
+}
+
 rate() { # rate NAME STORE: gw-live rate mode on STORE
+	local e0 t0 u
 	echo "== intro rate and latency, $1; $(load)"
+	e0=$(etcd_cpu)
+	t0=$(awk '{print $14 + $15 + $16 + $17}' /proc/$$/stat)
 	"$HERE/../test/e2e/gw/ringgw.sh" "$B/test/e2e/gw/gw-live" "$W/rate-$1" rate "$W/gw.key" \
 		"$2" >"$W/rate-$1.log" 2>&1 || { cat "$W/rate-$1.log"; exit 1; }
+	u=$((($(awk '{print $14 + $15 + $16 + $17}' /proc/$$/stat) - t0) * 1000 / $(getconf CLK_TCK)))
 	grep -E "^gw-live|^  [a-z]" "$W/rate-$1.log"
+	cpu_note "the rate run (both kinds)" "$e0" "gw-live (driver and gateway) $u ms"
 	echo "after: $(load)"
 }
 
@@ -141,7 +162,9 @@ for n in $COUNTS; do
 		rate "file-$n" "$W/s$n"
 		echo "== the cluster alone, the same txns (bench/etcd-floor.py); $(load)"
 		if [[ ${ETCD_TLS:-0} == 0 ]]; then
+			e0=$(etcd_cpu)
 			"$HERE/etcd-floor.py" "$(url "floor")" 500 20000 8 32
+			cpu_note "the floor" "$e0"
 		else
 			echo "skipped: etcd-floor.py speaks plain HTTP only"
 		fi
