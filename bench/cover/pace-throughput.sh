@@ -24,7 +24,10 @@
 # = tap, nothing listening behind it: the kernel answers with ICMP, which
 # the gateway sends out again). While each transfer runs, the client's
 # namespace sends 1200-byte v1 Initials of random bytes (cover-probe.py
-# flood, about 5000/s, over cover_prefix_rate = 200) from its own address.
+# flood, about 5000/s, over cover_prefix_rate = 200) from its own address,
+# each from a new port (FLOOD_PORTS=fresh, the default: every one a new
+# flow, tried as a Dust hello before it is handed over) or all from one
+# (FLOOD_PORTS=one: after the first, the cover's flow table decides).
 # Each run prints the worker lcore's CPU time over its transfers
 # (schedstat) and the cover counters, and the summary adds Mbit/s per
 # worker CPU-second: the flood sender, iperf3 and dust-client share this
@@ -126,7 +129,8 @@ run() {
 		{ cat "$W/client-$tag.log"; fail "client did not connect ($tag)"; }
 	n $PFX-c ping -c 3 -i 0.2 -W 2 10.61.0.2 >/dev/null || fail "no ping through the tunnel ($tag)"
 	if [[ $mode == flood ]]; then
-		bg FL $PFX-c "$W/flood-$tag.log" "$PROBE" flood 192.168.61.1 443 100000000
+		bg FL $PFX-c "$W/flood-$tag.log" "$PROBE" flood 192.168.61.1 443 100000000 \
+			"${FLOOD_PORTS:-fresh}"
 	fi
 	local cpu0
 	cpu0=$(worker_ns "$GWPID")

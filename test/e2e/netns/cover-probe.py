@@ -11,8 +11,9 @@
       the first answer's, in ms after the send, or "-")
   cover-probe.py initial PCAP PORT SRC OUT   the first QUIC Initial that SRC
       sent to PORT in a tcpdump capture (Ethernet, IPv4), its UDP payload to OUT
-  cover-probe.py flood HOST PORT N           N 1200-byte v1 Initials of random
-      bytes (not Dust), as fast as the socket takes them; prints N
+  cover-probe.py flood HOST PORT N [fresh]   N 1200-byte v1 Initials of random
+      bytes (not Dust), about 5000/s, from one port (fresh: each from a new
+      port, a new flow each); prints N
   cover-probe.py flights PCAP SRC DST   the first flights SRC:443 sent to DST in
       a capture, one a destination port: "FLIGHTS ACKS ANSWERS TAILMIN TAILMAX"
       (FLIGHTS: ports that got an answer, their first Initial datagram of 1200
@@ -268,7 +269,7 @@ def resends(host, port, *paths):
     print(" ".join(out) if out else "-")
 
 
-def flood(host, port, n):
+def flood(host, port, n, ports="one"):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind(("0.0.0.0", 0))
     head = bytes([0xC0, 0, 0, 0, 1, 8])
@@ -276,6 +277,10 @@ def flood(host, port, n):
     for i in range(int(n)):
         if i % 50 == 49:
             time.sleep(0.01)  # about 5000/s: over the limit, not over af_packet's ring
+        if ports == "fresh" and i:  # every Initial a new flow, tried as Dust first
+            s.close()
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.bind(("0.0.0.0", 0))
         try:
             s.sendto(head + os.urandom(1194), (host, int(port)))
             sent += 1
@@ -290,7 +295,7 @@ COMMANDS = {
     "make": (make, 2),
     "udp": (udp, 3),
     "initial": (initial, 4),
-    "flood": (flood, 3),
+    "flood": (flood, -3),
     "flights": (flights, 3),
     "hellos": (hellos, 4),
     "ask": (ask, -3),
