@@ -47,6 +47,7 @@ struct dgw_pubwait_q {
 	unsigned n;                /* entries waiting: written by the owner, read by any lcore */
 	uint16_t head, tail, free; /* oldest, newest, a free entry */
 	uint16_t map[MAP_SLOTS];   /* session -> entry + 1, open addressing */
+	uint64_t probes;           /* map slots looked at (the owner's own count) */
 	struct dgw_pubwait e[DGW_PENDING_MAX];
 };
 
@@ -78,12 +79,19 @@ int dgw_pubwait_init(struct dgw_worker *w)
 }
 
 /* The map slot that holds s's entry, or -1. */
-static int map_find(const struct dgw_pubwait_q *q, const struct dust_session *s)
+static int map_find(struct dgw_pubwait_q *q, const struct dust_session *s)
 {
-	for (unsigned h = map_home(s); q->map[h]; h = (h + 1) & MAP_MASK)
+	for (unsigned h = map_home(s); q->map[h]; h = (h + 1) & MAP_MASK) {
+		q->probes++;
 		if (q->e[q->map[h] - 1].s == s)
 			return (int)h;
+	}
 	return -1;
+}
+
+uint64_t dgw_pubwait_probes(const struct dgw_worker *w)
+{
+	return w->pubwait->probes;
 }
 
 static void map_add(struct dgw_pubwait_q *q, uint16_t e)

@@ -41,6 +41,13 @@ void dgw_pubwait_drop(struct dgw_worker *w, const struct dust_session *s);
  */
 struct dust_session *dgw_pubwait_expired(const struct dgw_worker *w, uint64_t now_tsc);
 /*
+ * Map slots looked at so far by the owner's lookups (each a probe of the
+ * open-addressing index): the unit test's check that asking whether a
+ * session waits stays a few probes with DGW_PENDING_MAX waiting (issue 21
+ * F3), where a scan of the list took one per waiting answer. Owner only.
+ */
+uint64_t dgw_pubwait_probes(const struct dgw_worker *w);
+/*
  * How many answers wait; any lcore may ask. Inline, for the data path: the count
  * is the first member of struct dgw_pubwait_q (a pointer to a struct points to
  * its first member; pubwait.c asserts the offset).

@@ -6,6 +6,9 @@
  *   caller retires and drops); every place comes back;
  * - oldest first: entries unlinked from the middle leave the rest in order
  *   (issue 21 F3; a data datagram's lookup with 1 and 1024 waiting printed);
+ * - asking whether a session waits looks at a few slots of the index, with
+ *   DGW_PENDING_MAX waiting as with one, never one per waiting answer (F3:
+ *   counted in probes, not timed);
  * - a later datagram of a waiting session is held behind its answer
  *   (DGW_PENDING_HOLD at most, then pending_full), one that did not open is
  *   not, nor one of a session not waiting;
@@ -17,6 +20,7 @@
 #include "pubwait.h"
 
 static struct dust_session fake[DGW_PENDING_MAX + 1];
+static struct dust_session other[2 * DGW_PENDING_MAX]; /* never held */
 
 /* Hold an answer for fake[i]: 0 held, 1 refused (its mbuf freed here), -1 no mbuf. */
 static int hold(unsigned i)
@@ -61,6 +65,53 @@ static double take_ns(void)
 	for (unsigned i = 0; i < 100000; i++)
 		taken += dgw_pubwait_take(U.w, NULL, &rx, &other, &res);
 	return taken ? -1 : ns_per(rte_rdtsc() - t0, 100000);
+}
+
+/*
+ * Probes per lookup, averaged over every session of other[] (none waits)
+ * and over fake[0, held) (each waits): an index keeps both a few slots at
+ * any fill; a list scan would look at one per waiting answer.
+ */
+static void probes_per_lookup(unsigned held, double *miss, double *hit)
+{
+	struct dust_rx_result res = {.nseg = 1};
+	struct dgw_rx rx = {.profile = DUST_PROFILE_RANDOM};
+	struct rte_mbuf *m = gwu_mbuf();
+	uint64_t p0 = dgw_pubwait_probes(U.w);
+	unsigned taken = 0;
+
+	for (unsigned i = 0; i < RTE_DIM(other); i++)
+		taken += dgw_pubwait_take(U.w, NULL, &rx, &other[i], &res);
+	CHECK_EQ(taken, 0);
+	*miss = (double)(dgw_pubwait_probes(U.w) - p0) / RTE_DIM(other);
+	/* a failed datagram (nseg 0) asks too, and is not held: nothing changes */
+	res.nseg = 0;
+	p0 = dgw_pubwait_probes(U.w);
+	for (unsigned i = 0; i < held; i++)
+		taken += dgw_pubwait_take(U.w, m, &rx, &fake[i], &res);
+	CHECK_EQ(taken, 0);
+	*hit = held ? (double)(dgw_pubwait_probes(U.w) - p0) / held : 0;
+	rte_pktmbuf_free(m);
+}
+
+static void test_lookup_probes(void)
+{
+	double miss1, hit1, miss, hit;
+
+	CHECK_EQ(hold(0), 0);
+	probes_per_lookup(1, &miss1, &hit1);
+	for (unsigned i = 1; i < DGW_PENDING_MAX; i++)
+		CHECK_EQ(hold(i), 0);
+	probes_per_lookup(DGW_PENDING_MAX, &miss, &hit);
+	/* the index is half full at most: about 2.5 and 1.5 probes expected */
+	CHECK(miss < 8 && hit < 8);
+	CHECK(hit1 >= 1);
+	printf("pubwait: probes per lookup, a session not waiting / waiting: %.2f / %.2f with 1 "
+	       "waiting, %.2f / %.2f with %u\n",
+	       miss1, hit1, miss, hit, DGW_PENDING_MAX);
+	for (unsigned i = DGW_PENDING_MAX; i-- > 0;)
+		dgw_pubwait_drop(U.w, &fake[i]);
+	CHECK_EQ(dgw_pubwait_count(U.w), 0);
 }
 
 static void test_cap_order(void)
@@ -171,6 +222,7 @@ static void test_expire(void)
 
 static const struct check_test tests[] = {
     {"cap_order", test_cap_order},
+    {"lookup_probes", test_lookup_probes},
     {"take_drop", test_take_drop},
     {"expire", test_expire},
 };
