@@ -75,6 +75,13 @@ def client(addr, size, secs, window):
 {"server": server, "client": client}[sys.argv[1]](*sys.argv[2:])
 EOF
 
+# echo_up LOG: the echo server on 192.168.62.1:443 in $PFX-gw, once it listens
+echo_up() {
+	bg ECHO $PFX-gw "$1" /usr/bin/python3 "$W/echo.py" server 192.168.62.1
+	wait_for 10 n $PFX-gw sh -c "ss -lunH 'sport = :443' | grep -q ." ||
+		fail "the echo server did not start (its log: $1)"
+}
+
 # one exchange at each size: "SIZE GOT PPS REFILLS"
 exchange() {
 	local size
@@ -86,8 +93,7 @@ exchange() {
 
 step "direct: the kernel's own stack on $PFX-g"
 n $PFX-gw ip addr add 192.168.62.1/24 dev $PFX-g
-bg ECHO $PFX-gw "$W/echo-direct.log" /usr/bin/python3 "$W/echo.py" server 192.168.62.1
-sleep 0.5
+echo_up "$W/echo-direct.log"
 exchange >"$W/direct"
 stop_pid "$ECHO"
 n $PFX-gw ip addr del 192.168.62.1/24 dev $PFX-g
@@ -105,11 +111,8 @@ chmod 600 "$W/pw"
 invites 192.168.62.1 443 --profile quic --cover-sni www.example.com --tunnel-net 10.60.0.0/24 \
 	--count 1 --out-dir "$W/inv"
 gw_bg GWPID $PFX-gw "$W/gw.log" "$PFX" 512 --config "$W/gw.conf"
-wait_for 30 n $PFX-gw ip link show $PFX-cov || fail "no cover tap"
-n $PFX-gw ip addr replace 192.168.62.1/24 dev $PFX-cov
-n $PFX-gw ip link set $PFX-cov up
-bg ECHO $PFX-gw "$W/echo-gw.log" /usr/bin/python3 "$W/echo.py" server 192.168.62.1
-sleep 0.5
+cover_tap_up $PFX-gw $PFX-cov 192.168.62.1/24
+echo_up "$W/echo-gw.log"
 exchange >"$W/gw"
 gw_stop "$GWPID" "$W/gw.log"
 GWPID=

@@ -117,9 +117,7 @@ run() {
 	n $PFX-gw ip addr replace 10.60.0.1/24 dev $PFX-tap
 	n $PFX-gw ip link set $PFX-tap up
 	if [[ $VARY == flood ]]; then
-		wait_for 30 n $PFX-gw ip link show $PFX-cov || fail "no cover tap ($tag)"
-		n $PFX-gw ip addr replace 192.168.61.1/24 dev $PFX-cov
-		n $PFX-gw ip link set $PFX-cov up
+		cover_tap_up $PFX-gw $PFX-cov 192.168.61.1/24
 	fi
 	bg CL $PFX-c "$W/client-$tag.log" "$CLIENT" --invite "$(ls "$W"/inv/invite-*.txt)" \
 		--password-file "$W/pw" --key "$W/c.key" --route 10.61.0.0/24 --pacing "$pace" \

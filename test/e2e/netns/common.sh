@@ -101,6 +101,14 @@ common_cleanup() {
 
 # tcpdump_bg VAR NS LOG TCPDUMP_ARG...: tcpdump in NS in the background (its
 # pid in $VAR), returning once it listens
+# cover_tap_up NS IFACE ADDR/LEN: wait for dustgw's cover tap IFACE in NS
+# ([quic] cover = tap), give the kernel's side the gateway's address, up
+cover_tap_up() {
+	wait_for 30 n "$1" ip link show "$2" || fail "no cover tap $2"
+	n "$1" ip addr replace "$3" dev "$2"
+	n "$1" ip link set "$2" up
+}
+
 tcpdump_bg() {
 	bg "$1" "$2" "$3" tcpdump "${@:4}"
 	wait_for 10 grep -q "listening on" "$3" || fail "tcpdump did not start (its log: $3)"
