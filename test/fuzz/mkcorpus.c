@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 
+#include "ackz.h"
 #include "fuzz_fixture.h"
 #include "quic_pvt.h"
 
@@ -309,10 +310,48 @@ static void quic_seeds(void)
 	dust_quic_client_wipe(&qc);
 }
 
+/* The one's complement checksum of p[0..len) (even) and sum, as its field holds it. */
+static uint16_t csum(uint32_t sum, const uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i < len; i += 2)
+		sum += (uint32_t)(p[i] << 8 | p[i + 1]);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/*
+ * inner, compressed ACKs (ackz.h): Linux's pure ACK with timestamps (DF, IP
+ * ID 0: it compresses against itself), checksums right, and its compressed
+ * form.
+ */
+static void ackz_seeds(void)
+{
+	uint8_t p[2 + 52] = {0x04, 0xc3}, zb[DUST_ACKZ_MAX], z[2 + DUST_ACKZ_MIN] = {0x04, 0xc3};
+	uint8_t *ip = p + 2, *tcp = ip + 20;
+	struct dust_ackz ctx;
+
+	ip[0] = 0x45, ip[3] = 52, ip[6] = 0x40, ip[8] = 64, ip[9] = 6;
+	ip[12] = 10, ip[13] = 9, ip[15] = 2, ip[16] = 93, ip[17] = 184, ip[18] = 216, ip[19] = 34;
+	be16_put(ip + 10, csum(0, ip, 20));
+	be16_put(tcp, 51000), be16_put(tcp + 2, 443);
+	tcp[4] = 0x3c, tcp[8] = 0x7f, tcp[11] = 0x01, tcp[12] = 8 << 4, tcp[13] = 0x10;
+	be16_put(tcp + 14, 501);
+	tcp[20] = 1, tcp[21] = 1, tcp[22] = 8, tcp[23] = 10, tcp[27] = 0x42, tcp[31] = 0x17;
+	be16_put(tcp + 16, csum((uint16_t)~csum(0, ip + 12, 8) + 6u + 32u, tcp, 32)); /* pseudo */
+	put("inner", "ack4-ts", p, sizeof(p));
+	dust_ackz_init(&ctx);
+	dust_ackz_note(&ctx, ip, 52);
+	if (dust_ackz_compress(&ctx, ip, 52, zb) != DUST_ACKZ_MIN)
+		fz_die("ackz seed"); /* a checksum wrong */
+	memcpy(z + 2, zb, DUST_ACKZ_MIN);
+	put("inner", "ackz", z, 2 + DUST_ACKZ_MIN);
+}
+
 /*
  * inner: two bytes of MTU, then an inner packet: SYNs with the MSS option
  * at an odd and an even offset (IPv4, and IPv6 behind a hop-by-hop
- * header), and a UDP packet over the MTU.
+ * header), a UDP packet over the MTU, and ackz_seeds'.
  */
 static void inner_seeds(void)
 {
@@ -338,6 +377,7 @@ static void inner_seeds(void)
 	ip[0] = 0x45, ip[2] = 1428 >> 8, ip[3] = 1428 & 0xff, ip[6] = 0x40, ip[8] = 64;
 	ip[9] = 17, ip[12] = 10, ip[16] = 10;
 	put("inner", "udp-big", p, sizeof(p));
+	ackz_seeds();
 }
 
 /*
