@@ -82,7 +82,12 @@ static bool tcp_csum_ok(const uint8_t *ip, size_t len)
 	return csum_fold(csum_add(sum, ip + IP4_HDR, len - IP4_HDR)) == 0xffff;
 }
 
-/* An IP ID counts up by one per packet; 0 stays 0 (DF packets sent without one). */
+/*
+ * An IP ID counts up by one per packet; 0 stays 0 (DF packets sent without
+ * one). A DF packet's ID is not compared: an atomic datagram's ID means
+ * nothing (RFC 6864 §4.1), and Linux counts the ACKs that thinning left out
+ * (SPEC §9.2) in it; it is rebuilt as the count would go.
+ */
 static uint16_t ipid_next(uint16_t id)
 {
 	return id ? (uint16_t)(id + 1) : 0;
@@ -180,7 +185,7 @@ static bool follows(const struct dust_ackz_slot *s, const uint8_t *ip, size_t hl
 	    memcmp(s->ports, tcp, sizeof(s->ports)))
 		return false;
 	if (ip[1] != s->tos || ip[8] != s->ttl || !!(be16(ip + 6) & IP_DF) != s->df ||
-	    (hl == TS_HDR) != s->has_ts || be16(ip + 4) != ipid_next(s->ipid))
+	    (hl == TS_HDR) != s->has_ts || (!s->df && be16(ip + 4) != ipid_next(s->ipid)))
 		return false;
 	if (be32(tcp + 4) != s->seq_next || be32(tcp + 8) - s->ack > 0xffff)
 		return false;

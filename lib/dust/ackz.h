@@ -33,7 +33,8 @@
  *
  * What the receiver rebuilds from the slot: version 4, IHL 5, the TOS, TTL
  * and DF bit of the slot, IP ID the slot's + 1 (0 stays 0, as Linux sends
- * DF packets without an ID), protocol TCP, the header checksum computed;
+ * DF packets without an ID; with DF the ID an ACK had is not sent: an
+ * atomic datagram's ID means nothing, RFC 6864 §4.1), protocol TCP, the header checksum computed;
  * the addresses and ports; sequence number the slot's next (its sequence
  * number + payload length, + 1 for SYN or FIN); ACK = the value that has
  * the sent low 16 bits and lies in [slot ack, slot ack + 2^16); flags ACK
@@ -43,8 +44,8 @@
  * A packet is compressible when it is exactly that: an IPv4 pure ACK (no
  * payload, no fragment, IHL 5, flags ACK alone, urgent pointer 0), no TCP
  * options or exactly NOP NOP TS (Linux's layout), its slot holding its
- * connection with the same TOS, TTL, DF, option layout, the IP ID the
- * rule above gives, sequence number equal to the slot's next, and ACK,
+ * connection with the same TOS, TTL, DF, option layout, without DF the IP
+ * ID the rule above gives, sequence number equal to the slot's next, and ACK,
  * TSval and TSecr at or ahead of the slot's within the ranges above.
  */
 #ifndef DUST_ACKZ_H
