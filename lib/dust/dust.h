@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ackz.h"
 #include "wire.h"
 #include "wire_quic.h"
 
@@ -476,6 +477,29 @@ unsigned dust_datagram_open(struct dust_session *s, const struct dust_limits *li
                             unsigned max_segs, enum dust_drop *drop);
 
 /**
+ * Seal a compact packet (SPEC.md §6.5) of total bytes at out (the
+ * ciphertext of pt[0..ptlen) and zero padding): total lies in
+ * DUST_COMPACT_OVERHEAD + ptlen .. DUST_COMPACT_MAX. It takes a counter of
+ * the session's send counter, as dust_data_seal does. pt may be at out + 1.
+ * Returns total, -EMSGSIZE, -EKEYEXPIRED or -ENOTSUP as dust_data_seal.
+ */
+DUST_MUST_CHECK int dust_compact_seal(struct dust_session *s, const uint8_t *pt, size_t ptlen,
+                                      size_t total, uint8_t *out);
+
+/**
+ * Open a compact packet pkt[0..len): its plaintext (data and padding) to
+ * pt (DUST_COMPACT_PT_MAX bytes), its length to *ptlen. The counter is the
+ * one closest to the next expected whose low byte the packet carries; then
+ * as dust_data_open: replay pre-check, the tag in constant time before
+ * anything else, the window updated only after. No timestamp: the replay
+ * window alone refuses a replay. On a drop nothing in s changes but
+ * rx_forged.
+ */
+DUST_MUST_CHECK enum dust_drop dust_compact_open(struct dust_session *s, uint32_t now_s,
+                                                 const uint8_t *pkt, size_t len, uint8_t *pt,
+                                                 size_t *ptlen);
+
+/**
  * Datagrams a client could not open yet because its intro's answer has not
  * arrived (a multi-queue gateway's data may overtake it): kept, in arrival
  * order, and taken again once the answer has opened. who tells the sessions
@@ -798,6 +822,16 @@ uint32_t dust_session_table_live(const struct dust_session_table *t);
 uint32_t dust_session_table_slots(const struct dust_session_table *t);
 /** Bytes allocated (slots + index), for memory-per-session reports. */
 size_t dust_session_table_bytes(const struct dust_session_table *t);
+/**
+ * Give each slot a compressed-ACK context (ackz.h, SPEC §6.5): the inner
+ * TCP connections as a quic peer's compressed ACKs reference them, apart
+ * from the sessions (sizeof(struct dust_ackz) a slot, only where quic
+ * sessions are served). Emptied when a slot is reserved. 0, or -ENOMEM.
+ */
+int dust_session_table_ackz_enable(struct dust_session_table *t);
+/** s's context (s a slot of t; its receiver's thread only); NULL unless enabled. */
+struct dust_ackz *dust_session_table_ackz(struct dust_session_table *t,
+                                          const struct dust_session *s);
 /** Live session for ep, or NULL. */
 struct dust_session *dust_session_table_lookup(struct dust_session_table *t,
                                                const struct dust_endpoint *ep);

@@ -97,6 +97,8 @@ void kdf_prk(uint8_t prk[DUST_KEY_BYTES], const uint8_t key[DUST_KEY_BYTES], con
  */
 /* An ACK-sized datagram's size for s (dust_quic_ack_put); 0 if the cover has none. */
 size_t dust_size_model_ack(const struct dust_session *s, struct dust_rng *rng);
+/* A compact packet's length for s (need .. DUST_COMPACT_MAX), drawn from the cover's sizes. */
+size_t dust_size_model_compact(const struct dust_session *s, struct dust_rng *rng, size_t need);
 size_t dust_size_model_pad(const struct dust_session *s, struct dust_rng *rng, size_t need,
                            size_t top);
 /*

@@ -414,6 +414,16 @@ size_t dust_quic_ack_put(const struct dust_session *s, struct dust_rng *rng, uin
                          size_t cap);
 
 /**
+ * A compact packet (SPEC §6.5) of pt[0..ptlen) behind s's short header at
+ * dg (cap bytes): the datagram takes one of the cover's sizes for s's
+ * direction that lie under a §6 packet and hold it, the plaintext padded
+ * with zeros. Returns the datagram's length, or -errno (dust_compact_seal;
+ * -EINVAL for a random-profile session or ptlen over DUST_COMPACT_PT_MAX).
+ */
+int dust_quic_compact_put(struct dust_session *s, struct dust_rng *rng, const uint8_t *pt,
+                          size_t ptlen, uint8_t *dg, size_t cap);
+
+/**
  * s opened a short-header datagram of data: is an ACK-sized datagram due
  * (dust_quic_ack_put)? Every second one, as Chromium and quic-go
  * acknowledge every second packet they receive. Only s's receiver calls it

@@ -1666,6 +1666,24 @@ DUST_EXPORT size_t dust_quic_ack_put(const struct dust_session *s, struct dust_r
 	return len;
 }
 
+DUST_EXPORT int dust_quic_compact_put(struct dust_session *s, struct dust_rng *rng,
+                                      const uint8_t *pt, size_t ptlen, uint8_t *dg, size_t cap)
+{
+	size_t pre = dust_quic_tx_prefix(s), total;
+	int r;
+
+	if (s->profile != DUST_PROFILE_QUIC || ptlen > DUST_COMPACT_PT_MAX)
+		return -EINVAL;
+	total = dust_size_model_compact(s, rng, DUST_COMPACT_OVERHEAD + ptlen);
+	if (pre + total > cap)
+		return -EMSGSIZE;
+	r = dust_compact_seal(s, pt, ptlen, total, dg + pre);
+	if (r < 0)
+		return r;
+	dust_quic_short_put(s, rng, dg);
+	return (int)(pre + total);
+}
+
 DUST_EXPORT bool dust_quic_ack_match(const struct dust_session *s, const uint8_t *dg, size_t len)
 {
 	size_t pre = dust_quic_rx_prefix(s);

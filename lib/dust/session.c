@@ -25,6 +25,7 @@ struct dust_session_table {
 	uint32_t *freelist; /* stack of free slot numbers */
 	struct dust_session *slots;
 	size_t slots_bytes;
+	struct dust_ackz *ackz; /* one a slot, or NULL (dust_session_table_ackz_enable) */
 	uint8_t hash_key[crypto_shorthash_siphash24_KEYBYTES];
 };
 
@@ -98,9 +99,23 @@ DUST_EXPORT void dust_session_table_free(struct dust_session_table *t)
 		return;
 	sodium_munlock(t->slots, t->slots_bytes); /* also zeroes */
 	free(t->slots);
+	free(t->ackz);
 	free(t->index);
 	free(t->freelist);
 	free(t);
+}
+
+DUST_EXPORT int dust_session_table_ackz_enable(struct dust_session_table *t)
+{
+	if (!t->ackz && !(t->ackz = calloc(t->nslots, sizeof(*t->ackz))))
+		return -ENOMEM;
+	return 0;
+}
+
+DUST_EXPORT struct dust_ackz *dust_session_table_ackz(struct dust_session_table *t,
+                                                      const struct dust_session *s)
+{
+	return t->ackz ? &t->ackz[s - t->slots] : NULL;
 }
 
 DUST_EXPORT uint32_t dust_session_table_capacity(const struct dust_session_table *t)
@@ -178,9 +193,14 @@ DUST_EXPORT unsigned dust_session_table_lookup_bulk(struct dust_session_table *t
 
 DUST_EXPORT struct dust_session *dust_session_table_reserve(struct dust_session_table *t)
 {
+	uint32_t slot;
+
 	if (t->nfree == 0 || t->live >= t->capacity)
 		return NULL;
-	return &t->slots[t->freelist[t->nfree - 1]];
+	slot = t->freelist[t->nfree - 1];
+	if (t->ackz)
+		dust_ackz_init(&t->ackz[slot]); /* nothing of the slot's last session */
+	return &t->slots[slot];
 }
 
 DUST_EXPORT int dust_session_table_insert(struct dust_session_table *t, struct dust_session *s)

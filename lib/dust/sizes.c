@@ -60,6 +60,23 @@ size_t dust_size_model_ack(const struct dust_session *s, struct dust_rng *rng)
 	return m->v[dust_cum_index(m->cum, n, dust_rng_uniform(rng, m->cum[n - 1]))];
 }
 
+size_t dust_size_model_compact(const struct dust_session *s, struct dust_rng *rng, size_t need)
+{
+	const struct dust_cover_table *m = &models[s->role == DUST_ROLE_CLIENT ? 0 : 1];
+	size_t pre = dust_quic_tx_prefix(s);
+	/* the cover's sizes a compact packet of need bytes can take: lo .. hi - 1 */
+	unsigned lo = first_at_least(m, pre + need),
+	         hi = first_at_least(m, pre + DUST_COMPACT_MAX + 1);
+	uint32_t base;
+
+	if (hi <= lo)
+		return need;
+	base = lo ? m->cum[lo - 1] : 0;
+	return m->v[dust_cum_index(m->cum, m->n,
+	                           base + dust_rng_uniform(rng, m->cum[hi - 1] - base))] -
+	       pre;
+}
+
 size_t dust_size_model_pad(const struct dust_session *s, struct dust_rng *rng, size_t need,
                            size_t top)
 {

@@ -137,6 +137,18 @@ struct dust_wire_hdr {
 };
 static_assert(sizeof(struct dust_wire_hdr) == DUST_HDR_BYTES, "data header");
 
+/*
+ * Compact packet (SPEC.md §6.5, quic profile): a counter's low byte, masked
+ * with the tag as the sample, the ciphertext, the tag. It carries what fits
+ * in under a §6 packet (a compressed inner ACK, ackz.h): its length alone,
+ * under DUST_DATA_MIN_BYTES, tells it from one.
+ */
+enum dust_compact_layout {
+	DUST_COMPACT_OVERHEAD = 1 + DUST_MAC_BYTES,                     /* 17 */
+	DUST_COMPACT_MAX = DUST_DATA_MIN_BYTES - 1,                     /* 31 */
+	DUST_COMPACT_PT_MAX = DUST_COMPACT_MAX - DUST_COMPACT_OVERHEAD, /* 14 */
+};
+
 /* ---- Limits (SPEC.md §8) ----------------------------------------------- */
 
 #define DUST_REKEY_AFTER_PACKETS  (UINT64_C(1) << 56) /* client re-intros */

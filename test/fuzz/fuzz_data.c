@@ -5,7 +5,9 @@
  * end of a fixed session pair at a fixed clock; seeds from mkcorpus are valid
  * packets, so mutations start past the tag check. Checked: segments stay in
  * the datagram, a failed open leaves the session as it was, and the same
- * bytes opened twice yield nothing the second time.
+ * bytes opened twice yield nothing the second time. An input under a §6
+ * packet is opened as a compact packet (SPEC §6.5) too, with the same
+ * checks, and its plaintext fed to the compressed-ACK rebuilder (ackz.h).
  * Structured (first byte 0xff): the input describes a chain of packets
  * (counter, timestamp, lengths, faults); the harness seals them with its own
  * reference sealer (SPEC.md §6: AEAD layout, nonce, AD, SipHash header
@@ -57,6 +59,35 @@ static bool unchanged_but_forged(const struct dust_session *a, const struct dust
 	return memcmp(&x, b, sizeof(x)) == 0;
 }
 
+/* A compact packet: refused ones change nothing but rx_forged, none opens twice. */
+static void raw_compact(const uint8_t *data, size_t size)
+{
+	uint8_t pt[DUST_COMPACT_PT_MAX], ip[DUST_ACKZ_IP_MAX];
+	struct dust_session s = tmpl, before;
+	struct dust_ackz z;
+	size_t ptlen = 0;
+	enum dust_drop drop = dust_compact_open(&s, FZ_NOW_S, data, size, pt, &ptlen);
+
+	if (drop >= DUST_DROP_MAX)
+		abort();
+	if (drop != DUST_OK) {
+		if (!unchanged_but_forged(&s, &tmpl))
+			abort();
+		dust_session_wipe(&s);
+		return;
+	}
+	if (ptlen != size - DUST_COMPACT_OVERHEAD)
+		abort();
+	before = s;
+	if (dust_compact_open(&s, FZ_NOW_S, data, size, pt, &ptlen) != DUST_DROP_REPLAY ||
+	    memcmp(&s, &before, sizeof(s)) != 0)
+		abort();
+	dust_ackz_init(&z);
+	if (dust_ackz_expand(&z, pt, ptlen, ip, sizeof(ip)) > DUST_ACKZ_IP_MAX)
+		abort();
+	dust_session_wipe(&s);
+}
+
 static void raw(const uint8_t *data, size_t size)
 {
 	struct dust_seg segs[DUST_CHAIN_MAX];
@@ -64,6 +95,8 @@ static void raw(const uint8_t *data, size_t size)
 	enum dust_drop drop;
 	unsigned n;
 
+	if (size < DUST_DATA_MIN_BYTES)
+		raw_compact(data, size);
 	n = open_all(&s, data, size, segs, &drop);
 	if (verbose)
 		fprintf(stderr, "data: %zu bytes: %u segs, %s\n", size, n, dust_drop_name(drop));

@@ -85,6 +85,15 @@ static void data_seeds(void)
 	dg[20] ^= 1;
 	dg[n - 1] ^= 0x80;
 	put("data", "tagflip", dg, n);
+	/* compact packets (SPEC §6.5): a compressed ACK, its counter's low byte wrapped once */
+	c.tx_counter = 0;
+	for (size_t total = DUST_COMPACT_OVERHEAD + 5; total <= DUST_COMPACT_MAX; total += 3) {
+		if (dust_compact_seal(&c, (const uint8_t *)"\x80\x12\x34\x00\x10", 5, total, dg) <
+		    0)
+			abort();
+		snprintf(name, sizeof(name), "compact%zu", total);
+		put("data", name, dg, total);
+	}
 	dust_session_wipe(&c);
 }
 
