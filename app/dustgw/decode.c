@@ -221,7 +221,7 @@ void dgw_decode_burst(struct dgw_worker *w, struct rte_mbuf **pkts, uint16_t n)
 
 		/* quic: long headers and unknown CIDs; a short header is never an intro */
 		if (rx[i].profile == DUST_PROFILE_QUIC) {
-			if (s[i] && dgw_quic_ack(w, m[i], &rx[i]))
+			if (s[i] && dgw_quic_ack(w, m[i], &rx[i], s[i]))
 				continue;
 			if (s[i])
 				dgw_datagram_done(w, m[i], &rx[i], s[i], &res[i], false);

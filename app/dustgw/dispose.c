@@ -270,10 +270,14 @@ void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *
 			ka = true;
 			continue;
 		}
-		if (rx->dg[g->off] < DUST_PATH_IP_FIRST_MIN)
+		if (rx->dg[g->off] < DUST_PATH_IP_FIRST_MIN) {
 			path_msg(w, s, rx->dg + g->off, g->len);
-		else
-			deliver(w, s, m, i == last, rx->dg + g->off, g->len);
+			continue;
+		}
+		/* what the client's compressed ACKs will be rebuilt from (ackz.h) */
+		if (s->profile == DUST_PROFILE_QUIC)
+			dust_ackz_note(dust_session_table_ackz(w->tab, s), rx->dg + g->off, g->len);
+		deliver(w, s, m, i == last, rx->dg + g->off, g->len);
 	}
 	if (last < 0)
 		free_m(m);
@@ -281,6 +285,26 @@ void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *
 		send_keepalive(w, s, rx->mac);
 	else if (res->nseg && s->profile == DUST_PROFILE_QUIC)
 		send_ack(w, s, rx->mac);
+}
+
+bool dgw_dispose_compact(struct dgw_worker *w, struct dust_session *s, const struct dgw_rx *rx)
+{
+	uint8_t pt[DUST_COMPACT_PT_MAX], ip[DUST_ACKZ_IP_MAX];
+	size_t ptlen;
+	int n;
+
+	if (dust_compact_open(s, w->now_s, rx->dg, rx->len, pt, &ptlen) != DUST_OK)
+		return false;
+	dgw_ctr_inc(w, DGW_CTR_QUIC_COMPACT);
+	dgw_sess_note_mac(w, s, rx->mac);
+	if (dust_path_rx(s, rx->len))
+		dgw_ctr_inc(w, DGW_CTR_PATH_VALIDATED);
+	n = dust_ackz_expand(dust_session_table_ackz(w->tab, s), pt, ptlen, ip, sizeof(ip));
+	if (n > 0)
+		deliver(w, s, NULL, false, ip, (uint16_t)n);
+	else
+		dgw_ctr_inc(w, DGW_CTR_ACKZ_BAD);
+	return true;
 }
 
 enum flight_dg {

@@ -17,6 +17,13 @@ void dgw_open(struct dgw_worker *w, struct dust_session *s, const struct dgw_rx 
 /* Deliver the segments of an opened datagram, then any keepalive it asks for; m is consumed. */
 void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
                  struct dust_session *s, const struct dust_rx_result *res, bool ka);
+/*
+ * A datagram of s's, from its address, under any §6 packet: if it opens as
+ * a compact packet (SPEC §6.5), its compressed inner ACK is rebuilt and
+ * delivered (a copy: the caller frees the datagram) and true returned;
+ * false when it does not open (a client's ACK-sized datagram), s untouched.
+ */
+bool dgw_dispose_compact(struct dgw_worker *w, struct dust_session *s, const struct dgw_rx *rx);
 /* s moved to a new address: ask it to echo a fresh cookie (SPEC §9.1). */
 void dgw_path_challenge(struct dgw_worker *w, struct dust_session *s, uint64_t mac);
 

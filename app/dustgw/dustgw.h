@@ -201,6 +201,8 @@ enum dgw_ctr {
 	DGW_CTR_COVER_LEARN_RX,   /**< frames to the probe address, kept from the net port */
 	DGW_CTR_QUIC_ACKS,        /**< a session's short headers under any Dust packet, passed by */
 	DGW_CTR_QUIC_ACKS_TX,     /**< ACK-sized datagrams sent to quic clients */
+	DGW_CTR_QUIC_COMPACT,     /**< compact packets opened (SPEC §6.5) */
+	DGW_CTR_ACKZ_BAD,         /**< compact packets whose compressed ACK did not rebuild */
 	DGW_CTR_ACKS_THINNED,     /**< inner TCP ACKs a newer one of the same burst superseded */
 	DGW_CTR_MAX
 };

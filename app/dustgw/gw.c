@@ -126,6 +126,9 @@ static int workers_create(struct dgw *gw)
 		w->wid = (uint16_t)i;
 		w->lcore = LCORE_ID_ANY;
 		w->tab = dust_session_table_create(gw->cfg.sessions_per_lcore);
+		/* quic clients' compressed ACKs (SPEC §6.5): a context per session slot */
+		if (w->tab && gw->cfg.quic_port && dust_session_table_ackz_enable(w->tab) != 0)
+			return -ENOMEM;
 		if (!w->tab || dgw_pending_init(w) != 0 || dgw_slow_init(w) != 0 ||
 		    dgw_pubwait_init(w) != 0 || dgw_quic_worker_init(w) != 0 ||
 		    dgw_pace_init(w) != 0 || dgw_hello_init(w) != 0 || dgw_rtx_init(w) != 0 ||

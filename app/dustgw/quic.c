@@ -36,15 +36,19 @@ bool dgw_quic_short(struct dgw_rx *rx, struct dust_session **s)
 
 /*
  * After dgw_quic_short: a short header of the session's, too short for a
- * Dust packet behind it, is a client's ACK-sized datagram (SPEC §12.4). It
- * carries nothing and authenticates nothing: counted and freed, no session
- * state changes (not even a move to a new address), no answer.
+ * Dust packet behind it, is a compact packet (SPEC §6.5) when it opens on
+ * s, the session at its address; else a client's ACK-sized datagram (SPEC
+ * §12.4), which carries nothing and authenticates nothing: counted and
+ * freed, no session state changes (not even a move to a new address: s is
+ * NULL from one), no answer.
  */
-bool dgw_quic_ack(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx)
+bool dgw_quic_ack(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
+                  struct dust_session *s)
 {
 	if (rx->len >= DUST_DATA_MIN_BYTES)
 		return false;
-	dgw_ctr_inc(w, DGW_CTR_QUIC_ACKS);
+	if (!s || !dgw_dispose_compact(w, s, rx))
+		dgw_ctr_inc(w, DGW_CTR_QUIC_ACKS);
 	rte_pktmbuf_free(m);
 	return true;
 }
@@ -80,6 +84,8 @@ static struct dust_session *migrate(struct dgw_worker *w, struct dust_session *o
 	if (!s)
 		return NULL;
 	*s = *old;
+	if (dust_session_table_ackz(w->tab, s))
+		*dust_session_table_ackz(w->tab, s) = *dust_session_table_ackz(w->tab, old);
 	s->tx_counter = moved_counter(c);
 	s->peer = rx->ep;
 	/* credited when the datagram that moved it is disposed */
@@ -147,7 +153,7 @@ static void by_cid(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)
 			dgw_drop_m(w, m, DGW_DROP_QUIC_NO_SESSION);
 		return;
 	}
-	if (dgw_quic_ack(w, m, rx))
+	if (dgw_quic_ack(w, m, rx, NULL))
 		return;
 	dgw_open(w, s, rx, 0, &res);
 	if (!res.nseg) {
@@ -301,7 +307,7 @@ void dgw_quic_miss(struct dgw_worker *w, struct rte_mbuf *m, struct dgw_rx *rx)
 		by_cid(w, m, rx);
 		return;
 	}
-	if (dgw_quic_ack(w, m, rx))
+	if (dgw_quic_ack(w, m, rx, s))
 		return;
 	/* the session came up earlier in this burst */
 	dgw_open(w, s, rx, 0, &res);

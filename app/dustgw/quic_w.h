@@ -13,7 +13,8 @@
 /* *s's short header (a Dust packet or an ACK-sized datagram behind it) stripped; else *s = NULL */
 bool dgw_quic_short(struct dgw_rx *rx, struct dust_session **s);
 /* After dgw_quic_short: a client's ACK-sized datagram (counted and freed)? */
-bool dgw_quic_ack(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx);
+bool dgw_quic_ack(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
+                  struct dust_session *s);
 /* Short headers other workers handed here, run as this worker's own misses; returns how many. */
 unsigned dgw_quic_handoff_poll(struct dgw_worker *w);
 /*

@@ -100,6 +100,10 @@ static const struct {
                            "Quic clients' ACK-sized datagrams (under any Dust packet) passed by."},
     [DGW_CTR_QUIC_ACKS_TX] = {"quic_acks_tx",
                               "ACK-sized datagrams sent to quic clients ([quic] acks = cover)."},
+    [DGW_CTR_QUIC_COMPACT] = {"quic_compact",
+                              "Compact packets (a compressed inner TCP ACK) opened from clients."},
+    [DGW_CTR_ACKZ_BAD] = {"ackz_bad",
+                          "Compact packets whose compressed ACK did not rebuild: dropped."},
     [DGW_CTR_ACKS_THINNED] =
         {"acks_thinned",
          "Inner TCP ACKs to clients left out: a newer one of the burst covers them."},
