@@ -9,7 +9,9 @@
 # a Dust capture breaks a quic size rule (classify.py --bounds).
 #
 # usage: run.sh BUILD_DIR [LOADS] [OUT_DIR]     (root; LOADS default 40)
-#   SIZES="cover padding" (default) picks the Dust runs' size policies.
+#   SIZES="cover padding" (default) picks the Dust runs' size policies; a
+#   policy with "-plain" after it (cover-plain) runs with --ack-compress off
+#   (no compact packets, SPEC §6.5), for the two side by side.
 set -e
 set -o pipefail
 
@@ -27,9 +29,12 @@ CLIENT=$B/tools/dust-client/dust-client
 "$HERE/capture.sh" "$OUT/real-b.pcap" "$LOADS"
 args=("$OUT/real-a.pcap" "$OUT/real-b.pcap" --label "control: real vs real")
 for s in $SIZES; do
-	"$HERE/tunnel-capture.sh" "$PEER" "$CLIENT" "$OUT/dust-$s.pcap" "$LOADS" "$s"
+	zip=on
+	[[ $s == *-plain ]] && zip=off
+	ACK_COMPRESS=$zip "$HERE/tunnel-capture.sh" "$PEER" "$CLIENT" "$OUT/dust-$s.pcap" "$LOADS" \
+		"${s%-plain}"
 	# the size rules against the capture the model was made from (quic_sizes.h)
-	[[ $s == padding ]] ||
+	[[ ${s%-plain} == padding ]] ||
 		"$HERE/classify.py" --bounds "$HERE/../../test/data/chromium156-caddy-loads.pcap" \
 			"$OUT/dust-$s.pcap"
 	args+=("$OUT/real-b.pcap" "$OUT/dust-$s.pcap" --label "real vs Dust (sizes = $s)")

@@ -18,7 +18,7 @@
 #   (root; LOADS default 20; the last argument picks the quic size policy of
 #   both ends, SPEC §12.4, default cover; env ACKS=cover|off and ACK_THIN=on|off
 #   set dust-client's --acks and --ack-thin, defaults cover and on; ACK_HOLD=MS its
-#   --ack-hold)
+#   --ack-hold; ACK_COMPRESS=on|off its --ack-compress, default on)
 set -e
 set -o pipefail
 . "$(dirname "$0")/../../test/e2e/netns/common.sh"
@@ -65,7 +65,8 @@ for i in $(seq 1 "$LOADS"); do
 	# a fresh session each load: a new client process, a new source port
 	bg CL $CLI "$W/client.log" "$CLIENT" --invite "$W/inv/invite-30.txt" --key "$W/c.key" \
 		--password-file "$W/pw" --sizes "$SIZES" --acks "${ACKS:-cover}" \
-		--ack-thin "${ACK_THIN:-on}" ${ACK_HOLD:+--ack-hold "$ACK_HOLD"} --tries 5
+		--ack-thin "${ACK_THIN:-on}" ${ACK_HOLD:+--ack-hold "$ACK_HOLD"} \
+		--ack-compress "${ACK_COMPRESS:-on}" --tries 5
 	if wait_for 10 grep -q "connected to" "$W/client.log" && load_page $CLI 10.93.0.1 $page; then
 		ok=$((ok + 1))
 	else

@@ -115,6 +115,7 @@ struct opts {
 	bool no_pacing;       /* --pacing off */
 	bool no_acks;         /* --acks off */
 	bool no_ack_thin;     /* --ack-thin off */
+	bool no_ackz;         /* --ack-compress off */
 	unsigned ack_hold_ms; /* --ack-hold: how long a pure ACK may wait for a newer one */
 };
 
@@ -127,6 +128,7 @@ struct stats {
 	uint64_t icmp_refused;  /* a send that reported an earlier datagram's ICMP error */
 	uint64_t acks_tx;       /* quic: ACK-sized datagrams sent (quic_ack_due) */
 	uint64_t acks_thinned;  /* inner TCP ACKs a later one of a TUN burst superseded */
+	uint64_t acks_compact;  /* quic: inner TCP ACKs sent compressed in compact packets */
 	uint64_t drop[DUST_DROP_MAX];
 	uint64_t local[LD_MAX];
 };
@@ -186,7 +188,9 @@ struct client {
 		uint8_t p[THIN_PKT];
 	} thin[THIN_HELD];
 	unsigned nthin;
-	uint64_t thin_due_us; /* when the oldest held ACK goes (monotonic) */
+	uint64_t thin_due_us;  /* when the oldest held ACK goes (monotonic) */
+	struct dust_ackz ackz; /* quic: the inner TCP connections as sent (ackz.h) */
+	bool compact_sent;     /* quic: a compact packet went since an ACK-sized one was due */
 };
 
 static volatile sig_atomic_t quit;
@@ -289,12 +293,18 @@ static void usage(FILE *f)
 	        "  --acks cover|off      quic profile: after every second data datagram\n"
 	        "                        from the server, a 27..36-byte datagram that\n"
 	        "                        carries nothing, sized as Chromium's ACK-only\n"
-	        "                        packets (default), or none (SPEC §12.4)\n"
+	        "                        packets (default), or none (SPEC §12.4); a\n"
+	        "                        compact packet sent since stands in for it\n"
 	        "  --ack-thin on|off     of the pure TCP ACKs of one connection read from\n"
 	        "                        the TUN in one burst, send only the newest (at\n"
 	        "                        most 9 become one; duplicate ACKs and SACKs all\n"
 	        "                        go): fewer, ACK-like upstream datagrams\n"
 	        "                        (default on; SPEC §9.2)\n"
+	        "  --ack-compress on|off quic profile: a pure inner TCP ACK (IPv4) of a\n"
+	        "                        connection already sent goes as 5..9 bytes of\n"
+	        "                        changes in a compact packet, a datagram of\n"
+	        "                        27..36 bytes as Chromium's ACK-only packets\n"
+	        "                        (default on; SPEC §6.5)\n"
 	        "  --ack-hold MS         a pure ACK waits up to MS ms (0..25) for a newer\n"
 	        "                        one to take its place, read in later bursts too\n"
 	        "                        (default 0: the burst's end)\n"
@@ -341,6 +351,7 @@ enum {
 	OPT_ACKS,
 	OPT_ACK_THIN,
 	OPT_ACK_HOLD,
+	OPT_ACK_COMPRESS,
 };
 
 static const struct option long_opts[] = {
@@ -361,6 +372,7 @@ static const struct option long_opts[] = {
     {"pacing", required_argument, NULL, OPT_PACING},
     {"acks", required_argument, NULL, OPT_ACKS},
     {"ack-thin", required_argument, NULL, OPT_ACK_THIN},
+    {"ack-compress", required_argument, NULL, OPT_ACK_COMPRESS},
     {"ack-hold", required_argument, NULL, OPT_ACK_HOLD},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
@@ -433,6 +445,11 @@ static int parse_one(int c, const char *arg, struct opts *o)
 		if (strcmp(arg, "on") && strcmp(arg, "off"))
 			return -1;
 		o->no_ack_thin = !strcmp(arg, "off");
+		return 0;
+	case OPT_ACK_COMPRESS:
+		if (strcmp(arg, "on") && strcmp(arg, "off"))
+			return -1;
+		o->no_ackz = !strcmp(arg, "off");
 		return 0;
 	case 'v':
 		o->verbose = true;
@@ -1044,8 +1061,40 @@ static int seal_send(struct client *c, size_t len)
 	return n;
 }
 
+/*
+ * quic: a pure inner TCP ACK of a connection already sent goes compressed
+ * (ackz.h) in a compact packet (SPEC §6.5), a datagram of the cover's
+ * ACK-only sizes; every other inner packet is noted for the ACKs after it.
+ * Returns true when ip went so.
+ */
+static bool send_compact(struct client *c, const uint8_t *ip, size_t len)
+{
+	uint8_t z[DUST_ACKZ_MAX];
+	size_t zlen;
+	int n;
+
+	if (c->o->no_ackz || c->cur.profile != DUST_PROFILE_QUIC)
+		return false;
+	zlen = dust_ackz_compress(&c->ackz, ip, len, z);
+	if (!zlen)
+		return false;
+	n = dust_quic_compact_put(&c->cur, &c->rng, z, zlen, c->txbuf, tx_cap(c, 0));
+	if (n < 0)
+		return false;
+	pace_wait(c);
+	sock_send(c, c->txbuf, (size_t)n);
+	c->st.acks_compact++;
+	c->compact_sent = true;
+	return true;
+}
+
 static void send_data(struct client *c, const uint8_t *ip, size_t len)
 {
+	if (send_compact(c, ip, len)) {
+		c->st.tx_packets++;
+		c->st.tx_bytes += len;
+		return;
+	}
 	memcpy(tx_data(c), ip, len);
 	if (seal_send(c, len) < 0) {
 		c->st.local[LD_TOO_BIG]++;
@@ -1424,6 +1473,7 @@ static void became_up(struct client *c)
 
 	c->up = true;
 	c->intro_gap_ms = 1000;
+	dust_ackz_init(&c->ackz); /* a new session: the gateway knows no connection of ours */
 	if (c->ever_up) {
 		c->st.reconnects++;
 		logmsg("connected again to %s after %u intro(s)", c->server, c->attempts);
@@ -1618,7 +1668,9 @@ static void on_quic_answer(struct client *c, size_t len)
  * test/data/chromium156-caddy-loads.pcap); a tunnel's own acknowledgements
  * travel in Dust packets, 37 bytes and more. So after every second data
  * datagram, one of the cover's ACK sizes that carries nothing, sent at once
- * as an ACK is (SPEC §12.4). The gateway counts it and passes it by.
+ * as an ACK is (SPEC §12.4). The gateway counts it and passes it by. A
+ * compact packet (a tunnelled TCP ACK, SPEC §6.5) sent since the last one
+ * was due stands in for it: Chromium sends one ACK there, not two.
  */
 static void quic_ack_due(struct client *c)
 {
@@ -1627,6 +1679,10 @@ static void quic_ack_due(struct client *c)
 
 	if (c->o->no_acks || !dust_quic_ack_due(&c->cur))
 		return;
+	if (c->compact_sent) {
+		c->compact_sent = false;
+		return;
+	}
 	len = dust_quic_ack_put(&c->cur, &c->rng, dg, sizeof(dg));
 	if (len && sock_send(c, dg, len))
 		c->st.acks_tx++;
@@ -1835,14 +1891,15 @@ static void print_stats(const struct client *c)
 	printf("dust-client stats: tx_packets=%llu tx_bytes=%llu rx_packets=%llu rx_bytes=%llu "
 	       "intros=%llu keepalive_tx=%llu keepalive_rx=%llu reconnects=%llu path_echo=%llu "
 	       "icmp_refused=%llu hello_resends=%llu hello_closes=%llu acks_tx=%llu "
-	       "acks_thinned=%llu",
+	       "acks_thinned=%llu acks_compact=%llu",
 	       (unsigned long long)s->tx_packets, (unsigned long long)s->tx_bytes,
 	       (unsigned long long)s->rx_packets, (unsigned long long)s->rx_bytes,
 	       (unsigned long long)s->intros, (unsigned long long)s->keepalive_tx,
 	       (unsigned long long)s->keepalive_rx, (unsigned long long)s->reconnects,
 	       (unsigned long long)s->path_echo, (unsigned long long)s->icmp_refused,
 	       (unsigned long long)s->hello_resends, (unsigned long long)s->hello_closes,
-	       (unsigned long long)s->acks_tx, (unsigned long long)s->acks_thinned);
+	       (unsigned long long)s->acks_tx, (unsigned long long)s->acks_thinned,
+	       (unsigned long long)s->acks_compact);
 	for (int d = DUST_DROP_TRUNCATED; d < DUST_DROP_MAX; d++)
 		printf(" rx_drop_%s=%llu", dust_drop_name(d), (unsigned long long)s->drop[d]);
 	for (int d = 0; d < LD_MAX; d++)

@@ -46,6 +46,7 @@ struct peer {
 	bool live;
 	uint64_t pace_last_ns; /* quic: the last data datagram's departure */
 	struct dust_pace_rate pace_rate;
+	struct dust_ackz ackz; /* quic: the client's connections, for its compressed ACKs */
 };
 
 struct server {
@@ -58,6 +59,7 @@ struct server {
 	int sock, qsock, tun;
 	uint64_t drops[DUST_DROP_MAX];
 	uint64_t intros, decoded, encoded, replies, chained, quic_intros, quic_foreign, quic_acks;
+	uint64_t compact, ackz_bad; /* quic: compact packets opened; their ACKs not rebuilt */
 	uint64_t quic_acks_tx;
 	uint8_t buf[DG_MAX];
 	/* quic: a hello's first Initial, waiting for its second (SPEC §12.2) */
@@ -305,6 +307,7 @@ static void deliver_segs(struct server *sv, struct peer *p, uint8_t *dg, struct 
 			ka_sent = true;
 		} else if (segs[i].len >= 20 && !memcmp(ip + 12, p->s.tunnel.a, 4)) {
 			sv->decoded++;
+			dust_ackz_note(&p->ackz, ip, segs[i].len);
 			if (write(sv->tun, ip, segs[i].len) < 0)
 				sv->drops[DUST_DROP_MALFORMED]++;
 		} else {
@@ -337,6 +340,7 @@ static struct peer *peer_place(struct server *sv, const struct dust_endpoint *ep
 	if (!slot)
 		return NULL;
 	slot->s = *s;
+	dust_ackz_init(&slot->ackz);
 	slot->sock = sock;
 	slot->live = true;
 	return slot;
@@ -475,6 +479,27 @@ static struct peer *peer_by_cid(struct server *sv, size_t len, size_t *off,
 }
 
 /*
+ * quic: a datagram under any Dust packet that opens as a compact packet
+ * (SPEC §6.5): its compressed ACK rebuilt (ackz.h) and written to the TUN.
+ */
+static bool compact_deliver(struct server *sv, struct peer *p, const uint8_t *pkt, size_t len)
+{
+	uint8_t pt[DUST_COMPACT_PT_MAX], ip[DUST_ACKZ_IP_MAX];
+	size_t ptlen;
+	int n;
+
+	if (dust_compact_open(&p->s, (uint32_t)time(NULL), pkt, len, pt, &ptlen) != DUST_OK)
+		return false;
+	sv->compact++;
+	n = dust_ackz_expand(&p->ackz, pt, ptlen, ip, sizeof(ip));
+	if (n < 0)
+		sv->ackz_bad++;
+	else if (write(sv->tun, ip, (size_t)n) < 0)
+		sv->drops[DUST_DROP_MALFORMED]++;
+	return true;
+}
+
+/*
  * quic: a session's short headers and second flight find it by DCID (its
  * padded Initial+Handshake ACK datagram holds nothing for Dust); other
  * Initials are intros.
@@ -502,7 +527,8 @@ static void on_quic_datagram(struct server *sv, const struct sockaddr_in *from, 
 	if (kind == DUST_QUIC_CONFIRM_ACK)
 		return;
 	if (kind == DUST_QUIC_CONFIRM_NONE && len < off + DUST_DATA_MIN_BYTES) {
-		sv->quic_acks++; /* the client's ACK-sized datagram: nothing in it */
+		if (!compact_deliver(sv, p, sv->buf + off, len - off))
+			sv->quic_acks++; /* the client's ACK-sized datagram: nothing in it */
 		return;
 	}
 	n = dust_datagram_open(&p->s, &sv->srv.lim, (uint32_t)time(NULL), sv->buf, len, off, segs,
@@ -610,12 +636,13 @@ static int cmd_serve(const struct args *a)
 	serve_loop(&sv);
 	printf("netns-peer summary: intros=%llu chained=%llu decoded=%llu encoded=%llu "
 	       "keepalive_replies=%llu quic_intros=%llu quic_foreign=%llu quic_acks=%llu "
-	       "quic_acks_tx=%llu",
+	       "quic_acks_tx=%llu quic_compact=%llu ackz_bad=%llu",
 	       (unsigned long long)sv.intros, (unsigned long long)sv.chained,
 	       (unsigned long long)sv.decoded, (unsigned long long)sv.encoded,
 	       (unsigned long long)sv.replies, (unsigned long long)sv.quic_intros,
 	       (unsigned long long)sv.quic_foreign, (unsigned long long)sv.quic_acks,
-	       (unsigned long long)sv.quic_acks_tx);
+	       (unsigned long long)sv.quic_acks_tx, (unsigned long long)sv.compact,
+	       (unsigned long long)sv.ackz_bad);
 	for (int d = 1; d < DUST_DROP_MAX; d++)
 		printf(" %s=%llu", dust_drop_name(d), (unsigned long long)sv.drops[d]);
 	putchar('\n');
