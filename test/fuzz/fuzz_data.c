@@ -68,6 +68,8 @@ static void raw_compact(const uint8_t *data, size_t size)
 	size_t ptlen = 0;
 	enum dust_drop drop = dust_compact_open(&s, FZ_NOW_S, data, size, pt, &ptlen);
 
+	if (verbose)
+		fprintf(stderr, "compact: %zu bytes: %s\n", size, dust_drop_name(drop));
 	if (drop >= DUST_DROP_MAX)
 		abort();
 	if (drop != DUST_OK) {

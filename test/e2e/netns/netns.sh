@@ -36,7 +36,8 @@
 # through the same steps (both ways, restart, stop); one of them also
 # carries full-size inner packets (1197-byte pings both ways; 1428-byte
 # pings from the far host, which must learn MTU 1219 from dustgw's ICMP
-# "fragmentation needed"; 2 MiB of TCP each way). Their part of the wire
+# "fragmentation needed"; 2 MiB of TCP each way, the download's ACKs
+# compressed in compact packets that dustgw rebuilds). Their part of the wire
 # is kept as test-artifacts/netns-quic.pcap and must pass as real QUIC:
 # tshark dissects every datagram as QUIC, nothing malformed, no expert
 # error, every decrypted ClientHello names the cover SNI, no client
@@ -372,6 +373,12 @@ FIRST=$(summary_event 1 intro_first_use)
 echo "gateway: acks_thinned $(summary_event 1 acks_thinned) (4 MiB upload)" | tee -a "$RESULTS"
 [[ $(summary_event 1 acks_thinned) -ge 1 ]] ||
 	{ cat "$W/dustgw-1.log"; fail "first run: no superseded ACK thinned"; }
+# the quic client's kernel's ACKs of the 2 MiB download came compressed in compact
+# packets (SPEC §6.5), and dustgw rebuilt them (the byte count checked above)
+echo "gateway: quic_compact $(summary_event 1 quic_compact), ackz_bad $(summary_event 1 ackz_bad) (2 MiB to quic client $Q)" |
+	tee -a "$RESULTS"
+[[ $(summary_event 1 quic_compact) -ge 20 ]] ||
+	{ cat "$W/dustgw-1.log"; fail "first run: too few compact packets opened"; }
 sleep 1
 start_gw 2
 for i in $(seq 0 $LAST); do
