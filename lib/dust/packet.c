@@ -746,13 +746,15 @@ DUST_EXPORT enum dust_drop dust_compact_open(struct dust_session *s, uint32_t no
                                              size_t *ptlen)
 {
 	uint8_t ad[DUST_HDR_BYTES], keybuf[DUST_KEY_BYTES];
-	size_t ctlen = len - DUST_COMPACT_OVERHEAD;
-	const uint8_t *tag = pkt + len - DUST_MAC_BYTES;
+	const uint8_t *tag;
 	struct aead_op op;
 	uint64_t counter;
+	size_t ctlen;
 
 	if (len <= DUST_COMPACT_OVERHEAD || len > DUST_COMPACT_MAX)
 		return DUST_DROP_TRUNCATED;
+	ctlen = len - DUST_COMPACT_OVERHEAD;
+	tag = pkt + len - DUST_MAC_BYTES;
 	counter = compact_counter(s->replay.top, pkt[0] ^ compact_mask(tag, s->rx_hp));
 	if (!dust_replay_check(&s->replay, counter))
 		return DUST_DROP_REPLAY;

@@ -1082,9 +1082,10 @@ static bool send_compact(struct client *c, const uint8_t *ip, size_t len)
 	if (n < 0)
 		return false;
 	pace_wait(c);
-	sock_send(c, c->txbuf, (size_t)n);
-	c->st.acks_compact++;
-	c->compact_sent = true;
+	if (sock_send(c, c->txbuf, (size_t)n)) {
+		c->st.acks_compact++;
+		c->compact_sent = true;
+	}
 	return true;
 }
 
