@@ -18,6 +18,10 @@
 # cover at both ends in both), and each run's client stats line (upstream
 # datagrams, ACKs thinned) and the gateway's acks_thinned are printed.
 #
+# With VARY=ack-compress the pair is dust-client's --ack-compress on and off
+# (compact packets, SPEC §6.5; pacing cover in both), and each run prints the
+# client's stats line (acks_compact) and the gateway's quic_compact.
+#
 # With VARY=flood the pair is a flood of non-Dust traffic at the gateway's
 # quic port and none (issue 17's benchmark: established throughput while
 # the exception path is flooded). Both runs have the cover on ([quic] cover
@@ -36,7 +40,8 @@
 #
 # usage: pace-throughput.sh BUILD_DIR [PAIRS] [SECONDS]   (root; default 2 pairs, 5 s)
 #   UDP_RATE (default 400M) is iperf3's offered UDP rate downstream;
-#   VARY=pacing (default), ack-thin or flood picks what each pair compares.
+#   VARY=pacing (default), ack-thin, ack-compress or flood picks what each pair
+#   compares.
 set -e
 set -o pipefail
 
@@ -48,9 +53,10 @@ VARY=${VARY:-pacing}
 case $VARY in
 pacing) MODES=(cover off) ;;
 ack-thin) MODES=(on off) ;;
+ack-compress) MODES=(on off) ;;
 flood) MODES=(flood alone) ;;
 *)
-	echo "VARY=$VARY: want pacing, ack-thin or flood" >&2
+	echo "VARY=$VARY: want pacing, ack-thin, ack-compress or flood" >&2
 	exit 2
 	;;
 esac
@@ -122,6 +128,7 @@ run() {
 	bg CL $PFX-c "$W/client-$tag.log" "$CLIENT" --invite "$(ls "$W"/inv/invite-*.txt)" \
 		--password-file "$W/pw" --key "$W/c.key" --route 10.61.0.0/24 --pacing "$pace" \
 		$([[ $VARY == ack-thin ]] && echo "--ack-thin $mode") \
+		$([[ $VARY == ack-compress ]] && echo "--ack-compress $mode") \
 		--tries 30 --stats
 	wait_for 40 grep -q "connected to" "$W/client-$tag.log" ||
 		{ cat "$W/client-$tag.log"; fail "client did not connect ($tag)"; }
@@ -144,12 +151,14 @@ run() {
 	fi
 	stop_pid "$CL"
 	CL=
-	grep -o "tx_packets=[0-9]* \|acks_thinned=[0-9]*" "$W/client-$tag.log" | tr -d '\n' |
+	grep -o "tx_packets=[0-9]* \|acks_thinned=[0-9]* \|acks_compact=[0-9]*" "$W/client-$tag.log" | tr -d '\n' |
 		sed "s/^/$tag: client /" && echo
 	gw_stop "$GWPID" "$W/gw-$tag.log"
 	grep -o "quic_paced=[0-9]*" "$W/gw-$tag.log" | tail -1 | sed "s/^/$tag: /"
 	grep -o "quic_pace_full *[0-9]*" "$W/gw-$tag.log" | tail -1 | sed "s/^/$tag: /" || true
 	grep -o "acks_thinned=[0-9]*" "$W/gw-$tag.log" | tail -1 | sed "s/^/$tag: gateway /" || true
+	grep -o "quic_compact=[0-9]*\|ackz_bad=[0-9]*" "$W/gw-$tag.log" | tail -2 | tr "\n" " " |
+		sed "s/^/$tag: gateway /" && echo
 	if [[ $VARY == flood ]]; then
 		echo "$tag: worker on a CPU $(($(cat "$W/cpu-$tag") / 1000000)) ms over the transfers;" \
 			"$(grep -o "cover_in=[0-9]*\|cover_out=[0-9]*" "$W/gw-$tag.log" | tail -2 | tr '\n' ' ')" \
