@@ -12,22 +12,7 @@
 
 #include "ackz.h"
 #include "check.h"
-
-static uint64_t ref_sum(const uint8_t *p, size_t len)
-{
-	uint64_t s = 0;
-
-	for (size_t i = 0; i < len; i++)
-		s += (i & 1) ? p[i] : (uint64_t)p[i] << 8;
-	return s;
-}
-
-static uint16_t ref_fold(uint64_t s)
-{
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)s;
-}
+#include "csum_ref.h"
 
 static void put16(uint8_t *p, unsigned v)
 {

@@ -8,27 +8,10 @@
 #include <sodium.h>
 
 #include "check.h"
+#include "csum_ref.h"
 #include "dust.h"
 #include "inner.h"
 #include "quic.h"
-
-/* ---- a reference checksum: the whole one's complement sum, folded at the end ---- */
-
-static uint64_t ref_sum(const uint8_t *p, size_t len)
-{
-	uint64_t s = 0;
-
-	for (size_t i = 0; i < len; i++)
-		s += (i & 1) ? p[i] : (uint64_t)p[i] << 8;
-	return s;
-}
-
-static uint16_t ref_fold(uint64_t s)
-{
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)s;
-}
 
 /* The transport checksum over l4[0..len) with the pseudo-header of ip verifies. */
 static bool l4_ok(const uint8_t *ip, const uint8_t *l4, size_t len, uint8_t proto)

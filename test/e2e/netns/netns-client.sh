@@ -175,29 +175,27 @@ step "TCP through the tunnel: intact, and superseded ACKs thinned (SPEC §9.2)"
 # 2 ms for newer ones (--ack-hold 2; the default, 0, is the burst's end)
 mkdir -p "$W/www"
 head -c 4000000 /dev/urandom >"$W/www/blob"
-bg HTTPD $SRV "$W/httpd.log" /usr/bin/python3 -m http.server --bind 10.91.0.1 \
-	--directory "$W/www" 8080
-wait_for 5 n $SRV python3 -c "import socket; socket.create_connection(('10.91.0.1', 8080), 1)" ||
-	fail "no HTTP server on 10.91.0.1:8080"
-GOT=$(n $CLI /usr/bin/python3 -c "
+# fetch_blob ADDR WHAT: the blob from an HTTP server on ADDR:8080 in $SRV, fetched
+# from $CLI through the tunnel that routes ADDR, arrives intact
+fetch_blob() {
+	local got
+	bg HTTPD $SRV "$W/httpd-$1.log" /usr/bin/python3 -m http.server --bind "$1" \
+		--directory "$W/www" 8080
+	wait_for 5 n $SRV python3 -c "import socket; socket.create_connection(('$1', 8080), 1)" ||
+		fail "no HTTP server on $1:8080"
+	got=$(n $CLI /usr/bin/python3 -c "
 import hashlib, urllib.request
-print(hashlib.sha256(urllib.request.urlopen('http://10.91.0.1:8080/blob', timeout=30).read()).hexdigest())")
-[[ $GOT == $(sha256sum <"$W/www/blob" | cut -d' ' -f1) ]] || fail "the download through the tunnel differs"
-stop_pid "$HTTPD"
+print(hashlib.sha256(urllib.request.urlopen('http://$1:8080/blob', timeout=30).read()).hexdigest())")
+	[[ $got == $(sha256sum <"$W/www/blob" | cut -d' ' -f1) ]] ||
+		fail "the download through the $2 differs"
+	stop_pid "$HTTPD"
+}
+fetch_blob 10.91.0.1 tunnel
 
 step "quic: TCP through the tunnel, its pure ACKs compressed in compact packets (SPEC §6.5)"
 # the same 4 MB over the quic client's tunnel: its kernel's pure ACKs go as 5..9
 # bytes of changes in 27..36-byte datagrams; netns-peer rebuilds each one
-bg HTTPD $SRV "$W/httpd-q.log" /usr/bin/python3 -m http.server --bind 10.92.0.1 \
-	--directory "$W/www" 8080
-wait_for 5 n $SRV python3 -c "import socket; socket.create_connection(('10.92.0.1', 8080), 1)" ||
-	fail "no HTTP server on 10.92.0.1:8080"
-GOT=$(n $CLI /usr/bin/python3 -c "
-import hashlib, urllib.request
-print(hashlib.sha256(urllib.request.urlopen('http://10.92.0.1:8080/blob', timeout=30).read()).hexdigest())")
-[[ $GOT == $(sha256sum <"$W/www/blob" | cut -d' ' -f1) ]] ||
-	fail "the download through the quic tunnel differs"
-stop_pid "$HTTPD"
+fetch_blob 10.92.0.1 "quic tunnel"
 
 step "quic: full-size inner packets within the bounds"
 QMTU=$(n $CLI cat /sys/class/net/dust30/mtu)
