@@ -110,10 +110,19 @@ static bool ts_options(const uint8_t *tcp, size_t hl)
 	return hl == TS_HDR && !memcmp(tcp + TCP_HDR, ts_layout, sizeof(ts_layout));
 }
 
+/* A field's repeats after a packet: all of them when it changed, else one fewer. */
+static uint8_t repeats(bool changed, uint8_t left)
+{
+	return changed ? DUST_ACKZ_REPEAT : (uint8_t)(left ? left - 1 : 0);
+}
+
 static void slot_fill(struct dust_ackz_slot *s, const uint8_t *ip, size_t len, size_t hl)
 {
 	const uint8_t *tcp = ip + IP4_HDR;
 	uint32_t syn_fin = (tcp[13] & TCP_SYN ? 1u : 0u) + (tcp[13] & TCP_FIN ? 1u : 0u);
+	struct dust_ackz_slot was = *s;
+	bool same = was.used && !memcmp(was.addr, ip + 12, sizeof(was.addr)) &&
+	            !memcmp(was.ports, tcp, sizeof(was.ports)) && was.has_ts == ts_options(tcp, hl);
 
 	memset(s, 0, sizeof(*s)); /* padding too: contexts compare with memcmp */
 	memcpy(s->addr, ip + 12, sizeof(s->addr));
@@ -131,6 +140,11 @@ static void slot_fill(struct dust_ackz_slot *s, const uint8_t *ip, size_t len, s
 		s->tsecr = be32(tcp + TCP_HDR + 8);
 	}
 	s->used = 1;
+	if (!same)
+		return; /* a connection new to the slot: its next ACK is judged against this one */
+	s->rep_win = repeats(s->win != was.win, was.rep_win);
+	s->rep_tsval = repeats(s->tsval != was.tsval, was.rep_tsval);
+	s->rep_tsecr = repeats(s->tsecr != was.tsecr, was.rep_tsecr);
 }
 
 DUST_EXPORT void dust_ackz_init(struct dust_ackz *z)
@@ -203,16 +217,16 @@ static size_t encode(const struct dust_ackz_slot *s, unsigned slot, const uint8_
 	out[0] = (uint8_t)(DUST_ACKZ_KIND | slot);
 	memcpy(out + 1, tcp + 16, 2); /* checksum */
 	memcpy(out + 3, tcp + 10, 2); /* the ACK's low 16 bits */
-	if (be16(tcp + 14) != s->win) {
+	if (be16(tcp + 14) != s->win || s->rep_win) {
 		out[0] |= Z_WIN;
 		memcpy(out + n, tcp + 14, 2);
 		n += 2;
 	}
-	if (hl == TS_HDR && be32(tcp + TCP_HDR + 4) != s->tsval) {
+	if (hl == TS_HDR && (be32(tcp + TCP_HDR + 4) != s->tsval || s->rep_tsval)) {
 		out[0] |= Z_TSVAL;
 		out[n++] = tcp[TCP_HDR + 7];
 	}
-	if (hl == TS_HDR && be32(tcp + TCP_HDR + 8) != s->tsecr) {
+	if (hl == TS_HDR && (be32(tcp + TCP_HDR + 8) != s->tsecr || s->rep_tsecr)) {
 		out[0] |= Z_TSECR;
 		out[n++] = tcp[TCP_HDR + 11];
 	}

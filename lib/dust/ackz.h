@@ -27,6 +27,9 @@
  *   T: 1 byte: TSval's low 8 bits (else the context's TSval)
  *   E: 1 byte: TSecr's low 8 bits (else the context's TSecr)
  *
+ * A sender sets W, T, E when the field differs from its slot, and in the
+ * DUST_ACKZ_REPEAT packets of the connection after one that changed it.
+ *
  * Byte 0 lies in 0x80..0xbf: neither a path message (< 0x40, dust.h) nor
  * an IP packet (0x4_, 0x6_). Bytes after the fields are padding (zero) and
  * ignored.
@@ -67,6 +70,14 @@ enum {
 	DUST_ACKZ_KIND_MASK = 0xc0,
 	/** longest packet dust_ackz_expand writes: IPv4 + TCP + NOP NOP TS */
 	DUST_ACKZ_IP_MAX = 52,
+	/**
+	 * A changed window or timestamp goes in this many compressed ACKs
+	 * after the one that changed it too (ROHC's optimistic approach, RFC
+	 * 3095 §5.3.1.1.1): a receiver that lost that one still rebuilds the
+	 * next, where it would otherwise take the slot's old value, fail the
+	 * checksum and drop every ACK up to the field's next change.
+	 */
+	DUST_ACKZ_REPEAT = 2,
 };
 
 /** The last packet of one connection (one direction) that went through. */
@@ -84,6 +95,8 @@ struct dust_ackz_slot {
 	uint8_t df;     /**< 1 when DF was set */
 	uint8_t has_ts; /**< 1: options were exactly NOP NOP TS; 0: none or another layout */
 	uint8_t used;   /**< 1 once a packet was noted */
+	/** compressed ACKs that still send the window, TSval, TSecr (DUST_ACKZ_REPEAT) */
+	uint8_t rep_win, rep_tsval, rep_tsecr;
 };
 
 /** One direction's context: the sender's, or the receiver's copy of it. */
@@ -124,8 +137,7 @@ size_t dust_ackz_compress(struct dust_ackz *z, const uint8_t *ip, size_t len,
  * fails (z then holds another connection, or missed a packet: z is left
  * as it was), -EMSGSIZE when cap is too small.
  */
-int dust_ackz_expand(struct dust_ackz *z, const uint8_t *zb, size_t zlen, uint8_t *out,
-                     size_t cap);
+int dust_ackz_expand(struct dust_ackz *z, const uint8_t *zb, size_t zlen, uint8_t *out, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -254,6 +254,7 @@ static void test_roundtrip(void)
 	struct seg s = first_ack(), prev;
 	uint32_t x = 0x2545f491;
 	size_t n, zipped = 0, bytes = 0;
+	int rw = 0, rt = 0, re = 0; /* repeats left of a changed field (DUST_ACKZ_REPEAT) */
 
 	dust_ackz_init(&tx);
 	dust_ackz_init(&rx);
@@ -274,8 +275,11 @@ static void test_roundtrip(void)
 		if (rnd(&x) % 8 == 0)
 			s.win = (uint16_t)(400 + rnd(&x) % 200);
 		n = send_one(&tx, &rx, &s);
-		CHECK_EQ(n, 5 + 2 * (s.win != prev.win) + (s.tsval != prev.tsval) +
-		                (s.tsecr != prev.tsecr));
+		CHECK_EQ(n, 5 + 2 * (s.win != prev.win || rw) + (s.tsval != prev.tsval || rt) +
+		                (s.tsecr != prev.tsecr || re));
+		rw = s.win != prev.win ? DUST_ACKZ_REPEAT : rw - !!rw;
+		rt = s.tsval != prev.tsval ? DUST_ACKZ_REPEAT : rt - !!rt;
+		re = s.tsecr != prev.tsecr ? DUST_ACKZ_REPEAT : re - !!re;
 		zipped += n > 0;
 		bytes += n;
 	}
@@ -610,7 +614,12 @@ static void lost_ack(uint16_t id)
  * The receiver misses s1, compressed, then gets s2: what it rebuilds fails
  * the checksum, and its context stays as it was.
  */
-static void lost_then_fails(const struct seg *s1, const struct seg *s2)
+/*
+ * The receiver misses the compressed ACKs lost[0..nlost), then gets s: it
+ * rebuilds s exactly (ok), or what it rebuilds fails the checksum and its
+ * context stays as it was.
+ */
+static void lost_then(const struct seg *lost, int nlost, const struct seg *s, bool ok)
 {
 	struct dust_ackz tx, rx, was;
 	struct seg b = first_ack();
@@ -618,38 +627,52 @@ static void lost_then_fails(const struct seg *s1, const struct seg *s2)
 	size_t len, n;
 
 	pair(&tx, &rx, &A, &b);
-	CHECK(zip(&tx, s1, &A, p, &len, zb) > 0); /* lost */
-	n = zip(&tx, s2, &A, p, &len, zb);
+	for (int i = 0; i < nlost; i++)
+		CHECK(zip(&tx, &lost[i], &A, p, &len, zb) > 0);
+	n = zip(&tx, s, &A, p, &len, zb);
 	CHECK(n > 0);
 	memcpy(&was, &rx, sizeof(rx));
+	if (ok) {
+		CHECK_EQ(dust_ackz_expand(&rx, zb, n, q, sizeof(q)), len);
+		CHECK(!memcmp(q + 20, p + 20, len - 20)); /* the TCP segment (the IP ID lags) */
+		return;
+	}
 	CHECK_EQ(dust_ackz_expand(&rx, zb, n, q, sizeof(q)), -EBADMSG);
 	CHECK(!memcmp(&rx, &was, sizeof(rx)));
 }
 
 /*
- * Losses the fields cannot bridge: ACKs that advance 2^16 or more together;
- * a window or TSval the lost ACK changed and the next leaves out (it is
- * the sender's context's). Dropped, as a lost ACK, never delivered wrong.
+ * A window or timestamp that a lost ACK changed: sent again in the next
+ * DUST_ACKZ_REPEAT, so the receiver bridges that many losses in a row and
+ * no more. Beyond: ACKs that advance 2^16 or more together. Dropped, as a
+ * lost ACK, never delivered wrong.
  */
 static void lost_beyond(void)
 {
-	struct seg b = first_ack(), s1, s2;
+	struct seg b = first_ack(), run[DUST_ACKZ_REPEAT + 1], s;
 
-	s1 = next_ack(&b);
-	s1.ack += 40000;
-	s2 = next_ack(&s1);
-	s2.ack += 40000;
-	lost_then_fails(&s1, &s2);
-	s1 = next_ack(&b);
-	s1.ack += 10, s1.win = 600;
-	s2 = next_ack(&s1);
-	s2.ack += 10;
-	lost_then_fails(&s1, &s2);
-	s1 = next_ack(&b);
-	s1.ack += 10, s1.tsval += 1;
-	s2 = next_ack(&s1);
-	s2.ack += 10;
-	lost_then_fails(&s1, &s2);
+	for (int field = 0; field < 3; field++) {
+		for (int k = 0; k <= DUST_ACKZ_REPEAT; k++) {
+			run[k] = next_ack(k ? &run[k - 1] : &b);
+			run[k].ack += 10;
+			if (k == 0 && field == 0)
+				run[k].win = 600;
+			if (k == 0 && field == 1)
+				run[k].tsval += 1;
+			if (k == 0 && field == 2)
+				run[k].tsecr += 1;
+		}
+		for (int lost = 1; lost <= DUST_ACKZ_REPEAT + 1; lost++) {
+			s = next_ack(&run[lost - 1]);
+			s.ack += 10;
+			lost_then(run, lost, &s, lost <= DUST_ACKZ_REPEAT);
+		}
+	}
+	run[0] = next_ack(&b);
+	run[0].ack += 40000;
+	s = next_ack(&run[0]);
+	s.ack += 40000;
+	lost_then(run, 1, &s, false);
 }
 
 /*
