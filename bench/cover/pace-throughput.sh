@@ -38,6 +38,11 @@
 # machine's CPUs with the gateway, so the raw ratio also counts what the
 # flood costs them; the per-CPU-second ratio is the worker's own cost.
 #
+# With BOUNDS=1 each run's wire (the client's veth, headers only) is captured
+# and every datagram checked against the quic size bounds (SPEC §12.4: client
+# at most 1250 bytes of UDP payload, server 1252): each run prints its count,
+# its largest each way and how many went over; any over fails the script.
+#
 # usage: pace-throughput.sh BUILD_DIR [PAIRS] [SECONDS]   (root; default 2 pairs, 5 s)
 #   UDP_RATE (default 400M) is iperf3's offered UDP rate downstream;
 #   VARY=pacing (default), ack-thin, ack-compress or flood picks what each pair
@@ -102,6 +107,32 @@ worker_ns() {
 	echo 0
 }
 
+# bounds_check TAG: the run's capture against the quic bounds (BOUNDS=1)
+bounds_check() {
+	/usr/bin/python3 - "$W/wire-$1.pcap" "$1" \
+		"$(sed -n 's/ packets dropped by kernel//p' "$W/tcpdump-$1.log")" <<'PY'
+import struct, sys
+d, tag, lost = open(sys.argv[1], "rb").read(), sys.argv[2], sys.argv[3]
+off, n, top, over = 24, 0, {True: 0, False: 0}, {True: 0, False: 0}
+while off + 16 <= len(d):
+    incl = struct.unpack("<I", d[off + 8:off + 12])[0]
+    p = d[off + 16:off + 16 + incl]
+    off += 16 + incl
+    if len(p) < 42 or p[12:14] != b"\x08\x00" or p[23] != 17:
+        continue
+    ihl = (p[14] & 15) * 4
+    dport, ulen = struct.unpack(">HH", p[14 + ihl + 2:14 + ihl + 6])
+    up, size = dport == 443, ulen - 8
+    n += 1
+    top[up] = max(top[up], size)
+    over[up] += size > (1250 if up else 1252)
+print("%s: wire %d datagrams (tcpdump lost %s): client largest %d, %d over 1250; "
+      "server largest %d, %d over 1252" % (tag, n, lost, top[True], over[True], top[False],
+                                            over[False]))
+sys.exit(1 if over[True] or over[False] else 0)
+PY
+}
+
 # one run: dustgw and the client with $VARY $1, then the three transfers
 run() {
 	local mode=$1 k=$2 tag=$1-$2 pace=cover
@@ -137,7 +168,11 @@ run() {
 		bg FL $PFX-c "$W/flood-$tag.log" "$PROBE" flood 192.168.61.1 443 100000000 \
 			"${FLOOD_PORTS:-fresh}"
 	fi
-	local cpu0
+	local cpu0 DUMP=
+	if [[ -n $BOUNDS ]]; then
+		tcpdump_bg DUMP $PFX-c "$W/tcpdump-$tag.log" -i $PFX-c -n -s 64 -B 65536 -U -Z root \
+			-w "$W/wire-$tag.pcap" udp port 443
+	fi
 	cpu0=$(worker_ns "$GWPID")
 	n $PFX-c iperf3 -c 10.61.0.2 -t "$SECS" -J >"$W/tcp-up-$tag.json" || fail "iperf3 TCP up ($tag)"
 	n $PFX-c iperf3 -c 10.61.0.2 -t "$SECS" -R -J >"$W/tcp-down-$tag.json" ||
@@ -145,6 +180,10 @@ run() {
 	n $PFX-c iperf3 -c 10.61.0.2 -t "$SECS" -R -u -b "$UDP_RATE" -l 1100 -J \
 		>"$W/udp-down-$tag.json" || fail "iperf3 UDP down ($tag)"
 	echo $(($(worker_ns "$GWPID") - cpu0)) >"$W/cpu-$tag"
+	if [[ -n $DUMP ]]; then
+		stop_pid "$DUMP"
+		bounds_check "$tag"
+	fi
 	if [[ -n $FL ]]; then
 		stop_pid "$FL"
 		FL=
