@@ -238,13 +238,18 @@ DUST_EXPORT size_t dust_ackz_compress(struct dust_ackz *z, const uint8_t *ip, si
 {
 	size_t hl = tcp4_hl(ip, len), n = 0;
 	unsigned slot;
+	uint16_t id;
 
 	if (!hl)
 		return 0;
 	slot = dust_ackz_slot_of(ip, len);
 	if (pure_ack(ip, len, hl) && follows(&z->slot[slot], ip, hl))
 		n = encode(&z->slot[slot], slot, ip, hl, out);
+	id = ipid_next(z->slot[slot].ipid);
 	slot_fill(&z->slot[slot], ip, len, hl);
+	/* a DF packet's ID is not sent: keep the one the receiver rebuilds, as it does */
+	if (n && z->slot[slot].df)
+		z->slot[slot].ipid = id;
 	return n;
 }
 

@@ -517,6 +517,7 @@ static void test_ipid(void)
 	CHECK_EQ(q[4] << 8 | q[5], b.id + 1);
 	CHECK_EQ(ref_fold(ref_sum(q, 20)), 0xffff);
 	CHECK(!memcmp(q, p, 4) && !memcmp(q + 6, p + 6, 4) && !memcmp(q + 12, p + 12, len - 12));
+	CHECK(!memcmp(&tx, &rx, sizeof(tx))); /* the sender keeps the ID the receiver rebuilt */
 	b.frag = 0;
 	s = next_ack(&b);
 	CHECK(after(&A, &b, &A, &s, zb) > 0);
