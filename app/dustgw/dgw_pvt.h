@@ -111,6 +111,7 @@ struct dgw_rx {
 	uint16_t len;
 	uint8_t profile; /* enum dust_profile, from the UDP port */
 	bool handed;     /* came over the handoff ring: never handed on again (quic.c) */
+	bool ticket; /* the client's second flight: a keepalive back takes caddy's ticket size */
 };
 
 #define DGW_BUSY UINT64_MAX

@@ -116,7 +116,8 @@ static void deliver(struct dgw_worker *w, const struct dust_session *s, struct r
  * whatever the path credit (the intro paid three times for it); the rest
  * only within it (SPEC §9.1). Returns 0 when sent.
  */
-static int send_own(struct dgw_worker *w, struct dust_session *s, uint64_t mac, const uint8_t *msg)
+static int send_own(struct dgw_worker *w, struct dust_session *s, uint64_t mac, const uint8_t *msg,
+                    const struct dust_pad *pad)
 {
 	struct rte_mbuf *c;
 	uint16_t outer = dgw_net_outer_len(&s->peer);
@@ -136,7 +137,7 @@ static int send_own(struct dgw_worker *w, struct dust_session *s, uint64_t mac, 
 	} else {
 		if (msg)
 			memcpy(pkt + pre + DUST_DATA_PREFIX, msg, dlen);
-		r = dust_data_seal(s, &w->rng, &w->gw->cfg.pad, w->now_s, pkt + pre, dlen,
+		r = dust_data_seal(s, &w->rng, pad, w->now_s, pkt + pre, dlen,
 		                   dust_quic_tx_cap(s, rte_pktmbuf_tailroom(c) - outer - pre));
 	}
 	if (r < 0) {
@@ -162,9 +163,19 @@ static int send_own(struct dgw_worker *w, struct dust_session *s, uint64_t mac, 
 	return 0;
 }
 
-static void send_keepalive(struct dgw_worker *w, struct dust_session *s, uint64_t mac)
+/*
+ * A keepalive back; ticket: the one answering a quic client's second
+ * flight, in the datagram size of caddy's session ticket there (SPEC 12.3).
+ */
+static void send_keepalive(struct dgw_worker *w, struct dust_session *s, uint64_t mac, bool ticket)
 {
-	if (send_own(w, s, mac, NULL) == 0)
+	struct dust_pad pad = w->gw->cfg.pad;
+	size_t fixed = DUST_QUIC_TICKET_BYTES - dust_quic_tx_prefix(s) - DUST_DATA_OVERHEAD;
+
+	if (ticket && s->profile == DUST_PROFILE_QUIC)
+		pad = (struct dust_pad){
+		    .kind = DUST_PAD_UNIFORM, .min = (uint16_t)fixed, .max = (uint16_t)fixed};
+	if (send_own(w, s, mac, NULL, &pad) == 0)
 		dgw_ctr_inc(w, DGW_CTR_KA_TX);
 }
 
@@ -220,7 +231,7 @@ void dgw_path_challenge(struct dgw_worker *w, struct dust_session *s, uint64_t m
 	uint8_t msg[DUST_PATH_MSG_BYTES];
 
 	dust_path_msg_put(msg, DUST_PATH_CHALLENGE, s->path_cookie);
-	if (send_own(w, s, mac, msg) == 0)
+	if (send_own(w, s, mac, msg, &w->gw->cfg.pad) == 0)
 		dgw_ctr_inc(w, DGW_CTR_PATH_CHALLENGE);
 }
 
@@ -282,7 +293,7 @@ void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *
 	if (last < 0)
 		free_m(m);
 	if (ka)
-		send_keepalive(w, s, rx->mac);
+		send_keepalive(w, s, rx->mac, rx->ticket);
 	else if (res->nseg && s->profile == DUST_PROFILE_QUIC)
 		send_ack(w, s, rx->mac);
 }
@@ -466,6 +477,17 @@ static size_t hs_ack_build(struct dgw_worker *w, struct dust_session *s, uint8_t
 void dgw_quic_hs_ack(struct dgw_worker *w, struct dust_session *s, uint64_t mac)
 {
 	send_small(w, s, mac, DGW_CTR_QUIC_HS_ACKS, hs_ack_build);
+}
+
+/* Then caddy's HANDSHAKE_DONE (SPEC §12.3), 24 or 25 bytes that the client passes by. */
+static size_t done_build(struct dgw_worker *w, struct dust_session *s, uint8_t *pkt, size_t room)
+{
+	return dust_quic_done_put(s, &w->rng, pkt, room);
+}
+
+void dgw_quic_done(struct dgw_worker *w, struct dust_session *s, uint64_t mac)
+{
+	send_small(w, s, mac, DGW_CTR_QUIC_HS_DONE, done_build);
 }
 
 /*

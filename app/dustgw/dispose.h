@@ -40,5 +40,7 @@ int dgw_quic_flight(struct dgw_worker *w, struct dust_session *s, struct dgw_rtx
                     enum dgw_flight kind);
 /* The Handshake ACK after s's client's second flight opened (SPEC §12.3). */
 void dgw_quic_hs_ack(struct dgw_worker *w, struct dust_session *s, uint64_t mac);
+/* caddy's HANDSHAKE_DONE after it, 24 or 25 bytes of nothing (DUST_QUIC_DONE_BYTES). */
+void dgw_quic_done(struct dgw_worker *w, struct dust_session *s, uint64_t mac);
 
 #endif /* DGW_DISPOSE_H */

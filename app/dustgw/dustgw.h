@@ -188,6 +188,7 @@ enum dgw_ctr {
 	DGW_CTR_QUIC_CONFIRM_ACK, /**< clients' padded Initial+Handshake ACK datagrams passed by */
 	DGW_CTR_QUIC_CONFIRM_OLD, /**< previous release's confirmations (one Handshake packet) */
 	DGW_CTR_QUIC_HS_ACKS,     /**< Handshake ACKs sent after clients' second flights */
+	DGW_CTR_QUIC_HS_DONE,     /**< HANDSHAKE_DONE-sized datagrams sent after the ACKs */
 	DGW_CTR_QUIC_RTX_HELLO,   /**< retransmitted hellos answered with their flight again */
 	DGW_CTR_QUIC_RTX_PTO,     /**< first flights resent on the PTO */
 	DGW_CTR_QUIC_RTX_PTO_HS,  /**< of which the Handshake packet alone and the tail */

@@ -93,6 +93,7 @@ static int udp_check(struct dgw_worker *w, struct rte_mbuf *m, struct rte_udp_hd
 	else
 		return cover_or_drop(w, m, DGW_DROP_OTHER_PORT);
 	rx->handed = false;
+	rx->ticket = false;
 	rx->ep.port = rte_be_to_cpu_16(udp->src_port);
 	rx->dg = (uint8_t *)(udp + 1);
 	rx->len = ulen - sizeof(*udp);

@@ -188,16 +188,25 @@ static bool confirm(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_r
 		rte_pktmbuf_free(m);
 		return true;
 	case DUST_QUIC_CONFIRM_OLD:
-	case DUST_QUIC_CONFIRM_DATA:
+	case DUST_QUIC_CONFIRM_DATA: {
+		struct dgw_rx r = *rx;
+
 		/* Dust data at off in both forms; its tag decides */
 		dgw_open(w, s, rx, off, &res);
 		if (kind == DUST_QUIC_CONFIRM_OLD && res.nseg)
 			dgw_ctr_inc(w, DGW_CTR_QUIC_CONFIRM_OLD);
-		/* caddy's Handshake ACK, ahead of what the data brings back */
-		if (kind == DUST_QUIC_CONFIRM_DATA && res.nseg)
+		/*
+		 * caddy's Handshake ACK and HANDSHAKE_DONE, ahead of what the data
+		 * brings back; a keepalive back takes its session ticket's size
+		 */
+		if (kind == DUST_QUIC_CONFIRM_DATA && res.nseg) {
 			dgw_quic_hs_ack(w, s, rx->mac);
-		dgw_datagram_done(w, m, rx, s, &res, false);
+			dgw_quic_done(w, s, rx->mac);
+			r.ticket = true;
+		}
+		dgw_datagram_done(w, m, &r, s, &res, false);
 		return true;
+	}
 	case DUST_QUIC_CONFIRM_BAD:
 		break;
 	}

@@ -1751,6 +1751,24 @@ DUST_EXPORT int dust_quic_hs_ack_build(const struct dust_session *s, struct dust
 	return (int)(pre + HS_ACK_PAYLOAD);
 }
 
+DUST_EXPORT size_t dust_quic_done_put(const struct dust_session *s, struct dust_rng *rng,
+                                      uint8_t *dg, size_t cap)
+{
+	size_t pre = dust_quic_tx_prefix(s), len = DUST_QUIC_DONE_BYTES;
+
+	static_assert(DUST_QUIC_DONE_BYTES + 1 < 1 + DUST_DATA_MIN_BYTES,
+	              "under a Dust packet: clients pass it by");
+	if (s->profile != DUST_PROFILE_QUIC || s->role != DUST_ROLE_SERVER)
+		return 0;
+	if (dust_rng_uniform(rng, 18) < DUST_QUIC_DONE_LONG_IN_18)
+		len++;
+	if (cap < len || len <= pre)
+		return 0;
+	dust_quic_short_put(s, rng, dg);
+	dust_rng_bytes(rng, dg + pre, len - pre);
+	return len;
+}
+
 DUST_EXPORT bool dust_quic_is_hs_ack(const struct dust_session *s, const uint8_t *dg, size_t len)
 {
 	struct quic_long h;

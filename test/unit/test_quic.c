@@ -1614,6 +1614,35 @@ static void test_hs_ack(void)
 }
 
 /*
+ * caddy's HANDSHAKE_DONE after its Handshake ACK (SPEC §12.3): 24 bytes, 25
+ * in 4 of 18 loads; a short header the client takes for an ACK-sized
+ * datagram (nothing in it); none from a client or into too little room.
+ */
+static void test_hs_done(void)
+{
+	struct fixture f;
+	struct hs h;
+	uint8_t dg[64];
+	unsigned len25 = 0;
+
+	quic_fixture(&f);
+	handshake(&f, &h);
+	CHECK_EQ(answer_open(&f, &h, h.answer, (size_t)h.answer_len, &f.cs), DUST_OK);
+	for (int i = 0; i < 1800; i++) {
+		size_t n = dust_quic_done_put(&f.ss, &f.rng, dg, sizeof(dg));
+
+		CHECK(n == DUST_QUIC_DONE_BYTES || n == DUST_QUIC_DONE_BYTES + 1);
+		CHECK(dust_quic_ack_match(&f.cs, dg, n));
+		len25 += n == DUST_QUIC_DONE_BYTES + 1;
+	}
+	/* 400 expected (4 in 18); binomial sd 17.6, so +-100 is over 5 sd */
+	CHECK(len25 > 300 && len25 < 500);
+	CHECK_EQ(dust_quic_done_put(&f.cs, &f.rng, dg, sizeof(dg)), 0u);
+	CHECK_EQ(dust_quic_done_put(&f.ss, &f.rng, dg, DUST_QUIC_DONE_BYTES - 1), 0u);
+	fix_fini(&f);
+}
+
+/*
  * quic-go answers a client's retransmitted Initial with an ACK-only
  * Initial of every packet number it got: 39, 41 and 43 bytes to Chromium's
  * resends 4, 6 and 8 after the hello's 1 and 2 (measured against caddy
@@ -1738,6 +1767,7 @@ static const struct check_test tests[] = {
     {"answer_resent", test_answer_resent},
     {"answer_acks", test_answer_acks},
     {"hs_ack", test_hs_ack},
+    {"hs_done", test_hs_done},
     {"answer_tail", test_answer_tail},
     {"answer_sized", test_answer_sized},
     {"tail_coalesced", test_tail_coalesced},

@@ -144,8 +144,11 @@ static size_t inner(const struct cl *c, bool from_client, uint8_t mark, uint8_t 
 	                   FRAME_NO_UDP_CSUM);
 }
 
-/* The gateway answers a keepalive in c's confirmation with one in a short header. */
-static int keepalive_back(struct cl *c)
+/*
+ * The gateway answers a keepalive in c's confirmation with one in a short
+ * header: size bytes (0: any).
+ */
+static int keepalive_back(struct cl *c, size_t size)
 {
 	uint8_t f[1600];
 	size_t n = recv_ring(H.ntx[0], f, sizeof(f)), used = 0;
@@ -153,6 +156,8 @@ static int keepalive_back(struct cl *c)
 
 	CHECK(n > 43 && dust_quic_short_match(&c->cur, f + 42, n - 42),
 	      "no short-header keepalive");
+	CHECK(!size || n - 42 == size,
+	      "the keepalive answering the second flight not caddy's ticket size");
 	CHECK(dust_data_open(&c->cur, &H.gw->cfg.lim, (uint32_t)time(NULL), f + 43, n - 43, &seg,
 	                     &used) == DUST_OK &&
 	          seg.len == 0,
@@ -171,6 +176,18 @@ static int hs_ack_back(struct cl *c)
 	return 0;
 }
 
+/* Then caddy's HANDSHAKE_DONE: a 1-RTT datagram of 24 or 25 bytes that the client passes by. */
+static int hs_done_back(struct cl *c)
+{
+	uint8_t f[1600];
+	size_t n = recv_ring(H.ntx[0], f, sizeof(f));
+
+	CHECK((n == 42 + DUST_QUIC_DONE_BYTES || n == 42 + DUST_QUIC_DONE_BYTES + 1) &&
+	          dust_quic_ack_match(&c->cur, f + 42, n - 42),
+	      "no 24- or 25-byte 1-RTT datagram after the Handshake ACK");
+	return 0;
+}
+
 /* The previous release's confirmation: one Handshake packet, a keepalive inside. */
 static int finished_old(struct cl *c)
 {
@@ -183,7 +200,7 @@ static int finished_old(struct cl *c)
 	CHECK(k > 0, "seal");
 	dust_quic_hs_put(&c->cur, &T.rng, dg, (size_t)k);
 	CHECK(send_dg(&c->a, QUIC_PORT, dg, pre + (size_t)k) == 0, "send");
-	CHECK(keepalive_back(c) == 0, gw_why);
+	CHECK(keepalive_back(c, 0) == 0, gw_why);
 	CHECK(rg_ctr(&H, 0, DGW_CTR_QUIC_CONFIRM_OLD) == old + 1, "old confirmation not counted");
 	return 0;
 }
@@ -192,7 +209,8 @@ static int finished_old(struct cl *c)
  * The second flight as Chromium's (SPEC §12.3): the padded Initial+Handshake
  * ACK datagram, passed by (counted, nothing sent), the same with its short
  * header's CID altered after the Handshake+1-RTT form (a counted drop), then
- * the Handshake+1-RTT datagram whose keepalive the gateway answers.
+ * the Handshake+1-RTT datagram: the gateway sends caddy's Handshake ACK and
+ * HANDSHAKE_DONE, and answers its keepalive in its session ticket's size.
  */
 static int finished(struct cl *c)
 {
@@ -224,7 +242,8 @@ static int finished(struct cl *c)
 	dg[70] ^= 1;
 	CHECK(send_dg(&c->a, QUIC_PORT, dg, (size_t)n) == 0, "send");
 	CHECK(hs_ack_back(c) == 0, gw_why);
-	return keepalive_back(c);
+	CHECK(hs_done_back(c) == 0, gw_why);
+	return keepalive_back(c, DUST_QUIC_TICKET_BYTES);
 }
 
 /*

@@ -253,10 +253,11 @@ static void pace_wait(struct server *sv, struct peer *p)
  * len bytes at pkt + dust_quic_tx_prefix + DUST_DATA_PREFIX: seal, frame,
  * send. pkt has room for DG_MAX bytes; padding stays within 1472 (quic: 1252).
  */
-static void seal_send(struct server *sv, struct peer *p, uint8_t *pkt, size_t len)
+static void seal_send_pad(struct server *sv, struct peer *p, uint8_t *pkt, size_t len,
+                          const struct dust_pad *pad)
 {
 	size_t pre = dust_quic_tx_prefix(&p->s);
-	int n = dust_data_seal(&p->s, &sv->rng, &sv->pad, (uint32_t)time(NULL), pkt + pre, len,
+	int n = dust_data_seal(&p->s, &sv->rng, pad, (uint32_t)time(NULL), pkt + pre, len,
 	                       dust_quic_tx_cap(&p->s, 1472 - pre));
 
 	if (n <= 0)
@@ -265,6 +266,34 @@ static void seal_send(struct server *sv, struct peer *p, uint8_t *pkt, size_t le
 		dust_quic_short_put(&p->s, &sv->rng, pkt);
 	pace_wait(sv, p);
 	send_to(p, pkt, pre + (size_t)n);
+}
+
+static void seal_send(struct server *sv, struct peer *p, uint8_t *pkt, size_t len)
+{
+	seal_send_pad(sv, p, pkt, len, &sv->pad);
+}
+
+/*
+ * quic: the client's second flight opened. As dustgw (SPEC §12.3): caddy's
+ * 36-byte Handshake ACK and its 24- or 25-byte HANDSHAKE_DONE at once, and a
+ * keepalive in the second flight is answered in its session ticket's 287.
+ */
+static void confirmed(struct server *sv, struct peer *p, bool ka)
+{
+	static uint8_t dg[DG_MAX];
+	size_t pre = dust_quic_tx_prefix(&p->s), len;
+	struct dust_pad ticket = {.kind = DUST_PAD_UNIFORM};
+	int n = dust_quic_hs_ack_build(&p->s, &sv->rng, dg, sizeof(dg));
+
+	if (n > 0)
+		send_to(p, dg, (size_t)n);
+	if ((len = dust_quic_done_put(&p->s, &sv->rng, dg, sizeof(dg))) != 0)
+		send_to(p, dg, len);
+	if (!ka)
+		return;
+	ticket.min = ticket.max = (uint16_t)(DUST_QUIC_TICKET_BYTES - pre - DUST_DATA_OVERHEAD);
+	seal_send_pad(sv, p, dg, 0, &ticket);
+	sv->replies++;
 }
 
 /* An accepted intro's answer: the server share, then a keepalive (SPEC.md §5.1). */
@@ -292,16 +321,24 @@ static void send_ack(struct server *sv, struct peer *p)
 	}
 }
 
+/* confirm: the client's second flight (SPEC §12.3), answered as dustgw does */
 static void deliver_segs(struct server *sv, struct peer *p, uint8_t *dg, struct dust_seg *segs,
-                         unsigned n)
+                         unsigned n, bool confirm)
 {
 	static uint8_t ka[DG_MAX]; /* a padded keepalive may fill the datagram */
 	bool ka_sent = false;
 
+	if (confirm && n) {
+		for (unsigned i = 0; i < n && !ka_sent; i++)
+			ka_sent = segs[i].len == 0;
+		confirmed(sv, p, ka_sent);
+	}
 	for (unsigned i = 0; i < n; i++) {
 		uint8_t *ip = dg + segs[i].off;
 
 		if (segs[i].len == 0) {
+			if (confirm)
+				continue;        /* answered in the ticket's size */
 			seal_send(sv, p, ka, 0); /* a keepalive is answered by a keepalive */
 			sv->replies++;
 			ka_sent = true;
@@ -535,7 +572,7 @@ static void on_quic_datagram(struct server *sv, const struct sockaddr_in *from, 
 	                       DUST_CHAIN_MAX, &drop);
 	if (drop != DUST_OK)
 		sv->drops[drop]++;
-	deliver_segs(sv, p, sv->buf, segs, n);
+	deliver_segs(sv, p, sv->buf, segs, n, kind == DUST_QUIC_CONFIRM_DATA);
 }
 
 static void on_datagram(struct server *sv, const struct sockaddr_in *from, size_t len)
@@ -565,7 +602,7 @@ static void on_datagram(struct server *sv, const struct sockaddr_in *from, size_
 	}
 	if (drop != DUST_OK)
 		sv->drops[drop]++;
-	deliver_segs(sv, p, sv->buf, segs, n);
+	deliver_segs(sv, p, sv->buf, segs, n, false);
 }
 
 static void on_tun(struct server *sv, size_t len)
