@@ -86,6 +86,10 @@ static int check_cover(const struct dgw_config *cfg)
 		           ? "cover (22..32 B after every second data datagram, SPEC §12.4)"
 		           : "off");
 	if (cfg->quic_port)
+		printf("dustgw: quic path MTU discovery: %s\n",
+		       cfg->quic_pmtu ? "cover (probes of 1352..1439 B as quic-go's, SPEC §12.4)"
+		                      : "off (every session at 1252 B)");
+	if (cfg->quic_port)
 		check_shape(cfg);
 	if (cfg->cover != DGW_COVER_TAP)
 		return 0;

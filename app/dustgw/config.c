@@ -43,7 +43,7 @@ static const char *const known_keys[][24] = {
      "poll_nap_max_us", "intro_share", NULL},
     {"telemetry", "prometheus", NULL},
     {"quic", "cover", "cover_iface", "cover_rate", "cover_prefix_rate", "cover_flows",
-     "cover_idle_s", "sizes", "pacing", "acks", "cover_learn_s", "cover_learn_sni",
+     "cover_idle_s", "sizes", "pacing", "acks", "pmtu", "cover_learn_s", "cover_learn_sni",
      "cover_learn_src", "shape_answer", "shape_tail_min", "shape_tail_max", "shape_pto_ms",
      "shape_ack", "shape_short", "shape_short_tail", "shape_coalesce", NULL},
     {"random", "cover", NULL},
@@ -82,6 +82,7 @@ void dgw_config_defaults(struct dgw_config *cfg)
 	dgw_shape_default(&cfg->shape);
 	cfg->pacing = true;
 	cfg->quic_acks = true;
+	cfg->quic_pmtu = true;
 }
 
 static int fail(struct cfg_ctx *c, const char *fmt, ...)
@@ -392,7 +393,10 @@ static int load_cover(struct cfg_ctx *c, struct dgw_config *cfg)
 	if ((rc = get_cover(c, "pacing", "off", &cfg->pacing)))
 		return rc;
 	/* ACK-sized datagrams to quic clients (SPEC §12.4), as quic-go's ACK-only packets */
-	return get_cover(c, "acks", "off", &cfg->quic_acks);
+	if ((rc = get_cover(c, "acks", "off", &cfg->quic_acks)))
+		return rc;
+	/* path MTU discovery (SPEC §12.4), as quic-go's */
+	return get_cover(c, "pmtu", "off", &cfg->quic_pmtu);
 }
 
 /*

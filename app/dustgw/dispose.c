@@ -114,15 +114,19 @@ static void deliver(struct dgw_worker *w, const struct dust_session *s, struct r
  * first keepalive of a random-profile session, SPEC §5.1), a keepalive, or
  * a path message (msg, DUST_PATH_MSG_BYTES of data). The answer goes out
  * whatever the path credit (the intro paid three times for it); the rest
- * only within it (SPEC §9.1). Returns 0 when sent.
+ * only within it (SPEC §9.1). size: a quic datagram of exactly that many
+ * bytes (a path MTU probe, caddy's ticket), else 0 (the padding policy's).
+ * Returns 0 when sent.
  */
 static int send_own(struct dgw_worker *w, struct dust_session *s, uint64_t mac, const uint8_t *msg,
-                    const struct dust_pad *pad)
+                    size_t size)
 {
 	struct rte_mbuf *c;
 	uint16_t outer = dgw_net_outer_len(&s->peer);
-	size_t pre = dust_quic_tx_prefix(s), dlen = msg ? DUST_PATH_MSG_BYTES : 0;
+	size_t pre = dust_quic_tx_prefix(s), dlen = msg ? DUST_PATH_MSG_BYTES : 0, room;
 	bool answer = s->hs_pending;
+	struct dust_pad fixed = {.kind = DUST_PAD_UNIFORM};
+	const struct dust_pad *pad = &w->gw->cfg.pad;
 	uint8_t *pkt;
 	int r;
 
@@ -131,14 +135,22 @@ static int send_own(struct dgw_worker *w, struct dust_session *s, uint64_t mac, 
 		return -1;
 	}
 	pkt = rte_pktmbuf_mtod(c, uint8_t *) + outer;
+	room = rte_pktmbuf_tailroom(c) - outer - pre;
+	if (size && s->profile == DUST_PROFILE_QUIC && size >= pre + DUST_DATA_OVERHEAD + dlen &&
+	    size - pre <= room) {
+		fixed.min = fixed.max = (uint16_t)(size - pre - DUST_DATA_OVERHEAD - dlen);
+		pad = &fixed;
+		room = size - pre; /* over the session's bound: a probe of a bigger one */
+	} else {
+		room = dust_quic_tx_cap(s, room);
+	}
 	if (answer) {
 		r = dust_intro_answer_build(s, &w->rng, &w->gw->cfg.pad, w->now_s, pkt,
 		                            rte_pktmbuf_tailroom(c) - outer);
 	} else {
 		if (msg)
 			memcpy(pkt + pre + DUST_DATA_PREFIX, msg, dlen);
-		r = dust_data_seal(s, &w->rng, pad, w->now_s, pkt + pre, dlen,
-		                   dust_quic_tx_cap(s, rte_pktmbuf_tailroom(c) - outer - pre));
+		r = dust_data_seal(s, &w->rng, pad, w->now_s, pkt + pre, dlen, room);
 	}
 	if (r < 0) {
 		dgw_count_drop(w, r == -EMSGSIZE ? DGW_DROP_TOO_BIG : DGW_DROP_SEAL);
@@ -169,13 +181,7 @@ static int send_own(struct dgw_worker *w, struct dust_session *s, uint64_t mac, 
  */
 static void send_keepalive(struct dgw_worker *w, struct dust_session *s, uint64_t mac, bool ticket)
 {
-	struct dust_pad pad = w->gw->cfg.pad;
-	size_t fixed = DUST_QUIC_TICKET_BYTES - dust_quic_tx_prefix(s) - DUST_DATA_OVERHEAD;
-
-	if (ticket && s->profile == DUST_PROFILE_QUIC)
-		pad = (struct dust_pad){
-		    .kind = DUST_PAD_UNIFORM, .min = (uint16_t)fixed, .max = (uint16_t)fixed};
-	if (send_own(w, s, mac, NULL, &pad) == 0)
+	if (send_own(w, s, mac, NULL, ticket ? DUST_QUIC_TICKET_BYTES : 0) == 0)
 		dgw_ctr_inc(w, DGW_CTR_KA_TX);
 }
 
@@ -231,8 +237,22 @@ void dgw_path_challenge(struct dgw_worker *w, struct dust_session *s, uint64_t m
 	uint8_t msg[DUST_PATH_MSG_BYTES];
 
 	dust_path_msg_put(msg, DUST_PATH_CHALLENGE, s->path_cookie);
-	if (send_own(w, s, mac, msg, &w->gw->cfg.pad) == 0)
+	if (send_own(w, s, mac, msg, 0) == 0)
 		dgw_ctr_inc(w, DGW_CTR_PATH_CHALLENGE);
+}
+
+/*
+ * quic: a path MTU probe when one is due (SPEC §12.4): a challenge in a
+ * datagram of the size to try, as quic-go probes; its echo raises the
+ * session's bound (path_msg).
+ */
+static void pmtu_probe(struct dgw_worker *w, struct dust_session *s, uint64_t mac)
+{
+	uint8_t msg[DUST_PATH_MSG_BYTES];
+	size_t size = dust_pmtu_probe(s, &w->rng, w->now_ms, msg);
+
+	if (size && send_own(w, s, mac, msg, size) == 0)
+		dgw_ctr_inc(w, DGW_CTR_PMTU_PROBES);
 }
 
 /* A data segment that is no IP packet: a path message, or bad inner data. */
@@ -242,6 +262,8 @@ static void path_msg(struct dgw_worker *w, struct dust_session *s, const uint8_t
 
 	if (dust_path_msg_parse(p, len, cookie) != DUST_PATH_RESPONSE)
 		dgw_count_drop(w, DGW_DROP_INNER_BAD);
+	else if (dust_pmtu_echo(s, cookie, w->now_ms))
+		dgw_ctr_inc(w, DGW_CTR_PMTU_RAISED);
 	else if (dust_path_echo(s, cookie))
 		dgw_ctr_inc(w, DGW_CTR_PATH_VALIDATED);
 	else
@@ -296,6 +318,8 @@ void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *
 		send_keepalive(w, s, rx->mac, rx->ticket);
 	else if (res->nseg && s->profile == DUST_PROFILE_QUIC)
 		send_ack(w, s, rx->mac);
+	if (res->nseg && s->profile == DUST_PROFILE_QUIC && w->gw->cfg.quic_pmtu)
+		pmtu_probe(w, s, rx->mac);
 }
 
 bool dgw_dispose_compact(struct dgw_worker *w, struct dust_session *s, const struct dgw_rx *rx)

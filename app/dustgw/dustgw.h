@@ -112,6 +112,7 @@ struct dgw_config {
 	struct dgw_shape shape;
 	bool pacing;    /**< [quic] pacing = cover: downstream gaps as the cover's */
 	bool quic_acks; /**< [quic] acks = cover: ACK-sized datagrams to clients */
+	bool quic_pmtu; /**< [quic] pmtu = cover: path MTU discovery as quic-go's */
 };
 
 /** [quic] cover */
@@ -189,6 +190,8 @@ enum dgw_ctr {
 	DGW_CTR_QUIC_CONFIRM_OLD, /**< previous release's confirmations (one Handshake packet) */
 	DGW_CTR_QUIC_HS_ACKS,     /**< Handshake ACKs sent after clients' second flights */
 	DGW_CTR_QUIC_HS_DONE,     /**< HANDSHAKE_DONE-sized datagrams sent after the ACKs */
+	DGW_CTR_PMTU_PROBES,      /**< quic path MTU probes sent */
+	DGW_CTR_PMTU_RAISED,      /**< quic path MTU probes answered: the session's bound raised */
 	DGW_CTR_QUIC_RTX_HELLO,   /**< retransmitted hellos answered with their flight again */
 	DGW_CTR_QUIC_RTX_PTO,     /**< first flights resent on the PTO */
 	DGW_CTR_QUIC_RTX_PTO_HS,  /**< of which the Handshake packet alone and the tail */

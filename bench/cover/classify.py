@@ -17,7 +17,9 @@ the folds).
 usage: classify.py A.pcap B.pcap [more pairs...] [--label NAME]...
        classify.py --bounds COVER.pcap TUNNEL.pcap
 The second form checks the quic size rules exactly on a Dust capture: no
-client datagram over 1250 bytes, no server one over 1252, and every 1-RTT
+client datagram over 1250 bytes, no server one over 1252 before a probe of
+quic-go's path MTU sequence (1352, 1402, 1427, 1439) and none over the
+largest probe sent, and every 1-RTT
 datagram one of the cover capture's sizes (or the bound); it exits 1 on
 the first breach, naming it."""
 import collections
@@ -87,11 +89,19 @@ def bounds(cover, tunnel):
     seen = collections.Counter()
     small = collections.Counter()
     one_rtt = collections.Counter()
+    probed = {}  # client port -> the largest path MTU probe the server sent it
     for _, d, n, first, cport in SM.udp_payloads(tunnel):
         seen[d] += 1
         if n > BOUND[d]:
             raise SystemExit("FAIL: %s datagram of %d bytes (flow %d) over the %d bound" %
                              (d, n, cport, BOUND[d]))
+        # the server: 1252 until a probe of quic-go's sequence, then the largest probe sent
+        if d == "s2c" and n > max(SM.PRE_PMTU, probed.get(cport, 0)):
+            if n not in SM.PROBES:
+                raise SystemExit("FAIL: server datagram of %d bytes (flow %d) over its "
+                                 "bound %d before a probe of that size" %
+                                 (n, cport, max(SM.PRE_PMTU, probed.get(cport, 0))))
+            probed[cport] = n
         if first & 0xC0 == 0x40 and n != BOUND[d] and n not in real[d]:
             raise SystemExit("FAIL: %s 1-RTT datagram of %d bytes (flow %d): not a size the "
                              "cover sends" % (d, n, cport))
@@ -100,8 +110,9 @@ def bounds(cover, tunnel):
             small[d] += n < 41
     if not seen["c2s"] or not seen["s2c"]:
         raise SystemExit("FAIL: %s holds no Dust traffic both ways" % tunnel)
-    print("bounds: %d client datagrams <= %d B, %d server datagrams <= %d B, every 1-RTT "
-          "size one of the cover's" % (seen["c2s"], BOUND["c2s"], seen["s2c"], BOUND["s2c"]))
+    print("bounds: %d client datagrams <= %d B, %d server datagrams <= %d B (over %d only "
+          "behind a probe of quic-go's: %d flows probed), every 1-RTT size one of the cover's" %
+          (seen["c2s"], BOUND["c2s"], seen["s2c"], BOUND["s2c"], SM.PRE_PMTU, len(probed)))
     for d in ("c2s", "s2c"):
         rs = sum(k for s, k in real[d].items() if s < 41)
         print("  %s 1-RTT datagrams under 41 B: cover %.0f%%, tunnel %.0f%%" %

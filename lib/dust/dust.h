@@ -308,13 +308,21 @@ struct dust_session {
 	uint64_t tx_counter;       /**< next counter to send; atomic */
 	struct dust_endpoint peer; /**< outer address of the peer */
 	struct dust_ipaddr tunnel; /**< client's inner address */
-	uint32_t last_rx_s;        /**< unix seconds of the last authenticated packet */
-	uint32_t invite_idx;       /**< server: index in the store */
-	uint8_t role;              /**< enum dust_role */
-	uint8_t state;             /**< enum dust_session_state */
-	uint8_t profile;           /**< enum dust_profile (wire_quic.h) */
-	uint8_t spin;              /**< quic: this connection's spin bit (0 or 0x20) */
-	uint8_t cid_len;           /**< quic: server-chosen connection ID */
+	/*
+	 * quic server: path MTU discovery as quic-go's (SPEC.md §12.4): the
+	 * datagram bound found so far (0: DUST_QUIC_SERVER_DGRAM_MAX), read by
+	 * encoders on any lcore (atomic). The search's state (pmtu_max,
+	 * pmtu_probe, pmtu_at_ms, path_cookie) is the session's worker's alone.
+	 * The fields fill holes: the session stays 616 bytes.
+	 */
+	uint16_t pmtu;
+	uint32_t last_rx_s;  /**< unix seconds of the last authenticated packet */
+	uint32_t invite_idx; /**< server: index in the store */
+	uint8_t role;        /**< enum dust_role */
+	uint8_t state;       /**< enum dust_session_state */
+	uint8_t profile;     /**< enum dust_profile (wire_quic.h) */
+	uint8_t spin;        /**< quic: this connection's spin bit (0 or 0x20) */
+	uint8_t cid_len;     /**< quic: server-chosen connection ID */
 	uint8_t cid[20];
 	uint8_t suite; /**< DUST_SUITE_* of the data AEAD */
 	uint8_t
@@ -325,9 +333,12 @@ struct dust_session {
 	 * to it: three times what came from it. path_state and path_credit are
 	 * read and spent by encoders on any lcore (atomics).
 	 */
-	uint8_t path_state;                          /**< enum dust_path_state */
-	uint8_t path_cookie[DUST_PATH_COOKIE_BYTES]; /**< the challenge sent, AWAIT_ECHO */
-	int64_t path_credit;                         /**< bytes that may still be sent */
+	uint8_t path_state; /**< enum dust_path_state */
+	/** the challenge in flight: AWAIT_ECHO's, or while VALID a path MTU probe's */
+	uint8_t path_cookie[DUST_PATH_COOKIE_BYTES];
+	uint16_t pmtu_max;   /**< the search's top, not yet refused; 0: not started */
+	uint16_t pmtu_probe; /**< the size of the probe in flight; 0: none */
+	int64_t path_credit; /**< bytes that may still be sent */
 	/*
 	 * Key update (SPEC.md §8.1). rx_key and tx_key are epoch 0's keys; the
 	 * key of epoch n >= 1 is kdf(K_upd, n). The receiver holds the keys of
@@ -359,6 +370,7 @@ struct dust_session {
 		} intro;
 		uint8_t answer[DUST_ANSWER_BYTES]; /**< server: the answer block */
 	} hs;
+	uint16_t pmtu_at_ms; /**< ms (mod 2^16) the search started, a probe went or was answered */
 };
 
 void dust_session_wipe(struct dust_session *s);
@@ -396,6 +408,37 @@ void dust_path_start(struct dust_session *s, enum dust_path_state st, size_t rx_
 bool dust_path_rx(struct dust_session *s, size_t rx_bytes);
 /** Server: a RESPONSE's cookie; true (and validated) if it echoes s's challenge. */
 bool dust_path_echo(struct dust_session *s, const uint8_t cookie[DUST_PATH_COOKIE_BYTES]);
+
+/*
+ * Path MTU discovery for quic server sessions (SPEC.md §12.4), as quic-go
+ * (caddy) runs it: once the path is valid, probes of (bound + top) / 2
+ * bytes, 1252 -> 1352 -> 1402 -> 1427 -> 1439 on a 1500-byte path, each
+ * a PATH_CHALLENGE padded to the size; the client's RESPONSE raises the
+ * bound to it, a probe unanswered for DUST_PMTU_LOST_MS lowers the top to
+ * it; the search ends when top and bound are under DUST_PMTU_STOP_DIFF
+ * apart. A moved session starts again at 1252 (dust_path_start).
+ */
+enum {
+	DUST_PMTU_MAX = 1452,     /**< quic-go's largest datagram (IPv4 on a 1500-byte link) */
+	DUST_PMTU_STOP_DIFF = 20, /**< quic-go's end of the search */
+	DUST_PMTU_FIRST_MS = 30,  /**< the first probe after the search starts (caddy's 30..70) */
+	DUST_PMTU_NEXT_MS = 25,   /**< the next after an answer (caddy's 25..35) */
+	DUST_PMTU_LOST_MS = 1000, /**< a probe unanswered this long did not pass */
+};
+/**
+ * Server, s's worker, with each authenticated datagram from s's peer at
+ * now_ms: is a probe due? Then a PATH_CHALLENGE with a fresh cookie is
+ * written at msg and the size its datagram must take is returned (seal msg
+ * padded to it); else 0. The first call on a valid path starts the search.
+ */
+size_t dust_pmtu_probe(struct dust_session *s, struct dust_rng *rng, uint64_t now_ms,
+                       uint8_t msg[DUST_PATH_MSG_BYTES]);
+/**
+ * Server: a RESPONSE's cookie at now_ms; true (s's bound raised to the
+ * probe's size) if it answers the probe in flight.
+ */
+bool dust_pmtu_echo(struct dust_session *s, const uint8_t cookie[DUST_PATH_COOKIE_BYTES],
+                    uint64_t now_ms);
 /**
  * Server, any lcore: may n bytes go to s's peer now? Spends them from the
  * credit if so. Validated paths always may.

@@ -95,6 +95,9 @@ void kdf_prk(uint8_t prk[DUST_KEY_BYTES], const uint8_t key[DUST_KEY_BYTES], con
  * (sizes.c, SPEC §12.4): the datagram's size drawn from the cover's sizes
  * for s's direction that fit.
  */
+/* s's path MTU search back to its start: bound 1252, nothing probed (path.c). */
+void dust_pmtu_reset(struct dust_session *s);
+
 /* An ACK-sized datagram's size for s (dust_quic_ack_put); 0 if the cover has none. */
 size_t dust_size_model_ack(const struct dust_session *s, struct dust_rng *rng);
 /* A compact packet's length for s (need .. DUST_COMPACT_MAX), drawn from the cover's sizes. */

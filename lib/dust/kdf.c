@@ -128,6 +128,7 @@ void dust_session_keys_install(struct dust_session *s, const struct dust_session
 	 */
 	__atomic_store_n(&s->path_state, DUST_PATH_VALID, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->path_credit, 0, __ATOMIC_RELAXED);
+	dust_pmtu_reset(s); /* 1252 until the path is probed, whatever the struct held */
 	s->role = (uint8_t)role;
 	s->suite = suite;
 	/* Epoch 1 ready on both sides before the session is published. */

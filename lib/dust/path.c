@@ -39,9 +39,19 @@ static void validated(struct dust_session *s)
 	sodium_memzero(s->path_cookie, sizeof(s->path_cookie));
 }
 
+/* A new path: its MTU is not known (quic-go starts again at 1252 too). */
+void dust_pmtu_reset(struct dust_session *s)
+{
+	__atomic_store_n(&s->pmtu, 0, __ATOMIC_RELAXED);
+	s->pmtu_max = 0;
+	s->pmtu_probe = 0;
+	s->pmtu_at_ms = 0;
+}
+
 DUST_EXPORT void dust_path_start(struct dust_session *s, enum dust_path_state st, size_t rx_bytes,
                                  struct dust_rng *rng)
 {
+	dust_pmtu_reset(s);
 	__atomic_store_n(&s->path_credit, credit_of(rx_bytes), __ATOMIC_RELAXED);
 	if (st == DUST_PATH_AWAIT_ECHO)
 		dust_rng_bytes(rng, s->path_cookie, sizeof(s->path_cookie));
@@ -116,4 +126,58 @@ DUST_EXPORT void dust_path_spent(struct dust_session *s, size_t n)
 {
 	if (__atomic_load_n(&s->path_state, __ATOMIC_ACQUIRE) != DUST_PATH_VALID)
 		__atomic_fetch_sub(&s->path_credit, (int64_t)n, __ATOMIC_RELAXED);
+}
+
+/* ---- Path MTU discovery (SPEC.md §12.4) ----------------------------------------- */
+
+static unsigned pmtu_bound(const struct dust_session *s)
+{
+	return s->pmtu ? s->pmtu : DUST_QUIC_SERVER_DGRAM_MAX;
+}
+
+DUST_EXPORT size_t dust_pmtu_probe(struct dust_session *s, struct dust_rng *rng, uint64_t now_ms,
+                                   uint8_t msg[DUST_PATH_MSG_BYTES])
+{
+	unsigned cur = pmtu_bound(s);
+	/* a wait is measured mod 2^16 ms: one over 65 s may read short, which only delays */
+	uint16_t since = (uint16_t)((uint16_t)now_ms - s->pmtu_at_ms);
+
+	if (s->profile != DUST_PROFILE_QUIC || s->role != DUST_ROLE_SERVER ||
+	    __atomic_load_n(&s->path_state, __ATOMIC_ACQUIRE) != DUST_PATH_VALID)
+		return 0;
+	if (!s->pmtu_max) { /* the path is valid: the search starts */
+		s->pmtu_max = DUST_PMTU_MAX;
+		s->pmtu_at_ms = (uint16_t)now_ms;
+		return 0;
+	}
+	if (s->pmtu_probe) {
+		if (since < DUST_PMTU_LOST_MS)
+			return 0;
+		s->pmtu_max = s->pmtu_probe; /* it did not pass */
+		s->pmtu_probe = 0;
+		s->pmtu_at_ms = (uint16_t)now_ms;
+		sodium_memzero(s->path_cookie, sizeof(s->path_cookie));
+		return 0;
+	}
+	if (s->pmtu_max < cur + DUST_PMTU_STOP_DIFF ||
+	    since < (s->pmtu ? DUST_PMTU_NEXT_MS : DUST_PMTU_FIRST_MS))
+		return 0;
+	s->pmtu_probe = (uint16_t)((cur + s->pmtu_max) / 2);
+	s->pmtu_at_ms = (uint16_t)now_ms;
+	dust_rng_bytes(rng, s->path_cookie, sizeof(s->path_cookie));
+	dust_path_msg_put(msg, DUST_PATH_CHALLENGE, s->path_cookie);
+	return s->pmtu_probe;
+}
+
+DUST_EXPORT bool dust_pmtu_echo(struct dust_session *s,
+                                const uint8_t cookie[DUST_PATH_COOKIE_BYTES], uint64_t now_ms)
+{
+	if (!s->pmtu_probe || s->path_state != DUST_PATH_VALID ||
+	    sodium_memcmp(cookie, s->path_cookie, DUST_PATH_COOKIE_BYTES) != 0)
+		return false;
+	__atomic_store_n(&s->pmtu, s->pmtu_probe, __ATOMIC_RELAXED);
+	s->pmtu_probe = 0;
+	s->pmtu_at_ms = (uint16_t)now_ms;
+	sodium_memzero(s->path_cookie, sizeof(s->path_cookie));
+	return true;
 }

@@ -351,14 +351,19 @@ static inline size_t dust_quic_rx_prefix(const struct dust_session *s)
 
 /**
  * The profile's bound on one datagram s sends (SPEC §12.4): 1250 from a
- * client, 1252 from a server; 0 in the random profile (no bound).
+ * client, 1252 from a server until path MTU discovery raises it (up to
+ * 1439, dust_pmtu_probe); 0 in the random profile (no bound).
  */
 static inline size_t dust_quic_tx_dgram_max(const struct dust_session *s)
 {
 	if (s->profile != DUST_PROFILE_QUIC)
 		return 0;
-	return s->role == DUST_ROLE_CLIENT ? DUST_QUIC_CLIENT_DGRAM_MAX
-	                                   : DUST_QUIC_SERVER_DGRAM_MAX;
+	if (s->role == DUST_ROLE_CLIENT)
+		return DUST_QUIC_CLIENT_DGRAM_MAX;
+	/* the bound path MTU discovery found (dust_pmtu_probe) */
+	uint16_t pmtu = __atomic_load_n(&s->pmtu, __ATOMIC_RELAXED);
+
+	return pmtu ? (size_t)pmtu : (size_t)DUST_QUIC_SERVER_DGRAM_MAX;
 }
 
 /**

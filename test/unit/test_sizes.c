@@ -243,6 +243,75 @@ static void test_path_credit(void)
 	fix_fini(&f);
 }
 
+/*
+ * Path MTU discovery as quic-go's (SPEC §12.4): nothing before the path is
+ * valid, from a client or off the quic profile; the search starts with the
+ * first call, probes 30 ms on; each echo raises the bound (1352, 1402,
+ * 1427, 1439, then no more: under 20 from 1452), a wrong cookie does not;
+ * the server's sizes then reach over 1252 and stay within the bound, each
+ * one the cover's; a probe unanswered for 1 s lowers the top; a new path
+ * starts again at 1252.
+ */
+static void test_pmtu(void)
+{
+	static const uint16_t steps[] = {1352, 1402, 1427, 1439};
+	static unsigned count[2048];
+	uint8_t msg[DUST_PATH_MSG_BYTES], cookie[DUST_PATH_COOKIE_BYTES],
+	    bad[DUST_PATH_COOKIE_BYTES];
+	struct fixture f;
+	uint64_t t = 1000000;
+	unsigned over = 0;
+
+	quic_pair(&f);
+	CHECK_EQ(dust_pmtu_probe(&f.cs, &f.rng, t, msg), 0u); /* a client probes nothing */
+	dust_path_start(&f.ss, DUST_PATH_AWAIT_ECHO, 50, &f.rng);
+	CHECK_EQ(dust_pmtu_probe(&f.ss, &f.rng, t, msg), 0u);
+	CHECK_EQ(dust_pmtu_probe(&f.ss, &f.rng, t + 100, msg), 0u); /* not while unproved */
+	dust_path_start(&f.ss, DUST_PATH_VALID, 0, &f.rng);
+	CHECK_EQ(dust_pmtu_probe(&f.ss, &f.rng, t, msg), 0u); /* starts */
+	CHECK_EQ(dust_pmtu_probe(&f.ss, &f.rng, t + 29, msg), 0u);
+	for (unsigned i = 0; i < 4; i++) {
+		t += i ? 25 : 30;
+		CHECK_EQ(dust_pmtu_probe(&f.ss, &f.rng, t, msg), (size_t)steps[i]);
+		CHECK_EQ(dust_path_msg_parse(msg, sizeof(msg), cookie), DUST_PATH_CHALLENGE);
+		CHECK_EQ(dust_pmtu_probe(&f.ss, &f.rng, t + 100, msg), 0u); /* one in flight */
+		memcpy(bad, cookie, sizeof(bad));
+		bad[3] ^= 1;
+		CHECK(!dust_pmtu_echo(&f.ss, bad, t));
+		CHECK(!dust_path_echo(&f.ss, cookie)); /* no move validated by it */
+		CHECK(dust_pmtu_echo(&f.ss, cookie, t));
+		CHECK(!dust_pmtu_echo(&f.ss, cookie, t)); /* once */
+		CHECK_EQ(dust_quic_tx_dgram_max(&f.ss), (size_t)steps[i]);
+		CHECK_EQ(dust_pmtu_probe(&f.ss, &f.rng, t + 24, msg), 0u);
+	}
+	CHECK_EQ(dust_pmtu_probe(&f.ss, &f.rng, t + 5000, msg), 0u); /* 1452 - 1439 < 20: done */
+	CHECK_EQ(dust_quic_tx_dgram_max(&f.cs), (size_t)DUST_QUIC_CLIENT_DGRAM_MAX);
+	seal_spread(&f, &f.ss, &f.cs, &f.pad, count, NULL);
+	for (unsigned v = 0; v < 2048; v++) {
+		if (count[v] &&
+		    (v > 1439 || !in_table(quic_s2c_size, sizeof(quic_s2c_size) / 2, v)))
+			CHECK(0);
+		over += v > DUST_QUIC_SERVER_DGRAM_MAX ? count[v] : 0;
+	}
+	printf("  bound 1439: %u of %d server datagrams over 1252, mean %.0f B\n", over, N_PKTS,
+	       mean_size(count));
+	CHECK(over > N_PKTS / 10);
+
+	/* a new path: 1252 again; this time 1352 is lost, so the next try is 1302 */
+	dust_path_start(&f.ss, DUST_PATH_VALID, 0, &f.rng);
+	CHECK_EQ(dust_quic_tx_dgram_max(&f.ss), (size_t)DUST_QUIC_SERVER_DGRAM_MAX);
+	CHECK_EQ(dust_pmtu_probe(&f.ss, &f.rng, t, msg), 0u);
+	CHECK_EQ(dust_pmtu_probe(&f.ss, &f.rng, t + 30, msg), 1352u);
+	CHECK_EQ(dust_pmtu_probe(&f.ss, &f.rng, t + 1029, msg), 0u);
+	CHECK_EQ(dust_pmtu_probe(&f.ss, &f.rng, t + 1030, msg), 0u); /* lost: the top is 1352 */
+	CHECK_EQ(dust_pmtu_probe(&f.ss, &f.rng, t + 1054, msg), 0u);
+	CHECK_EQ(dust_pmtu_probe(&f.ss, &f.rng, t + 1060, msg), 1302u);
+	CHECK_EQ(dust_path_msg_parse(msg, sizeof(msg), cookie), DUST_PATH_CHALLENGE);
+	CHECK(dust_pmtu_echo(&f.ss, cookie, t + 1061));
+	CHECK_EQ(dust_pmtu_probe(&f.ss, &f.rng, t + 1100, msg), 1327u);
+	fix_fini(&f);
+}
+
 /* [quic] sizes = padding: the uniform padding's hundreds of sizes (the model is what narrows them).
  */
 static void test_model_off(void)
@@ -358,6 +427,7 @@ static const struct check_test tests[] = {
     {"gaps", test_gaps},
     {"fresh_session", test_fresh_session},
     {"ack_sizes", test_ack_sizes},
+    {"pmtu", test_pmtu},
 };
 
 CHECK_MAIN(tests, NULL)

@@ -1521,12 +1521,87 @@ static int phases_acks(void)
 	return 0;
 }
 
-static bool moves_mode, acks_mode;
+/*
+ * The next frame toward c: a path MTU probe of want bytes (SPEC §12.4), a
+ * short header whose Dust packet opens as a path challenge; its cookie.
+ */
+static int probe_back(struct cl *c, size_t want, uint8_t cookie[DUST_PATH_COOKIE_BYTES])
+{
+	uint8_t f[2100];
+	size_t n = recv_ring(H.ntx[0], f, sizeof(f)), used = 0;
+	struct dust_seg seg;
+
+	CHECK(n == 42 + want && dust_quic_short_match(&c->cur, f + 42, n - 42),
+	      "no path MTU probe of the size quic-go's search tries next");
+	CHECK(dust_data_open(&c->cur, &H.gw->cfg.lim, (uint32_t)time(NULL), f + 43, n - 43, &seg,
+	                     &used) == DUST_OK &&
+	          dust_path_msg_parse(f + 43 + seg.off, seg.len, cookie) == DUST_PATH_CHALLENGE,
+	      "the probe is no path challenge");
+	return 0;
+}
+
+/* c sends a data datagram (mark) after ms milliseconds; it is delivered. */
+static int data_after(struct cl *c, unsigned ms, uint8_t mark)
+{
+	rte_delay_us_sleep(ms * 1000u);
+	CHECK(send_data(c, &c->a, mark) == 0, gw_why);
+	return expect_delivered(c, mark);
+}
+
+/*
+ * [quic] pmtu = cover (SPEC §12.4): 30 ms after the path is valid, a client
+ * datagram brings a 1352-byte probe; until its echo an inner packet over
+ * the 1252 bound gets ICMP, after it one reaches the client in a datagram
+ * over 1252 and at most 1352. Next, 25 ms on, 1402, left unanswered: after
+ * 1 s it counts as lost and the search tries (1352 + 1402) / 2 = 1377.
+ */
+static int phases_pmtu(void)
+{
+	struct cl *c = &T.c[0];
+	uint8_t ans[1500], cookie[DUST_PATH_COOKIE_BYTES], ip[1600], in[1600];
+	size_t alen, il = DUST_QUIC_S2C_INNER_MAX + 100, dl;
+
+	printf("gw-quic pmtu: a client introduces; 40 ms later its data brings a probe\n");
+	CHECK(intro(c, ans, &alen) == 0, gw_why);
+	CHECK(data_after(c, 40, 0x60) == 0, gw_why);
+	CHECK(probe_back(c, 1352, cookie) == 0, gw_why);
+	CHECK(rg_ctr(&H, 0, DGW_CTR_PMTU_PROBES) == 1, "pmtu_probes");
+	CHECK(bound_icmp(c, il) == 0, gw_why);
+
+	printf("gw-quic pmtu: its echo raises the bound to 1352\n");
+	CHECK(path_msg_from(c, &c->a, DUST_PATH_RESPONSE, cookie) == 0, gw_why);
+	CHECK(settled(), "echo not read");
+	CHECK(rg_ctr(&H, 0, DGW_CTR_PMTU_RAISED) == 1, "pmtu_raised");
+	ip_udp4_opt(ip, FAR, c->inv.tunnel.a, 9, 9, ip + 28, il - 28, 0,
+	            FRAME_DF | FRAME_NO_UDP_CSUM);
+	dl = down(c, ip, il, in);
+	CHECK(dl > DUST_QUIC_SERVER_DGRAM_MAX && dl <= 1352 && !memcmp(in, ip, il),
+	      "an inner packet the 1352 bound holds did not reach the client within it");
+
+	printf("gw-quic pmtu: 1402 next; unanswered for 1 s, then 1377\n");
+	CHECK(data_after(c, 30, 0x61) == 0, gw_why);
+	CHECK(probe_back(c, 1402, cookie) == 0, gw_why);
+	CHECK(data_after(c, 500, 0x62) == 0, gw_why);
+	CHECK(rte_ring_count(H.ntx[0]) == 0, "a probe while one is in flight");
+	CHECK(data_after(c, 600, 0x63) == 0, gw_why); /* the loss noted: nothing yet */
+	CHECK(rte_ring_count(H.ntx[0]) == 0, "a probe at once after a loss");
+	CHECK(data_after(c, 30, 0x64) == 0, gw_why);
+	CHECK(probe_back(c, 1377, cookie) == 0, gw_why);
+	CHECK(rg_ctr(&H, 0, DGW_CTR_PMTU_PROBES) == 3 && rg_ctr(&H, 0, DGW_CTR_PMTU_RAISED) == 1,
+	      "pmtu_probes 3, pmtu_raised 1");
+	return 0;
+}
+
+static bool moves_mode, acks_mode, pmtu_mode;
 
 static int driver(void *arg)
 {
 	(void)arg;
-	if ((moves_mode ? phases_moves() : acks_mode ? phases_acks() : phases()) != 0 && !gw_why)
+	if ((moves_mode  ? phases_moves()
+	     : acks_mode ? phases_acks()
+	     : pmtu_mode ? phases_pmtu()
+	                 : phases()) != 0 &&
+	    !gw_why)
 		gw_why = "a phase failed"; /* every failed CHECK sets it: a safety net */
 	dgw_stop(H.gw);
 	return 0;
@@ -1577,6 +1652,7 @@ static int setup(struct dgw_config *cfg, char **args, int nargs)
 	cfg->udp_port = RANDOM_PORT;
 	cfg->quic_port = QUIC_PORT;
 	cfg->quic_acks = acks_mode;
+	cfg->quic_pmtu = pmtu_mode; /* probes are timed: the other modes' frames stay as they are */
 	dust_rng_init(&T.rng);
 	dust_pad_default(&T.pad);
 	return make_store(args[0], cfg);
@@ -1585,7 +1661,7 @@ static int setup(struct dgw_config *cfg, char **args, int nargs)
 int main(int argc, char **argv)
 {
 	struct rg_test t = {.name = "gw-quic",
-	                    .usage = "WORKDIR [moves|acks]",
+	                    .usage = "WORKDIR [moves|acks|pmtu]",
 	                    .driver_nth = 2,
 	                    .queues = 1,
 	                    .setup = setup,
@@ -1594,6 +1670,7 @@ int main(int argc, char **argv)
 	/* moves: MQ workers (RINGGW_LCORES=MQ+2) */
 	moves_mode = argc > 1 && !strcmp(argv[argc - 1], "moves");
 	acks_mode = argc > 1 && !strcmp(argv[argc - 1], "acks");
+	pmtu_mode = argc > 1 && !strcmp(argv[argc - 1], "pmtu");
 	if (moves_mode) {
 		t.driver_nth = MQ + 1;
 		t.queues = MQ;

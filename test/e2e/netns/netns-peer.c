@@ -38,6 +38,7 @@ struct args {
 	bool uniform_sizes; /* --sizes padding: the quic profile without the size model */
 	bool no_pacing;     /* --pacing off: quic data back to back */
 	bool parts;         /* --answer parts: each quic answer as if lost, then resent */
+	bool no_pmtu;       /* --pmtu off: every quic session at 1252 */
 };
 
 struct peer {
@@ -55,12 +56,14 @@ struct server {
 	struct dust_pad pad;
 	bool pacing;
 	bool parts; /* the flight as a gateway resends it after its answer was lost */
+	bool pmtu;  /* quic: path MTU discovery as dustgw's (SPEC §12.4) */
 	struct peer peers[MAX_SESSIONS];
 	int sock, qsock, tun;
 	uint64_t drops[DUST_DROP_MAX];
 	uint64_t intros, decoded, encoded, replies, chained, quic_intros, quic_foreign, quic_acks;
 	uint64_t compact, ackz_bad; /* quic: compact packets opened; their ACKs not rebuilt */
 	uint64_t quic_acks_tx;
+	uint64_t pmtu_probes, pmtu_raised;
 	uint8_t buf[DG_MAX];
 	/* quic: a hello's first Initial, waiting for its second (SPEC §12.2) */
 	uint8_t hello[2 * 1500];
@@ -253,12 +256,13 @@ static void pace_wait(struct server *sv, struct peer *p)
  * len bytes at pkt + dust_quic_tx_prefix + DUST_DATA_PREFIX: seal, frame,
  * send. pkt has room for DG_MAX bytes; padding stays within 1472 (quic: 1252).
  */
+/* The same with pad; dgram: a quic datagram of that size (a probe over the bound), or 0. */
 static void seal_send_pad(struct server *sv, struct peer *p, uint8_t *pkt, size_t len,
-                          const struct dust_pad *pad)
+                          const struct dust_pad *pad, size_t dgram)
 {
 	size_t pre = dust_quic_tx_prefix(&p->s);
 	int n = dust_data_seal(&p->s, &sv->rng, pad, (uint32_t)time(NULL), pkt + pre, len,
-	                       dust_quic_tx_cap(&p->s, 1472 - pre));
+	                       dgram ? dgram - pre : dust_quic_tx_cap(&p->s, 1472 - pre));
 
 	if (n <= 0)
 		return;
@@ -270,7 +274,34 @@ static void seal_send_pad(struct server *sv, struct peer *p, uint8_t *pkt, size_
 
 static void seal_send(struct server *sv, struct peer *p, uint8_t *pkt, size_t len)
 {
-	seal_send_pad(sv, p, pkt, len, &sv->pad);
+	seal_send_pad(sv, p, pkt, len, &sv->pad, 0);
+}
+
+/* pkt's len bytes sealed into a quic datagram of exactly dgram bytes. */
+static void seal_send_sized(struct server *sv, struct peer *p, uint8_t *pkt, size_t len,
+                            size_t dgram)
+{
+	struct dust_pad fixed = {.kind = DUST_PAD_UNIFORM};
+
+	fixed.min = fixed.max =
+	    (uint16_t)(dgram - dust_quic_tx_prefix(&p->s) - DUST_DATA_OVERHEAD - len);
+	seal_send_pad(sv, p, pkt, len, &fixed, dgram);
+}
+
+/* quic: a path MTU probe when one is due, as dustgw's (SPEC §12.4) */
+static void pmtu_probe(struct server *sv, struct peer *p)
+{
+	static uint8_t pkt[DG_MAX];
+	uint8_t *msg = pkt + dust_quic_tx_prefix(&p->s) + DUST_DATA_PREFIX;
+	size_t size;
+
+	if (!sv->pmtu || p->s.profile != DUST_PROFILE_QUIC)
+		return;
+	size = dust_pmtu_probe(&p->s, &sv->rng, pace_now_ns() / 1000000, msg);
+	if (!size)
+		return;
+	seal_send_sized(sv, p, pkt, DUST_PATH_MSG_BYTES, size);
+	sv->pmtu_probes++;
 }
 
 /*
@@ -281,8 +312,7 @@ static void seal_send(struct server *sv, struct peer *p, uint8_t *pkt, size_t le
 static void confirmed(struct server *sv, struct peer *p, bool ka)
 {
 	static uint8_t dg[DG_MAX];
-	size_t pre = dust_quic_tx_prefix(&p->s), len;
-	struct dust_pad ticket = {.kind = DUST_PAD_UNIFORM};
+	size_t len;
 	int n = dust_quic_hs_ack_build(&p->s, &sv->rng, dg, sizeof(dg));
 
 	if (n > 0)
@@ -291,8 +321,7 @@ static void confirmed(struct server *sv, struct peer *p, bool ka)
 		send_to(p, dg, len);
 	if (!ka)
 		return;
-	ticket.min = ticket.max = (uint16_t)(DUST_QUIC_TICKET_BYTES - pre - DUST_DATA_OVERHEAD);
-	seal_send_pad(sv, p, dg, 0, &ticket);
+	seal_send_sized(sv, p, dg, 0, DUST_QUIC_TICKET_BYTES);
 	sv->replies++;
 }
 
@@ -342,6 +371,14 @@ static void deliver_segs(struct server *sv, struct peer *p, uint8_t *dg, struct 
 			seal_send(sv, p, ka, 0); /* a keepalive is answered by a keepalive */
 			sv->replies++;
 			ka_sent = true;
+		} else if (ip[0] < DUST_PATH_IP_FIRST_MIN) {
+			uint8_t cookie[DUST_PATH_COOKIE_BYTES];
+
+			if (dust_path_msg_parse(ip, segs[i].len, cookie) == DUST_PATH_RESPONSE &&
+			    dust_pmtu_echo(&p->s, cookie, pace_now_ns() / 1000000))
+				sv->pmtu_raised++;
+			else
+				sv->drops[DUST_DROP_MALFORMED]++;
 		} else if (segs[i].len >= 20 && !memcmp(ip + 12, p->s.tunnel.a, 4)) {
 			sv->decoded++;
 			dust_ackz_note(&p->ackz, ip, segs[i].len);
@@ -353,6 +390,8 @@ static void deliver_segs(struct server *sv, struct peer *p, uint8_t *dg, struct 
 	}
 	if (n && !ka_sent)
 		send_ack(sv, p);
+	if (n)
+		pmtu_probe(sv, p);
 }
 
 /* Returns the slot the intro lands in, or NULL (counted drop, no reply). */
@@ -661,6 +700,7 @@ static int cmd_serve(const struct args *a)
 	sv.pad.model = !a->uniform_sizes;
 	sv.pacing = !a->no_pacing;
 	sv.parts = a->parts;
+	sv.pmtu = !a->no_pmtu;
 	sv.sock = sock_open(a->server, a->port);
 	sv.qsock = a->quic_port ? sock_open(a->server, a->quic_port) : -1;
 	sv.tun = tun_open(a->tun);
@@ -671,15 +711,17 @@ static int cmd_serve(const struct args *a)
 	fprintf(stderr, "netns-peer: serving %s:%u (quic port %u)\n", a->server, a->port,
 	        a->quic_port);
 	serve_loop(&sv);
-	printf("netns-peer summary: intros=%llu chained=%llu decoded=%llu encoded=%llu "
-	       "keepalive_replies=%llu quic_intros=%llu quic_foreign=%llu quic_acks=%llu "
-	       "quic_acks_tx=%llu quic_compact=%llu ackz_bad=%llu",
-	       (unsigned long long)sv.intros, (unsigned long long)sv.chained,
-	       (unsigned long long)sv.decoded, (unsigned long long)sv.encoded,
-	       (unsigned long long)sv.replies, (unsigned long long)sv.quic_intros,
-	       (unsigned long long)sv.quic_foreign, (unsigned long long)sv.quic_acks,
-	       (unsigned long long)sv.quic_acks_tx, (unsigned long long)sv.compact,
-	       (unsigned long long)sv.ackz_bad);
+	printf(
+	    "netns-peer summary: intros=%llu chained=%llu decoded=%llu encoded=%llu "
+	    "keepalive_replies=%llu quic_intros=%llu quic_foreign=%llu quic_acks=%llu "
+	    "quic_acks_tx=%llu quic_compact=%llu ackz_bad=%llu pmtu_probes=%llu pmtu_raised=%llu",
+	    (unsigned long long)sv.intros, (unsigned long long)sv.chained,
+	    (unsigned long long)sv.decoded, (unsigned long long)sv.encoded,
+	    (unsigned long long)sv.replies, (unsigned long long)sv.quic_intros,
+	    (unsigned long long)sv.quic_foreign, (unsigned long long)sv.quic_acks,
+	    (unsigned long long)sv.quic_acks_tx, (unsigned long long)sv.compact,
+	    (unsigned long long)sv.ackz_bad, (unsigned long long)sv.pmtu_probes,
+	    (unsigned long long)sv.pmtu_raised);
 	for (int d = 1; d < DUST_DROP_MAX; d++)
 		printf(" %s=%llu", dust_drop_name(d), (unsigned long long)sv.drops[d]);
 	putchar('\n');
@@ -698,7 +740,7 @@ int main(int argc, char **argv)
 	    {"tun", 1, NULL, 't'},        {"quic-port", 1, NULL, 'q'},
 	    {"cover-sni", 1, NULL, 'C'},  {"sizes", 1, NULL, 'S'},
 	    {"pacing", 1, NULL, 'P'},     {"answer", 1, NULL, 'A'},
-	    {NULL, 0, NULL, 0},
+	    {"pmtu", 1, NULL, 'M'},       {NULL, 0, NULL, 0},
 	};
 	struct args a = {.port = 4500, .first = 2, .count = 1, .expiry_s = 86400, .tun = "srv0"};
 	int c;
@@ -756,6 +798,9 @@ int main(int argc, char **argv)
 			break;
 		case 'P':
 			a.no_pacing = !strcmp(optarg, "off");
+			break;
+		case 'M':
+			a.no_pmtu = !strcmp(optarg, "off");
 			break;
 		default:
 			return 2;
