@@ -87,8 +87,10 @@ static int check_cover(const struct dgw_config *cfg)
 		           : "off");
 	if (cfg->quic_port)
 		printf("dustgw: quic path MTU discovery: %s\n",
-		       cfg->quic_pmtu ? "cover (probes of 1352..1439 B as quic-go's, SPEC §12.4)"
-		                      : "off (every session at 1252 B)");
+		       !cfg->quic_pmtu ? "off (every session at 1252 B)"
+		       : cfg->clock == DGW_CLOCK_CAPTURE
+		           ? "cover, but off under [runtime] clock = capture (replay: no echo)"
+		           : "cover (probes of 1352..1439 B as quic-go's, SPEC §12.4)");
 	if (cfg->quic_port)
 		check_shape(cfg);
 	if (cfg->cover != DGW_COVER_TAP)

@@ -318,7 +318,9 @@ void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *
 		send_keepalive(w, s, rx->mac, rx->ticket);
 	else if (res->nseg && s->profile == DUST_PROFILE_QUIC)
 		send_ack(w, s, rx->mac);
-	if (res->nseg && s->profile == DUST_PROFILE_QUIC && w->gw->cfg.quic_pmtu)
+	/* a replay (clock = capture) has no client to echo: no search */
+	if (res->nseg && s->profile == DUST_PROFILE_QUIC && w->gw->cfg.quic_pmtu &&
+	    w->gw->cfg.clock != DGW_CLOCK_CAPTURE)
 		pmtu_probe(w, s, rx->mac);
 }
 

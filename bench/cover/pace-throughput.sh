@@ -22,6 +22,11 @@
 # (compact packets, SPEC §6.5; pacing cover in both), and each run prints the
 # client's stats line (acks_compact) and the gateway's quic_compact.
 #
+# With VARY=pmtu the pair is dustgw's [quic] pmtu = cover and off (path MTU
+# discovery as quic-go's, SPEC §12.4: downstream datagrams up to 1439 once
+# the probes pass; pacing cover in both), and each run prints the gateway's
+# pmtu_probes and pmtu_raised.
+#
 # With VARY=flood the pair is a flood of non-Dust traffic at the gateway's
 # quic port and none (issue 17's benchmark: established throughput while
 # the exception path is flooded). Both runs have the cover on ([quic] cover
@@ -40,12 +45,13 @@
 #
 # With BOUNDS=1 each run's wire (the client's veth, headers only) is captured
 # and every datagram checked against the quic size bounds (SPEC §12.4: client
-# at most 1250 bytes of UDP payload, server 1252): each run prints its count,
+# at most 1250 bytes of UDP payload, server 1252 until the next probe of
+# quic-go's path MTU search, then the probe's size): each run prints its count,
 # its largest each way and how many went over; any over fails the script.
 #
 # usage: pace-throughput.sh BUILD_DIR [PAIRS] [SECONDS]   (root; default 2 pairs, 5 s)
 #   UDP_RATE (default 400M) is iperf3's offered UDP rate downstream;
-#   VARY=pacing (default), ack-thin, ack-compress or flood picks what each pair
+#   VARY=pacing (default), ack-thin, ack-compress, pmtu or flood picks what each pair
 #   compares.
 set -e
 set -o pipefail
@@ -59,9 +65,10 @@ case $VARY in
 pacing) MODES=(cover off) ;;
 ack-thin) MODES=(on off) ;;
 ack-compress) MODES=(on off) ;;
+pmtu) MODES=(cover off) ;;
 flood) MODES=(flood alone) ;;
 *)
-	echo "VARY=$VARY: want pacing, ack-thin, ack-compress or flood" >&2
+	echo "VARY=$VARY: want pacing, ack-thin, ack-compress, pmtu or flood" >&2
 	exit 2
 	;;
 esac
@@ -114,6 +121,7 @@ bounds_check() {
 import struct, sys
 d, tag, lost = open(sys.argv[1], "rb").read(), sys.argv[2], sys.argv[3]
 off, n, top, over = 24, 0, {True: 0, False: 0}, {True: 0, False: 0}
+bound = {}  # per client port, the server's: 1252, raised by each path MTU probe (SPEC 12.4)
 while off + 16 <= len(d):
     incl = struct.unpack("<I", d[off + 8:off + 12])[0]
     p = d[off + 16:off + 16 + incl]
@@ -125,10 +133,14 @@ while off + 16 <= len(d):
     up, size = dport == 443, ulen - 8
     n += 1
     top[up] = max(top[up], size)
-    over[up] += size > (1250 if up else 1252)
+    b = 1250 if up else bound.get(dport, 1252)
+    if size > b and not up and size == (b + 1452) // 2 and 1452 - b >= 20:
+        bound[dport] = size  # the next probe of quic-go's search
+    elif size > b:
+        over[up] += 1
 print("%s: wire %d datagrams (tcpdump lost %s): client largest %d, %d over 1250; "
-      "server largest %d, %d over 1252" % (tag, n, lost, top[True], over[True], top[False],
-                                            over[False]))
+      "server largest %d, %d over its bound (1252, raised by %d flows' probes)"
+      % (tag, n, lost, top[True], over[True], top[False], over[False], len(bound)))
 sys.exit(1 if over[True] or over[False] else 0)
 PY
 }
@@ -141,6 +153,7 @@ run() {
 		gw_conf_head 192.168.61.1 4433 "quic_port = 443"
 		printf 'queues = 1\nmbufs = 8191\ndelivery_framing = eth\nproxy_arp = yes\n\n'
 		printf '[quic]\npacing = %s\n' "$pace"
+		[[ $VARY == pmtu ]] && printf 'pmtu = %s\n' "$mode"
 		if [[ $VARY == ack-thin ]]; then
 			printf '\n[sessions]\nack_thin = %s\n' "$([[ $mode == on ]] && echo yes || echo no)"
 		fi
@@ -197,6 +210,8 @@ run() {
 	grep -o "quic_pace_full *[0-9]*" "$W/gw-$tag.log" | tail -1 | sed "s/^/$tag: /" || true
 	grep -o "acks_thinned=[0-9]*" "$W/gw-$tag.log" | tail -1 | sed "s/^/$tag: gateway /" || true
 	grep -o "quic_compact=[0-9]*\|ackz_bad=[0-9]*" "$W/gw-$tag.log" | tail -2 | tr "\n" " " |
+		sed "s/^/$tag: gateway /" && echo
+	grep -o "pmtu_probes=[0-9]*\|pmtu_raised=[0-9]*" "$W/gw-$tag.log" | tail -2 | tr "\n" " " |
 		sed "s/^/$tag: gateway /" && echo
 	if [[ $VARY == flood ]]; then
 		echo "$tag: worker on a CPU $(($(cat "$W/cpu-$tag") / 1000000)) ms over the transfers;" \

@@ -30,7 +30,8 @@
 # short headers, a fresh Initial after the server restarts; its wire
 # capture holds only 1250-byte Initials (two a hello, one a resend), server first flights and short headers,
 # and full-size pings both ways keep the quic bounds (client datagrams <= 1250
-# bytes, server <= 1252; its TUN MTU 1197).
+# bytes, server <= 1252 until path MTU probes of quic-go's sequence raise it;
+# its TUN MTU 1197).
 #
 # usage: netns-client.sh DUST_CLIENT NETNS_PEER WORKDIR
 set -e
@@ -322,6 +323,8 @@ def first_len(u):
 
 
 top = {True: 0, False: 0}  # largest UDP payload, client to server and back
+bound = {}  # per client port, the server's bound: 1252, raised by each path MTU probe
+over = 0  # server datagrams over their flow's bound
 hello_dcids = {}  # client Initials per DCID: a hello's two, then a resend's one each
 while off + 16 <= len(d):
     incl = struct.unpack("<I", d[off + 8:off + 12])[0]
@@ -333,6 +336,13 @@ while off + 16 <= len(d):
     u = ip[ihl + 8:]
     n += 1
     top[dport == qport] = max(top[dport == qport], len(u))
+    b = bound.get(dport, 1252)
+    if dport != qport and len(u) > b:
+        # SPEC 12.4: only the next probe of quic-go's search goes over (no loss here)
+        if len(u) == (b + 1452) // 2 and 1452 - b >= 20:
+            bound[dport] = len(u)
+        else:
+            over += 1
     if u[0] & 0xf0 == 0xc0 and u[1:5] == b"\0\0\0\1":
         if dport == qport and first_len(u) < len(u):
             ack_c += 1  # Initial + Handshake: the second flight's first datagram
@@ -379,15 +389,17 @@ while off + 16 <= len(d):
 print("quic capture: %d datagrams, %d client Initials, %d server first flights, "
       "%d flight tails, %d client second flights (%d Initial+Handshake, %d Handshake+1-RTT), "
       "%d short headers" % (n, init_c, init_s, hs_s, hs_c, ack_c, hs_c, short))
-print("largest datagram: client %d (bound 1250), server %d (bound 1252)" % (top[True], top[False]))
+print("largest datagram: client %d (bound 1250), server %d (bound 1252, raised by %d "
+      "path MTU probes)" % (top[True], top[False], len(bound)))
 print("ACK-sized datagrams: client %d, server %d; server short headers: %d" %
       (acks, acks_s, short_s))
 open(sys.argv[1] + ".acks", "w").write("%d %d %d\n" % (acks, acks_s, short_s))
 assert acks_s >= 3, "the server sent %d ACK-sized datagrams" % acks_s
 assert acks >= 5, "the client sent %d ACK-sized datagrams" % acks
 # SPEC §12.4: the cover's own bounds, whatever the inner packets
-if top[True] > 1250 or top[False] > 1252:
-    bad.append("datagrams over the bounds: client %d, server %d" % (top[True], top[False]))
+if top[True] > 1250 or over:
+    bad.append("datagrams over the bounds: client %d, server %d (%d over their flow's bound)"
+               % (top[True], top[False], over))
 # full-size pings went through: a bound set too low would show here
 if top[True] < 1230 or top[False] < 1230:
     bad.append("no full-size datagram: client %d, server %d" % (top[True], top[False]))
