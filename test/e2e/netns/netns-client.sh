@@ -304,6 +304,7 @@ hs_alone = 0  # the server's Handshake packets alone: the restarted server's fli
 short_s = 0  # the server's short headers (data, keepalives, ACK-sized ones)
 acks_s = 0  # the server's ACK-sized short headers, under 1 + 32 bytes
 ack_c = 0  # the second flight's Initial+Handshake datagrams
+hs_ack_s = 0  # the server's 36-byte Handshake ACKs after a second flight
 
 
 def varint(b, i):
@@ -367,6 +368,8 @@ while off + 16 <= len(d):
         hs_alone += 1  # the answer's Handshake packet alone: a flight resent (SPEC 12.3)
         if len(u) != 1121:
             bad.append("server Handshake packet alone of %d bytes, not quic-go's 1121" % len(u))
+    elif u[0] & 0xf0 == 0xe0 and u[1:5] == b"\0\0\0\1" and first_len(u) == len(u) == 36:
+        hs_ack_s += 1  # caddy's Handshake ACK after the second flight (SPEC 12.3)
     elif u[0] & 0xf0 == 0xe0 and u[1:5] == b"\0\0\0\1":
         hs_s += 1
         hl = first_len(u)  # a 24-byte 1-RTT may ride behind it (a third of the flights)
@@ -389,8 +392,8 @@ while off + 16 <= len(d):
 print("quic capture: %d datagrams, %d client Initials, %d server first flights, "
       "%d flight tails, %d client second flights (%d Initial+Handshake, %d Handshake+1-RTT), "
       "%d short headers" % (n, init_c, init_s, hs_s, hs_c, ack_c, hs_c, short))
-print("largest datagram: client %d (bound 1250), server %d (bound 1252, raised by %d "
-      "path MTU probes)" % (top[True], top[False], len(bound)))
+print("largest datagram: client %d (bound 1250), server %d (bound 1252, raised by path MTU "
+      "probes in %d flows)" % (top[True], top[False], len(bound)))
 print("ACK-sized datagrams: client %d, server %d; server short headers: %d" %
       (acks, acks_s, short_s))
 open(sys.argv[1] + ".acks", "w").write("%d %d %d\n" % (acks, acks_s, short_s))
@@ -405,6 +408,8 @@ if top[True] < 1230 or top[False] < 1230:
     bad.append("no full-size datagram: client %d, server %d" % (top[True], top[False]))
 assert not bad, bad[:5]
 assert init_c >= 6 and init_s >= 2 and short >= 20
+# each second flight that carried Dust got caddy's Handshake ACK (SPEC 12.3)
+assert hs_ack_s >= 1 and hs_ack_s <= hs_c, "%d Handshake ACKs for %d second flights" % (hs_ack_s, hs_c)
 # SPEC 12.2: a hello is two Initials, each PTO resend (no answer within 300 ms: the server
 # not up yet) one more, and a hello given up at +4 s one more, its close
 assert all(2 <= k <= 6 for k in hello_dcids.values()), \
