@@ -138,6 +138,9 @@ while off + 16 <= len(d):
         bound[dport] = size  # the next probe of quic-go's search
     elif size > b:
         over[up] += 1
+        if over[up] <= 5:  # the first few, for the reader
+            print("%s: datagram %d (%s), %d bytes over its bound %d" %
+                  (tag, n, "client" if up else "server", size, b))
 print("%s: wire %d datagrams (tcpdump lost %s): client largest %d, %d over 1250; "
       "server largest %d, %d over its bound (1252, raised by %d flows' probes)"
       % (tag, n, lost, top[True], over[True], top[False], over[False], len(bound)))
@@ -169,6 +172,12 @@ run() {
 	if [[ $VARY == flood ]]; then
 		cover_tap_up $PFX-gw $PFX-cov 192.168.61.1/24
 	fi
+	# the wire from the hello on: a server datagram's bound follows the flow's probes
+	local DUMP=
+	if [[ -n $BOUNDS ]]; then
+		tcpdump_bg DUMP $PFX-c "$W/tcpdump-$tag.log" -i $PFX-c -n -s 64 -B 65536 -U -Z root \
+			-w "$W/wire-$tag.pcap" udp port 443
+	fi
 	bg CL $PFX-c "$W/client-$tag.log" "$CLIENT" --invite "$(ls "$W"/inv/invite-*.txt)" \
 		--password-file "$W/pw" --key "$W/c.key" --route 10.61.0.0/24 --pacing "$pace" \
 		$([[ $VARY == ack-thin ]] && echo "--ack-thin $mode") \
@@ -181,11 +190,7 @@ run() {
 		bg FL $PFX-c "$W/flood-$tag.log" "$PROBE" flood 192.168.61.1 443 100000000 \
 			"${FLOOD_PORTS:-fresh}"
 	fi
-	local cpu0 DUMP=
-	if [[ -n $BOUNDS ]]; then
-		tcpdump_bg DUMP $PFX-c "$W/tcpdump-$tag.log" -i $PFX-c -n -s 64 -B 65536 -U -Z root \
-			-w "$W/wire-$tag.pcap" udp port 443
-	fi
+	local cpu0
 	cpu0=$(worker_ns "$GWPID")
 	n $PFX-c iperf3 -c 10.61.0.2 -t "$SECS" -J >"$W/tcp-up-$tag.json" || fail "iperf3 TCP up ($tag)"
 	n $PFX-c iperf3 -c 10.61.0.2 -t "$SECS" -R -J >"$W/tcp-down-$tag.json" ||
