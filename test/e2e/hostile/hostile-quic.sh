@@ -118,10 +118,14 @@ CAPPID=
 grep -q "session=up" "$W/probe.txt" || fail "the prober's own session did not come up"
 [[ $(field session_broken_replies) -eq 0 ]] || fail "broken session packets drew a reply"
 [[ $(field keepalive_answers) -eq 1 ]] || fail "keepalive (and its replay) drew $(field keepalive_answers) answers, want 1"
+# besides it, only the gateway's own path MTU probes (SPEC §12.4), at most one
+[[ $(field other_answers) -eq 0 && $(field pmtu_probes) -le 1 ]] ||
+	fail "keepalive (and its replay) drew $(field other_answers) other datagrams and $(field pmtu_probes) path MTU probes"
 # on the wire: the session's first flight (three datagrams, and a 24-byte
 # 1-RTT fourth after a tail of at most 124 bytes: SPEC §12.3), the answer to
-# the keepalive that confirmed it (no PTO resend after it), and the one
-# keepalive answer, nothing else
+# the keepalive that confirmed it (no PTO resend after it), the one
+# keepalive answer and the path MTU probe the prober saw, if one was due
+# (SPEC §12.4: the gateway counts it too), nothing else
 tcpdump -n -r "$ART/hostile-quic.pcap" 2>/dev/null | sed 's/.*length //' >"$W/wire.len"
 WIRE=$(wc -l <"$W/wire.len")
 TAIL=$(sed -n 3p "$W/wire.len")
@@ -130,7 +134,11 @@ if [[ -n $TAIL && $TAIL -le 124 ]]; then
 	WANT=6
 	[[ $(sed -n 4p "$W/wire.len") -eq 24 ]] || fail "no 24-byte 1-RTT after a $TAIL-byte tail"
 fi
-[[ $WIRE -eq $WANT ]] || fail "the gateway sent $WIRE datagrams (tail $TAIL B), want $WANT"
+PMTU=$(field pmtu_probes)
+[[ $(delta pmtu_probes) -eq $PMTU ]] ||
+	fail "the gateway counted $(delta pmtu_probes) path MTU probes, the prober saw $PMTU"
+WANT=$((WANT + PMTU))
+[[ $WIRE -eq $WANT ]] || fail "the gateway sent $WIRE datagrams (tail $TAIL B, $PMTU probes), want $WANT"
 [[ $(delta intro_ok) -eq 1 && $(delta quic_answers) -eq 1 ]] || fail "intro_ok/quic_answers moved wrongly"
 # Every frame the gateway read is accounted for: a counted drop, or the
 # session's intro, its keepalive, an ARP request answered. (On a loaded

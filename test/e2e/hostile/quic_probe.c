@@ -56,6 +56,43 @@ static unsigned drain(int fd, int ms)
 	return n;
 }
 
+/*
+ * What came back on fd within ms milliseconds, opened with our session s:
+ * the keepalives (returned), the gateway's path MTU probes (path challenges,
+ * SPEC §12.4: its own, due 30 ms into a valid path, in *probes), and
+ * anything else (*other).
+ */
+static unsigned drain_opened(int fd, int ms, struct dust_session *s, const struct dust_limits *lim,
+                             unsigned *probes, unsigned *other)
+{
+	uint8_t buf[DG_MAX], cookie[DUST_PATH_COOKIE_BYTES];
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	size_t pre = dust_quic_rx_prefix(s);
+	unsigned ka = 0;
+	ssize_t r;
+
+	while (poll(&p, 1, ms) > 0 && (r = recv(fd, buf, sizeof(buf), 0)) > 0) {
+		struct dust_seg seg;
+		size_t used = 0;
+
+		if ((size_t)r > pre && dust_quic_short_match(s, buf, (size_t)r) &&
+		    dust_data_open(s, lim, (uint32_t)time(NULL), buf + pre, (size_t)r - pre, &seg,
+		                   &used) == DUST_OK) {
+			if (!seg.len) {
+				ka++;
+				continue;
+			}
+			if (dust_path_msg_parse(buf + pre + seg.off, seg.len, cookie) ==
+			    DUST_PATH_CHALLENGE) {
+				(*probes)++;
+				continue;
+			}
+		}
+		(*other)++;
+	}
+	return ka;
+}
+
 /* Each probe from its own socket (source port), as a scanner's flows are. */
 static void probe(const uint8_t *dg, size_t len)
 {
@@ -222,7 +259,7 @@ static int session(const struct dust_invite *inv, unsigned n)
 	uint8_t dg[HELLO_MAX], ans[DG_MAX], tail[DG_MAX];
 	int fd = sock_new(), len;
 	ssize_t a, t;
-	unsigned before;
+	unsigned before, probes = 0, other = 0;
 	size_t k;
 
 	dust_limits_default(&lim);
@@ -286,10 +323,11 @@ static int session(const struct dust_invite *inv, unsigned n)
 	    sendto(fd, ans, k, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
 		return -1;
 	sent++;
-	a = (ssize_t)drain(fd, 1000);
+	a = (ssize_t)drain_opened(fd, 1000, &s, &lim, &probes, &other);
 	/* 2n broken packets and one replayed keepalive: each a drop */
-	printf("session=up session_probes=%u session_broken_replies=%u keepalive_answers=%zd\n",
-	       2 * n + 1, replies - before, a);
+	printf("session=up session_probes=%u session_broken_replies=%u keepalive_answers=%zd "
+	       "pmtu_probes=%u other_answers=%u\n",
+	       2 * n + 1, replies - before, a, probes, other);
 	close(fd);
 	dust_session_wipe(&s);
 	dust_identity_wipe(&id);
