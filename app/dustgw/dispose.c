@@ -125,7 +125,7 @@ static int send_own(struct dgw_worker *w, struct dust_session *s, uint64_t mac, 
 	uint16_t outer = dgw_net_outer_len(&s->peer);
 	size_t pre = dust_quic_tx_prefix(s), dlen = msg ? DUST_PATH_MSG_BYTES : 0, room;
 	bool answer = s->hs_pending;
-	struct dust_pad fixed = {.kind = DUST_PAD_UNIFORM};
+	struct dust_pad fixed;
 	const struct dust_pad *pad = &w->gw->cfg.pad;
 	uint8_t *pkt;
 	int r;
@@ -136,9 +136,7 @@ static int send_own(struct dgw_worker *w, struct dust_session *s, uint64_t mac, 
 	}
 	pkt = rte_pktmbuf_mtod(c, uint8_t *) + outer;
 	room = rte_pktmbuf_tailroom(c) - outer - pre;
-	if (size && s->profile == DUST_PROFILE_QUIC && size >= pre + DUST_DATA_OVERHEAD + dlen &&
-	    size - pre <= room) {
-		fixed.min = fixed.max = (uint16_t)(size - pre - DUST_DATA_OVERHEAD - dlen);
+	if (size && size - pre <= room && dust_quic_pad_exact(&fixed, s, size, dlen)) {
 		pad = &fixed;
 		room = size - pre; /* over the session's bound: a probe of a bigger one */
 	} else {

@@ -89,21 +89,19 @@ struct kdf_part {
 /* prk = BLAKE2b-256(key, label | parts[0] | ... | parts[n-1]): the PRKs of §4, §12.2, §12.3. */
 void kdf_prk(uint8_t prk[DUST_KEY_BYTES], const uint8_t key[DUST_KEY_BYTES], const char *label,
              const struct kdf_part *parts, unsigned n);
-/* Every session key from one PRK (§4's split; the quic profile's prk2 too, §12.3). */
+/* An ACK-sized datagram's size for s (dust_quic_ack_put); 0 if the cover has none. */
+size_t dust_size_model_ack(const struct dust_session *s, struct dust_rng *rng);
+/* A compact packet's length for s (need .. DUST_COMPACT_MAX), drawn from the cover's sizes. */
+size_t dust_size_model_compact(const struct dust_session *s, struct dust_rng *rng, size_t need);
 /*
  * Padding for a quic session's data packet of need bytes under a cap of top
  * (sizes.c, SPEC §12.4): the datagram's size drawn from the cover's sizes
  * for s's direction that fit.
  */
-/* s's path MTU search back to its start: bound 1252, nothing probed (path.c). */
-void dust_pmtu_reset(struct dust_session *s);
-
-/* An ACK-sized datagram's size for s (dust_quic_ack_put); 0 if the cover has none. */
-size_t dust_size_model_ack(const struct dust_session *s, struct dust_rng *rng);
-/* A compact packet's length for s (need .. DUST_COMPACT_MAX), drawn from the cover's sizes. */
-size_t dust_size_model_compact(const struct dust_session *s, struct dust_rng *rng, size_t need);
 size_t dust_size_model_pad(const struct dust_session *s, struct dust_rng *rng, size_t need,
                            size_t top);
+/* s's path MTU search back to its start: bound 1252, nothing probed (path.c). */
+void dust_pmtu_reset(struct dust_session *s);
 /*
  * A weighted draw from a table of the cover's (sizes.c; its sizes, gaps.c's
  * gaps): the first index whose cumulative weight cum[i] is > r, for
@@ -121,6 +119,7 @@ struct dust_cover_table {
 		v, cum, sizeof(v) / sizeof((v)[0])                                                 \
 	}
 
+/* Every session key from one PRK (§4's split; the quic profile's prk2 too, §12.3). */
 void dust_session_keys_split(struct dust_session_keys *k, const uint8_t prk[DUST_KEY_BYTES]);
 /* The intro's PRK (§4): dh_es = DH(e, S), dh_cs = DH(c, S); transcript = bytes [0, PAD_OFF). */
 void dust_intro_prk(uint8_t prk[DUST_KEY_BYTES], const uint8_t secret[DUST_KEY_BYTES],

@@ -10,6 +10,7 @@
 #include <sodium.h>
 
 #include "dust_pvt.h"
+#include "quic.h"
 
 DUST_EXPORT enum dust_path_msg dust_path_msg_parse(const uint8_t *seg, size_t len,
                                                    uint8_t cookie[DUST_PATH_COOKIE_BYTES])
@@ -130,22 +131,18 @@ DUST_EXPORT void dust_path_spent(struct dust_session *s, size_t n)
 
 /* ---- Path MTU discovery (SPEC.md §12.4) ----------------------------------------- */
 
-static unsigned pmtu_bound(const struct dust_session *s)
-{
-	return s->pmtu ? s->pmtu : DUST_QUIC_SERVER_DGRAM_MAX;
-}
-
 DUST_EXPORT size_t dust_pmtu_probe(struct dust_session *s, struct dust_rng *rng, uint64_t now_ms,
                                    uint8_t msg[DUST_PATH_MSG_BYTES])
 {
-	unsigned cur = pmtu_bound(s);
 	/* a wait is measured mod 2^16 ms: one over 65 s may read short, which only delays */
 	uint16_t since = (uint16_t)((uint16_t)now_ms - s->pmtu_at_ms);
+	size_t cur;
 
 	if (s->profile != DUST_PROFILE_QUIC || s->role != DUST_ROLE_SERVER ||
 	    __atomic_load_n(&s->path_state, __ATOMIC_ACQUIRE) != DUST_PATH_VALID)
 		return 0;
-	if (!s->pmtu_max) { /* the path is valid: the search starts */
+	cur = dust_quic_tx_dgram_max(s); /* the bound so far */
+	if (!s->pmtu_max) {              /* the path is valid: the search starts */
 		s->pmtu_max = DUST_PMTU_MAX;
 		s->pmtu_at_ms = (uint16_t)now_ms;
 		return 0;

@@ -509,6 +509,14 @@ enum {
  */
 size_t dust_quic_done_put(const struct dust_session *s, struct dust_rng *rng, uint8_t *dg,
                           size_t cap);
+/**
+ * The padding that makes one data packet of data_len bytes behind s's
+ * short header a datagram of exactly dgram bytes (a path MTU probe, the
+ * ticket-sized keepalive): *pad set, true; false when dgram cannot hold it.
+ * Seal it with a cap of dgram - dust_quic_tx_prefix(s).
+ */
+bool dust_quic_pad_exact(struct dust_pad *pad, const struct dust_session *s, size_t dgram,
+                         size_t data_len);
 
 /* ---- the client's second flight (SPEC §12.3; quic_confirm.c) -------------- */
 

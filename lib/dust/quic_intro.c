@@ -1769,6 +1769,18 @@ DUST_EXPORT size_t dust_quic_done_put(const struct dust_session *s, struct dust_
 	return len;
 }
 
+DUST_EXPORT bool dust_quic_pad_exact(struct dust_pad *pad, const struct dust_session *s,
+                                     size_t dgram, size_t data_len)
+{
+	size_t least = dust_quic_tx_prefix(s) + DUST_DATA_OVERHEAD + data_len;
+
+	if (s->profile != DUST_PROFILE_QUIC || dgram < least || dgram - least > UINT16_MAX)
+		return false;
+	*pad = (struct dust_pad){.kind = DUST_PAD_UNIFORM};
+	pad->min = pad->max = (uint16_t)(dgram - least);
+	return true;
+}
+
 DUST_EXPORT bool dust_quic_is_hs_ack(const struct dust_session *s, const uint8_t *dg, size_t len)
 {
 	struct quic_long h;

@@ -1639,6 +1639,18 @@ static void test_hs_done(void)
 	CHECK(len25 > 300 && len25 < 500);
 	CHECK_EQ(dust_quic_done_put(&f.cs, &f.rng, dg, sizeof(dg)), 0u);
 	CHECK_EQ(dust_quic_done_put(&f.ss, &f.rng, dg, DUST_QUIC_DONE_BYTES - 1), 0u);
+	/* the keepalive after it, padded to the ticket's 287 bytes exactly */
+	{
+		static uint8_t ka[2048];
+		size_t pre = dust_quic_tx_prefix(&f.ss);
+		struct dust_pad pad;
+
+		CHECK(!dust_quic_pad_exact(&pad, &f.ss, pre + DUST_DATA_OVERHEAD - 1, 0));
+		CHECK(dust_quic_pad_exact(&pad, &f.ss, DUST_QUIC_TICKET_BYTES, 0));
+		CHECK_EQ(dust_data_seal(&f.ss, &f.rng, &pad, FIX_NOW_S, ka + pre, 0,
+		                        DUST_QUIC_TICKET_BYTES - pre),
+		         (int)(DUST_QUIC_TICKET_BYTES - pre));
+	}
 	fix_fini(&f);
 }
 

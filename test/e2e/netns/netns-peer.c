@@ -281,11 +281,10 @@ static void seal_send(struct server *sv, struct peer *p, uint8_t *pkt, size_t le
 static void seal_send_sized(struct server *sv, struct peer *p, uint8_t *pkt, size_t len,
                             size_t dgram)
 {
-	struct dust_pad fixed = {.kind = DUST_PAD_UNIFORM};
+	struct dust_pad fixed;
 
-	fixed.min = fixed.max =
-	    (uint16_t)(dgram - dust_quic_tx_prefix(&p->s) - DUST_DATA_OVERHEAD - len);
-	seal_send_pad(sv, p, pkt, len, &fixed, dgram);
+	if (dust_quic_pad_exact(&fixed, &p->s, dgram, len))
+		seal_send_pad(sv, p, pkt, len, &fixed, dgram);
 }
 
 /* quic: a path MTU probe when one is due, as dustgw's (SPEC §12.4) */
