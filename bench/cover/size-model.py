@@ -21,7 +21,16 @@ usage: size-model.py CAPTURE.pcap            print lib/dust/quic_sizes.h
        size-model.py CAPTURE.pcap --gaps     print lib/dust/quic_gaps.h
        size-model.py CAPTURE.pcap --stats    datagrams, sizes and gaps per direction
        size-model.py CAPTURE.pcap --check H  fail unless H is what it prints
-       size-model.py CAPTURE.pcap --gaps --check H   the same for the gaps"""
+       size-model.py CAPTURE.pcap --hello    print lib/dust/quic_hello.h
+       size-model.py CAPTURE.pcap --gaps --check H   the same for the gaps
+                                             (--hello --check H: the hello's)
+
+The hello's timing (--hello) is read from each flow's handshake: where the
+server's ACK-only Initial came before Chromium's third 1250-byte Initial
+and that Initial before the server's first 1252-byte datagram, the third is
+Chromium's first PTO probe (its time after the flow's first datagram);
+caddy's answer delay is the time from the last client Initial before its
+1252 bytes (the probe, or the hello's second Initial) to them."""
 import collections
 import contextlib
 import io
@@ -92,6 +101,45 @@ def gaps(path):
     return out
 
 
+def hello_times(path):
+    """Chromium's PTO probe times and caddy's answer delays, whole us (see --hello)."""
+    flows = collections.OrderedDict()
+    for t, d, n, _, cport in udp_payloads(path):
+        flows.setdefault(cport, []).append((t, n if d == "c2s" else -n))
+    probe, answer = [], []
+    for f in flows.values():
+        t0, head = f[0][0], f[:8]
+        ack = next((t for t, s in head if s == -37), None)
+        big = next((t for t, s in head if s == -PRE_PMTU), None)
+        hello = [t for t, s in head if s == 1250 and (big is None or t < big)]
+        if ack is None or big is None or not hello:
+            continue
+        if len(hello) >= 3 and ack < hello[2]:
+            probe.append(round((hello[2] - t0) * 1e6))
+        answer.append(round((big - hello[-1]) * 1e6))
+    return sorted(probe), sorted(answer)
+
+
+def hello_header(times):
+    probe, answer = times
+    print("/* SPDX-License-Identifier: BSD-3-Clause */")
+    print("/*")
+    print(" * The hello's timing (SPEC §12.2, §12.3), written by bench/cover/size-model.py")
+    print(" * --hello from test/data/chromium156-caddy-loads.pcap (Debian's Chromium 156")
+    print(" * loading pages from caddy 2.6.2 over HTTP/3), in whole microseconds, sorted:")
+    print(" * quic_pto_probe_us, Chromium's first PTO probe after the server's ACK-only")
+    print(" * Initial, from its first Initial (%d loads); quic_answer_us, caddy's answer" % len(probe))
+    print(" * after the client Initial that let it answer (%d loads)." % len(answer))
+    print(" */")
+    print("#ifndef DUST_QUIC_HELLO_H\n#define DUST_QUIC_HELLO_H\n\n#include <stdint.h>\n")
+    print("/* generated tables: one layout for every regeneration */\n/* clang-format off */")
+    for name, vals in (("quic_pto_probe_us", probe), ("quic_answer_us", answer)):
+        print("static const uint32_t %s[%d] = {" % (name, len(vals)))
+        print(wrap(vals))
+        print("};\n")
+    print("/* clang-format on */\n#endif")
+
+
 def main():
     if len(sys.argv) < 2:
         raise SystemExit(__doc__)
@@ -108,6 +156,8 @@ def main():
                    sum(k * v for k, v in g.items()) / n, med))
         return
     write = (lambda: gap_header(pace)) if "--gaps" in sys.argv else (lambda: header(sizes))
+    if "--hello" in sys.argv:
+        write = lambda: hello_header(hello_times(sys.argv[1]))
     if "--check" in sys.argv:
         path = sys.argv[sys.argv.index("--check") + 1]
         out = io.StringIO()

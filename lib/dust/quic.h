@@ -54,6 +54,8 @@ struct dust_quic_client {
 	uint16_t hello_spans[DUST_QUIC_HELLO_DGRAMS][DUST_QUIC_HELLO_SPANS][2];
 	uint8_t hello_nspans[DUST_QUIC_HELLO_DGRAMS];
 	uint8_t resends; /**< PTO resends so far */
+	/** the server's ACK-only Initial came: the first Initial is acknowledged, not the second */
+	bool acked;
 };
 
 /**
@@ -91,13 +93,37 @@ DUST_MUST_CHECK enum dust_drop dust_quic_answer_open(struct dust_quic_client *qc
  * past the next (Chromium skips one per PTO: 4, 6, 8 after 1 and 2), holding
  * the ClientHello spans of one of the hello's two Initials, cut into CRYPTO
  * frames afresh and laid out with new PINGs and PADDING: the first's on the
- * first resend, the second's on the next, and so on. A gateway that kept the one Initial that
- * came pairs it with the resend that carries the other. Nothing of the keys
- * changes: the answer to any copy opens. Returns DUST_QUIC_CLIENT_DGRAM or
- * -errno (EINVAL: no hello pending; EMSGSIZE: cap too small).
+ * first resend, the second's on the next, and so on; once qc->acked (the
+ * server acknowledged the first Initial alone), the second's first, as
+ * Chromium's PTO probe carries only what is unacknowledged. A gateway that kept the one Initial
+ * that came pairs it with the resend that carries the other. Nothing of the keys changes: the
+ * answer to any copy opens. Returns DUST_QUIC_CLIENT_DGRAM or -errno (EINVAL: no hello pending;
+ * EMSGSIZE: cap too small).
  */
 DUST_MUST_CHECK int dust_quic_intro_resend(struct dust_quic_client *qc, struct dust_rng *rng,
                                            uint8_t *out, size_t cap);
+
+/**
+ * When Chromium 156 sends its first PTO probe (dust_quic_intro_resend) for
+ * a hello the server acknowledged with its ACK-only Initial and has not
+ * answered (SPEC §12.2): ms after the hello's first Initial, drawn from
+ * the probes of the capture in quic_hello.h, never under three times
+ * rtt_ms (the RTT that ACK measured: RFC 9002's PTO from a first sample,
+ * smoothed RTT + 4 x its half).
+ */
+uint32_t dust_quic_pto_probe_ms(struct dust_rng *rng, uint32_t rtt_ms);
+/**
+ * The cover server's answer after the client Initial that lets it answer
+ * (SPEC §12.3: the hello's second Initial, or the PTO probe that brings
+ * it again): us, drawn from caddy 2.6.2's in quic_hello.h.
+ */
+uint32_t dust_quic_answer_delay_us(struct dust_rng *rng);
+/**
+ * An answer held for the client's PTO probe (SPEC §12.3) goes out this
+ * long after the hello when no probe comes: the capture's last probe and
+ * its longest answer delay, ms.
+ */
+uint32_t dust_quic_answer_hold_max_ms(void);
 
 /**
  * Give the hello up as Chromium 156 does when no answer came within its

@@ -15,6 +15,7 @@
 #include <sodium.h>
 
 #include "mlkem.h"
+#include "quic_hello.h"
 #include "quic_pvt.h"
 
 static_assert(sizeof(((struct dust_quic_client *)0)->dk) == DUST_MLKEM768_DKBYTES,
@@ -540,12 +541,43 @@ DUST_EXPORT int dust_quic_intro_resend(struct dust_quic_client *qc, struct dust_
 		return dust_fail(EMSGSIZE, "a quic resend needs %d bytes", DUST_QUIC_CLIENT_DGRAM);
 	if (pn >= 64) /* a hello's packet numbers stay one byte wide (the server's check) */
 		return dust_fail(ERANGE, "no packet number left for a resend");
-	rc = client_hello_again(rng, qc, qc->resends % 2, pn, out);
+	rc = client_hello_again(rng, qc, (qc->resends + qc->acked) % 2, pn, out);
 	if (rc < 0)
 		return dust_fail(-rc, "could not build the Initial");
 	qc->next_pn = pn + 1;
 	qc->resends++;
 	return rc;
+}
+
+#define N(a) (unsigned)(sizeof(a) / sizeof((a)[0]))
+
+/* A draw from a sorted table of n samples: linear between two neighbours. */
+static uint32_t draw_between(struct dust_rng *rng, const uint32_t *v, unsigned n)
+{
+	uint32_t u = dust_rng_uniform(rng, (n - 1) << 16), i = u >> 16, f = u & 0xffff;
+
+	return v[i] + (uint32_t)(((uint64_t)(v[i + 1] - v[i]) * f) >> 16);
+}
+
+DUST_EXPORT uint32_t dust_quic_pto_probe_ms(struct dust_rng *rng, uint32_t rtt_ms)
+{
+	uint32_t ms = (draw_between(rng, quic_pto_probe_us, N(quic_pto_probe_us)) + 999) / 1000;
+
+	if (rtt_ms > 60000)
+		rtt_ms = 60000; /* Chromium's PTOs are bounded long before */
+	return ms < 3 * rtt_ms ? 3 * rtt_ms : ms;
+}
+
+DUST_EXPORT uint32_t dust_quic_answer_delay_us(struct dust_rng *rng)
+{
+	return draw_between(rng, quic_answer_us, N(quic_answer_us));
+}
+
+DUST_EXPORT uint32_t dust_quic_answer_hold_max_ms(void)
+{
+	return (quic_pto_probe_us[N(quic_pto_probe_us) - 1] +
+	        quic_answer_us[N(quic_answer_us) - 1] + 999) /
+	       1000;
 }
 
 /* Chromium 156's reason phrase when its 4-second handshake idle timeout ends a connection */

@@ -1194,6 +1194,24 @@ static bool quic_resend_tick(struct client *c, uint64_t now)
 }
 
 /*
+ * quic: the server's ACK-only Initial acknowledged the hello's first
+ * Initial, not its second; with its RTT sample Chromium's PTO comes much
+ * sooner than 300 ms, and its probe brings the second Initial's CRYPTO data
+ * again (SPEC §12.2). A cover server that lost that second Initial answers
+ * only then, and the gateway waits for it as caddy does (SPEC §12.3).
+ */
+static void quic_acked(struct client *c)
+{
+	uint64_t sent_ms = c->hello_us / 1000, rtt = mono_ms() - sent_ms;
+
+	if (!c->qc.pending || c->qc.acked || c->resends || c->flight_len)
+		return;
+	c->qc.acked = true;
+	c->next_resend_ms =
+	    sent_ms + dust_quic_pto_probe_ms(&c->rng, rtt < 60000 ? (uint32_t)rtt : 60000);
+}
+
+/*
  * quic: a hello still unanswered when Chromium's 4-second handshake idle
  * timeout ends is given up as Chromium gives its up: one Initial with a
  * CONNECTION_CLOSE, on the connection's own port, before any new one.
@@ -1610,6 +1628,7 @@ static void on_quic_answer(struct client *c, size_t len)
 	/* the flight's ACK-only Initial: no keys in it, nothing to count */
 	if (dust_quic_is_flight_ack(c->rxbuf, len)) {
 		debug("the server acknowledged our Initial (%zu bytes)", len);
+		quic_acked(c);
 		if (len <= sizeof(c->flight_ack)) {
 			memcpy(c->flight_ack, c->rxbuf, len);
 			c->flight_ack_len = len;

@@ -39,6 +39,7 @@ struct args {
 	bool no_pacing;     /* --pacing off: quic data back to back */
 	bool parts;         /* --answer parts: each quic answer as if lost, then resent */
 	bool no_pmtu;       /* --pmtu off: every quic session at 1252 */
+	bool no_hold;       /* --answer-hold off: the whole quic flight at once */
 };
 
 struct peer {
@@ -48,6 +49,9 @@ struct peer {
 	uint64_t pace_last_ns; /* quic: the last data datagram's departure */
 	struct dust_pace_rate pace_rate;
 	struct dust_ackz ackz; /* quic: the client's connections, for its compressed ACKs */
+	/* quic: the flight after its ACK, held for the client's PTO probe (SPEC §12.3) */
+	struct dust_quic_accept acc;
+	uint64_t hold_ms; /* when it goes out (now_ms); 0: none held */
 };
 
 struct server {
@@ -57,6 +61,7 @@ struct server {
 	bool pacing;
 	bool parts; /* the flight as a gateway resends it after its answer was lost */
 	bool pmtu;  /* quic: path MTU discovery as dustgw's (SPEC §12.4) */
+	bool hold;  /* quic: the flight held after its ACK as dustgw's (SPEC §12.3) */
 	struct peer peers[MAX_SESSIONS];
 	int sock, qsock, tun;
 	uint64_t drops[DUST_DROP_MAX];
@@ -64,6 +69,7 @@ struct server {
 	uint64_t compact, ackz_bad; /* quic: compact packets opened; their ACKs not rebuilt */
 	uint64_t quic_acks_tx;
 	uint64_t pmtu_probes, pmtu_raised;
+	uint64_t quic_held, quic_probed; /* flights held; of those, released by a probe */
 	uint8_t buf[DG_MAX];
 	/* quic: a hello's first Initial, waiting for its second (SPEC §12.2) */
 	uint8_t hello[2 * 1500];
@@ -443,6 +449,37 @@ static struct peer *accept_intro(struct server *sv, const struct dust_endpoint *
 }
 
 /*
+ * The flight after its ACK-only Initial: the answer (--answer parts: its
+ * Initial alone, then its Handshake packet alone, as a gateway resends a
+ * lost answer, SPEC §12.3), then the tail. p->acc is wiped after.
+ */
+static void quic_flight(struct server *sv, struct peer *p)
+{
+	static uint8_t out[1500];
+	struct dust_quic_accept *acc = &p->acc;
+	int n;
+
+	n = dust_quic_answer_build(&p->s, acc, &sv->rng, (uint32_t)time(NULL), out, sizeof(out));
+	if (n > 0 && sv->parts) {
+		acc->server_pn = 2; /* the ACK took 0, the lost answer 1 */
+		n = dust_quic_answer_initial_build(&p->s, acc, &sv->rng, out, sizeof(out));
+		if (n > 0)
+			send_to(p, out, (size_t)n);
+		if (n > 0)
+			n = dust_quic_answer_hs_build(&p->s, acc, out, sizeof(out));
+	}
+	sodium_memzero(acc, sizeof(*acc));
+	if (n < 0) {
+		p->live = false;
+		return;
+	}
+	send_to(p, out, (size_t)n);
+	n = dust_quic_answer_tail_build(&p->s, &sv->rng, (uint32_t)time(NULL), out, sizeof(out));
+	if (n > 0)
+		send_to(p, out, (size_t)n);
+}
+
+/*
  * quic: a client Initial is accepted with a fresh server ephemeral (wiped
  * after use) and answered with the server's first flight; nothing is sent
  * for one that does not authenticate.
@@ -476,29 +513,64 @@ static void quic_accept(struct server *sv, const struct dust_endpoint *ep, const
 	n = dust_quic_answer_ack_build(&p->s, &acc, &sv->rng, out, sizeof(out));
 	if (n > 0)
 		send_to(p, out, (size_t)n);
-	/*
-	 * --answer parts: the answer lost on the way, then resent as a gateway
-	 * resends it (SPEC §12.3): its Initial alone, its Handshake packet alone
-	 * (the second send: new bytes), then the tail; the client opens those.
-	 */
-	n = dust_quic_answer_build(&p->s, &acc, &sv->rng, (uint32_t)time(NULL), out, sizeof(out));
-	if (n > 0 && sv->parts) {
-		acc.server_pn = 2; /* the ACK took 0, the lost answer 1 */
-		n = dust_quic_answer_initial_build(&p->s, &acc, &sv->rng, out, sizeof(out));
-		if (n > 0)
-			send_to(p, out, (size_t)n);
-		if (n > 0)
-			n = dust_quic_answer_hs_build(&p->s, &acc, out, sizeof(out));
-	}
-	if (n < 0) {
-		p->live = false;
+	sv->quic_intros++;
+	p->acc = acc;
+	sodium_memzero(&acc, sizeof(acc));
+	if (sv->hold) {
+		/* as dustgw: the rest waits for the client's PTO probe, or the longest wait */
+		p->hold_ms = now_ms() + dust_quic_answer_hold_max_ms();
+		sv->quic_held++;
 		return;
 	}
-	sv->quic_intros++;
-	send_to(p, out, (size_t)n);
-	n = dust_quic_answer_tail_build(&p->s, &sv->rng, (uint32_t)time(NULL), out, sizeof(out));
-	if (n > 0)
-		send_to(p, out, (size_t)n);
+	quic_flight(sv, p);
+}
+
+/*
+ * A held flight's Initial came again (SPEC §12.3): the client's PTO probe,
+ * the hello's second Initial once more. Answered as caddy answers the
+ * Initial that lets it answer, a drawn delay later. The answer's ACK still
+ * names the hello's two Initials: its size was fixed at accept.
+ */
+static bool quic_probe(struct server *sv, const struct dust_endpoint *ep, size_t len)
+{
+	for (int i = 0; i < MAX_SESSIONS; i++) {
+		struct peer *p = &sv->peers[i];
+		uint64_t at;
+
+		if (!p->live || !p->hold_ms || p->s.peer.port != ep->port ||
+		    !dust_ipaddr_equal(&p->s.peer.ip, &ep->ip) || len < 6u + p->acc.odcid_len ||
+		    sv->buf[5] != p->acc.odcid_len ||
+		    memcmp(sv->buf + 6, p->acc.odcid, p->acc.odcid_len) != 0)
+			continue;
+		at = now_ms() + (dust_quic_answer_delay_us(&sv->rng) + 999) / 1000;
+		if (at < p->hold_ms) {
+			p->hold_ms = at;
+			sv->quic_probed++;
+		}
+		return true;
+	}
+	return false;
+}
+
+/* Held flights whose time came. Returns ms until the next, at most cap. */
+static int quic_held_run(struct server *sv, int cap)
+{
+	uint64_t now = now_ms();
+	int wait = cap;
+
+	for (int i = 0; i < MAX_SESSIONS; i++) {
+		struct peer *p = &sv->peers[i];
+
+		if (!p->live || !p->hold_ms)
+			continue;
+		if (p->hold_ms <= now) {
+			p->hold_ms = 0;
+			quic_flight(sv, p);
+		} else if (p->hold_ms - now < (uint64_t)wait) {
+			wait = (int)(p->hold_ms - now);
+		}
+	}
+	return wait;
 }
 
 /*
@@ -592,7 +664,8 @@ static void on_quic_datagram(struct server *sv, const struct sockaddr_in *from, 
 	memcpy(ep.ip.a, &from->sin_addr, 4);
 	p = peer_by_cid(sv, len, &off, &kind);
 	if (!p && dust_quic_is_initial(sv->buf, len)) {
-		hello_initial(sv, &ep, len);
+		if (!quic_probe(sv, &ep, len))
+			hello_initial(sv, &ep, len);
 		return;
 	}
 	if (!p || kind == DUST_QUIC_CONFIRM_BAD) {
@@ -670,7 +743,7 @@ static void serve_loop(struct server *sv)
 		ssize_t n;
 
 		dust_store_tick(sv->srv.store, (uint64_t)time(NULL));
-		if (poll(pfd, sv->qsock >= 0 ? 3 : 2, 500) <= 0)
+		if (poll(pfd, sv->qsock >= 0 ? 3 : 2, quic_held_run(sv, 500)) <= 0)
 			continue;
 		while ((n = recvfrom(sv->sock, sv->buf, sizeof(sv->buf), 0,
 		                     (struct sockaddr *)&from, &fl)) > 0)
@@ -700,6 +773,7 @@ static int cmd_serve(const struct args *a)
 	sv.pacing = !a->no_pacing;
 	sv.parts = a->parts;
 	sv.pmtu = !a->no_pmtu;
+	sv.hold = !a->no_hold;
 	sv.sock = sock_open(a->server, a->port);
 	sv.qsock = a->quic_port ? sock_open(a->server, a->quic_port) : -1;
 	sv.tun = tun_open(a->tun);
@@ -713,14 +787,16 @@ static int cmd_serve(const struct args *a)
 	printf(
 	    "netns-peer summary: intros=%llu chained=%llu decoded=%llu encoded=%llu "
 	    "keepalive_replies=%llu quic_intros=%llu quic_foreign=%llu quic_acks=%llu "
-	    "quic_acks_tx=%llu quic_compact=%llu ackz_bad=%llu pmtu_probes=%llu pmtu_raised=%llu",
+	    "quic_acks_tx=%llu quic_compact=%llu ackz_bad=%llu pmtu_probes=%llu pmtu_raised=%llu "
+	    "quic_held=%llu quic_probed=%llu",
 	    (unsigned long long)sv.intros, (unsigned long long)sv.chained,
 	    (unsigned long long)sv.decoded, (unsigned long long)sv.encoded,
 	    (unsigned long long)sv.replies, (unsigned long long)sv.quic_intros,
 	    (unsigned long long)sv.quic_foreign, (unsigned long long)sv.quic_acks,
 	    (unsigned long long)sv.quic_acks_tx, (unsigned long long)sv.compact,
 	    (unsigned long long)sv.ackz_bad, (unsigned long long)sv.pmtu_probes,
-	    (unsigned long long)sv.pmtu_raised);
+	    (unsigned long long)sv.pmtu_raised, (unsigned long long)sv.quic_held,
+	    (unsigned long long)sv.quic_probed);
 	for (int d = 1; d < DUST_DROP_MAX; d++)
 		printf(" %s=%llu", dust_drop_name(d), (unsigned long long)sv.drops[d]);
 	putchar('\n');
@@ -739,7 +815,8 @@ int main(int argc, char **argv)
 	    {"tun", 1, NULL, 't'},        {"quic-port", 1, NULL, 'q'},
 	    {"cover-sni", 1, NULL, 'C'},  {"sizes", 1, NULL, 'S'},
 	    {"pacing", 1, NULL, 'P'},     {"answer", 1, NULL, 'A'},
-	    {"pmtu", 1, NULL, 'M'},       {NULL, 0, NULL, 0},
+	    {"pmtu", 1, NULL, 'M'},       {"answer-hold", 1, NULL, 'H'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct args a = {.port = 4500, .first = 2, .count = 1, .expiry_s = 86400, .tun = "srv0"};
 	int c;
@@ -800,6 +877,9 @@ int main(int argc, char **argv)
 			break;
 		case 'M':
 			a.no_pmtu = !strcmp(optarg, "off");
+			break;
+		case 'H':
+			a.no_hold = !strcmp(optarg, "off");
 			break;
 		default:
 			return 2;
