@@ -92,6 +92,12 @@ static int check_cover(const struct dgw_config *cfg)
 		           ? "cover, but off under [runtime] clock = capture (replay: no echo)"
 		           : "cover (probes of 1352..1439 B as quic-go's, SPEC §12.4)");
 	if (cfg->quic_port)
+		printf("dustgw: quic first flight after its ACK: %s\n",
+		       !cfg->quic_hold ? "off (sent at once)"
+		       : cfg->clock == DGW_CLOCK_CAPTURE
+		           ? "cover, but at once under [runtime] clock = capture (replay: no probe)"
+		           : "cover (held for the client's PTO probe, SPEC §12.3)");
+	if (cfg->quic_port)
 		check_shape(cfg);
 	if (cfg->cover != DGW_COVER_TAP)
 		return 0;

@@ -43,7 +43,7 @@ static const char *const known_keys[][24] = {
      "poll_nap_max_us", "intro_share", NULL},
     {"telemetry", "prometheus", NULL},
     {"quic", "cover", "cover_iface", "cover_rate", "cover_prefix_rate", "cover_flows",
-     "cover_idle_s", "sizes", "pacing", "acks", "pmtu", "cover_learn_s", "cover_learn_sni",
+     "cover_idle_s", "sizes", "pacing", "acks", "pmtu", "answer_hold", "cover_learn_s", "cover_learn_sni",
      "cover_learn_src", "shape_answer", "shape_tail_min", "shape_tail_max", "shape_pto_ms",
      "shape_ack", "shape_short", "shape_short_tail", "shape_coalesce", NULL},
     {"random", "cover", NULL},
@@ -83,6 +83,7 @@ void dgw_config_defaults(struct dgw_config *cfg)
 	cfg->pacing = true;
 	cfg->quic_acks = true;
 	cfg->quic_pmtu = true;
+	cfg->quic_hold = true;
 }
 
 static int fail(struct cfg_ctx *c, const char *fmt, ...)
@@ -396,7 +397,10 @@ static int load_cover(struct cfg_ctx *c, struct dgw_config *cfg)
 	if ((rc = get_cover(c, "acks", "off", &cfg->quic_acks)))
 		return rc;
 	/* path MTU discovery (SPEC §12.4), as quic-go's */
-	return get_cover(c, "pmtu", "off", &cfg->quic_pmtu);
+	if ((rc = get_cover(c, "pmtu", "off", &cfg->quic_pmtu)))
+		return rc;
+	/* the first flight after its ACK held for the client's PTO probe (SPEC §12.3) */
+	return get_cover(c, "answer_hold", "off", &cfg->quic_hold);
 }
 
 /*

@@ -518,7 +518,8 @@ void dgw_quic_done(struct dgw_worker *w, struct dust_session *s, uint64_t mac)
  * s's first flight, as the cover server sends it (SPEC §12.3). ANSWER: an
  * ACK-only Initial, the answer, a Handshake packet with a keepalive where
  * a certificate chain ends, and after a tail as short as the shape's
- * short_tail a small 1-RTT datagram. Then as quic-go resends: AGAIN, an
+ * short_tail a small 1-RTT datagram; or that in two parts, ACK_ALONE and
+ * HELD, the second when the client's PTO probe came (rtx.c). Then as quic-go resends: AGAIN, an
  * ACK-only Initial of what the client sent; on the PTOs the Initial alone
  * twice, or the Handshake packet alone and the tail as first sent.
  * Returns 0 when all of it went out.
@@ -531,13 +532,17 @@ int dgw_quic_flight(struct dgw_worker *w, struct dust_session *s, struct dgw_rtx
 	static const enum flight_dg pto_hs[] = {FLIGHT_HS, FLIGHT_TAIL};
 	static const enum flight_dg again[] = {FLIGHT_ACKS};
 	const enum flight_dg *dg = first;
-	bool resend = kind != DGW_FLIGHT_ANSWER;
+	bool resend = kind != DGW_FLIGHT_ANSWER && kind != DGW_FLIGHT_HELD;
 	unsigned i = 0, n = RTE_DIM(first);
 	struct dgw_shape sh;
 	int r = 0;
 
 	dgw_shape_now(w->gw, &sh);
-	if (kind != DGW_FLIGHT_ANSWER) {
+	if (kind == DGW_FLIGHT_ACK_ALONE)
+		return flight_dg(w, s, e, &sh, FLIGHT_ACK, false) < 0 ? -1 : 0;
+	if (kind == DGW_FLIGHT_HELD)
+		i = 1; /* its ACK went first */
+	else if (kind != DGW_FLIGHT_ANSWER) {
 		if (kind == DGW_FLIGHT_AGAIN)
 			dg = again, n = RTE_DIM(again);
 		else if (kind == DGW_FLIGHT_PTO_INITIAL)

@@ -33,6 +33,8 @@ enum dgw_flight {
 	DGW_FLIGHT_AGAIN,         /* a retransmitted hello: an ACK-only Initial of what came */
 	DGW_FLIGHT_PTO_INITIAL,   /* on the PTO: the Initial alone twice, within the limit */
 	DGW_FLIGHT_PTO_HANDSHAKE, /* on the next: the Handshake packet alone, then the tail */
+	DGW_FLIGHT_ACK_ALONE,     /* ANSWER's ACK-only Initial alone: the rest is held */
+	DGW_FLIGHT_HELD,          /* then the rest of ANSWER: answer, tail (, 1-RTT) */
 };
 /* One first flight of s toward its peer, kept in e (rtx.h); 0 when all of it went out. */
 struct dgw_rtx_e;

@@ -113,6 +113,8 @@ struct dgw_config {
 	bool pacing;    /**< [quic] pacing = cover: downstream gaps as the cover's */
 	bool quic_acks; /**< [quic] acks = cover: ACK-sized datagrams to clients */
 	bool quic_pmtu; /**< [quic] pmtu = cover: path MTU discovery as quic-go's */
+	/** [quic] answer_hold = cover: the flight after its ACK waits for the client's probe */
+	bool quic_hold;
 };
 
 /** [quic] cover */
@@ -190,6 +192,8 @@ enum dgw_ctr {
 	DGW_CTR_QUIC_CONFIRM_OLD, /**< previous release's confirmations (one Handshake packet) */
 	DGW_CTR_QUIC_HS_ACKS,     /**< Handshake ACKs sent after clients' second flights */
 	DGW_CTR_QUIC_HS_DONE,     /**< HANDSHAKE_DONE-sized datagrams sent after the ACKs */
+	DGW_CTR_QUIC_HELD,        /**< first flights held after their ACK for the client's probe */
+	DGW_CTR_QUIC_PROBED,      /**< held flights whose client's PTO probe came: sent soon */
 	DGW_CTR_PMTU_PROBES,      /**< quic path MTU probes sent */
 	DGW_CTR_PMTU_RAISED,      /**< quic path MTU probes answered: the session's bound raised */
 	DGW_CTR_QUIC_RTX_HELLO,   /**< retransmitted hellos answered with their flight again */

@@ -112,6 +112,19 @@ static void end(struct dgw_worker *w, struct dgw_rtx_e *e, unsigned ctr)
 	dgw_ctr_inc(w, ctr);
 }
 
+/*
+ * caddy acknowledges the hello's first Initial and, having lost the second
+ * that came 0.05 ms behind it, answers only the client's PTO probe that
+ * brings it again (SPEC §12.3): so the gateway holds all but the ACK until
+ * that probe, then sends the rest a drawn delay later, as caddy answers.
+ * Not under a replay's capture clock (nobody probes), nor for a cover
+ * server that sends no ACK first (nothing arms the client's PTO).
+ */
+static bool hold(const struct dgw_worker *w, const struct dgw_shape *sh)
+{
+	return w->gw->cfg.quic_hold && w->gw->cfg.clock != DGW_CLOCK_CAPTURE && sh->ack_first;
+}
+
 static int answer(struct dgw_worker *w, struct dust_session *s, const struct dust_quic_accept *acc,
                   uint64_t mac)
 {
@@ -129,7 +142,12 @@ static int answer(struct dgw_worker *w, struct dust_session *s, const struct dus
 	dgw_shape_now(w->gw, &sh);
 	e->pto_ms = sh.pto_ms; /* the cover server's, as learned */
 	dust_rng_bytes(&w->rng, e->seed, sizeof(e->seed));
-	return dgw_quic_flight(w, s, e, DGW_FLIGHT_ANSWER);
+	if (!hold(w, &sh))
+		return dgw_quic_flight(w, s, e, DGW_FLIGHT_ANSWER);
+	/* the rest waits for the client's PTO probe (dgw_rtx_hello), or the longest wait */
+	e->hold_ms = w->now_ms + dust_quic_answer_hold_max_ms();
+	dgw_ctr_inc(w, DGW_CTR_QUIC_HELD);
+	return dgw_quic_flight(w, s, e, DGW_FLIGHT_ACK_ALONE);
 }
 
 /* The first flight (pubwait.c, at PUBLISHED), kept for resends until the client confirms. */
@@ -184,6 +202,19 @@ bool dgw_rtx_hello(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx
 		end(w, e, DGW_CTR_QUIC_RTX_CLOSED);
 		return true;
 	}
+	if (e->hold_ms) {
+		/* the client's PTO probe: the held rest goes out as caddy answers it */
+		uint64_t at = w->now_ms + (dust_quic_answer_delay_us(&w->rng) + 999) / 1000;
+
+		if (pn < 64)
+			e->seen |= 1ull << pn;
+		if (at < e->hold_ms) {
+			e->hold_ms = at;
+			dgw_ctr_inc(w, DGW_CTR_QUIC_PROBED);
+		}
+		rte_pktmbuf_free(m);
+		return true;
+	}
 	if (!dgw_rtx_hello_due(e, pn, w->now_ms)) {
 		dgw_drop_m(w, m,
 		           DGW_DROP_QUIC_RTX_PAIR); /* the other Initial of one just answered */
@@ -202,6 +233,15 @@ static void tick(struct dgw_worker *w, struct dgw_rtx_e *e)
 	if (s->state != DUST_SESSION_LIVE ||
 	    __atomic_load_n(&s->path_state, __ATOMIC_ACQUIRE) != DUST_PATH_AWAIT_DATA) {
 		end(w, e, DGW_CTR_QUIC_RTX_DONE); /* confirmed: the client's data came */
+		return;
+	}
+	if (e->hold_ms) {
+		if (w->now_ms < e->hold_ms)
+			return;
+		/* its PTOs run from here, as the cover server's from its answer */
+		e->hold_ms = 0;
+		e->sent_ms = w->now_ms;
+		(void)dgw_quic_flight(w, s, e, DGW_FLIGHT_HELD); /* refused: the 3x limit */
 		return;
 	}
 	switch (dgw_rtx_due(e, w->now_ms)) {

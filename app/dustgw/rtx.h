@@ -40,6 +40,7 @@ struct dgw_rtx_e {
 	uint64_t mac;
 	uint64_t sent_ms;  /* the flight's first send: the PTOs run from it */
 	uint64_t hello_ms; /* the last retransmitted hello answered; 0: none */
+	uint64_t hold_ms;  /* the flight after its ACK goes out then (SPEC §12.3); 0: sent */
 	uint64_t seen;     /* the client's Initial packet numbers received (bit i: i < 64) */
 	uint16_t pto_ms;   /* the first PTO (DGW_RTX_PTO_MS unless the caller sets another) */
 	uint16_t tail_len; /* the tail's Handshake packet, as first sent (quic-go resends it so) */

@@ -83,6 +83,8 @@ static const struct {
          "Quic confirmations in the previous release's form (one Handshake packet)."},
     [DGW_CTR_QUIC_HS_ACKS] = {"quic_hs_acks", NULL},
     [DGW_CTR_QUIC_HS_DONE] = {"quic_hs_done", NULL},
+    [DGW_CTR_QUIC_HELD] = {"quic_held", NULL},
+    [DGW_CTR_QUIC_PROBED] = {"quic_probed", NULL},
     [DGW_CTR_PMTU_PROBES] = {"pmtu_probes", NULL},
     [DGW_CTR_PMTU_RAISED] = {"pmtu_raised", NULL},
     [DGW_CTR_QUIC_RTX_HELLO] = {"quic_rtx_hello", NULL},

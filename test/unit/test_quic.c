@@ -1335,6 +1335,53 @@ static uint64_t initial_pn(const uint8_t *dg, size_t len, uint8_t frames[1500], 
 }
 
 /*
+ * Chromium's PTO probe after the server's ACK-only Initial (SPEC §12.2):
+ * the second Initial's spans first (the first is acknowledged), then the
+ * first's; its time drawn within the captured probes' (quic_hello.h) and
+ * never under 3 x the RTT; caddy's answer delays likewise, the hold their sum.
+ */
+static void test_hello_probe(void)
+{
+	struct fixture f;
+	struct hs h;
+	uint8_t re[DUST_QUIC_CLIENT_DGRAM], frames[1500];
+	struct layout hello[2], lay;
+	size_t plen = 0;
+	uint32_t lo = UINT32_MAX, hi = 0;
+
+	quic_fixture(&f);
+	h.intro_len = dust_quic_intro_build(&f.inv, &f.client, &f.rng, FIX_NOW_MS, h.intro,
+	                                    sizeof(h.intro), &h.qc);
+	CHECK_EQ(h.intro_len, DUST_QUIC_HELLO_BYTES);
+	for (int i = 0; i < 2; i++) {
+		CHECK(initial_pn(h.intro + i * DUST_QUIC_CLIENT_DGRAM, DUST_QUIC_CLIENT_DGRAM,
+		                 frames, &plen) == 1 + (uint64_t)i);
+		CHECK(layout_read(frames, plen, &hello[i]));
+	}
+	h.qc.acked = true;
+	for (int i = 0; i < 2; i++) {
+		CHECK_EQ(dust_quic_intro_resend(&h.qc, &f.rng, re, sizeof(re)),
+		         DUST_QUIC_CLIENT_DGRAM);
+		CHECK_EQ(initial_pn(re, sizeof(re), frames, &plen), 4 + 2 * (uint64_t)i);
+		CHECK(layout_read(frames, plen, &lay));
+		CHECK(memcmp(lay.spans, hello[1 - i].spans, sizeof(lay.spans)) == 0);
+	}
+	for (int i = 0; i < 4000; i++) {
+		uint32_t ms = dust_quic_pto_probe_ms(&f.rng, 1),
+		         us = dust_quic_answer_delay_us(&f.rng);
+
+		CHECK(ms >= 8 && ms <= 38); /* 7841..37239 us, rounded up */
+		CHECK(us >= 722 && us <= 11050);
+		lo = ms < lo ? ms : lo;
+		hi = ms > hi ? ms : hi;
+	}
+	CHECK(lo <= 9 && hi >= 36); /* the whole range drawn, not one value */
+	CHECK_EQ(dust_quic_pto_probe_ms(&f.rng, 50), 150u);
+	CHECK_EQ(dust_quic_pto_probe_ms(&f.rng, UINT32_MAX), 180000u);
+	CHECK_EQ(dust_quic_answer_hold_max_ms(), 49u);
+}
+
+/*
  * A retransmitted hello (SPEC §12.2), as Chromium 156 sends one on its PTO:
  * one 1250-byte Initial, same DCID, packet numbers 4, 6, 8 after the hello's
  * 1 and 2, carrying the ClientHello spans of one of the hello's Initials
@@ -1772,6 +1819,7 @@ static const struct check_test tests[] = {
     {"rfc9001_keys", test_rfc9001_keys},
     {"hello_shape", test_hello_shape},
     {"hello_resend", test_hello_resend},
+    {"hello_probe", test_hello_probe},
     {"handshake_and_data", test_handshake_and_data},
     {"pq_ciphertext_altered", test_pq_ciphertext_altered},
     {"pq_keys_need_mlkem", test_pq_keys_need_mlkem},

@@ -369,6 +369,10 @@ FIRST=$(summary_event 1 intro_first_use)
 	{ cat "$W/dustgw-1.log"; fail "first run: fewer than $NQUIC Handshake ACKs"; }
 [[ $(summary_event 1 quic_hs_done) -ge $NQUIC ]] ||
 	{ cat "$W/dustgw-1.log"; fail "first run: fewer than $NQUIC HANDSHAKE_DONE datagrams"; }
+# the flight after its ACK held until the client's PTO probe, as caddy
+# answers Chromium's (SPEC §12.3): every quic answer held, and probed
+[[ $(summary_event 1 quic_held) -ge $NQUIC && $(summary_event 1 quic_probed) -ge $NQUIC ]] ||
+	{ cat "$W/dustgw-1.log"; fail "first run: fewer than $NQUIC flights held and probed"; }
 # path MTU discovery as quic-go's (SPEC §12.4): on the 1500-byte veth the
 # first probe (1352) of every quic session passes
 [[ $(summary_event 1 pmtu_raised) -ge $NQUIC ]] ||
