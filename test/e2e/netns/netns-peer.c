@@ -29,7 +29,7 @@
 #include "gaps.h"
 #include "quic.h"
 
-enum { MAX_SESSIONS = 64, DG_MAX = 65535 };
+enum { MAX_SESSIONS = 64, DG_MAX = 65535, QUIC_SHORT_LEN = 24 /* caddy's 1-RTT after its tail */ };
 
 struct args {
 	const char *key, *store, *server, *net, *pwfile, *outdir, *tun, *cover_sni;
@@ -457,6 +457,7 @@ static void quic_flight(struct server *sv, struct peer *p)
 {
 	static uint8_t out[1500];
 	struct dust_quic_accept *acc = &p->acc;
+	size_t pre;
 	int n;
 
 	n = dust_quic_answer_build(&p->s, acc, &sv->rng, (uint32_t)time(NULL), out, sizeof(out));
@@ -475,8 +476,20 @@ static void quic_flight(struct server *sv, struct peer *p)
 	}
 	send_to(p, out, (size_t)n);
 	n = dust_quic_answer_tail_build(&p->s, &sv->rng, (uint32_t)time(NULL), out, sizeof(out));
-	if (n > 0)
+	if (n <= 0)
+		return;
+	/*
+	 * then quic-go's small 1-RTT (SPEC §12.3), as dustgw's default shape
+	 * sends it: 24 bytes after the tail, coalesced behind it in a third
+	 */
+	if (dust_rng_uniform(&sv->rng, 3)) {
 		send_to(p, out, (size_t)n);
+		n = 0;
+	}
+	dust_quic_short_put(&p->s, &sv->rng, out + n);
+	pre = dust_quic_tx_prefix(&p->s);
+	dust_rng_bytes(&sv->rng, out + n + pre, QUIC_SHORT_LEN - pre);
+	send_to(p, out, (size_t)n + QUIC_SHORT_LEN);
 }
 
 /*
