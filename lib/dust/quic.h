@@ -120,8 +120,12 @@ uint32_t dust_quic_pto_probe_ms(struct dust_rng *rng, uint32_t rtt_ms);
 uint32_t dust_quic_answer_delay_us(struct dust_rng *rng);
 /**
  * An answer held for the client's PTO probe (SPEC §12.3) goes out this
- * long after the hello when no probe comes: the capture's last probe and
- * its longest answer delay, ms.
+ * long after the hello when no Initial of the hello comes again, ms: 1 s,
+ * as long as a lone first Initial is held for its second (12.2). caddy
+ * answers only the Initial that brings the hello again, however late: a
+ * probe at 3 x a long path's RTT, or a client's resend 300 ms on when its
+ * probe was lost, or an older client's first resend; this only bounds a
+ * client that sends none.
  */
 uint32_t dust_quic_answer_hold_max_ms(void);
 

@@ -575,9 +575,7 @@ DUST_EXPORT uint32_t dust_quic_answer_delay_us(struct dust_rng *rng)
 
 DUST_EXPORT uint32_t dust_quic_answer_hold_max_ms(void)
 {
-	return (quic_pto_probe_us[N(quic_pto_probe_us) - 1] +
-	        quic_answer_us[N(quic_answer_us) - 1] + 999) /
-	       1000;
+	return 1000;
 }
 
 /* Chromium 156's reason phrase when its 4-second handshake idle timeout ends a connection */

@@ -92,8 +92,8 @@ fi
 grep -q -- "--clients '3x': want a whole number" err.txt || fail "unclear error: $(cat err.txt)"
 # SPEC §12.3: by default the flight after its ACK-only Initial waits for
 # the client's PTO probe; a replayed client sends none, so each answer goes
-# 49 ms after its ACK (the longest wait) on the worker's millisecond clock,
-# read once a pass (47 ms and more on the capture here; at once is under 1)
+# 1 s after its ACK (the longest wait) on the worker's millisecond clock,
+# read once a pass (at once is under 1 ms)
 sed -i 's/^answer_hold = off$/answer_hold = cover/; s/^store = inv.store$/store = held.store/' gw.conf
 run_gw held "rx_pcap=in.pcap,tx_pcap=held.pcap" "tx_pcap=held-clear.pcap" 1 >/dev/null
 grep -qx "ctr.quic_held 20" held.stats || fail "held: want 20 flights held ($(grep quic_held held.stats))"
@@ -101,10 +101,10 @@ tcpdump -tt -q -nr held.pcap 'udp src port 443' 2>/dev/null | awk '
 	{ split($5, a, "."); port = a[5]; len = $NF }
 	len == 37 && !(port in ack) { ack[port] = $1 }
 	len == 1252 && !(port in ans) { ans[port] = $1 }
-	END { for (p in ack) { n++; if (p in ans) { d = ans[p] - ack[p]; if (d >= 0.040) ok++
+	END { for (p in ack) { n++; if (p in ans) { d = ans[p] - ack[p]; if (d >= 0.950) ok++
 	      if (!lo || d < lo) lo = d } }
 	      printf "%d %d %.3f\n", n, ok, lo }' >held.txt
 read -r n ok lo <held.txt
-echo "held flights: $ok of $n answers 40 ms or more after their ACK (least $lo s)"
-[ "$n" = 20 ] && [ "$ok" = 20 ] || fail "held: $ok of $n answers came 40 ms or more after their ACK"
+echo "held flights: $ok of $n answers 950 ms or more after their ACK (least $lo s)"
+[ "$n" = 20 ] && [ "$ok" = 20 ] || fail "held: $ok of $n answers came 950 ms or more after their ACK"
 echo "PASS gw-pcap-quic"
