@@ -43,6 +43,20 @@
 # machine's CPUs with the gateway, so the raw ratio also counts what the
 # flood costs them; the per-CPU-second ratio is the worker's own cost.
 #
+# With VARY=shape the pair is the whole quic shaping on and off (issue 22's
+# benchmark: throughput and bytes of overhead, shaped vs unshaped). cover:
+# every default (the cover's sizes, pacing, ACK-sized datagrams, path MTU
+# discovery, the held answer); off: dustgw [quic] sizes = padding with
+# [padding] max = 0 (no padding), pacing, acks, pmtu and answer_hold off,
+# dust-client --sizes padding --pacing off --acks off (its own padding stays
+# the default uniform 0..63 bytes: it has no option for none). Compact
+# packets and ACK thinning are on in both (they compress, not shape).
+#
+# Every run also reads the client veth's byte counters before and after its
+# three transfers: the summary gives the UDP payload bytes on the wire (both
+# ways, 42 bytes of Ethernet, IP and UDP headers taken off each frame) per
+# byte iperf3 delivered, each mode's, and their ratio.
+#
 # With BOUNDS=1 each run's wire (the client's veth, headers only) is captured
 # and every datagram checked against the quic size bounds (SPEC §12.4: client
 # at most 1250 bytes of UDP payload, server 1252 until the next probe of
@@ -51,7 +65,7 @@
 #
 # usage: pace-throughput.sh BUILD_DIR [PAIRS] [SECONDS]   (root; default 2 pairs, 5 s)
 #   UDP_RATE (default 400M) is iperf3's offered UDP rate downstream;
-#   VARY=pacing (default), ack-thin, ack-compress, pmtu or flood picks what each pair
+#   VARY=pacing (default), ack-thin, ack-compress, pmtu, shape or flood picks what each pair
 #   compares.
 set -e
 set -o pipefail
@@ -66,9 +80,10 @@ pacing) MODES=(cover off) ;;
 ack-thin) MODES=(on off) ;;
 ack-compress) MODES=(on off) ;;
 pmtu) MODES=(cover off) ;;
+shape) MODES=(cover off) ;;
 flood) MODES=(flood alone) ;;
 *)
-	echo "VARY=$VARY: want pacing, ack-thin, ack-compress, pmtu or flood" >&2
+	echo "VARY=$VARY: want pacing, ack-thin, ack-compress, pmtu, shape or flood" >&2
 	exit 2
 	;;
 esac
@@ -114,6 +129,14 @@ worker_ns() {
 	echo 0
 }
 
+# veth_bytes: the client veth's bytes and frames, received and sent ("rxb rxp txb txp")
+veth_bytes() {
+	n $PFX-c ip -s -j link show $PFX-c | /usr/bin/python3 -c '
+import json, sys
+s = json.load(sys.stdin)[0]["stats64"]
+print(s["rx"]["bytes"], s["rx"]["packets"], s["tx"]["bytes"], s["tx"]["packets"])'
+}
+
 # bounds_check TAG: the run's capture against the quic bounds (BOUNDS=1)
 bounds_check() {
 	/usr/bin/python3 - "$W/wire-$1.pcap" "$1" \
@@ -151,12 +174,16 @@ PY
 # one run: dustgw and the client with $VARY $1, then the three transfers
 run() {
 	local mode=$1 k=$2 tag=$1-$2 pace=cover
-	[[ $VARY == pacing ]] && pace=$mode
+	[[ $VARY == pacing || $VARY == shape ]] && pace=$mode
 	{
 		gw_conf_head 192.168.61.1 4433 "quic_port = 443"
 		printf 'queues = 1\nmbufs = 8191\ndelivery_framing = eth\nproxy_arp = yes\n\n'
 		printf '[quic]\npacing = %s\n' "$pace"
 		[[ $VARY == pmtu ]] && printf 'pmtu = %s\n' "$mode"
+		if [[ $VARY == shape && $mode == off ]]; then
+			printf 'sizes = padding\nacks = off\npmtu = off\nanswer_hold = off\n'
+			printf '\n[padding]\nmode = uniform\nmin = 0\nmax = 0\n'
+		fi
 		if [[ $VARY == ack-thin ]]; then
 			printf '\n[sessions]\nack_thin = %s\n' "$([[ $mode == on ]] && echo yes || echo no)"
 		fi
@@ -182,6 +209,7 @@ run() {
 		--password-file "$W/pw" --key "$W/c.key" --route 10.61.0.0/24 --pacing "$pace" \
 		$([[ $VARY == ack-thin ]] && echo "--ack-thin $mode") \
 		$([[ $VARY == ack-compress ]] && echo "--ack-compress $mode") \
+		$([[ $VARY == shape && $mode == off ]] && echo "--sizes padding --acks off") \
 		--tries 30 --stats
 	wait_for 40 grep -q "connected to" "$W/client-$tag.log" ||
 		{ cat "$W/client-$tag.log"; fail "client did not connect ($tag)"; }
@@ -192,12 +220,14 @@ run() {
 	fi
 	local cpu0
 	cpu0=$(worker_ns "$GWPID")
+	veth_bytes >"$W/wire0-$tag"
 	n $PFX-c iperf3 -c 10.61.0.2 -t "$SECS" -J >"$W/tcp-up-$tag.json" || fail "iperf3 TCP up ($tag)"
 	n $PFX-c iperf3 -c 10.61.0.2 -t "$SECS" -R -J >"$W/tcp-down-$tag.json" ||
 		fail "iperf3 TCP down ($tag)"
 	n $PFX-c iperf3 -c 10.61.0.2 -t "$SECS" -R -u -b "$UDP_RATE" -l 1100 -J \
 		>"$W/udp-down-$tag.json" || fail "iperf3 UDP down ($tag)"
 	echo $(($(worker_ns "$GWPID") - cpu0)) >"$W/cpu-$tag"
+	veth_bytes >"$W/wire1-$tag"
 	if [[ -n $DUMP ]]; then
 		stop_pid "$DUMP"
 		bounds_check "$tag"
@@ -208,7 +238,7 @@ run() {
 	fi
 	stop_pid "$CL"
 	CL=
-	grep -o "tx_packets=[0-9]* \|acks_thinned=[0-9]* \|acks_compact=[0-9]*" "$W/client-$tag.log" | tr -d '\n' |
+	grep -o "tx_packets=[0-9]* \|acks_thinned=[0-9]* \|acks_compact=[0-9]* \|pace_full=[0-9]*" "$W/client-$tag.log" | tr -d '\n' |
 		sed "s/^/$tag: client /" && echo
 	gw_stop "$GWPID" "$W/gw-$tag.log"
 	grep -o "quic_paced=[0-9]*" "$W/gw-$tag.log" | tail -1 | sed "s/^/$tag: /"
@@ -270,4 +300,20 @@ if os.path.exists("%s/cpu-%s-1" % (w, a)):
     print("%-26s %-28s %-28s %.2f" % ("Mbit per worker CPU-s",
           "%.0f (%.1f s on a CPU)" % per[a], "%.0f (%.1f s on a CPU)" % per[b],
           per[a][0] / per[b][0] if per[b][0] else 0.0))
+# UDP payload bytes on the client's veth over the three transfers, both ways,
+# per byte iperf3 delivered (UDP: what arrived)
+wire = {}
+for mode in (a, b):
+    sent = moved = 0.0
+    for k in range(1, pairs + 1):
+        x0 = [int(v) for v in open("%s/wire0-%s-%d" % (w, mode, k)).read().split()]
+        x1 = [int(v) for v in open("%s/wire1-%s-%d" % (w, mode, k)).read().split()]
+        d = [q - p for p, q in zip(x0, x1)]
+        sent += d[0] - 42 * d[1] + d[2] - 42 * d[3]
+        for what, udp in (("tcp-up", False), ("tcp-down", False), ("udp-down", True)):
+            v, lost = mbps("%s/%s-%s-%d.json" % (w, what, mode, k), udp)
+            moved += v * (1 - (lost or 0) / 100) * float(secs) * 1e6 / 8
+    wire[mode] = sent / moved if moved else 0.0
+print("%-26s %-28s %-28s %.2f" % ("wire bytes per delivered", "%.3f" % wire[a], "%.3f" % wire[b],
+                                  wire[a] / wire[b] if wire[b] else 0.0))
 EOF
