@@ -437,6 +437,32 @@ tcpdump -n -r "$ART/netns-wire.pcap" -w "$ART/netns-quic.pcap" "udp port $QPORT"
 "$(dirname "$0")/quic-second-flight.sh" "$(dirname "$0")/../../data/chromium156-caddy-loads.pcap" \
 	443 "$ART/netns-quic.pcap" $QPORT "$NQUIC" >>"$RESULTS" ||
 	fail "the quic clients' second flight is not Chromium's (see above)"
+# the hello as Chromium's with caddy (SPEC §12.2, §12.3): the gateway's ACK-only
+# Initial alone, then the client's PTO probe (a third 1250-byte Initial) drawn
+# from Chromium's (7.8..37 ms after the hello, or 3 x the RTT), then the answer;
+# under 250 ms after the hello, where a client that ignored the ACK resends at 300
+/usr/bin/python3 - "$(dirname "$0")/../../../bench/cover/size-model.py" "$ART/netns-quic.pcap" \
+	"$QPORT" "$NQUIC" >>"$RESULTS" <<'PY' || fail "the quic hellos' PTO probe is not Chromium's (see above)"
+import importlib.machinery, sys
+sm = importlib.machinery.SourceFileLoader("sm", sys.argv[1]).load_module()
+flows = {}
+for t, d, n, _, cport in sm.udp_payloads(sys.argv[2], int(sys.argv[3])):
+    flows.setdefault(cport, []).append((t, n if d == "c2s" else -n))
+hellos, probed, at = 0, 0, []
+for f in flows.values():
+    if len(f) < 2 or f[0][1] != 1250 or f[1][1] != 1250:
+        continue  # not a hello's first datagrams (a session from before the capture)
+    hellos += 1
+    t0, srv = f[0][0], [(t, -s) for t, s in f if s < 0]
+    big = next((t for t, s in srv if s == 1252), None)
+    probe = [t for t, s in f[2:] if s == 1250 and big is not None and t < big]
+    if srv and srv[0][1] < 60 and probe and probe[0] - t0 < 0.25:
+        probed += 1
+        at.append((probe[0] - t0) * 1e3)
+print("quic hellos: %d of %d with the ACK alone, then the PTO probe at %s ms, then the answer" %
+      (probed, hellos, ", ".join("%.1f" % a for a in sorted(at))))
+sys.exit(0 if hellos >= int(sys.argv[4]) and probed == hellos else 1)
+PY
 # the same checks refuse the random profile's flows (they can fail)
 tcpdump -n -r "$ART/netns-wire.pcap" -c 500 -w "$W/random.pcap" "udp port $PORT" 2>/dev/null
 ! "$(dirname "$0")/quic-wire.sh" "$W/random.pcap" $PORT $COVER 1 >/dev/null 2>&1 ||
