@@ -519,9 +519,10 @@ void dgw_quic_done(struct dgw_worker *w, struct dust_session *s, uint64_t mac)
  * ACK-only Initial, the answer, a Handshake packet with a keepalive where
  * a certificate chain ends, and after a tail as short as the shape's
  * short_tail a small 1-RTT datagram; or that in two parts, ACK_ALONE and
- * HELD, the second when the client's PTO probe came (rtx.c). Then as quic-go resends: AGAIN, an
- * ACK-only Initial of what the client sent; on the PTOs the Initial alone
- * twice, or the Handshake packet alone and the tail as first sent.
+ * HELD, the second when the client's PTO probe came (rtx.c). Then as
+ * quic-go resends: AGAIN, an ACK-only Initial of what the client sent; on
+ * the PTOs the Initial alone twice, or the Handshake packet alone and the
+ * tail as first sent.
  * Returns 0 when all of it went out.
  */
 int dgw_quic_flight(struct dgw_worker *w, struct dust_session *s, struct dgw_rtx_e *e,
@@ -540,9 +541,9 @@ int dgw_quic_flight(struct dgw_worker *w, struct dust_session *s, struct dgw_rtx
 	dgw_shape_now(w->gw, &sh);
 	if (kind == DGW_FLIGHT_ACK_ALONE)
 		return flight_dg(w, s, e, &sh, FLIGHT_ACK, false) < 0 ? -1 : 0;
-	if (kind == DGW_FLIGHT_HELD)
+	if (kind == DGW_FLIGHT_HELD) {
 		i = 1; /* its ACK went first */
-	else if (kind != DGW_FLIGHT_ANSWER) {
+	} else if (kind != DGW_FLIGHT_ANSWER) {
 		if (kind == DGW_FLIGHT_AGAIN)
 			dg = again, n = RTE_DIM(again);
 		else if (kind == DGW_FLIGHT_PTO_INITIAL)

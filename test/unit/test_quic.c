@@ -1379,6 +1379,8 @@ static void test_hello_probe(void)
 	CHECK_EQ(dust_quic_pto_probe_ms(&f.rng, 50), 150u);
 	CHECK_EQ(dust_quic_pto_probe_ms(&f.rng, UINT32_MAX), 180000u);
 	CHECK_EQ(dust_quic_answer_hold_max_ms(), 1000u);
+	dust_quic_client_wipe(&h.qc);
+	fix_fini(&f);
 }
 
 /*
