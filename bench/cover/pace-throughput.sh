@@ -52,6 +52,11 @@
 # the default uniform 0..63 bytes: it has no option for none). Compact
 # packets and ACK thinning are on in both (they compress, not shape).
 #
+# VARY=sizes and VARY=acks split that: the size model against no padding
+# (sizes = padding, [padding] max = 0; dust-client --sizes padding), and the
+# ACK-sized datagrams on and off at both ends (acks; --acks), the rest at
+# its defaults in both.
+#
 # Every run also reads the client veth's byte counters before and after its
 # three transfers: the summary gives the UDP payload bytes on the wire (both
 # ways, 42 bytes of Ethernet, IP and UDP headers taken off each frame) per
@@ -65,8 +70,8 @@
 #
 # usage: pace-throughput.sh BUILD_DIR [PAIRS] [SECONDS]   (root; default 2 pairs, 5 s)
 #   UDP_RATE (default 400M) is iperf3's offered UDP rate downstream;
-#   VARY=pacing (default), ack-thin, ack-compress, pmtu, shape or flood picks what each pair
-#   compares.
+#   VARY=pacing (default), ack-thin, ack-compress, pmtu, shape, sizes, acks or flood
+#   picks what each pair compares.
 set -e
 set -o pipefail
 
@@ -80,10 +85,10 @@ pacing) MODES=(cover off) ;;
 ack-thin) MODES=(on off) ;;
 ack-compress) MODES=(on off) ;;
 pmtu) MODES=(cover off) ;;
-shape) MODES=(cover off) ;;
+shape | sizes | acks) MODES=(cover off) ;;
 flood) MODES=(flood alone) ;;
 *)
-	echo "VARY=$VARY: want pacing, ack-thin, ack-compress, pmtu, shape or flood" >&2
+	echo "VARY=$VARY: want pacing, ack-thin, ack-compress, pmtu, shape, sizes, acks or flood" >&2
 	exit 2
 	;;
 esac
@@ -180,6 +185,10 @@ run() {
 		printf 'queues = 1\nmbufs = 8191\ndelivery_framing = eth\nproxy_arp = yes\n\n'
 		printf '[quic]\npacing = %s\n' "$pace"
 		[[ $VARY == pmtu ]] && printf 'pmtu = %s\n' "$mode"
+		if [[ $VARY == sizes && $mode == off ]]; then
+			printf 'sizes = padding\n\n[padding]\nmode = uniform\nmin = 0\nmax = 0\n'
+		fi
+		[[ $VARY == acks ]] && printf 'acks = %s\n' "$mode"
 		if [[ $VARY == shape && $mode == off ]]; then
 			printf 'sizes = padding\nacks = off\npmtu = off\nanswer_hold = off\n'
 			printf '\n[padding]\nmode = uniform\nmin = 0\nmax = 0\n'
@@ -210,6 +219,8 @@ run() {
 		$([[ $VARY == ack-thin ]] && echo "--ack-thin $mode") \
 		$([[ $VARY == ack-compress ]] && echo "--ack-compress $mode") \
 		$([[ $VARY == shape && $mode == off ]] && echo "--sizes padding --acks off") \
+		$([[ $VARY == sizes && $mode == off ]] && echo "--sizes padding") \
+		$([[ $VARY == acks ]] && echo "--acks $mode") \
 		--tries 30 --stats
 	wait_for 40 grep -q "connected to" "$W/client-$tag.log" ||
 		{ cat "$W/client-$tag.log"; fail "client did not connect ($tag)"; }
