@@ -249,7 +249,7 @@ run() {
 	fi
 	stop_pid "$CL"
 	CL=
-	grep -o "tx_packets=[0-9]* \|acks_thinned=[0-9]* \|acks_compact=[0-9]* \|pace_full=[0-9]*" "$W/client-$tag.log" | tr -d '\n' |
+	grep -o "tx_packets=[0-9]* \|acks_tx=[0-9]* \|acks_thinned=[0-9]* \|acks_compact=[0-9]* \|pace_full=[0-9]*" "$W/client-$tag.log" | tr -d '\n' |
 		sed "s/^/$tag: client /" && echo
 	gw_stop "$GWPID" "$W/gw-$tag.log"
 	grep -o "quic_paced=[0-9]*" "$W/gw-$tag.log" | tail -1 | sed "s/^/$tag: /"
@@ -258,6 +258,8 @@ run() {
 	grep -o "quic_compact=[0-9]*\|ackz_bad=[0-9]*" "$W/gw-$tag.log" | tail -2 | tr "\n" " " |
 		sed "s/^/$tag: gateway /" && echo
 	grep -o "pmtu_probes=[0-9]*\|pmtu_raised=[0-9]*" "$W/gw-$tag.log" | tail -2 | tr "\n" " " |
+		sed "s/^/$tag: gateway /" && echo
+	grep -o "quic_acks=[0-9]*\|quic_acks_tx=[0-9]*" "$W/gw-$tag.log" | tail -2 | tr "\n" " " |
 		sed "s/^/$tag: gateway /" && echo
 	if [[ $VARY == flood ]]; then
 		echo "$tag: worker on a CPU $(($(cat "$W/cpu-$tag") / 1000000)) ms over the transfers;" \

@@ -1726,6 +1726,22 @@ static void quic_ack_due(struct client *c)
 		c->st.acks_tx++;
 }
 
+/*
+ * quic: does an opened datagram call for an acknowledgement, as an
+ * ack-eliciting QUIC packet does? Not when all it carries is pure TCP ACKs:
+ * Chromium acknowledges no packet that holds only an ACK (SPEC §12.4).
+ */
+static bool segs_elicit(const struct client *c, const struct dust_seg *segs, unsigned n)
+{
+	struct dust_inner_tcp t;
+
+	for (unsigned i = 0; i < n; i++)
+		if (segs[i].len &&
+		    (!dust_inner_tcp_read(c->rxbuf + segs[i].off, segs[i].len, &t) || !t.pure_ack))
+			return true;
+	return false;
+}
+
 /* quic: 1-RTT short headers with our connection ID, then v2 data packets. */
 static void on_quic_datagram(struct client *c, size_t len)
 {
@@ -1763,8 +1779,10 @@ static void on_quic_datagram(struct client *c, size_t len)
 	if (drop != DUST_OK)
 		c->st.drop[drop]++;
 	if (n) {
+		bool elicit = !lng && segs_elicit(c, segs, n);
+
 		on_opened(c, segs, n);
-		if (!lng)
+		if (elicit)
 			quic_ack_due(c);
 	}
 }
