@@ -67,38 +67,45 @@ static void check_shape(const struct dgw_config *cfg)
 		    cfg->cover_learn_s, cfg->cover_learn_sni, src, cfg->cover_iface);
 }
 
+/*
+ * One [quic] cover knob that the replay clock turns off (it has no client
+ * to answer): what it does when off, under clock = capture, and on.
+ */
+static void print_knob(const struct dgw_config *cfg, const char *what, bool on, const char *off,
+                       const char *capture, const char *cover)
+{
+	printf("dustgw: quic %s: %s\n", what,
+	       !on                               ? off
+	       : cfg->clock == DGW_CLOCK_CAPTURE ? capture
+	                                         : cover);
+}
+
+/* What the quic profile will look like on the wire. */
+static void check_quic(const struct dgw_config *cfg)
+{
+	printf("dustgw: quic data sizes: %s\n",
+	       cfg->pad.model ? "the cover's (Chromium 156 <-> caddy page loads)"
+	                      : "[padding] as on the random port");
+	print_knob(cfg, "downstream pacing", cfg->pacing, "off (a burst's datagrams back to back)",
+	           "cover, but off under [runtime] clock = capture (replay)",
+	           "cover (gaps within a burst drawn from caddy's, SPEC §12.4)");
+	printf("dustgw: quic ACK-sized datagrams to clients: %s\n",
+	       cfg->quic_acks ? "cover (22..32 B after every second data datagram, SPEC §12.4)"
+	                      : "off");
+	print_knob(cfg, "path MTU discovery", cfg->quic_pmtu, "off (every session at 1252 B)",
+	           "cover, but off under [runtime] clock = capture (replay: no echo)",
+	           "cover (probes of 1352..1439 B as quic-go's, SPEC §12.4)");
+	print_knob(cfg, "first flight after its ACK", cfg->quic_hold, "off (sent at once)",
+	           "cover, but at once under [runtime] clock = capture (replay: no probe)",
+	           "cover (held for the client's PTO probe, SPEC §12.3)");
+	check_shape(cfg);
+}
+
 /* [quic] cover = tap: dustgw will create a TAP interface (needs /dev/net/tun). */
 static int check_cover(const struct dgw_config *cfg)
 {
 	if (cfg->quic_port)
-		printf("dustgw: quic data sizes: %s\n",
-		       cfg->pad.model ? "the cover's (Chromium 156 <-> caddy page loads)"
-		                      : "[padding] as on the random port");
-	if (cfg->quic_port)
-		printf("dustgw: quic downstream pacing: %s\n",
-		       !cfg->pacing ? "off (a burst's datagrams back to back)"
-		       : cfg->clock == DGW_CLOCK_CAPTURE
-		           ? "cover, but off under [runtime] clock = capture (replay)"
-		           : "cover (gaps within a burst drawn from caddy's, SPEC §12.4)");
-	if (cfg->quic_port)
-		printf("dustgw: quic ACK-sized datagrams to clients: %s\n",
-		       cfg->quic_acks
-		           ? "cover (22..32 B after every second data datagram, SPEC §12.4)"
-		           : "off");
-	if (cfg->quic_port)
-		printf("dustgw: quic path MTU discovery: %s\n",
-		       !cfg->quic_pmtu ? "off (every session at 1252 B)"
-		       : cfg->clock == DGW_CLOCK_CAPTURE
-		           ? "cover, but off under [runtime] clock = capture (replay: no echo)"
-		           : "cover (probes of 1352..1439 B as quic-go's, SPEC §12.4)");
-	if (cfg->quic_port)
-		printf("dustgw: quic first flight after its ACK: %s\n",
-		       !cfg->quic_hold ? "off (sent at once)"
-		       : cfg->clock == DGW_CLOCK_CAPTURE
-		           ? "cover, but at once under [runtime] clock = capture (replay: no probe)"
-		           : "cover (held for the client's PTO probe, SPEC §12.3)");
-	if (cfg->quic_port)
-		check_shape(cfg);
+		check_quic(cfg);
 	if (cfg->cover != DGW_COVER_TAP)
 		return 0;
 	if (access("/dev/net/tun", R_OK | W_OK) != 0) {

@@ -276,23 +276,12 @@ void dgw_open(struct dgw_worker *w, struct dust_session *s, const struct dgw_rx 
 	                                        res->seg, DUST_CHAIN_MAX, &res->drop);
 }
 
-/*
- * Does an inner packet call for an acknowledgement, as an ack-eliciting
- * QUIC packet does? A pure TCP ACK does not: quic-go acknowledges no
- * packet that holds only an ACK (SPEC §12.4).
- */
-static bool elicits(const uint8_t *ip, size_t len)
-{
-	struct dust_inner_tcp t;
-
-	return !dust_inner_tcp_read(ip, len, &t) || !t.pure_ack;
-}
-
 /* Deliver the segments of an opened datagram, then any keepalive it asks for; m is consumed. */
 void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *rx,
                  struct dust_session *s, const struct dust_rx_result *res, bool ka)
 {
-	bool eliciting = false;
+	/* an ACK-sized datagram may follow (SPEC §12.4): does anything here call for one? */
+	bool acks = s->profile == DUST_PROFILE_QUIC && w->gw->cfg.quic_acks, eliciting = false;
 	int last = -1;
 
 	if (res->drop != DUST_OK)
@@ -319,10 +308,9 @@ void dgw_dispose(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx *
 			continue;
 		}
 		/* what the client's compressed ACKs will be rebuilt from (ackz.h) */
-		if (s->profile == DUST_PROFILE_QUIC) {
+		if (s->profile == DUST_PROFILE_QUIC)
 			dust_ackz_note(dust_session_table_ackz(w->tab, s), rx->dg + g->off, g->len);
-			eliciting = eliciting || elicits(rx->dg + g->off, g->len);
-		}
+		eliciting = eliciting || (acks && dust_inner_elicits(rx->dg + g->off, g->len));
 		deliver(w, s, m, i == last, rx->dg + g->off, g->len);
 	}
 	if (last < 0)

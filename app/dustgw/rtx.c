@@ -204,7 +204,7 @@ bool dgw_rtx_hello(struct dgw_worker *w, struct rte_mbuf *m, const struct dgw_rx
 	}
 	if (e->hold_ms) {
 		/* the client's PTO probe: the held rest goes out as caddy answers it */
-		uint64_t at = w->now_ms + (dust_quic_answer_delay_us(&w->rng) + 999) / 1000;
+		uint64_t at = w->now_ms + dust_quic_answer_delay_ms(&w->rng);
 
 		if (pn < 64)
 			e->seen |= 1ull << pn;

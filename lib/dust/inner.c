@@ -236,6 +236,13 @@ DUST_EXPORT bool dust_inner_ack_supersedes(const struct dust_inner_tcp *newer,
 	       ahead < 0x80000000u;
 }
 
+DUST_EXPORT bool dust_inner_elicits(const uint8_t *ip, size_t len)
+{
+	struct dust_inner_tcp t;
+
+	return !dust_inner_tcp_read(ip, len, &t) || !t.pure_ack;
+}
+
 /* ---- ICMP errors ---------------------------------------------------------------- */
 
 /* RFC 1812 §4.3.2.7: which IPv4 packets get no ICMP error. */

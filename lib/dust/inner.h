@@ -82,6 +82,13 @@ bool dust_inner_same_flow(const struct dust_inner_tcp *a, const struct dust_inne
 bool dust_inner_ack_supersedes(const struct dust_inner_tcp *newer,
                                const struct dust_inner_tcp *older);
 
+/**
+ * Whether inner packet ip[0..len) calls for an acknowledgement, as an
+ * ack-eliciting QUIC packet does: anything but a pure TCP ACK (quic-go and
+ * Chromium acknowledge no packet that holds only an ACK, SPEC.md §12.4).
+ */
+bool dust_inner_elicits(const uint8_t *ip, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

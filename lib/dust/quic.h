@@ -115,9 +115,10 @@ uint32_t dust_quic_pto_probe_ms(struct dust_rng *rng, uint32_t rtt_ms);
 /**
  * The cover server's answer after the client Initial that lets it answer
  * (SPEC §12.3: the hello's second Initial, or the PTO probe that brings
- * it again): us, drawn from caddy 2.6.2's in quic_hello.h.
+ * it again): ms, drawn from caddy 2.6.2's in quic_hello.h (in us there),
+ * rounded up to the millisecond clocks that hold the answer keep.
  */
-uint32_t dust_quic_answer_delay_us(struct dust_rng *rng);
+uint32_t dust_quic_answer_delay_ms(struct dust_rng *rng);
 /**
  * An answer held for the client's PTO probe (SPEC §12.3) goes out this
  * long after the hello when no Initial of the hello comes again, ms: 1 s,

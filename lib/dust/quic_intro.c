@@ -568,9 +568,9 @@ DUST_EXPORT uint32_t dust_quic_pto_probe_ms(struct dust_rng *rng, uint32_t rtt_m
 	return ms < 3 * rtt_ms ? 3 * rtt_ms : ms;
 }
 
-DUST_EXPORT uint32_t dust_quic_answer_delay_us(struct dust_rng *rng)
+DUST_EXPORT uint32_t dust_quic_answer_delay_ms(struct dust_rng *rng)
 {
-	return draw_between(rng, quic_answer_us, N(quic_answer_us));
+	return (draw_between(rng, quic_answer_us, N(quic_answer_us)) + 999) / 1000;
 }
 
 DUST_EXPORT uint32_t dust_quic_answer_hold_max_ms(void)

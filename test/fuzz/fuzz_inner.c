@@ -77,17 +77,20 @@ static void check_too_big(size_t len, size_t mtu)
 /*
  * ACK thinning's reader: a pure ACK is no longer than its headers allow
  * (IPv4 60 + TCP 60, IPv6 40 + 60), its flow is one of the two lengths, and
- * it supersedes neither itself nor a copy of itself (the same number).
+ * it supersedes neither itself nor a copy of itself (the same number);
+ * everything but a pure ACK calls for an ACK-sized datagram.
  */
 static void check_tcp_read(size_t len)
 {
 	struct dust_inner_tcp t, u;
 
 	if (!dust_inner_tcp_read(pkt, len, &t)) {
-		if (t.flow_len || t.pure_ack)
-			abort(); /* nothing read must read as nothing */
+		if (t.flow_len || t.pure_ack || !dust_inner_elicits(pkt, len))
+			abort(); /* nothing read must read as nothing, and call for an ACK */
 		return;
 	}
+	if (dust_inner_elicits(pkt, len) == t.pure_ack)
+		abort(); /* only a pure ACK calls for none */
 	if ((t.flow_len != 12 && t.flow_len != 36) || (t.pure_ack && len < 40) ||
 	    dust_inner_ack_supersedes(&t, &t))
 		abort();

@@ -513,6 +513,27 @@ static void test_ack_supersedes(void)
 	CHECK(!dust_inner_ack_supersedes(&b, &a));
 }
 
+/* What calls for an ACK-sized datagram (SPEC §12.4): all but a pure TCP ACK. */
+static void test_elicits(void)
+{
+	uint8_t p[256];
+	size_t n;
+
+	n = seg4(p, 40000, 0x10, 1000, ts_opts, sizeof(ts_opts), 0);
+	CHECK(!dust_inner_elicits(p, n));
+	/* data, a SACK block, a SYN or FIN */
+	CHECK(dust_inner_elicits(p, seg4(p, 40000, 0x10, 1000, ts_opts, sizeof(ts_opts), 1)));
+	CHECK(dust_inner_elicits(p, seg4(p, 40000, 0x10, 1000, sack_opts, sizeof(sack_opts), 0)));
+	CHECK(dust_inner_elicits(p, seg4(p, 40000, 0x12, 1000, ts_opts, sizeof(ts_opts), 0)));
+	CHECK(dust_inner_elicits(p, seg4(p, 40000, 0x11, 1000, ts_opts, sizeof(ts_opts), 0)));
+	/* no TCP segment at all: UDP, a later fragment, cut short */
+	CHECK(dust_inner_elicits(p, udp4(p, 60, A4, B4)));
+	n = seg4(p, 40000, 0x10, 1000, ts_opts, sizeof(ts_opts), 0);
+	CHECK(dust_inner_elicits(p, n - 1));
+	put16(p + 6, 0x0001);
+	CHECK(dust_inner_elicits(p, n));
+}
+
 static const struct check_test tests[] = {
     {"mss_ipv4", test_mss_ipv4},
     {"mss_odd_offset", test_mss_odd_offset},
@@ -525,6 +546,7 @@ static const struct check_test tests[] = {
     {"quic_bounds", test_quic_bounds},
     {"ack_read", test_ack_read},
     {"ack_supersedes", test_ack_supersedes},
+    {"elicits", test_elicits},
 };
 
 int main(int argc, char **argv)

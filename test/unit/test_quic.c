@@ -1347,7 +1347,7 @@ static void test_hello_probe(void)
 	uint8_t re[DUST_QUIC_CLIENT_DGRAM], frames[1500];
 	struct layout hello[2], lay;
 	size_t plen = 0;
-	uint32_t lo = UINT32_MAX, hi = 0;
+	uint32_t lo = UINT32_MAX, hi = 0, dlo = UINT32_MAX, dhi = 0;
 
 	quic_fixture(&f);
 	h.intro_len = dust_quic_intro_build(&f.inv, &f.client, &f.rng, FIX_NOW_MS, h.intro,
@@ -1368,14 +1368,17 @@ static void test_hello_probe(void)
 	}
 	for (int i = 0; i < 4000; i++) {
 		uint32_t ms = dust_quic_pto_probe_ms(&f.rng, 1),
-		         us = dust_quic_answer_delay_us(&f.rng);
+		         delay = dust_quic_answer_delay_ms(&f.rng);
 
-		CHECK(ms >= 8 && ms <= 38); /* 7841..37239 us, rounded up */
-		CHECK(us >= 722 && us <= 11050);
+		CHECK(ms >= 8 && ms <= 38);       /* 7841..37239 us, rounded up */
+		CHECK(delay >= 1 && delay <= 12); /* 722..11050 us, rounded up */
 		lo = ms < lo ? ms : lo;
 		hi = ms > hi ? ms : hi;
+		dlo = delay < dlo ? delay : dlo;
+		dhi = delay > dhi ? delay : dhi;
 	}
 	CHECK(lo <= 9 && hi >= 36); /* the whole range drawn, not one value */
+	CHECK(dlo <= 2 && dhi >= 11);
 	CHECK_EQ(dust_quic_pto_probe_ms(&f.rng, 50), 150u);
 	CHECK_EQ(dust_quic_pto_probe_ms(&f.rng, UINT32_MAX), 180000u);
 	CHECK_EQ(dust_quic_answer_hold_max_ms(), 1000u);

@@ -1733,11 +1733,8 @@ static void quic_ack_due(struct client *c)
  */
 static bool segs_elicit(const struct client *c, const struct dust_seg *segs, unsigned n)
 {
-	struct dust_inner_tcp t;
-
 	for (unsigned i = 0; i < n; i++)
-		if (segs[i].len &&
-		    (!dust_inner_tcp_read(c->rxbuf + segs[i].off, segs[i].len, &t) || !t.pure_ack))
+		if (segs[i].len && dust_inner_elicits(c->rxbuf + segs[i].off, segs[i].len))
 			return true;
 	return false;
 }
@@ -1779,7 +1776,7 @@ static void on_quic_datagram(struct client *c, size_t len)
 	if (drop != DUST_OK)
 		c->st.drop[drop]++;
 	if (n) {
-		bool elicit = !lng && segs_elicit(c, segs, n);
+		bool elicit = !lng && !c->o->no_acks && segs_elicit(c, segs, n);
 
 		on_opened(c, segs, n);
 		if (elicit)

@@ -555,7 +555,7 @@ static bool quic_probe(struct server *sv, const struct dust_endpoint *ep, size_t
 		    sv->buf[5] != p->acc.odcid_len ||
 		    memcmp(sv->buf + 6, p->acc.odcid, p->acc.odcid_len) != 0)
 			continue;
-		at = now_ms() + (dust_quic_answer_delay_us(&sv->rng) + 999) / 1000;
+		at = now_ms() + dust_quic_answer_delay_ms(&sv->rng);
 		if (at < p->hold_ms) {
 			p->hold_ms = at;
 			sv->quic_probed++;
