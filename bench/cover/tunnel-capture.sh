@@ -18,7 +18,9 @@
 #   (root; LOADS default 20; the last argument picks the quic size policy of
 #   both ends, SPEC §12.4, default cover; env ACKS=cover|off and ACK_THIN=on|off
 #   set dust-client's --acks and --ack-thin, defaults cover and on; ACK_HOLD=MS its
-#   --ack-hold; ACK_COMPRESS=on|off its --ack-compress, default on)
+#   --ack-hold; ACK_COMPRESS=on|off its --ack-compress, default on; CONNECT=
+#   now|on-demand its --connect, default now: on demand, the hello goes with
+#   Chromium's first packet)
 set -e
 set -o pipefail
 . "$(dirname "$0")/../../test/e2e/netns/common.sh"
@@ -66,8 +68,12 @@ for i in $(seq 1 "$LOADS"); do
 	bg CL $CLI "$W/client.log" "$CLIENT" --invite "$W/inv/invite-30.txt" --key "$W/c.key" \
 		--password-file "$W/pw" --sizes "$SIZES" --acks "${ACKS:-cover}" \
 		--ack-thin "${ACK_THIN:-on}" ${ACK_HOLD:+--ack-hold "$ACK_HOLD"} \
-		--ack-compress "${ACK_COMPRESS:-on}" --tries 5
-	if wait_for 10 grep -q "connected to" "$W/client.log" && load_page $CLI 10.93.0.1 $page; then
+		--ack-compress "${ACK_COMPRESS:-on}" --connect "${CONNECT:-now}" --tries 5
+	# on demand, the page load itself starts the session
+	up="connected to"
+	[[ ${CONNECT:-now} == on-demand ]] && up="starts the session"
+	if wait_for 10 grep -q "$up" "$W/client.log" && load_page $CLI 10.93.0.1 $page &&
+		grep -q "connected to" "$W/client.log"; then
 		ok=$((ok + 1))
 	else
 		tail -5 "$W/client.log"

@@ -118,7 +118,11 @@ struct opts {
 	bool no_ack_thin;     /* --ack-thin off */
 	bool no_ackz;         /* --ack-compress off */
 	unsigned ack_hold_ms; /* --ack-hold: how long a pure ACK may wait for a newer one */
+	bool on_demand;       /* --connect on-demand: the first packet sends the first intro */
 };
+
+/* next_intro_ms of a --connect on-demand client that no packet has started yet */
+#define INTRO_ON_DEMAND UINT64_MAX
 
 struct stats {
 	uint64_t tx_packets, tx_bytes, rx_packets, rx_bytes;
@@ -313,6 +317,11 @@ static void usage(FILE *f)
 	        "  --ack-hold MS         a pure ACK waits up to MS ms (0..25) for a newer\n"
 	        "                        one to take its place, read in later bursts too\n"
 	        "                        (default 0: the burst's end)\n"
+	        "  --connect now|on-demand  introduce at start (default), or only when the\n"
+	        "                        first packet for the tunnel arrives on the TUN: it\n"
+	        "                        goes with the session's first data, and the flow\n"
+	        "                        starts with traffic, as a browser's connection\n"
+	        "                        does (SPEC §12.6); --tries counts from then\n"
 	        "  --stats               print a statistics line on exit\n"
 	        "  -v, --verbose         log each intro and keepalive\n"
 	        "  -h, --help            this text\n"
@@ -357,6 +366,7 @@ enum {
 	OPT_ACK_THIN,
 	OPT_ACK_HOLD,
 	OPT_ACK_COMPRESS,
+	OPT_CONNECT,
 };
 
 static const struct option long_opts[] = {
@@ -379,6 +389,7 @@ static const struct option long_opts[] = {
     {"ack-thin", required_argument, NULL, OPT_ACK_THIN},
     {"ack-compress", required_argument, NULL, OPT_ACK_COMPRESS},
     {"ack-hold", required_argument, NULL, OPT_ACK_HOLD},
+    {"connect", required_argument, NULL, OPT_CONNECT},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -455,6 +466,11 @@ static int parse_one(int c, const char *arg, struct opts *o)
 		if (strcmp(arg, "on") && strcmp(arg, "off"))
 			return -1;
 		o->no_ackz = !strcmp(arg, "off");
+		return 0;
+	case OPT_CONNECT:
+		if (strcmp(arg, "now") && strcmp(arg, "on-demand"))
+			return -1;
+		o->on_demand = !strcmp(arg, "on-demand");
 		return 0;
 	case 'v':
 		o->verbose = true;
@@ -1358,6 +1374,9 @@ static void on_tun_packet(struct client *c, const uint8_t *p, size_t len)
 		return;
 	}
 	if (!c->up) {
+		/* --connect on-demand: the first packet sends the first intro, on the next tick */
+		if (c->next_intro_ms == INTRO_ON_DEMAND)
+			c->next_intro_ms = mono_ms();
 		/* sealed under the newest intro's keys, and kept to chain with the next */
 		if (c->held_len)
 			c->st.local[LD_NO_SESSION]++;
@@ -1912,7 +1931,11 @@ static int run(struct client *c)
 	int rc = 0, n;
 
 	c->intro_gap_ms = 1000;
-	c->next_intro_ms = mono_ms();
+	c->next_intro_ms = c->o->on_demand ? INTRO_ON_DEMAND : mono_ms();
+	if (c->o->on_demand)
+		logmsg("tunnel up on %s: the first packet through it starts the session with %s "
+		       "(--connect on-demand)",
+		       c->ifname, c->server);
 	c->last_rx_ms = c->last_tx_ms = c->last_ka_ms = mono_ms();
 	/* a packet already queued on the TUN goes chained with the first intro */
 	tun_drain(c);

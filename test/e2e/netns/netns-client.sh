@@ -25,7 +25,8 @@
 # A quic-profile client (SPEC §12) beside it: bounded tries with no server,
 # with the server's answers dropped its hello again on Chromium's PTO (one
 # Initial, same DCID and port, +0.3/+0.9/+2.1 s), Chromium's CONNECTION_CLOSE
-# at +4 s, then a new connection from a new port,
+# at +4 s, then a new connection from a new port, and with --connect on-demand no
+# datagram until the first packet for the tunnel, which the session then carries;
 # retransmitted Initials until the server is up, ping both ways over 1-RTT
 # short headers, a fresh Initial after the server restarts; its wire
 # capture holds only 1250-byte Initials (two a hello, one a resend), server first flights and short headers,
@@ -526,5 +527,38 @@ for p in ports:
 print("resends and close: packet numbers 1, 2, 4, 6, 8, 9 on %d ports; CONNECTION_CLOSE NO_ERROR" %
       len(ports))
 PY
+
+step "quic: --connect on-demand: nothing on the wire before the first packet"
+# the client brings its TUN up and waits: no hello until a packet for the tunnel
+# comes; that packet (a ping) starts the session and is delivered in its second
+# flight, so the ping is answered without a resend
+start_server
+tcpdump_bg CAPD $SRV "$W/tcpdump-d.log" -i $PFX-s -n -U --immediate-mode -Z root \
+	-w "$W/ondemand.pcap" udp port $QPORT
+client "$W/od.log" --invite "$W/inv/invite-30.txt" --key "$W/c30.key" --connect on-demand \
+	--ifname dust33 --stats
+wait_for 5 grep -q "starts the session with $SRVADDR:$QPORT (--connect on-demand)" "$W/od.log" ||
+	{ cat "$W/od.log"; fail "the on-demand client did not say it waits"; }
+sleep 1.5 # a client that introduced at start would have done so by now
+! grep -q "connected to" "$W/od.log" || { cat "$W/od.log"; fail "connected with no packet sent"; }
+T_PING=$(date +%s.%N)
+n $CLI ping -c 1 -W 5 -I dust33 10.92.0.1 | tee "$W/ping-od.txt"
+grep -q "1 received" "$W/ping-od.txt" || fail "the first packet did not get through"
+wait_for 5 grep -q "connected to" "$W/od.log" || { cat "$W/od.log"; fail "not connected"; }
+kill -TERM "$CP"
+wait_exit "$CP" 5 || fail "on-demand client did not stop on SIGTERM"
+sleep 0.5
+stop_pid "$CAPD"
+[[ $(stats_field "$W/od.log" intros) -eq 1 ]] || { cat "$W/od.log"; fail "not one intro"; }
+# the first datagram on the wire is the hello, sent after the ping began
+/usr/bin/python3 - "$W/ondemand.pcap" "$T_PING" <<'PY' || fail "on-demand wire"
+import struct, sys
+d, t_ping = open(sys.argv[1], "rb").read(), float(sys.argv[2])
+sec, usec, incl = struct.unpack("<III", d[24:36])
+t0 = sec + usec / 1e6
+print("first datagram %.3f s after the ping began, %d bytes captured" % (t0 - t_ping, incl))
+assert t0 >= t_ping, "a datagram went %.3f s before the first packet" % (t_ping - t0)
+PY
+stop_pid "$SP"
 
 echo "PASS: netns-client"
