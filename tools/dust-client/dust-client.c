@@ -57,6 +57,7 @@ enum {
 	THIN_HOLD_MS = 0,      /* --ack-hold's default */
 	THIN_HOLD_MAX_MS = 25, /* QUIC's default max_ack_delay (RFC 9000 §18.2) */
 	INTRO_BACKOFF_MAX_MS = 16000,
+	IDLE_S = 30, /* --idle's default: Chromium's and quic-go's idle timeout */
 	/*
 	 * quic: Chromium's handshake timers (SPEC §12.2). The hello goes again,
 	 * same DCID, on the PTO: 300 ms before any RTT sample (RFC 9002 §6.2.1:
@@ -119,6 +120,8 @@ struct opts {
 	bool no_ackz;         /* --ack-compress off */
 	unsigned ack_hold_ms; /* --ack-hold: how long a pure ACK may wait for a newer one */
 	bool on_demand;       /* --connect on-demand: the first packet sends the first intro */
+	unsigned idle_s;      /* --idle: on demand, a session idle this long ends; 0 = never */
+	bool idle_given;
 };
 
 /* next_intro_ms of a --connect on-demand client that no packet has started yet */
@@ -135,6 +138,7 @@ struct stats {
 	uint64_t acks_thinned;  /* inner TCP ACKs a later one of a TUN burst superseded */
 	uint64_t acks_compact;  /* quic: inner TCP ACKs sent compressed in compact packets */
 	uint64_t pace_full;     /* quic: pacing windows left unpaced, the tunnel saturated */
+	uint64_t idle_ends;     /* --connect on-demand: sessions ended after --idle seconds */
 	uint64_t drop[DUST_DROP_MAX];
 	uint64_t local[LD_MAX];
 };
@@ -167,6 +171,8 @@ struct client {
 	uint64_t hello_us;       /* quic: when it went (monotonic) */
 	uint64_t close_ms;       /* quic: when it is given up with a close; 0: closed or none */
 	uint64_t last_rx_ms, last_tx_ms, last_ka_ms;
+	/* --idle: when a packet last went either way, and the count it was read from */
+	uint64_t last_inner_ms, inner_seen;
 	uint64_t pace_last_ns;           /* quic: the last data datagram's departure (pace_wait) */
 	struct dust_pace_rate pace_rate; /* quic: the client's own rate (pace_wait) */
 	uint64_t pace_win_ns;            /* quic: the current saturation window's start */
@@ -322,6 +328,12 @@ static void usage(FILE *f)
 	        "                        goes with the session's first data, and the flow\n"
 	        "                        starts with traffic, as a browser's connection\n"
 	        "                        does (SPEC §12.6); --tries counts from then\n"
+	        "  --idle S              with --connect on-demand: a session that carried no\n"
+	        "                        packet either way for S seconds ends, silently\n"
+	        "                        (RFC 9000's idle timeout), and the next packet\n"
+	        "                        starts a new one, from a new port in the quic\n"
+	        "                        profile (default 30, Chromium's and quic-go's\n"
+	        "                        idle timeout; 0 = never)\n"
 	        "  --stats               print a statistics line on exit\n"
 	        "  -v, --verbose         log each intro and keepalive\n"
 	        "  -h, --help            this text\n"
@@ -367,6 +379,7 @@ enum {
 	OPT_ACK_HOLD,
 	OPT_ACK_COMPRESS,
 	OPT_CONNECT,
+	OPT_IDLE,
 };
 
 static const struct option long_opts[] = {
@@ -390,6 +403,7 @@ static const struct option long_opts[] = {
     {"ack-compress", required_argument, NULL, OPT_ACK_COMPRESS},
     {"ack-hold", required_argument, NULL, OPT_ACK_HOLD},
     {"connect", required_argument, NULL, OPT_CONNECT},
+    {"idle", required_argument, NULL, OPT_IDLE},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -408,6 +422,9 @@ static int parse_number_opt(int c, const char *arg, struct opts *o)
 		return parse_uint(arg, 1, 3600, &o->keepalive_s);
 	case OPT_ACK_HOLD:
 		return parse_uint(arg, 0, THIN_HOLD_MAX_MS, &o->ack_hold_ms);
+	case OPT_IDLE:
+		o->idle_given = true;
+		return parse_uint(arg, 0, 86400, &o->idle_s);
 	default:
 		return parse_uint(arg, 2, 86400, &o->dead_s);
 	}
@@ -491,6 +508,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	                   .tries = 10,
 	                   .keepalive_s = 10,
 	                   .ack_hold_ms = THIN_HOLD_MS,
+	                   .idle_s = IDLE_S,
 	                   .dead_s = 30};
 	while ((c = getopt_long(argc, argv, "vh", long_opts, &idx)) != -1) {
 		if (c == 'h') {
@@ -507,6 +525,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc || !o->key_path || !!o->invite_file == !!o->invite_text) {
 		logmsg("need exactly one of --invite/--invite-text, and --key (see --help)");
+		return -1;
+	}
+	if (o->idle_given && !o->on_demand) {
+		logmsg("--idle needs --connect on-demand: a session that ends must have a packet "
+		       "to start the next");
 		return -1;
 	}
 	return 0;
@@ -1529,6 +1552,7 @@ static void became_up(struct client *c)
 
 	c->up = true;
 	c->intro_gap_ms = 1000;
+	c->last_inner_ms = mono_ms();
 	dust_ackz_init(&c->ackz); /* a new session: the gateway knows no connection of ours */
 	if (c->ever_up) {
 		c->st.reconnects++;
@@ -1868,9 +1892,39 @@ static int connecting_tick(struct client *c, uint64_t now)
 	return 0;
 }
 
+/*
+ * --connect on-demand: a session that carried no packet for --idle seconds
+ * ends as an idle QUIC connection does (RFC 9000 §10.1), without a
+ * datagram; the next packet on the TUN starts a new one. Returns true when
+ * it ended.
+ */
+static bool idle_end(struct client *c, uint64_t now)
+{
+	uint64_t inner = c->st.tx_packets + c->st.rx_packets;
+
+	if (inner != c->inner_seen) {
+		c->inner_seen = inner;
+		c->last_inner_ms = now;
+	}
+	if (!c->o->on_demand || !c->o->idle_s || now - c->last_inner_ms < c->o->idle_s * 1000ull)
+		return false;
+	logmsg("no packet for %u s: session with %s ended; the next packet starts a new one",
+	       c->o->idle_s, c->server);
+	c->st.idle_ends++;
+	c->up = false;
+	c->have_prev = false;
+	c->attempts = 0;
+	c->intro_gap_ms = 1000;
+	c->next_intro_ms = INTRO_ON_DEMAND;
+	return true;
+}
+
 static void up_tick(struct client *c, uint64_t now)
 {
 	uint64_t ka = c->o->keepalive_s * 1000ull;
+
+	if (idle_end(c, now))
+		return;
 
 	if (now - c->last_rx_ms >= c->o->dead_s * 1000ull) {
 		logmsg("%s silent for %llu s: introducing again", c->server,
@@ -1971,7 +2025,7 @@ static void print_stats(const struct client *c)
 	printf("dust-client stats: tx_packets=%llu tx_bytes=%llu rx_packets=%llu rx_bytes=%llu "
 	       "intros=%llu keepalive_tx=%llu keepalive_rx=%llu reconnects=%llu path_echo=%llu "
 	       "icmp_refused=%llu hello_resends=%llu hello_closes=%llu acks_tx=%llu "
-	       "acks_thinned=%llu acks_compact=%llu pace_full=%llu",
+	       "acks_thinned=%llu acks_compact=%llu pace_full=%llu idle_ends=%llu",
 	       (unsigned long long)s->tx_packets, (unsigned long long)s->tx_bytes,
 	       (unsigned long long)s->rx_packets, (unsigned long long)s->rx_bytes,
 	       (unsigned long long)s->intros, (unsigned long long)s->keepalive_tx,
@@ -1979,7 +2033,8 @@ static void print_stats(const struct client *c)
 	       (unsigned long long)s->path_echo, (unsigned long long)s->icmp_refused,
 	       (unsigned long long)s->hello_resends, (unsigned long long)s->hello_closes,
 	       (unsigned long long)s->acks_tx, (unsigned long long)s->acks_thinned,
-	       (unsigned long long)s->acks_compact, (unsigned long long)s->pace_full);
+	       (unsigned long long)s->acks_compact, (unsigned long long)s->pace_full,
+	       (unsigned long long)s->idle_ends);
 	for (int d = DUST_DROP_TRUNCATED; d < DUST_DROP_MAX; d++)
 		printf(" rx_drop_%s=%llu", dust_drop_name(d), (unsigned long long)s->drop[d]);
 	for (int d = 0; d < LD_MAX; d++)

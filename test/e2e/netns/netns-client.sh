@@ -25,8 +25,9 @@
 # A quic-profile client (SPEC §12) beside it: bounded tries with no server,
 # with the server's answers dropped its hello again on Chromium's PTO (one
 # Initial, same DCID and port, +0.3/+0.9/+2.1 s), Chromium's CONNECTION_CLOSE
-# at +4 s, then a new connection from a new port, and with --connect on-demand no
-# datagram until the first packet for the tunnel, which the session then carries;
+# at +4 s, then a new connection from a new port; with --connect on-demand no
+# datagram until the first packet for the tunnel, which the session then carries,
+# and none after --idle ends it until the next packet starts a new one;
 # retransmitted Initials until the server is up, ping both ways over 1-RTT
 # short headers, a fresh Initial after the server restarts; its wire
 # capture holds only 1250-byte Initials (two a hello, one a resend), server first flights and short headers,
@@ -528,15 +529,17 @@ print("resends and close: packet numbers 1, 2, 4, 6, 8, 9 on %d ports; CONNECTIO
       len(ports))
 PY
 
-step "quic: --connect on-demand: nothing on the wire before the first packet"
+step "quic: --connect on-demand: nothing on the wire before the first packet, or after --idle"
 # the client brings its TUN up and waits: no hello until a packet for the tunnel
 # comes; that packet (a ping) starts the session and is delivered in its second
-# flight, so the ping is answered without a resend
+# flight, so the ping is answered without a resend. After --idle 2 seconds with no
+# packet the session ends without a datagram, and the next ping starts a new one
+# from a new port
 start_server
 tcpdump_bg CAPD $SRV "$W/tcpdump-d.log" -i $PFX-s -n -U --immediate-mode -Z root \
 	-w "$W/ondemand.pcap" udp port $QPORT
 client "$W/od.log" --invite "$W/inv/invite-30.txt" --key "$W/c30.key" --connect on-demand \
-	--ifname dust33 --stats
+	--idle 2 --keepalive 1 --ifname dust33 --stats
 wait_for 5 grep -q "starts the session with $SRVADDR:$QPORT (--connect on-demand)" "$W/od.log" ||
 	{ cat "$W/od.log"; fail "the on-demand client did not say it waits"; }
 sleep 1.5 # a client that introduced at start would have done so by now
@@ -545,20 +548,45 @@ T_PING=$(date +%s.%N)
 n $CLI ping -c 1 -W 5 -I dust33 10.92.0.1 | tee "$W/ping-od.txt"
 grep -q "1 received" "$W/ping-od.txt" || fail "the first packet did not get through"
 wait_for 5 grep -q "connected to" "$W/od.log" || { cat "$W/od.log"; fail "not connected"; }
+wait_for 6 grep -q "no packet for 2 s: session with $SRVADDR:$QPORT ended" "$W/od.log" ||
+	{ cat "$W/od.log"; fail "the idle session did not end"; }
+T_IDLE=$(date +%s.%N)
+sleep 1.5 # an ended session sends nothing: no keepalive, no new hello
+T_PING2=$(date +%s.%N)
+n $CLI ping -c 1 -W 5 -I dust33 10.92.0.1 | tee "$W/ping-od2.txt"
+grep -q "1 received" "$W/ping-od2.txt" || fail "the packet after the idle end did not get through"
+wait_for 5 grep -q "connected again" "$W/od.log" || { cat "$W/od.log"; fail "no new session"; }
 kill -TERM "$CP"
 wait_exit "$CP" 5 || fail "on-demand client did not stop on SIGTERM"
 sleep 0.5
 stop_pid "$CAPD"
-[[ $(stats_field "$W/od.log" intros) -eq 1 ]] || { cat "$W/od.log"; fail "not one intro"; }
-# the first datagram on the wire is the hello, sent after the ping began
-/usr/bin/python3 - "$W/ondemand.pcap" "$T_PING" <<'PY' || fail "on-demand wire"
+[[ $(stats_field "$W/od.log" intros) -eq 2 && $(stats_field "$W/od.log" idle_ends) -eq 1 ]] ||
+	{ cat "$W/od.log"; fail "not two intros and one idle end"; }
+# nothing before the first ping, nothing between the idle end and the second;
+# each ping's session from its own port
+/usr/bin/python3 - "$W/ondemand.pcap" "$QPORT" "$T_PING" "$T_IDLE" "$T_PING2" <<'PY' ||
 import struct, sys
-d, t_ping = open(sys.argv[1], "rb").read(), float(sys.argv[2])
-sec, usec, incl = struct.unpack("<III", d[24:36])
-t0 = sec + usec / 1e6
-print("first datagram %.3f s after the ping began, %d bytes captured" % (t0 - t_ping, incl))
-assert t0 >= t_ping, "a datagram went %.3f s before the first packet" % (t_ping - t0)
+d, qport = open(sys.argv[1], "rb").read(), int(sys.argv[2])
+t_ping, t_idle, t_ping2 = map(float, sys.argv[3:6])
+link = struct.unpack("<I", d[20:24])[0]
+off, dg = 24, []
+while off + 16 <= len(d):
+    sec, usec, incl = struct.unpack("<III", d[off:off + 12])
+    fr = d[off + 16:off + 16 + incl]
+    off += 16 + incl
+    ip = fr[14:] if link == 1 else fr
+    ihl = (ip[0] & 15) * 4
+    sport, dport = struct.unpack(">HH", ip[ihl:ihl + 4])
+    dg.append((sec + usec / 1e6, sport if dport == qport else None))
+print("on demand: first datagram %.3f s after the first ping; %d datagrams" % (dg[0][0] - t_ping, len(dg)))
+assert dg[0][0] >= t_ping, "a datagram went %.3f s before the first packet" % (t_ping - dg[0][0])
+quiet = [t for t, _ in dg if t_idle <= t < t_ping2]
+assert not quiet, "%d datagrams after the idle end, before the next packet" % len(quiet)
+ports = sorted({p for t, p in dg if p}, key=lambda p: min(t for t, q in dg if q == p))
+assert len(ports) == 2, "client ports %s: want one per session" % ports
+assert min(t for t, p in dg if p == ports[1]) >= t_ping2, "the second session began early"
 PY
+	fail "on-demand wire"
 stop_pid "$SP"
 
 echo "PASS: netns-client"
