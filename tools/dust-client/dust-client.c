@@ -298,7 +298,8 @@ static void usage(FILE *f)
 	        "                        4 s, from a new source port each\n"
 	        "  --keepalive S         keepalive after S idle seconds (default 10)\n"
 	        "  --dead-after S        server silent for S seconds: introduce again\n"
-	        "                        (default 30); retried with backoff until it answers\n"
+	        "                        (default 30; on demand, with the next packet);\n"
+	        "                        retried with backoff until it answers\n"
 	        "  --sizes cover|padding quic profile: data datagrams take the cover's own\n"
 	        "                        sizes (default), or uniform padding as the random\n"
 	        "                        profile's (SPEC §12.4)\n"
@@ -1927,13 +1928,15 @@ static void up_tick(struct client *c, uint64_t now)
 		return;
 
 	if (now - c->last_rx_ms >= c->o->dead_s * 1000ull) {
-		logmsg("%s silent for %llu s: introducing again", c->server,
-		       (unsigned long long)(now - c->last_rx_ms) / 1000);
+		logmsg("%s silent for %llu s: introducing again%s", c->server,
+		       (unsigned long long)(now - c->last_rx_ms) / 1000,
+		       c->o->on_demand ? " with the next packet" : "");
 		c->up = false;
 		c->have_prev = false;
 		c->attempts = 0;
 		c->intro_gap_ms = 1000;
-		c->next_intro_ms = now;
+		/* on demand, no hello goes without a packet to carry (an idle tunnel shows none) */
+		c->next_intro_ms = c->o->on_demand ? INTRO_ON_DEMAND : now;
 		return;
 	}
 	/* the server answers keepalives, so they also probe a one-way flow */

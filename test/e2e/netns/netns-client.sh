@@ -577,6 +577,32 @@ awk -v qport=$QPORT -v t_ping="$T_PING" -v t_idle="$T_IDLE" -v t_ping2="$T_PING2
 		if (np != 2) { print "want one client port per session"; exit 1 }
 		for (p in seen) if (seen[p] > first && seen[p] < t_ping2) { print "the second session began early"; exit 1 }
 	}' "$W/ondemand.txt" || { cat "$W/ondemand.txt"; fail "on-demand wire"; }
+# a server gone silent (--dead-after 2; --idle 0: never idle) is introduced again
+# only with the next packet, not at once into a tunnel that carries nothing
+client "$W/od2.log" --invite "$W/inv/invite-30.txt" --key "$W/c30.key" --connect on-demand \
+	--idle 0 --keepalive 1 --dead-after 2 --ifname dust34 --stats
+wait_for 5 grep -q "starts the session" "$W/od2.log" || { cat "$W/od2.log"; fail "no TUN"; }
+n $CLI ping -c 1 -W 5 -I dust34 10.92.0.1 >/dev/null || fail "no first session"
+stop_pid "$SP"
+wait "$SP" || fail "server did not exit cleanly"
+tcpdump_bg CAPE $SRV "$W/tcpdump-e.log" -i $PFX-s -n -U --immediate-mode -Z root \
+	-w "$W/dead.pcap" udp port $QPORT
+wait_for 6 grep -q "silent for [0-9]* s: introducing again with the next packet" "$W/od2.log" ||
+	{ cat "$W/od2.log"; fail "the silent server was not noticed"; }
+T_DEAD=$(date +%s.%N)
+sleep 1.5
+T_PING3=$(date +%s.%N)
+start_server
+n $CLI ping -c 1 -W 5 -I dust34 10.92.0.1 >/dev/null || fail "no session after the server's restart"
+wait_for 5 grep -q "connected again" "$W/od2.log" || { cat "$W/od2.log"; fail "not connected again"; }
+kill -TERM "$CP"
+wait_exit "$CP" 5 || fail "on-demand client did not stop on SIGTERM"
+sleep 0.5
+stop_pid "$CAPE"
+[[ $(stats_field "$W/od2.log" intros) -eq 2 ]] || { cat "$W/od2.log"; fail "not two intros"; }
+tcpdump -r "$W/dead.pcap" -n -tt 2>/dev/null | awk -v t0="$T_DEAD" -v t1="$T_PING3" '
+	$1 + 0 >= t0 && $1 + 0 < t1 { n++ } END { print "after the server went silent: " n + 0 " datagrams before the next packet"; exit n > 0 }' ||
+	fail "a hello went with no packet to carry"
 stop_pid "$SP"
 
 echo "PASS: netns-client"
