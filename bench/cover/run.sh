@@ -11,7 +11,9 @@
 # usage: run.sh BUILD_DIR [LOADS] [OUT_DIR]     (root; LOADS default 40)
 #   SIZES="cover padding" (default) picks the Dust runs' size policies; a
 #   policy with "-plain" after it (cover-plain) runs with --ack-compress off
-#   (no compact packets, SPEC §6.5), for the two side by side.
+#   (no compact packets, SPEC §6.5), for the two side by side. CONNECT=on-demand
+#   (passed to tunnel-capture.sh) starts each Dust session with the load's first
+#   packet (dust-client --connect on-demand) instead of before it.
 set -e
 set -o pipefail
 
