@@ -8,9 +8,11 @@ decrypts nothing can compute: the signed sizes of its first N datagrams
 and its byte totals each way over its first 1 s and 5 s. A RandomForest
 and a GradientBoosting classifier (scikit-learn), 5-fold stratified
 cross-validation, tell set A's flows from set B's; accuracy and ROC AUC are
-printed for N = 10, 20, 50, on sizes alone, with timing, and on the sizes
+printed for N = 10, 20, 50, on sizes alone, with timing, on the sizes
 of short-header (1-RTT) datagrams alone, the handshake cut away: what the
-size model of SPEC §12.4 shapes. 0.5 is a coin; a control of two sets of
+size model of SPEC §12.4 shapes, and on the first N sizes with no byte
+totals ("sizes only": what the datagrams' order and sizes tell apart from
+how many bytes a flow moves). 0.5 is a coin; a control of two sets of
 the same real loads can land under it (each page's flows are split between
 the folds).
 
@@ -41,7 +43,7 @@ def flows(path):
     return out
 
 
-def features(flow, n, timing, one_rtt=False):
+def features(flow, n, timing, one_rtt=False, totals=True):
     if one_rtt:  # the handshake cut away: short-header datagrams only
         flow = [p for p in flow if p[2] & 0xC0 == 0x40] or [(flow[0][0], 0, 0)]
     t0 = flow[0][0]
@@ -50,7 +52,7 @@ def features(flow, n, timing, one_rtt=False):
     if timing:
         gaps = [flow[i][0] - flow[i - 1][0] for i in range(1, min(n, len(flow)))]
         f += gaps + [0.0] * (n - 1 - len(gaps))
-    for w in (1.0, 5.0):
+    for w in (1.0, 5.0) if totals else ():
         up = sum(s for t, s, _ in flow if s > 0 and t - t0 <= w)
         down = sum(-s for t, s, _ in flow if s < 0 and t - t0 <= w)
         f += [up, down]
@@ -71,9 +73,11 @@ def compare(a, b, label):
     y = [0] * len(fa) + [1] * len(fb)
     print("  %-4s %-14s %-17s %-8s %s" % ("N", "features", "classifier", "accuracy", "AUC"))
     for n in (10, 20, 50):
-        for timing, one_rtt, what in ((False, False, "sizes"), (True, False, "sizes+timing"),
-                                      (False, True, "1-RTT sizes")):
-            x = [features(f, n, timing, one_rtt) for f in fa + fb]
+        for timing, one_rtt, totals, what in ((False, False, True, "sizes"),
+                                              (True, False, True, "sizes+timing"),
+                                              (False, True, True, "1-RTT sizes"),
+                                              (False, False, False, "sizes only")):
+            x = [features(f, n, timing, one_rtt, totals) for f in fa + fb]
             for name, clf in (("RandomForest", RandomForestClassifier(n_estimators=200,
                                                                       random_state=1)),
                               ("GradientBoosting", GradientBoostingClassifier(random_state=1))):
