@@ -1896,8 +1896,8 @@ static int connecting_tick(struct client *c, uint64_t now)
 /*
  * --connect on-demand: a session that carried no packet for --idle seconds
  * ends as an idle QUIC connection does (RFC 9000 §10.1), without a
- * datagram; the next packet on the TUN starts a new one. Returns true when
- * it ended.
+ * datagram, and its keys are wiped; the next packet on the TUN starts a new
+ * one. Returns true when it ended.
  */
 static bool idle_end(struct client *c, uint64_t now)
 {
@@ -1913,6 +1913,9 @@ static bool idle_end(struct client *c, uint64_t now)
 	       c->o->idle_s, c->server);
 	c->st.idle_ends++;
 	c->up = false;
+	/* nothing more goes, or opens, under its keys: the next packet waits for new ones */
+	dust_session_wipe(&c->cur);
+	dust_session_wipe(&c->prev);
 	c->have_prev = false;
 	c->attempts = 0;
 	c->intro_gap_ms = 1000;

@@ -577,6 +577,19 @@ awk -v qport=$QPORT -v t_ping="$T_PING" -v t_idle="$T_IDLE" -v t_ping2="$T_PING2
 		if (np != 2) { print "want one client port per session"; exit 1 }
 		for (p in seen) if (seen[p] > first && seen[p] < t_ping2) { print "the second session began early"; exit 1 }
 	}' "$W/ondemand.txt" || { cat "$W/ondemand.txt"; fail "on-demand wire"; }
+# the random profile: after the idle end the next packet goes with the new intro
+# only, never under the ended session's keys as well (its echo would come back
+# twice, once through each session: ping's DUP!)
+client "$W/od3.log" --invite "$W/inv/invite-3.txt" --key "$W/c3.key" --connect on-demand \
+	--idle 1 --ifname dust35 --stats
+wait_for 5 grep -q "starts the session" "$W/od3.log" || { cat "$W/od3.log"; fail "no TUN"; }
+n $CLI ping -c 1 -W 5 -I dust35 10.91.0.1 >/dev/null || fail "random profile: no first session"
+wait_for 5 grep -q "no packet for 1 s" "$W/od3.log" || { cat "$W/od3.log"; fail "no idle end"; }
+n $CLI ping -c 2 -i 0.5 -W 5 -I dust35 10.91.0.1 | tee "$W/ping-od3.txt"
+grep -q "2 received" "$W/ping-od3.txt" && ! grep -q "DUP" "$W/ping-od3.txt" ||
+	fail "random profile: the packet after the idle end did not cross once"
+wait_for 5 grep -q "connected again" "$W/od3.log" || { cat "$W/od3.log"; fail "no new session"; }
+stop_pid "$CP"
 # a server gone silent (--dead-after 2; --idle 0: never idle) is introduced again
 # only with the next packet, not at once into a tunnel that carries nothing
 client "$W/od2.log" --invite "$W/inv/invite-30.txt" --key "$W/c30.key" --connect on-demand \
