@@ -1893,6 +1893,16 @@ static int connecting_tick(struct client *c, uint64_t now)
 	return 0;
 }
 
+/* The session is over: the next intro goes at next_ms (INTRO_ON_DEMAND: with a packet). */
+static void session_down(struct client *c, uint64_t next_ms)
+{
+	c->up = false;
+	c->have_prev = false;
+	c->attempts = 0;
+	c->intro_gap_ms = 1000;
+	c->next_intro_ms = next_ms;
+}
+
 /*
  * --connect on-demand: a session that carried no packet for --idle seconds
  * ends as an idle QUIC connection does (RFC 9000 §10.1), without a
@@ -1912,14 +1922,10 @@ static bool idle_end(struct client *c, uint64_t now)
 	logmsg("no packet for %u s: session with %s ended; the next packet starts a new one",
 	       c->o->idle_s, c->server);
 	c->st.idle_ends++;
-	c->up = false;
 	/* nothing more goes, or opens, under its keys: the next packet waits for new ones */
 	dust_session_wipe(&c->cur);
 	dust_session_wipe(&c->prev);
-	c->have_prev = false;
-	c->attempts = 0;
-	c->intro_gap_ms = 1000;
-	c->next_intro_ms = INTRO_ON_DEMAND;
+	session_down(c, INTRO_ON_DEMAND);
 	return true;
 }
 
@@ -1934,12 +1940,8 @@ static void up_tick(struct client *c, uint64_t now)
 		logmsg("%s silent for %llu s: introducing again%s", c->server,
 		       (unsigned long long)(now - c->last_rx_ms) / 1000,
 		       c->o->on_demand ? " with the next packet" : "");
-		c->up = false;
-		c->have_prev = false;
-		c->attempts = 0;
-		c->intro_gap_ms = 1000;
 		/* on demand, no hello goes without a packet to carry (an idle tunnel shows none) */
-		c->next_intro_ms = c->o->on_demand ? INTRO_ON_DEMAND : now;
+		session_down(c, c->o->on_demand ? INTRO_ON_DEMAND : now);
 		return;
 	}
 	/* the server answers keepalives, so they also probe a one-way flow */
