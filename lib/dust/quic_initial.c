@@ -298,6 +298,15 @@ bool quic_crypto_store(struct quic_crypto_buf *cb, uint64_t off, const uint8_t *
 {
 	if (off > DUST_QUIC_CRYPTO_MAX || len > DUST_QUIC_CRYPTO_MAX - off)
 		return false;
+	/*
+	 * A byte received twice must be the same (RFC 9000 §19.6 lets a receiver
+	 * treat a change as a violation): else the stream's head read from the
+	 * hello's first Initial alone (the gateway's peek) could differ from the
+	 * head that both Initials reassemble into (what accept authenticates).
+	 */
+	for (uint64_t i = 0; i < len; i++)
+		if ((cb->have[(off + i) / 8] & (1u << ((off + i) % 8))) && cb->b[off + i] != p[i])
+			return false;
 	memcpy(cb->b + off, p, len);
 	for (uint64_t i = off; i < off + len; i++)
 		cb->have[i / 8] |= (uint8_t)(1u << (i % 8));

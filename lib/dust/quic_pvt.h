@@ -48,7 +48,8 @@ struct quic_crypto_buf {
 
 /* Clear what was received (the bytes need not be). */
 void quic_crypto_reset(struct quic_crypto_buf *cb);
-/* Store a CRYPTO frame's data at off; false if it reaches past the buffer. */
+/* Store a CRYPTO frame's data at off; false if it reaches past the buffer or changes a byte
+ * already received. */
 bool quic_crypto_store(struct quic_crypto_buf *cb, uint64_t off, const uint8_t *p, uint64_t len);
 /* Length of the handshake message of type t at the stream's start, once complete; else 0. */
 size_t quic_crypto_message(const struct quic_crypto_buf *cb, uint8_t t);

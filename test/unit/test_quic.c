@@ -1820,6 +1820,131 @@ static void test_answer_sized(void)
 	}
 }
 
+/* Where in an Initial's frames the PADDING run of at least n bytes starts, or 0. */
+static size_t padding_run(const uint8_t *frames, size_t plen, size_t n)
+{
+	size_t pos = 0, run = 0;
+
+	while (pos < plen) {
+		uint64_t off, len;
+
+		switch (frames[pos]) {
+		case DUST_QUIC_FRAME_PADDING:
+			if (++run == n)
+				return pos + 1 - n;
+			pos++;
+			continue;
+		case DUST_QUIC_FRAME_CRYPTO:
+			pos++;
+			CHECK(quic_varint_get(frames, plen, &pos, &off) &&
+			      quic_varint_get(frames, plen, &pos, &len));
+			pos += len;
+			break;
+		default:
+			pos++;
+			break;
+		}
+		run = 0;
+	}
+	return 0;
+}
+
+/* Where the CRYPTO data of stream offset at lies in an Initial's frames, or 0. */
+static size_t crypto_at(const uint8_t *frames, size_t plen, uint64_t at)
+{
+	size_t pos = 0;
+
+	while (pos < plen) {
+		uint64_t off, len;
+
+		if (frames[pos++] != DUST_QUIC_FRAME_CRYPTO)
+			continue;
+		CHECK(quic_varint_get(frames, plen, &pos, &off) &&
+		      quic_varint_get(frames, plen, &pos, &len));
+		if (at >= off && at < off + len)
+			return pos + (size_t)(at - off);
+		pos += len;
+	}
+	return 0;
+}
+
+/*
+ * A hello whose second Initial carries the ClientHello's head again: the
+ * same bytes are accepted (a CRYPTO frame may repeat data), but bytes that
+ * change what the first Initial held are refused, and the peek names no
+ * invitation for them. Before, the second Initial's head overwrote the
+ * first's: a hello whose first Initial held a changed random was accepted
+ * while the peek, which reads the first Initial alone, named none (a
+ * fuzz_quic finding, found by CI at c0d6d61).
+ */
+static void test_hello_head_again(void)
+{
+	enum { HEAD = 4 + 2 + 32, FRAME = 3 + HEAD };
+	struct fixture f;
+	struct hs h;
+	struct quic_long qh[2];
+	struct dust_quic_keys k;
+	uint8_t frames[2][1500], fr[2][1500], dg[DUST_QUIC_HELLO_BYTES], head[HEAD];
+	uint8_t before[64], after[64];
+	size_t plen[2], rnd, pad;
+	uint64_t pn[2];
+
+	quic_fixture(&f);
+	h.intro_len = dust_quic_intro_build(&f.inv, &f.client, &f.rng, FIX_NOW_MS, h.intro,
+	                                    sizeof(h.intro), &h.qc);
+	CHECK_EQ(h.intro_len, DUST_QUIC_HELLO_BYTES);
+	CHECK(dust_eph_generate(&h.eph) == 0);
+	for (int i = 0; i < 2; i++) {
+		const uint8_t *ini = h.intro + i * DUST_QUIC_CLIENT_DGRAM;
+
+		CHECK(quic_long_parse(ini, DUST_QUIC_CLIENT_DGRAM, &qh[i]));
+		dust_quic_initial_keys(qh[i].dcid, qh[i].dcid_len, false, &k);
+		CHECK(quic_unprotect(&k, ini, qh[i].pn_off, qh[i].length, &pn[i], frames[i],
+		                     &plen[i]));
+	}
+	for (size_t i = 0; i < HEAD; i++) {
+		size_t at = crypto_at(frames[0], plen[0], i);
+
+		CHECK(at > 0);
+		head[i] = frames[0][at];
+	}
+	rnd = crypto_at(frames[0], plen[0], 6 + 5); /* a byte of the random */
+	pad = padding_run(frames[1], plen[1], FRAME);
+	CHECK(rnd > 0 && pad > 0);
+	store_state(&f, before);
+	for (int changed = 1; changed >= 0; changed--) {
+		memcpy(fr, frames, sizeof(fr));
+		fr[0][rnd] ^= (uint8_t)changed;
+		fr[1][pad] = DUST_QUIC_FRAME_CRYPTO;
+		fr[1][pad + 1] = 0;    /* offset 0 */
+		fr[1][pad + 2] = HEAD; /* one-byte length */
+		memcpy(fr[1] + pad + 3, head, HEAD);
+		memcpy(dg, h.intro, sizeof(dg));
+		for (int i = 0; i < 2; i++) {
+			uint8_t *ini = dg + i * DUST_QUIC_CLIENT_DGRAM;
+
+			ini[0] = 0xc0; /* a one-byte packet number */
+			memcpy(ini + qh[i].pn_off + 1, fr[i], plen[i]);
+			CHECK(quic_protect(&k, ini, qh[i].pn_off, 1, pn[i], plen[i]));
+		}
+		if (changed) {
+			CHECK_EQ(dust_quic_intro_peek(&f.srv, dg, sizeof(dg)), -1);
+			CHECK_EQ(server_accept(&f, &h, dg, sizeof(dg), FIX_NOW_MS),
+			         DUST_DROP_MALFORMED);
+			store_state(&f, after);
+			CHECK(memcmp(before, after, sizeof(before)) == 0);
+		} else {
+			CHECK_EQ(dust_quic_intro_peek(&f.srv, dg, sizeof(dg)), 0);
+			CHECK_EQ(server_accept(&f, &h, dg, sizeof(dg), FIX_NOW_MS), DUST_OK);
+		}
+	}
+	sodium_memzero(&k, sizeof(k));
+	sodium_memzero(frames, sizeof(frames));
+	sodium_memzero(fr, sizeof(fr));
+	dust_quic_client_wipe(&h.qc);
+	fix_fini(&f);
+}
+
 static const struct check_test tests[] = {
     {"rfc9001_keys", test_rfc9001_keys},
     {"hello_shape", test_hello_shape},
@@ -1846,6 +1971,7 @@ static const struct check_test tests[] = {
     {"bit_flips_datagram", test_bit_flips_datagram},
     {"bit_flips_hello", test_bit_flips_hello},
     {"hello_head_first", test_hello_head_first},
+    {"hello_head_again", test_hello_head_again},
     {"hello_first", test_hello_first},
     {"profile_mismatch", test_profile_mismatch},
     {"invite_cover", test_invite_cover},
