@@ -213,6 +213,8 @@ static void cleanup(struct world *wd)
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/store.bind", wd->dir);
 	unlink(path);
+	snprintf(path, sizeof(path), "%s/store.lock", wd->dir);
+	unlink(path);
 	if (wd->dir[0])
 		rmdir(wd->dir);
 	for (unsigned i = 0; i < wd->npeers; i++) {
