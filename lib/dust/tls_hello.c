@@ -363,8 +363,10 @@ bool tls_client_hello_parse(const uint8_t *ch, size_t len, struct tls_hello_dust
 	uint64_t seen = 0;
 
 	memset(d, 0, sizeof(*d));
+	/* legacy_version 0x0303, as the peek's reading of the first Initial asks */
 	if (len < 4 || ch[0] != DUST_TLS_CLIENT_HELLO ||
-	    ((size_t)ch[1] << 16 | be16_get(ch + 2)) != len - 4 || len < pos + 32 + 1)
+	    ((size_t)ch[1] << 16 | be16_get(ch + 2)) != len - 4 || len < pos + 32 + 1 ||
+	    be16_get(ch + 4) != DUST_TLS_LEGACY_VERSION)
 		return false;
 	memcpy(d->random, ch + pos, DUST_TLS_RANDOM_BYTES);
 	pos += DUST_TLS_RANDOM_BYTES;

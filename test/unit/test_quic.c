@@ -602,6 +602,11 @@ static void test_hello_shape(void)
 		layout_check(lay, ch_len);
 		heads[lay[0].spans[0][1] - 58] = true;
 		CHECK(ch_len > 1800 && tls_client_hello_parse(cb->b, ch_len, &d));
+		/* legacy_version other than 0x0303 (the peek refuses it too): no hello */
+		cb->b[5] ^= 1;
+		CHECK(!tls_client_hello_parse(cb->b, ch_len, &d));
+		cb->b[5] ^= 1;
+		CHECK(tls_client_hello_parse(cb->b, ch_len, &d));
 		x = hello_ext(cb->b, ch_len, DUST_TLS_EXT_SUPPORTED_GROUPS, &n);
 		CHECK(x && n == 10 && be16_get(x + 2) == 4588 && be16_get(x + 4) == 29);
 		x = hello_ext(cb->b, ch_len, DUST_TLS_EXT_KEY_SHARE, &n);
