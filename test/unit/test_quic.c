@@ -395,38 +395,58 @@ static void test_hello_first(void)
  * dust_quic_intro_peek names the invitation, so that every intro the gateway
  * accepts is one its peek named (a fuzz_quic finding).
  */
-static void test_hello_head_first(void)
-{
-	struct fixture f;
-	struct hs h;
+/* A hello built for h, its two Initials opened into frames[i] (k: their keys). */
+struct hello_open {
 	struct quic_long qh[2];
 	struct dust_quic_keys k;
-	uint8_t frames[2][1500], dg[DUST_QUIC_HELLO_BYTES], before[64], after[64];
+	uint8_t frames[2][1500];
 	size_t plen[2];
 	uint64_t pn[2];
+};
 
-	quic_fixture(&f);
-	h.intro_len = dust_quic_intro_build(&f.inv, &f.client, &f.rng, FIX_NOW_MS, h.intro,
-	                                    sizeof(h.intro), &h.qc);
-	CHECK_EQ(h.intro_len, DUST_QUIC_HELLO_BYTES);
-	CHECK(dust_eph_generate(&h.eph) == 0);
+static void hello_open(struct fixture *f, struct hs *h, struct hello_open *o)
+{
+	h->intro_len = dust_quic_intro_build(&f->inv, &f->client, &f->rng, FIX_NOW_MS, h->intro,
+	                                     sizeof(h->intro), &h->qc);
+	CHECK_EQ(h->intro_len, DUST_QUIC_HELLO_BYTES);
+	CHECK(dust_eph_generate(&h->eph) == 0);
 	for (int i = 0; i < 2; i++) {
-		const uint8_t *ini = h.intro + i * DUST_QUIC_CLIENT_DGRAM;
+		const uint8_t *ini = h->intro + i * DUST_QUIC_CLIENT_DGRAM;
 
-		CHECK(quic_long_parse(ini, DUST_QUIC_CLIENT_DGRAM, &qh[i]));
-		dust_quic_initial_keys(qh[i].dcid, qh[i].dcid_len, false, &k);
-		CHECK(quic_unprotect(&k, ini, qh[i].pn_off, qh[i].length, &pn[i], frames[i],
-		                     &plen[i]));
+		CHECK(quic_long_parse(ini, DUST_QUIC_CLIENT_DGRAM, &o->qh[i]));
+		dust_quic_initial_keys(o->qh[i].dcid, o->qh[i].dcid_len, false, &o->k);
+		CHECK(quic_unprotect(&o->k, ini, o->qh[i].pn_off, o->qh[i].length, &o->pn[i],
+		                     o->frames[i], &o->plen[i]));
 	}
-	CHECK_EQ(plen[0], plen[1]);
-	memcpy(dg, h.intro, sizeof(dg));
+}
+
+/* dg: h's hello with Initial i holding payload fr[i] (o's headers, one-byte packet numbers). */
+static void hello_protect(const struct hs *h, const struct hello_open *o, const uint8_t fr[2][1500],
+                          uint8_t dg[DUST_QUIC_HELLO_BYTES])
+{
+	memcpy(dg, h->intro, DUST_QUIC_HELLO_BYTES);
 	for (int i = 0; i < 2; i++) {
 		uint8_t *ini = dg + i * DUST_QUIC_CLIENT_DGRAM;
 
 		ini[0] = 0xc0; /* a one-byte packet number */
-		memcpy(ini + qh[i].pn_off + 1, frames[1 - i], plen[i]);
-		CHECK(quic_protect(&k, ini, qh[i].pn_off, 1, pn[i], plen[i]));
+		memcpy(ini + o->qh[i].pn_off + 1, fr[i], o->plen[i]);
+		CHECK(quic_protect(&o->k, ini, o->qh[i].pn_off, 1, o->pn[i], o->plen[i]));
 	}
+}
+
+static void test_hello_head_first(void)
+{
+	struct fixture f;
+	struct hs h;
+	struct hello_open o;
+	uint8_t fr[2][1500], dg[DUST_QUIC_HELLO_BYTES], before[64], after[64];
+
+	quic_fixture(&f);
+	hello_open(&f, &h, &o);
+	CHECK_EQ(o.plen[0], o.plen[1]);
+	memcpy(fr[0], o.frames[1], o.plen[1]);
+	memcpy(fr[1], o.frames[0], o.plen[0]);
+	hello_protect(&h, &o, fr, dg);
 	store_state(&f, before);
 	CHECK_EQ(dust_quic_intro_peek(&f.srv, dg, sizeof(dg)), -1);
 	CHECK_EQ(server_accept(&f, &h, dg, sizeof(dg), FIX_NOW_MS), DUST_DROP_MALFORMED);
@@ -434,11 +454,10 @@ static void test_hello_head_first(void)
 	CHECK(memcmp(before, after, sizeof(before)) == 0);
 	/* the same Initials in their own order are accepted */
 	CHECK_EQ(server_accept(&f, &h, h.intro, sizeof(dg), FIX_NOW_MS), DUST_OK);
-	sodium_memzero(&k, sizeof(k));
+	sodium_memzero(&o, sizeof(o));
 	fix_fini(&f);
 }
 
-/* Extension type t's body in a ClientHello (as a strict parser walks it), or NULL. */
 static const uint8_t *hello_ext(const uint8_t *ch, size_t len, uint16_t t, size_t *n)
 {
 	size_t pos = 4 + 2 + 32;
@@ -1887,51 +1906,30 @@ static void test_hello_head_again(void)
 	enum { HEAD = 4 + 2 + 32, FRAME = 3 + HEAD };
 	struct fixture f;
 	struct hs h;
-	struct quic_long qh[2];
-	struct dust_quic_keys k;
-	uint8_t frames[2][1500], fr[2][1500], dg[DUST_QUIC_HELLO_BYTES], head[HEAD];
-	uint8_t before[64], after[64];
-	size_t plen[2], rnd, pad;
-	uint64_t pn[2];
+	struct hello_open o;
+	uint8_t fr[2][1500], dg[DUST_QUIC_HELLO_BYTES], head[HEAD], before[64], after[64];
+	size_t rnd, pad;
 
 	quic_fixture(&f);
-	h.intro_len = dust_quic_intro_build(&f.inv, &f.client, &f.rng, FIX_NOW_MS, h.intro,
-	                                    sizeof(h.intro), &h.qc);
-	CHECK_EQ(h.intro_len, DUST_QUIC_HELLO_BYTES);
-	CHECK(dust_eph_generate(&h.eph) == 0);
-	for (int i = 0; i < 2; i++) {
-		const uint8_t *ini = h.intro + i * DUST_QUIC_CLIENT_DGRAM;
-
-		CHECK(quic_long_parse(ini, DUST_QUIC_CLIENT_DGRAM, &qh[i]));
-		dust_quic_initial_keys(qh[i].dcid, qh[i].dcid_len, false, &k);
-		CHECK(quic_unprotect(&k, ini, qh[i].pn_off, qh[i].length, &pn[i], frames[i],
-		                     &plen[i]));
-	}
+	hello_open(&f, &h, &o);
 	for (size_t i = 0; i < HEAD; i++) {
-		size_t at = crypto_at(frames[0], plen[0], i);
+		size_t at = crypto_at(o.frames[0], o.plen[0], i);
 
 		CHECK(at > 0);
-		head[i] = frames[0][at];
+		head[i] = o.frames[0][at];
 	}
-	rnd = crypto_at(frames[0], plen[0], 6 + 5); /* a byte of the random */
-	pad = padding_run(frames[1], plen[1], FRAME);
+	rnd = crypto_at(o.frames[0], o.plen[0], 6 + 5); /* a byte of the random */
+	pad = padding_run(o.frames[1], o.plen[1], FRAME);
 	CHECK(rnd > 0 && pad > 0);
 	store_state(&f, before);
 	for (int changed = 1; changed >= 0; changed--) {
-		memcpy(fr, frames, sizeof(fr));
+		memcpy(fr, o.frames, sizeof(fr));
 		fr[0][rnd] ^= (uint8_t)changed;
 		fr[1][pad] = DUST_QUIC_FRAME_CRYPTO;
 		fr[1][pad + 1] = 0;    /* offset 0 */
 		fr[1][pad + 2] = HEAD; /* one-byte length */
 		memcpy(fr[1] + pad + 3, head, HEAD);
-		memcpy(dg, h.intro, sizeof(dg));
-		for (int i = 0; i < 2; i++) {
-			uint8_t *ini = dg + i * DUST_QUIC_CLIENT_DGRAM;
-
-			ini[0] = 0xc0; /* a one-byte packet number */
-			memcpy(ini + qh[i].pn_off + 1, fr[i], plen[i]);
-			CHECK(quic_protect(&k, ini, qh[i].pn_off, 1, pn[i], plen[i]));
-		}
+		hello_protect(&h, &o, fr, dg);
 		if (changed) {
 			CHECK_EQ(dust_quic_intro_peek(&f.srv, dg, sizeof(dg)), -1);
 			CHECK_EQ(server_accept(&f, &h, dg, sizeof(dg), FIX_NOW_MS),
@@ -1943,8 +1941,7 @@ static void test_hello_head_again(void)
 			CHECK_EQ(server_accept(&f, &h, dg, sizeof(dg), FIX_NOW_MS), DUST_OK);
 		}
 	}
-	sodium_memzero(&k, sizeof(k));
-	sodium_memzero(frames, sizeof(frames));
+	sodium_memzero(&o, sizeof(o));
 	sodium_memzero(fr, sizeof(fr));
 	dust_quic_client_wipe(&h.qc);
 	fix_fini(&f);
