@@ -301,7 +301,7 @@ static void test_bit_flips_hello(void)
 		CHECK(quic_unprotect(&k, ini, qh.pn_off, qh.length, &pn, frames, &plen));
 		/* flip bits in every CRYPTO frame's data (the hello's bytes) */
 		for (fpos = 0; fpos < plen;) {
-			uint64_t off, len;
+			uint64_t off = 0, len = 0;
 			size_t p = fpos + 1;
 
 			if (frames[fpos] != DUST_QUIC_FRAME_CRYPTO) {
@@ -490,7 +490,7 @@ static bool layout_read(const uint8_t *frames, size_t plen, struct layout *l)
 
 	memset(l, 0, sizeof(*l));
 	while (fp < plen) {
-		uint64_t off, len;
+		uint64_t off = 0, len = 0;
 
 		if (frames[fp] != DUST_QUIC_FRAME_CRYPTO) {
 			CHECK(frames[fp] == DUST_QUIC_FRAME_PING ||
@@ -607,7 +607,7 @@ static void test_hello_shape(void)
 			/* CRYPTO, PING and PADDING only, laid out as Chromium's */
 			CHECK(layout_read(frames, plen, &lay[k]));
 			while (fp < plen) {
-				uint64_t off, len;
+				uint64_t off = 0, len = 0;
 
 				if (frames[fp++] != DUST_QUIC_FRAME_CRYPTO)
 					continue;
@@ -1850,7 +1850,7 @@ static size_t padding_run(const uint8_t *frames, size_t plen, size_t n)
 	size_t pos = 0, run = 0;
 
 	while (pos < plen) {
-		uint64_t off, len;
+		uint64_t off = 0, len = 0;
 
 		switch (frames[pos]) {
 		case DUST_QUIC_FRAME_PADDING:
@@ -1879,7 +1879,7 @@ static size_t crypto_at(const uint8_t *frames, size_t plen, uint64_t at)
 	size_t pos = 0;
 
 	while (pos < plen) {
-		uint64_t off, len;
+		uint64_t off = 0, len = 0;
 
 		if (frames[pos++] != DUST_QUIC_FRAME_CRYPTO)
 			continue;
