@@ -388,13 +388,6 @@ static void test_hello_first(void)
 	fix_fini(&f);
 }
 
-/*
- * A hello whose two Initials trade payloads (the second's CRYPTO middle first,
- * the head and tail second) reassembles to the same ClientHello, yet is
- * refused: the first Initial must hold the head, through the random, where
- * dust_quic_intro_peek names the invitation, so that every intro the gateway
- * accepts is one its peek named (a fuzz_quic finding).
- */
 /* A hello built for h, its two Initials opened into frames[i] (k: their keys). */
 struct hello_open {
 	struct quic_long qh[2];
@@ -434,6 +427,13 @@ static void hello_protect(const struct hs *h, const struct hello_open *o, const 
 	}
 }
 
+/*
+ * A hello whose two Initials trade payloads (the second's CRYPTO middle first,
+ * the head and tail second) reassembles to the same ClientHello, yet is
+ * refused: the first Initial must hold the head, through the random, where
+ * dust_quic_intro_peek names the invitation, so that every intro the gateway
+ * accepts is one its peek named (a fuzz_quic finding).
+ */
 static void test_hello_head_first(void)
 {
 	struct fixture f;
@@ -458,6 +458,7 @@ static void test_hello_head_first(void)
 	fix_fini(&f);
 }
 
+/* Extension type t's body in a ClientHello (as a strict parser walks it), or NULL. */
 static const uint8_t *hello_ext(const uint8_t *ch, size_t len, uint16_t t, size_t *n)
 {
 	size_t pos = 4 + 2 + 32;
