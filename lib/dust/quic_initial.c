@@ -289,6 +289,12 @@ bool quic_ack_skip(const uint8_t *f, size_t n, size_t *pos, uint64_t max_ranges)
 
 /* ---- CRYPTO stream reassembly ------------------------------------------------ */
 
+/* Whether byte i of the stream was received. */
+static bool crypto_have(const struct quic_crypto_buf *cb, uint64_t i)
+{
+	return cb->have[i / 8] & (1u << (i % 8));
+}
+
 void quic_crypto_reset(struct quic_crypto_buf *cb)
 {
 	memset(cb->have, 0, sizeof(cb->have));
@@ -305,7 +311,7 @@ bool quic_crypto_store(struct quic_crypto_buf *cb, uint64_t off, const uint8_t *
 	 * head that both Initials reassemble into (what accept authenticates).
 	 */
 	for (uint64_t i = 0; i < len; i++)
-		if ((cb->have[(off + i) / 8] & (1u << ((off + i) % 8))) && cb->b[off + i] != p[i])
+		if (crypto_have(cb, off + i) && cb->b[off + i] != p[i])
 			return false;
 	memcpy(cb->b + off, p, len);
 	for (uint64_t i = off; i < off + len; i++)
@@ -313,10 +319,10 @@ bool quic_crypto_store(struct quic_crypto_buf *cb, uint64_t off, const uint8_t *
 	return true;
 }
 
-static bool crypto_complete(const struct quic_crypto_buf *cb, size_t n)
+bool quic_crypto_complete(const struct quic_crypto_buf *cb, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (!(cb->have[i / 8] & (1u << (i % 8))))
+		if (!crypto_have(cb, i))
 			return false;
 	return true;
 }
@@ -325,8 +331,8 @@ size_t quic_crypto_message(const struct quic_crypto_buf *cb, uint8_t t)
 {
 	size_t n;
 
-	if (!crypto_complete(cb, 4) || cb->b[0] != t)
+	if (!quic_crypto_complete(cb, 4) || cb->b[0] != t)
 		return 0;
 	n = 4 + ((size_t)cb->b[1] << 16 | be16_get(cb->b + 2));
-	return n <= DUST_QUIC_CRYPTO_MAX && crypto_complete(cb, n) ? n : 0;
+	return n <= DUST_QUIC_CRYPTO_MAX && quic_crypto_complete(cb, n) ? n : 0;
 }

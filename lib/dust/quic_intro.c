@@ -743,10 +743,7 @@ static size_t first_initial_len(const uint8_t *dg, size_t len)
  */
 static bool hello_head_in(const struct quic_crypto_buf *cb)
 {
-	for (size_t i = 0; i < HELLO_HEAD; i++)
-		if (!(cb->have[i / 8] & (1u << (i % 8))))
-			return false;
-	return true;
+	return quic_crypto_complete(cb, HELLO_HEAD);
 }
 
 /*

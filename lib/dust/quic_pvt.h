@@ -51,6 +51,8 @@ void quic_crypto_reset(struct quic_crypto_buf *cb);
 /* Store a CRYPTO frame's data at off; false if it reaches past the buffer or changes a byte
  * already received. */
 bool quic_crypto_store(struct quic_crypto_buf *cb, uint64_t off, const uint8_t *p, uint64_t len);
+/* Whether the stream's first n bytes were all received. */
+bool quic_crypto_complete(const struct quic_crypto_buf *cb, size_t n);
 /* Length of the handshake message of type t at the stream's start, once complete; else 0. */
 size_t quic_crypto_message(const struct quic_crypto_buf *cb, uint8_t t);
 bool quic_protect(const struct dust_quic_keys *k, uint8_t *pkt, size_t pn_off, size_t pn_len,
